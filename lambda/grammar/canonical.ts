@@ -1,0 +1,167 @@
+// Viewer query -> canonical ops -> canonical URI, and back. The canonical URI
+// `/<key>/<op>=<value>,...` (or `/<key>/original`) is both the CloudFront
+// cache key and the variant's key in the cache bucket, so two requests that
+// mean the same image must produce the same string.
+
+import { grammarError } from './errors';
+import { decodeKeyPath, encodeKeyPath } from './key';
+import { PARAMS, PARAMS_BY_NAME, type GrammarOptions, type Ops, type OutputFormat, type ViewerParams } from './params';
+import { invalidParameter } from './validate';
+
+/** The ops segment of a request with no transformation. */
+export const ORIGINAL = 'original';
+
+export interface Negotiation {
+  /** The viewer's `Accept` header, used only to resolve `format=auto`. */
+  accept?: string;
+  /** Whether `format=auto` may choose AVIF. Default true. */
+  avif?: boolean;
+}
+
+export interface CanonicalRequest {
+  key: string;
+  ops: Ops;
+  /** `/<encoded key>/<ops segment>` */
+  uri: string;
+}
+
+/** Splits a raw query string into decoded name/value pairs (`+` is a space, as in forms). */
+export function splitQuery(query: string): [string, string][] {
+  const pairs: [string, string][] = [];
+  query.split('&').forEach((part) => {
+    if (part === '') return;
+    const eq = part.indexOf('=');
+    const name = eq === -1 ? part : part.slice(0, eq);
+    const value = eq === -1 ? '' : part.slice(eq + 1);
+    pairs.push([decodeQueryComponent(name), decodeQueryComponent(value)]);
+  });
+  return pairs;
+}
+
+function decodeQueryComponent(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch (_malformed) {
+    throw grammarError('invalid_parameter', `Invalid query string: "${text.slice(0, 40)}" is not valid percent-encoded UTF-8.`);
+  }
+}
+
+/** Parses a viewer's parameters. Names are case-insensitive; unknown names are ignored. */
+export function parseViewerParams(pairs: [string, string][], options: GrammarOptions): ViewerParams {
+  const params: { [name: string]: unknown } = {};
+  pairs.forEach((pair) => {
+    const param = PARAMS_BY_NAME[pair[0].toLowerCase()];
+    if (!param) return;
+    if (params[param.name] !== undefined) {
+      throw invalidParameter(param.name, pair[1], `a single value (${param.name} is given more than once)`);
+    }
+    params[param.name] = param.parse(pair[1], options);
+  });
+  return params as ViewerParams;
+}
+
+/** Resolves `format=auto` from Accept: AVIF, then WebP, else absent (the source's own family). */
+function negotiateFormat(negotiation: Negotiation): OutputFormat | undefined {
+  const accept = negotiation.accept || '';
+  if (negotiation.avif !== false && accept.indexOf('image/avif') !== -1) return 'avif';
+  if (accept.indexOf('image/webp') !== -1) return 'webp';
+  return undefined;
+}
+
+/** Folds `dpr` into the dimensions, keeping them within maxDimension and the aspect ratio. */
+function applyDpr(ops: Ops, dpr: number, maxDimension: number): void {
+  let scale = dpr;
+  if (ops.width !== undefined) scale = Math.min(scale, maxDimension / ops.width);
+  if (ops.height !== undefined) scale = Math.min(scale, maxDimension / ops.height);
+  if (ops.width !== undefined) ops.width = Math.max(1, Math.round(ops.width * scale));
+  if (ops.height !== undefined) ops.height = Math.max(1, Math.round(ops.height * scale));
+}
+
+/** The canonical ops for a viewer's parameters: aliases resolved, defaults and no-ops dropped. */
+export function canonicalOps(params: ViewerParams, options: GrammarOptions, negotiation: Negotiation = {}): Ops {
+  // Metadata describes the source, so no other op can change it.
+  if (params.format === 'json') return { format: 'json' };
+  const ops: Ops = {};
+  PARAMS.forEach((param) => {
+    if (param.name !== 'dpr') (ops as { [name: string]: unknown })[param.name] = params[param.name];
+  });
+  if (params.dpr !== undefined && params.dpr !== 1) applyDpr(ops, params.dpr, options.maxDimension);
+  ops.format = params.format === 'auto' || params.format === undefined ? negotiateFormat(negotiation) : params.format;
+  const canonical: Ops = {};
+  PARAMS.forEach((param) => {
+    const name = param.name as keyof Ops;
+    if (ops[name] !== undefined && (!param.matters || param.matters(ops))) {
+      (canonical as { [name: string]: unknown })[name] = ops[name];
+    }
+  });
+  return canonical;
+}
+
+/** The ops as name/text pairs in PARAMS order, booleans as `1`. */
+function opEntries(ops: Ops): [string, string][] {
+  const entries: [string, string][] = [];
+  PARAMS.forEach((param) => {
+    const value = ops[param.name as keyof Ops];
+    if (value !== undefined) entries.push([param.name, value === true ? '1' : String(value)]);
+  });
+  return entries;
+}
+
+/** `width=640,format=webp`, or `original` when there are no ops. */
+export function opsSegment(ops: Ops): string {
+  const entries = opEntries(ops);
+  return entries.length ? entries.map((entry) => entry[0] + '=' + entry[1]).join(',') : ORIGINAL;
+}
+
+export function canonicalUri(key: string, ops: Ops): string {
+  return encodeKeyPath(key) + '/' + opsSegment(ops);
+}
+
+/** What the edge does to every request: path and query in, one canonical request out. */
+export function canonicalRequest(
+  path: string,
+  pairs: [string, string][],
+  options: GrammarOptions,
+  negotiation: Negotiation = {},
+): CanonicalRequest {
+  const key = decodeKeyPath(path);
+  const ops = canonicalOps(parseViewerParams(pairs, options), options, negotiation);
+  return { key, ops, uri: canonicalUri(key, ops) };
+}
+
+/**
+ * Parses a canonical URI back to its key and ops. Anything that is not exactly
+ * the canonical spelling is refused, so one variant has one key.
+ */
+export function parseCanonicalUri(uri: string, options: GrammarOptions): CanonicalRequest {
+  const slash = uri.lastIndexOf('/');
+  if (slash <= 0) throw notCanonical(uri);
+  const key = decodeKeyPath(uri.slice(0, slash));
+  const segment = uri.slice(slash + 1);
+  const pairs: [string, string][] =
+    segment === ORIGINAL
+      ? []
+      : segment.split(',').map((op) => {
+          const eq = op.indexOf('=');
+          return [op.slice(0, eq), op.slice(eq + 1)] as [string, string];
+        });
+  // Re-serialising refuses aliases, defaults, dpr, format=auto and any other spelling.
+  const ops = canonicalOps(parseViewerParams(pairs, options), options);
+  const canonical = canonicalUri(key, ops);
+  if (canonical !== uri) throw notCanonical(uri);
+  return { key, ops, uri: canonical };
+}
+
+function notCanonical(uri: string) {
+  return grammarError('not_canonical', `Not a canonical image URI: "${uri.slice(0, 80)}".`);
+}
+
+/**
+ * A viewer query that canonicalises to `ops` again. With no format in `ops`
+ * the edge negotiates it anew, so it holds for the same Accept header.
+ */
+export function viewerQuery(ops: Ops): string {
+  return opEntries(ops)
+    .map((entry) => entry[0] + '=' + encodeURIComponent(entry[1]))
+    .join('&');
+}

@@ -1,0 +1,21 @@
+// The grammar's one error type. It is a plain Error with a code rather than a
+// class because the grammar is also compiled into a CloudFront Function, whose
+// runtime (cloudfront-js-2.0) is ES5.1 plus a few later features.
+
+export type GrammarErrorCode = 'invalid_parameter' | 'invalid_key' | 'not_canonical';
+
+export interface GrammarError extends Error {
+  name: 'GrammarError';
+  code: GrammarErrorCode;
+}
+
+export function grammarError(code: GrammarErrorCode, message: string): GrammarError {
+  const error = new Error(message) as GrammarError;
+  error.name = 'GrammarError';
+  error.code = code;
+  return error;
+}
+
+export function isGrammarError(error: unknown): error is GrammarError {
+  return error instanceof Error && error.name === 'GrammarError';
+}

@@ -1,0 +1,8 @@
+// The URL contract (see README "URL parameters"): parse, canonicalise and
+// validate. Imported by the edge function, the origin handler and the client
+// helper; it imports nothing outside this folder.
+
+export * from './canonical';
+export * from './errors';
+export * from './key';
+export * from './params';

@@ -1,0 +1,52 @@
+// Source keys: percent-decoding from a URL path, validation, and the one
+// canonical encoding used in canonical URIs.
+
+import { grammarError } from './errors';
+
+/** S3's limit on a key, in UTF-8 bytes. */
+export const MAX_KEY_BYTES = 1024;
+
+/** UTF-8 length without TextEncoder, which a CloudFront Function does not have. */
+function utf8Length(text: string): number {
+  return encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, '_').length;
+}
+
+function invalidKey(reason: string) {
+  return grammarError('invalid_key', `Invalid source key: ${reason}.`);
+}
+
+/** Throws unless `key` is a key this service will read. */
+export function validateKey(key: string): string {
+  if (key === '') throw invalidKey('it is empty');
+  if (/[\u0000-\u001f\u007f]/.test(key)) throw invalidKey('it contains a control character');
+  if (utf8Length(key) > MAX_KEY_BYTES) throw invalidKey(`it is longer than ${MAX_KEY_BYTES} bytes`);
+  key.split('/').forEach((segment) => {
+    if (segment === '') throw invalidKey('it has an empty path segment');
+    if (segment === '.' || segment === '..') throw invalidKey(`it has a "${segment}" path segment`);
+  });
+  return key;
+}
+
+/** The key named by a URL path such as `/photos/my%20cat.jpg` (`+` is a literal plus in a path). */
+export function decodeKeyPath(path: string): string {
+  let key: string;
+  try {
+    key = decodeURIComponent(path.replace(/^\//, ''));
+  } catch (_malformed) {
+    throw invalidKey('it is not valid percent-encoded UTF-8');
+  }
+  return validateKey(key);
+}
+
+/** RFC 3986 encoding of each segment: only unreserved characters stay literal, as SigV4 expects. */
+export function encodeKeyPath(key: string): string {
+  return (
+    '/' +
+    key
+      .split('/')
+      .map((segment) =>
+        encodeURIComponent(segment).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()),
+      )
+      .join('/')
+  );
+}

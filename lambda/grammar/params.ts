@@ -1,0 +1,178 @@
+// The URL parameters of the contract, one declarative record each (name,
+// aliases, how to parse a value, when it changes the image). The order of
+// PARAMS is the fixed order of ops in the canonical URI, so adding a parameter
+// touches this file only.
+
+import { parseBoolean, parseChoice, parseColour, parseDecimal, parseInteger } from './validate';
+
+export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
+export type Fit = (typeof FITS)[number];
+
+export const POSITIONS = [
+  'center', 'top', 'right', 'bottom', 'left',
+  'top-left', 'top-right', 'bottom-left', 'bottom-right',
+  'entropy', 'attention',
+] as const;
+export type Position = (typeof POSITIONS)[number];
+
+/** Formats a canonical URI can name. Absent means "the source's own family". */
+export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'json'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+const REQUESTED_FORMATS = ['auto', 'jpeg', 'jpg', 'png', 'webp', 'avif', 'gif', 'json'] as const;
+export type RequestedFormat = 'auto' | OutputFormat;
+
+export type Rotation = 90 | 180 | 270;
+
+/** Default encoder quality per lossy format; a request for the default is a no-op. */
+export const DEFAULT_QUALITY = { jpeg: 80, webp: 80, avif: 50 } as const;
+
+/** The canonical operations: what a variant is made of. */
+export interface Ops {
+  width?: number;
+  height?: number;
+  fit?: Fit;
+  position?: Position;
+  enlarge?: boolean;
+  rotate?: Rotation;
+  flip?: boolean;
+  flop?: boolean;
+  grayscale?: boolean;
+  blur?: number;
+  sharpen?: number;
+  /** `rrggbb` or `rrggbbaa`, lower-case. */
+  background?: string;
+  quality?: number;
+  format?: OutputFormat;
+}
+
+/** What a viewer's query may say: the ops, plus `dpr`, plus `format=auto`. */
+export interface ViewerParams extends Omit<Ops, 'format'> {
+  dpr?: number;
+  format?: RequestedFormat;
+}
+
+export interface GrammarOptions {
+  /** Largest width or height a request may ask for (and the output may have). */
+  maxDimension: number;
+}
+
+export const DEFAULT_GRAMMAR_OPTIONS: GrammarOptions = { maxDimension: 8192 };
+
+export interface Param {
+  name: keyof ViewerParams;
+  aliases: string[];
+  parse(raw: string, options: GrammarOptions): ViewerParams[keyof ViewerParams];
+  /** False when, given the other ops, the value cannot change the image; it is then dropped. */
+  matters?(ops: Ops): boolean;
+}
+
+const bothSides = (ops: Ops) => ops.width !== undefined && ops.height !== undefined;
+const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';
+const isLossy = (format: OutputFormat | undefined) =>
+  format === undefined || format === 'jpeg' || format === 'webp' || format === 'avif';
+
+export const PARAMS: Param[] = [
+  {
+    name: 'width',
+    aliases: ['w'],
+    parse: (raw, options) => parseInteger('width', raw, 1, options.maxDimension),
+  },
+  {
+    name: 'height',
+    aliases: ['h'],
+    parse: (raw, options) => parseInteger('height', raw, 1, options.maxDimension),
+  },
+  {
+    name: 'dpr',
+    aliases: [],
+    parse: (raw) => parseDecimal('dpr', raw, 1, 4),
+  },
+  {
+    name: 'fit',
+    aliases: [],
+    parse: (raw) => parseChoice('fit', raw, FITS),
+    matters: (ops) => bothSides(ops) && ops.fit !== 'cover',
+  },
+  {
+    name: 'position',
+    aliases: ['pos', 'gravity'],
+    parse: (raw) => parseChoice('position', raw, POSITIONS),
+    matters: (ops) => {
+      const fit = effectiveFit(ops);
+      const strategy = ops.position === 'entropy' || ops.position === 'attention';
+      // Only cover crops (where any position matters); contain only places the image.
+      return bothSides(ops) && ops.position !== 'center' && (fit === 'cover' || (fit === 'contain' && !strategy));
+    },
+  },
+  {
+    name: 'enlarge',
+    aliases: [],
+    parse: (raw) => parseBoolean('enlarge', raw),
+    matters: (ops) => ops.enlarge === true && (ops.width !== undefined || ops.height !== undefined),
+  },
+  {
+    name: 'rotate',
+    aliases: [],
+    parse: (raw) => {
+      const angle = parseChoice('rotate', raw, ['0', '90', '180', '270']);
+      return Number(angle) as Rotation | 0;
+    },
+    matters: (ops) => ops.rotate !== (0 as number),
+  },
+  {
+    name: 'flip',
+    aliases: [],
+    parse: (raw) => parseBoolean('flip', raw),
+    matters: (ops) => ops.flip === true,
+  },
+  {
+    name: 'flop',
+    aliases: [],
+    parse: (raw) => parseBoolean('flop', raw),
+    matters: (ops) => ops.flop === true,
+  },
+  {
+    name: 'grayscale',
+    aliases: ['greyscale'],
+    parse: (raw) => parseBoolean('grayscale', raw),
+    matters: (ops) => ops.grayscale === true,
+  },
+  {
+    name: 'blur',
+    aliases: [],
+    parse: (raw) => parseDecimal('blur', raw, 0.3, 100),
+  },
+  {
+    name: 'sharpen',
+    aliases: [],
+    parse: (raw) => parseDecimal('sharpen', raw, 0.5, 10),
+  },
+  {
+    name: 'background',
+    aliases: ['bg'],
+    parse: (raw) => parseColour('background', raw),
+  },
+  {
+    name: 'quality',
+    aliases: ['q'],
+    parse: (raw) => parseInteger('quality', raw, 1, 100),
+    matters: (ops) => isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[(ops.format || 'jpeg') as 'jpeg'],
+  },
+  {
+    name: 'format',
+    aliases: ['fm', 'f'],
+    parse: (raw) => {
+      const format = parseChoice('format', raw, REQUESTED_FORMATS);
+      return format === 'jpg' ? 'jpeg' : format;
+    },
+  },
+];
+
+/** Every accepted spelling of a parameter name (lower-case) mapped to its record. */
+export const PARAMS_BY_NAME: { [spelling: string]: Param } = {};
+PARAMS.forEach((param) => {
+  PARAMS_BY_NAME[param.name] = param;
+  param.aliases.forEach((alias) => {
+    PARAMS_BY_NAME[alias] = param;
+  });
+});
