@@ -5,7 +5,7 @@
 
 import { grammarError } from './errors';
 import { decodeKeyPath, encodeKeyPath } from './key';
-import { PARAMS, PARAMS_BY_NAME, type GrammarOptions, type Ops, type OutputFormat, type ViewerParams } from './params';
+import { PARAMS, PARAMS_BY_NAME, type GrammarOptions, type Param, type Ops, type OutputFormat, type ViewerParams } from './params';
 import { invalidParameter } from './validate';
 
 /** The ops segment of a request with no transformation. */
@@ -50,8 +50,10 @@ function decodeQueryComponent(text: string): string {
 export function parseViewerParams(pairs: [string, string][], options: GrammarOptions): ViewerParams {
   const params: { [name: string]: unknown } = {};
   pairs.forEach((pair) => {
-    const param = PARAMS_BY_NAME[pair[0].toLowerCase()];
-    if (!param) return;
+    const spelling = pair[0].toLowerCase();
+    // Own properties only: `constructor` or `__proto__` is an unknown parameter, not Object's.
+    if (!Object.prototype.hasOwnProperty.call(PARAMS_BY_NAME, spelling)) return;
+    const param = PARAMS_BY_NAME[spelling] as Param;
     if (params[param.name] !== undefined) {
       throw invalidParameter(param.name, pair[1], `a single value (${param.name} is given more than once)`);
     }
