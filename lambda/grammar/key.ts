@@ -19,7 +19,14 @@ function invalidKey(reason: string) {
 export function validateKey(key: string): string {
   if (key === '') throw invalidKey('it is empty');
   if (/[\u0000-\u001f\u007f]/.test(key)) throw invalidKey('it contains a control character');
-  if (utf8Length(key) > MAX_KEY_BYTES) throw invalidKey(`it is longer than ${MAX_KEY_BYTES} bytes`);
+  let bytes: number;
+  try {
+    bytes = utf8Length(key);
+  } catch (_unpaired) {
+    // encodeURIComponent throws a URIError on a lone surrogate, which has no UTF-8 form.
+    throw invalidKey('it is not valid Unicode');
+  }
+  if (bytes > MAX_KEY_BYTES) throw invalidKey(`it is longer than ${MAX_KEY_BYTES} bytes`);
   key.split('/').forEach((segment) => {
     if (segment === '') throw invalidKey('it has an empty path segment');
     if (segment === '.' || segment === '..') throw invalidKey(`it has a "${segment}" path segment`);
