@@ -1,0 +1,310 @@
+// The viewer-facing parameters of the URL contract (shared/design/url-api.md):
+// names and aliases, accepted spellings, and the 400 a user gets for anything
+// else. Everything here goes through the raw query string, as a browser sends it.
+
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_GRAMMAR_OPTIONS,
+  canonicalRequest,
+  isGrammarError,
+  parseViewerParams,
+  splitQuery,
+  type GrammarError,
+  type GrammarOptions,
+  type ViewerParams,
+} from '../../lambda/grammar/index';
+
+const options = DEFAULT_GRAMMAR_OPTIONS;
+
+/** What the grammar makes of a raw query string. */
+function parse(query: string, opts: GrammarOptions = options): ViewerParams {
+  return parseViewerParams(splitQuery(query), opts);
+}
+
+/** The grammar error a raw query string gives; fails the test if it gives none or another kind. */
+function errorOf(query: string, opts: GrammarOptions = options): GrammarError {
+  try {
+    canonicalRequest('/cat.jpg', splitQuery(query), opts);
+  } catch (error) {
+    expect(isGrammarError(error), String(error)).toBe(true);
+    return error as GrammarError;
+  }
+  throw new Error(`expected "${query}" to be rejected`);
+}
+
+describe('parameter names and aliases', () => {
+  it.each<[string, ViewerParams]>([
+    ['width=640', { width: 640 }],
+    ['w=640', { width: 640 }],
+    ['W=640', { width: 640 }],
+    ['WiDtH=640', { width: 640 }],
+    ['height=480', { height: 480 }],
+    ['h=480', { height: 480 }],
+    ['H=480', { height: 480 }],
+    ['dpr=2', { dpr: 2 }],
+    ['DPR=2', { dpr: 2 }],
+    ['fit=contain', { fit: 'contain' }],
+    ['Fit=contain', { fit: 'contain' }],
+    ['position=top', { position: 'top' }],
+    ['pos=top', { position: 'top' }],
+    ['gravity=top', { position: 'top' }],
+    ['GRAVITY=top', { position: 'top' }],
+    ['enlarge=true', { enlarge: true }],
+    ['ENLARGE=true', { enlarge: true }],
+    ['format=webp', { format: 'webp' }],
+    ['fm=webp', { format: 'webp' }],
+    ['f=webp', { format: 'webp' }],
+    ['FM=webp', { format: 'webp' }],
+    ['quality=70', { quality: 70 }],
+    ['q=70', { quality: 70 }],
+    ['Q=70', { quality: 70 }],
+    ['background=ff0000', { background: 'ff0000' }],
+    ['bg=ff0000', { background: 'ff0000' }],
+    ['BG=ff0000', { background: 'ff0000' }],
+    ['blur=2', { blur: 2 }],
+    ['sharpen=1.5', { sharpen: 1.5 }],
+    ['grayscale=1', { grayscale: true }],
+    ['greyscale=1', { grayscale: true }],
+    ['GreyScale=1', { grayscale: true }],
+    ['rotate=90', { rotate: 90 }],
+    ['flip=1', { flip: true }],
+    ['flop=1', { flop: true }],
+    ['wid%74h=640', { width: 640 }],
+  ])('%s', (query, expected) => {
+    expect(parse(query)).toEqual(expected);
+  });
+
+  it('reads every parameter of one query', () => {
+    expect(
+      parse('w=640&h=480&dpr=2&fit=contain&pos=top&enlarge=1&fm=png&q=90&bg=000&blur=1&sharpen=2&greyscale=1&rotate=180&flip=1&flop=0'),
+    ).toEqual({
+      width: 640, height: 480, dpr: 2, fit: 'contain', position: 'top', enlarge: true, format: 'png', quality: 90,
+      background: '000000', blur: 1, sharpen: 2, grayscale: true, rotate: 180, flip: true, flop: false,
+    });
+  });
+});
+
+describe('value spellings are normalised', () => {
+  it.each<[string, ViewerParams]>([
+    ['width=0640', { width: 640 }],
+    ['h=000000480', { height: 480 }],
+    ['q=075', { quality: 75 }],
+    ['format=jpg', { format: 'jpeg' }],
+    ['format=JPG', { format: 'jpeg' }],
+    ['fm=Jpeg', { format: 'jpeg' }],
+    ['f=AUTO', { format: 'auto' }],
+    ['fit=CONTAIN', { fit: 'contain' }],
+    ['pos=Top-Left', { position: 'top-left' }],
+    ['enlarge=true', { enlarge: true }],
+    ['enlarge=TRUE', { enlarge: true }],
+    ['enlarge=1', { enlarge: true }],
+    ['enlarge=false', { enlarge: false }],
+    ['enlarge=False', { enlarge: false }],
+    ['enlarge=0', { enlarge: false }],
+    ['flip=true', { flip: true }],
+    ['grayscale=0', { grayscale: false }],
+    ['bg=FFF', { background: 'ffffff' }],
+    ['bg=a1C', { background: 'aa11cc' }],
+    ['bg=%23abc', { background: 'aabbcc' }],
+    ['bg=%23ABCDEF', { background: 'abcdef' }],
+    ['bg=AABBCC80', { background: 'aabbcc80' }],
+    ['bg=aabbccFF', { background: 'aabbcc' }],
+    ['bg=aabbcc00', { background: 'aabbcc00' }],
+    ['dpr=1.50', { dpr: 1.5 }],
+    ['dpr=2.0', { dpr: 2 }],
+    ['dpr=01.5', { dpr: 1.5 }],
+    ['blur=.5', { blur: 0.5 }],
+    ['blur=0.50', { blur: 0.5 }],
+    ['sharpen=10.0', { sharpen: 10 }],
+    ['rotate=270', { rotate: 270 }],
+  ])('%s', (query, expected) => {
+    expect(parse(query)).toEqual(expected);
+  });
+
+  it('shows normalised values in the canonical URI', () => {
+    expect(canonicalRequest('/cat.jpg', splitQuery('W=0640&ENLARGE=TRUE&BG=%23ABC&FM=JPG&Q=070'), options).uri).toBe(
+      '/cat.jpg/width=640,enlarge=1,background=aabbcc,quality=70,format=jpeg',
+    );
+  });
+});
+
+describe('boundaries', () => {
+  it.each<[string, ViewerParams]>([
+    ['width=1', { width: 1 }],
+    ['width=8192', { width: 8192 }],
+    ['height=1', { height: 1 }],
+    ['height=8192', { height: 8192 }],
+    ['dpr=1', { dpr: 1 }],
+    ['dpr=1.1', { dpr: 1.1 }],
+    ['dpr=4', { dpr: 4 }],
+    ['quality=1', { quality: 1 }],
+    ['quality=100', { quality: 100 }],
+    ['blur=0.3', { blur: 0.3 }],
+    ['blur=100', { blur: 100 }],
+    ['sharpen=0.5', { sharpen: 0.5 }],
+    ['sharpen=10', { sharpen: 10 }],
+    ['rotate=0', { rotate: 0 } as ViewerParams],
+    ['rotate=180', { rotate: 180 }],
+  ])('accepts %s', (query, expected) => {
+    expect(parse(query)).toEqual(expected);
+  });
+});
+
+const INTEGER_WIDTH = 'an integer from 1 to 8192';
+const FORMATS = 'one of auto, jpeg, jpg, png, webp, avif, gif, json';
+const POSITIONS = 'one of center, top, right, bottom, left, top-left, top-right, bottom-left, bottom-right, entropy, attention';
+const BOOLEAN = 'true, false, 1 or 0';
+const COLOUR = 'a hex colour rgb, rrggbb or rrggbbaa';
+
+describe('invalid values are a 400 naming the parameter, the value and what is allowed', () => {
+  it.each<[string, string]>([
+    ['width=abc', `Invalid width "abc": expected ${INTEGER_WIDTH}.`],
+    ['width=0', `Invalid width "0": expected ${INTEGER_WIDTH}.`],
+    ['width=8193', `Invalid width "8193": expected ${INTEGER_WIDTH}.`],
+    ['width=-1', `Invalid width "-1": expected ${INTEGER_WIDTH}.`],
+    ['width=640.5', `Invalid width "640.5": expected ${INTEGER_WIDTH}.`],
+    ['w=640px', `Invalid width "640px": expected ${INTEGER_WIDTH}.`],
+    ['w=1e3', `Invalid width "1e3": expected ${INTEGER_WIDTH}.`],
+    ['w=%20640', `Invalid width " 640": expected ${INTEGER_WIDTH}.`],
+    ['height=0', `Invalid height "0": expected an integer from 1 to 8192.`],
+    ['h=99999', `Invalid height "99999": expected an integer from 1 to 8192.`],
+    ['dpr=0.9', 'Invalid dpr "0.9": expected a number from 1 to 4 with at most one decimal.'],
+    ['dpr=4.1', 'Invalid dpr "4.1": expected a number from 1 to 4 with at most one decimal.'],
+    ['dpr=1.25', 'Invalid dpr "1.25": expected a number from 1 to 4 with at most one decimal.'],
+    ['dpr=2x', 'Invalid dpr "2x": expected a number from 1 to 4 with at most one decimal.'],
+    ['fit=stretch', 'Invalid fit "stretch": expected one of cover, contain, fill, inside, outside.'],
+    ['position=middle', `Invalid position "middle": expected ${POSITIONS}.`],
+    ['gravity=north', `Invalid position "north": expected ${POSITIONS}.`],
+    ['enlarge=yes', `Invalid enlarge "yes": expected ${BOOLEAN}.`],
+    ['format=tiff', `Invalid format "tiff": expected ${FORMATS}.`],
+    ['fm=svg', `Invalid format "svg": expected ${FORMATS}.`],
+    ['quality=0', 'Invalid quality "0": expected an integer from 1 to 100.'],
+    ['quality=101', 'Invalid quality "101": expected an integer from 1 to 100.'],
+    ['q=high', 'Invalid quality "high": expected an integer from 1 to 100.'],
+    ['background=red', `Invalid background "red": expected ${COLOUR}.`],
+    ['bg=abcd', `Invalid background "abcd": expected ${COLOUR}.`],
+    ['bg=%2312345', `Invalid background "#12345": expected ${COLOUR}.`],
+    ['bg=ggg', `Invalid background "ggg": expected ${COLOUR}.`],
+    ['blur=0.2', 'Invalid blur "0.2": expected a number from 0.3 to 100 with at most one decimal.'],
+    ['blur=100.1', 'Invalid blur "100.1": expected a number from 0.3 to 100 with at most one decimal.'],
+    ['sharpen=0.4', 'Invalid sharpen "0.4": expected a number from 0.5 to 10 with at most one decimal.'],
+    ['sharpen=10.1', 'Invalid sharpen "10.1": expected a number from 0.5 to 10 with at most one decimal.'],
+    ['grayscale=2', `Invalid grayscale "2": expected ${BOOLEAN}.`],
+    ['greyscale=yes', `Invalid grayscale "yes": expected ${BOOLEAN}.`],
+    ['rotate=45', 'Invalid rotate "45": expected one of 0, 90, 180, 270.'],
+    ['rotate=-90', 'Invalid rotate "-90": expected one of 0, 90, 180, 270.'],
+    ['flip=no', `Invalid flip "no": expected ${BOOLEAN}.`],
+    ['flop=on', `Invalid flop "on": expected ${BOOLEAN}.`],
+  ])('%s', (query, message) => {
+    const error = errorOf(query);
+    expect(error.code).toBe('invalid_parameter');
+    expect(error.message).toBe(message);
+  });
+
+  it('rejects an invalid value even beside format=json, which drops every other op', () => {
+    expect(errorOf('format=json&width=abc').message).toBe(`Invalid width "abc": expected ${INTEGER_WIDTH}.`);
+  });
+
+  it('rejects a query that is not valid percent-encoding', () => {
+    for (const query of ['width=%E0%A4%A', 'w=%', 'bg=%zz', '%C3=1']) {
+      expect(errorOf(query).code).toBe('invalid_parameter');
+    }
+  });
+});
+
+describe('empty values', () => {
+  const names = [
+    'width', 'w', 'height', 'h', 'dpr', 'fit', 'position', 'pos', 'gravity', 'enlarge', 'format', 'fm', 'f',
+    'quality', 'q', 'background', 'bg', 'blur', 'sharpen', 'grayscale', 'greyscale', 'rotate', 'flip', 'flop',
+  ];
+
+  it.each(names)('%s= is a 400', (name) => {
+    const error = errorOf(`${name}=`);
+    expect(error.code).toBe('invalid_parameter');
+    expect(error.message).toMatch(/^Invalid [a-z]+ "": expected .+\.$/);
+  });
+
+  it.each(['grayscale', 'flip', 'width'])('a bare %s (no "=") is a 400 too', (name) => {
+    expect(errorOf(`w=10&${name}`).code).toBe('invalid_parameter');
+  });
+});
+
+describe('a parameter given twice', () => {
+  it.each([
+    'width=640&width=640',
+    'width=640&width=320',
+    'w=640&width=640',
+    'W=640&w=640',
+    'gravity=top&pos=top',
+    'position=top&gravity=left',
+    'fm=png&f=png',
+    'format=auto&fm=webp',
+    'greyscale=1&grayscale=1',
+    'q=80&quality=80',
+    'bg=fff&background=ffffff',
+    'flip=0&flip=1',
+  ])('%s is a 400', (query) => {
+    const error = errorOf(query);
+    expect(error.code).toBe('invalid_parameter');
+    expect(error.message).toMatch(/given more than once/);
+  });
+
+  it('names the canonical parameter in the message', () => {
+    expect(errorOf('w=640&WIDTH=320').message).toBe(
+      'Invalid width "320": expected a single value (width is given more than once).',
+    );
+  });
+
+  it('is fine for unknown parameters', () => {
+    expect(parse('utm=1&utm=2&w=10')).toEqual({ width: 10 });
+  });
+});
+
+describe('unknown parameters', () => {
+  it.each(['utm_source=newsletter', 'v=3', 'constructor=1', '__proto__=1', 'toString=x', 'widths=4', '=5', 'cb', 'x=%20'])(
+    'ignores %s',
+    (query) => {
+      expect(parse(query)).toEqual({});
+      expect(canonicalRequest('/cat.jpg', splitQuery(query), options).uri).toBe('/cat.jpg/original');
+    },
+  );
+
+  it('keeps the known parameters beside them', () => {
+    expect(canonicalRequest('/cat.jpg', splitQuery('a=1&w=640&constructor=b&fm=png'), options).uri).toBe(
+      '/cat.jpg/width=640,format=png',
+    );
+  });
+});
+
+describe('messages stay short', () => {
+  it.each(['width', 'fit', 'bg', 'blur', 'format'])('truncates a long %s value', (name) => {
+    const value = 'x'.repeat(39) + 'yz'.repeat(5000);
+    const error = errorOf(`${name}=${value}`);
+    expect(error.code).toBe('invalid_parameter');
+    expect(error.message).toContain(`"${'x'.repeat(39)}y…"`);
+    expect(error.message).not.toContain('yz');
+    expect(error.message.length).toBeLessThan(200);
+  });
+
+  it('truncates a long malformed query component', () => {
+    const error = errorOf('w=' + '%zz'.repeat(1000));
+    expect(error.message.length).toBeLessThan(200);
+  });
+});
+
+describe('maxDimension option', () => {
+  const small: GrammarOptions = { maxDimension: 4000 };
+
+  it.each(['width=4000', 'height=4000', 'w=1'])('accepts %s up to the limit', (query) => {
+    expect(() => parse(query, small)).not.toThrow();
+  });
+
+  it.each<[string, string]>([
+    ['width=4001', 'Invalid width "4001": expected an integer from 1 to 4000.'],
+    ['h=8192', 'Invalid height "8192": expected an integer from 1 to 4000.'],
+  ])('rejects %s above it, and says so', (query, message) => {
+    const error = errorOf(query, small);
+    expect(error.code).toBe('invalid_parameter');
+    expect(error.message).toBe(message);
+  });
+});
