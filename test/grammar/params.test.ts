@@ -143,10 +143,13 @@ describe('boundaries', () => {
     ['blur=100', { blur: 100 }],
     ['sharpen=0.5', { sharpen: 0.5 }],
     ['sharpen=10', { sharpen: 10 }],
-    ['rotate=0', { rotate: 0 } as ViewerParams],
     ['rotate=180', { rotate: 180 }],
   ])('accepts %s', (query, expected) => {
     expect(parse(query)).toEqual(expected);
+  });
+
+  it('accepts rotate=0 (a no-op the canonical form drops)', () => {
+    expect(parse('rotate=0')).toEqual({ rotate: 0 });
   });
 });
 
