@@ -119,6 +119,11 @@ export function canonicalUri(key: string, ops: Ops): string {
   return encodeKeyPath(key) + '/' + opsSegment(ops);
 }
 
+/** The variant's key in the cache bucket: the canonical URI as S3 decodes it, without the leading slash. */
+export function variantKey(key: string, ops: Ops): string {
+  return key + '/' + opsSegment(ops);
+}
+
 /** What the edge does to every request: path and query in, one canonical request out. */
 export function canonicalRequest(
   path: string,

@@ -1,0 +1,70 @@
+// The origin's settings, read once from the Lambda environment. Every limit
+// has a default chosen for a 2 GB arm64 Lambda; see README "Configuration".
+
+import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
+
+export interface Limits {
+  /** Largest source object read, in bytes (MAX_SOURCE_BYTES, default 32 MiB). */
+  maxSourceBytes: number;
+  /** Largest source in pixels, all frames together (MAX_INPUT_PIXELS, default 100 MP). */
+  maxInputPixels: number;
+  /** Largest output width or height, and largest width/height parameter (MAX_DIMENSION, default 8192). */
+  maxDimension: number;
+  /** Frames kept from an animation; later ones are dropped (MAX_FRAMES, default 200). */
+  maxFrames: number;
+  /** Time allowed for fetch + transform before answering 504 (TIME_BUDGET_MS, default 25000). */
+  timeBudgetMs: number;
+}
+
+export interface OriginConfig extends Limits {
+  sourceBucket: string;
+  cacheBucket: string;
+  /** Largest body returned inline; larger variants are redirected to the cache bucket (MAX_INLINE_BYTES). */
+  maxInlineBytes: number;
+  /** Cache-Control of variants (CACHE_CONTROL, default one year, immutable). */
+  cacheControl: string;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  maxSourceBytes: 32 * 1024 * 1024,
+  maxInputPixels: 100_000_000,
+  maxDimension: DEFAULT_GRAMMAR_OPTIONS.maxDimension,
+  maxFrames: 200,
+  timeBudgetMs: 25_000,
+};
+
+/** A buffered Function URL response is capped at 6 MB of base64 JSON: about 4.7 MB of image. */
+export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
+export const DEFAULT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+type Env = Record<string, string | undefined>;
+
+function required(env: Env, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`The origin needs the environment variable ${name}.`);
+  return value;
+}
+
+function positiveInteger(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new Error(`The environment variable ${name} must be a positive integer, not "${raw}".`);
+  }
+  return value;
+}
+
+export function readConfig(env: Env): OriginConfig {
+  return {
+    sourceBucket: required(env, 'SOURCE_BUCKET'),
+    cacheBucket: required(env, 'CACHE_BUCKET'),
+    maxSourceBytes: positiveInteger(env, 'MAX_SOURCE_BYTES', DEFAULT_LIMITS.maxSourceBytes),
+    maxInputPixels: positiveInteger(env, 'MAX_INPUT_PIXELS', DEFAULT_LIMITS.maxInputPixels),
+    maxDimension: positiveInteger(env, 'MAX_DIMENSION', DEFAULT_LIMITS.maxDimension),
+    maxFrames: positiveInteger(env, 'MAX_FRAMES', DEFAULT_LIMITS.maxFrames),
+    timeBudgetMs: positiveInteger(env, 'TIME_BUDGET_MS', DEFAULT_LIMITS.timeBudgetMs),
+    maxInlineBytes: positiveInteger(env, 'MAX_INLINE_BYTES', DEFAULT_MAX_INLINE_BYTES),
+    cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
+  };
+}

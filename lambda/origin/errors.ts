@@ -1,0 +1,46 @@
+// Every failure the origin answers with, as the contract's status and code.
+// The message is safe to show a viewer: no stack, bucket name or SDK text.
+
+export type ErrorCode =
+  | 'invalid_parameter'
+  | 'invalid_key'
+  | 'not_canonical'
+  | 'method_not_allowed'
+  | 'not_found'
+  | 'source_too_large'
+  | 'too_many_pixels'
+  | 'unsupported_media_type'
+  | 'undecodable_image'
+  | 'internal_error'
+  | 'storage_unavailable'
+  | 'timeout';
+
+const STATUS: Record<ErrorCode, number> = {
+  invalid_parameter: 400,
+  invalid_key: 400,
+  not_canonical: 400,
+  method_not_allowed: 405,
+  not_found: 404,
+  source_too_large: 413,
+  too_many_pixels: 413,
+  unsupported_media_type: 415,
+  undecodable_image: 422,
+  internal_error: 500,
+  storage_unavailable: 503,
+  timeout: 504,
+};
+
+export class HttpError extends Error {
+  readonly status: number;
+
+  /** `detail` is for the log only (e.g. the SDK's or libvips' own words). */
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+    this.status = STATUS[code];
+  }
+}

@@ -1,0 +1,126 @@
+// The origin: a Function URL request for a canonical URI in, the variant out.
+// Only reached on a true miss (neither CloudFront nor the cache bucket had it).
+
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import { encodeKeyPath, isGrammarError, parseCanonicalUri, variantKey, viewerQuery, type CanonicalRequest } from '../grammar';
+import type { OriginConfig } from './config';
+import { HttpError } from './errors';
+import { transform } from './image/transform';
+import type { Logger } from './log';
+import { errorResponse, redirectResponse, variantResponse, type Timings } from './responses';
+import { fetchSource, storeVariant, type StoreOutcome } from './storage';
+
+export interface OriginDependencies {
+  s3: S3Client;
+  config: OriginConfig;
+  log: Logger;
+}
+
+/** The part of Lambda's context the handler uses: how long until the invocation is killed. */
+export interface InvocationContext {
+  getRemainingTimeInMillis(): number;
+}
+
+/** Time kept back from Lambda's own timeout to answer 504 and log it. */
+const TIMEOUT_MARGIN_MS = 1000;
+
+export type OriginHandler = (event: LambdaFunctionURLEvent, context?: InvocationContext) => Promise<LambdaFunctionURLResult>;
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HttpError('timeout', 'The image took too long to transform.')), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+async function timed<T>(timings: Partial<Timings>, name: keyof Timings, work: () => Promise<T>): Promise<T> {
+  const start = performance.now();
+  try {
+    return await work();
+  } finally {
+    timings[name] = performance.now() - start;
+  }
+}
+
+export function createOriginHandler({ s3, config, log }: OriginDependencies): OriginHandler {
+  async function serve(event: LambdaFunctionURLEvent, request: CanonicalRequest, budgetMs: number) {
+    const timings: Timings = { fetch: 0, transform: 0, store: 0 };
+    const variant = await withDeadline(
+      (async () => {
+        const source = await timed(timings, 'fetch', () =>
+          fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes),
+        );
+        const made = await timed(timings, 'transform', () =>
+          transform(source.bytes, request.ops, config, (budgetMs - timings.fetch) / 1000),
+        );
+        return { ...made, sourceEtag: source.etag };
+      })(),
+      budgetMs,
+    );
+
+    let stored: StoreOutcome | 'failed';
+    try {
+      stored = await timed(timings, 'store', () =>
+        storeVariant(s3, config.cacheBucket, variantKey(request.key, request.ops), variant, config.cacheControl, variant.sourceEtag),
+      );
+    } catch (error) {
+      // The image is still good: serve it, and let the next miss try the write again.
+      stored = 'failed';
+      log({ level: 'error', event: 'store_failed', uri: request.uri, detail: (error as HttpError).detail });
+    }
+    log({
+      level: 'info',
+      event: 'variant',
+      uri: request.uri,
+      stored,
+      bytes: variant.body.length,
+      width: variant.width,
+      height: variant.height,
+      ...timings,
+    });
+
+    if (variant.body.length > config.maxInlineBytes) {
+      if (stored === 'failed') {
+        throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
+      }
+      const query = viewerQuery(request.ops);
+      return redirectResponse(encodeKeyPath(request.key) + (query ? '?' + query : ''));
+    }
+    return variantResponse(variant, {
+      method: event.requestContext.http.method,
+      ifNoneMatch: event.headers?.['if-none-match'],
+      cacheControl: config.cacheControl,
+      timings,
+    });
+  }
+
+  return async function handle(event, context) {
+    let uri = event.rawPath;
+    try {
+      const method = event.requestContext.http.method;
+      if (method !== 'GET' && method !== 'HEAD') {
+        throw new HttpError('method_not_allowed', `${method} is not allowed; use GET or HEAD.`);
+      }
+      let request: CanonicalRequest;
+      try {
+        request = parseCanonicalUri(event.rawPath, config);
+      } catch (error) {
+        if (isGrammarError(error)) throw new HttpError(error.code, error.message);
+        throw error;
+      }
+      uri = request.uri;
+      const remaining = context ? context.getRemainingTimeInMillis() - TIMEOUT_MARGIN_MS : Infinity;
+      return await serve(event, request, Math.min(config.timeBudgetMs, remaining));
+    } catch (error) {
+      if (error instanceof HttpError) {
+        log({ level: error.status >= 500 ? 'error' : 'warn', event: 'error', code: error.code, status: error.status, uri, detail: error.detail });
+        return errorResponse(error);
+      }
+      // A bug, not a bad request: log all of it, tell the viewer nothing internal.
+      log({ level: 'error', event: 'unexpected', uri, detail: error instanceof Error ? error.stack : String(error) });
+      return errorResponse(new HttpError('internal_error', 'The service failed unexpectedly; try again shortly.'));
+    }
+  };
+}

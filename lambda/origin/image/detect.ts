@@ -1,0 +1,17 @@
+// The real type of a source, from its first bytes: never its name or Content-Type.
+
+export type SourceFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif' | 'tiff' | 'svg';
+
+const ascii = (bytes: Buffer, start: number, end: number) => bytes.toString('latin1', start, end);
+
+export function detectFormat(bytes: Buffer): SourceFormat | undefined {
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
+  if (ascii(bytes, 0, 8) === '\x89PNG\r\n\x1a\n') return 'png';
+  if (/^GIF8[79]a$/.test(ascii(bytes, 0, 6))) return 'gif';
+  if (ascii(bytes, 0, 4) === 'RIFF' && ascii(bytes, 8, 12) === 'WEBP') return 'webp';
+  // ISO-BMFF: AVIF names itself as the major brand or among the compatible brands.
+  if (ascii(bytes, 4, 8) === 'ftyp' && /avi[fs]/.test(ascii(bytes, 8, 64))) return 'avif';
+  if (ascii(bytes, 0, 4) === 'II*\0' || ascii(bytes, 0, 4) === 'MM\0*') return 'tiff';
+  if (/^(\uFEFF)?\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(ascii(bytes, 0, 1024))) return 'svg';
+  return undefined;
+}
