@@ -5,7 +5,7 @@
 
 import { grammarError } from './errors';
 import { decodeKeyPath, encodeKeyPath } from './key';
-import { PARAMS, PARAMS_BY_NAME, type GrammarOptions, type Param, type Ops, type OutputFormat, type ViewerParams } from './params';
+import { PARAMS, PARAMS_BY_NAME, type GrammarOptions, type Ops, type OutputFormat, type Param, type Preset, type ViewerParams } from './params';
 import { invalidParameter } from './validate';
 
 /** The ops segment of a request with no transformation. */
@@ -46,28 +46,81 @@ function decodeQueryComponent(text: string): string {
   }
 }
 
-/** Parses a viewer's parameters. Names are case-insensitive; unknown names are ignored. */
+const hasOwn = (object: object, name: string) => Object.prototype.hasOwnProperty.call(object, name);
+
+/** The parameter a spelling names; own properties only, so `constructor` is just unknown. */
+function paramNamed(spelling: string): Param | undefined {
+  return hasOwn(PARAMS_BY_NAME, spelling) ? PARAMS_BY_NAME[spelling] : undefined;
+}
+
+/** The pairs a `preset` parameter stands for, or none. */
+function presetPairs(pairs: [string, string][], options: GrammarOptions): [string, string][] {
+  const given = pairs.filter((pair) => PRESET_NAMES.indexOf(pair[0].toLowerCase()) !== -1);
+  if (given.length === 0) return [];
+  const name = (given[0] as [string, string])[1];
+  const presets = options.presets || {};
+  if (given.length > 1) throw invalidParameter('preset', name, 'a single value (preset is given more than once)');
+  if (!hasOwn(presets, name)) {
+    throw invalidParameter('preset', name, `one of ${Object.keys(presets).join(', ') || '(no presets are defined)'}`);
+  }
+  const preset = presets[name] as Preset;
+  return Object.keys(preset).map((param) => [param, preset[param] as string] as [string, string]);
+}
+
+const PRESET_NAMES = ['preset', 'p'];
+
+/**
+ * Parses a viewer's parameters. Names are case-insensitive; unknown names are
+ * ignored. A preset's parameters come first and the viewer's own override them.
+ */
 export function parseViewerParams(pairs: [string, string][], options: GrammarOptions): ViewerParams {
   const params: { [name: string]: unknown } = {};
+  presetPairs(pairs, options).forEach((pair) => {
+    const param = paramNamed(pair[0].toLowerCase());
+    if (param) params[param.name] = param.parse(pair[1], options);
+  });
+  const given: { [name: string]: boolean } = {};
   pairs.forEach((pair) => {
-    const spelling = pair[0].toLowerCase();
-    // Own properties only: `constructor` or `__proto__` is an unknown parameter, not Object's.
-    if (!Object.prototype.hasOwnProperty.call(PARAMS_BY_NAME, spelling)) return;
-    const param = PARAMS_BY_NAME[spelling] as Param;
-    if (params[param.name] !== undefined) {
+    const param = paramNamed(pair[0].toLowerCase());
+    if (!param) return;
+    if (options.presetsOnly) {
+      throw invalidParameter(param.name, pair[1], 'no parameter but preset (this deployment serves presets only)');
+    }
+    if (given[param.name]) {
       throw invalidParameter(param.name, pair[1], `a single value (${param.name} is given more than once)`);
     }
+    given[param.name] = true;
     params[param.name] = param.parse(pair[1], options);
   });
   return params as ViewerParams;
 }
 
+/** Whether an Accept header accepts a media type (case-insensitive; `q=0` means no). */
+function accepts(accept: string, type: string): boolean {
+  return accept
+    .toLowerCase()
+    .split(',')
+    .some((range) => {
+      const fields = range.split(';');
+      if ((fields[0] as string).trim() !== type) return false;
+      return !fields.slice(1).some((field) => /^\s*q\s*=\s*0(\.0*)?\s*$/.test(field));
+    });
+}
+
 /** Resolves `format=auto` from Accept: AVIF, then WebP, else absent (the source's own family). */
 function negotiateFormat(negotiation: Negotiation): OutputFormat | undefined {
   const accept = negotiation.accept || '';
-  if (negotiation.avif !== false && accept.indexOf('image/avif') !== -1) return 'avif';
-  if (accept.indexOf('image/webp') !== -1) return 'webp';
+  if (negotiation.avif !== false && accepts(accept, 'image/avif')) return 'avif';
+  if (accepts(accept, 'image/webp')) return 'webp';
   return undefined;
+}
+
+/** Snaps a size up to the next allowed one (sizes ascending). */
+function snap(name: string, value: number, sizes: number[]): number {
+  for (let i = 0; i < sizes.length; i++) {
+    if ((sizes[i] as number) >= value) return sizes[i] as number;
+  }
+  throw invalidParameter(name, String(value), `at most ${sizes[sizes.length - 1]}, the largest allowed size`);
 }
 
 /** Folds `dpr` into the dimensions, keeping them within maxDimension and the aspect ratio. */
@@ -88,6 +141,9 @@ export function canonicalOps(params: ViewerParams, options: GrammarOptions, nego
     if (param.name !== 'dpr') (ops as { [name: string]: unknown })[param.name] = params[param.name];
   });
   if (params.dpr !== undefined && params.dpr !== 1) applyDpr(ops, params.dpr, options.maxDimension);
+  const sizes = options.sizes;
+  if (sizes && ops.width !== undefined) ops.width = snap('width', ops.width, sizes);
+  if (sizes && ops.height !== undefined) ops.height = snap('height', ops.height, sizes);
   ops.format = params.format === 'auto' || params.format === undefined ? negotiateFormat(negotiation) : params.format;
   const canonical: Ops = {};
   PARAMS.forEach((param) => {
@@ -153,7 +209,9 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
           return [op.slice(0, eq), op.slice(eq + 1)] as [string, string];
         });
   // Re-serialising refuses aliases, defaults, dpr, format=auto and any other spelling.
-  const ops = canonicalOps(parseViewerParams(pairs, options), options);
+  // Presets are a viewer's shorthand: a canonical URI holds their expansion.
+  const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes };
+  const ops = canonicalOps(parseViewerParams(pairs, canonicalOptions), canonicalOptions);
   const canonical = canonicalUri(key, ops);
   if (canonical !== uri) throw notCanonical(uri);
   return { key, ops, uri: canonical };

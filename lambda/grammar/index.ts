@@ -6,3 +6,4 @@ export * from './canonical';
 export * from './errors';
 export * from './key';
 export * from './params';
+export * from './sign';

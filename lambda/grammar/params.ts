@@ -3,7 +3,7 @@
 // PARAMS is the fixed order of ops in the canonical URI, so adding a parameter
 // touches this file only.
 
-import { parseBoolean, parseChoice, parseColour, parseDecimal, parseInteger } from './validate';
+import { invalidParameter, parseBoolean, parseChoice, parseColour, parseDecimal, parseInteger } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -51,9 +51,21 @@ export interface ViewerParams extends Omit<Ops, 'format'> {
   format?: RequestedFormat;
 }
 
+/** A named set of viewer parameters, e.g. `{ width: '200', height: '200', fit: 'cover' }`. */
+export type Preset = { [name: string]: string };
+
 export interface GrammarOptions {
   /** Largest width or height a request may ask for (and the output may have). */
   maxDimension: number;
+  /**
+   * Allowed widths and heights, ascending (breakpoints). A requested size
+   * snaps up to the next one; one above the largest is refused. Absent: any size.
+   */
+  sizes?: number[];
+  /** Named parameter sets that `preset=<name>` expands to. */
+  presets?: { [name: string]: Preset };
+  /** When true, `preset` is the only parameter a viewer may give. */
+  presetsOnly?: boolean;
 }
 
 export const DEFAULT_GRAMMAR_OPTIONS: GrammarOptions = { maxDimension: 8192 };
@@ -114,8 +126,10 @@ export const PARAMS: Param[] = [
     name: 'rotate',
     aliases: [],
     parse: (raw) => {
-      const angle = parseChoice('rotate', raw, ['0', '90', '180', '270']);
-      return Number(angle) as Rotation | 0;
+      // Leading zeros are fine (`090`), as for every integer.
+      const angle = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+      if (!(angle >= 0 && angle <= 270 && angle % 90 === 0)) throw invalidParameter('rotate', raw, 'one of 0, 90, 180, 270');
+      return angle as Rotation | 0;
     },
     matters: (ops) => ops.rotate !== (0 as number),
   },

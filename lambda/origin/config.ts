@@ -23,6 +23,8 @@ export interface OriginConfig extends Limits {
   maxInlineBytes: number;
   /** Cache-Control of variants (CACHE_CONTROL, default one year, immutable). */
   cacheControl: string;
+  /** Allowed widths and heights, as the edge snaps them (SIZES, comma-separated; default any). */
+  sizes?: number[];
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -55,6 +57,12 @@ function positiveInteger(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+function sizeList(env: Env): number[] | undefined {
+  if (!env.SIZES) return undefined;
+  const sizes = env.SIZES.split(',').map((size) => positiveInteger({ SIZES: size.trim() }, 'SIZES', 0));
+  return sizes.sort((a, b) => a - b);
+}
+
 export function readConfig(env: Env): OriginConfig {
   return {
     sourceBucket: required(env, 'SOURCE_BUCKET'),
@@ -66,5 +74,6 @@ export function readConfig(env: Env): OriginConfig {
     timeBudgetMs: positiveInteger(env, 'TIME_BUDGET_MS', DEFAULT_LIMITS.timeBudgetMs),
     maxInlineBytes: positiveInteger(env, 'MAX_INLINE_BYTES', DEFAULT_MAX_INLINE_BYTES),
     cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
+    sizes: sizeList(env),
   };
 }

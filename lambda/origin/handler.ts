@@ -85,7 +85,9 @@ export function createOriginHandler({ s3, config, log }: OriginDependencies): Or
       if (stored === 'failed') {
         throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
       }
-      const query = viewerQuery(request.ops);
+      // The same request again: the edge forwards the viewer's parameters (and signature) as
+      // the query; without an edge in front, the ops themselves say the same thing.
+      const query = event.rawQueryString || viewerQuery(request.ops);
       return redirectResponse(encodeKeyPath(request.key) + (query ? '?' + query : ''));
     }
     return variantResponse(variant, {

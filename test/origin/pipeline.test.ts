@@ -1,7 +1,7 @@
 // Every parameter of the contract, through the real handler on LocalStack,
 // judged by decoding what a browser would receive.
 
-import sharp from 'sharp';
+import sharp, { type Metadata } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ORIENTATION_CORNERS,
@@ -50,7 +50,7 @@ beforeAll(async () => {
   ]);
 });
 
-async function image(uri: string, accept?: string): Promise<{ response: OriginResponse; meta: sharp.Metadata }> {
+async function image(uri: string, accept?: string): Promise<{ response: OriginResponse; meta: Metadata }> {
   const response = await origin.request(uri, accept ? { headers: { accept } } : {});
   expect(response.status, `${uri}: ${response.body.toString('utf8', 0, 200)}`).toBe(200);
   return { response, meta: await sharp(response.body, { animated: true }).metadata() };
