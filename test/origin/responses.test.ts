@@ -276,6 +276,17 @@ describe('variants too large to return inline', () => {
     expect(await origin.cachedKeys()).toContain(key + '/format=png');
   });
 
+  it('when the edge forwarded the viewer query, the Location repeats it, and it canonicalises back', async () => {
+    const viewerQuery = 'FM=png&utm_source=mail&w=2500&enlarge=0';
+    const canonical = '/big.png/width=2500,format=png';
+    const response = await origin.request(`${canonical}?${viewerQuery}`);
+    expect(response.status).toBe(302);
+    expect(response.headers.location).toBe(`/big.png?${viewerQuery}`);
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(canonicalRequest('/big.png', splitQuery(viewerQuery), DEFAULT_GRAMMAR_OPTIONS, { accept: '' }).uri).toBe(canonical);
+    expect((await headCached(origin, variantKeyOf(canonical))).ContentLength).toBeGreaterThan(DEFAULT_MAX_INLINE_BYTES);
+  });
+
   it('a failed store still serves an image that fits inline, and logs store_failed', async () => {
     await broken.putSource('photo.jpg', photo);
     const response = await broken.request('/photo.jpg/width=120');
