@@ -133,7 +133,8 @@ function applyDpr(ops: Ops, dpr: number, maxDimension: number): void {
 }
 
 /** The canonical ops for a viewer's parameters: aliases resolved, defaults and no-ops dropped. */
-export function canonicalOps(params: ViewerParams, options: GrammarOptions, negotiation: Negotiation = {}): Ops {
+// No default parameter values here: cloudfront-js-2.0 lacks them and esbuild cannot lower them.
+export function canonicalOps(params: ViewerParams, options: GrammarOptions, negotiation?: Negotiation): Ops {
   // Metadata describes the source, so no other op can change it.
   if (params.format === 'json') return { format: 'json' };
   const ops: Ops = {};
@@ -144,7 +145,7 @@ export function canonicalOps(params: ViewerParams, options: GrammarOptions, nego
   const sizes = options.sizes;
   if (sizes && ops.width !== undefined) ops.width = snap('width', ops.width, sizes);
   if (sizes && ops.height !== undefined) ops.height = snap('height', ops.height, sizes);
-  ops.format = params.format === 'auto' || params.format === undefined ? negotiateFormat(negotiation) : params.format;
+  ops.format = params.format === 'auto' || params.format === undefined ? negotiateFormat(negotiation || {}) : params.format;
   const canonical: Ops = {};
   PARAMS.forEach((param) => {
     const name = param.name as keyof Ops;
@@ -185,7 +186,7 @@ export function canonicalRequest(
   path: string,
   pairs: [string, string][],
   options: GrammarOptions,
-  negotiation: Negotiation = {},
+  negotiation?: Negotiation,
 ): CanonicalRequest {
   const key = decodeKeyPath(path);
   const ops = canonicalOps(parseViewerParams(pairs, options), options, negotiation);
