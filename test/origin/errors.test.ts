@@ -11,7 +11,8 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
 import { localS3Client } from '../../local/s3-client';
-import { createTestOrigin, decodeResult, functionUrlEvent, type OriginResponse, type TestOrigin } from '../support/origin';
+import { decodeResult, functionUrlEvent } from '../../local/function-url';
+import { createTestOrigin, type OriginResponse, type TestOrigin } from '../support/origin';
 import { gradientJpeg, noiseImage, opaquePng } from '../support/images';
 
 /** A small, valid source every origin here can serve, for "still works afterwards". */

@@ -1,19 +1,13 @@
 // Runs the real origin handler against this run's LocalStack, with its own
 // buckets, as Lambda would: a Function URL event in, a Function URL result out.
 
-import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import { afterAll } from 'vitest';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type OriginConfig } from '../../lambda/origin/config';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
+import { decodeResult, functionUrlEvent, type OriginResponse } from '../../local/function-url';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from './s3';
 
-export interface OriginResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-  /** The JSON body (error responses, format=json). */
-  json(): any;
-}
+export type { OriginResponse };
 
 export interface TestOrigin extends TestBuckets {
   config: OriginConfig;
@@ -25,41 +19,6 @@ export interface TestOrigin extends TestBuckets {
   request(uri: string, options?: { method?: string; headers?: Record<string, string>; context?: InvocationContext }): Promise<OriginResponse>;
   /** Keys in the cache bucket. */
   cachedKeys(): Promise<string[]>;
-}
-
-export function functionUrlEvent(uri: string, method = 'GET', headers: Record<string, string> = {}): LambdaFunctionURLEvent {
-  const [rawPath = '', rawQueryString = ''] = uri.split('?');
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath,
-    rawQueryString,
-    headers,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'test',
-      domainName: 'test.lambda-url.us-east-1.on.aws',
-      domainPrefix: 'test',
-      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
-      requestId: 'test',
-      routeKey: '$default',
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-    },
-  };
-}
-
-export function decodeResult(result: LambdaFunctionURLResult): OriginResponse {
-  if (typeof result !== 'object') throw new Error('the handler returned a bare string');
-  const body = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
-  return {
-    status: result.statusCode ?? 200,
-    headers: (result.headers ?? {}) as Record<string, string>,
-    body,
-    json: () => JSON.parse(body.toString('utf8')),
-  };
 }
 
 /**

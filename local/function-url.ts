@@ -1,0 +1,50 @@
+// Function URL events and results: how CloudFront (through a Lambda Function
+// URL) hands a request to the origin handler, and how its answer comes back.
+// Used by the local emulator to invoke the real handler in-process.
+
+import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+
+export interface OriginResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  /** The JSON body (error responses, format=json). */
+  json(): any;
+}
+
+/** A Function URL event for `uri` (path and optional `?query`), as Lambda builds it. */
+export function functionUrlEvent(uri: string, method = 'GET', headers: Record<string, string> = {}): LambdaFunctionURLEvent {
+  const [rawPath = '', rawQueryString = ''] = uri.split('?');
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath,
+    rawQueryString,
+    headers,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'test',
+      domainName: 'test.lambda-url.us-east-1.on.aws',
+      domainPrefix: 'test',
+      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
+      requestId: 'test',
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+  };
+}
+
+/** The handler's result as status, lower-case headers and body bytes. */
+export function decodeResult(result: LambdaFunctionURLResult): OriginResponse {
+  if (typeof result !== 'object') throw new Error('the handler returned a bare string');
+  const body = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
+  return {
+    status: result.statusCode ?? 200,
+    headers: (result.headers ?? {}) as Record<string, string>,
+    body,
+    json: () => JSON.parse(body.toString('utf8')),
+  };
+}
