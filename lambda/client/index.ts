@@ -1,0 +1,4 @@
+// The browser entry of the URL helper: unsigned URLs and srcsets, no
+// dependencies, no Node built-ins. Signed URLs: ./sign.ts (server side only).
+
+export { imageOrigin, imageQuery, imageUrl, srcset, type GrammarOptions, type ImageParams } from './url';

@@ -1,0 +1,198 @@
+// Image URLs for front-end code: `https://<base>/<encoded key>?<params>`.
+//
+// Built with the edge's own grammar, so a bad key or parameter throws here,
+// with the message the edge would answer 400 with, when the page is built
+// rather than when a browser asks. Parameters come out under their canonical
+// names, with normalised values, in the grammar's op order, with defaults and
+// no-ops dropped and `dpr` folded into the size: every call that means the
+// same image yields the same string, so pages share browser and CDN caches.
+//
+// Imports only the grammar modules that are plain code (not sign.ts, which
+// needs `crypto`), so a browser bundle of this file is self-contained. Signing
+// lives in ./sign.ts, for servers.
+
+import { canonicalOps, parseViewerParams, viewerQuery, type Negotiation } from '../grammar/canonical';
+import { encodeKeyPath, validateKey } from '../grammar/key';
+import {
+  DEFAULT_GRAMMAR_OPTIONS,
+  PARAMS,
+  PARAMS_BY_NAME,
+  type Fit,
+  type GrammarOptions,
+  type Ops,
+  type Position,
+  type RequestedFormat,
+  type ViewerParams,
+} from '../grammar/params';
+import { invalidParameter } from '../grammar/validate';
+
+export type { GrammarOptions } from '../grammar/params';
+
+/**
+ * The URL parameters (see the README's parameter table), under their
+ * canonical names. At run time aliases (`w`, `q`, `fm`, ...) and any letter
+ * case are accepted as the edge accepts them; an unknown name throws.
+ */
+export interface ImageParams {
+  width?: number;
+  height?: number;
+  dpr?: number;
+  fit?: Fit;
+  position?: Position;
+  enlarge?: boolean;
+  format?: RequestedFormat | 'jpg';
+  quality?: number;
+  background?: string;
+  blur?: number;
+  sharpen?: number;
+  grayscale?: boolean;
+  rotate?: 0 | 90 | 180 | 270;
+  flip?: boolean;
+  flop?: boolean;
+  /** A preset name of the deployment; the other parameters override it. */
+  preset?: string;
+}
+
+const PRESET_SPELLINGS = ['preset', 'p'];
+
+/**
+ * The Accept outcomes `format=auto` can have at the edge. A parameter is only
+ * dropped when it is a no-op under all of them: `quality=80` changes nothing
+ * for JPEG or WebP but does for AVIF (whose default is 50), so it must stay
+ * in a URL whose format is negotiated.
+ */
+const NEGOTIATIONS: Negotiation[] = [{}, { accept: 'image/webp' }, { accept: 'image/avif' }];
+
+function toPairs(params: ImageParams): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
+    if (value === undefined) continue;
+    const spelling = name.toLowerCase();
+    if (spelling === 'sig') throw new Error('Image parameter "sig" is made by signedImageUrl (lambda/client/sign.ts), not given.');
+    if (!Object.prototype.hasOwnProperty.call(PARAMS_BY_NAME, spelling) && PRESET_SPELLINGS.indexOf(spelling) === -1) {
+      const known: string[] = PARAMS.map((param) => param.name as string).concat('preset');
+      throw new Error(`Unknown image parameter "${name}": expected one of ${known.join(', ')}.`);
+    }
+    pairs.push([name, typeof value === 'string' ? value : String(value)]);
+  }
+  return pairs;
+}
+
+const isPreset = (pair: [string, string]) => PRESET_SPELLINGS.indexOf(pair[0].toLowerCase()) !== -1;
+
+/** Ops that canonicalise like `params` under every Accept header: the union of what matters under each. */
+function negotiationFreeOps(params: ViewerParams, options: GrammarOptions): Ops {
+  const ops: Ops = {};
+  for (const negotiation of NEGOTIATIONS) {
+    const negotiated = canonicalOps(params, options, negotiation) as Record<string, unknown>;
+    for (const name of Object.keys(negotiated)) {
+      if (name !== 'format') (ops as Record<string, unknown>)[name] = negotiated[name];
+    }
+  }
+  // An explicit format survives negotiation; `auto` (or none) stays absent for the edge to resolve.
+  const format = canonicalOps(params, options).format;
+  if (format !== undefined) ops.format = format;
+  return ops;
+}
+
+/** Parsed viewer values as query text, canonical names in op order (booleans 1/0, `auto` kept). */
+function paramsQuery(params: ViewerParams): string[] {
+  const parts: string[] = [];
+  PARAMS.forEach((param) => {
+    const value = params[param.name];
+    if (value === undefined) return;
+    const text = value === true ? '1' : value === false ? '0' : String(value);
+    parts.push(param.name + '=' + encodeURIComponent(text));
+  });
+  return parts;
+}
+
+/**
+ * The canonical query string for `params` (no leading '?'; '' when nothing
+ * remains). With a preset the result is `preset=<name>` followed by the
+ * overrides, each normalised but all kept: whether an override is a no-op
+ * depends on the preset's definition, which a browser does not have.
+ */
+export function imageQuery(params: ImageParams = {}, options: GrammarOptions = DEFAULT_GRAMMAR_OPTIONS): string {
+  const pairs = toPairs(params);
+  const presets = pairs.filter(isPreset);
+  if (presets.length === 0) return viewerQuery(negotiationFreeOps(parseViewerParams(pairs, options), options));
+
+  const name = (presets[0] as [string, string])[1];
+  if (presets.length > 1) throw invalidParameter('preset', name, 'a single value (preset is given more than once)');
+  if (name === '') throw invalidParameter('preset', name, 'a preset name');
+  const overrides = pairs.filter((pair) => !isPreset(pair));
+  // With the definitions at hand the grammar checks the name too; without, only the edge can.
+  parseViewerParams(options.presets ? pairs : overrides, options);
+  const parsed = parseViewerParams(overrides, { ...options, presetsOnly: false });
+  return ['preset=' + encodeURIComponent(name)].concat(paramsQuery(parsed)).join('&');
+}
+
+/**
+ * `https://<host>` from a host name (`d111111abcdef8.cloudfront.net`) or an
+ * origin (`https://images.example.com`, `http://localhost:3000`). A path is
+ * refused: the edge reads the whole path as the source key.
+ */
+export function imageOrigin(base: string): string {
+  const invalid = () =>
+    new Error(
+      `Invalid image base "${base}": expected a host such as d111111abcdef8.cloudfront.net or an origin such as https://images.example.com, with no path.`,
+    );
+  let url: URL;
+  try {
+    url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(base) ? base : 'https://' + base);
+  } catch {
+    throw invalid();
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+    throw invalid();
+  }
+  return url.origin;
+}
+
+/** The URL of `key` transformed by `params`, e.g. `https://d1.cloudfront.net/photos/my%20cat.jpg?width=640`. */
+export function imageUrl(base: string, key: string, params: ImageParams = {}, options: GrammarOptions = DEFAULT_GRAMMAR_OPTIONS): string {
+  const origin = imageOrigin(base);
+  validateKey(key);
+  const query = imageQuery(params, options);
+  return origin + encodeKeyPath(key) + (query ? '?' + query : '');
+}
+
+/** The width a request for `width` gets: snapped up to the next allowed size when sizes are known. */
+function servedWidth(width: number, options: GrammarOptions): number {
+  const sizes = options.sizes;
+  if (!sizes) return width;
+  for (const size of sizes) if (size >= width) return size;
+  return width; // imageUrl has already refused it with the grammar's message
+}
+
+/**
+ * A `srcset` value, `<url> 320w, <url> 640w, ...`, one candidate per width,
+ * ascending. Widths that snap to the same allowed size give one candidate,
+ * described by the size it is served at. `dpr` is refused: `w` descriptors
+ * already let the browser pick for the screen's density.
+ */
+export function srcset(
+  base: string,
+  key: string,
+  widths: number[],
+  params: ImageParams = {},
+  options: GrammarOptions = DEFAULT_GRAMMAR_OPTIONS,
+): string {
+  if (widths.length === 0) throw new Error('srcset needs at least one width.');
+  for (const name of Object.keys(params)) {
+    const spelling = name.toLowerCase();
+    if ((params as Record<string, unknown>)[name] === undefined) continue;
+    if (spelling === 'dpr') throw new Error('srcset takes no dpr: its w descriptors already let the browser pick for the screen density.');
+    if (PARAMS_BY_NAME[spelling]?.name === 'width') throw new Error(`srcset takes its widths as an argument, not as the parameter "${name}".`);
+  }
+  const candidates = new Map<string, number>();
+  for (const width of widths) {
+    const url = imageUrl(base, key, { ...params, width }, options);
+    if (!candidates.has(url)) candidates.set(url, servedWidth(width, options));
+  }
+  return [...candidates]
+    .sort((a, b) => a[1] - b[1])
+    .map(([url, width]) => `${url} ${width}w`)
+    .join(', ');
+}
