@@ -10,7 +10,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +31,7 @@ const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STATE_DIR = join(PROJECT_ROOT, '.localstack');
 const VENV_DIR = join(STATE_DIR, 'venv');
 const VENV_PYTHON = join(VENV_DIR, 'bin', 'python');
-const STAMP_FILE = join(VENV_DIR, '.installed'); // written last: absent means "install again"
+const STAMP_FILE = join(VENV_DIR, '.installed'); // hash of what the venv was built from
 const LOCK_DIR = join(STATE_DIR, 'install.lock');
 const LOG_DIR = join(STATE_DIR, 'logs');
 const REQUIREMENTS = join(PROJECT_ROOT, 'local', 'localstack-requirements.txt');
@@ -39,7 +39,7 @@ const REQUIREMENTS = join(PROJECT_ROOT, 'local', 'localstack-requirements.txt');
 const STARTUP_TIMEOUT_MS = 90_000;
 const STOP_GRACE_MS = 10_000;
 const LOCK_WAIT_MS = 10 * 60_000; // another process may be doing the ~1 minute install
-const LOGS_KEPT = 10;
+const LOGS_KEPT = 20;
 
 const defaultLog = (line: string) => process.stderr.write(`[localstack] ${line}\n`);
 
@@ -146,7 +146,12 @@ async function ensureVenv(python: Python, log: (line: string) => void): Promise<
 
   const started = Date.now();
   log(`installing LocalStack into ${VENV_DIR} with ${python.version} (about a minute, once)`);
-  await rm(VENV_DIR, { recursive: true, force: true });
+  // Build in a directory of our own and rename it into place when complete, so
+  // an interrupted install never leaves a half-built venv, not even with a pip
+  // still running after its parent was killed. (Scripts in bin/ keep the
+  // temporary path in their #! line; we only ever run bin/python.)
+  const building = `${VENV_DIR}.partial-${process.pid}`;
+  await removePartialVenvs();
   await mkdir(LOG_DIR, { recursive: true });
   const pipLog = join(LOG_DIR, 'install.log');
   await writeFile(pipLog, '');
@@ -154,9 +159,9 @@ async function ensureVenv(python: Python, log: (line: string) => void): Promise<
   // A sign of life for CI logs; pip's own output goes to pipLog.
   const heartbeat = setInterval(() => log(`still installing (${seconds()} s, details in ${pipLog})`), 15_000);
   try {
-    await run(python.path, ['-m', 'venv', VENV_DIR], pipLog, 'creating the venv (on Debian/Ubuntu: apt-get install python3.13-venv)');
+    await run(python.path, ['-m', 'venv', building], pipLog, 'creating the venv (on Debian/Ubuntu: apt-get install python3.13-venv)');
     await run(
-      VENV_PYTHON,
+      join(building, 'bin', 'python'),
       ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', '-r', REQUIREMENTS],
       pipLog,
       'pip install -r local/localstack-requirements.txt',
@@ -164,9 +169,18 @@ async function ensureVenv(python: Python, log: (line: string) => void): Promise<
   } finally {
     clearInterval(heartbeat);
   }
-  // Only now: an interrupted install leaves no stamp and is redone next time.
-  await writeFile(STAMP_FILE, `${stamp}\n`);
+  await writeFile(join(building, '.installed'), `${stamp}\n`);
+  await rm(VENV_DIR, { recursive: true, force: true });
+  await rename(building, VENV_DIR);
+  await removePartialVenvs(); // again: a pip left running may have written more
   log(`installed in ${seconds()} s`);
+}
+
+/** Leftovers of interrupted installs (we hold the install lock, so none is live). */
+async function removePartialVenvs(): Promise<void> {
+  for (const name of await readdir(STATE_DIR)) {
+    if (name.startsWith('venv.partial-')) await rm(join(STATE_DIR, name), { recursive: true, force: true });
+  }
 }
 
 function run(command: string, args: string[], logFile: string, what: string): Promise<void> {
