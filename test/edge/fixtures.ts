@@ -1,0 +1,44 @@
+// Deployment settings the edge tests generate the function for.
+
+import type { EdgeFunctionSettings } from '../../lib/edge-function';
+
+/** Next.js's default deviceSizes + imageSizes. */
+export const SIZES = [16, 32, 48, 64, 96, 128, 256, 384, 640, 750, 828, 1080, 1200, 1920, 2048, 3840];
+
+export const PRESETS = {
+  thumb: { width: '256', height: '256', fit: 'contain', background: 'fff' },
+  avatar: { width: '96', height: '96', position: 'attention' },
+  hero: { width: '1920', quality: '70' },
+  gallery: { width: '750', height: '500', position: 'entropy', sharpen: '1' },
+  og: { width: '1200', height: '640', format: 'jpeg', quality: '85' },
+  mono: { width: '640', grayscale: 'true', blur: '2' },
+};
+
+/** A KeyValueStore id as CloudFront spells them. */
+export const KVS_ID = 'a1b2c3d4-5678-90ab-cdef-EXAMPLE11111';
+
+/** Every option at once: what a real deployment with signing looks like. */
+export const REALISTIC: EdgeFunctionSettings = {
+  grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS },
+  avif: true,
+  signing: { keyValueStoreId: KVS_ID },
+};
+
+export const OPEN: EdgeFunctionSettings = {
+  grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS },
+  avif: true,
+};
+
+export const ANY_SIZE: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: true };
+
+export const NO_AVIF: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: false };
+
+export const PRESETS_ONLY: EdgeFunctionSettings = {
+  grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS, presetsOnly: true },
+  avif: true,
+  signing: { keyValueStoreId: KVS_ID },
+};
+
+export const CHROMIUM_ACCEPT = 'image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8';
+export const SAFARI_ACCEPT = 'image/webp,image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5';
+export const ANY_ACCEPT = '*/*';

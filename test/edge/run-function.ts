@@ -1,0 +1,171 @@
+// Runs a generated CloudFront Function file in a node:vm sandbox, the way
+// cloudfront-js-2.0 runs it: strict mode, no Node globals, the built-in
+// modules `crypto` (Node's own) and `cloudfront` (a fake KeyValueStore)
+// bound by the file's own import declarations, and a top-level `handler`.
+//
+// node:vm scripts cannot hold import declarations, so the harness takes them
+// out (by their exact source ranges, found by acorn) and binds each imported
+// name in the sandbox to the module it names; nothing else in the file is
+// touched. Only `crypto` and `cloudfront` may be imported, as in CloudFront.
+
+import { parse } from 'acorn';
+import nodeCrypto from 'node:crypto';
+import vm from 'node:vm';
+
+/** CloudFront's event object shapes, as documented for viewer-request functions. */
+export interface Field {
+  value: string;
+  multiValue?: { value: string }[];
+}
+export type Fields = Record<string, Field>;
+
+export interface ViewerRequest {
+  method: string;
+  uri: string;
+  querystring: Fields;
+  headers: Fields;
+  cookies: Fields;
+}
+
+export interface ViewerEvent {
+  version: '1.0';
+  context: { distributionDomainName: string; distributionId: string; eventType: 'viewer-request'; requestId: string };
+  viewer: { ip: string };
+  request: ViewerRequest;
+}
+
+export interface FunctionResponse {
+  statusCode: number;
+  statusDescription?: string;
+  headers: Fields;
+  body: { encoding: 'text'; data: string };
+}
+
+export type FunctionResult = ViewerRequest | FunctionResponse;
+
+export interface KvsFake {
+  /** The KeyValueStore value per key; a missing key rejects, as CloudFront's `get` does. */
+  values: Record<string, string>;
+  /** Every id the function passed to `cf.kvs(id)`. */
+  idsAsked: string[];
+  /** Every key the function read. */
+  keysRead: string[];
+}
+
+export interface LoadedFunction {
+  /** Calls the file's `handler` with an event; the result is copied out of the sandbox. */
+  handler(event: ViewerEvent): Promise<FunctionResult>;
+  kvs: KvsFake;
+  /** What the function wrote with console.log. */
+  logs: string[];
+}
+
+const MODULES = ['crypto', 'cloudfront'];
+
+export function loadFunction(code: string, kvsValues: Record<string, string> = {}): LoadedFunction {
+  const kvs: KvsFake = { values: kvsValues, idsAsked: [], keysRead: [] };
+  const logs: string[] = [];
+  const cloudfront = {
+    kvs(id: string) {
+      kvs.idsAsked.push(id);
+      return {
+        async get(key: string) {
+          kvs.keysRead.push(key);
+          if (!Object.prototype.hasOwnProperty.call(kvs.values, key)) throw new Error(`Key ${key} not found`);
+          return kvs.values[key];
+        },
+      };
+    },
+  };
+  const modules: Record<string, unknown> = { crypto: nodeCrypto, cloudfront };
+
+  const program = parse(code, { ecmaVersion: 'latest', sourceType: 'module' });
+  const bindings: Record<string, unknown> = {};
+  let script = code;
+  for (const node of program.body) {
+    if (node.type !== 'ImportDeclaration') continue;
+    const source = String(node.source.value);
+    if (!MODULES.includes(source)) throw new Error(`The function imports "${source}", which CloudFront does not provide.`);
+    const [specifier, ...rest] = node.specifiers;
+    if (!specifier || rest.length || specifier.type !== 'ImportDefaultSpecifier') {
+      throw new Error(`Only a default import of "${source}" is supported.`);
+    }
+    bindings[specifier.local.name] = modules[source];
+    script = script.slice(0, node.start) + ' '.repeat(node.end - node.start) + script.slice(node.end);
+  }
+
+  const sandbox = vm.createContext({
+    ...bindings,
+    console: { log: (...parts: unknown[]) => logs.push(parts.map(String).join(' ')) },
+  });
+  // CloudFront runs every function in strict mode.
+  vm.runInContext(`'use strict';${script}`, sandbox, { filename: 'viewer-request.js' });
+  const handler = (sandbox as { handler?: unknown }).handler;
+  if (typeof handler !== 'function') throw new Error('The function file defines no top-level handler(event).');
+
+  return {
+    kvs,
+    logs,
+    async handler(event) {
+      const result = await (handler as (event: ViewerEvent) => unknown)(event);
+      return JSON.parse(JSON.stringify(result)) as FunctionResult;
+    },
+  };
+}
+
+/**
+ * A viewer-request event for a URL path and raw query string, grouped the way
+ * CloudFront does: names and values as sent (still percent-encoded), a
+ * repeated name once with all its values in `multiValue`.
+ */
+export function viewerEvent(
+  path: string,
+  query = '',
+  options: { method?: string; headers?: Record<string, string | string[]> } = {},
+): ViewerEvent {
+  const querystring: Fields = {};
+  for (const part of query.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const name = eq === -1 ? part : part.slice(0, eq);
+    const value = eq === -1 ? '' : part.slice(eq + 1);
+    addField(querystring, name, value);
+  }
+  const headers: Fields = { host: { value: 'd111111abcdef8.cloudfront.net' } };
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    for (const one of Array.isArray(value) ? value : [value]) addField(headers, name.toLowerCase(), one);
+  }
+  return {
+    version: '1.0',
+    context: {
+      distributionDomainName: 'd111111abcdef8.cloudfront.net',
+      distributionId: 'EDFDVBD6EXAMPLE',
+      eventType: 'viewer-request',
+      requestId: 'EXAMPLEntjQpEXAMPLE_SG5Z-EXAMPLEPmPfEXAMPLEu3EqEXAMPLE==',
+    },
+    viewer: { ip: '198.51.100.11' },
+    request: { method: options.method ?? 'GET', uri: path, querystring, headers, cookies: {} },
+  };
+}
+
+function addField(fields: Fields, name: string, value: string): void {
+  const existing = Object.prototype.hasOwnProperty.call(fields, name) ? fields[name] : undefined;
+  if (!existing) {
+    // An own property even for `__proto__`, as a parsed request has.
+    Object.defineProperty(fields, name, { value: { value }, enumerable: true, writable: true, configurable: true });
+    return;
+  }
+  existing.multiValue ??= [{ value: existing.value }];
+  existing.multiValue.push({ value });
+}
+
+export function isResponse(result: FunctionResult): result is FunctionResponse {
+  return 'statusCode' in result;
+}
+
+/** The query string a rewritten request sends to the origin (values are sent as written). */
+export function forwardedQuery(request: ViewerRequest): string {
+  return Object.entries(request.querystring)
+    .flatMap(([name, field]) => (field.multiValue ?? [field]).map((one) => `${name}=${one.value}`))
+    .join('&');
+}
