@@ -1,0 +1,509 @@
+// The viewer-request function as deployed: the generated file, run in a
+// sandbox, fed CloudFront viewer-request events. Checks the URL contract at
+// the edge (normalisation, negotiation, sizes, presets, signatures,
+// rejections, what reaches the origin) and, over generated requests, that the
+// generated file and the TypeScript grammar agree.
+
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode, type EdgeFunctionSettings } from '../../lib/edge-function';
+import { canonicalRequest, isGrammarError, signUri, splitQuery, type GrammarOptions } from '../../lambda/grammar/index';
+import {
+  ANY_ACCEPT,
+  ANY_SIZE,
+  CHROMIUM_ACCEPT,
+  NO_AVIF,
+  OPEN,
+  PRESETS_ONLY,
+  REALISTIC,
+  SAFARI_ACCEPT,
+} from './fixtures';
+import {
+  forwardedQuery,
+  isResponse,
+  loadFunction,
+  viewerEvent,
+  type FunctionResponse,
+  type FunctionResult,
+  type LoadedFunction,
+  type ViewerRequest,
+} from './run-function';
+
+const CURRENT = 'current-secret-0123456789';
+const OLD = 'old-secret-abcdefghij';
+
+let open: LoadedFunction;
+let anySize: LoadedFunction;
+let noAvif: LoadedFunction;
+let signed: LoadedFunction;
+let presetsOnly: LoadedFunction;
+
+beforeAll(() => {
+  open = loadFunction(viewerRequestFunctionCode(OPEN));
+  anySize = loadFunction(viewerRequestFunctionCode(ANY_SIZE));
+  noAvif = loadFunction(viewerRequestFunctionCode(NO_AVIF));
+  signed = loadFunction(viewerRequestFunctionCode(REALISTIC), { [SIGNING_SECRETS_KEY]: `${CURRENT}\n${OLD}` });
+  presetsOnly = loadFunction(viewerRequestFunctionCode(PRESETS_ONLY), { [SIGNING_SECRETS_KEY]: CURRENT });
+});
+
+/** The rewritten request, failing the test when the function answered instead. */
+function rewritten(result: FunctionResult): ViewerRequest {
+  if (isResponse(result)) throw new Error(`expected a rewritten request, got ${result.statusCode} ${result.body.data}`);
+  return result;
+}
+
+function answered(result: FunctionResult): FunctionResponse {
+  if (!isResponse(result)) throw new Error(`expected a response, got a request for ${result.uri}`);
+  return result;
+}
+
+async function uriOf(fn: LoadedFunction, path: string, query = '', accept?: string): Promise<string> {
+  return rewritten(await fn.handler(viewerEvent(path, query, accept ? { headers: { accept } } : {}))).uri;
+}
+
+/** The `sig` a client helper would put on this request: over the URI before negotiation. */
+function sign(settings: EdgeFunctionSettings, path: string, query: string, secret = CURRENT): string {
+  return signUri(canonicalRequest(path, splitQuery(query), settings.grammar).uri, secret);
+}
+
+function expectError(result: FunctionResult, status: number, code: string, message?: RegExp) {
+  const response = answered(result);
+  expect(response.statusCode).toBe(status);
+  expect(response.headers).toEqual({
+    'content-type': { value: 'application/json' },
+    'cache-control': { value: 'public, max-age=10' },
+    'x-content-type-options': { value: 'nosniff' },
+  });
+  expect(response.body.encoding).toBe('text');
+  const body = JSON.parse(response.body.data);
+  expect(Object.keys(body)).toEqual(['error', 'message']);
+  expect(body.error).toBe(code);
+  if (message) expect(body.message).toMatch(message);
+}
+
+// ------------------------------------------------------------ normalisation
+
+describe('normalisation', () => {
+  it('gives every spelling of one request one canonical URI', async () => {
+    const spellings = [
+      'width=640&quality=75&format=webp&fit=inside&height=480',
+      'W=0640&Q=075&FM=WebP&FIT=Inside&h=480',
+      'h=0480&fit=INSIDE&f=webp&q=75&w=640',
+      'fm=webp&quality=75&w=640&height=480&fit=inside&utm_source=mail&foo',
+      'w=320&dpr=2&h=240&fit=inside&q=75&format=webp',
+    ];
+    for (const query of spellings) {
+      expect(await uriOf(anySize, '/photos/cat.jpg', query, CHROMIUM_ACCEPT)).toBe(
+        '/photos/cat.jpg/width=640,height=480,fit=inside,quality=75,format=webp',
+      );
+    }
+  });
+
+  it('drops unknown parameters, defaults and no-ops', async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'foo=1&fit=cover&rotate=0&flip=false&q=80&dpr=1')).toBe('/a.jpg/original');
+    expect(await uriOf(anySize, '/a.jpg')).toBe('/a.jpg/original');
+    expect(await uriOf(anySize, '/a.jpg', 'bg=%23FF0000FF&blur=02.0')).toBe('/a.jpg/blur=2,background=ff0000');
+  });
+
+  it('re-encodes the key one way: spaces, plus signs, unicode, reserved characters', async () => {
+    expect(await uriOf(anySize, '/My%20Photos/caf%C3%A9+1%281%29.jpg')).toBe('/My%20Photos/caf%C3%A9%2B1%281%29.jpg/original');
+    expect(await uriOf(anySize, '/a/%7Euser/b.jpg')).toBe('/a/~user/b.jpg/original');
+    expect(await uriOf(anySize, '/a/b%2Fc.jpg')).toBe('/a/b/c.jpg/original');
+    // Decoded once only: a double-encoded `..` is a literal key segment, not a parent.
+    expect(await uriOf(anySize, '/a/%252E%252E/b.jpg')).toBe('/a/%252E%252E/b.jpg/original');
+  });
+
+  it('reads `+` in a query value as a space, like a form', async () => {
+    // A space is no valid width: the error quotes the decoded value.
+    expectError(await anySize.handler(viewerEvent('/a.jpg', 'w=64+0')), 400, 'invalid_parameter', /width "64 0"/);
+  });
+
+  it('sends the origin only the recognised parameters, canonically spelled', async () => {
+    const request = rewritten(
+      await anySize.handler(
+        viewerEvent(
+          '/a.jpg',
+          'W=0640&FM=JPG&bg=%23ABC&response-content-type=text/html&response-cache-control=no-cache&versionId=3&x-id=GetObject&acl&foo=bar',
+        ),
+      ),
+    );
+    expect(request.querystring).toEqual({ width: { value: '640' }, format: { value: 'jpeg' }, background: { value: 'aabbcc' } });
+    expect(forwardedQuery(request)).toBe('width=640&format=jpeg&background=aabbcc');
+  });
+
+  it('percent-encodes what it forwards, since CloudFront sends values as written', async () => {
+    const fn = loadFunction(
+      viewerRequestFunctionCode({ grammar: { maxDimension: 100, presets: { 'sq uare&1=%': { width: '10' } } }, avif: true }),
+    );
+    const request = rewritten(await fn.handler(viewerEvent('/a.jpg', 'p=sq+uare%261%3D%25&x=%3Cscript%3E')));
+    expect(request.uri).toBe('/a.jpg/width=10');
+    expect(forwardedQuery(request)).toBe('preset=sq%20uare%261%3D%25');
+  });
+
+  it('leaves the headers as they are', async () => {
+    const event = viewerEvent('/a.jpg', 'w=100', { headers: { accept: CHROMIUM_ACCEPT, 'user-agent': 'test' } });
+    const headers = JSON.parse(JSON.stringify(event.request.headers));
+    const request = rewritten(await anySize.handler(event));
+    expect(request.headers).toEqual(headers);
+    expect(request.cookies).toEqual({});
+  });
+
+  it('rewrites HEAD like GET', async () => {
+    expect(rewritten(await anySize.handler(viewerEvent('/a.jpg', 'w=100', { method: 'HEAD' }))).uri).toBe('/a.jpg/width=100');
+  });
+
+  it('passes other methods through untouched (the distribution allows GET and HEAD only)', async () => {
+    const event = viewerEvent('/a.jpg', 'w=abc&x=1', { method: 'OPTIONS' });
+    const request = rewritten(await anySize.handler(event));
+    expect(request.uri).toBe('/a.jpg');
+    expect(request.querystring).toEqual({ w: { value: 'abc' }, x: { value: '1' } });
+  });
+});
+
+// -------------------------------------------------------------- negotiation
+
+describe('format=auto', () => {
+  it('picks AVIF for Chromium, WebP for a browser without AVIF, the source family for */*', async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'w=100', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,format=avif');
+    expect(await uriOf(anySize, '/a.jpg', 'w=100&format=auto', SAFARI_ACCEPT)).toBe('/a.jpg/width=100,format=webp');
+    expect(await uriOf(anySize, '/a.jpg', 'w=100', ANY_ACCEPT)).toBe('/a.jpg/width=100');
+    expect(await uriOf(anySize, '/a.jpg', 'w=100')).toBe('/a.jpg/width=100');
+    expect(await uriOf(anySize, '/a.jpg', '', 'image/avif;q=0, image/webp')).toBe('/a.jpg/format=webp');
+  });
+
+  it('never picks AVIF when it is switched off', async () => {
+    expect(await uriOf(noAvif, '/a.jpg', 'w=100', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,format=webp');
+  });
+
+  it('reads every Accept header a viewer sent', async () => {
+    const event = viewerEvent('/a.jpg', '', { headers: { accept: ['text/html', 'image/webp'] } });
+    expect(rewritten(await anySize.handler(event)).uri).toBe('/a.jpg/format=webp');
+  });
+
+  it('leaves an explicit format alone, and json ignores everything else', async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'w=100&fm=png', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,format=png');
+    expect(await uriOf(anySize, '/a.jpg', 'w=100&fm=json', CHROMIUM_ACCEPT)).toBe('/a.jpg/format=json');
+  });
+
+  it('keeps a quality that matters for the negotiated format', async () => {
+    // 80 is the JPEG and WebP default but not AVIF's (50).
+    expect(await uriOf(anySize, '/a.jpg', 'q=80', CHROMIUM_ACCEPT)).toBe('/a.jpg/quality=80,format=avif');
+    expect(await uriOf(anySize, '/a.jpg', 'q=80', SAFARI_ACCEPT)).toBe('/a.jpg/format=webp');
+  });
+});
+
+// -------------------------------------------------------------------- sizes
+
+describe('sizes', () => {
+  it('snaps a width or height up to the next allowed size', async () => {
+    expect(await uriOf(open, '/a.jpg', 'w=500')).toBe('/a.jpg/width=640');
+    expect(await uriOf(open, '/a.jpg', 'w=640&h=1')).toBe('/a.jpg/width=640,height=16');
+    expect(await uriOf(open, '/a.jpg', 'w=300&dpr=2')).toBe('/a.jpg/width=640');
+    expect(await uriOf(open, '/a.jpg', 'w=3840')).toBe('/a.jpg/width=3840');
+  });
+
+  it('refuses a size above the largest allowed one', async () => {
+    expectError(await open.handler(viewerEvent('/a.jpg', 'w=3841')), 400, 'invalid_parameter', /width "3841".*at most 3840/);
+    expectError(await open.handler(viewerEvent('/a.jpg', 'h=2000&dpr=2')), 400, 'invalid_parameter', /height "4000"/);
+  });
+
+  it('refuses a size above maxDimension before snapping', async () => {
+    expectError(await open.handler(viewerEvent('/a.jpg', 'w=5000')), 400, 'invalid_parameter', /from 1 to 4096/);
+  });
+});
+
+// ------------------------------------------------------------------ presets
+
+describe('presets', () => {
+  it('expands a preset, and lets parameters beside it override it', async () => {
+    expect(await uriOf(open, '/a.jpg', 'preset=thumb')).toBe('/a.jpg/width=256,height=256,fit=contain,background=ffffff');
+    expect(await uriOf(open, '/a.jpg', 'P=thumb&w=128&bg=000')).toBe('/a.jpg/width=128,height=256,fit=contain,background=000000');
+    expect(await uriOf(open, '/a.jpg', 'p=og', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=1200,height=640,quality=85,format=jpeg');
+    expect(await uriOf(open, '/a.jpg', 'p=hero', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=1920,quality=70,format=avif');
+  });
+
+  it('refuses an unknown preset, naming the ones there are', async () => {
+    expectError(await open.handler(viewerEvent('/a.jpg', 'preset=huge')), 400, 'invalid_parameter', /preset "huge".*thumb, avatar/);
+    expectError(await open.handler(viewerEvent('/a.jpg', 'preset=constructor')), 400, 'invalid_parameter');
+    expectError(await open.handler(viewerEvent('/a.jpg', 'preset=thumb&p=hero')), 400, 'invalid_parameter', /more than once/);
+  });
+
+  it('in presets-only mode, refuses every other parameter but ignores unknown ones', async () => {
+    const sig = sign(PRESETS_ONLY, '/a.jpg', 'preset=avatar');
+    expect(await uriOf(presetsOnly, '/a.jpg', `preset=avatar&sig=${sig}&utm=x`)).toBe(
+      '/a.jpg/width=96,height=96,position=attention',
+    );
+    expectError(
+      await presetsOnly.handler(viewerEvent('/a.jpg', `preset=avatar&w=100&sig=${sig}`)),
+      400,
+      'invalid_parameter',
+      /width "100".*presets only/,
+    );
+  });
+});
+
+// --------------------------------------------------------------- signatures
+
+describe('signatures', () => {
+  const query = 'w=640&fit=inside&h=384';
+
+  it('lets a request with a valid signature through, to the origin with its sig', async () => {
+    const sig = sign(REALISTIC, '/a.jpg', query);
+    const request = rewritten(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig}`)));
+    expect(request.uri).toBe('/a.jpg/width=640,height=384,fit=inside');
+    expect(request.querystring.sig).toEqual({ value: sig });
+  });
+
+  it('answers 403 for a missing, wrong or repeated signature', async () => {
+    const sig = sign(REALISTIC, '/a.jpg', query);
+    expectError(await signed.handler(viewerEvent('/a.jpg', query)), 403, 'invalid_signature', /must be signed/);
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=`)), 403, 'invalid_signature');
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig.toLowerCase()}`)), 403, 'invalid_signature', /not valid/);
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig.slice(1)}`)), 403, 'invalid_signature');
+    expectError(await signed.handler(viewerEvent('/a.jpg', `w=641&fit=inside&h=384&sig=${sig}`)), 403, 'invalid_signature');
+    expectError(await signed.handler(viewerEvent('/b.jpg', `${query}&sig=${sig}`)), 403, 'invalid_signature');
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig}&SIG=${sig}`)), 403, 'invalid_signature', /more than once/);
+  });
+
+  it('accepts a signature made with an older secret still in the list, and none made with a removed one', async () => {
+    expect(await uriOf(signed, '/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query, OLD)}`)).toBe(
+      '/a.jpg/width=640,height=384,fit=inside',
+    );
+    expectError(
+      await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query, 'retired-secret')}`)),
+      403,
+      'invalid_signature',
+    );
+  });
+
+  it('reads secrets separated by newlines or commas, ignoring blanks and surrounding spaces', async () => {
+    const code = viewerRequestFunctionCode(REALISTIC);
+    for (const value of [`${OLD},${CURRENT}`, ` ${OLD} ,\r\n\n ${CURRENT}\n`, `${CURRENT}`]) {
+      const fn = loadFunction(code, { [SIGNING_SECRETS_KEY]: value });
+      expect(await uriOf(fn, '/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query)}`)).toBe(
+        '/a.jpg/width=640,height=384,fit=inside',
+      );
+    }
+  });
+
+  it('verifies every spelling of a request with one signature, sizes snapped alike, whatever the name case of sig', async () => {
+    const sig = sign(REALISTIC, '/a.jpg', query);
+    for (const spelling of ['W=0640&FIT=Inside&height=384', 'h=384&w=640&fit=inside&position=center&utm=1', 'w=600&h=300&fit=inside']) {
+      expect(await uriOf(signed, '/a.jpg', `${spelling}&Sig=${sig}`)).toBe('/a.jpg/width=640,height=384,fit=inside');
+    }
+  });
+
+  it('serves one signed URL to every browser, each its own format', async () => {
+    const sig = sign(REALISTIC, '/a.jpg', 'w=640&q=60');
+    const uris = await Promise.all(
+      [CHROMIUM_ACCEPT, SAFARI_ACCEPT, ANY_ACCEPT, undefined].map((accept) => uriOf(signed, '/a.jpg', `w=640&q=60&sig=${sig}`, accept)),
+    );
+    expect(uris).toEqual([
+      '/a.jpg/width=640,quality=60,format=avif',
+      '/a.jpg/width=640,quality=60,format=webp',
+      '/a.jpg/width=640,quality=60',
+      '/a.jpg/width=640,quality=60',
+    ]);
+  });
+
+  it('answers 400 before 403: a bad parameter is reported whether signed or not', async () => {
+    expectError(await signed.handler(viewerEvent('/a.jpg', 'w=abc')), 400, 'invalid_parameter');
+  });
+
+  it('refuses everything, and logs why, when the KeyValueStore has no secrets', async () => {
+    const fn = loadFunction(viewerRequestFunctionCode(REALISTIC), {});
+    expectError(await fn.handler(viewerEvent('/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query)}`)), 403, 'invalid_signature');
+    expect(fn.logs.join('\n')).toMatch(/signing secrets unavailable/);
+    const empty = loadFunction(viewerRequestFunctionCode(REALISTIC), { [SIGNING_SECRETS_KEY]: ' ,\n' });
+    expectError(await empty.handler(viewerEvent('/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query, '')}`)), 403, 'invalid_signature');
+  });
+
+  it('ignores sig, and forwards none, when signing is off', async () => {
+    const request = rewritten(await open.handler(viewerEvent('/a.jpg', 'w=640&sig=whatever')));
+    expect(request.uri).toBe('/a.jpg/width=640');
+    expect(request.querystring).toEqual({ width: { value: '640' } });
+  });
+});
+
+// --------------------------------------------------------------- rejections
+
+describe('rejections', () => {
+  const cases: [string, string, string, RegExp][] = [
+    ['/a.jpg', 'w=abc', 'invalid_parameter', /Invalid width "abc": expected an integer from 1 to 8192/],
+    ['/a.jpg', 'w=0', 'invalid_parameter', /width "0"/],
+    ['/a.jpg', 'w=-5', 'invalid_parameter', /width "-5"/],
+    ['/a.jpg', 'w=1e3', 'invalid_parameter', /width "1e3"/],
+    ['/a.jpg', 'fit=squash', 'invalid_parameter', /fit "squash".*cover, contain/],
+    ['/a.jpg', 'q=101', 'invalid_parameter', /quality "101"/],
+    ['/a.jpg', 'bg=zzz', 'invalid_parameter', /background "zzz"/],
+    ['/a.jpg', 'dpr=1.25', 'invalid_parameter', /dpr "1.25"/],
+    ['/a.jpg', 'rotate=45', 'invalid_parameter', /rotate "45"/],
+    ['/a.jpg', 'format=tiff', 'invalid_parameter', /format "tiff"/],
+    ['/a.jpg', 'flip=yes', 'invalid_parameter', /flip "yes"/],
+    ['/a.jpg', 'w=100&w=200', 'invalid_parameter', /more than once/],
+    ['/a.jpg', 'w=100&width=200', 'invalid_parameter', /more than once/],
+    ['/a.jpg', 'W=100&w=100', 'invalid_parameter', /more than once/],
+    ['/a.jpg', 'w=%2531%2530', 'invalid_parameter', /width "%31%30"/],
+    ['/a.jpg', 'w=%E0%A4%A', 'invalid_parameter', /not valid percent-encoded/],
+    ['/a.jpg', 'w=%zz', 'invalid_parameter', /not valid percent-encoded/],
+    ['/a.jpg', `w=${'9'.repeat(500)}`, 'invalid_parameter', /width "9{40}…"/],
+    ['/a/../b.jpg', '', 'invalid_key', /"\.\." path segment/],
+    ['/a/%2e%2E/b.jpg', '', 'invalid_key', /"\.\." path segment/],
+    ['/a/./b.jpg', '', 'invalid_key', /"\." path segment/],
+    ['/a//b.jpg', '', 'invalid_key', /empty path segment/],
+    ['/a/', '', 'invalid_key', /empty path segment/],
+    ['/', '', 'invalid_key', /empty/],
+    ['/a%00.jpg', '', 'invalid_key', /control character/],
+    ['/a%0A.jpg', '', 'invalid_key', /control character/],
+    ['/a%7F.jpg', '', 'invalid_key', /control character/],
+    ['/a%ED%A0%80.jpg', '', 'invalid_key', /percent-encoded UTF-8/],
+    ['/a%E0.jpg', '', 'invalid_key', /percent-encoded UTF-8/],
+    [`/${'k'.repeat(1025)}`, '', 'invalid_key', /longer than 1024 bytes/],
+  ];
+  for (const [path, query, code, message] of cases) {
+    it(`answers 400 ${code} for ${path.slice(0, 30)}${query ? '?' + query.slice(0, 30) : ''}`, async () => {
+      expectError(await anySize.handler(viewerEvent(path, query)), 400, code, message);
+    });
+  }
+
+  it('answers the contract status line', async () => {
+    const response = answered(await anySize.handler(viewerEvent('/a.jpg', 'w=abc')));
+    expect(response.statusDescription).toBe('Bad Request');
+    const forbidden = answered(await signed.handler(viewerEvent('/a.jpg', 'w=100')));
+    expect([forbidden.statusCode, forbidden.statusDescription]).toEqual([403, 'Forbidden']);
+  });
+});
+
+// --------------------------------------------- agreement with the grammar
+
+/** Valid values per parameter, in several spellings; each name's aliases share them. */
+const VALID: Record<string, string[]> = {
+  'width w': ['1', '16', '100', '0640', '640', '750', '3840', '4096'],
+  'height h': ['16', '200', '0480', '384', '1080'],
+  dpr: ['1', '1.5', '2.0', '.5', '3', '4'],
+  fit: ['cover', 'contain', 'INSIDE', 'fill', 'outside'],
+  'position pos gravity': ['center', 'top-left', 'Entropy', 'attention', 'bottom'],
+  enlarge: ['true', '0', '1', 'FALSE'],
+  'format fm f': ['auto', 'webp', 'AVIF', 'jpg', 'jpeg', 'png', 'gif', 'json'],
+  'quality q': ['1', '50', '80', '075', '100'],
+  'background bg': ['#fff', 'FF000080', 'ff0000ff', 'abc', '00000000'],
+  blur: ['0.3', '2', '100.0'],
+  sharpen: ['0.5', '1', '10'],
+  'grayscale greyscale': ['true', 'false', '1'],
+  rotate: ['0', '90', '180', '270', '090'],
+  'flip flop': ['1', 'false', 'True'],
+  'preset p': ['thumb', 'avatar', 'hero', 'og', 'mono', 'gallery'],
+};
+const VALID_PAIRS = Object.entries(VALID).flatMap(([names, values]) =>
+  names.split(' ').flatMap((one) => values.map((text) => [one, text] as const)),
+);
+const KNOWN_NAMES = Object.keys(VALID).flatMap((names) => names.split(' '));
+const OTHER_NAMES = ['foo', 'utm_source', 'response-content-type', 'versionId', 'constructor', '__proto__', 'toString', '', 'x y'];
+const ODD_VALUES = ['0', '-1', 'abc', '', '641', '9000', '4.1', '101', 'zzz', '45', 'yes', 'tiff', 'nope', 'constructor', '%', '%zz', '%E0%A4', '%2531', ' 1'];
+const ACCEPTS = [CHROMIUM_ACCEPT, SAFARI_ACCEPT, ANY_ACCEPT, '', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP'];
+const KEYS = ['photos/cat.jpg', 'a b/c+d (1).png', 'été/日本.webp', 'x', '%41', "it's/[1]~!*.gif"];
+const BAD_KEYS = ['..', 'a/./b', '', 'a//b', 'a/', 'k\u0000'];
+
+/** Percent-encodes some of a text's characters, or all, or none, as a viewer might. */
+const spelled = (text: string): fc.Arbitrary<string> =>
+  fc.constantFrom('raw', 'component', 'all', 'plus').map((how) => {
+    if (how === 'component') return encodeURIComponent(text);
+    if (how === 'all') return Array.from(new TextEncoder().encode(text), (byte) => '%' + byte.toString(16).padStart(2, '0')).join('');
+    if (how === 'plus') return encodeURIComponent(text).replace(/%20/g, '+');
+    return text.replace(/[&=#%\s]/g, encodeURIComponent);
+  });
+
+const anyCase = (text: string): fc.Arbitrary<string> =>
+  fc.boolean().chain((mixed) => (mixed ? fc.constantFrom(text.toUpperCase(), text[0] ? text[0].toUpperCase() + text.slice(1) : text) : fc.constant(text)));
+
+const validPair = fc.constantFrom(...VALID_PAIRS).chain(([n, v]) => fc.tuple(anyCase(n), fc.constant(v)));
+const oddPair = fc.tuple(
+  fc.oneof(fc.constantFrom(...KNOWN_NAMES).chain(anyCase), fc.constantFrom(...OTHER_NAMES), fc.string({ maxLength: 4 })),
+  fc.oneof(fc.constantFrom(...ODD_VALUES), fc.string({ maxLength: 6 })),
+);
+const unknownPair = fc.tuple(fc.constantFrom(...OTHER_NAMES), fc.string({ maxLength: 6 }));
+const pair = fc
+  .tuple(fc.oneof({ weight: 12, arbitrary: validPair }, { weight: 2, arbitrary: unknownPair }, { weight: 1, arbitrary: oddPair }), fc.boolean())
+  .chain(([[n, v], bare]) =>
+    fc.tuple(spelled(n), /^%/.test(v) ? fc.constant(v) : spelled(v)).map(([sn, sv]) => (bare && sv === '' ? sn : `${sn}=${sv}`)),
+  );
+const query = fc.array(pair, { maxLength: 4 }).map((pairs) => pairs.join('&'));
+const encodedPath = (key: string) => '/' + key.split('/').map(encodeURIComponent).join('/');
+const path = fc.oneof(
+  { weight: 12, arbitrary: fc.constantFrom(...KEYS).map(encodedPath) },
+  fc.constantFrom(...BAD_KEYS).map(encodedPath),
+  fc.constantFrom(...KEYS, ...BAD_KEYS).map((key) => '/' + key),
+  fc.string({ maxLength: 12 }).map((text) => '/' + text.replace(/[?#]/g, '')),
+);
+
+type Outcome = { uri: string } | { status: number; error: string };
+
+function grammarOutcome(options: GrammarOptions, avif: boolean, p: string, q: string, accept: string): Outcome {
+  try {
+    return { uri: canonicalRequest(p, splitQuery(q), options, { accept, avif }).uri };
+  } catch (error) {
+    if (isGrammarError(error)) return { status: 400, error: error.code };
+    throw error;
+  }
+}
+
+function edgeOutcome(result: FunctionResult): Outcome {
+  if (isResponse(result)) return { status: result.statusCode, error: JSON.parse(result.body.data).error };
+  return { uri: result.uri };
+}
+
+/** Where the origin redirects an oversized variant: the key's path plus the forwarded query. */
+function redirectTarget(request: ViewerRequest): [string, string] {
+  return [request.uri.slice(0, request.uri.lastIndexOf('/')), forwardedQuery(request)];
+}
+
+describe('agreement with the TypeScript grammar', () => {
+  const RUNS = { numRuns: 3000 };
+
+  for (const [label, settings, fn] of [
+    ['sizes and presets', OPEN, () => open],
+    ['any size', ANY_SIZE, () => anySize],
+    ['no AVIF', NO_AVIF, () => noAvif],
+  ] as const) {
+    it(`gives the grammar's URI or its 400 for any request (${label})`, async () => {
+      await fc.assert(
+        fc.asyncProperty(path, query, fc.constantFrom(...ACCEPTS), async (p, q, accept) => {
+          const result = await fn().handler(viewerEvent(p, q, { headers: { accept } }));
+          expect(edgeOutcome(result)).toEqual(grammarOutcome(settings.grammar, settings.avif, p, q, accept));
+          if (isResponse(result)) return;
+          // The forwarded query leads back to the same URI, for the same browser.
+          const [again, forwarded] = redirectTarget(result);
+          expect(await uriOf(fn(), again, forwarded, accept || undefined)).toBe(result.uri);
+        }),
+        RUNS,
+      );
+    });
+  }
+
+  it('accepts any valid request signed by the client rule, and its redirect, for every browser', async () => {
+    await fc.assert(
+      fc.asyncProperty(path, query, fc.constantFrom(...ACCEPTS), async (p, q, accept) => {
+        const plain = grammarOutcome(REALISTIC.grammar, true, p, q, '');
+        fc.pre('uri' in plain && !splitQuery(q).some((one) => one[0].toLowerCase() === 'sig'));
+        const sig = sign(REALISTIC, p, q);
+        const result = rewritten(await signed.handler(viewerEvent(p, `${q}&sig=${sig}`, { headers: { accept } })));
+        expect(result.uri).toBe((grammarOutcome(REALISTIC.grammar, true, p, q, accept) as { uri: string }).uri);
+        const [again, forwarded] = redirectTarget(result);
+        expect(await uriOf(signed, again, forwarded, accept || undefined)).toBe(result.uri);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('follows presets-only mode through the redirect too', async () => {
+    for (const preset of ['thumb', 'avatar', 'hero', 'og', 'mono', 'gallery']) {
+      const sig = sign(PRESETS_ONLY, '/a.jpg', `preset=${preset}`);
+      for (const accept of [CHROMIUM_ACCEPT, SAFARI_ACCEPT, undefined]) {
+        const result = rewritten(await presetsOnly.handler(viewerEvent('/a.jpg', `p=${preset}&sig=${sig}`, accept ? { headers: { accept } } : {})));
+        const [again, forwarded] = redirectTarget(result);
+        expect(forwarded).toBe(`preset=${preset}&sig=${sig}`);
+        expect(await uriOf(presetsOnly, again, forwarded, accept)).toBe(result.uri);
+      }
+    }
+  });
+});
