@@ -170,7 +170,10 @@ export const PARAMS: Param[] = [
     name: 'quality',
     aliases: ['q'],
     parse: (raw) => parseInteger('quality', raw, 1, 100),
-    matters: (ops) => isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[(ops.format || 'jpeg') as 'jpeg'],
+    // Without a format the default is not known yet (format=auto is negotiated later, and a
+    // signature covers the URI before that), so any quality given is kept.
+    matters: (ops) =>
+      ops.format === undefined || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
   },
   {
     name: 'format',

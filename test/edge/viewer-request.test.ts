@@ -100,7 +100,8 @@ describe('normalisation', () => {
   });
 
   it('drops unknown parameters, defaults and no-ops', async () => {
-    expect(await uriOf(anySize, '/a.jpg', 'foo=1&fit=cover&rotate=0&flip=false&q=80&dpr=1')).toBe('/a.jpg/original');
+    expect(await uriOf(anySize, '/a.jpg', 'foo=1&fit=cover&rotate=0&flip=false&dpr=1')).toBe('/a.jpg/original');
+    expect(await uriOf(anySize, '/a.jpg', 'q=80&fm=jpg')).toBe('/a.jpg/format=jpeg');
     expect(await uriOf(anySize, '/a.jpg')).toBe('/a.jpg/original');
     expect(await uriOf(anySize, '/a.jpg', 'bg=%23FF0000FF&blur=02.0')).toBe('/a.jpg/blur=2,background=ff0000');
   });
@@ -263,6 +264,14 @@ describe('signatures', () => {
     expectError(await signed.handler(viewerEvent('/a.jpg', `w=641&fit=inside&h=384&sig=${sig}`)), 403, 'invalid_signature');
     expectError(await signed.handler(viewerEvent('/b.jpg', `${query}&sig=${sig}`)), 403, 'invalid_signature');
     expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig}&SIG=${sig}`)), 403, 'invalid_signature', /more than once/);
+  });
+
+  it('does not let a signed URL be stretched into another variant by adding a quality', async () => {
+    const sig = sign(REALISTIC, '/a.jpg', 'w=640');
+    const avif = { headers: { accept: 'image/avif,image/webp,*/*' } };
+    expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=640&sig=${sig}`, avif))).uri).toMatch(/format=avif$/);
+    // q=80 is no default before negotiation, so it is part of what the signature covers.
+    expectError(await signed.handler(viewerEvent('/a.jpg', `w=640&q=80&sig=${sig}`, avif)), 403, 'invalid_signature');
   });
 
   it('accepts a signature made with an older secret still in the list, and none made with a removed one', async () => {
