@@ -259,6 +259,7 @@ function lockIsStale(): boolean {
 // - If Node is SIGKILLed, no 'exit' handler runs. A watchdog thread stops
 //   LocalStack when its parent goes away (it gets re-parented), so no orphan
 //   server is left running.
+// - Its S3 store writes to a fixed directory in /tmp (redirected below).
 // - Stopping was slow: a thread-safety bug in LocalStack's shutdown (patched
 //   below), then Python's own teardown spends seconds garbage-collecting, and
 //   every test run waits for it (skipped with os._exit).
@@ -287,6 +288,11 @@ def shutdown(self):
     unpatched_shutdown(self)
     self.loop.call_soon_threadsafe(self.loop.stop)
 HypercornRuntimeServer.shutdown = shutdown
+
+# S3 keeps its spill files under a fixed /tmp/localstack-s3-storage, shared by
+# every instance on the machine (DeleteBucket removes <that dir>/<bucket>).
+import localstack.services.s3.provider as s3_provider
+s3_provider.DEFAULT_S3_TMP_DIR = os.path.join(os.environ['FILESYSTEM_ROOT'], 's3-storage')
 
 parent = int(os.environ.pop('LOCALSTACK_PARENT_PID'))
 orphaned = threading.Event()
@@ -339,7 +345,7 @@ async function launch(log: (line: string) => void): Promise<LocalStack> {
       // would trample each other. Host mode puts all its files under FILESYSTEM_ROOT.
       OVERRIDE_IN_DOCKER: '0',
       FILESYSTEM_ROOT: stateDir,
-      TMPDIR: childTmp, // S3 spools objects over 512 KiB to temp files (LocalStack logs a harmless deprecation warning)
+      TMPDIR: childTmp, // for any other temp files (LocalStack logs a harmless deprecation warning)
       CUSTOM_SSL_CERT_PATH: join(stateDir, 'server.pem'), // made by LAUNCHER
       SKIP_SSL_CERT_DOWNLOAD: '1',
       DISABLE_EVENTS: '1', // no analytics calls home
