@@ -7,7 +7,7 @@ import { KeyValueStore } from 'aws-cdk-lib/aws-cloudfront';
 import { describe, expect, it } from 'vitest';
 import { MAX_FUNCTION_BYTES, SIGNING_SECRETS_KEY, viewerRequestFunctionCode } from '../../lib/edge-function';
 import { ANY_SIZE, KVS_ID, NO_AVIF, OPEN, PRESETS_ONLY, REALISTIC } from './fixtures';
-import { loadFunction, viewerEvent } from './run-function';
+import { loadFunction, viewerEvent } from '../../local/cloudfront-function';
 import { unsupportedSyntax } from './runtime-syntax';
 
 const CONFIGS = { REALISTIC, OPEN, ANY_SIZE, NO_AVIF, PRESETS_ONLY };

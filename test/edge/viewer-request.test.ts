@@ -27,7 +27,7 @@ import {
   type FunctionResult,
   type LoadedFunction,
   type ViewerRequest,
-} from './run-function';
+} from '../../local/cloudfront-function';
 
 const CURRENT = 'current-secret-0123456789';
 const OLD = 'old-secret-abcdefghij';
