@@ -382,7 +382,9 @@ async function launch(log: (line: string) => void): Promise<LocalStack> {
 
   log(`starting LocalStack S3 on ${endpoint} (log: ${logFile})`);
   const failure = await Promise.race([
-    waitForS3(endpoint, started + STARTUP_TIMEOUT_MS).then((ok) => (ok ? undefined : `not ready after ${STARTUP_TIMEOUT_MS / 1000} s`)),
+    waitForS3(endpoint, started + STARTUP_TIMEOUT_MS, () => child.exitCode === null && child.signalCode === null).then((ok) =>
+      ok ? undefined : `not ready after ${STARTUP_TIMEOUT_MS / 1000} s`,
+    ),
     exited.then((how) => `exited early (${how})`),
   ]);
   if (failure) {
@@ -401,8 +403,8 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-async function waitForS3(endpoint: string, deadline: number): Promise<boolean> {
-  while (Date.now() < deadline) {
+async function waitForS3(endpoint: string, deadline: number, alive: () => boolean): Promise<boolean> {
+  while (Date.now() < deadline && alive()) {
     try {
       const response = await fetch(`${endpoint}/_localstack/health`, { signal: AbortSignal.timeout(2_000) });
       const health = (await response.json()) as { services?: Record<string, string> };
