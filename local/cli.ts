@@ -1,0 +1,76 @@
+// `npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <s>]`
+// Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3).
+
+import { parseArgs } from 'node:util';
+import { startLocalStack } from './localstack';
+import { localS3Client } from './s3-client';
+import { startEmulator } from './start';
+
+const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <secret>]
+  --port <n>               port on 127.0.0.1 (default 3000)
+  --images <dir>           upload every image under <dir>, keyed by its relative path (default: generated samples)
+  --no-edge-cache          send every request to the origins, as with caching disabled
+  --signing-secret <s>     require signed URLs, verified with this secret`;
+
+function fail(message: string): never {
+  console.error(`error: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+async function main() {
+  let args;
+  try {
+    args = parseArgs({
+      options: {
+        port: { type: 'string', default: '3000' },
+        images: { type: 'string' },
+        'no-edge-cache': { type: 'boolean', default: false },
+        'signing-secret': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  if (args.help) {
+    console.log(USAGE);
+    return;
+  }
+  const port = Number(args.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not "${args.port}"`);
+
+  const started = performance.now();
+  const log = (line: string) => console.log(`[emulator] ${line}`);
+  const localStack = await startLocalStack();
+  let emulator;
+  try {
+    emulator = await startEmulator({
+      s3: localS3Client(localStack.endpoint),
+      port,
+      images: args.images,
+      edgeCache: !args['no-edge-cache'],
+      signingSecret: args['signing-secret'],
+      log,
+    });
+  } catch (error) {
+    await localStack.stop();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') fail(`port ${port} is in use; pick another with --port`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') fail(`no such folder: ${args.images}`);
+    throw error;
+  }
+  log(`edge cache ${args['no-edge-cache'] ? 'off' : 'on'}; S3 at ${localStack.endpoint}`);
+  console.log(`\nReady in ${((performance.now() - started) / 1000).toFixed(1)} s: open ${emulator.url}/\n`);
+
+  const shutdown = async () => {
+    await emulator.close();
+    await localStack.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? `error: ${error.message}` : error);
+  process.exit(1);
+});

@@ -1,0 +1,132 @@
+// The emulator's HTTP front: `/_health`, the playground and its small API
+// under `/_playground/` and `/_api/`, and every other path as a viewer
+// request through the emulated CloudFront.
+
+import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { canonicalRequest, decodeKeyPath, isGrammarError, signUri, splitQuery, type GrammarOptions } from '../lambda/grammar';
+import type { Emulator } from './emulator';
+
+export interface PlaygroundSettings {
+  grammar: GrammarOptions;
+  avif: boolean;
+  /** The secret playground URLs are signed with, when the edge checks signatures. */
+  signingSecret?: string;
+}
+
+export interface ServerOptions {
+  emulator: Emulator;
+  s3: S3Client;
+  sourceBucket: string;
+  settings: PlaygroundSettings;
+  /** Called after a playground upload replaced a source, as S3 would notify. */
+  onSourceChanged(key: string): Promise<void>;
+  /** The browser build of lambda/client, served at /_playground/client.js. */
+  clientScript: string;
+  /** Largest upload accepted from the playground. */
+  maxUploadBytes: number;
+}
+
+const PLAYGROUND = fileURLToPath(new URL('./playground/', import.meta.url));
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.png': 'image/png',
+};
+
+function send(response: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string = '') {
+  response.writeHead(status, headers);
+  response.end(body);
+}
+
+function sendJson(response: ServerResponse, status: number, value: unknown) {
+  send(response, status, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify(value));
+}
+
+async function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of request) {
+    length += (chunk as Buffer).length;
+    if (length > limit) throw new Error(`the upload is larger than ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function createEmulatorServer(options: ServerOptions): Server {
+  const { emulator, s3, sourceBucket, settings } = options;
+
+  async function listSources() {
+    const keys: { key: string; bytes: number }[] = [];
+    let token: string | undefined;
+    do {
+      const page = await s3.send(new ListObjectsV2Command({ Bucket: sourceBucket, ContinuationToken: token }));
+      for (const object of page.Contents ?? []) keys.push({ key: object.Key!, bytes: object.Size ?? 0 });
+      token = page.NextContinuationToken;
+    } while (token);
+    return keys;
+  }
+
+  async function api(request: IncomingMessage, response: ServerResponse, url: URL) {
+    if (url.pathname === '/_api/config') {
+      const { grammar, avif, signingSecret } = settings;
+      return sendJson(response, 200, { ...grammar, avif, signing: Boolean(signingSecret) });
+    }
+    if (url.pathname === '/_api/sources' && request.method === 'GET') return sendJson(response, 200, await listSources());
+    if (url.pathname.startsWith('/_api/sources/') && request.method === 'PUT') {
+      const key = decodeKeyPath(url.pathname.slice('/_api/sources'.length));
+      const body = await readBody(request, options.maxUploadBytes);
+      await s3.send(new PutObjectCommand({ Bucket: sourceBucket, Key: key, Body: body, ContentType: request.headers['content-type'] }));
+      await options.onSourceChanged(key);
+      return sendJson(response, 201, { key });
+    }
+    if (url.pathname === '/_api/sign') {
+      // Signs a viewer URL server-side, as an application's back end would.
+      const path = url.searchParams.get('path') ?? '';
+      const query = url.searchParams.get('query') ?? '';
+      if (!settings.signingSecret) return sendJson(response, 200, { url: path + (query ? '?' + query : '') });
+      const signed = canonicalRequest(path, splitQuery(query), settings.grammar).uri;
+      const sig = signUri(signed, settings.signingSecret);
+      return sendJson(response, 200, { url: `${path}?${query ? query + '&' : ''}sig=${sig}` });
+    }
+    return sendJson(response, 404, { error: 'not_found', message: 'No such playground API.' });
+  }
+
+  async function staticFile(response: ServerResponse, name: string) {
+    if (name === 'client.js') {
+      return send(response, 200, { 'content-type': CONTENT_TYPES['.js']!, 'cache-control': 'no-store' }, options.clientScript);
+    }
+    const path = normalize(join(PLAYGROUND, name));
+    if (!path.startsWith(PLAYGROUND)) return sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
+    try {
+      const body = await readFile(path);
+      send(response, 200, { 'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' }, body);
+    } catch {
+      sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
+    }
+  }
+
+  async function route(request: IncomingMessage, response: ServerResponse) {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname === '/_health') return sendJson(response, 200, { status: 'ok' });
+    if (url.pathname === '/') return staticFile(response, 'index.html');
+    if (url.pathname.startsWith('/_playground/')) return staticFile(response, url.pathname.slice('/_playground/'.length));
+    if (url.pathname.startsWith('/_api/')) return api(request, response, url);
+    const answer = await emulator.serve({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers });
+    send(response, answer.status, answer.headers, answer.body);
+  }
+
+  return createServer((request, response) => {
+    route(request, response).catch((error: unknown) => {
+      if (isGrammarError(error)) return sendJson(response, 400, { error: error.code, message: error.message });
+      console.error('[emulator]', error);
+      if (!response.headersSent) sendJson(response, 502, { error: 'bad_gateway', message: 'The emulator failed; see its log.' });
+      else response.destroy();
+    });
+  });
+}

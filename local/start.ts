@@ -1,0 +1,173 @@
+// Everything `npm start` brings up, in order: S3 (LocalStack), the two
+// buckets and their sources, the generated edge function, the origin and
+// invalidation handlers, and the HTTP server. Tests start it the same way.
+
+import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { buildSync } from 'esbuild';
+import { readdir, readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { extname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
+import { DEFAULT_EAGER_ACCEPTS, DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
+import { createInvalidationHandler } from '../lambda/invalidate/handler';
+import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES } from '../lambda/origin/config';
+import { createOriginHandler } from '../lambda/origin/handler';
+import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode } from '../lib/edge-function';
+import { createEmulator } from './emulator';
+import { generateSamples, type Sample } from './samples';
+import { createEmulatorServer } from './server';
+import { watchSources } from './source-watcher';
+
+export interface EmulatorStartOptions {
+  s3: S3Client;
+  /** Port on 127.0.0.1; 0 picks a free one. */
+  port: number;
+  /** Upload every image under this folder, keyed by its relative path; otherwise generated samples. */
+  images?: string;
+  /** Keep responses in the in-memory edge cache (like CloudFront). */
+  edgeCache: boolean;
+  /** Require signed URLs, verified with this secret (as if it were in the KeyValueStore). */
+  signingSecret?: string;
+  /** Bucket names; default `source` and `cache` with a suffix, so several emulators can share one S3. */
+  buckets?: { source: string; cache: string };
+  /** How often the source bucket is compared for changes made through the S3 API. */
+  watchIntervalMs?: number;
+  log(line: string): void;
+}
+
+export interface RunningEmulator {
+  url: string;
+  sourceBucket: string;
+  cacheBucket: string;
+  sources: string[];
+  close(): Promise<void>;
+}
+
+/** Presets the playground demonstrates; a deployment defines its own. */
+export const LOCAL_PRESETS: GrammarOptions['presets'] = {
+  thumbnail: { width: '200', height: '200', fit: 'cover' },
+  hero: { width: '1600', quality: '70' },
+};
+
+const IMAGE_EXTENSIONS = new Set(['.jpg', '.jpeg', '.png', '.webp', '.avif', '.gif', '.tif', '.tiff']);
+const CONTENT_TYPES: Record<string, string> = {
+  '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png', '.webp': 'image/webp',
+  '.avif': 'image/avif', '.gif': 'image/gif', '.tif': 'image/tiff', '.tiff': 'image/tiff',
+};
+
+async function imagesIn(folder: string): Promise<Sample[]> {
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true });
+  const files = entries.filter((entry) => entry.isFile() && IMAGE_EXTENSIONS.has(extname(entry.name).toLowerCase()));
+  return Promise.all(
+    files.map(async (entry) => {
+      const path = join(entry.parentPath, entry.name);
+      return {
+        key: relative(folder, path).split(sep).join('/'),
+        body: await readFile(path),
+        contentType: CONTENT_TYPES[extname(entry.name).toLowerCase()]!,
+      };
+    }),
+  );
+}
+
+async function createBucket(s3: S3Client, name: string) {
+  try {
+    await s3.send(new CreateBucketCommand({ Bucket: name }));
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'BucketAlreadyOwnedByYou') throw error;
+  }
+}
+
+/** lambda/client for the browser, so the playground builds URLs with the project's own helper. */
+function clientScript(): string {
+  const entry = fileURLToPath(new URL('../lambda/client/index.ts', import.meta.url));
+  const result = buildSync({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', write: false });
+  return result.outputFiles[0]!.text;
+}
+
+export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
+  const { s3, log } = options;
+  const suffix = Date.now().toString(36);
+  const sourceBucket = options.buckets?.source ?? `source-${suffix}`;
+  const cacheBucket = options.buckets?.cache ?? `cache-${suffix}`;
+  await Promise.all([createBucket(s3, sourceBucket), createBucket(s3, cacheBucket)]);
+
+  const sources = options.images ? await imagesIn(options.images) : await generateSamples();
+  if (sources.length === 0) throw new Error(`No images (${[...IMAGE_EXTENSIONS].join(' ')}) under ${options.images}.`);
+  await Promise.all(
+    sources.map((source) =>
+      s3.send(new PutObjectCommand({ Bucket: sourceBucket, Key: source.key, Body: source.body, ContentType: source.contentType })),
+    ),
+  );
+  log(`seeded ${sources.length} ${options.images ? `images from ${options.images}` : 'generated samples'} into bucket ${sourceBucket}`);
+
+  const grammar: GrammarOptions = { ...DEFAULT_GRAMMAR_OPTIONS, presets: LOCAL_PRESETS };
+  const signing = options.signingSecret ? { keyValueStoreId: 'local-key-value-store' } : undefined;
+  const functionCode = viewerRequestFunctionCode({ grammar, avif: true, signing });
+  log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${signing ? ', signed URLs required' : ''}`);
+
+  const quiet = () => {};
+  const emulator = createEmulator({
+    s3,
+    cacheBucket,
+    functionCode,
+    keyValues: options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {},
+    edgeCache: options.edgeCache,
+    origin: createOriginHandler({
+      s3,
+      config: { ...DEFAULT_LIMITS, sourceBucket, cacheBucket, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES, cacheControl: DEFAULT_CACHE_CONTROL },
+      log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
+    }),
+  });
+
+  const invalidate = createInvalidationHandler({
+    s3,
+    // The emulator's CloudFront: an invalidation drops entries from its edge cache.
+    cloudFront: {
+      async createInvalidation({ paths }) {
+        const dropped = emulator.cache.invalidate(paths);
+        log(`invalidated ${paths.join(' ')} (${dropped.length} cached responses dropped)`);
+        return { id: `local-${Date.now()}` };
+      },
+    },
+    config: {
+      cacheBucket,
+      distributionId: 'LOCAL',
+      distributionOrigin: 'http://127.0.0.1', // unused: no presets are warmed locally
+      eagerPresets: [],
+      eagerAccepts: DEFAULT_EAGER_ACCEPTS,
+      grammar,
+      warmTimeoutMs: DEFAULT_WARM_TIMEOUT_MS,
+    },
+    log: quiet,
+  });
+  const watcher = await watchSources({ s3, bucket: sourceBucket, intervalMs: options.watchIntervalMs ?? 2000, onEvent: invalidate });
+
+  const server = createEmulatorServer({
+    emulator,
+    s3,
+    sourceBucket,
+    settings: { grammar, avif: true, signingSecret: options.signingSecret },
+    onSourceChanged: () => watcher.poll(),
+    clientScript: clientScript(),
+    maxUploadBytes: DEFAULT_LIMITS.maxSourceBytes,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    sourceBucket,
+    cacheBucket,
+    sources: sources.map((source) => source.key),
+    async close() {
+      watcher.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
