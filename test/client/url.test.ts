@@ -81,7 +81,7 @@ describe('imageUrl', () => {
     const url = imageUrl(BASE, 'a.jpg', { quality: 80 });
     expect(url).toBe(`https://${BASE}/a.jpg?quality=80`);
     expect(atEdge(url, ACCEPTS[2])).toBe('/a.jpg/quality=80,format=avif');
-    expect(atEdge(url)).toBe('/a.jpg/original');
+    expect(atEdge(url, ACCEPTS[1])).toBe('/a.jpg/format=webp');
     // With the format fixed, it is a no-op and goes.
     expect(imageUrl(BASE, 'a.jpg', { quality: 80, format: 'webp' })).toBe(`https://${BASE}/a.jpg?format=webp`);
   });
