@@ -1,0 +1,172 @@
+// The invalidation Lambda's settings, read once from its environment. Every
+// mistake is reported by name at the first invocation, so a bad deployment
+// fails loudly instead of silently leaving stale variants behind.
+
+import { canonicalRequest, encodeKeyPath, isGrammarError, DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../grammar';
+
+export interface InvalidateConfig {
+  /** Bucket holding the variants, `<source key>/<ops>` (CACHE_BUCKET). */
+  cacheBucket: string;
+  /** The distribution whose edge caches are invalidated (DISTRIBUTION_ID). */
+  distributionId: string;
+  /**
+   * Where warming requests go: `https://<DISTRIBUTION_DOMAIN>`, or the value
+   * itself when it names its scheme (e.g. `http://localhost:3000` for the emulator).
+   */
+  distributionOrigin: string;
+  /** Presets made as soon as a source is created (EAGER_PRESETS, comma-separated names). */
+  eagerPresets: string[];
+  /**
+   * One warming request per preset and Accept header, so that each format
+   * `format=auto` can negotiate is made (EAGER_ACCEPTS, a JSON array of
+   * Accept headers; default AVIF-capable, WebP-only and plain).
+   */
+  eagerAccepts: string[];
+  /** The secret warming URLs are signed with, when the edge checks signatures (SIGNING_SECRET). */
+  signingSecret?: string;
+  /**
+   * The deployment's grammar options, as the edge has them (MAX_DIMENSION,
+   * SIZES, PRESETS). Needed to compute what a signature covers.
+   */
+  grammar: GrammarOptions;
+  /**
+   * Whether the edge's `format=auto` may pick AVIF (AVIF, `true` or `false`,
+   * default true), so Accept headers that lead to one variant are warmed once.
+   */
+  avif: boolean;
+  /** Time allowed for one warming request (WARM_TIMEOUT_MS, default 30000). */
+  warmTimeoutMs: number;
+}
+
+/** What Chromium, Safari 16+ and Firefox 93+ send, what an older WebP-only browser sends, and what a plain client sends. */
+export const DEFAULT_EAGER_ACCEPTS = ['image/avif,image/webp,*/*', 'image/webp,*/*', '*/*'];
+export const DEFAULT_WARM_TIMEOUT_MS = 30_000;
+
+type Env = Record<string, string | undefined>;
+
+function configError(message: string): Error {
+  return new Error(`Invalid invalidation Lambda configuration: ${message}`);
+}
+
+function required(env: Env, name: string): string {
+  const value = env[name]?.trim();
+  if (!value) throw configError(`the environment variable ${name} is required.`);
+  return value;
+}
+
+function positiveInteger(env: Env, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+    throw configError(`${name} must be a positive integer, not "${raw}".`);
+  }
+  return value;
+}
+
+function json(env: Env, name: string): unknown {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    throw configError(`${name} is not valid JSON (${(error as Error).message}).`);
+  }
+}
+
+function distributionOrigin(env: Env): string {
+  const raw = required(env, 'DISTRIBUTION_DOMAIN');
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `https://${raw}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw configError(`DISTRIBUTION_DOMAIN must be a host name such as d111111abcdef8.cloudfront.net, not "${raw}".`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.pathname !== '/' || url.search || url.hash || url.username) {
+    throw configError(`DISTRIBUTION_DOMAIN must be a host name such as d111111abcdef8.cloudfront.net, not "${raw}".`);
+  }
+  return url.origin;
+}
+
+function nameList(env: Env, name: string): string[] {
+  const names = (env[name] ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  return [...new Set(names)];
+}
+
+function accepts(env: Env): string[] {
+  const value = json(env, 'EAGER_ACCEPTS');
+  if (value === undefined) return DEFAULT_EAGER_ACCEPTS;
+  if (!Array.isArray(value) || value.length === 0 || !value.every((item) => typeof item === 'string')) {
+    throw configError('EAGER_ACCEPTS must be a JSON array of Accept headers, e.g. ["image/avif,image/webp,*/*","*/*"].');
+  }
+  return [...new Set(value as string[])];
+}
+
+function presets(env: Env): { [name: string]: Preset } | undefined {
+  const value = json(env, 'PRESETS');
+  if (value === undefined) return undefined;
+  const isObject = (item: unknown): item is Record<string, unknown> =>
+    typeof item === 'object' && item !== null && !Array.isArray(item);
+  if (!isObject(value) || !Object.values(value).every((preset) => isObject(preset) && Object.values(preset).every((v) => typeof v === 'string'))) {
+    throw configError('PRESETS must be a JSON object of presets, e.g. {"thumb":{"width":"200","height":"200"}}, with string values.');
+  }
+  return value as { [name: string]: Preset };
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw configError(`${name} must be true or false, not "${env[name]}".`);
+}
+
+function sizes(env: Env): number[] | undefined {
+  const raw = env.SIZES?.trim();
+  if (!raw) return undefined;
+  return raw
+    .split(',')
+    .map((size) => positiveInteger({ SIZES: size.trim() }, 'SIZES', 0))
+    .sort((a, b) => a - b);
+}
+
+export function readConfig(env: Env): InvalidateConfig {
+  const grammar: GrammarOptions = {
+    maxDimension: positiveInteger(env, 'MAX_DIMENSION', DEFAULT_GRAMMAR_OPTIONS.maxDimension),
+    sizes: sizes(env),
+    presets: presets(env),
+  };
+  const config: InvalidateConfig = {
+    cacheBucket: required(env, 'CACHE_BUCKET'),
+    distributionId: required(env, 'DISTRIBUTION_ID'),
+    distributionOrigin: distributionOrigin(env),
+    eagerPresets: nameList(env, 'EAGER_PRESETS'),
+    eagerAccepts: accepts(env),
+    signingSecret: env.SIGNING_SECRET || undefined,
+    grammar,
+    avif: flag(env, 'AVIF', true),
+    warmTimeoutMs: positiveInteger(env, 'WARM_TIMEOUT_MS', DEFAULT_WARM_TIMEOUT_MS),
+  };
+
+  if (config.signingSecret && config.eagerPresets.length > 0 && !grammar.presets) {
+    throw configError(
+      'signing the warming URLs needs PRESETS (the preset definitions, as JSON, the same as the edge has), ' +
+        "because a signature covers the preset's expansion, not its name.",
+    );
+  }
+  if (grammar.presets) {
+    // Each eager preset must exist and expand to a valid request, as the edge would see it.
+    for (const name of config.eagerPresets) {
+      try {
+        canonicalRequest(encodeKeyPath('check.jpg'), [['preset', name]], grammar);
+      } catch (error) {
+        if (isGrammarError(error)) throw configError(`EAGER_PRESETS names "${name}", which PRESETS rejects: ${error.message}`);
+        throw error;
+      }
+    }
+  }
+  return config;
+}

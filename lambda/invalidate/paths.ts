@@ -1,0 +1,76 @@
+// CloudFront invalidation paths for changed sources.
+//
+// What the CloudFront Developer Guide says ("Invalidating files", "What you
+// need to know when invalidating paths"):
+// - a path starts with '/', is at most 4000 characters, and is case-sensitive;
+// - '*' matches zero or more characters and may only be the LAST character;
+// - non-ASCII characters and characters RFC 1738 calls unsafe must be
+//   URL-encoded, and no other character may be, "or CloudFront will not
+//   invalidate the old version";
+// - up to 15 wildcard paths may be in progress at once (beyond that,
+//   CreateInvalidation fails with TooManyInvalidationsInProgress).
+//
+// The cache key of every variant is its canonical URI, which the edge spells
+// with the grammar's encodeKeyPath (RFC 3986: every character but
+// A-Z a-z 0-9 - _ . ~ escaped). For most keys the two spellings agree:
+// letters, digits, '-', '_', '.', '/', and escapes of spaces, '%', '#', '?',
+// quotes, brackets and non-ASCII bytes. They disagree on '~' (left literal
+// by encodeKeyPath, unsafe per RFC 1738, and reported rejected by
+// CreateInvalidation) and on ! $ & ' ( ) * + , : ; = @ (escaped by
+// encodeKeyPath, to be left literal per the guide; '*' cannot be literal at
+// all). Whether CloudFront compares such a path with the cache key byte for
+// byte or after normalising it is not documented, so the path stops just
+// before the first such character, where the wildcard goes:
+//
+//   photos/my cat.jpg     -> /photos/my%20cat.jpg*
+//   photos/a+b (1).jpg    -> /photos/a*
+//
+// That matches the source's variants under either reading. It may also
+// invalidate a neighbour that shares the prefix, which costs that neighbour
+// one fetch from the cache bucket (not a new transform): the variants in the
+// cache bucket are deleted exactly, by key, never by this wildcard.
+
+import { encodeKeyPath } from '../grammar';
+
+/** CloudFront's limit on wildcard paths in progress at once. */
+export const MAX_WILDCARD_PATHS = 15;
+
+/** The first character where encodeKeyPath's spelling and the guide's may differ. */
+const AMBIGUOUS = /~|%(?:21|24|26|27|28|29|2A|2B|2C|3A|3B|3D|40)/;
+
+/** The wildcard invalidation path for every variant of `sourceKey` (and the viewer URIs that name it). */
+export function invalidationPath(sourceKey: string): string {
+  const encoded = encodeKeyPath(sourceKey);
+  const cut = encoded.search(AMBIGUOUS);
+  return (cut === -1 ? encoded : encoded.slice(0, cut)) + '*';
+}
+
+/** Drops a trailing partial escape (`%` or `%X`), so a prefix never ends mid-character. */
+function wholeEscapes(prefix: string): string {
+  return prefix.replace(/%[0-9A-F]?$/, '');
+}
+
+function commonPrefix(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return a.slice(0, i);
+}
+
+/**
+ * The fewest wildcard paths that cover `paths`: duplicates and paths covered
+ * by a shorter one are dropped, and more than `max` are folded into their
+ * common prefix, because a batch of more than 15 wildcard paths could never
+ * be accepted.
+ */
+export function coveringPaths(paths: string[], max = MAX_WILDCARD_PATHS): string[] {
+  const prefixes = [...new Set(paths.map((path) => path.replace(/\*$/, '')))].sort();
+  const kept: string[] = [];
+  for (const prefix of prefixes) {
+    // Sorted, so a covering prefix comes right before what it covers.
+    const last = kept[kept.length - 1];
+    if (last === undefined || !prefix.startsWith(last)) kept.push(prefix);
+  }
+  if (kept.length <= max) return kept.map((prefix) => prefix + '*');
+  const common = kept.reduce(commonPrefix);
+  return [wholeEscapes(common) + '*'];
+}

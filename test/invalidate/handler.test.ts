@@ -1,0 +1,420 @@
+// The source-changed Lambda, end to end against LocalStack S3: what it
+// deletes from the cache bucket (and what it leaves), the one CloudFront
+// invalidation it asks for, the warming requests it makes, and how it reports
+// failures. CloudFront and the distribution's HTTP endpoint are recording
+// doubles (see support.ts): LocalStack's free edition has no CloudFront.
+//
+// Not covered here: per-key errors inside a successful DeleteObjects answer.
+// LocalStack only produces those for requests naming a VersionId, which this
+// Lambda never sends; the handler logs them like the whole-call failure that
+// is tested below (purge_failed, with the keys, codes and messages).
+
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createInvalidationHandler, SourceChangeError, type InvalidationReport } from '../../lambda/invalidate/handler';
+import type { InvalidateConfig } from '../../lambda/invalidate/config';
+import { canonicalRequest, splitQuery, verifySignature, type GrammarOptions } from '../../lambda/grammar';
+import { localS3Client } from '../../local/s3-client';
+import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
+import {
+  DISTRIBUTION_ID,
+  DISTRIBUTION_ORIGIN,
+  created,
+  recordingCloudFront,
+  recordingFetch,
+  recordingLog,
+  removed,
+  s3Event,
+  s3EventKey,
+  testConfig,
+  type RecordSpec,
+} from './support';
+
+let buckets: TestBuckets;
+
+beforeAll(async () => {
+  buckets = await createTestBuckets('invalidate');
+});
+
+afterAll(async () => {
+  await buckets?.cleanup();
+});
+
+/** Puts objects into the cache bucket, `parallel` PutObjects at a time. */
+async function putVariants(keys: string[], parallel = 100): Promise<void> {
+  for (let i = 0; i < keys.length; i += parallel) {
+    await Promise.all(keys.slice(i, i + parallel).map((key) => putObject(buckets.s3, buckets.cacheBucket, key, 'variant', 'image/webp')));
+  }
+}
+
+async function cachedUnder(prefix: string): Promise<string[]> {
+  return (await listKeys(buckets.s3, buckets.cacheBucket)).filter((key) => key.startsWith(prefix)).sort();
+}
+
+function setup(overrides: Partial<InvalidateConfig> = {}, options: { cloudFront?: ReturnType<typeof recordingCloudFront>; fetch?: ReturnType<typeof recordingFetch> } = {}) {
+  const cloudFront = options.cloudFront ?? recordingCloudFront();
+  const fetch = options.fetch ?? recordingFetch();
+  const logs = recordingLog();
+  const handle = createInvalidationHandler({
+    s3: buckets.s3,
+    cloudFront: cloudFront.client,
+    config: testConfig(buckets.cacheBucket, overrides),
+    log: logs.log,
+    fetch: fetch.fetch,
+  });
+  return { handle: (records: RecordSpec[]) => handle(s3Event(records)), cloudFront, fetch, logs };
+}
+
+/** The rejection of `promise`, which must reject with a SourceChangeError. */
+async function sourceChangeError(promise: Promise<unknown>): Promise<SourceChangeError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(SourceChangeError);
+    return error as SourceChangeError;
+  }
+  throw new Error('expected the handler to reject, and it resolved');
+}
+
+describe('purge', () => {
+  it("deletes every variant of the changed source and nothing else, even sources whose keys extend it", async () => {
+    const variants = ['p1/cat.jpg/original', 'p1/cat.jpg/width=100', 'p1/cat.jpg/width=200,format=webp', 'p1/cat.jpg/format=json'];
+    const others = [
+      'p1/cat.jpg/inner.jpg/width=100', // a variant of the source "p1/cat.jpg/inner.jpg"
+      'p1/cat.jpg/inner.jpg/original',
+      'p1/cat.jpg2/width=100',
+      'p1/cat.jp/width=100',
+      'p1/Cat.jpg/width=100',
+      'p1/dog.jpg/width=100',
+    ];
+    await putVariants([...variants, ...others]);
+    await putObject(buckets.s3, buckets.sourceBucket, 'p1/cat.jpg', 'source');
+    const { handle, cloudFront, logs } = setup();
+
+    const report = await handle(created('p1/cat.jpg'));
+
+    expect(await cachedUnder('p1/')).toEqual([...others].sort());
+    expect(await listKeys(buckets.s3, buckets.sourceBucket)).toContain('p1/cat.jpg');
+    expect(report.keys).toEqual([{ key: 'p1/cat.jpg', change: 'created', deleted: 4, errors: [] }]);
+    expect(logs.events('purged')).toEqual([
+      expect.objectContaining({ level: 'info', key: 'p1/cat.jpg', change: 'created', events: ['ObjectCreated:Put'], deleted: 4 }),
+    ]);
+    expect(cloudFront.calls).toEqual([{ distributionId: DISTRIBUTION_ID, paths: ['/p1/cat.jpg*'], callerReference: expect.any(String) }]);
+  });
+
+  it('pages through more than 1000 variants (ListObjectsV2 pages, DeleteObjects batches of 1000)', async () => {
+    const variants = Array.from({ length: 1050 }, (_, i) => `p2/big photo.jpg/width=${i + 1}`);
+    const others = ['p2/big photo.jpg/nested.jpg/width=1', 'p2/big photo.jpg.bak/width=1', 'p2/big photo.jp/original'];
+    await putVariants([...variants, ...others]);
+    // A client of its own, to count the calls the handler makes (the calls still go to LocalStack).
+    const s3 = localS3Client(inject('s3Endpoint'));
+    const commands: string[] = [];
+    s3.middlewareStack.add(
+      (next, context) => (args) => {
+        commands.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const cloudFront = recordingCloudFront();
+    const logs = recordingLog();
+    const handle = createInvalidationHandler({ s3, cloudFront: cloudFront.client, config: testConfig(buckets.cacheBucket), log: logs.log });
+
+    const report = await handle(s3Event(created('p2/big photo.jpg')));
+
+    expect(report.keys[0]).toMatchObject({ key: 'p2/big photo.jpg', deleted: 1050, errors: [] });
+    expect(logs.events('purged')[0]).toMatchObject({ deleted: 1050 });
+    expect(commands).toEqual(['ListObjectsV2Command', 'DeleteObjectsCommand', 'ListObjectsV2Command', 'DeleteObjectsCommand']);
+    expect(await cachedUnder('p2/')).toEqual([...others].sort());
+    expect(cloudFront.calls).toHaveLength(1);
+    expect(cloudFront.calls[0]!.paths).toEqual(['/p2/big%20photo.jpg*']);
+  });
+
+  it('deletes nothing, and still invalidates, when a source has no variants', async () => {
+    const { handle, cloudFront, logs } = setup();
+    const report = await handle(created('p3/new.jpg'));
+    expect(report.keys[0]).toMatchObject({ deleted: 0, errors: [] });
+    expect(logs.events('purged')[0]).toMatchObject({ deleted: 0 });
+    expect(cloudFront.calls[0]!.paths).toEqual(['/p3/new.jpg*']);
+  });
+
+  it('handles removal events the same way (ObjectRemoved:*, lifecycle expiration), without warming', async () => {
+    await putVariants(['p4/gone.jpg/width=10', 'p4/gone.jpg/original', 'p4/expired.png/original', 'p4/kept.jpg/original']);
+    const { handle, cloudFront, fetch, logs } = setup({ eagerPresets: ['thumb'] });
+
+    const report = await handle([
+      ...removed('p4/gone.jpg'),
+      { eventName: 'LifecycleExpiration:Delete', rawKey: 'p4/expired.png' },
+    ]);
+
+    expect(await cachedUnder('p4/')).toEqual(['p4/kept.jpg/original']);
+    expect(report.keys.map((key) => [key.key, key.change, key.deleted])).toEqual([
+      ['p4/gone.jpg', 'removed', 2],
+      ['p4/expired.png', 'removed', 1],
+    ]);
+    expect(cloudFront.calls).toHaveLength(1);
+    expect(cloudFront.calls[0]!.paths).toEqual(['/p4/expired.png*', '/p4/gone.jpg*']);
+    expect(fetch.calls).toEqual([]);
+    expect(logs.events('warmed')).toEqual([]);
+  });
+});
+
+describe('event keys', () => {
+  it('decodes S3 event keys (+ is a space; spaces, +, %, #, non-ASCII, parentheses, ~)', async () => {
+    const keys = ['p5/my cat+1 100%#é.jpg', 'p5/日本語 (2).png', "p5/a~b!'*.webp"];
+    await putVariants(keys.flatMap((key) => [`${key}/original`, `${key}/width=64`]));
+    await putVariants(['p5/my cat+1 100%#é.jpg.bak/original', 'p5/my cat 1 100%#é.jpg/original']);
+    const { handle, cloudFront } = setup();
+
+    const report = await handle([
+      { eventName: 'ObjectCreated:Put', rawKey: s3EventKey(keys[0]!) },
+      { eventName: 'ObjectCreated:Put', rawKey: s3EventKey(keys[1]!, true) },
+      { eventName: 'ObjectCreated:CompleteMultipartUpload', rawKey: s3EventKey(keys[2]!, true) },
+    ]);
+
+    expect(s3EventKey(keys[0]!)).toBe('p5/my+cat%2B1+100%25%23%C3%A9.jpg');
+    expect(report.keys.map((key) => [key.key, key.deleted])).toEqual(keys.map((key) => [key, 2]));
+    expect(await cachedUnder('p5/')).toEqual(['p5/my cat 1 100%#é.jpg/original', 'p5/my cat+1 100%#é.jpg.bak/original']);
+    // One invalidation; each path stops before the first character whose spelling CloudFront may read differently.
+    expect(cloudFront.calls).toHaveLength(1);
+    expect(cloudFront.calls[0]!.paths).toEqual(['/p5/%E6%97%A5%E6%9C%AC%E8%AA%9E%20*', '/p5/a*', '/p5/my%20cat*']);
+  });
+
+  it("tells a '+' in a key from a space", async () => {
+    await putVariants(['p6/a b.jpg/original', 'p6/a+b.jpg/original']);
+    const { handle } = setup();
+
+    await handle([{ eventName: 'ObjectCreated:Put', rawKey: 'p6/a+b.jpg' }]);
+    expect(await cachedUnder('p6/')).toEqual(['p6/a+b.jpg/original']);
+
+    await handle([{ eventName: 'ObjectCreated:Put', rawKey: 'p6/a%2Bb.jpg' }]);
+    expect(await cachedUnder('p6/')).toEqual([]);
+  });
+
+  it('ignores, and logs, records it has nothing to do for', async () => {
+    await putVariants(['p7/x.jpg/original']);
+    const { handle, cloudFront, logs } = setup();
+
+    const report = await handle([
+      { eventName: 'ObjectRestore:Completed', rawKey: 'p7/x.jpg' },
+      { eventName: 'ObjectCreated:Put', rawKey: 'p7/x.jpg/width=10', bucket: buckets.cacheBucket },
+      { eventName: 'ObjectCreated:Put', rawKey: 'p7//x.jpg' },
+      { eventName: 'ObjectCreated:Put', rawKey: 'p7/folder/' },
+      { eventName: 'ObjectRemoved:Delete', rawKey: 'p7/%E0%A4%A' },
+    ]);
+
+    expect(report.keys).toEqual([]);
+    expect(cloudFront.calls).toEqual([]);
+    expect(await cachedUnder('p7/')).toEqual(['p7/x.jpg/original']);
+    expect(logs.events('ignored').map((entry) => entry.reason)).toEqual([
+      'not an object created or removed event',
+      'the event is from the cache bucket, not a source bucket',
+      'Invalid source key: it has an empty path segment.',
+      'Invalid source key: it has an empty path segment.',
+      'the key is not valid percent-encoded UTF-8',
+    ]);
+
+    // An event with no records at all (e.g. a test notification) is a no-op too.
+    const empty = createInvalidationHandler({ s3: buckets.s3, cloudFront: cloudFront.client, config: testConfig(buckets.cacheBucket), log: () => {} });
+    await expect(empty({} as never)).resolves.toMatchObject({ keys: [], paths: [] });
+    expect(cloudFront.calls).toEqual([]);
+  });
+});
+
+describe('invalidation', () => {
+  it('makes one invalidation per event, for all its records, with a unique caller reference each time', async () => {
+    await putVariants(['p8/a.jpg/original', 'p8/b.png/width=5', 'p8/sub/c d.gif/original']);
+    const { handle, cloudFront, logs } = setup();
+
+    await handle([...created('p8/a.jpg', 'p8/sub/c d.gif'), ...removed('p8/b.png'), ...created('p8/a.jpg')]);
+    await handle(created('p8/a.jpg'));
+
+    expect(await cachedUnder('p8/')).toEqual([]);
+    expect(cloudFront.calls).toHaveLength(2);
+    expect(cloudFront.calls[0]).toEqual({
+      distributionId: DISTRIBUTION_ID,
+      paths: ['/p8/a.jpg*', '/p8/b.png*', '/p8/sub/c%20d.gif*'],
+      callerReference: expect.any(String),
+    });
+    expect(cloudFront.calls[1]!.paths).toEqual(['/p8/a.jpg*']);
+    expect(cloudFront.calls[0]!.callerReference).not.toBe(cloudFront.calls[1]!.callerReference);
+    expect(logs.events('invalidated')[0]).toMatchObject({
+      level: 'info',
+      distributionId: DISTRIBUTION_ID,
+      invalidationId: 'I1EXAMPLE',
+      paths: ['/p8/a.jpg*', '/p8/b.png*', '/p8/sub/c%20d.gif*'],
+    });
+    // The duplicate record for a.jpg is one key, purged once.
+    expect(logs.events('purged').map((entry) => entry.key).sort()).toEqual(['p8/a.jpg', 'p8/a.jpg', 'p8/b.png', 'p8/sub/c d.gif']);
+  });
+
+  it('reports a CloudFront failure, still deletes, skips warming, and rejects so Lambda retries', async () => {
+    await putVariants(['p9/a.jpg/original', 'p9/a.jpg/width=1']);
+    const failure = Object.assign(new Error('Your request contains too many invalidations.'), { name: 'TooManyInvalidationsInProgress' });
+    const cloudFront = recordingCloudFront(() => Promise.reject(failure));
+    const { handle, fetch, logs } = setup({ eagerPresets: ['thumb'] }, { cloudFront });
+
+    const error = await sourceChangeError(handle(created('p9/a.jpg')));
+
+    expect(await cachedUnder('p9/')).toEqual([]);
+    expect(cloudFront.calls).toHaveLength(1);
+    expect(error.message).toBe(
+      'Source change not fully applied: the CloudFront invalidation failed (TooManyInvalidationsInProgress: Your request contains too many invalidations.).',
+    );
+    expect(error.report.keys[0]).toMatchObject({ key: 'p9/a.jpg', deleted: 2 });
+    expect(logs.events('invalidation_failed')).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        paths: ['/p9/a.jpg*'],
+        error: 'TooManyInvalidationsInProgress: Your request contains too many invalidations.',
+      }),
+    ]);
+    expect(fetch.calls).toEqual([]);
+    expect(logs.events('warm_skipped')).toEqual([expect.objectContaining({ key: 'p9/a.jpg' })]);
+    expect(logs.events('source_changed')[0]).toMatchObject({ level: 'error', invalidationFailed: true, deleted: 2 });
+  });
+
+  it('reports a purge that fails (no such cache bucket), still invalidates, and rejects', async () => {
+    const { handle, cloudFront, logs } = setup({ cacheBucket: `${buckets.cacheBucket}-missing` });
+
+    const error = await sourceChangeError(handle([...created('p10/a.jpg'), ...removed('p10/b.jpg')]));
+
+    expect(error.message).toBe('Source change not fully applied: the variants of 2 source(s) were not all deleted.');
+    const byKey = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.key).localeCompare(String(b.key));
+    expect(logs.events('purge_failed').sort(byKey)).toEqual([
+      expect.objectContaining({ level: 'error', key: 'p10/a.jpg', deleted: 0, failure: expect.stringMatching(/^NoSuchBucket: /) }),
+      expect.objectContaining({ level: 'error', key: 'p10/b.jpg', deleted: 0, failure: expect.stringMatching(/^NoSuchBucket: /) }),
+    ]);
+    expect(cloudFront.calls).toHaveLength(1);
+    expect(cloudFront.calls[0]!.paths).toEqual(['/p10/a.jpg*', '/p10/b.jpg*']);
+  });
+});
+
+describe('eager presets', () => {
+  const SECRET = 'warming-secret';
+  const grammar: GrammarOptions = {
+    maxDimension: 8192,
+    presets: {
+      thumb: { width: '200', height: '200', fit: 'cover' },
+      hero: { width: '1600', format: 'webp', quality: '70' },
+    },
+    presetsOnly: true,
+  };
+
+  /** What the edge does: drop sig, canonicalise without Accept, verify. */
+  function edgeVerifies(url: string): boolean {
+    const parsed = new URL(url);
+    const pairs = splitQuery(parsed.search.slice(1));
+    const sig = pairs.find((pair) => pair[0] === 'sig')?.[1] ?? '';
+    const uri = canonicalRequest(parsed.pathname, pairs.filter((pair) => pair[0] !== 'sig'), grammar).uri;
+    return verifySignature(uri, sig, [SECRET]);
+  }
+
+  it('requests each preset once per distinct variant of the configured Accept headers, signed, after the invalidation', async () => {
+    await putVariants(['p11/cat 1.jpg/width=200,height=200']);
+    const { handle, fetch, logs } = setup({ eagerPresets: ['thumb', 'hero'], signingSecret: SECRET, grammar });
+
+    const report = await handle(created('p11/cat 1.jpg'));
+
+    const requests = fetch.calls.map((call) => [new URL(call.url).searchParams.get('preset'), call.headers.accept]);
+    // hero fixes its format, so the three Accept headers lead to one variant and one request.
+    expect(requests).toEqual([
+      ['thumb', 'image/avif,image/webp,*/*'],
+      ['thumb', 'image/webp,*/*'],
+      ['thumb', '*/*'],
+      ['hero', 'image/avif,image/webp,*/*'],
+    ]);
+    for (const call of fetch.calls) {
+      expect(call.url).toMatch(new RegExp(`^${DISTRIBUTION_ORIGIN}/p11/cat%201\\.jpg\\?preset=(thumb|hero)&sig=[A-Za-z0-9_-]{32}$`));
+      expect(edgeVerifies(call.url), call.url).toBe(true);
+      expect(call.headers['user-agent']).toBe('edge-image-transformer-warmer');
+    }
+    expect(report.warmed.map((outcome) => outcome.uri)).toEqual([
+      '/p11/cat%201.jpg/width=200,height=200,format=avif',
+      '/p11/cat%201.jpg/width=200,height=200,format=webp',
+      '/p11/cat%201.jpg/width=200,height=200',
+      '/p11/cat%201.jpg/width=1600,quality=70,format=webp',
+    ]);
+
+    const warmed = logs.events('warmed');
+    expect(warmed).toHaveLength(4);
+    expect(warmed[0]).toMatchObject({ level: 'info', key: 'p11/cat 1.jpg', preset: 'thumb', status: 200, cache: 'Miss from cloudfront', bytes: 123 });
+    expect(String(warmed[0]!.url)).toMatch(/\?preset=thumb&sig=…$/); // the signature stays out of the logs
+    // Purge, then invalidate, then warm.
+    const order = logs.entries.map((entry) => entry.event);
+    expect(order.indexOf('purged')).toBeLessThan(order.indexOf('invalidated'));
+    expect(order.indexOf('invalidated')).toBeLessThan(order.indexOf('warmed'));
+    expect(await cachedUnder('p11/')).toEqual([]);
+  });
+
+  it('with AVIF off at the edge, warms what the AVIF-capable browser gets (WebP) once', async () => {
+    const { handle, fetch } = setup({ eagerPresets: ['thumb'], signingSecret: SECRET, grammar, avif: false });
+
+    const report = await handle(created('p15/a.jpg'));
+
+    expect(fetch.calls.map((call) => call.headers.accept)).toEqual(['image/avif,image/webp,*/*', '*/*']);
+    expect(report.warmed.map((outcome) => outcome.uri)).toEqual(['/p15/a.jpg/width=200,height=200,format=webp', '/p15/a.jpg/width=200,height=200']);
+  });
+
+  it('without signing or preset definitions, requests ?preset=<name> once per Accept header', async () => {
+    const { handle, fetch } = setup({ eagerPresets: ['small'], eagerAccepts: ['image/avif,*/*', '*/*'] });
+
+    await handle(created('p12/a+b.jpg'));
+
+    expect(fetch.calls).toEqual([
+      { url: `${DISTRIBUTION_ORIGIN}/p12/a%2Bb.jpg?preset=small`, headers: expect.objectContaining({ accept: 'image/avif,*/*' }) },
+      { url: `${DISTRIBUTION_ORIGIN}/p12/a%2Bb.jpg?preset=small`, headers: expect.objectContaining({ accept: '*/*' }) },
+    ]);
+  });
+
+  it('logs warming failures (an error status, a network error) and still succeeds', async () => {
+    await putVariants(['p13/a.jpg/original']);
+    const fetch = recordingFetch((call) => {
+      if (call.headers.accept === '*/*') throw new TypeError('fetch failed');
+      return new Response('{"error":"forbidden","message":"The signature is missing or wrong."}', {
+        status: 403,
+        headers: { 'content-type': 'application/json' },
+      });
+    });
+    const { handle, logs, cloudFront } = setup({ eagerPresets: ['thumb'], eagerAccepts: ['image/webp,*/*', '*/*'] }, { fetch });
+
+    const report: InvalidationReport = await handle(created('p13/a.jpg'));
+
+    expect(await cachedUnder('p13/')).toEqual([]);
+    expect(cloudFront.calls).toHaveLength(1);
+    expect(report.warmed.map((outcome) => outcome.ok)).toEqual([false, false]);
+    // Requests run in parallel: the log order is the order they finish in.
+    const byAccept = (a: Record<string, unknown>, b: Record<string, unknown>) => String(b.accept).localeCompare(String(a.accept));
+    expect(logs.events('warm_failed').sort(byAccept)).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        key: 'p13/a.jpg',
+        preset: 'thumb',
+        accept: 'image/webp,*/*',
+        status: 403,
+        error: '{"error":"forbidden","message":"The signature is missing or wrong."}',
+      }),
+      expect.objectContaining({ level: 'warn', accept: '*/*', error: 'TypeError: fetch failed' }),
+    ]);
+    expect(logs.events('source_changed')[0]).toMatchObject({ level: 'info', warmed: 0, warmFailures: 2 });
+  });
+
+  it('gives up on a warming request after WARM_TIMEOUT_MS', async () => {
+    const fetch = recordingFetch(() => new Promise<Response>(() => {}));
+    // The recording fetch ignores the signal, as a hung server would not; wire it in.
+    const abortable = {
+      ...fetch,
+      fetch: (url: string, init: { headers: Record<string, string>; signal: AbortSignal }) =>
+        new Promise<Response>((resolve, reject) => {
+          init.signal.addEventListener('abort', () => reject(init.signal.reason));
+          fetch.fetch(url, init).then(resolve, reject);
+        }),
+    };
+    const { handle, logs } = setup({ eagerPresets: ['thumb'], eagerAccepts: ['*/*'], warmTimeoutMs: 200 }, { fetch: abortable });
+
+    const started = Date.now();
+    await handle(created('p14/a.jpg'));
+
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(logs.events('warm_failed')[0]).toMatchObject({ error: expect.stringMatching(/^TimeoutError: /) });
+  });
+});

@@ -1,0 +1,133 @@
+// Test doubles and builders for the invalidation Lambda. S3 is always the
+// real LocalStack (test/support/s3.ts); CloudFront and the distribution's
+// HTTP endpoint are the only things replaced, because LocalStack's free
+// edition has neither: a recording InvalidationClient and a recording fetch.
+
+import type { S3Event, S3EventRecord } from 'aws-lambda';
+import type { InvalidationClient, InvalidationRequest, InvalidationResult } from '../../lambda/invalidate/cloudfront';
+import { DEFAULT_EAGER_ACCEPTS, DEFAULT_WARM_TIMEOUT_MS, type InvalidateConfig } from '../../lambda/invalidate/config';
+import type { Fetch } from '../../lambda/invalidate/warm';
+import { DEFAULT_GRAMMAR_OPTIONS } from '../../lambda/grammar';
+
+export const DISTRIBUTION_ID = 'E2QWRUHEXAMPLE';
+export const DISTRIBUTION_ORIGIN = 'https://d111111abcdef8.cloudfront.net';
+
+export function testConfig(cacheBucket: string, overrides: Partial<InvalidateConfig> = {}): InvalidateConfig {
+  return {
+    cacheBucket,
+    distributionId: DISTRIBUTION_ID,
+    distributionOrigin: DISTRIBUTION_ORIGIN,
+    eagerPresets: [],
+    eagerAccepts: DEFAULT_EAGER_ACCEPTS,
+    grammar: DEFAULT_GRAMMAR_OPTIONS,
+    avif: true,
+    warmTimeoutMs: DEFAULT_WARM_TIMEOUT_MS,
+    ...overrides,
+  };
+}
+
+/**
+ * A key as S3 writes it in an event: form-encoded, a space as '+', '/' kept.
+ * `escapeAll` also escapes the characters encodeURIComponent leaves alone
+ * (! ' ( ) * ~), as S3 may: either way must decode to the same key.
+ */
+export function s3EventKey(key: string, escapeAll = false): string {
+  return key
+    .split('/')
+    .map((segment) => {
+      const encoded = encodeURIComponent(segment).replace(/%20/g, '+');
+      return escapeAll ? encoded.replace(/[!'()*~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()) : encoded;
+    })
+    .join('/');
+}
+
+export interface RecordSpec {
+  eventName: string;
+  /** The key as it appears in the event (already encoded; see s3EventKey). */
+  rawKey: string;
+  bucket?: string;
+}
+
+export function s3Event(records: RecordSpec[]): S3Event {
+  return {
+    Records: records.map(
+      ({ eventName, rawKey, bucket = 'source-bucket' }, index): S3EventRecord => ({
+        eventVersion: '2.1',
+        eventSource: 'aws:s3',
+        awsRegion: 'us-east-1',
+        eventTime: new Date().toISOString(),
+        eventName,
+        userIdentity: { principalId: 'EXAMPLE' },
+        requestParameters: { sourceIPAddress: '127.0.0.1' },
+        responseElements: { 'x-amz-request-id': `REQ${index}`, 'x-amz-id-2': 'EXAMPLE' },
+        s3: {
+          s3SchemaVersion: '1.0',
+          configurationId: 'source-changed',
+          bucket: { name: bucket, ownerIdentity: { principalId: 'EXAMPLE' }, arn: `arn:aws:s3:::${bucket}` },
+          object: { key: rawKey, size: 1024, eTag: '0123456789abcdef0123456789abcdef', sequencer: `0A1B2C3D4E5F6${index}` },
+        },
+      }),
+    ),
+  };
+}
+
+/** One record per key, each key encoded as S3 would. */
+export const created = (...keys: string[]) => keys.map((key) => ({ eventName: 'ObjectCreated:Put', rawKey: s3EventKey(key) }));
+export const removed = (...keys: string[]) => keys.map((key) => ({ eventName: 'ObjectRemoved:Delete', rawKey: s3EventKey(key) }));
+
+export interface RecordingCloudFront {
+  client: InvalidationClient;
+  calls: InvalidationRequest[];
+}
+
+/** Records every CreateInvalidation request; `answer` decides the outcome (success by default). */
+export function recordingCloudFront(answer?: (request: InvalidationRequest) => Promise<InvalidationResult>): RecordingCloudFront {
+  const calls: InvalidationRequest[] = [];
+  return {
+    calls,
+    client: {
+      async createInvalidation(request) {
+        calls.push(structuredClone(request));
+        return answer ? answer(request) : { id: `I${calls.length}EXAMPLE`, status: 'InProgress' };
+      },
+    },
+  };
+}
+
+export interface FetchCall {
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface RecordingFetch {
+  fetch: Fetch;
+  calls: FetchCall[];
+}
+
+/** Records every warming request; `answer` makes the response (a small 200 image by default). */
+export function recordingFetch(answer?: (call: FetchCall) => Response | Promise<Response>): RecordingFetch {
+  const calls: FetchCall[] = [];
+  return {
+    calls,
+    fetch: async (url, init) => {
+      const call = { url, headers: { ...init.headers } };
+      calls.push(call);
+      if (answer) return answer(call);
+      return new Response(new Uint8Array(123), {
+        status: 200,
+        headers: { 'content-type': 'image/webp', 'x-cache': 'Miss from cloudfront' },
+      });
+    },
+  };
+}
+
+export type LogEntry = Record<string, unknown>;
+
+export function recordingLog(): { log: (entry: LogEntry) => void; entries: LogEntry[]; events: (name: string) => LogEntry[] } {
+  const entries: LogEntry[] = [];
+  return {
+    entries,
+    log: (entry) => entries.push(JSON.parse(JSON.stringify(entry)) as LogEntry),
+    events: (name) => entries.filter((entry) => entry.event === name),
+  };
+}
