@@ -32,8 +32,9 @@ export interface InvalidateConfig {
   /**
    * Whether the edge's `format=auto` may pick AVIF (AVIF, `true` or `false`,
    * default true), so Accept headers that lead to one variant are warmed once.
+   * Optional in code, so configs built by hand (the local emulator) keep working.
    */
-  avif: boolean;
+  avif?: boolean;
   /** Time allowed for one warming request (WARM_TIMEOUT_MS, default 30000). */
   warmTimeoutMs: number;
 }
