@@ -61,7 +61,8 @@ async function imagesIn(folder: string): Promise<Sample[]> {
   const files = entries.filter((entry) => entry.isFile() && IMAGE_EXTENSIONS.has(extname(entry.name).toLowerCase()));
   return Promise.all(
     files.map(async (entry) => {
-      const path = join(entry.parentPath, entry.name);
+      // `parentPath` is Node >= 20.12; `package.json` allows 20.9, where only `path` (its older name) is set.
+      const path = join(entry.parentPath ?? entry.path, entry.name);
       return {
         key: relative(folder, path).split(sep).join('/'),
         body: await readFile(path),
