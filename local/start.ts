@@ -4,6 +4,7 @@
 
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { buildSync } from 'esbuild';
+import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { extname, join, relative, sep } from 'node:path';
@@ -89,7 +90,8 @@ function clientScript(): string {
 
 export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
   const { s3, log } = options;
-  const suffix = Date.now().toString(36);
+  // Random too: two emulators started in the same millisecond would otherwise share buckets.
+  const suffix = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   const sourceBucket = options.buckets?.source ?? `source-${suffix}`;
   const cacheBucket = options.buckets?.cache ?? `cache-${suffix}`;
   await Promise.all([createBucket(s3, sourceBucket), createBucket(s3, cacheBucket)]);
