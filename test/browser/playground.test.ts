@@ -1,0 +1,223 @@
+// The playground and the URL helper in a real browser: Debian's Chromium,
+// driven by playwright-core, against the emulator started in-process on this
+// run's LocalStack. Also where Chromium's own behaviour is checked: which
+// srcset candidate it picks, and that format=auto gives it AVIF.
+
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import sharp from 'sharp';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { imageUrl, srcset } from '../../lambda/client';
+import { startEmulator, type RunningEmulator } from '../../local/start';
+import { testS3Client } from '../support/s3';
+import { chromiumMissing, launchChromium, playgroundSettled as settled } from './chromium';
+import type { PageDocument, PageElement, PageImage } from './page-globals';
+
+// Globals of the page, for the functions that run there (see ./page-globals.ts).
+declare const document: PageDocument;
+declare const Image: new () => PageImage;
+declare const devicePixelRatio: number;
+
+const missing = chromiumMissing();
+const CI = process.env.CI === 'true';
+if (missing && !CI) console.warn(`[test/browser] skipped: ${missing}`);
+
+const PHOTO = 'samples/mountains.jpg'; // 2400 x 1600 JPEG
+const VIEWPORT = { width: 1280, height: 900 };
+
+describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () => {
+  let emulator: RunningEmulator;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    // On CI a missing browser is a failure, with the same message.
+    if (missing) throw new Error(missing);
+    [emulator, browser] = await Promise.all([
+      startEmulator({ s3: testS3Client(), port: 0, edgeCache: true, log: () => {} }),
+      launchChromium(),
+    ]);
+  });
+
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((context) => context.close()));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await emulator?.close();
+  });
+
+  async function newPage(options: { viewport?: { width: number; height: number }; deviceScaleFactor?: number } = {}) {
+    const context = await browser.newContext({ viewport: options.viewport ?? VIEWPORT, deviceScaleFactor: options.deviceScaleFactor ?? 1 });
+    contexts.push(context);
+    // Pages opened on /_health have no <link rel=icon>: Chromium's /favicon.ico would be a 404, a console error.
+    await context.route('**/favicon.ico', (route) => route.fulfill({ status: 204 }));
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+    return { page, errors };
+  }
+
+  /** The `dt → dd` pairs of a stats list. */
+  async function stats(page: Page, list: string): Promise<Record<string, string>> {
+    return page.$eval(list, (dl: PageElement) => {
+      const entries: Record<string, string> = {};
+      dl.querySelectorAll('dt').forEach((dt) => {
+        entries[dt.textContent ?? ''] = (dt.nextElementSibling?.textContent ?? '').replace(/\s+/g, ' ').trim();
+      });
+      return entries;
+    });
+  }
+
+  async function waitForResult(page: Page, predicate: string) {
+    await page.waitForFunction(
+      (text) => document.querySelector('#result-stats')?.textContent?.includes(text) === true,
+      predicate,
+      { timeout: 15_000 },
+    );
+    await settled(page);
+  }
+
+  it('loads with no console errors, and every <img> on it decodes', async () => {
+    const { page, errors } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await page.waitForSelector('#result-image');
+    await page.waitForSelector('#demo-stats dd');
+    await settled(page);
+
+    const images = await page.$$eval('img', (all) => (all as PageImage[]).map((image) => ({ id: image.id || image.alt, src: image.currentSrc, width: image.naturalWidth })));
+    expect(images.map((image) => image.id).sort()).toEqual(['original-image', 'responsive demo', 'result-image']);
+    expect(images.filter((image) => image.width === 0)).toEqual([]);
+
+    // The configuration reached the controls and the header.
+    expect(await page.$eval('input[name=width]', (input) => (input as unknown as { max: string }).max)).toBe('8192');
+    expect(await page.$$eval('#preset option', (options) => options.map((o) => (o as unknown as { value: string }).value))).toEqual(['', 'thumbnail', 'hero']);
+    expect(await page.textContent('#source')).toContain(PHOTO);
+    expect(await page.textContent('#url')).toBe(imageUrl(emulator.url, PHOTO, { width: 800 }));
+    expect(errors).toEqual([]);
+  });
+
+  it('updates the result, its dimensions and its format as the controls change', async () => {
+    const { page, errors } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
+    expect(await stats(page, '#original-stats')).toMatchObject({ dimensions: '2400 × 1600 px', format: 'image/jpeg', status: '200' });
+
+    await page.fill('input[name=width]', '320');
+    await page.fill('input[name=height]', '320');
+    await page.selectOption('select[name=format]', 'webp');
+    await page.check('input[name=grayscale]');
+    await waitForResult(page, '320 × 320 px');
+    const result = await stats(page, '#result-stats');
+    expect(result).toMatchObject({ status: '200', format: 'image/webp' });
+    expect(result.served).toMatch(/^Miss from cloudfront · X-Origin: lambda$/);
+    expect(result.time).toMatch(/fetch [\d.]+ ms.*transform [\d.]+ ms.*store [\d.]+ ms/);
+    expect(await page.$eval('#result-image', (image) => (image as PageImage).naturalWidth)).toBe(320);
+    const expected = imageUrl(emulator.url, PHOTO, { width: 320, height: 320, format: 'webp', grayscale: true });
+    expect(await page.textContent('#url')).toBe(expected);
+
+    // format=json: the metadata, pretty-printed, and no pixels but its placeholder.
+    await page.selectOption('select[name=format]', 'json');
+    await page.waitForSelector('#json-card:not([hidden])');
+    await waitForResult(page, 'application/json');
+    const metadata = JSON.parse((await page.textContent('#json')) ?? '');
+    expect(metadata).toMatchObject({ width: 2400, height: 1600, format: 'jpeg', frames: 1 });
+    expect(await page.textContent('#json')).toContain('\n  "width": 2400');
+    expect(await page.$eval('#result-image', (image) => (image as PageImage).naturalWidth)).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+  });
+
+  it('picks the srcset candidate for a 400px slot at deviceScaleFactor 2: the 800w one', async () => {
+    const { page, errors } = await newPage({ viewport: { width: 800, height: 600 }, deviceScaleFactor: 2 });
+    const set = srcset(emulator.url, PHOTO, [400, 800, 1200, 1600]);
+    const expected = imageUrl(emulator.url, PHOTO, { width: 800 });
+    expect(set).toContain(`${expected} 800w`);
+    await page.goto(`${emulator.url}/_health`); // same origin as the images, like a real page
+    await page.setContent(`<!doctype html><body style="margin:0"><img id="photo" alt="" sizes="400px" style="width:400px" srcset="${set}"></body>`);
+    await page.waitForFunction(() => (document.getElementById('photo') as PageImage).complete);
+
+    const picked = await page.$eval('#photo', async (image) => {
+      const img = image as PageImage;
+      const pixels = new Image();
+      pixels.src = img.currentSrc;
+      await pixels.decode();
+      return { currentSrc: img.currentSrc, naturalWidth: img.naturalWidth, decodedWidth: pixels.naturalWidth, dpr: devicePixelRatio };
+    });
+    expect(picked.dpr).toBe(2);
+    expect(picked.currentSrc).toBe(expected);
+    expect(picked.decodedWidth).toBe(800);
+    // An image chosen by a w descriptor has a density of 800w / 400px = 2, so its natural (CSS) width is 400.
+    expect(picked.naturalWidth).toBe(400);
+
+    // The playground's own demo reports the same choice.
+    await page.goto(`${emulator.url}/#source=${encodeURIComponent(PHOTO)}&width=800`);
+    await page.fill('#widths', '400, 800, 1200, 1600');
+    await page.fill('#sizes-attr', '400px');
+    await page.waitForFunction(() => document.querySelector('#demo img')?.getAttribute('sizes') === '400px');
+    await page.waitForFunction(() => (document.querySelector('#demo img') as PageImage | null)?.dataset.picked === '800');
+    expect((await stats(page, '#demo-stats')).decoded).toBe('800 × 533 px');
+    expect(await page.textContent('#markup .picked')).toContain(`${expected} 800w`);
+    expect(errors).toEqual([]);
+  });
+
+  it('gets AVIF for format=auto, as Chromium announces it in Accept', async () => {
+    const { page, errors } = await newPage();
+    const images: { url: string; accept: string; contentType: string; xCache: string }[] = [];
+    page.on('response', async (response) => {
+      if (response.request().resourceType() !== 'image' || !response.url().startsWith(emulator.url)) return;
+      images.push({
+        url: response.url(),
+        accept: (await response.request().allHeaders()).accept ?? '',
+        contentType: response.headers()['content-type'] ?? '',
+        xCache: response.headers()['x-cache'] ?? '',
+      });
+    });
+    await page.goto(`${emulator.url}/_health`);
+    const url = imageUrl(emulator.url, PHOTO, { width: 300 });
+    await page.setContent(`<!doctype html><img id="photo" alt="" src="${url}">`);
+    await page.waitForFunction(() => (document.getElementById('photo') as PageImage).complete);
+    expect(await page.$eval('#photo', (image) => (image as PageImage).naturalWidth)).toBe(300);
+    expect(images.find((image) => image.url === url)).toMatchObject({ contentType: 'image/avif', accept: expect.stringContaining('image/avif') });
+
+    // The playground's responsive demo is a plain <img srcset>: the browser negotiates it too.
+    images.length = 0;
+    await page.goto(`${emulator.url}/`);
+    await page.waitForSelector('#demo-stats dd');
+    await settled(page);
+    const demo = images.filter((image) => image.url.includes('/samples/'));
+    expect(demo.length).toBeGreaterThan(0);
+    for (const image of demo) expect(image.contentType).toBe('image/avif');
+    expect((await stats(page, '#result-stats')).format).toBe('image/avif');
+    expect(errors).toEqual([]);
+  });
+
+  it('uploads a file through the file input and shows it; a file that is no image gets the service error', async () => {
+    const { page } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
+
+    const png = await sharp({ create: { width: 300, height: 200, channels: 4, background: { r: 20, g: 140, b: 90, alpha: 0.5 } } })
+      .png()
+      .toBuffer();
+    await page.setInputFiles('#upload', { name: 'my upload + #1.png', mimeType: 'image/png', buffer: png });
+    await page.waitForFunction(() => document.querySelector('#upload-status')?.textContent?.startsWith('Uploaded'));
+    expect(await page.inputValue('#source')).toBe('uploads/my upload + #1.png');
+    await waitForResult(page, '300 × 200 px'); // width=800 does not enlarge past the source
+    expect(await stats(page, '#original-stats')).toMatchObject({ dimensions: '300 × 200 px', format: 'image/png' });
+    expect(await page.$eval('#original-image', (image) => (image as PageImage).naturalWidth)).toBe(300);
+
+    // Not an image: the result is the contract's JSON error, not a broken image.
+    await page.setInputFiles('#upload', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image') });
+    await page.waitForFunction(() => document.querySelector('#upload-status')?.textContent === 'Uploaded as uploads/notes.txt.');
+    await page.waitForSelector('#result-frame .error');
+    await settled(page);
+    const error = await page.textContent('#result-frame .error');
+    expect(error).toMatch(/^415 Unsupported Media Type/);
+    expect(error).toContain('unsupported_media_type');
+    expect(await page.$$('#result-frame img')).toHaveLength(0);
+    expect(await page.$$('#original-frame img')).toHaveLength(0);
+  });
+});
