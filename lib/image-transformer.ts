@@ -339,6 +339,7 @@ export class ImageTransformer extends Construct {
       presets: props.presets,
       presetsOnly: props.presetsOnly,
     });
+    const avif = props.avif ?? true;
     const eagerPresets = props.eagerPresets ?? [];
     checkEagerPresets(eagerPresets, grammar);
     if (props.signing && eagerPresets.length > 0 && !props.eagerSigningSecret) {
@@ -559,7 +560,7 @@ export class ImageTransformer extends Construct {
       code: cloudfront.FunctionCode.fromInline(
         viewerRequestFunctionCode({
           grammar,
-          avif: props.avif ?? true,
+          avif,
           ...(this.keyValueStore ? { signing: { keyValueStoreId: this.keyValueStore.keyValueStoreId } } : {}),
         }),
       ),
@@ -728,8 +729,10 @@ export class ImageTransformer extends Construct {
         DISTRIBUTION_DOMAIN: this.distribution.distributionDomainName,
         EAGER_PRESETS: eagerPresets.join(','),
         WARM_TIMEOUT_MS: String(warmTimeoutSeconds * 1000),
-        // The grammar as the edge has it: what a warming URL's signature covers.
+        // The grammar as the edge has it: what a warming URL's signature covers, and
+        // which formats format=auto can negotiate (one warming request per format).
         MAX_DIMENSION: String(grammar.maxDimension),
+        AVIF: String(avif),
         ...(grammar.sizes ? { SIZES: grammar.sizes.join(',') } : {}),
         ...(grammar.presets && eagerPresets.length > 0 ? { PRESETS: JSON.stringify(grammar.presets) } : {}),
         ...(props.eagerSigningSecret ? { SIGNING_SECRET: props.eagerSigningSecret.unsafeUnwrap() } : {}),
