@@ -1,0 +1,170 @@
+// CDK context -> ImageTransformer props, for bin/app.ts. Context values come
+// as strings from the command line (`cdk deploy -c sizes=320,640`) and as JSON
+// values from cdk.json / cdk.context.json; both are accepted. Every key is
+// listed in CONTEXT_KEYS with what it means; an unknown value is an error that
+// names the key, never silently ignored.
+
+import { Duration, SecretValue } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import type { Preset } from '../lambda/grammar';
+import type { ImageTransformerProps } from './image-transformer';
+import { ImageTransformerConfigError } from './settings';
+
+/** The context keys bin/app.ts reads, with their meaning (printed by `--help`-like docs and the README). */
+export const CONTEXT_KEYS = {
+  stackName: 'CloudFormation stack name (default EdgeImageTransformer).',
+  sourceBucket: 'Name of an existing bucket of originals to serve (default: create one).',
+  maxDimension: 'Largest width/height, integer (default 8192).',
+  sizes: 'Allowed widths/heights, comma-separated, e.g. 320,640,1280 (default: any).',
+  presets: 'Presets as JSON, e.g. {"thumb":{"width":"200","height":"200","fit":"cover"}} (default: none).',
+  presetsOnly: 'true: only ?preset= is accepted (default false).',
+  avif: 'false: format=auto never picks AVIF (default true).',
+  signing: 'true: URLs must be signed; creates the KeyValueStore for the secrets (default false).',
+  eagerPresets: 'Presets made when a source is uploaded, comma-separated (default: none).',
+  eagerSigningSecretName: 'Secrets Manager secret the warming URLs are signed with (needed for signing + eagerPresets).',
+  memorySize: 'Origin Lambda memory in MB (default 2048).',
+  timeoutSeconds: 'Origin Lambda timeout in seconds, 5-110 (default 30).',
+  maxSourceBytes: 'Largest source object in bytes (default 33554432).',
+  maxInputPixels: 'Largest source in pixels (default 100000000).',
+  maxFrames: 'Animation frames kept (default 200).',
+  cacheControl: 'Cache-Control of the variants (default "public, max-age=31536000, immutable").',
+  originReservedConcurrency: 'Cap on simultaneous origin Lambda invocations (default: none).',
+  variantExpirationDays: 'Days a variant stays in the cache bucket (default 90).',
+  autoDeleteObjects: 'true: delete the created buckets and their objects with the stack (default false).',
+  domainNames: 'Custom domain names, comma-separated (needs certificateArn).',
+  certificateArn: 'ACM certificate in us-east-1 for domainNames.',
+  priceClass: 'CloudFront price class: 100, 200 or All (default All).',
+  originShieldRegion: 'Origin Shield region, e.g. eu-west-1 (default: off).',
+  accessLogging: 'false: no access logs / log bucket (default true).',
+  corsOrigins: 'Allowed CORS origins, comma-separated, "*" for any, "none" for no CORS headers (default *).',
+  webAclId: 'ARN of a WAF web ACL (CLOUDFRONT scope) to attach (default: none).',
+  nag: 'false: skip the cdk-nag AwsSolutions checks at synth (default true).',
+} as const;
+
+export type ContextKey = keyof typeof CONTEXT_KEYS;
+type Lookup = (key: ContextKey) => unknown;
+
+const bad = (key: string, expected: string, value: unknown): never => {
+  throw new ImageTransformerConfigError(`context ${key}=${JSON.stringify(value)} is not valid: expected ${expected}.`);
+};
+
+function text(get: Lookup, key: ContextKey): string | undefined {
+  const value = get(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') bad(key, 'a string', value);
+  return (value as string).trim();
+}
+
+export function contextBoolean(get: Lookup, key: ContextKey): boolean | undefined {
+  const value = get(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === 'true';
+  return bad(key, 'true or false', value);
+}
+
+function integer(get: Lookup, key: ContextKey): number | undefined {
+  const value = get(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(number)) bad(key, 'a whole number', value);
+  return number;
+}
+
+function list(get: Lookup, key: ContextKey): string[] | undefined {
+  const value = get(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  const items = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value.split(',') : bad(key, 'a comma-separated list', value);
+  return items.map((item) => item.trim()).filter((item) => item !== '');
+}
+
+function integers(get: Lookup, key: ContextKey): number[] | undefined {
+  const items = list(get, key);
+  if (!items) return undefined;
+  return items.map((item) => (/^\d+$/.test(item) ? Number(item) : bad(key, 'comma-separated whole numbers', get(key))));
+}
+
+function presets(get: Lookup): { [name: string]: Preset } | undefined {
+  const raw = get('presets');
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      bad('presets', `JSON (${(error as Error).message})`, raw);
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    bad('presets', 'a JSON object of presets, e.g. {"thumb":{"width":"200"}}', raw);
+  }
+  // Numbers and booleans are accepted for convenience (`"width": 200`) and made strings.
+  const result: { [name: string]: Preset } = {};
+  for (const [name, preset] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof preset !== 'object' || preset === null || Array.isArray(preset)) bad('presets', `preset "${name}" to be an object`, raw);
+    result[name] = Object.fromEntries(Object.entries(preset as Record<string, unknown>).map(([param, v]) => [param, String(v)]));
+  }
+  return result;
+}
+
+function priceClass(get: Lookup): cloudfront.PriceClass | undefined {
+  const value = text(get, 'priceClass');
+  if (value === undefined) return undefined;
+  const classes: Record<string, cloudfront.PriceClass> = {
+    '100': cloudfront.PriceClass.PRICE_CLASS_100,
+    '200': cloudfront.PriceClass.PRICE_CLASS_200,
+    all: cloudfront.PriceClass.PRICE_CLASS_ALL,
+  };
+  const key = value.toLowerCase().replace(/^priceclass_?/, '');
+  return classes[key] ?? bad('priceClass', '100, 200 or All', value);
+}
+
+/** What the app itself reads: the stack name, and whether cdk-nag runs. */
+export function appSettingsFromContext(get: Lookup): { stackName: string; nag: boolean } {
+  return {
+    stackName: text(get, 'stackName') ?? 'EdgeImageTransformer',
+    nag: contextBoolean(get, 'nag') ?? true,
+  };
+}
+
+/** The construct's props from context. Imported resources (bucket, certificate) are made in `scope`. */
+export function propsFromContext(scope: Construct, get: Lookup): ImageTransformerProps {
+  const sourceBucketName = text(get, 'sourceBucket');
+  const certificateArn = text(get, 'certificateArn');
+  const corsOrigins = list(get, 'corsOrigins');
+  const timeoutSeconds = integer(get, 'timeoutSeconds');
+  const variantExpirationDays = integer(get, 'variantExpirationDays');
+  const eagerSigningSecretName = text(get, 'eagerSigningSecretName');
+
+  return {
+    sourceBucket: sourceBucketName ? s3.Bucket.fromBucketName(scope, 'ImportedSourceBucket', sourceBucketName) : undefined,
+    maxDimension: integer(get, 'maxDimension'),
+    sizes: integers(get, 'sizes'),
+    presets: presets(get),
+    presetsOnly: contextBoolean(get, 'presetsOnly'),
+    avif: contextBoolean(get, 'avif'),
+    signing: contextBoolean(get, 'signing'),
+    eagerPresets: list(get, 'eagerPresets'),
+    eagerSigningSecret: eagerSigningSecretName ? SecretValue.secretsManager(eagerSigningSecretName) : undefined,
+    memorySize: integer(get, 'memorySize'),
+    timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
+    maxSourceBytes: integer(get, 'maxSourceBytes'),
+    maxInputPixels: integer(get, 'maxInputPixels'),
+    maxFrames: integer(get, 'maxFrames'),
+    cacheControl: text(get, 'cacheControl'),
+    originReservedConcurrency: integer(get, 'originReservedConcurrency'),
+    variantExpiration: variantExpirationDays === undefined ? undefined : Duration.days(variantExpirationDays),
+    autoDeleteObjects: contextBoolean(get, 'autoDeleteObjects'),
+    domainNames: list(get, 'domainNames'),
+    certificate: certificateArn ? acm.Certificate.fromCertificateArn(scope, 'Certificate', certificateArn) : undefined,
+    priceClass: priceClass(get),
+    originShieldRegion: text(get, 'originShieldRegion'),
+    accessLogging: contextBoolean(get, 'accessLogging'),
+    cors:
+      corsOrigins === undefined ? undefined : corsOrigins.length === 1 && corsOrigins[0] === 'none' ? false : { allowOrigins: corsOrigins },
+    webAclId: text(get, 'webAclId'),
+  };
+}

@@ -1,0 +1,39 @@
+// The stack bin/app.ts deploys: one ImageTransformer and the outputs an
+// operator needs (where to point <img> tags, where to upload originals).
+
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { ImageTransformer, type ImageTransformerProps } from './image-transformer';
+
+export interface ImageTransformerStackProps extends StackProps {
+  /** Builds the construct's props inside the stack (imports need a scope). */
+  readonly transformer: (stack: Stack) => ImageTransformerProps;
+}
+
+export class ImageTransformerStack extends Stack {
+  public readonly transformer: ImageTransformer;
+
+  constructor(scope: Construct, id: string, props: ImageTransformerStackProps) {
+    super(scope, id, props);
+    this.transformer = new ImageTransformer(this, 'ImageTransformer', props.transformer(this));
+    const t = this.transformer;
+
+    new CfnOutput(this, 'DistributionDomainName', {
+      description: 'Image URLs: https://<this>/<source key>?w=640',
+      value: t.distribution.distributionDomainName,
+    });
+    new CfnOutput(this, 'DistributionId', { value: t.distribution.distributionId });
+    new CfnOutput(this, 'SourceBucketName', {
+      description: 'Upload originals here; the object key is the URL path',
+      value: t.sourceBucket.bucketName,
+    });
+    new CfnOutput(this, 'CacheBucketName', { description: 'Generated variants', value: t.cacheBucket.bucketName });
+    if (t.logBucket) new CfnOutput(this, 'LogBucketName', { value: t.logBucket.bucketName });
+    if (t.keyValueStore) {
+      new CfnOutput(this, 'SigningKeyValueStoreArn', {
+        description: 'Put the signing secrets here (key "signing-secrets", comma- or newline-separated)',
+        value: t.keyValueStore.keyValueStoreArn,
+      });
+    }
+  }
+}
