@@ -1,0 +1,148 @@
+// bin/app.ts: context values (strings from `-c key=value`, JSON values from
+// cdk.json) to ImageTransformer props, and the app itself synthesizing with
+// cdk-nag on.
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { App, Stack } from 'aws-cdk-lib';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import { describe, expect, it, vi } from 'vitest';
+import { CONTEXT_KEYS, appSettingsFromContext, propsFromContext, type ContextKey } from '../../lib/context';
+
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+function fromContext(context: Partial<Record<ContextKey, unknown>>) {
+  const stack = new Stack(new App(), 'S');
+  const get = (key: ContextKey) => context[key];
+  return { stack, settings: appSettingsFromContext(get), props: propsFromContext(stack, get) };
+}
+
+describe('context -> props', () => {
+  it('gives the construct its defaults when no context is set', () => {
+    const { settings, props } = fromContext({});
+    expect(settings).toEqual({ stackName: 'EdgeImageTransformer', nag: true });
+    expect(Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined))).toEqual({});
+  });
+
+  it('reads command-line strings', () => {
+    const { stack, settings, props } = fromContext({
+      stackName: 'Photos',
+      nag: 'false',
+      sourceBucket: 'my-photos',
+      sizes: '320, 640,1280',
+      maxDimension: '4096',
+      presets: '{"thumb":{"width":200,"height":"200","fit":"cover"}}',
+      presetsOnly: 'TRUE',
+      avif: 'false',
+      signing: 'true',
+      eagerPresets: 'thumb',
+      eagerSigningSecretName: 'image-signing',
+      memorySize: '3008',
+      timeoutSeconds: '45',
+      variantExpirationDays: '30',
+      domainNames: 'img.example.com,images.example.com',
+      certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+      priceClass: '100',
+      originShieldRegion: 'eu-west-1',
+      accessLogging: 'false',
+      corsOrigins: 'https://a.example,https://b.example',
+      autoDeleteObjects: 'true',
+      cacheControl: 'public, max-age=600',
+    });
+    expect(settings).toEqual({ stackName: 'Photos', nag: false });
+    expect(stack.resolve(props.sourceBucket?.bucketName)).toBe('my-photos');
+    expect(props.sizes).toEqual([320, 640, 1280]);
+    expect(props.maxDimension).toBe(4096);
+    // Numbers in preset JSON are made strings, as the grammar takes them.
+    expect(props.presets).toEqual({ thumb: { width: '200', height: '200', fit: 'cover' } });
+    expect(props.presetsOnly).toBe(true);
+    expect(props.avif).toBe(false);
+    expect(props.signing).toBe(true);
+    expect(props.eagerPresets).toEqual(['thumb']);
+    expect(stack.resolve(props.eagerSigningSecret?.unsafeUnwrap())).toBe('{{resolve:secretsmanager:image-signing:SecretString:::}}');
+    expect(props.memorySize).toBe(3008);
+    expect(props.timeout?.toSeconds()).toBe(45);
+    expect(props.variantExpiration?.toDays()).toBe(30);
+    expect(props.domainNames).toEqual(['img.example.com', 'images.example.com']);
+    expect(props.certificate?.certificateArn).toBe('arn:aws:acm:us-east-1:123456789012:certificate/abc');
+    expect(props.priceClass).toBe(cloudfront.PriceClass.PRICE_CLASS_100);
+    expect(props.originShieldRegion).toBe('eu-west-1');
+    expect(props.accessLogging).toBe(false);
+    expect(props.cors).toEqual({ allowOrigins: ['https://a.example', 'https://b.example'] });
+    expect(props.autoDeleteObjects).toBe(true);
+    expect(props.cacheControl).toBe('public, max-age=600');
+  });
+
+  it('reads JSON values from cdk.json', () => {
+    const { props } = fromContext({
+      sizes: [640, 320],
+      signing: true,
+      presets: { hero: { width: 1280, format: 'webp' } },
+      eagerPresets: ['hero'],
+      memorySize: 1769,
+      priceClass: 'PriceClass_200',
+      corsOrigins: 'none',
+    });
+    expect(props.sizes).toEqual([640, 320]);
+    expect(props.signing).toBe(true);
+    expect(props.presets).toEqual({ hero: { width: '1280', format: 'webp' } });
+    expect(props.eagerPresets).toEqual(['hero']);
+    expect(props.memorySize).toBe(1769);
+    expect(props.priceClass).toBe(cloudfront.PriceClass.PRICE_CLASS_200);
+    expect(props.cors).toBe(false);
+  });
+
+  it('refuses a value it cannot read, naming the key', () => {
+    expect(() => fromContext({ sizes: '320,big' })).toThrow(/context sizes="320,big" is not valid: expected comma-separated whole numbers/);
+    expect(() => fromContext({ signing: 'yes' })).toThrow(/context signing="yes" is not valid: expected true or false/);
+    expect(() => fromContext({ memorySize: '2GB' })).toThrow(/context memorySize="2GB"/);
+    expect(() => fromContext({ presets: '{thumb:' })).toThrow(/context presets=.* expected JSON/);
+    expect(() => fromContext({ presets: '["thumb"]' })).toThrow(/context presets=.* expected a JSON object/);
+    expect(() => fromContext({ priceClass: 'cheap' })).toThrow(/context priceClass="cheap" is not valid: expected 100, 200 or All/);
+  });
+
+  it('documents every key it reads', () => {
+    for (const [key, meaning] of Object.entries(CONTEXT_KEYS)) expect(meaning.length, key).toBeGreaterThan(10);
+    const source = readFileSync(join(PROJECT_ROOT, 'lib', 'context.ts'), 'utf8');
+    const read = [...source.matchAll(/\(get, '([A-Za-z]+)'\)|get\('([A-Za-z]+)'\)/g)].map((m) => m[1] ?? m[2]);
+    expect(new Set(read)).toEqual(new Set(Object.keys(CONTEXT_KEYS)));
+  });
+});
+
+describe('bin/app.ts', () => {
+  it('synthesizes with cdk-nag on (no finding), from command-line style context', async () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'eit-app-'));
+    try {
+      // What `cdk synth -c sizes=... -c signing=true` hands the app, in-process (a
+      // child process would load aws-cdk-lib all over again).
+      const context = {
+        'aws:cdk:bundling-stacks': [],
+        sizes: '320,640,1280',
+        presets: '{"thumb":{"width":"320","height":"320"}}',
+        signing: 'true',
+        accessLogging: 'false',
+      };
+      vi.stubEnv('CDK_CONTEXT_JSON', JSON.stringify(context));
+      vi.stubEnv('CDK_OUTDIR', outdir);
+      // CDK's own built-in template validation doubles the synth time; cfn-lint covers
+      // the template in template.test.ts (`cdk synth` still runs it).
+      vi.stubEnv('CDK_VALIDATION', 'false');
+      // An unacknowledged cdk-nag finding would make this synth throw (see template.test.ts).
+      await import('../../bin/app');
+      const template = JSON.parse(readFileSync(join(outdir, 'EdgeImageTransformer.template.json'), 'utf8'));
+      expect(Object.keys(template.Outputs).sort()).toEqual(
+        ['CacheBucketName', 'DistributionDomainName', 'DistributionId', 'SigningKeyValueStoreArn', 'SourceBucketName'].sort(),
+      );
+      const fn = Object.values(template.Resources as Record<string, any>).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SIZES);
+      expect(fn.Properties.Environment.Variables.SIZES).toBe('320,640,1280');
+      expect(Object.values(template.Resources as Record<string, any>).some((r) => r.Type === 'AWS::CloudFront::KeyValueStore')).toBe(true);
+      const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8'));
+      expect(report.pluginReports.flatMap((r: { violations: unknown[] }) => r.violations)).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,783 @@
+// The synthesized CloudFormation of the ImageTransformer: what the design
+// promises (architecture.md, platform-facts.md "AWS CDK"), asserted on the
+// template itself, plus cdk-nag (AwsSolutions) and cfn-lint on it. Bundling
+// is skipped ('aws:cdk:bundling-stacks': []) so each synth takes seconds; a
+// bundling synth is `npm run synth`.
+
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Duration, SecretValue, Stack, Validations } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ImageTransformerConfigError, type ImageTransformerProps } from '../../lib/image-transformer';
+import { ImageTransformerStack } from '../../lib/stack';
+import { cfnLint, ensureCfnLint, type CfnLintMatch } from './cfn-lint';
+
+type Json = Record<string, any>;
+
+interface Synthesized {
+  app: App;
+  stack: ImageTransformerStack;
+  template: Template;
+  json: Json;
+}
+
+const ENV = { account: '123456789012', region: 'eu-west-1' };
+const CERTIFICATE_ARN = 'arn:aws:acm:us-east-1:123456789012:certificate/11111111-2222-3333-4444-555555555555';
+
+function synth(props: (stack: Stack) => ImageTransformerProps = () => ({})): Synthesized {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new ImageTransformerStack(app, 'Images', { env: ENV, transformer: props });
+  const template = Template.fromStack(stack);
+  return { app, stack, template, json: template.toJSON() };
+}
+
+/** Props for a deployment that turns on everything optional. */
+const FULL = (stack: Stack): ImageTransformerProps => ({
+  sizes: [1280, 320, 640],
+  maxDimension: 4096,
+  presets: {
+    thumb: { width: '320', height: '320', fit: 'cover' },
+    hero: { w: '1280', format: 'webp', q: '70' },
+  },
+  eagerPresets: ['thumb'],
+  signing: true,
+  eagerSigningSecret: SecretValue.secretsManager('image-signing-secret'),
+  avif: false,
+  domainNames: ['img.example.com'],
+  certificate: acm.Certificate.fromCertificateArn(stack, 'Cert', CERTIFICATE_ARN),
+  priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
+  originShieldRegion: 'eu-west-1',
+  accessLogging: false,
+  cors: { allowOrigins: ['https://www.example.com'], maxAge: Duration.hours(1) },
+  clientErrorCachingTtl: Duration.seconds(5),
+  variantExpiration: Duration.days(30),
+  memorySize: 3008,
+  timeout: Duration.seconds(60),
+  maxSourceBytes: 10_000_000,
+  maxInputPixels: 50_000_000,
+  maxFrames: 50,
+  cacheControl: 'public, max-age=86400',
+  originReservedConcurrency: 50,
+  autoDeleteObjects: true,
+  webAclId: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/images/abc',
+});
+
+const IMPORTED = (stack: Stack): ImageTransformerProps => ({
+  sourceBucket: s3.Bucket.fromBucketName(stack, 'Photos', 'my-photos'),
+});
+
+let base: Synthesized;
+let full: Synthesized;
+let imported: Synthesized;
+
+beforeAll(() => {
+  base = synth();
+  full = synth(FULL);
+  imported = synth(IMPORTED);
+});
+
+// ---------------------------------------------------------------- helpers
+
+const resources = (s: Synthesized, type: string): [string, Json][] =>
+  Object.entries(s.json.Resources as Json).filter(([, resource]) => resource.Type === type) as [string, Json][];
+
+const only = (s: Synthesized, type: string): [string, Json] => {
+  const found = resources(s, type);
+  expect(found, type).toHaveLength(1);
+  return found[0]!;
+};
+
+const distributionConfig = (s: Synthesized): Json => only(s, 'AWS::CloudFront::Distribution')[1].Properties.DistributionConfig;
+
+/** Logical ids whose resource is referenced (Ref or GetAtt) by `value`; pseudo parameters left out. */
+function refs(value: unknown): string[] {
+  const found: string[] = [];
+  const visit = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (node && typeof node === 'object') {
+      const record = node as Json;
+      if (typeof record.Ref === 'string' && !record.Ref.startsWith('AWS::')) found.push(record.Ref);
+      if (Array.isArray(record['Fn::GetAtt'])) found.push(record['Fn::GetAtt'][0]);
+      Object.values(record).forEach(visit);
+    }
+  };
+  visit(value);
+  return found;
+}
+
+const logicalId = (s: Synthesized, construct: IConstruct): string =>
+  s.stack.getLogicalId(construct.node.defaultChild as import('aws-cdk-lib').CfnElement);
+
+/** The project's own Lambdas (not aws-cdk-lib's custom resource handlers). */
+const projectFunctions = (s: Synthesized) =>
+  resources(s, 'AWS::Lambda::Function').filter(([, fn]) => String(fn.Properties.Description ?? '').startsWith('edge-image-transformer'));
+
+const originFunction = (s: Synthesized) => s.json.Resources[logicalId(s, s.stack.transformer.originFunction)] as Json;
+const invalidationFunction = (s: Synthesized) => s.json.Resources[logicalId(s, s.stack.transformer.invalidationFunction)] as Json;
+
+/** Every IAM statement in the template: identity policies, inline role policies, bucket policies. */
+function statements(s: Synthesized): Json[] {
+  const all: Json[] = [];
+  for (const [, resource] of Object.entries(s.json.Resources as Json)) {
+    const p = resource.Properties ?? {};
+    const docs: Json[] = [];
+    if (p.PolicyDocument) docs.push(p.PolicyDocument);
+    for (const policy of p.Policies ?? []) docs.push(policy.PolicyDocument);
+    for (const doc of docs) all.push(...(doc.Statement ?? []));
+  }
+  return all;
+}
+
+const actionsOf = (statement: Json): string[] => [statement.Action ?? []].flat();
+
+/** The actions a role's policies allow, by Sid-less flat list. */
+function roleActions(s: Synthesized, roleConstruct: IConstruct): Json[] {
+  const roleId = s.stack.getLogicalId(roleConstruct.node.defaultChild as import('aws-cdk-lib').CfnElement);
+  return resources(s, 'AWS::IAM::Policy')
+    .filter(([, policy]) => refs(policy.Properties.Roles).includes(roleId))
+    .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Json[]);
+}
+
+/** The viewer-request function code as deployed, with a 36-character KVS id in place of a token. */
+function functionCode(s: Synthesized): string {
+  const code = only(s, 'AWS::CloudFront::Function')[1].Properties.FunctionCode;
+  if (typeof code === 'string') return code;
+  const [, parts] = code['Fn::Join'] as [string, unknown[]];
+  return parts.map((part) => (typeof part === 'string' ? part : 'x'.repeat(36))).join('');
+}
+
+// ---------------------------------------------------------------- origins
+
+describe('origin group', () => {
+  it('fails over from the cache bucket to the Lambda on 403 and 404 only', () => {
+    for (const s of [base, full, imported]) {
+      const config = distributionConfig(s);
+      expect(config.OriginGroups.Quantity).toBe(1);
+      const group = config.OriginGroups.Items[0];
+      expect(group.FailoverCriteria.StatusCodes).toEqual({ Quantity: 2, Items: [403, 404] });
+      const [primaryId, fallbackId] = group.Members.Items.map((member: Json) => member.OriginId);
+      const origin = (id: string) => config.Origins.find((o: Json) => o.Id === id);
+      // Primary: the cache bucket, as an S3 origin.
+      expect(origin(primaryId).S3OriginConfig).toBeDefined();
+      expect(refs(origin(primaryId).DomainName)).toEqual([logicalId(s, s.stack.transformer.cacheBucket)]);
+      // Fallback: the Function URL, HTTPS only.
+      expect(origin(fallbackId).CustomOriginConfig).toMatchObject({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] });
+      expect(refs(origin(fallbackId).DomainName)).toEqual([logicalId(s, s.stack.transformer.originFunctionUrl)]);
+      expect(config.DefaultCacheBehavior.TargetOriginId).toBe(group.Id);
+    }
+  });
+
+  it('waits for the Lambda longer than its timeout (cold start init comes on top)', () => {
+    const readTimeout = (s: Synthesized) =>
+      distributionConfig(s).Origins.find((o: Json) => o.CustomOriginConfig).CustomOriginConfig.OriginReadTimeout;
+    expect(readTimeout(base)).toBe(40);
+    expect(readTimeout(full)).toBe(70);
+  });
+
+  it('reaches both origins through Origin Access Control, signing always with SigV4', () => {
+    for (const s of [base, full]) {
+      const oacs = resources(s, 'AWS::CloudFront::OriginAccessControl').map(([id, r]) => [id, r.Properties.OriginAccessControlConfig]);
+      expect(oacs.map(([, c]) => c.OriginAccessControlOriginType).sort()).toEqual(['lambda', 's3']);
+      for (const [, config] of oacs) expect(config).toMatchObject({ SigningBehavior: 'always', SigningProtocol: 'sigv4' });
+      const origins = distributionConfig(s).Origins as Json[];
+      expect(origins).toHaveLength(2);
+      for (const origin of origins) {
+        expect(refs(origin.OriginAccessControlId)).toHaveLength(1);
+        expect(oacs.map(([id]) => id)).toContain(refs(origin.OriginAccessControlId)[0]);
+      }
+      // No legacy origin access identity.
+      expect(origins.find((o) => o.S3OriginConfig)!.S3OriginConfig.OriginAccessIdentity).toBe('');
+      expect(resources(s, 'AWS::CloudFront::CloudFrontOriginAccessIdentity')).toHaveLength(0);
+    }
+  });
+
+  it('lets only this distribution read the cache bucket (s3:GetObject, SourceArn)', () => {
+    const cacheId = logicalId(base, base.stack.transformer.cacheBucket);
+    const [, policy] = resources(base, 'AWS::S3::BucketPolicy').find(([, p]) => refs(p.Properties.Bucket).includes(cacheId))!;
+    const allows = (policy.Properties.PolicyDocument.Statement as Json[]).filter((st) => st.Effect === 'Allow');
+    expect(allows).toHaveLength(1);
+    expect(allows[0]).toMatchObject({ Action: 's3:GetObject', Principal: { Service: 'cloudfront.amazonaws.com' } });
+    expect(refs(allows[0]!.Condition.StringEquals['AWS:SourceArn'])).toContain(logicalId(base, base.stack.transformer.distribution));
+  });
+});
+
+describe('origin Lambda', () => {
+  it('has a Function URL with AuthType AWS_IAM', () => {
+    base.template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'AWS_IAM',
+      InvokeMode: 'BUFFERED',
+      TargetFunctionArn: { 'Fn::GetAtt': [logicalId(base, base.stack.transformer.originFunction), 'Arn'] },
+    });
+  });
+
+  it('grants CloudFront both lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL), for this distribution only', () => {
+    for (const s of [base, full]) {
+      const distributionId = logicalId(s, s.stack.transformer.distribution);
+      const permissions = resources(s, 'AWS::Lambda::Permission')
+        .map(([, p]) => p.Properties)
+        .filter((p) => p.Principal === 'cloudfront.amazonaws.com');
+      expect(permissions.map((p) => p.Action).sort()).toEqual(['lambda:InvokeFunction', 'lambda:InvokeFunctionUrl']);
+      for (const permission of permissions) {
+        expect(refs(permission.SourceArn)).toEqual([distributionId]);
+        expect(refs(permission.FunctionName)).toContain(logicalId(s, s.stack.transformer.originFunctionUrl));
+      }
+      expect(permissions.find((p) => p.Action === 'lambda:InvokeFunction')!.InvokedViaFunctionUrl).toBe(true);
+      // Nothing else may invoke it.
+      const others = resources(s, 'AWS::Lambda::Permission').filter(([, p]) =>
+        refs(p.Properties.FunctionName).some((id) =>
+          [logicalId(s, s.stack.transformer.originFunction), logicalId(s, s.stack.transformer.originFunctionUrl)].includes(id),
+        ),
+      );
+      expect(others).toHaveLength(2);
+    }
+  });
+
+  it('is configured from the props: limits, sizes, Cache-Control, a time budget below the timeout', () => {
+    const env = (s: Synthesized) => originFunction(s).Properties.Environment.Variables as Json;
+    expect(env(base)).toEqual({
+      SOURCE_BUCKET: { Ref: logicalId(base, base.stack.transformer.sourceBucket) },
+      CACHE_BUCKET: { Ref: logicalId(base, base.stack.transformer.cacheBucket) },
+      MAX_SOURCE_BYTES: '33554432',
+      MAX_INPUT_PIXELS: '100000000',
+      MAX_DIMENSION: '8192',
+      MAX_FRAMES: '200',
+      TIME_BUDGET_MS: '27000',
+      MAX_INLINE_BYTES: '4500000',
+      CACHE_CONTROL: 'public, max-age=31536000, immutable',
+    });
+    expect(originFunction(base).Properties).toMatchObject({ MemorySize: 2048, Timeout: 30 });
+    expect(env(full)).toMatchObject({
+      MAX_SOURCE_BYTES: '10000000',
+      MAX_INPUT_PIXELS: '50000000',
+      MAX_DIMENSION: '4096',
+      MAX_FRAMES: '50',
+      TIME_BUDGET_MS: '54000',
+      CACHE_CONTROL: 'public, max-age=86400',
+      SIZES: '320,640,1280',
+    });
+    expect(originFunction(full).Properties).toMatchObject({ MemorySize: 3008, Timeout: 60, ReservedConcurrentExecutions: 50 });
+  });
+
+  it('reads sources and writes variants, nothing more (plus its own log group)', () => {
+    const t = base.stack.transformer;
+    const allowed = roleActions(base, t.originFunction.role!);
+    expect(allowed.map((st) => [actionsOf(st).join(','), refs(st.Resource)])).toEqual([
+      ['logs:CreateLogStream,logs:PutLogEvents', [logicalId(base, t.node.findChild('OriginLogs'))]],
+      ['s3:GetObject', [logicalId(base, t.sourceBucket)]],
+      ['s3:ListBucket', [logicalId(base, t.sourceBucket)]],
+      ['s3:PutObject', [logicalId(base, t.cacheBucket)]],
+    ]);
+    // Object actions on objects, the bucket action on the bucket.
+    const byAction = Object.fromEntries(allowed.map((st) => [actionsOf(st)[0], JSON.stringify(st.Resource)]));
+    expect(byAction['s3:GetObject']).toContain('/*');
+    expect(byAction['s3:PutObject']).toContain('/*');
+    expect(byAction['s3:ListBucket']).not.toContain('/*');
+    // No managed policies (AWSLambdaBasicExecutionRole would allow any log group).
+    const role = base.json.Resources[logicalId(base, t.originFunction.role!)];
+    expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+  });
+});
+
+describe('invalidation Lambda', () => {
+  it('lists and deletes cache-bucket objects and invalidates this distribution only', () => {
+    const t = base.stack.transformer;
+    const allowed = roleActions(base, t.invalidationFunction.role!);
+    expect(allowed.map((st) => [actionsOf(st).join(','), refs(st.Resource)])).toEqual([
+      ['logs:CreateLogStream,logs:PutLogEvents', [logicalId(base, t.node.findChild('InvalidationLogs'))]],
+      ['s3:ListBucket', [logicalId(base, t.cacheBucket)]],
+      ['s3:DeleteObject', [logicalId(base, t.cacheBucket)]],
+      ['cloudfront:CreateInvalidation', [logicalId(base, t.distribution)]],
+    ]);
+    expect(base.json.Resources[logicalId(base, t.invalidationFunction.role!)].Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('is configured with the cache bucket, the distribution and the eager presets', () => {
+    const t = base.stack.transformer;
+    expect(invalidationFunction(base).Properties.Environment.Variables).toEqual({
+      CACHE_BUCKET: { Ref: logicalId(base, t.cacheBucket) },
+      DISTRIBUTION_ID: { Ref: logicalId(base, t.distribution) },
+      DISTRIBUTION_DOMAIN: { 'Fn::GetAtt': [logicalId(base, t.distribution), 'DomainName'] },
+      EAGER_PRESETS: '',
+      WARM_TIMEOUT_MS: '45000',
+      MAX_DIMENSION: '8192',
+      AVIF: 'true',
+    });
+    const env = invalidationFunction(full).Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      EAGER_PRESETS: 'thumb',
+      AVIF: 'false',
+      SIZES: '320,640,1280',
+      MAX_DIMENSION: '4096',
+      PRESETS: JSON.stringify(FULL(new Stack()).presets),
+      SIGNING_SECRET: '{{resolve:secretsmanager:image-signing-secret:SecretString:::}}',
+    });
+    // Warming waits for the origin: 1 preset x 3 formats, 4 at a time, 75 s each.
+    expect(invalidationFunction(full).Properties.Timeout).toBe(135);
+  });
+
+  it("receives the source bucket's object created and removed events", () => {
+    for (const s of [base, imported]) {
+      const [, notifications] = only(s, 'Custom::S3BucketNotifications');
+      const configs = notifications.Properties.NotificationConfiguration.LambdaFunctionConfigurations as Json[];
+      expect(configs.map((c) => c.Events).sort()).toEqual([['s3:ObjectCreated:*'], ['s3:ObjectRemoved:*']]);
+      for (const config of configs) {
+        expect(config.LambdaFunctionArn).toEqual({ 'Fn::GetAtt': [logicalId(s, s.stack.transformer.invalidationFunction), 'Arn'] });
+      }
+      s.template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        Principal: 's3.amazonaws.com',
+        FunctionName: { 'Fn::GetAtt': [logicalId(s, s.stack.transformer.invalidationFunction), 'Arn'] },
+        SourceAccount: ENV.account,
+      });
+    }
+    // A bucket the stack created is its own; an imported bucket keeps its other notifications.
+    expect(only(base, 'Custom::S3BucketNotifications')[1].Properties.Managed).toBe(true);
+    expect(only(imported, 'Custom::S3BucketNotifications')[1].Properties.Managed).toBe(false);
+  });
+});
+
+describe('Lambdas', () => {
+  it('run on arm64 with Node.js 22 or newer', () => {
+    for (const s of [base, full, imported]) {
+      const functions = projectFunctions(s);
+      expect(functions).toHaveLength(2);
+      for (const [id, fn] of functions) {
+        expect(fn.Properties.Architectures, id).toEqual(['arm64']);
+        const version = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime);
+        expect(Number(version?.[1]), `${id} ${fn.Properties.Runtime}`).toBeGreaterThanOrEqual(22);
+        expect(fn.Properties.Handler).toBe('index.handler');
+      }
+    }
+  });
+
+  it('log to their own log groups with a retention', () => {
+    for (const [, fn] of projectFunctions(base)) {
+      const [groupId] = refs(fn.Properties.LoggingConfig.LogGroup);
+      expect(base.json.Resources[groupId!].Properties.RetentionInDays).toBe(30);
+    }
+  });
+});
+
+// ---------------------------------------------------------------- edge
+
+describe('viewer-request CloudFront Function', () => {
+  it('runs on cloudfront-js-2.0, published, inline code under 10 KB, on viewer requests', () => {
+    for (const s of [base, full, imported]) {
+      const [id, fn] = only(s, 'AWS::CloudFront::Function');
+      expect(fn.Properties.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
+      expect(fn.Properties.AutoPublish).toBe(true);
+      const code = functionCode(s);
+      expect(Buffer.byteLength(code)).toBeGreaterThan(1000);
+      expect(Buffer.byteLength(code)).toBeLessThanOrEqual(10 * 1024);
+      expect(distributionConfig(s).DefaultCacheBehavior.FunctionAssociations).toEqual([
+        { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [id, 'FunctionARN'] } },
+      ]);
+    }
+  });
+
+  it('carries the deployment grammar and format choice', () => {
+    expect(functionCode(base)).toContain('maxDimension:8192');
+    expect(functionCode(full)).toContain('maxDimension:4096');
+    expect(functionCode(full)).toContain('sizes:[320,640,1280]');
+    expect(functionCode(full)).toContain('thumb');
+    expect(functionCode(full)).toMatch(/avif:(!1|false)/);
+    expect(functionCode(base)).toMatch(/avif:(!0|true)/);
+  });
+
+  it('with signing on, reads its secrets from a KeyValueStore associated with it', () => {
+    const [kvsId] = only(full, 'AWS::CloudFront::KeyValueStore');
+    const [, fn] = only(full, 'AWS::CloudFront::Function');
+    expect(fn.Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([
+      { KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } },
+    ]);
+    // The code names the same store.
+    expect(refs(fn.Properties.FunctionCode)).toEqual([kvsId]);
+    expect(JSON.stringify(fn.Properties.FunctionCode)).toContain('signing-secrets');
+    expect(full.stack.transformer.keyValueStore).toBeDefined();
+  });
+
+  it('with signing off, has no KeyValueStore', () => {
+    expect(resources(base, 'AWS::CloudFront::KeyValueStore')).toHaveLength(0);
+    expect(only(base, 'AWS::CloudFront::Function')[1].Properties.FunctionConfig.KeyValueStoreAssociations).toBeUndefined();
+    expect(base.stack.transformer.keyValueStore).toBeUndefined();
+  });
+});
+
+describe('distribution', () => {
+  it('keys the cache on the URI alone: no query strings, headers or cookies', () => {
+    const [policyId, policy] = only(base, 'AWS::CloudFront::CachePolicy');
+    expect(policy.Properties.CachePolicyConfig.ParametersInCacheKeyAndForwardedToOrigin).toEqual({
+      QueryStringsConfig: { QueryStringBehavior: 'none' },
+      HeadersConfig: { HeaderBehavior: 'none' },
+      CookiesConfig: { CookieBehavior: 'none' },
+      EnableAcceptEncodingGzip: false,
+      EnableAcceptEncodingBrotli: false,
+    });
+    expect(policy.Properties.CachePolicyConfig).toMatchObject({ MinTTL: 0, MaxTTL: 31536000 });
+    expect(distributionConfig(base).DefaultCacheBehavior.CachePolicyId).toEqual({ Ref: policyId });
+  });
+
+  it('sends origins no viewer header (no Host, no Accept) and no cookie; the edge-filtered query', () => {
+    const [policyId, policy] = only(base, 'AWS::CloudFront::OriginRequestPolicy');
+    expect(policy.Properties.OriginRequestPolicyConfig).toMatchObject({
+      HeadersConfig: { HeaderBehavior: 'none' },
+      CookiesConfig: { CookieBehavior: 'none' },
+      QueryStringsConfig: { QueryStringBehavior: 'all' },
+    });
+    expect(distributionConfig(base).DefaultCacheBehavior.OriginRequestPolicyId).toEqual({ Ref: policyId });
+  });
+
+  it('allows and caches GET and HEAD only, redirects HTTP to HTTPS, serves HTTP/2 and HTTP/3', () => {
+    const config = distributionConfig(base);
+    expect(config.DefaultCacheBehavior).toMatchObject({
+      AllowedMethods: ['GET', 'HEAD'],
+      CachedMethods: ['GET', 'HEAD'],
+      ViewerProtocolPolicy: 'redirect-to-https',
+      Compress: false,
+    });
+    expect(config).toMatchObject({ HttpVersion: 'http2and3', IPV6Enabled: true, Enabled: true, PriceClass: 'PriceClass_All' });
+  });
+
+  it('caches 4xx briefly and 5xx not at all', () => {
+    const ttls = (s: Synthesized) =>
+      Object.fromEntries((distributionConfig(s).CustomErrorResponses as Json[]).map((r) => [r.ErrorCode, r.ErrorCachingMinTTL]));
+    expect(ttls(base)).toEqual({ 400: 10, 403: 10, 404: 10, 405: 10, 414: 10, 416: 10, 500: 0, 501: 0, 502: 0, 503: 0, 504: 0 });
+    expect(ttls(full)[404]).toBe(5);
+    // TTLs only: no error page replaces the JSON error bodies.
+    for (const response of distributionConfig(base).CustomErrorResponses as Json[]) {
+      expect(response.ResponsePagePath).toBeUndefined();
+      expect(response.ResponseCode).toBeUndefined();
+    }
+  });
+
+  it('adds CORS (any origin by default, GET/HEAD) and nosniff', () => {
+    const config = (s: Synthesized) => only(s, 'AWS::CloudFront::ResponseHeadersPolicy')[1].Properties.ResponseHeadersPolicyConfig;
+    expect(config(base).CorsConfig).toMatchObject({
+      AccessControlAllowOrigins: { Items: ['*'] },
+      AccessControlAllowMethods: { Items: ['GET', 'HEAD'] },
+      AccessControlAllowCredentials: false,
+      OriginOverride: true,
+    });
+    expect(config(base).SecurityHeadersConfig).toEqual({ ContentTypeOptions: { Override: true } });
+    expect(config(full).CorsConfig).toMatchObject({
+      AccessControlAllowOrigins: { Items: ['https://www.example.com'] },
+      AccessControlMaxAgeSec: 3600,
+    });
+    const none = synth(() => ({ cors: false }));
+    expect(config(none).CorsConfig).toBeUndefined();
+    expect(config(none).SecurityHeadersConfig).toEqual({ ContentTypeOptions: { Override: true } });
+  });
+
+  it('takes a custom domain with its certificate, a price class, Origin Shield and a web ACL', () => {
+    const config = distributionConfig(full);
+    expect(config.Aliases).toEqual(['img.example.com']);
+    expect(config.ViewerCertificate).toEqual({
+      AcmCertificateArn: CERTIFICATE_ARN,
+      MinimumProtocolVersion: 'TLSv1.2_2021',
+      SslSupportMethod: 'sni-only',
+    });
+    expect(config.PriceClass).toBe('PriceClass_100');
+    expect(config.WebACLId).toBe('arn:aws:wafv2:us-east-1:123456789012:global/webacl/images/abc');
+    for (const origin of config.Origins as Json[]) {
+      expect(origin.OriginShield).toEqual({ Enabled: true, OriginShieldRegion: 'eu-west-1' });
+    }
+    expect(distributionConfig(base).Origins[0].OriginShield).toBeUndefined();
+  });
+
+  it('logs to a log bucket of its own by default, and not at all when turned off', () => {
+    const logBucketId = logicalId(base, base.stack.transformer.logBucket!);
+    expect(distributionConfig(base).Logging).toEqual({
+      Bucket: { 'Fn::GetAtt': [logBucketId, 'RegionalDomainName'] },
+      Prefix: 'cloudfront/',
+    });
+    const logBucket = base.json.Resources[logBucketId].Properties;
+    // CloudFront standard logs are written with ACLs; S3 server access logs too.
+    expect(logBucket.OwnershipControls.Rules).toEqual([{ ObjectOwnership: 'BucketOwnerPreferred' }]);
+    const cache = base.json.Resources[logicalId(base, base.stack.transformer.cacheBucket)].Properties;
+    expect(cache.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logBucketId }, LogFilePrefix: 's3/cache/' });
+    expect(distributionConfig(full).Logging).toBeUndefined();
+    expect(full.stack.transformer.logBucket).toBeUndefined();
+  });
+});
+
+// ---------------------------------------------------------------- buckets
+
+describe('buckets', () => {
+  it('every bucket blocks public access, is encrypted and refuses non-TLS requests', () => {
+    for (const s of [base, full, imported]) {
+      const buckets = resources(s, 'AWS::S3::Bucket');
+      expect(buckets.length).toBe(s === base ? 3 : s === full ? 2 : 2);
+      for (const [id, bucket] of buckets) {
+        expect(bucket.Properties.PublicAccessBlockConfiguration, id).toEqual({
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        });
+        expect(bucket.Properties.BucketEncryption, id).toEqual({
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        });
+        const [, policy] = resources(s, 'AWS::S3::BucketPolicy').find(([, p]) => refs(p.Properties.Bucket).includes(id)) ?? [];
+        expect(policy, `${id} has a bucket policy`).toBeDefined();
+        expect(policy!.Properties.PolicyDocument.Statement).toContainEqual(
+          expect.objectContaining({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        );
+      }
+    }
+  });
+
+  it('expires variants in the cache bucket (90 days by default)', () => {
+    const rules = (s: Synthesized) =>
+      s.json.Resources[logicalId(s, s.stack.transformer.cacheBucket)].Properties.LifecycleConfiguration.Rules as Json[];
+    expect(rules(base)).toContainEqual(expect.objectContaining({ ExpirationInDays: 90, Status: 'Enabled' }));
+    expect(rules(full)).toContainEqual(expect.objectContaining({ ExpirationInDays: 30, Status: 'Enabled' }));
+    // Never the source bucket.
+    expect(base.json.Resources[logicalId(base, base.stack.transformer.sourceBucket)].Properties.LifecycleConfiguration).toBeUndefined();
+  });
+
+  it('are retained with the stack by default, and deleted with it when asked', () => {
+    for (const [, bucket] of resources(base, 'AWS::S3::Bucket')) expect(bucket.DeletionPolicy).toBe('Retain');
+    expect(resources(base, 'Custom::S3AutoDeleteObjects')).toHaveLength(0);
+    for (const [, bucket] of resources(full, 'AWS::S3::Bucket')) expect(bucket.DeletionPolicy).toBe('Delete');
+    expect(resources(full, 'Custom::S3AutoDeleteObjects')).toHaveLength(2);
+  });
+
+  it('imports an existing source bucket instead of creating one', () => {
+    const t = imported.stack.transformer;
+    expect(t.sourceBucket.bucketName).toBe('my-photos');
+    expect(resources(imported, 'AWS::S3::Bucket').map(([id]) => id)).not.toContain(expect.stringContaining('SourceBucket'));
+    expect(originFunction(imported).Properties.Environment.Variables.SOURCE_BUCKET).toBe('my-photos');
+    const read = roleActions(imported, t.originFunction.role!).find((st) => actionsOf(st).includes('s3:GetObject'))!;
+    expect(read.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::my-photos/*']] });
+    const [, notifications] = only(imported, 'Custom::S3BucketNotifications');
+    expect(notifications.Properties.BucketName).toBe('my-photos');
+  });
+});
+
+// ---------------------------------------------------------------- IAM
+
+describe('IAM', () => {
+  it('allows no wildcard action anywhere (no "*", no "s3:*", no "service:*")', () => {
+    for (const s of [base, full, imported]) {
+      for (const statement of statements(s).filter((st) => st.Effect === 'Allow')) {
+        for (const action of actionsOf(statement)) {
+          expect(action, JSON.stringify(statement)).not.toBe('*');
+          expect(action, JSON.stringify(statement)).not.toMatch(/^[a-z0-9-]+:\*$/);
+        }
+        expect(statement.NotAction, JSON.stringify(statement)).toBeUndefined();
+      }
+    }
+  });
+
+  it('every statement that allows object access names a bucket of this stack (or the imported one)', () => {
+    for (const statement of statements(imported).filter((st) => st.Effect === 'Allow')) {
+      if (!actionsOf(statement).some((a) => a.startsWith('s3:') && a !== 's3:PutBucketNotification')) continue;
+      const resource = JSON.stringify(statement.Resource);
+      expect(resource, JSON.stringify(statement)).not.toBe('"*"');
+    }
+  });
+});
+
+// ---------------------------------------------------------------- cdk-nag
+
+/** Acknowledged rules anywhere in the tree: `Annotation::<rule id>` -> reason. */
+function acknowledgements(root: IConstruct): { path: string; id: string; reason: string }[] {
+  const found: { path: string; id: string; reason: string }[] = [];
+  for (const construct of root.node.findAll()) {
+    for (const entry of construct.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+        found.push({ path: construct.node.path, id: id.replace(/^annotation::/i, ''), reason });
+      }
+    }
+  }
+  return found;
+}
+
+describe('cdk-nag AwsSolutions', () => {
+  it('finds nothing unacknowledged, in every configuration', () => {
+    for (const s of [base, full, imported]) {
+      const report = new AwsSolutionsChecks(s.app).validateScope(s.app);
+      const summary = report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+      expect(summary, s.stack.stackName).toEqual([]);
+      expect(report.success).toBe(true);
+    }
+  });
+
+  it('as a policy-validation plugin, stops a synth that has an unacknowledged finding', () => {
+    const app = new App({
+      context: { 'aws:cdk:bundling-stacks': [] },
+      outdir: mkdtempSync(join(tmpdir(), 'eit-nag-')),
+      builtinCloudFormationValidation: false,
+    });
+    const stack = new ImageTransformerStack(app, 'Images', { env: ENV, transformer: () => ({}) });
+    new s3.Bucket(stack, 'CarelessBucket');
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    try {
+      expect(() => app.synth()).toThrow(/AwsSolutions-S10/);
+      const report = JSON.parse(readFileSync(join(app.outdir, 'validation-report.json'), 'utf8'));
+      const nag = report.pluginReports.find((r: Json) => r.pluginName === 'AwsSolutions');
+      expect(nag.violations.map((v: Json) => v.ruleName).sort()).toEqual(['AwsSolutions-S1', 'AwsSolutions-S10']);
+    } finally {
+      rmSync(app.outdir, { recursive: true, force: true });
+    }
+  });
+
+  it('acknowledges only the expected findings, each with a reason', () => {
+    const ids = (s: Synthesized) =>
+      acknowledgements(s.stack)
+        .filter((a) => a.id.startsWith('AwsSolutions-'))
+        .map((a) => `${a.path.replace(/^Images\//, '')} ${a.id}`)
+        .sort();
+    const cache = logicalId(base, base.stack.transformer.cacheBucket);
+    const source = logicalId(base, base.stack.transformer.sourceBucket);
+    const notifications = 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834';
+    expect(ids(base)).toEqual(
+      [
+        `${notifications} AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]`,
+        `${notifications} AwsSolutions-IAM5[Resource::*]`,
+        'ImageTransformer/Distribution AwsSolutions-CFR1',
+        'ImageTransformer/Distribution AwsSolutions-CFR2',
+        'ImageTransformer/Distribution AwsSolutions-CFR4',
+        `ImageTransformer/InvalidationRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
+        'ImageTransformer/LogBucket AwsSolutions-S1',
+        `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
+        `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${source}.Arn>/*]`,
+      ].sort(),
+    );
+    // Logging off, a custom domain and a web ACL: CFR3 and S1 for the buckets instead of CFR2/CFR4.
+    expect(ids(full)).toEqual(
+      expect.arrayContaining([
+        'ImageTransformer/Distribution AwsSolutions-CFR3',
+        'ImageTransformer/CacheBucket AwsSolutions-S1',
+        'ImageTransformer/SourceBucket AwsSolutions-S1',
+      ]),
+    );
+    expect(ids(full).filter((id) => /CFR2|CFR4/.test(id))).toEqual([]);
+    expect(ids(imported)).toContain('ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::my-photos/*]');
+
+    for (const s of [base, full, imported]) {
+      for (const { path, id, reason } of acknowledgements(s.stack).filter((a) => a.id.startsWith('AwsSolutions-'))) {
+        expect(reason.length, `${path} ${id}: "${reason}"`).toBeGreaterThanOrEqual(60);
+      }
+    }
+  });
+});
+
+// ---------------------------------------------------------------- cfn-lint
+
+describe('cfn-lint', () => {
+  let dir: string;
+  let matches: CfnLintMatch[];
+
+  beforeAll(async () => {
+    await ensureCfnLint(); // the first run installs it (about 40 s, once)
+    dir = mkdtempSync(join(tmpdir(), 'eit-cfn-lint-'));
+    const files = Object.entries({ base, full, imported }).map(([name, s]) => {
+      const file = join(dir, `${name}.template.json`);
+      writeFileSync(file, JSON.stringify(s.json, null, 1));
+      return file;
+    });
+    matches = await cfnLint(files);
+  }, 180_000);
+
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reports no errors on the synthesized templates', () => {
+    const errors = matches.filter((m) => m.Level === 'Error').map((m) => `${m.Filename} ${m.Rule.Id} ${m.Message}`);
+    expect(errors).toEqual([]);
+  });
+
+  it('reports only the warnings we know about', () => {
+    // W3005: CDK's explicit DependsOn next to a GetAtt; W3045: the log bucket's canned
+    // ACL that CloudFront standard logging needs (acknowledged by aws-cdk-lib itself).
+    const warnings = [...new Set(matches.filter((m) => m.Level === 'Warning').map((m) => m.Rule.Id))].sort();
+    expect(warnings.filter((id) => !['W3005', 'W3045'].includes(id))).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------- validation
+
+describe('props are checked at synth time', () => {
+  const attempt = (props: (stack: Stack) => ImageTransformerProps) => () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    new ImageTransformerStack(app, 'Images', { env: ENV, transformer: props });
+  };
+  const rejects = (props: (stack: Stack) => ImageTransformerProps, message: RegExp) => {
+    expect(attempt(props)).toThrow(ImageTransformerConfigError);
+    expect(attempt(props)).toThrow(message);
+  };
+
+  it('presets go through the grammar: unknown names and bad values fail', () => {
+    rejects(() => ({ presets: { thumb: { widht: '200' } } }), /preset "thumb" has an unknown parameter "widht"/);
+    rejects(() => ({ presets: { thumb: { width: '20x' } } }), /preset "thumb" is invalid: .*width/);
+    rejects(() => ({ presets: { thumb: { fit: 'squash' } } }), /preset "thumb" is invalid: .*fit/);
+    rejects(() => ({ presets: { 'no spaces': { width: '200' } } }), /preset name "no spaces"/);
+    rejects(() => ({ presets: { loop: { preset: 'loop' } } }), /may not contain "preset"/);
+    rejects(() => ({ presets: { empty: {} } }), /preset "empty" is empty/);
+    rejects(() => ({ presets: { big: { width: '2000' } }, sizes: [320, 640] }), /preset "big" is invalid: .*640/);
+    rejects(() => ({ presets: { big: { width: '9000' } } }), /preset "big" is invalid: .*width/);
+  });
+
+  it('presetsOnly needs presets; eager presets must exist', () => {
+    rejects(() => ({ presetsOnly: true }), /presetsOnly needs at least one preset/);
+    rejects(() => ({ presets: { thumb: { width: '200' } }, eagerPresets: ['thumbnail'] }), /eagerPresets names "thumbnail"/);
+    rejects(
+      () => ({ presets: { thumb: { width: '200' } }, eagerPresets: ['thumb'], signing: true }),
+      /eagerPresets with signing need eagerSigningSecret/,
+    );
+  });
+
+  it('sizes and dimensions are whole numbers in range', () => {
+    rejects(() => ({ sizes: [] }), /sizes must list at least one width/);
+    rejects(() => ({ sizes: [320, 12.5] }), /sizes \(12.5\)/);
+    rejects(() => ({ sizes: [320, 10_000] }), /sizes \(10000\) must be an integer from 1 to 8192/);
+    rejects(() => ({ maxDimension: 20_000 }), /maxDimension must be an integer from 1 to 16383/);
+  });
+
+  it('Lambda settings are in range', () => {
+    rejects(() => ({ timeout: Duration.minutes(5) }), /timeout \(seconds\) must be an integer from 5 to 110/);
+    rejects(() => ({ memorySize: 64 }), /memorySize must be an integer from 128 to 10240/);
+    rejects(() => ({ maxInlineBytes: 6_000_000 }), /maxInlineBytes/);
+    rejects(() => ({ cacheControl: 'max-age=1\r\nx: y' }), /cacheControl must be a one-line header value/);
+  });
+
+  it('a custom domain needs a us-east-1 certificate, and the other way round', () => {
+    rejects(() => ({ domainNames: ['img.example.com'] }), /domainNames need a certificate/);
+    rejects(
+      (stack) => ({ certificate: acm.Certificate.fromCertificateArn(stack, 'C', CERTIFICATE_ARN) }),
+      /a certificate is only used with domainNames/,
+    );
+    rejects(
+      (stack) => ({
+        domainNames: ['img.example.com'],
+        certificate: acm.Certificate.fromCertificateArn(stack, 'C', CERTIFICATE_ARN.replace('us-east-1', 'eu-west-1')),
+      }),
+      /certificate in us-east-1/,
+    );
+  });
+
+  it('other settings', () => {
+    rejects(() => ({ originShieldRegion: 'Frankfurt' }), /originShieldRegion must be an AWS region/);
+    rejects(() => ({ cors: { allowOrigins: [] } }), /cors.allowOrigins is empty/);
+    rejects(() => ({ variantExpiration: Duration.days(0) }), /variantExpiration \(days\)/);
+  });
+
+  it('accepts a valid configuration with presets in presets-only mode', () => {
+    expect(attempt(() => ({ presets: { thumb: { width: '200', height: '200' } }, presetsOnly: true }))).not.toThrow();
+  });
+});
