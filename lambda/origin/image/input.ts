@@ -46,6 +46,40 @@ export function decodeError(error: unknown, limits: Limits): HttpError {
   return new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', detail);
 }
 
+/**
+ * Whether a GIF stops before its trailer: an upload or copy cut short. libvips
+ * decodes such a file without a warning, filling the missing part of the last
+ * frame from the one before, so it is checked here by walking the blocks.
+ */
+export function gifTruncated(bytes: Buffer): boolean {
+  const colourTable = (flags: number) => (flags & 0x80 ? 3 * (2 << (flags & 0x07)) : 0);
+  let at = 13 + (bytes.length >= 13 ? colourTable(bytes[10]!) : 0); // header and logical screen
+  /** Skips data sub-blocks and their terminator; false when the data ends first. */
+  const subBlocks = () => {
+    while (at < bytes.length) {
+      const size = bytes[at]!;
+      at += 1 + size;
+      if (size === 0) return true;
+    }
+    return false;
+  };
+  while (at < bytes.length) {
+    const introducer = bytes[at]!;
+    if (introducer === 0x3b) return false; // the trailer
+    if (introducer === 0x21) {
+      at += 2; // introducer, label
+      if (!subBlocks()) return true;
+    } else if (introducer === 0x2c) {
+      if (at + 10 > bytes.length) return true;
+      at += 10 + colourTable(bytes[at + 9]!) + 1; // descriptor, local colour table, LZW code size
+      if (!subBlocks()) return true;
+    } else {
+      return false; // not a block: the decoder judges it
+    }
+  }
+  return true;
+}
+
 export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedSource> {
   const format = detectFormat(bytes);
   if (format === undefined || format === 'svg') {
@@ -54,6 +88,9 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
       'The source is not an image this service reads (JPEG, PNG, WebP, AVIF, GIF or TIFF).',
       format,
     );
+  }
+  if (format === 'gif' && gifTruncated(bytes)) {
+    throw new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', 'GIF ends before its trailer');
   }
   const firstFrame = sharp(bytes, decodeOptions(limits));
   let meta;
