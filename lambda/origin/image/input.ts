@@ -40,9 +40,8 @@ export function decodeError(error: unknown, limits: Limits): HttpError {
   if (/timeout/i.test(detail)) {
     return new HttpError('timeout', 'The image took too long to transform.', detail);
   }
-  if (/unsupported image format/i.test(detail)) {
-    return new HttpError('unsupported_media_type', 'The source is not an image this service reads.', detail);
-  }
+  // libvips' "unsupported image format" lands here too: the bytes were sniffed as a format
+  // this service reads (anything else is refused before sharp sees it), so the file is damaged.
   return new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', detail);
 }
 
