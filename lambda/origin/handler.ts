@@ -121,8 +121,16 @@ export function createOriginHandler({ s3, config, log }: OriginDependencies): Or
         return errorResponse(error);
       }
       // A bug, not a bad request: log all of it, tell the viewer nothing internal.
-      log({ level: 'error', event: 'unexpected', uri, detail: error instanceof Error ? error.stack : String(error) });
-      return errorResponse(new HttpError('internal_error', 'The service failed unexpectedly; try again shortly.'));
+      const internal = new HttpError('internal_error', 'The service failed unexpectedly; try again shortly.');
+      log({
+        level: 'error',
+        event: 'unexpected',
+        code: internal.code,
+        status: internal.status,
+        uri,
+        detail: error instanceof Error ? error.stack : String(error),
+      });
+      return errorResponse(internal);
     }
   };
 }
