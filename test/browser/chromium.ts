@@ -4,9 +4,17 @@
 // nothing from vitest, so a plain `tsx` script can use it too.
 
 import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+/** CHROMIUM_PATH, else Debian's /usr/bin/chromium, else a `chromium` on PATH (where .ci/run looks). */
+function findChromium(): string {
+  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
+  const candidates = ['/usr/bin/chromium', ...(process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, 'chromium'))];
+  return candidates.find((path) => existsSync(path)) ?? '/usr/bin/chromium';
+}
+
+export const CHROMIUM_PATH = findChromium();
 
 export const CHROMIUM_FLAGS = [
   '--headless',
