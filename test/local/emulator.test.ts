@@ -1,0 +1,683 @@
+// The local edge emulator end to end, over HTTP, as `npm start -- --images`
+// runs it: the generated CloudFront Function, the edge cache, the cache
+// bucket, the real origin handler and the source watcher, on this run's
+// LocalStack. Sources are generated into a temporary folder; responses are
+// decoded with sharp.
+
+import { DeleteObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../local/start';
+import {
+  alphaPng,
+  animatedGif,
+  animatedWebp,
+  cmykJpeg,
+  gradientJpeg,
+  isNear,
+  noiseImage,
+  ORIENTATION_CORNERS,
+  orientedJpeg,
+  pixelAt,
+  png16,
+  webpImage,
+} from '../support/images';
+import { createTestBuckets, listKeys, putObject, testS3Client, type TestBuckets } from '../support/s3';
+
+// ------------------------------------------------------------------ fixtures
+
+const ACCEPT = {
+  avif: 'image/avif,image/webp,image/apng,image/*,*/*;q=0.8',
+  webp: 'image/webp,*/*',
+  plain: '*/*',
+} as const;
+type Client = keyof typeof ACCEPT;
+const CLIENTS = Object.keys(ACCEPT) as Client[];
+
+const SIGNING_SECRET = 'emulator-test-secret-0123456789';
+const PHOTO = { width: 5184, height: 3456 }; // 18 MP, a 3:2 camera frame
+
+/**
+ * A camera-like 18 MP JPEG: a smooth gradient with sensor-like grain, so it
+ * is several megabytes like a real photo. Painted straight into a typed array
+ * (images.ts paints pixel by pixel, which takes ~10 s at this size).
+ */
+function photoJpeg(width: number, height: number): Promise<Buffer> {
+  const data = new Uint8Array(width * height * 3);
+  let state = 0x2545f491; // xorshift32: deterministic grain
+  for (let y = 0, i = 0; y < height; y++) {
+    const v = y / (height - 1);
+    for (let x = 0; x < width; x++) {
+      const u = x / (width - 1);
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      data[i++] = 10 + u * 230 + (state & 31) - 16;
+      data[i++] = 10 + v * 230 + ((state >> 5) & 31) - 16;
+      data[i++] = 10 + (1 - (u + v) / 2) * 230 + ((state >> 10) & 31) - 16;
+    }
+  }
+  return sharp(data, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+}
+
+/** Keys a file system and a URL both make awkward; each source has its own width, so a response tells which was read. */
+const AWKWARD_KEYS: Record<string, number> = {
+  'with space.jpg': 101,
+  'a+b.jpg': 102,
+  '#1 hash.jpg': 103,
+  'café/größe ü.png': 104,
+  'nested/deeper/still/deepest.webp': 105,
+  '日本/写真 1.jpg': 106,
+  'mixed/+ # % é.jpg': 107,
+  'UPPER/IMG_0001.JPG': 108,
+};
+const AWKWARD_HEIGHT = 50;
+
+/** Files under --images that are not images: never uploaded. */
+const NOT_IMAGES: Record<string, string> = {
+  'notes.txt': 'holiday photos, unsorted',
+  '.DS_Store': '\0\0\0\u0001Bud1',
+  'nested/readme.md': '# nested',
+  'formats/data.json': '{"not":"an image"}',
+  'Thumbs.db': 'thumbs',
+  'jpg': 'a file called jpg, with no extension',
+};
+
+async function awkwardImage(key: string, width: number): Promise<Buffer> {
+  const image = await gradientJpeg(width, AWKWARD_HEIGHT);
+  if (key.endsWith('.png')) return sharp(image).png().toBuffer();
+  if (key.endsWith('.webp')) return sharp(image).webp().toBuffer();
+  return image;
+}
+
+async function writeTree(folder: string, files: Record<string, Buffer | string>): Promise<void> {
+  await Promise.all(
+    Object.entries(files).map(async ([path, body]) => {
+      const file = join(folder, ...path.split('/'));
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, body);
+    }),
+  );
+}
+
+// ------------------------------------------------------------------ HTTP helpers
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+  redirected: boolean;
+  url: string;
+}
+
+interface RequestOptions {
+  client?: Client;
+  method?: string;
+  headers?: Record<string, string>;
+  redirect?: 'follow' | 'manual' | 'error';
+}
+
+async function request(base: string, path: string, options: RequestOptions = {}): Promise<Answer> {
+  const response = await fetch(base + path, {
+    method: options.method ?? 'GET',
+    headers: { accept: ACCEPT[options.client ?? 'plain'], ...options.headers },
+    redirect: options.redirect ?? 'follow',
+  });
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: Buffer.from(await response.arrayBuffer()),
+    redirected: response.redirected,
+    url: response.url,
+  };
+}
+
+/** A source key as a URL path: every segment percent-encoded (`#` as `%23`, `+` as `%2B`). */
+const pathOf = (key: string) => '/' + key.split('/').map(encodeURIComponent).join('/');
+
+const json = (answer: Answer) => JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
+const md5Etag = (body: Buffer) => `"${createHash('md5').update(body).digest('hex')}"`;
+
+function origin(answer: Answer) {
+  return { cache: answer.headers.get('x-cache'), origin: answer.headers.get('x-origin') };
+}
+
+const MISS_LAMBDA = { cache: 'Miss from cloudfront', origin: 'lambda' };
+const MISS_BUCKET = { cache: 'Miss from cloudfront', origin: 'cache-bucket' };
+const HIT = { cache: 'Hit from cloudfront', origin: null };
+const AT_EDGE = { cache: 'FunctionGeneratedResponse from cloudfront', origin: null };
+
+/** What the body really is: format, displayed size of one frame, frames. */
+async function decoded(body: Buffer) {
+  const meta = await sharp(body).metadata();
+  return {
+    format: meta.format === 'heif' && meta.compression === 'av1' ? 'avif' : meta.format,
+    width: meta.width,
+    height: meta.pageHeight ?? meta.height,
+    frames: meta.pages ?? 1,
+    orientation: meta.orientation ?? 1,
+  };
+}
+
+async function cacheKeysUnder(s3: S3Client, bucket: string, sourceKey: string): Promise<string[]> {
+  return (await listKeys(s3, bucket)).filter((key) => key.startsWith(sourceKey + '/'));
+}
+
+async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await attempt();
+    if (result !== undefined) return result;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// ------------------------------------------------------------------ the emulators
+
+const s3 = testS3Client();
+const folders: string[] = [];
+const buckets: TestBuckets[] = [];
+const running: RunningEmulator[] = [];
+
+/** The main emulator (edge cache on) and its sources. */
+let edge: RunningEmulator;
+/** Edge cache off: every request goes to the origin group. */
+let noEdge: RunningEmulator;
+/** Signed URLs required. */
+let signed: RunningEmulator;
+let expectedKeys: string[];
+
+async function start(label: string, files: Record<string, Buffer | string>, options: { edgeCache: boolean; signingSecret?: string }) {
+  const folder = await mkdtemp(join(tmpdir(), `emulator-${label}-`));
+  folders.push(folder);
+  await writeTree(folder, files);
+  const pair = await createTestBuckets(`emulator ${label}`);
+  buckets.push(pair);
+  const emulator = await startEmulator({
+    s3,
+    port: 0,
+    images: folder,
+    edgeCache: options.edgeCache,
+    signingSecret: options.signingSecret,
+    buckets: { source: pair.sourceBucket, cache: pair.cacheBucket },
+    watchIntervalMs: 200,
+    log: () => {},
+  });
+  running.push(emulator);
+  return emulator;
+}
+
+beforeAll(async () => {
+  const [photo, noise, awkward] = await Promise.all([
+    photoJpeg(PHOTO.width, PHOTO.height),
+    noiseImage(2500, 2500, 'png'),
+    Promise.all(Object.entries(AWKWARD_KEYS).map(async ([key, width]) => [key, await awkwardImage(key, width)] as const)),
+  ]);
+  const images: Record<string, Buffer> = {
+    'photos/DSC 0001.JPG': photo,
+    'formats/alpha.png': await alphaPng(600, 400),
+    'formats/still.webp': await webpImage(640, 480),
+    'formats/oriented.jpg': await orientedJpeg(6, 600, 400),
+    'formats/cmyk.jpg': await cmykJpeg(500, 300),
+    'formats/deep.png': await png16(400, 300),
+    'formats/anim.gif': await animatedGif(4, 120, 80),
+    'formats/anim.webp': await animatedWebp(4, 120, 80),
+    'large/noise.png': noise,
+    'cache/photo.jpg': await gradientJpeg(800, 600),
+    'cache/untouched.jpg': await gradientJpeg(64, 48),
+    'replace/via api +#é.jpg': await gradientJpeg(300, 200),
+    'replace/via s3 é.jpg': await gradientJpeg(300, 200),
+    'replace/delete me.jpg': await gradientJpeg(300, 200),
+    ...Object.fromEntries(awkward),
+  };
+  expectedKeys = Object.keys(images).sort();
+  const small = await gradientJpeg(800, 600);
+  [edge, noEdge, signed] = await Promise.all([
+    start('edge', { ...images, ...NOT_IMAGES }, { edgeCache: true }),
+    start('no-edge', { 'cache/photo.jpg': small, 'notes.txt': 'not an image' }, { edgeCache: false }),
+    start('signed', { 'signed/café #1.jpg': await gradientJpeg(400, 300) }, { edgeCache: true, signingSecret: SIGNING_SECRET }),
+  ]);
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(running.map((emulator) => emulator.close()));
+  await Promise.all(buckets.map((pair) => pair.cleanup()));
+  await Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true })));
+}, 60_000);
+
+// ------------------------------------------------------------------ tests
+
+describe('--images', () => {
+  it('uploads every image under the folder, keyed by its relative path, and skips other files', async () => {
+    expect([...edge.sources].sort()).toEqual(expectedKeys);
+    expect((await listKeys(s3, edge.sourceBucket)).sort()).toEqual(expectedKeys);
+    const listed = json(await request(edge.url, '/_api/sources')) as unknown as { key: string }[];
+    expect(listed.map((source) => source.key).sort()).toEqual(expectedKeys);
+    expect(noEdge.sources).toEqual(['cache/photo.jpg']);
+  });
+
+  it('serves each awkward key at its percent-encoded path (spaces, +, #, %, non-ASCII, nested folders)', async () => {
+    const answers = await Promise.all(
+      Object.entries(AWKWARD_KEYS).map(async ([key, width]) => ({ key, width, answer: await request(edge.url, pathOf(key) + '?format=json') })),
+    );
+    for (const { key, width, answer } of answers) {
+      expect(answer.status, key).toBe(200);
+      expect(json(answer), key).toMatchObject({ width, height: AWKWARD_HEIGHT });
+    }
+  });
+
+  it('serves the image itself, and a literal + in a path is the same key as %2B', async () => {
+    const encoded = await request(edge.url, pathOf('a+b.jpg') + '?w=51');
+    expect(encoded.status).toBe(200);
+    expect(encoded.headers.get('content-type')).toBe('image/jpeg');
+    expect(await decoded(encoded.body)).toMatchObject({ format: 'jpeg', width: 51, height: 25 });
+
+    const literal = await request(edge.url, '/a+b.jpg?w=51');
+    expect(origin(literal)).toEqual(HIT);
+    expect(literal.headers.get('etag')).toBe(encoded.headers.get('etag'));
+  });
+
+  it('has no object for a file that is not an image', async () => {
+    for (const path of ['/notes.txt', '/formats/data.json', '/jpg']) {
+      const answer = await request(edge.url, path);
+      expect(answer.status, path).toBe(404);
+      expect(json(answer).error).toBe('not_found');
+    }
+  });
+});
+
+describe('real-photo-like sources for AVIF, WebP-only and plain clients', () => {
+  interface Case {
+    key: string;
+    query: string;
+    width: number;
+    height: number;
+    /** The format per client: what Content-Type names and the body is. */
+    formats: Record<Client, string>;
+    frames?: number;
+  }
+  const STILL = { avif: 'avif', webp: 'webp', plain: 'jpeg' };
+  const CASES: Case[] = [
+    { key: 'photos/DSC 0001.JPG', query: '?w=1200', width: 1200, height: 800, formats: STILL },
+    { key: 'formats/alpha.png', query: '?w=300', width: 300, height: 200, formats: { avif: 'avif', webp: 'webp', plain: 'png' } },
+    { key: 'formats/still.webp', query: '?w=320', width: 320, height: 240, formats: STILL },
+    { key: 'formats/oriented.jpg', query: '?w=300', width: 300, height: 200, formats: STILL },
+    { key: 'formats/cmyk.jpg', query: '?w=250', width: 250, height: 150, formats: STILL },
+    // 16-bit but opaque: the plain client gets the opaque family, JPEG.
+    { key: 'formats/deep.png', query: '?w=200', width: 200, height: 150, formats: STILL },
+    { key: 'formats/anim.gif', query: '?w=60', width: 60, height: 40, frames: 4, formats: { avif: 'webp', webp: 'webp', plain: 'gif' } },
+    { key: 'formats/anim.webp', query: '?w=60', width: 60, height: 40, frames: 4, formats: { avif: 'webp', webp: 'webp', plain: 'gif' } },
+  ];
+  const answers = new Map<string, Answer>();
+
+  beforeAll(async () => {
+    await Promise.all(
+      CASES.flatMap((c) =>
+        CLIENTS.map(async (client) => answers.set(`${c.key} ${client}`, await request(edge.url, pathOf(c.key) + c.query, { client }))),
+      ),
+    );
+  }, 60_000);
+
+  for (const c of CASES) {
+    it(`${c.key}${c.query}: ${CLIENTS.map((client) => c.formats[client]).join(' / ')} at ${c.width}x${c.height}`, async () => {
+      for (const client of CLIENTS) {
+        const answer = answers.get(`${c.key} ${client}`)!;
+        const label = `${c.key} for ${client}`;
+        expect(answer.status, label).toBe(200);
+        expect(answer.headers.get('content-type'), label).toBe(`image/${c.formats[client]}`);
+        expect(answer.headers.get('content-length'), label).toBe(String(answer.body.length));
+        expect(answer.headers.get('vary')?.toLowerCase(), label).toBe('accept');
+        expect(answer.headers.get('x-content-type-options'), label).toBe('nosniff');
+        expect(answer.headers.get('cache-control'), label).toBe('public, max-age=31536000, immutable');
+        expect(answer.headers.get('etag'), label).toBe(md5Etag(answer.body));
+        expect(await decoded(answer.body), label).toMatchObject({
+          format: c.formats[client],
+          width: c.width,
+          height: c.height,
+          frames: c.frames ?? 1,
+        });
+      }
+    });
+  }
+
+  it('shows the EXIF-rotated photo upright for every client: red top-left, blue top-right, no orientation tag left', async () => {
+    for (const client of CLIENTS) {
+      const body = answers.get(`formats/oriented.jpg ${client}`)!.body;
+      expect((await decoded(body)).orientation, client).toBe(1);
+      expect(isNear(await pixelAt(body, 10, 10), ORIENTATION_CORNERS.topLeft), client).toBe(true);
+      expect(isNear(await pixelAt(body, 289, 10), ORIENTATION_CORNERS.topRight), client).toBe(true);
+      expect(isNear(await pixelAt(body, 10, 189), ORIENTATION_CORNERS.bottomLeft), client).toBe(true);
+    }
+  });
+
+  it('turns CMYK and 16-bit sources into 8-bit sRGB', async () => {
+    for (const key of ['formats/cmyk.jpg', 'formats/deep.png']) {
+      for (const client of CLIENTS) {
+        const meta = await sharp(answers.get(`${key} ${client}`)!.body).metadata();
+        expect(meta.space, `${key} for ${client}`).toBe('srgb');
+        expect(meta.depth, `${key} for ${client}`).toBe('uchar');
+      }
+    }
+  });
+
+  it('keeps the transparency of the PNG in AVIF, WebP and PNG', async () => {
+    for (const client of CLIENTS) {
+      const body = answers.get(`formats/alpha.png ${client}`)!.body;
+      expect((await sharp(body).metadata()).hasAlpha, client).toBe(true);
+      expect((await pixelAt(body, 0, 0)).alpha, client).toBe(0);
+      expect((await pixelAt(body, 150, 100)).alpha, client).toBe(255);
+    }
+  });
+
+  it('serves the 18 MP photo at full size when no size is asked for', async () => {
+    const answer = await request(edge.url, pathOf('photos/DSC 0001.JPG'), { client: 'plain' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('image/jpeg');
+    expect(await decoded(answer.body)).toMatchObject({ format: 'jpeg', ...PHOTO });
+  }, 60_000);
+});
+
+describe('cache semantics', () => {
+  const KEY = 'cache/photo.jpg';
+  const PATH = pathOf(KEY);
+
+  it('gives equivalent URLs (aliases, casing, order, leading zeros, dpr, defaults, format=auto) one variant and one ETag', async () => {
+    const first = await request(edge.url, PATH + '?width=400&height=200&format=webp');
+    expect(first.status).toBe(200);
+    expect(origin(first)).toEqual(MISS_LAMBDA);
+    expect(first.headers.get('etag')).toBe(md5Etag(first.body));
+    expect(await decoded(first.body)).toMatchObject({ format: 'webp', width: 400, height: 200 });
+
+    const spellings: [string, Client][] = [
+      ['?width=400&height=200&format=webp', 'plain'],
+      ['?W=0400&H=0200&FM=webp', 'plain'],
+      ['?h=200&fit=cover&f=webp&w=400', 'avif'],
+      ['?Width=200&dpr=2&HEIGHT=100&Format=WEBP', 'plain'],
+      ['?w=400&h=200&utm_source=newsletter', 'webp'],
+      ['?w=400&h=200&format=auto', 'webp'],
+      ['?w=400&h=200&fm=webp&position=center&rotate=0&enlarge=0&flip=false', 'plain'],
+    ];
+    const repeats = await Promise.all(spellings.map(([query, client]) => request(edge.url, PATH + query, { client })));
+    repeats.forEach((answer, i) => {
+      const label = spellings[i]![0];
+      expect(answer.status, label).toBe(200);
+      expect(origin(answer), label).toEqual(HIT);
+      expect(answer.headers.get('etag'), label).toBe(first.headers.get('etag'));
+      expect(answer.body.equals(first.body), label).toBe(true);
+    });
+
+    const stored = await cacheKeysUnder(s3, edge.cacheBucket, KEY);
+    expect(stored).toHaveLength(1);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: edge.cacheBucket, Key: stored[0] }));
+    expect(head.ETag).toBe(first.headers.get('etag'));
+  });
+
+  it('answers If-None-Match with 304 from the edge cache, and HEAD with the length but no body', async () => {
+    const full = await request(edge.url, PATH + '?w=400&h=200&fm=webp');
+    const etag = full.headers.get('etag')!;
+    for (const ifNoneMatch of [etag, `W/${etag}`, `"something-else", ${etag}`, '*']) {
+      const notModified = await request(edge.url, PATH + '?h=200&w=400&f=webp', { headers: { 'if-none-match': ifNoneMatch } });
+      expect(notModified.status, ifNoneMatch).toBe(304);
+      expect(origin(notModified)).toEqual(HIT);
+      expect(notModified.headers.get('etag')).toBe(etag);
+      expect(notModified.body.length).toBe(0);
+    }
+    const changed = await request(edge.url, PATH + '?w=400&h=200&fm=webp', { headers: { 'if-none-match': '"stale"' } });
+    expect(changed.status).toBe(200);
+    expect(changed.body.equals(full.body)).toBe(true);
+
+    const head = await request(edge.url, PATH + '?w=400&h=200&fm=webp', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(origin(head)).toEqual(HIT);
+    expect(head.headers.get('content-type')).toBe('image/webp');
+    expect(head.headers.get('content-length')).toBe(String(full.body.length));
+    expect(head.headers.get('etag')).toBe(etag);
+    expect(head.body.length).toBe(0);
+  });
+
+  it('HEAD on a miss makes the variant and still sends no body', async () => {
+    const head = await request(edge.url, PATH + '?w=123', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(origin(head)).toEqual(MISS_LAMBDA);
+    expect(head.body.length).toBe(0);
+    const get = await request(edge.url, PATH + '?w=123');
+    expect(origin(get)).toEqual(HIT);
+    expect(head.headers.get('content-length')).toBe(String(get.body.length));
+    expect(head.headers.get('etag')).toBe(get.headers.get('etag'));
+  });
+
+  it('with the edge cache off, repeats come from the cache bucket with the same ETag and bytes', async () => {
+    const first = await request(noEdge.url, PATH + '?width=400&height=200&format=webp');
+    expect(first.status).toBe(200);
+    expect(origin(first)).toEqual(MISS_LAMBDA);
+    const etag = first.headers.get('etag')!;
+
+    const [again, alias] = await Promise.all([
+      request(noEdge.url, PATH + '?width=400&height=200&format=webp'),
+      request(noEdge.url, PATH + '?H=0200&W=400&f=webp', { client: 'avif' }),
+    ]);
+    for (const answer of [again, alias]) {
+      expect(answer.status).toBe(200);
+      expect(origin(answer)).toEqual(MISS_BUCKET);
+      expect(answer.headers.get('etag')).toBe(etag);
+      expect(answer.headers.get('content-type')).toBe('image/webp');
+      expect(answer.headers.get('cache-control')).toContain('max-age=31536000');
+      expect(answer.body.equals(first.body)).toBe(true);
+    }
+
+    const notModified = await request(noEdge.url, PATH + '?width=400&height=200&format=webp', { headers: { 'if-none-match': etag } });
+    expect(notModified.status).toBe(304);
+    expect(origin(notModified)).toEqual(MISS_BUCKET);
+    expect(notModified.body.length).toBe(0);
+
+    const head = await request(noEdge.url, PATH + '?width=400&height=200&format=webp', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(origin(head)).toEqual(MISS_BUCKET);
+    expect(head.headers.get('content-length')).toBe(String(first.body.length));
+    expect(head.body.length).toBe(0);
+  });
+
+  it('format=json reports the size as displayed, after EXIF orientation', async () => {
+    const answer = await request(edge.url, pathOf('formats/oriented.jpg') + '?format=json&w=10');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('application/json');
+    expect(json(answer)).toMatchObject({ width: 600, height: 400, format: 'jpeg', frames: 1, hasAlpha: false });
+    expect(json(answer).placeholder).toMatch(/^data:image\/webp;base64,/);
+
+    const animation = json(await request(edge.url, pathOf('formats/anim.gif') + '?fm=json'));
+    expect(animation).toMatchObject({ width: 120, height: 80, format: 'gif', frames: 4 });
+  });
+
+  it('answers a missing source with a JSON 404 that is not stored in the cache bucket', async () => {
+    const answer = await request(edge.url, pathOf('cache/no such photo.jpg') + '?w=100');
+    expect(answer.status).toBe(404);
+    expect(origin(answer)).toEqual(MISS_LAMBDA);
+    expect(answer.headers.get('content-type')).toBe('application/json');
+    expect(json(answer)).toMatchObject({ error: 'not_found', message: expect.any(String) });
+    expect(await cacheKeysUnder(s3, edge.cacheBucket, 'cache/no such photo.jpg')).toEqual([]);
+  });
+
+  it('answers an absurd width with a JSON 400 at the edge, never reaching an origin', async () => {
+    for (let i = 0; i < 2; i++) {
+      const answer = await request(edge.url, pathOf('cache/untouched.jpg') + '?w=99999');
+      expect(answer.status).toBe(400);
+      expect(origin(answer)).toEqual(AT_EDGE);
+      expect(answer.headers.get('content-type')).toBe('application/json');
+      const body = json(answer);
+      expect(body.error).toBe('invalid_parameter');
+      expect(body.message).toContain('width');
+      expect(body.message).toContain('99999');
+    }
+    expect(await cacheKeysUnder(s3, edge.cacheBucket, 'cache/untouched.jpg')).toEqual([]);
+  });
+
+  it('/_health is 200', async () => {
+    for (const emulator of [edge, noEdge, signed]) {
+      const answer = await request(emulator.url, '/_health');
+      expect(answer.status).toBe(200);
+      expect(json(answer)).toEqual({ status: 'ok' });
+    }
+  });
+});
+
+describe('invalidation when a source changes', () => {
+  /** Two variants and the original, so there is something to purge; returns their answers. */
+  async function warm(key: string) {
+    const [wide, narrow, original] = await Promise.all(
+      ['?w=100', '?w=50', ''].map((query) => request(edge.url, pathOf(key) + query)),
+    );
+    for (const answer of [wide!, narrow!, original!]) expect(answer.status).toBe(200);
+    expect(await cacheKeysUnder(s3, edge.cacheBucket, key)).toHaveLength(3);
+    return { wide: wide!, narrow: narrow!, original: original! };
+  }
+
+  it('a replacement through the playground API is served at once, and the old variants are gone', async () => {
+    const key = 'replace/via api +#é.jpg';
+    const before = await warm(key);
+    expect(await decoded(before.wide.body)).toMatchObject({ width: 100, height: 67 });
+    expect(origin(await request(edge.url, pathOf(key) + '?w=100'))).toEqual(HIT);
+
+    const upload = await fetch(edge.url + '/_api/sources' + pathOf(key), {
+      method: 'PUT',
+      headers: { 'content-type': 'image/jpeg' },
+      body: await gradientJpeg(240, 240),
+    });
+    expect(upload.status).toBe(201);
+    expect(await upload.json()).toEqual({ key });
+    // The upload returns once the variants are purged and the edge invalidated.
+    expect(await cacheKeysUnder(s3, edge.cacheBucket, key)).toEqual([]);
+
+    const after = await request(edge.url, pathOf(key) + '?w=100');
+    expect(after.status).toBe(200);
+    expect(origin(after)).toEqual(MISS_LAMBDA);
+    expect(after.headers.get('etag')).not.toBe(before.wide.headers.get('etag'));
+    expect(await decoded(after.body)).toMatchObject({ width: 100, height: 100 });
+    expect(json(await request(edge.url, pathOf(key) + '?fm=json'))).toMatchObject({ width: 240, height: 240 });
+  });
+
+  it('a replacement written straight to the source bucket is picked up by the watcher', async () => {
+    const key = 'replace/via s3 é.jpg';
+    const before = await warm(key);
+    const oldEtag = before.wide.headers.get('etag');
+
+    await putObject(s3, edge.sourceBucket, key, await gradientJpeg(200, 300), 'image/jpeg');
+    const after = await eventually('the replaced image', async () => {
+      const answer = await request(edge.url, pathOf(key) + '?w=100');
+      return answer.headers.get('etag') !== oldEtag ? answer : undefined;
+    });
+    expect(after.status).toBe(200);
+    expect(origin(after)).toEqual(MISS_LAMBDA);
+    expect(await decoded(after.body)).toMatchObject({ width: 100, height: 150 });
+
+    // Only the variant just made is left: the old w=50 and original are gone.
+    const stored = await cacheKeysUnder(s3, edge.cacheBucket, key);
+    expect(stored).toHaveLength(1);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: edge.cacheBucket, Key: stored[0] }));
+    expect(head.ETag).toBe(after.headers.get('etag'));
+    expect(json(await request(edge.url, pathOf(key) + '?fm=json'))).toMatchObject({ width: 200, height: 300 });
+  });
+
+  it('a deleted source becomes a 404, and its variants are gone', async () => {
+    const key = 'replace/delete me.jpg';
+    await warm(key);
+
+    await s3.send(new DeleteObjectCommand({ Bucket: edge.sourceBucket, Key: key }));
+    const gone = await eventually('the 404', async () => {
+      const answer = await request(edge.url, pathOf(key) + '?w=100');
+      return answer.status === 404 ? answer : undefined;
+    });
+    expect(json(gone).error).toBe('not_found');
+    expect((await request(edge.url, pathOf(key))).status).toBe(404);
+    expect(await cacheKeysUnder(s3, edge.cacheBucket, key)).toEqual([]);
+  });
+});
+
+describe('a variant too large for a Lambda response', () => {
+  it('is a 302 to an equivalent URL that the cache bucket then serves in full', async () => {
+    const path = pathOf('large/noise.png') + '?format=png';
+    const redirect = await request(edge.url, path, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(origin(redirect)).toEqual(MISS_LAMBDA);
+    expect(redirect.headers.get('cache-control')).toBe('no-store');
+    const location = redirect.headers.get('location')!;
+    expect(location).toMatch(/^\/large\/noise\.png\?/);
+
+    const followed = await request(edge.url, location);
+    expect(followed.status).toBe(200);
+    expect(origin(followed)).toEqual(MISS_BUCKET);
+    expect(followed.headers.get('content-type')).toBe('image/png');
+    expect(followed.body.length).toBeGreaterThan(4_500_000);
+    expect(followed.headers.get('content-length')).toBe(String(followed.body.length));
+    expect(followed.headers.get('etag')).toBe(md5Etag(followed.body));
+    expect(await decoded(followed.body)).toMatchObject({ format: 'png', width: 2500, height: 2500 });
+
+    // Equivalent: the original URL now names the same cached variant.
+    const again = await request(edge.url, path);
+    expect(origin(again)).toEqual(HIT);
+    expect(again.headers.get('etag')).toBe(followed.headers.get('etag'));
+  }, 60_000);
+
+  it('fetch follows the redirect to the full image', async () => {
+    const answer = await request(edge.url, pathOf('large/noise.png') + '?fm=png&flip=1');
+    expect(answer.redirected).toBe(true);
+    expect(answer.status).toBe(200);
+    expect(origin(answer)).toEqual(MISS_BUCKET);
+    expect(answer.body.length).toBeGreaterThan(4_500_000);
+    expect(await decoded(answer.body)).toMatchObject({ format: 'png', width: 2500, height: 2500 });
+  }, 60_000);
+});
+
+describe('signed URLs', () => {
+  const PATH = pathOf('signed/café #1.jpg');
+  const QUERY = 'w=200&fit=cover';
+
+  async function signedUrl(path: string, query: string): Promise<string> {
+    const answer = await request(signed.url, `/_api/sign?path=${encodeURIComponent(path)}&query=${encodeURIComponent(query)}`);
+    expect(answer.status).toBe(200);
+    return String(json(answer).url);
+  }
+
+  it('refuses an unsigned or wrongly signed request with a JSON 403 at the edge', async () => {
+    const url = await signedUrl(PATH, QUERY);
+    const sig = new URL(url, signed.url).searchParams.get('sig')!;
+    for (const path of [
+      `${PATH}?${QUERY}`,
+      PATH,
+      `${PATH}?${QUERY}&sig=${'A'.repeat(32)}`,
+      `${PATH}?w=201&fit=cover&sig=${sig}`, // someone else's signature, stretched to a new size
+    ]) {
+      const answer = await request(signed.url, path);
+      expect(answer.status, path).toBe(403);
+      expect(origin(answer), path).toEqual(AT_EDGE);
+      expect(answer.headers.get('content-type')).toBe('application/json');
+      expect(json(answer).error).toBe('invalid_signature');
+    }
+    expect(await listKeys(s3, signed.cacheBucket)).toEqual([]);
+  });
+
+  it('serves a URL from /_api/sign, in every spelling, to every client', async () => {
+    const url = await signedUrl(PATH, QUERY);
+    expect(url.startsWith(`${PATH}?${QUERY}&sig=`)).toBe(true);
+    const sig = new URL(url, signed.url).searchParams.get('sig')!;
+
+    const answers = await Promise.all(CLIENTS.map((client) => request(signed.url, url, { client })));
+    for (const [i, client] of CLIENTS.entries()) {
+      const answer = answers[i]!;
+      expect(answer.status, client).toBe(200);
+      expect(answer.headers.get('content-type'), client).toBe(`image/${STILL_FORMATS[client]}`);
+      expect(await decoded(answer.body), client).toMatchObject({ format: STILL_FORMATS[client], width: 200, height: 150 });
+    }
+
+    const alias = await request(signed.url, `${PATH}?W=0200&FIT=cover&sig=${sig}`, { client: 'webp' });
+    expect(alias.status).toBe(200);
+    expect(origin(alias)).toEqual(HIT);
+    expect(alias.headers.get('etag')).toBe(answers[1]!.headers.get('etag'));
+  });
+});
+
+const STILL_FORMATS: Record<Client, string> = { avif: 'avif', webp: 'webp', plain: 'jpeg' };
