@@ -81,7 +81,7 @@ beforeAll(() => {
   base = synth();
   full = synth(FULL);
   imported = synth(IMPORTED);
-});
+}, 120_000); // seconds each on a quiet machine; allow for a busy CI
 
 // ---------------------------------------------------------------- helpers
 
