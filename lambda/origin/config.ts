@@ -14,7 +14,17 @@ export interface Limits {
   maxFrames: number;
   /** Time allowed for fetch + transform before answering 504 (TIME_BUDGET_MS, default 25000). */
   timeBudgetMs: number;
+  /** What an SVG source gets (SVG_POLICY): refused with 415 (`refuse`, the default), or rendered to a raster (`rasterize`). */
+  svgPolicy: SvgPolicy;
 }
+
+/**
+ * `refuse`: an SVG source is a 415, like any type the service does not read.
+ * `rasterize`: it is rendered (librsvg) to pixels and served in a raster format,
+ * never as SVG; nothing it references outside itself is loaded and no script runs.
+ */
+export const SVG_POLICIES = ['refuse', 'rasterize'] as const;
+export type SvgPolicy = (typeof SVG_POLICIES)[number];
 
 export interface OriginConfig extends Limits {
   sourceBucket: string;
@@ -33,6 +43,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxDimension: DEFAULT_GRAMMAR_OPTIONS.maxDimension,
   maxFrames: 200,
   timeBudgetMs: 25_000,
+  svgPolicy: 'refuse',
 };
 
 /** A buffered Function URL response is capped at 6 MB of base64 JSON: about 4.7 MB of image. */
@@ -57,6 +68,15 @@ function positiveInteger(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new Error(`The environment variable ${name} must be one of ${allowed.join(', ')}, not "${raw}".`);
+  }
+  return raw as T;
+}
+
 function sizeList(env: Env): number[] | undefined {
   if (!env.SIZES) return undefined;
   const sizes = env.SIZES.split(',').map((size) => positiveInteger({ SIZES: size.trim() }, 'SIZES', 0));
@@ -72,6 +92,7 @@ export function readConfig(env: Env): OriginConfig {
     maxDimension: positiveInteger(env, 'MAX_DIMENSION', DEFAULT_LIMITS.maxDimension),
     maxFrames: positiveInteger(env, 'MAX_FRAMES', DEFAULT_LIMITS.maxFrames),
     timeBudgetMs: positiveInteger(env, 'TIME_BUDGET_MS', DEFAULT_LIMITS.timeBudgetMs),
+    svgPolicy: oneOf(env, 'SVG_POLICY', SVG_POLICIES, DEFAULT_LIMITS.svgPolicy),
     maxInlineBytes: positiveInteger(env, 'MAX_INLINE_BYTES', DEFAULT_MAX_INLINE_BYTES),
     cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
     sizes: sizeList(env),

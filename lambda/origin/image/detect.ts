@@ -12,6 +12,7 @@ export function detectFormat(bytes: Buffer): SourceFormat | undefined {
   // ISO-BMFF: AVIF names itself as the major brand or among the compatible brands.
   if (ascii(bytes, 4, 8) === 'ftyp' && /avi[fs]/.test(ascii(bytes, 8, 64))) return 'avif';
   if (ascii(bytes, 0, 4) === 'II*\0' || ascii(bytes, 0, 4) === 'MM\0*') return 'tiff';
-  if (/^(\uFEFF)?\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(ascii(bytes, 0, 1024))) return 'svg';
+  // A DOCTYPE may carry an internal subset (`[<!ENTITY ...>]`, as Illustrator writes): an SVG still.
+  if (/^(\uFEFF|\xEF\xBB\xBF)?\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^[>]*(\[[\s\S]*?\])?\s*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(ascii(bytes, 0, 1024))) return 'svg';
   return undefined;
 }

@@ -24,11 +24,22 @@ export interface OpenedSource {
   firstFrame: Sharp;
 }
 
-/** `warning` refuses truncated and corrupt data instead of serving a half-grey image. */
+/**
+ * Largest SVG source rendered (SVG_POLICY=rasterize), below MAX_SOURCE_BYTES: the XML
+ * parser and the renderer hold and walk the whole document, whatever size is asked for.
+ */
+export const MAX_SVG_BYTES = 1024 * 1024;
+
+/**
+ * `warning` refuses truncated and corrupt data instead of serving a half-grey image.
+ * `unlimited: false` (sharp's default, said here because it matters) keeps libxml2's
+ * and librsvg's limits on entity expansion, document depth and `<use>` references.
+ */
 const decodeOptions = (limits: Limits): SharpOptions => ({
   failOn: 'warning',
   limitInputPixels: limits.maxInputPixels,
   sequentialRead: true,
+  unlimited: false,
 });
 
 /** Turns libvips' words into the contract's statuses; its text goes to the log only. */
@@ -81,12 +92,18 @@ export function gifTruncated(bytes: Buffer): boolean {
 
 export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedSource> {
   const format = detectFormat(bytes);
-  if (format === undefined || format === 'svg') {
+  const rasterize = limits.svgPolicy === 'rasterize';
+  if (format === undefined || (format === 'svg' && !rasterize)) {
     throw new HttpError(
       'unsupported_media_type',
-      'The source is not an image this service reads (JPEG, PNG, WebP, AVIF, GIF or TIFF).',
+      `The source is not an image this service reads (JPEG, PNG, WebP, AVIF, GIF${rasterize ? ', TIFF or SVG' : ' or TIFF'}).`,
       format,
     );
+  }
+  // sharp reads an SVG from a buffer, so librsvg has no base URL: it loads no file, http or
+  // relative reference (only data: URIs), and it never runs a script.
+  if (format === 'svg' && bytes.length > MAX_SVG_BYTES) {
+    throw new HttpError('source_too_large', `The SVG source is larger than the ${MAX_SVG_BYTES}-byte limit for SVG.`);
   }
   if (format === 'gif' && gifTruncated(bytes)) {
     throw new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', 'GIF ends before its trailer');
