@@ -31,8 +31,12 @@ export interface ViewerRequest {
 
 export type Origin = 'cache-bucket' | 'lambda';
 
-/** Added to every response, as the construct's response headers policy does. */
-const RESPONSE_HEADERS: Record<string, string> = { 'x-content-type-options': 'nosniff' };
+/**
+ * Added to every response, as the construct's response headers policy does: a
+ * variant from the cache bucket has no Vary of its own, yet the same URL
+ * carries another format for another browser.
+ */
+const RESPONSE_HEADERS: Record<string, string> = { 'x-content-type-options': 'nosniff', vary: 'Accept' };
 
 /** Conditional headers stay at the edge: CloudFront fetches whole objects to cache them. */
 const EDGE_ONLY_HEADERS = ['host', 'if-none-match', 'if-modified-since'];
