@@ -620,7 +620,7 @@ export class ImageTransformer extends Construct {
     });
 
     const responseHeadersPolicy = new cloudfront.ResponseHeadersPolicy(this, 'ResponseHeaders', {
-      comment: 'edge-image-transformer: CORS, nosniff',
+      comment: 'edge-image-transformer: CORS, nosniff, Vary: Accept',
       ...(cors
         ? {
             corsBehavior: {
@@ -634,6 +634,8 @@ export class ImageTransformer extends Construct {
           }
         : {}),
       securityHeadersBehavior: { contentTypeOptions: { override: true } },
+      // S3 cannot store a Vary header, yet one URL carries another format for another browser.
+      customHeadersBehavior: { customHeaders: [{ header: 'Vary', value: 'Accept', override: true }] },
       // S3 details that are nobody's business.
       removeHeaders: ['x-amz-meta-source-etag', 'x-amz-server-side-encryption'],
     });

@@ -457,6 +457,11 @@ describe('distribution', () => {
     }
   });
 
+  it('adds Vary: Accept to every response, since variants from the cache bucket carry none', () => {
+    const config = only(base, 'AWS::CloudFront::ResponseHeadersPolicy')[1].Properties.ResponseHeadersPolicyConfig;
+    expect(config.CustomHeadersConfig).toEqual({ Items: [{ Header: 'Vary', Value: 'Accept', Override: true }] });
+  });
+
   it('adds CORS (any origin by default, GET/HEAD) and nosniff', () => {
     const config = (s: Synthesized) => only(s, 'AWS::CloudFront::ResponseHeadersPolicy')[1].Properties.ResponseHeadersPolicyConfig;
     expect(config(base).CorsConfig).toMatchObject({
