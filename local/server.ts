@@ -47,12 +47,13 @@ function sendJson(response: ServerResponse, status: number, value: unknown) {
   send(response, status, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify(value));
 }
 
-async function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+/** The request body, or undefined when it is over `limit` bytes. */
+async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let length = 0;
   for await (const chunk of request) {
     length += (chunk as Buffer).length;
-    if (length > limit) throw new Error(`the upload is larger than ${limit} bytes`);
+    if (length > limit) return undefined;
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -81,6 +82,10 @@ export function createEmulatorServer(options: ServerOptions): Server {
     if (url.pathname.startsWith('/_api/sources/') && request.method === 'PUT') {
       const key = decodeKeyPath(url.pathname.slice('/_api/sources'.length));
       const body = await readBody(request, options.maxUploadBytes);
+      if (!body) {
+        response.setHeader('connection', 'close');
+        return sendJson(response, 413, { error: 'source_too_large', message: `The upload is larger than ${options.maxUploadBytes} bytes.` });
+      }
       await s3.send(new PutObjectCommand({ Bucket: sourceBucket, Key: key, Body: body, ContentType: request.headers['content-type'] }));
       await options.onSourceChanged(key);
       return sendJson(response, 201, { key });

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { startEmulator, type RunningEmulator } from '../../local/start';
 import {
   alphaPng,
@@ -558,6 +559,18 @@ describe('invalidation when a source changes', () => {
     expect(after.headers.get('etag')).not.toBe(before.wide.headers.get('etag'));
     expect(await decoded(after.body)).toMatchObject({ width: 100, height: 100 });
     expect(json(await request(edge.url, pathOf(key) + '?fm=json'))).toMatchObject({ width: 240, height: 240 });
+  });
+
+  it('refuses a playground upload over the source byte limit with a JSON 413, and stores nothing', async () => {
+    const key = 'uploads/too-big.jpg';
+    const upload = await fetch(edge.url + '/_api/sources' + pathOf(key), {
+      method: 'PUT',
+      headers: { 'content-type': 'image/jpeg' },
+      body: Buffer.alloc(DEFAULT_LIMITS.maxSourceBytes + 1),
+    });
+    expect(upload.status).toBe(413);
+    expect(await upload.json()).toMatchObject({ error: 'source_too_large' });
+    expect((await request(edge.url, pathOf(key))).status).toBe(404);
   });
 
   it('a replacement written straight to the source bucket is picked up by the watcher', async () => {
