@@ -17,7 +17,7 @@ import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImageTransformerConfigError, type ImageTransformerProps } from '../../lib/image-transformer';
 import { ImageTransformerStack } from '../../lib/stack';
-import { cfnLint, ensureCfnLint, type CfnLintMatch } from './cfn-lint';
+import { cfnLint, type CfnLintMatch } from './cfn-lint';
 
 type Json = Record<string, any>;
 
@@ -688,14 +688,13 @@ describe('cfn-lint', () => {
   let matches: CfnLintMatch[];
 
   beforeAll(async () => {
-    await ensureCfnLint(); // the first run installs it (about 40 s, once)
     dir = mkdtempSync(join(tmpdir(), 'eit-cfn-lint-'));
     const files = Object.entries({ base, full, imported }).map(([name, s]) => {
       const file = join(dir, `${name}.template.json`);
       writeFileSync(file, JSON.stringify(s.json, null, 1));
       return file;
     });
-    matches = await cfnLint(files);
+    matches = await cfnLint(files); // the first run installs cfn-lint (about 40 s, once)
   }, 180_000);
 
   afterAll(() => {
