@@ -8,6 +8,7 @@ import type { OriginConfig } from './config';
 import { HttpError } from './errors';
 import { transform } from './image/transform';
 import type { Logger } from './log';
+import { requestMetrics, type MetricsOptions, type RequestMetrics } from './metrics';
 import { errorResponse, redirectResponse, variantResponse, type Timings } from './responses';
 import { fetchSource, storeVariant, type StoreOutcome } from './storage';
 
@@ -15,11 +16,15 @@ export interface OriginDependencies {
   s3: S3Client;
   config: OriginConfig;
   log: Logger;
+  /** The CloudWatch metrics (EMF) on each request's last log line; on by default. */
+  metrics?: MetricsOptions;
 }
 
-/** The part of Lambda's context the handler uses: how long until the invocation is killed. */
+/** The part of Lambda's context the handler uses: how long until the invocation is killed, and its id. */
 export interface InvocationContext {
   getRemainingTimeInMillis(): number;
+  /** Lambda's id of this invocation, logged with the request. */
+  awsRequestId?: string;
 }
 
 /** Time kept back from Lambda's own timeout to answer 504 and log it. */
@@ -44,16 +49,17 @@ async function timed<T>(timings: Partial<Timings>, name: keyof Timings, work: ()
   }
 }
 
-export function createOriginHandler({ s3, config, log }: OriginDependencies): OriginHandler {
-  async function serve(event: LambdaFunctionURLEvent, request: CanonicalRequest, budgetMs: number) {
-    const timings: Timings = { fetch: 0, transform: 0, store: 0 };
+export function createOriginHandler({ s3, config, log, metrics }: OriginDependencies): OriginHandler {
+  async function serve(event: LambdaFunctionURLEvent, request: CanonicalRequest, budgetMs: number, measured: RequestMetrics) {
+    const timings = measured.timings;
     const variant = await withDeadline(
       (async () => {
         const source = await timed(timings, 'fetch', () =>
           fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes),
         );
+        measured.sourceBytes = source.bytes.length;
         const made = await timed(timings, 'transform', () =>
-          transform(source.bytes, request.ops, config, (budgetMs - timings.fetch) / 1000),
+          transform(source.bytes, request.ops, config, (budgetMs - (timings.fetch ?? 0)) / 1000),
         );
         return { ...made, sourceEtag: source.etag };
       })(),
@@ -70,6 +76,23 @@ export function createOriginHandler({ s3, config, log }: OriginDependencies): Or
       stored = 'failed';
       log({ level: 'error', event: 'store_failed', uri: request.uri, detail: (error as HttpError).detail });
     }
+    if (variant.body.length > config.maxInlineBytes && stored === 'failed') {
+      throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
+    }
+    // Too large to return inline: the same request again. The edge forwards the viewer's
+    // parameters (and signature) as the query; without an edge in front, the ops say the same.
+    const query = event.rawQueryString || viewerQuery(request.ops);
+    const response =
+      variant.body.length > config.maxInlineBytes
+        ? redirectResponse(encodeKeyPath(request.key) + (query ? '?' + query : ''))
+        : variantResponse(variant, {
+            method: event.requestContext.http.method,
+            ifNoneMatch: event.headers?.['if-none-match'],
+            cacheControl: config.cacheControl,
+            timings: timings as Timings, // all three phases ran
+          });
+    measured.outputBytes = variant.body.length;
+    measured.contentType = variant.contentType;
     log({
       level: 'info',
       event: 'variant',
@@ -79,27 +102,14 @@ export function createOriginHandler({ s3, config, log }: OriginDependencies): Or
       width: variant.width,
       height: variant.height,
       ...timings,
+      ...measured.done(typeof response === 'string' ? 200 : (response.statusCode ?? 200)),
     });
-
-    if (variant.body.length > config.maxInlineBytes) {
-      if (stored === 'failed') {
-        throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
-      }
-      // The same request again: the edge forwards the viewer's parameters (and signature) as
-      // the query; without an edge in front, the ops themselves say the same thing.
-      const query = event.rawQueryString || viewerQuery(request.ops);
-      return redirectResponse(encodeKeyPath(request.key) + (query ? '?' + query : ''));
-    }
-    return variantResponse(variant, {
-      method: event.requestContext.http.method,
-      ifNoneMatch: event.headers?.['if-none-match'],
-      cacheControl: config.cacheControl,
-      timings,
-    });
+    return response;
   }
 
   return async function handle(event, context) {
     let uri = event.rawPath;
+    const measured = requestMetrics(metrics, context?.awsRequestId);
     try {
       const method = event.requestContext.http.method;
       if (method !== 'GET' && method !== 'HEAD') {
@@ -114,10 +124,18 @@ export function createOriginHandler({ s3, config, log }: OriginDependencies): Or
       }
       uri = request.uri;
       const remaining = context ? context.getRemainingTimeInMillis() - TIMEOUT_MARGIN_MS : Infinity;
-      return await serve(event, request, Math.min(config.timeBudgetMs, remaining));
+      return await serve(event, request, Math.min(config.timeBudgetMs, remaining), measured);
     } catch (error) {
       if (error instanceof HttpError) {
-        log({ level: error.status >= 500 ? 'error' : 'warn', event: 'error', code: error.code, status: error.status, uri, detail: error.detail });
+        log({
+          level: error.status >= 500 ? 'error' : 'warn',
+          event: 'error',
+          code: error.code,
+          status: error.status,
+          uri,
+          detail: error.detail,
+          ...measured.done(error.status, error.code),
+        });
         return errorResponse(error);
       }
       // A bug, not a bad request: log all of it, tell the viewer nothing internal.
@@ -129,6 +147,7 @@ export function createOriginHandler({ s3, config, log }: OriginDependencies): Or
         status: internal.status,
         uri,
         detail: error instanceof Error ? error.stack : String(error),
+        ...measured.done(internal.status, internal.code),
       });
       return errorResponse(internal);
     }

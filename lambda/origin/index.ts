@@ -10,6 +10,16 @@ import { jsonLogger } from './log';
 let handle: OriginHandler | undefined;
 
 export function handler(event: LambdaFunctionURLEvent, context: InvocationContext) {
-  handle ??= createOriginHandler({ s3: new S3Client({}), config: readConfig(process.env), log: jsonLogger });
+  handle ??= createOriginHandler({
+    s3: new S3Client({}),
+    config: readConfig(process.env),
+    log: jsonLogger,
+    // METRICS_NAMESPACE and METRICS are set by the construct (lib/image-transformer.ts).
+    metrics: {
+      namespace: process.env.METRICS_NAMESPACE,
+      enabled: process.env.METRICS !== 'false',
+      functionVersion: process.env.AWS_LAMBDA_FUNCTION_VERSION,
+    },
+  });
   return handle(event, context);
 }
