@@ -1,9 +1,41 @@
 // The two S3 calls of a miss: read the source (bounded), write the variant
 // (only if absent). S3 failures become contract errors here and nowhere else.
 
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import { HttpError } from './errors';
+
+/** Attempts per S3 call: the SDK's standard retries (500/502/503/504, SlowDown, timeouts, resets, refusals) with jittered backoff. */
+export const S3_MAX_ATTEMPTS = 3;
+
+/**
+ * Bounds on each attempt, in ms: to connect; to the response headers (a PUT's
+ * upload included: S3 answers a small GET or PUT in tens of ms, and AWS's
+ * guidance is to retry one after 2 s); and of silence on the socket, which is
+ * what ends a source body that stops halfway (the SDK retries a call, not a
+ * body it has started to stream: that is a 503 at once). The SDK sets none of
+ * them by default, and in the @smithy/node-http-handler it uses,
+ * `requestTimeout` alone only logs a warning: `throwOnRequestTimeout` makes
+ * it end the attempt.
+ */
+export const S3_TIMEOUTS = { connectionTimeout: 1_000, requestTimeout: 3_000, socketTimeout: 3_000 } as const;
+
+/**
+ * The origin's S3 client. A storage that never answers costs at most
+ * 3 attempts x 3 s (+ backoff) before the call fails and the viewer gets a
+ * 503, far inside the Lambda timeout. `connection` only says where S3 is
+ * (LocalStack, a test's proxy); the bounds are the same everywhere.
+ */
+export function originS3Client(
+  connection: Pick<S3ClientConfig, 'endpoint' | 'region' | 'credentials' | 'forcePathStyle'> = {},
+): S3Client {
+  return new S3Client({
+    ...connection,
+    maxAttempts: S3_MAX_ATTEMPTS,
+    retryMode: 'standard',
+    requestHandler: { ...S3_TIMEOUTS, throwOnRequestTimeout: true },
+  });
+}
 
 export interface Source {
   bytes: Buffer;
