@@ -50,7 +50,7 @@ async function timed<T>(timings: Partial<Timings>, name: keyof Timings, work: ()
 }
 
 export function createOriginHandler({ s3, config, log, metrics }: OriginDependencies): OriginHandler {
-  async function serve(event: LambdaFunctionURLEvent, request: CanonicalRequest, budgetMs: number, measured: RequestMetrics) {
+  async function serve(event: LambdaFunctionURLEvent, request: CanonicalRequest, budgetMs: number, measured: RequestMetrics, endsAt: number) {
     const timings = measured.timings;
     const variant = await withDeadline(
       (async () => {
@@ -67,9 +67,12 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
     );
 
     let stored: StoreOutcome | 'failed';
+    // The write may not outlive the invocation: at its end, it counts as failed.
+    const left = endsAt - performance.now();
+    const abort = Number.isFinite(left) ? AbortSignal.timeout(Math.max(1, Math.floor(left))) : undefined;
     try {
       stored = await timed(timings, 'store', () =>
-        storeVariant(s3, config.cacheBucket, variantKey(request.key, request.ops), variant, config.cacheControl, variant.sourceEtag),
+        storeVariant(s3, config.cacheBucket, variantKey(request.key, request.ops), variant, config.cacheControl, variant.sourceEtag, abort),
       );
     } catch (error) {
       // The image is still good: serve it, and let the next miss try the write again.
@@ -124,7 +127,7 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
       }
       uri = request.uri;
       const remaining = context ? context.getRemainingTimeInMillis() - TIMEOUT_MARGIN_MS : Infinity;
-      return await serve(event, request, Math.min(config.timeBudgetMs, remaining), measured);
+      return await serve(event, request, Math.min(config.timeBudgetMs, remaining), measured, performance.now() + remaining);
     } catch (error) {
       if (error instanceof HttpError) {
         log({

@@ -112,6 +112,8 @@ export async function storeVariant(
   variant: Variant,
   cacheControl: string,
   sourceEtag: string,
+  /** Ends the write, attempts and backoff included (e.g. when the invocation is about to end). */
+  abortSignal?: AbortSignal,
 ): Promise<StoreOutcome> {
   try {
     await s3.send(
@@ -124,6 +126,7 @@ export async function storeVariant(
         Metadata: { 'source-etag': sourceEtag },
         IfNoneMatch: '*',
       }),
+      { abortSignal },
     );
     return 'created';
   } catch (error) {
