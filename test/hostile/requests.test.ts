@@ -1,0 +1,294 @@
+// Hostile requests, table-driven: every parameter with a wrong type, out of
+// range, repeated, empty, bare, or 10 KB long, and keys with `..`, empty
+// segments, control characters, over-long, double-encoded, invalid UTF-8 and
+// lone surrogates. Each row is one request as a viewer URL (through the
+// emulator over HTTP, where the edge should answer it) and as the handler
+// would see it (a Function URL path, which must be canonical), each with the
+// contract's status and JSON code, its Cache-Control, its log entry, and the
+// cache bucket unchanged. After the barrage the emulator still serves.
+//
+// The edge function's own rejection list (test/edge/viewer-request.test.ts)
+// and the handler's (test/origin/errors.test.ts) have single examples of
+// most kinds; the rows here are the systematic set, through both layers.
+
+import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_KEY_BYTES } from '../../lambda/grammar/index';
+import { createTestOrigin, type TestOrigin } from '../support/origin';
+import {
+  expectEmulatorStillServing,
+  startHostileEmulator,
+  throughEmulator,
+  throughHandler,
+  OK_KEY,
+  okJpeg,
+  type Expected,
+  type HostileEmulator,
+} from './support';
+
+interface Row {
+  name: string;
+  /** Path and query as a viewer sends them (percent-encoded: valid HTTP). */
+  viewer: string;
+  /** The Function URL path the handler is given. */
+  canonical: string;
+  edge: Expected & { at?: 'edge' | 'origin' };
+  origin: Expected;
+}
+
+const INVALID_PARAMETER = { status: 400, code: 'invalid_parameter' } as const;
+const INVALID_KEY = { status: 400, code: 'invalid_key' } as const;
+const NOT_CANONICAL = { status: 400, code: 'not_canonical' } as const;
+const NOT_FOUND = { status: 404, code: 'not_found' } as const;
+const SERVED = { status: 200 } as const;
+
+const TEN_KB = 10 * 1024;
+const OK_PATH = '/ok/fine.jpg';
+
+// ------------------------------------------------------------------ parameters
+
+interface ParamSpec {
+  /** Canonical name, as the handler's URI spells it. */
+  name: string;
+  /** How a viewer spells it here: an alias where there is one. */
+  alias: string;
+  valid: string;
+  wrongType: string[];
+  outOfRange: string[];
+}
+
+const PARAMS: ParamSpec[] = [
+  { name: 'width', alias: 'w', valid: '10', wrongType: ['abc', '1e3', '0x10', '10px', '+5', '5.0', ' 5', 'NaN'], outOfRange: ['0', '-1', '8193', '999999999', '4294967297'] },
+  { name: 'height', alias: 'h', valid: '10', wrongType: ['ten', 'Infinity', '[]'], outOfRange: ['0', '-8192', '10000'] },
+  { name: 'dpr', alias: 'dpr', valid: '2', wrongType: ['two', '2x', '1,5', '1e0'], outOfRange: ['0', '0.9', '4.1', '5', '1.25', '10000'] },
+  { name: 'fit', alias: 'fit', valid: 'contain', wrongType: ['1', 'stretch', 'cover;drop', 'co ver'], outOfRange: [] },
+  { name: 'position', alias: 'gravity', valid: 'top', wrongType: ['north', '5', 'top left', 'smart'], outOfRange: [] },
+  { name: 'enlarge', alias: 'enlarge', valid: '1', wrongType: ['yes', 'on', 'truthy', '2'], outOfRange: [] },
+  { name: 'rotate', alias: 'rotate', valid: '90', wrongType: ['ninety', '90deg', '9e1'], outOfRange: ['45', '360', '-90', '271', '1000000000'] },
+  { name: 'flip', alias: 'flip', valid: '1', wrongType: ['maybe', 'null'], outOfRange: ['-1'] },
+  { name: 'flop', alias: 'flop', valid: '1', wrongType: ['y'], outOfRange: ['10'] },
+  { name: 'grayscale', alias: 'greyscale', valid: '1', wrongType: ['grey'], outOfRange: ['3'] },
+  { name: 'blur', alias: 'blur', valid: '2', wrongType: ['soft', '2px'], outOfRange: ['0', '0.2', '100.1', '-1', '1.25'] },
+  { name: 'sharpen', alias: 'sharpen', valid: '1', wrongType: ['x'], outOfRange: ['0.4', '10.1', '99999'] },
+  { name: 'background', alias: 'bg', valid: 'fff', wrongType: ['red', 'rgb(0,0,0)', '#ggg', 'transparent'], outOfRange: ['ff', 'ffff', 'fffff', 'fffffffff'] },
+  { name: 'quality', alias: 'q', valid: '50', wrongType: ['high', 'max'], outOfRange: ['0', '101', '-1'] },
+  { name: 'format', alias: 'fm', valid: 'webp', wrongType: ['svg', 'bmp', 'tiff', 'image/png', 'webp;', 'jxl'], outOfRange: [] },
+  { name: 'preset', alias: 'p', valid: 'thumbnail', wrongType: ['nope', '__proto__', 'constructor', 'toString'], outOfRange: [] },
+];
+
+const enc = encodeURIComponent;
+
+function paramRows(spec: ParamSpec): Row[] {
+  const { name, alias, valid } = spec;
+  const bad = (why: string, viewerQuery: string, canonicalOps: string, origin: Expected = INVALID_PARAMETER): Row => ({
+    name: `${name}: ${why}`,
+    viewer: `${OK_PATH}?${viewerQuery}`,
+    canonical: `${OK_PATH}/${canonicalOps}`,
+    edge: { ...INVALID_PARAMETER, at: 'edge' },
+    origin,
+  });
+  const rows: Row[] = [
+    ...spec.wrongType.map((value) => bad(`wrong type ${JSON.stringify(value)}`, `${alias}=${enc(value)}`, `${name}=${enc(value)}`)),
+    ...spec.outOfRange.map((value) => bad(`out of range ${value}`, `${alias}=${enc(value)}`, `${name}=${enc(value)}`)),
+    bad('repeated with the same value', `${alias}=${valid}&${alias}=${valid}`, `${name}=${valid},${name}=${valid}`),
+    bad('empty', `${alias}=`, `${name}=`),
+    // A name with no `=` at all: the handler reads the last character as a separator, never as a value.
+    bad('bare, with no =', alias, name, NOT_CANONICAL),
+    bad('10 KB of digits', `${alias}=${'9'.repeat(TEN_KB)}`, `${name}=${'9'.repeat(TEN_KB)}`),
+    bad('10 KB of letters', `${alias}=${'a'.repeat(TEN_KB)}`, `${name}=${'a'.repeat(TEN_KB)}`),
+    bad('a NUL', `${alias}=${valid}%00`, `${name}=${valid}%00`),
+  ];
+  if (alias !== name) rows.push(bad('given by alias and by name', `${alias}=${valid}&${name}=${valid}`, `${name}=${valid},${name}=${valid}`));
+  return rows;
+}
+
+const PARAMETER_ROWS: Row[] = [
+  ...PARAMS.flatMap(paramRows),
+  {
+    name: 'a CR LF header injection in a value is a 400, quoted only inside the JSON message',
+    viewer: `${OK_PATH}?w=10%0D%0ASet-Cookie:%20session=evil`,
+    canonical: `${OK_PATH}/width=10%0D%0ASet-Cookie:%20session=evil`,
+    edge: { ...INVALID_PARAMETER, at: 'edge' },
+    origin: INVALID_PARAMETER,
+  },
+  {
+    name: 'HTML in a value is quoted only inside the JSON message',
+    viewer: `${OK_PATH}?fit=${enc('<script>alert(1)</script>')}`,
+    canonical: `${OK_PATH}/fit=${enc('<script>alert(1)</script>')}`,
+    edge: { ...INVALID_PARAMETER, at: 'edge' },
+    origin: INVALID_PARAMETER,
+  },
+  {
+    name: 'a malformed escape in a query value',
+    viewer: `${OK_PATH}?w=%E0%A4`,
+    canonical: `${OK_PATH}/width=%E0%A4`,
+    edge: { ...INVALID_PARAMETER, at: 'edge' },
+    origin: INVALID_PARAMETER,
+  },
+  // Unknown names are ignored at the edge (and dropped from the cache key); the handler takes canonical URIs only.
+  {
+    name: 'an unknown parameter 10 KB long is ignored',
+    viewer: `${OK_PATH}?utm_source=${'u'.repeat(TEN_KB)}`,
+    canonical: `${OK_PATH}/utm_source=${'u'.repeat(TEN_KB)}`,
+    edge: { ...SERVED, at: 'origin' },
+    origin: NOT_CANONICAL,
+  },
+  {
+    name: 'prototype names as parameters are ignored',
+    viewer: `${OK_PATH}?__proto__=1&constructor=1&hasOwnProperty=1&toString=x`,
+    canonical: `${OK_PATH}/__proto__=1,constructor=1`,
+    edge: { ...SERVED, at: 'origin' },
+    origin: NOT_CANONICAL,
+  },
+  {
+    name: 'a NUL as a parameter name is ignored',
+    viewer: `${OK_PATH}?%00=1&%01%02=%03`,
+    canonical: `${OK_PATH}/%00=1`,
+    edge: { ...SERVED, at: 'origin' },
+    origin: NOT_CANONICAL,
+  },
+  {
+    name: 'a 10 KB sig is ignored when signing is off',
+    viewer: `${OK_PATH}?sig=${'s'.repeat(TEN_KB)}`,
+    canonical: `${OK_PATH}/sig=${'s'.repeat(TEN_KB)}`,
+    edge: { ...SERVED, at: 'origin' },
+    origin: NOT_CANONICAL,
+  },
+];
+
+// ------------------------------------------------------------------ keys
+
+/** A key row: the viewer path, and the same path with an ops segment for the handler. */
+const key = (name: string, path: string, edge: Row['edge'], origin: Expected = edge): Row => ({
+  name,
+  viewer: path,
+  canonical: `${path}/original`,
+  edge,
+  origin,
+});
+const refusedKey = (name: string, path: string) => key(name, path, { ...INVALID_KEY, at: 'edge' });
+const missingKey = (name: string, path: string) => key(name, path, { ...NOT_FOUND, at: 'origin' });
+
+const KEY_ROWS: Row[] = [
+  refusedKey('a .. segment', '/ok/../ok/fine.jpg'),
+  refusedKey('a .. segment, encoded upper-case', '/ok/%2E%2E/fine.jpg'),
+  refusedKey('a .. segment, half encoded', '/ok/.%2e/fine.jpg'),
+  refusedKey('.. and a slash encoded inside one segment', '/ok/%2e%2e%2fsecret.jpg'),
+  refusedKey('a trailing .. segment', '/ok/fine.jpg/..'),
+  refusedKey('overlong UTF-8 dots (%C0%AE)', '/%C0%AE%C0%AE/ok/fine.jpg'),
+  refusedKey('an empty segment', '/ok//fine.jpg'),
+  refusedKey('an empty last segment', '/ok/fine.jpg/'),
+  refusedKey('an encoded slash making an empty segment', '/ok/%2Ffine.jpg'),
+  refusedKey('a NUL', '/ok/fine.jpg%00.png'),
+  refusedKey('SOH', '/ok/%01fine.jpg'),
+  refusedKey('a tab', '/ok/fine%09.jpg'),
+  refusedKey('CR LF', '/ok/fine.jpg%0D%0AX-Injected:%201'),
+  refusedKey('ESC (a terminal escape)', '/ok/%1B%5B31mfine.jpg'),
+  refusedKey('US (0x1F)', '/ok/%1F.jpg'),
+  refusedKey('DEL', '/ok/%7F.jpg'),
+  refusedKey(`${MAX_KEY_BYTES + 2} bytes of 2-byte letters`, '/' + '%C3%A9'.repeat((MAX_KEY_BYTES + 2) / 2)),
+  refusedKey(`${MAX_KEY_BYTES + 2} bytes of 3-byte letters`, '/' + '%E3%81%82'.repeat(Math.ceil((MAX_KEY_BYTES + 1) / 3))),
+  refusedKey('10 KB', '/' + 'k'.repeat(TEN_KB)),
+  refusedKey('invalid UTF-8 (%C3%28)', '/ok/%C3%28.jpg'),
+  refusedKey('invalid UTF-8 (%FF)', '/ok/%FF.jpg'),
+  refusedKey('a cut UTF-8 sequence (%E2%82)', '/ok/%E2%82.jpg'),
+  refusedKey('a malformed escape (%G1)', '/ok/%G1.jpg'),
+  refusedKey('a lone % at the end', '/ok/fine.jpg%'),
+  refusedKey('a lone high surrogate, encoded', '/ok/%ED%A0%80.jpg'),
+  refusedKey('a lone low surrogate, encoded', '/ok/%ED%B0%80.jpg'),
+  // Valid keys that merely look dangerous: looked up literally, found nowhere.
+  missingKey(`exactly ${MAX_KEY_BYTES} bytes`, '/' + '%C3%A9'.repeat(MAX_KEY_BYTES / 2)),
+  missingKey('double-encoded .. (%252E%252E): the literal text %2E%2E', '/ok/%252E%252E/ok/fine.jpg'),
+  missingKey('a double-encoded slash (%252F)', '/ok%252Ffine.jpg'),
+  missingKey('full-width dots: not folded into ..', '/ok/%EF%BC%8E%EF%BC%8E/fine.jpg'),
+  missingKey('backslashes: not separators', '/ok/..%5C..%5Cetc%5Cpasswd'),
+  missingKey('an encoded ? in the key', '/ok/fine.jpg%3Fw%3D10'),
+  {
+    name: 'a path under the source that looks like a variant',
+    viewer: '/ok/fine.jpg/width=10',
+    canonical: '/ok/fine.jpg/width%3D10/original',
+    edge: { ...NOT_FOUND, at: 'origin' },
+    origin: NOT_FOUND,
+  },
+  missingKey('300 segments', '/' + Array.from({ length: 300 }, () => 'a').join('/')),
+  // One key, one URL: an encoded slash names the same key, and the handler wants the canonical spelling.
+  key('an encoded slash is the same key', '/ok%2Ffine.jpg', { ...SERVED, at: 'origin' }, NOT_CANONICAL),
+];
+
+// Known defect, kept visible (it.fails turns red once fixed): README says a
+// control character in a key is a 400, but lambda/grammar/key.ts refuses only
+// C0 and DEL, so the C1 controls (U+0080-U+009F, e.g. NEL and CSI) reach S3.
+const KNOWN_DEFECTS: Row[] = [
+  refusedKey('a C1 control, NEL (U+0085)', '/ok/%C2%85.jpg'),
+  refusedKey('a C1 control, CSI (U+009B)', '/ok/%C2%9B31mfine.jpg'),
+];
+
+// Known defects of the emulator's HTTP front (local/server.ts routes on `new URL(path, base)`), kept
+// visible: CloudFront hands such paths to the edge function, which answers 400 for the empty segment;
+// the emulator serves the playground page for `//<anything>` and a 502 when the "host" does not parse.
+const EMULATOR_DEFECTS: [string, string][] = [
+  ['a path starting with // (read as a host)', '//evil.jpg'],
+  ['a path starting with //[ (an unparsable host)', '//[x/evil.jpg'],
+];
+
+/** Only through the handler: a raw character no HTTP client may send (a Function URL path could hold it). */
+const HANDLER_ONLY: [string, string, Expected][] = [
+  ['a raw NUL', '/ok/fine\u0000.jpg/original', INVALID_KEY],
+  ['a raw newline', '/ok/fine\n.jpg/original', INVALID_KEY],
+  ['a raw lone surrogate', '/ok/\uD800.jpg/original', INVALID_KEY],
+  ['a raw lone low surrogate', '/ok/\uDFFF.jpg/original', INVALID_KEY],
+  ['an empty path', '', NOT_CANONICAL],
+  ['a path with no ops segment', '/ok', NOT_CANONICAL],
+  ['a path of slashes', '///', INVALID_KEY],
+];
+
+// ------------------------------------------------------------------ the run
+
+let origin: TestOrigin;
+let emulator: HostileEmulator;
+const succeeded = new Set<string>();
+
+beforeAll(async () => {
+  origin = await createTestOrigin('hostile requests');
+  await origin.putSource(OK_KEY, await okJpeg(), 'image/jpeg');
+  emulator = await startHostileEmulator('hostile requests', {});
+}, 60_000);
+
+async function run(row: Row) {
+  const [, answer] = await Promise.all([throughHandler(origin, row.canonical, row.origin), throughEmulator(emulator, row.viewer, row.edge)]);
+  if (answer.status === 200) succeeded.add(`${OK_KEY}/original`);
+}
+
+describe('hostile parameters: the contract answer at the edge (emulator) and at the handler', () => {
+  it.each(PARAMETER_ROWS.map((row) => [row.name, row] as const))('%s', async (_name, row) => run(row));
+});
+
+describe('hostile keys: the contract answer at the edge (emulator) and at the handler', () => {
+  it.each(KEY_ROWS.map((row) => [row.name, row] as const))('%s', async (_name, row) => run(row));
+
+  it.each(HANDLER_ONLY)('handler only: %s', async (_name, uri, expected) => {
+    await throughHandler(origin, uri, expected);
+  });
+
+  it.fails.each(KNOWN_DEFECTS.map((row) => [row.name, row] as const))('KNOWN DEFECT %s is a 400', async (_name, row) => run(row));
+
+  it.fails.each(EMULATOR_DEFECTS)('KNOWN EMULATOR DEFECT %s is the edge function\'s 400', async (_name, path) => {
+    await throughEmulator(emulator, path, { ...INVALID_KEY, at: 'edge' });
+  });
+
+  it('a double-encoded .. never reaches the object it seems to point at', async () => {
+    // ok/fine.jpg exists; the literal key ok/%2E%2E/ok/fine.jpg does not.
+    const answer = await emulator.get('/ok/%252E%252E/ok/fine.jpg?w=20');
+    expect(answer.status).toBe(404);
+  });
+});
+
+describe('after the barrage', () => {
+  it('the handler still serves a normal request, and logged nothing unexpected', async () => {
+    expect((await origin.request('/ok/fine.jpg/width=41')).status).toBe(200);
+    expect(origin.logs.filter((entry) => entry.event === 'unexpected')).toEqual([]);
+  });
+
+  it('the emulator answers /_health and a normal image request; its cache bucket holds only variants of successes', async () => {
+    await expectEmulatorStillServing(emulator, succeeded);
+  });
+});

@@ -1,0 +1,351 @@
+// The hostile-input suite's shared parts: hostile sources made in code (no
+// file is committed), an emulator on its own buckets reached over raw HTTP
+// (fetch would normalise `..` and escapes away), and the one check every
+// answer must pass: the contract's status and JSON error code, a
+// Cache-Control that keeps errors from sticking, no internal detail in the
+// body, one structured log entry per error, and nothing written to the cache
+// bucket.
+
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
+import { afterAll, expect } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../local/start';
+import { gradientJpeg } from '../support/images';
+import type { OriginResponse, TestOrigin } from '../support/origin';
+import { createTestBuckets, listKeys, putObject, testS3Client } from '../support/s3';
+
+// ------------------------------------------------------------------ sources
+
+/** The one good source every origin and emulator here has, for "still serving". */
+export const OK_KEY = 'ok/fine.jpg';
+export const OK_SIZE = { width: 80, height: 60 };
+export const okJpeg = () => gradientJpeg(OK_SIZE.width, OK_SIZE.height);
+
+/** Deterministic bytes (xorshift32) that start like no known file format. */
+export function seededBytes(length: number, seed = 0x2545f491): Buffer {
+  const bytes = Buffer.alloc(length);
+  let state = seed;
+  for (let i = 0; i < length; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    bytes[i] = state & 0xff;
+  }
+  bytes[0] = 0x00;
+  return bytes;
+}
+
+/** The first `fraction` of the bytes: an upload cut short. */
+export const truncated = (bytes: Buffer, fraction: number) => bytes.subarray(0, Math.floor(bytes.length * fraction));
+
+/** A copy with every byte from `from` to the last 2 flipped: the header reads, the rest is garbage. */
+export function scrambled(bytes: Buffer, from: number): Buffer {
+  const copy = Buffer.from(bytes);
+  for (let i = from; i < copy.length - 2; i++) copy[i] = copy[i]! ^ 0x5a;
+  return copy;
+}
+
+export function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const typeAndData = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(typeAndData));
+  return Buffer.concat([length, typeAndData, crc]);
+}
+
+/** A valid 1-bit black PNG of `width * height` pixels in a few kilobytes: a decompression bomb. */
+export function pngBomb(width: number, height: number): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 1; // bit depth
+  header[9] = 0; // greyscale
+  const raw = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
+  return Buffer.concat([
+    Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'),
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', deflateSync(raw, { level: 9 })),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/**
+ * A GIF written by hand: a `width` x `height` black screen and `frames` frames
+ * of one red pixel each, at successive positions, kept (disposal 1), 100 ms.
+ * About 20 bytes a frame, so thousands of frames fit in a few tens of KB.
+ */
+export function gifOfPixelFrames(frames: number, width: number, height: number): Buffer {
+  const screen = Buffer.alloc(7);
+  screen.writeUInt16LE(width, 0);
+  screen.writeUInt16LE(height, 2);
+  screen[4] = 0x80; // a global colour table of 2 colours
+  const parts = [Buffer.from('GIF89a', 'latin1'), screen, Buffer.from([0, 0, 0, 255, 0, 0])];
+  parts.push(Buffer.from([0x21, 0xff, 0x0b]), Buffer.from('NETSCAPE2.0', 'latin1'), Buffer.from([3, 1, 0, 0, 0])); // loop forever
+  for (let i = 0; i < frames; i++) {
+    parts.push(Buffer.from([0x21, 0xf9, 4, 0x04, 10, 0, 0, 0])); // graphic control: keep, 100 ms
+    const descriptor = Buffer.alloc(10);
+    descriptor[0] = 0x2c;
+    descriptor.writeUInt16LE(i % width, 1);
+    descriptor.writeUInt16LE(Math.floor(i / width) % height, 3);
+    descriptor.writeUInt16LE(1, 5);
+    descriptor.writeUInt16LE(1, 7);
+    // LZW, minimum code size 2: clear (4), colour 1, end (5), packed in 3-bit codes.
+    parts.push(descriptor, Buffer.from([2, 2, 0x4c, 0x01, 0]));
+  }
+  parts.push(Buffer.from([0x3b]));
+  return Buffer.concat(parts);
+}
+
+// ------------------------------------------------------------------ HTTP
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+
+/** GET (or HEAD) with the path sent exactly as given: no normalisation, no re-encoding. */
+export function httpGet(base: string, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Answer> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const outgoing = request({ host: url.hostname, port: url.port, path, method, headers, agent }, (incoming) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('error', reject);
+      incoming.on('end', () => {
+        const flat: Record<string, string> = {};
+        for (const [name, value] of Object.entries(incoming.headers)) {
+          if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        resolve({ status: incoming.statusCode ?? 0, headers: flat, body: Buffer.concat(chunks) });
+      });
+    });
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+// ------------------------------------------------------------------ the emulator
+
+export interface HostileEmulator {
+  url: string;
+  sourceBucket: string;
+  cacheBucket: string;
+  /** Structured entries the emulator's origin logged (warnings and errors). */
+  logs: Record<string, unknown>[];
+  get(path: string, headers?: Record<string, string>): Promise<Answer>;
+  cachedKeys(): Promise<string[]>;
+}
+
+/**
+ * `npm start -- --images <folder>` on this run's LocalStack, on fresh buckets
+ * that already hold `sources` (so the source watcher sees no change), with
+ * the edge cache on, as deployed. Stopped and removed after the file.
+ */
+export async function startHostileEmulator(label: string, sources: Record<string, Buffer | string>): Promise<HostileEmulator> {
+  const s3 = testS3Client();
+  const buckets = await createTestBuckets(label);
+  const folder = await mkdtemp(join(tmpdir(), `hostile-${label.replace(/\W+/g, '-')}-`));
+  await mkdir(dirname(join(folder, OK_KEY)), { recursive: true });
+  await writeFile(join(folder, OK_KEY), await okJpeg());
+  await Promise.all(Object.entries(sources).map(([key, body]) => putObject(s3, buckets.sourceBucket, key, body, 'image/jpeg')));
+
+  const logs: Record<string, unknown>[] = [];
+  let emulator: RunningEmulator | undefined;
+  afterAll(async () => {
+    await emulator?.close();
+    await buckets.cleanup();
+    await rm(folder, { recursive: true, force: true });
+  });
+  emulator = await startEmulator({
+    s3,
+    port: 0,
+    images: folder,
+    edgeCache: true,
+    buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
+    watchIntervalMs: 60_000,
+    log: (line) => {
+      if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+    },
+  });
+  const url = emulator.url;
+  return {
+    url,
+    sourceBucket: buckets.sourceBucket,
+    cacheBucket: buckets.cacheBucket,
+    logs,
+    get: (path, headers) => httpGet(url, path, headers),
+    cachedKeys: () => listKeys(s3, buckets.cacheBucket),
+  };
+}
+
+// ------------------------------------------------------------------ the checks
+
+export interface Expected {
+  status: number;
+  /** The JSON error code; required for 4xx and 5xx. */
+  code?: string;
+}
+
+export const CLIENT_ERROR_CACHE_CONTROL = 'public, max-age=10';
+export const VARIANT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+/**
+ * Words that mean internal detail escaped into a body: libraries, the SDK,
+ * the storage, the network, stack frames, file paths. Viewer input quoted
+ * back in a message is removed before this is applied (see withoutEcho).
+ */
+export const INTERNAL_DETAIL =
+  /vips|\bsharp\b|libjpeg|libpng|libwebp|libheif|rsvg|libxml|glib|cairo|\bS3\b|aws|sdk|ECONN|EPIPE|ETIMEDOUT|127\.0\.0\.1|localhost|NoSuch|AccessDenied|Exception|Error:|TypeError|\bat .*\(|\.[cm]?[jt]s:\d|node_modules|stack|bucket|\/(tmp|var|work|opt|home|etc|proc|usr)\//i;
+
+/** The grammar's messages quote the viewer's value or URI; that part is the viewer's own text. */
+const ECHO = /^(Invalid [a-z]+ |Invalid query string: |Not a canonical image URI: )"([\s\S]*)"(?=: | is |\.$)/;
+
+/** The message with the viewer's quoted input replaced, and that input, if any. */
+export function withoutEcho(message: string): { rest: string; echo?: string } {
+  const match = ECHO.exec(message);
+  if (!match) return { rest: message };
+  return { rest: message.replace(ECHO, '$1"…"'), echo: match[2]!.replace(/…$/, '') };
+}
+
+/** Every way the viewer's text may appear after decoding, to find an echo in. */
+function spellings(sent: string): string[] {
+  const forms = [sent];
+  for (const form of [sent, sent.replace(/\+/g, ' ')]) {
+    try {
+      forms.push(decodeURIComponent(form));
+    } catch {
+      // not decodable as a whole; the raw form stands
+    }
+  }
+  return forms;
+}
+
+/**
+ * The contract for one answer: status; for errors a JSON body of exactly
+ * `error` and `message`, the code, a short message with no internal detail,
+ * `nosniff`, and a Cache-Control that is brief for 4xx and `no-store` for
+ * 5xx; for images a long-lived Cache-Control and an image type.
+ */
+export function expectAnswer(answer: Answer | OriginResponse, expected: Expected, context: { sent: string; buckets: string[] }) {
+  const text = answer.body.toString('utf8');
+  const where = `${context.sent.slice(0, 120)} → ${answer.status} ${text.slice(0, 200)}`;
+  expect(answer.status, where).toBe(expected.status);
+  if (expected.status < 400) {
+    if (expected.status === 200) {
+      expect(answer.headers['cache-control'], where).toBe(VARIANT_CACHE_CONTROL);
+      expect(answer.headers['content-type'], where).toMatch(/^(image\/(jpeg|png|webp|avif|gif)|application\/json)$/);
+    }
+    return;
+  }
+  expect(answer.headers['content-type'], where).toBe('application/json');
+  expect(answer.headers['x-content-type-options'], where).toBe('nosniff');
+  expect(answer.headers['cache-control'], where).toBe(expected.status >= 500 ? 'no-store' : CLIENT_ERROR_CACHE_CONTROL);
+  const body = JSON.parse(text) as { error: string; message: string };
+  expect(Object.keys(body), where).toEqual(['error', 'message']);
+  expect(body.error, where).toBe(expected.code);
+  expect(typeof body.message, where).toBe('string');
+  // Short whatever the request: absurd values are cut when quoted back.
+  expect(text.length, where).toBeLessThan(400);
+  const { rest, echo } = withoutEcho(body.message);
+  expect(rest, where).not.toMatch(INTERNAL_DETAIL);
+  if (echo !== undefined) expect(spellings(context.sent).some((form) => form.includes(echo)), `${where}: echo "${echo}"`).toBe(true);
+  for (const bucket of context.buckets) expect(text, where).not.toContain(bucket);
+}
+
+/** The one structured entry an error answer must have left, as its JSON line would read back. */
+export function expectErrorLogged(entries: Record<string, unknown>[], expected: Expected, uri: string) {
+  const errors = entries.filter((entry) => entry.event === 'error' || entry.event === 'unexpected');
+  expect(errors, JSON.stringify(entries).slice(0, 500)).toHaveLength(1);
+  const entry = errors[0]!;
+  expect(JSON.parse(JSON.stringify(entry))).toEqual(entry);
+  expect(entry).toMatchObject({
+    level: expected.status >= 500 ? 'error' : 'warn',
+    code: expected.code,
+    status: expected.status,
+    uri,
+  });
+}
+
+/**
+ * The cache bucket's keys as last listed, per target: an error changes
+ * nothing, so the listing taken after one is the listing before the next.
+ */
+const lastListing = new WeakMap<object, string[]>();
+
+async function keysBefore(target: object, list: () => Promise<string[]>): Promise<string[]> {
+  return lastListing.get(target) ?? list();
+}
+
+async function expectKeysUnchanged(target: object, list: () => Promise<string[]>, before: string[], what: string) {
+  const after = await list();
+  expect(after, `${what}: the cache bucket changed`).toEqual(before);
+  lastListing.set(target, after);
+}
+
+/**
+ * Requests a canonical URI from the real handler and checks the whole
+ * contract, the log and the cache bucket (unchanged after an error, holding
+ * the variant after a 200). Returns the response for further checks.
+ */
+export async function throughHandler(
+  origin: TestOrigin,
+  uri: string,
+  expected: Expected,
+  options: { headers?: Record<string, string> } = {},
+): Promise<OriginResponse> {
+  const before = await keysBefore(origin, origin.cachedKeys);
+  const logsAt = origin.logs.length;
+  const response = await origin.request(uri, { headers: options.headers });
+  lastListing.delete(origin);
+  expectAnswer(response, expected, { sent: uri, buckets: [origin.sourceBucket, origin.cacheBucket] });
+  const entries = origin.logs.slice(logsAt);
+  expect(entries.filter((entry) => entry.event === 'unexpected')).toEqual([]);
+  if (expected.status >= 400) {
+    expectErrorLogged(entries, expected, uri);
+    await expectKeysUnchanged(origin, origin.cachedKeys, before, uri);
+  }
+  return response;
+}
+
+/** Requests a viewer URL from the emulator over HTTP and checks the contract and the cache bucket. */
+export async function throughEmulator(
+  emulator: HostileEmulator,
+  path: string,
+  expected: Expected & { at?: 'edge' | 'origin' },
+  options: { headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const before = await keysBefore(emulator, emulator.cachedKeys);
+  const answer = await emulator.get(path, options.headers);
+  lastListing.delete(emulator);
+  expectAnswer(answer, expected, { sent: path, buckets: [emulator.sourceBucket, emulator.cacheBucket] });
+  if (expected.at === 'edge') expect(answer.headers['x-cache'], path).toBe('FunctionGeneratedResponse from cloudfront');
+  if (expected.at === 'origin') expect(answer.headers['x-cache'], path).toMatch(/^(Miss|Hit) from cloudfront$/);
+  if (expected.status >= 400) await expectKeysUnchanged(emulator, emulator.cachedKeys, before, path);
+  return answer;
+}
+
+/**
+ * After a barrage: `/_health` answers, a normal image request (a new
+ * variant) is served, nothing unexpected was logged, and every object in
+ * the cache bucket is the variant of a request that succeeded.
+ */
+export async function expectEmulatorStillServing(emulator: HostileEmulator, succeeded: Set<string>) {
+  const health = await emulator.get('/_health');
+  expect([health.status, JSON.parse(health.body.toString('utf8'))]).toEqual([200, { status: 'ok' }]);
+  const normal = await emulator.get('/ok/fine.jpg?w=33&q=61', { accept: 'image/webp,*/*' });
+  expect(normal.status).toBe(200);
+  expect(normal.headers['content-type']).toBe('image/webp');
+  expect(normal.headers['x-origin']).toBe('lambda');
+  succeeded.add('ok/fine.jpg/width=33,quality=61,format=webp');
+  expect(emulator.logs.filter((entry) => entry.event === 'unexpected')).toEqual([]);
+  const stored = await emulator.cachedKeys();
+  expect(stored.filter((key) => !succeeded.has(key))).toEqual([]);
+  expect(stored).toContain('ok/fine.jpg/width=33,quality=61,format=webp');
+}

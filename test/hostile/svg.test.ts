@@ -1,0 +1,339 @@
+// The SVG policy (origin env SVG_POLICY): `refuse` (the default) answers 415
+// like any type the service does not read; `rasterize` renders the SVG with
+// librsvg to a raster (PNG family by default, never SVG), and the SVG can
+// reach nothing outside itself: no http fetch, no local file (absolute,
+// file:// or relative), no script, no entity or XInclude expansion past
+// libxml2's and librsvg's limits, no more than MAX_SVG_BYTES. Each claim is
+// shown by a test that would see the breach: a local HTTP server that counts
+// requests, and local files whose content would show in the output pixels
+// (with a data: URI control proving the same SVG does show an image it can
+// reach).
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readConfig } from '../../lambda/origin/config';
+import { MAX_SVG_BYTES } from '../../lambda/origin/image/input';
+import { createTestOrigin, type TestOrigin } from '../support/origin';
+import { throughHandler, type Expected } from './support';
+
+const RED = { r: 255, g: 0, b: 0 };
+const BLUE = { r: 0, g: 0, b: 255 };
+
+const UNSUPPORTED: Expected = { status: 415, code: 'unsupported_media_type' };
+const DAMAGED: Expected = { status: 422, code: 'undecodable_image' };
+const OK: Expected = { status: 200 };
+
+let refuse: TestOrigin;
+let rasterize: TestOrigin;
+let folder: string;
+let server: Server;
+let serverUrl: string;
+/** Every request the local HTTP server received: none may come from an SVG. */
+const hits: string[] = [];
+let redPng: Buffer;
+
+beforeAll(async () => {
+  redPng = await sharp({ create: { width: 40, height: 40, channels: 3, background: RED } }).png().toBuffer();
+  folder = await mkdtemp(join(tmpdir(), 'hostile-svg-'));
+  await Promise.all([
+    writeFile(join(folder, 'red.png'), redPng),
+    writeFile(join(folder, 'secret.txt'), 'TOP SECRET TEXT THAT MUST NEVER BE DRAWN'),
+    writeFile(join(folder, 'style.css'), 'rect { fill: #ff0000 !important }'),
+    writeFile(join(folder, 'defs.svg'), '<svg xmlns="http://www.w3.org/2000/svg"><rect id="r" width="40" height="40" fill="#ff0000"/></svg>'),
+  ]);
+  server = createServer((request, response) => {
+    hits.push(request.url ?? '');
+    const body = request.url?.endsWith('.png') ? redPng : Buffer.from('rect { fill: #ff0000 }');
+    response.writeHead(200, { 'content-type': request.url?.endsWith('.png') ? 'image/png' : 'text/css' });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // The counter works: a request that does reach the server is seen.
+  await (await fetch(`${serverUrl}/ping`)).arrayBuffer();
+  expect(hits.splice(0)).toEqual(['/ping']);
+  [refuse, rasterize] = await Promise.all([
+    createTestOrigin('svg refuse'),
+    createTestOrigin('svg rasterize', { svgPolicy: 'rasterize' }),
+  ]);
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await rm(folder, { recursive: true, force: true });
+});
+
+/** A 40x40 SVG: a blue square (id `r`) under `inner`. */
+const square = (inner = '', prologue = '') =>
+  `${prologue}<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" ` +
+  `xmlns:xi="http://www.w3.org/2001/XInclude" width="40" height="40">` +
+  `<rect id="r" width="40" height="40" fill="#0000ff"/>${inner}</svg>`;
+
+let sequence = 0;
+
+/** Puts `svg` in both origins' source buckets under a fresh key; returns the key's path. */
+async function source(svg: string | Buffer, name = 'drawing.svg'): Promise<string> {
+  const key = `svg/${++sequence}/${name}`;
+  await Promise.all([refuse.putSource(key, svg, 'image/svg+xml'), rasterize.putSource(key, svg, 'image/svg+xml')]);
+  return '/' + key;
+}
+
+/** Share of the pixels of a PNG/JPEG/WebP body that are close to `colour`. */
+async function share(body: Buffer, colour: { r: number; g: number; b: number }): Promise<number> {
+  const { data, info } = await sharp(body).flatten({ background: '#ffffff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  let near = 0;
+  for (let i = 0; i < data.length; i += info.channels) {
+    if (Math.abs(data[i]! - colour.r) < 40 && Math.abs(data[i + 1]! - colour.g) < 40 && Math.abs(data[i + 2]! - colour.b) < 40) near++;
+  }
+  return near / (data.length / info.channels);
+}
+
+async function rasterised(path: string, ops = 'original', expected: Expected = OK): Promise<Buffer> {
+  const response = await throughHandler(rasterize, `${path}/${ops}`, expected);
+  if (expected.status === 200) {
+    // Never SVG, whatever the request: the service serves rasters only.
+    expect(response.headers['content-type']).toMatch(/^(image\/(png|jpeg|webp|avif|gif)|application\/json)$/);
+    expect(response.body.subarray(0, 64).toString('latin1')).not.toMatch(/<svg|<\?xml/i);
+  }
+  return response.body;
+}
+
+// ------------------------------------------------------------------ the setting
+
+describe('SVG_POLICY', () => {
+  it('is read from the environment: refuse by default, rasterize on request, anything else a startup error', () => {
+    const base = { SOURCE_BUCKET: 's', CACHE_BUCKET: 'c' };
+    expect(readConfig(base).svgPolicy).toBe('refuse');
+    expect(readConfig({ ...base, SVG_POLICY: '' }).svgPolicy).toBe('refuse');
+    expect(readConfig({ ...base, SVG_POLICY: 'rasterize' }).svgPolicy).toBe('rasterize');
+    expect(() => readConfig({ ...base, SVG_POLICY: 'allow' })).toThrow('SVG_POLICY must be one of refuse, rasterize, not "allow"');
+    expect(() => readConfig({ ...base, SVG_POLICY: 'RASTERIZE' })).toThrow('SVG_POLICY');
+  });
+
+  const SPELLINGS: [string, string | Buffer][] = [
+    ['a bare <svg>', square()],
+    ['an XML declaration, a comment and a public DOCTYPE', square('', '<?xml version="1.0" encoding="UTF-8"?>\n<!-- drawn by hand -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n')],
+    ['a UTF-8 byte order mark', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(square())])],
+    ['a DOCTYPE declaring entities, as Illustrator writes', square('', '<?xml version="1.0"?>\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd" [\n\t<!ENTITY ns_svg "http://www.w3.org/2000/svg">\n]>\n')],
+  ];
+
+  it.each(SPELLINGS)('refuse: %s is a 415; rasterize: the same file is a PNG', async (_name, svg) => {
+    const path = await source(svg);
+    for (const ops of ['original', 'width=20', 'format=json']) await throughHandler(refuse, `${path}/${ops}`, UNSUPPORTED);
+    const png = await rasterised(path);
+    expect(await sharp(png).metadata()).toMatchObject({ format: 'png', width: 40, height: 40 });
+    expect(await share(png, BLUE)).toBe(1);
+  });
+});
+
+// ------------------------------------------------------------------ rasterize: what is served
+
+describe('rasterize: the SVG becomes a raster by the usual format rules', () => {
+  let path: string;
+  beforeAll(async () => {
+    // Left half red, right half transparent.
+    path = await source('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="20" height="20" fill="#ff0000"/></svg>');
+  });
+
+  it('no format: PNG with alpha, at the size the SVG declares', async () => {
+    const png = await rasterised(path);
+    expect(await sharp(png).metadata()).toMatchObject({ format: 'png', width: 40, height: 20, hasAlpha: true });
+    const { data } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    expect([...data.subarray(0, 4)]).toEqual([255, 0, 0, 255]);
+    expect(data[(10 * 40 + 35) * 4 + 3]).toBe(0); // transparent on the right
+  });
+
+  it.each([
+    ['format=jpeg', 'jpeg', false],
+    ['format=webp', 'webp', true],
+    ['format=avif', 'heif', true],
+    ['format=gif', 'gif', true],
+  ] as const)('%s', async (ops, format, hasAlpha) => {
+    const body = await rasterised(path, ops);
+    expect(await sharp(body).metadata()).toMatchObject({ format, width: 40, height: 20, hasAlpha });
+  });
+
+  it('width=10 scales it; the transparent half becomes white in JPEG', async () => {
+    expect(await sharp(await rasterised(path, 'width=10')).metadata()).toMatchObject({ width: 10, height: 5 });
+    expect(await share(await rasterised(path, 'format=jpeg'), { r: 255, g: 255, b: 255 })).toBeGreaterThan(0.45);
+  });
+
+  it('format=json describes it as svg', async () => {
+    const body = JSON.parse((await rasterised(path, 'format=json')).toString('utf8'));
+    expect(body).toMatchObject({ format: 'svg', width: 40, height: 20, hasAlpha: true, frames: 1 });
+  });
+});
+
+// ------------------------------------------------------------------ rasterize: nothing outside the file
+
+describe('rasterize: no network', () => {
+  const REFERENCES: [string, (url: string) => string, Expected][] = [
+    ['<image href>', (url) => square(`<image href="${url}/image.png" width="40" height="40"/>`), OK],
+    ['<image xlink:href>', (url) => square(`<image xlink:href="${url}/xlink.png" width="40" height="40"/>`), OK],
+    ['a protocol-relative <image href>', (url) => square(`<image href="${url.replace('http:', '')}/relative.png" width="40" height="40"/>`), OK],
+    ['<use href> of another document', (url) => square(`<use href="${url}/defs.svg#r"/>`), OK],
+    ['<feImage href>', (url) => square(`<filter id="f"><feImage href="${url}/fe.png"/></filter><rect width="40" height="40" filter="url(#f)"/>`), OK],
+    ['a fill of url(http...)', (url) => square(`<rect width="40" height="40" fill="url(${url}/paint.svg#g)"/>`), OK],
+    ['CSS @import', (url) => square(`<style>@import url("${url}/import.css");</style>`), OK],
+    ['CSS @font-face', (url) => square(`<style>@font-face { font-family: x; src: url("${url}/font.woff2") }</style><text font-family="x" y="20">x</text>`), OK],
+    ['an external DTD', (url) => square('', `<?xml version="1.0"?><!DOCTYPE svg SYSTEM "${url}/svg.dtd">`), OK],
+    ['an external entity', (url) => square('<text y="20">&ext;</text>', `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY ext SYSTEM "${url}/entity.txt">]>`), DAMAGED],
+    ['an XInclude', (url) => square(`<xi:include href="${url}/include.svg"/>`), OK],
+    ['a <script> fetch and an onload handler', (url) => square(`<script>fetch("${url}/script")</script><rect width="1" height="1" onload="fetch('${url}/onload')"/>`), OK],
+    ['an HTML <iframe> in a <foreignObject>', (url) => square(`<foreignObject width="40" height="40"><iframe xmlns="http://www.w3.org/1999/xhtml" src="${url}/iframe"></iframe></foreignObject>`), OK],
+  ];
+
+  it.each(REFERENCES)('%s: never fetched, and the drawing is only its own', async (_name, make, expected) => {
+    const path = await source(make(serverUrl));
+    const body = await rasterised(path, 'original', expected);
+    if (expected.status === 200) expect(await share(body, RED)).toBe(0);
+  });
+
+  it('the local server was never asked for anything', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(hits).toEqual([]);
+  });
+});
+
+describe('rasterize: no local file', () => {
+  it('control: the same <image> as a data: URI is drawn, so a file that were read would show', async () => {
+    const path = await source(square(`<image href="data:image/png;base64,${redPng.toString('base64')}" width="40" height="40"/>`));
+    expect(await share(await rasterised(path), RED)).toBe(1);
+  });
+
+  it.each([
+    ['file:// URL', () => `file://${folder}/red.png`],
+    ['absolute path', () => `${folder}/red.png`],
+    ['relative path, from the working directory', () => 'red.png'],
+    ['relative path with ..', () => `../${folder.split('/').pop()}/red.png`],
+  ])('an <image> by %s is not drawn', async (_name, href) => {
+    const path = await source(square(`<image href="${href()}" width="40" height="40"/><image xlink:href="${href()}" width="40" height="40"/>`));
+    const cwd = process.cwd();
+    process.chdir(folder); // so the relative reference names a file that exists
+    try {
+      expect(await share(await rasterised(path), RED)).toBe(0);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it.each([
+    ['<use> of a local SVG', () => square(`<use href="file://${folder}/defs.svg#r"/>`)],
+    ['<feImage> of a local PNG', () => square(`<filter id="f"><feImage href="file://${folder}/red.png"/></filter><rect width="40" height="40" filter="url(#f)"/>`)],
+    ['CSS @import of a local stylesheet', () => square(`<style>@import url("file://${folder}/style.css");</style>`)],
+    ['an XInclude of a local SVG', () => square(`<xi:include href="file://${folder}/defs.svg"/>`)],
+  ])('%s is not applied', async (_name, make) => {
+    expect(await share(await rasterised(await source(make())), BLUE)).toBe(1);
+  });
+
+  it.each([
+    ['an XInclude of a local text file', () => `file://${folder}/secret.txt`],
+    ['an XInclude of /etc/passwd', () => 'file:///etc/passwd'],
+  ])('%s draws nothing: the output is the same as without it', async (_name, href) => {
+    const text = (inner: string) => square(`<text x="2" y="20" font-size="8" fill="#ff0000">${inner}</text>`);
+    const without = await rasterised(await source(text('')));
+    const withInclude = await rasterised(await source(text(`<xi:include href="${href()}" parse="text"/>`)));
+    const pixels = async (png: Buffer) => (await sharp(png).raw().toBuffer()).toString('base64');
+    expect(await pixels(withInclude)).toBe(await pixels(without));
+  });
+
+  it('an external entity naming a local file is never expanded: 422', async () => {
+    const path = await source(square('<text y="20" fill="#ff0000">&secret;</text>', `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY secret SYSTEM "file://${folder}/secret.txt">]>`));
+    await rasterised(path, 'original', DAMAGED);
+  });
+});
+
+describe('rasterize: no script', () => {
+  it('a <script> that would paint the square red does not run', async () => {
+    const path = await source(
+      square(`<script type="text/javascript">document.getElementById('r').setAttribute('fill', '#ff0000');</script>` +
+        `<rect width="40" height="40" fill="none" onload="this.setAttribute('fill', '#ff0000')"/>`),
+    );
+    expect(await share(await rasterised(path), BLUE)).toBe(1);
+  });
+});
+
+// ------------------------------------------------------------------ rasterize: bounded
+
+function billionLaughs(levels: number): string {
+  let entities = '<!ENTITY l0 "lol">';
+  for (let i = 1; i <= levels; i++) entities += `<!ENTITY l${i} "${`&l${i - 1};`.repeat(10)}">`;
+  return square(`<text y="20">&l${levels};</text>`, `<?xml version="1.0"?><!DOCTYPE svg [${entities}]>`);
+}
+
+/** `levels` nested groups of 10 `<use>` of the level below: 10^levels rectangles from a kilobyte. */
+function useBomb(levels: number): string {
+  let defs = '<rect id="u0" width="1" height="1" fill="#ff0000"/>';
+  for (let i = 1; i <= levels; i++) defs += `<g id="u${i}">${Array.from({ length: 10 }, (_, j) => `<use href="#u${i - 1}" x="${j}"/>`).join('')}</g>`;
+  return square(`<defs>${defs}</defs><use href="#u${levels}"/>`);
+}
+
+describe('rasterize: bounded work', () => {
+  it('a billion laughs (10^9 expansion from 700 bytes) is a quick 422: libxml2 caps entity amplification', async () => {
+    const path = await source(billionLaughs(9));
+    const start = performance.now();
+    await rasterised(path, 'original', DAMAGED);
+    expect(performance.now() - start).toBeLessThan(2_000);
+  });
+
+  it('a quadratic blow-up (an 800-byte entity used 100 000 times: 80 MB from 500 KB) is a quick 422', async () => {
+    const svg = square(`<desc>${'&big;'.repeat(100_000)}</desc>`, `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY big "${'A'.repeat(800)}">]>`);
+    expect(svg.length).toBeLessThan(MAX_SVG_BYTES);
+    const start = performance.now();
+    await rasterised(await source(svg), 'original', DAMAGED);
+    expect(performance.now() - start).toBeLessThan(2_000);
+  });
+
+  it('an SVG whose <svg> element starts after its first kilobyte is not recognised as SVG: 415', async () => {
+    // The type is sniffed from the first 1024 bytes, as libvips does; a long DOCTYPE hides it.
+    const svg = square('', `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY big "${'A'.repeat(2000)}">]>`);
+    await rasterised(await source(svg), 'original', UNSUPPORTED);
+  });
+
+  it('a modest expansion (1000 laughs) is within the limits and drawn', async () => {
+    expect(await share(await rasterised(await source(billionLaughs(3))), BLUE)).toBeGreaterThan(0.5);
+  });
+
+  it('nesting deeper than libxml2 allows (300 groups) is a 422', async () => {
+    await rasterised(await source(square(`${'<g>'.repeat(300)}${'</g>'.repeat(300)}`)), 'original', DAMAGED);
+  });
+
+  it(`an SVG of ${MAX_SVG_BYTES} bytes is drawn; one byte more is a 413 naming the SVG limit`, async () => {
+    const padded = (bytes: number) => {
+      const svg = square('<!---->');
+      return svg.replace('<!---->', `<!--${'x'.repeat(bytes - svg.length)}-->`);
+    };
+    expect(Buffer.byteLength(padded(MAX_SVG_BYTES))).toBe(MAX_SVG_BYTES);
+    await rasterised(await source(padded(MAX_SVG_BYTES)));
+    const response = await throughHandler(rasterize, `${await source(padded(MAX_SVG_BYTES + 1))}/original`, { status: 413, code: 'source_too_large' });
+    expect(response.json().message).toContain(`${MAX_SVG_BYTES}-byte limit for SVG`);
+  });
+
+  it.each([
+    ['20000x20000 (over MAX_INPUT_PIXELS)', '20000', '20000'],
+    ['40000x1 (over the renderer\'s 32767 a side)', '40000', '1'],
+  ])('a declared size of %s is a 413, before anything is drawn', async (_name, width, height) => {
+    const path = await source(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%"/></svg>`);
+    const start = performance.now();
+    await rasterised(path, 'width=100', { status: 413, code: 'too_many_pixels' });
+    expect(performance.now() - start).toBeLessThan(1_000);
+  });
+
+  it('a <use> bomb (10^5 rectangles from 1 KB) answers 504 within the time budget, and the origin serves on', async () => {
+    // librsvg caps <use> expansion (about 500 000 references), but below the cap the
+    // drawing costs seconds of CPU; the time budget bounds the answer, not the CPU.
+    const hurried = await createTestOrigin('svg budget', { svgPolicy: 'rasterize', timeBudgetMs: 1_000 });
+    await hurried.putSource('bomb.svg', useBomb(5), 'image/svg+xml');
+    await hurried.putSource('plain.svg', square(), 'image/svg+xml');
+    const start = performance.now();
+    await throughHandler(hurried, '/bomb.svg/original', { status: 504, code: 'timeout' });
+    expect(performance.now() - start).toBeLessThan(2_500);
+    const next = await hurried.request('/plain.svg/width=20');
+    expect(next.status).toBe(200);
+  });
+});
