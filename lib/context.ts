@@ -7,6 +7,7 @@
 import { Duration, SecretValue } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { Preset } from '../lambda/grammar';
@@ -41,6 +42,15 @@ export const CONTEXT_KEYS = {
   accessLogging: 'false: no access logs / log bucket (default true).',
   corsOrigins: 'Allowed CORS origins, comma-separated, "*" for any, "none" for no CORS headers (default *).',
   webAclId: 'ARN of a WAF web ACL (CLOUDFRONT scope) to attach (default: none).',
+  originProvisionedConcurrency: 'Provisioned concurrency on the origin live alias, billed hourly (default: none).',
+  metrics: 'false: the origin publishes no EMF metrics (default true).',
+  metricsNamespace: 'CloudWatch namespace of the origin metrics (default EdgeImageTransformer/<stack name>).',
+  dashboard: 'false: no CloudWatch dashboard (default true).',
+  alarms: 'false: no CloudWatch alarms (default true).',
+  alarmEmail: 'Email address the alarms notify, through an SNS topic the stack creates (default: none).',
+  cloudFrontAdditionalMetrics: "false: leave CloudFront's paid additional metrics (cache hit rate) off (default true).",
+  canaryDeployments: 'false: new origin code takes all traffic at once, no CodeDeploy (default true).',
+  deploymentConfig: 'CodeDeploy traffic shifting, e.g. LINEAR_10PERCENT_EVERY_1MINUTE or ALL_AT_ONCE (default CANARY_10PERCENT_5MINUTES).',
   nag: 'false: skip the cdk-nag AwsSolutions checks at synth (default true).',
 } as const;
 
@@ -122,6 +132,25 @@ function priceClass(get: Lookup): cloudfront.PriceClass | undefined {
   return classes[key] ?? bad('priceClass', '100, 200 or All', value);
 }
 
+/** The names `-c deploymentConfig=` takes: aws-cdk-lib's predefined Lambda deployment configurations. */
+const DEPLOYMENT_CONFIGS: Record<string, codedeploy.ILambdaDeploymentConfig> = {
+  ALL_AT_ONCE: codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE,
+  CANARY_10PERCENT_5MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+  CANARY_10PERCENT_10MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES,
+  CANARY_10PERCENT_15MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_15MINUTES,
+  CANARY_10PERCENT_30MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_30MINUTES,
+  LINEAR_10PERCENT_EVERY_1MINUTE: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_1MINUTE,
+  LINEAR_10PERCENT_EVERY_2MINUTES: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_2MINUTES,
+  LINEAR_10PERCENT_EVERY_3MINUTES: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_3MINUTES,
+  LINEAR_10PERCENT_EVERY_10MINUTES: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_10MINUTES,
+};
+
+function deploymentConfig(get: Lookup): codedeploy.ILambdaDeploymentConfig | undefined {
+  const value = text(get, 'deploymentConfig');
+  if (value === undefined) return undefined;
+  return DEPLOYMENT_CONFIGS[value.toUpperCase()] ?? bad('deploymentConfig', Object.keys(DEPLOYMENT_CONFIGS).join(', '), value);
+}
+
 /** What the app itself reads: the stack name, and whether cdk-nag runs. */
 export function appSettingsFromContext(get: Lookup): { stackName: string; nag: boolean } {
   return {
@@ -166,5 +195,14 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     cors:
       corsOrigins === undefined ? undefined : corsOrigins.length === 1 && corsOrigins[0] === 'none' ? false : { allowOrigins: corsOrigins },
     webAclId: text(get, 'webAclId'),
+    originProvisionedConcurrency: integer(get, 'originProvisionedConcurrency'),
+    metrics: contextBoolean(get, 'metrics'),
+    metricsNamespace: text(get, 'metricsNamespace'),
+    dashboard: contextBoolean(get, 'dashboard'),
+    alarms: contextBoolean(get, 'alarms'),
+    alarmEmail: text(get, 'alarmEmail'),
+    cloudFrontAdditionalMetrics: contextBoolean(get, 'cloudFrontAdditionalMetrics'),
+    canaryDeployments: contextBoolean(get, 'canaryDeployments'),
+    deploymentConfig: deploymentConfig(get),
   };
 }

@@ -4,9 +4,14 @@
 //   viewer ─▶ CloudFront (viewer-request CloudFront Function: validate,
 //             canonicalise, verify signatures) ─▶ edge cache (key = canonical URI)
 //          ─▶ origin group: 1. cache bucket (S3, OAC)
-//                           2. on 403/404: origin Lambda Function URL (OAC, AWS_IAM)
+//                           2. on 403/404: the origin Lambda's `live` alias, through
+//                              its Function URL (OAC, AWS_IAM)
 //   source bucket ─ created/removed events ─▶ invalidation Lambda
 //             (purge the source's variants, invalidate CloudFront, eager presets)
+//
+// Operating it (lib/monitoring.ts): the origin's metrics in Embedded Metric
+// Format, a dashboard, alarms (optionally to SNS), and CodeDeploy canaries
+// that move the `live` alias and roll back when a deployment alarm fires.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,16 +20,21 @@ import { Duration, RemovalPolicy, type SecretValue, Stack, Token, Validations } 
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct, type IConstruct } from 'constructs';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../lambda/grammar';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES } from '../lambda/origin/config';
 import { viewerRequestFunctionCode } from './edge-function';
+import { ImageTransformerMonitoring, type ImageTransformerAlarms } from './monitoring';
 import {
   ImageTransformerConfigError,
   checkEagerPresets,
@@ -34,6 +44,10 @@ import {
 } from './settings';
 
 export { ImageTransformerConfigError } from './settings';
+export { ALARM_THRESHOLDS, type ImageTransformerAlarms } from './monitoring';
+
+/** The name of the origin Lambda's alias that the Function URL (and so CloudFront) invokes. */
+export const ORIGIN_ALIAS_NAME = 'live';
 
 /** Cross-origin (CORS) response headers for the images. */
 export interface ImageTransformerCors {
@@ -193,10 +207,23 @@ export interface ImageTransformerProps {
 
   /**
    * Reserved concurrency of the origin Lambda: a cap on simultaneous
-   * transforms (and on what a flood of cache misses can cost).
+   * transforms, and so on what a flood of cache misses can cost; it costs
+   * nothing itself, but takes that much from the account's concurrency for
+   * every other function, and misses beyond it are throttled (viewers get a
+   * 5xx for images not yet made; the OriginThrottles alarm fires).
    * @default - no cap (the account's unreserved concurrency)
    */
   readonly originReservedConcurrency?: number;
+
+  /**
+   * Provisioned concurrency on the origin's live alias: that many execution
+   * environments kept initialised (sharp loaded), so misses up to that
+   * concurrency have no cold start. Billed for every hour it is configured,
+   * used or not; misses beyond it are served on demand, with cold starts.
+   * At most originReservedConcurrency when both are set.
+   * @default - none (on demand: pay per request, cold starts on bursts)
+   */
+  readonly originProvisionedConcurrency?: number;
 
   /**
    * Retention of the Lambdas' CloudWatch log groups.
@@ -276,6 +303,83 @@ export interface ImageTransformerProps {
    * @default 'edge-image-transformer'
    */
   readonly comment?: string;
+
+  // ------------------------------------------------------------------ operations
+
+  /**
+   * Per-request metrics from the origin Lambda, in CloudWatch Embedded Metric
+   * Format on its log lines (no API call, no agent): Requests, Errors,
+   * ServerErrors, FetchTime, TransformTime, StoreTime, SourceBytes,
+   * OutputBytes and MemoryRss, by OutputFormat and ErrorCode. The dashboard
+   * and the origin alarms are built on them. false: the log lines keep the
+   * same fields but publish no metric.
+   * @default true
+   */
+  readonly metrics?: boolean;
+
+  /**
+   * CloudWatch namespace of the origin's metrics. Two deployments in one
+   * account and region need two namespaces, or their metrics add up.
+   * @default 'EdgeImageTransformer/<stack name>'
+   */
+  readonly metricsNamespace?: string;
+
+  /**
+   * A CloudWatch dashboard of the service: CloudFront requests, cache hit
+   * rate and error rates, origin requests by format, transform time
+   * percentiles, errors by code, Lambda duration, concurrency, throttles and
+   * memory, and the alarms' states.
+   * @default true
+   */
+  readonly dashboard?: boolean;
+
+  /**
+   * CloudWatch alarms, with the thresholds of ALARM_THRESHOLDS (see the README
+   * runbook): origin error rate (5xx and crashes), p99 transform time near
+   * the time budget, origin throttles and, in a stack deployed to us-east-1,
+   * CloudFront's 5xx error rate.
+   * @default true
+   */
+  readonly alarms?: boolean;
+
+  /**
+   * An SNS topic the alarms notify, on ALARM and on OK.
+   * @default - none (or a topic of this construct's own, with alarmEmail)
+   */
+  readonly alarmTopic?: sns.ITopic;
+
+  /**
+   * An email address the alarms notify: subscribed to alarmTopic, or to a
+   * topic this construct creates. AWS emails it a confirmation link first.
+   * @default - none
+   */
+  readonly alarmEmail?: string;
+
+  /**
+   * Turn on CloudFront's additional metrics for the distribution
+   * (AWS::CloudFront::MonitoringSubscription): the edge cache hit rate, origin
+   * latency and error rates by status code, graphed on the dashboard. They are
+   * billed per distribution like CloudWatch custom metrics (a few dollars a
+   * month at list prices). false: the dashboard graphs viewer requests against
+   * origin invocations instead of the hit rate.
+   * @default true
+   */
+  readonly cloudFrontAdditionalMetrics?: boolean;
+
+  /**
+   * Deploy new origin code with CodeDeploy: the live alias shifts traffic to
+   * the new version by deploymentConfig, and CodeDeploy rolls back on its own
+   * when a deployment alarm (origin error rate, p99 transform time, CloudFront
+   * 5xx) fires or the deployment fails. false: the alias moves at once.
+   * @default true
+   */
+  readonly canaryDeployments?: boolean;
+
+  /**
+   * How a canary deployment shifts traffic.
+   * @default codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES - 10% for 5 minutes, then all
+   */
+  readonly deploymentConfig?: codedeploy.ILambdaDeploymentConfig;
 }
 
 /** Where the project lives: entries, lock file and package.json are found from here. */
@@ -318,7 +422,11 @@ export class ImageTransformer extends Construct {
   public readonly cacheBucket: s3.Bucket;
   /** The sharp Lambda that makes variants (the fallback origin). */
   public readonly originFunction: nodejs.NodejsFunction;
-  /** The origin Lambda's Function URL (AuthType AWS_IAM, reached only through CloudFront OAC). */
+  /** The published version of the origin Lambda that this deployment made. */
+  public readonly originVersion: lambda.IVersion;
+  /** The origin Lambda's `live` alias: what the Function URL invokes and canary deployments shift. */
+  public readonly originAlias: lambda.Alias;
+  /** The live alias's Function URL (AuthType AWS_IAM, reached only through CloudFront OAC). */
   public readonly originFunctionUrl: lambda.FunctionUrl;
   /** The Lambda that purges and invalidates a source's variants when the source changes. */
   public readonly invalidationFunction: nodejs.NodejsFunction;
@@ -328,6 +436,16 @@ export class ImageTransformer extends Construct {
   public readonly keyValueStore?: cloudfront.KeyValueStore;
   /** The access log bucket; only when `accessLogging` is on. */
   public readonly logBucket?: s3.Bucket;
+  /** CloudWatch namespace of the origin's metrics. */
+  public readonly metricsNamespace: string;
+  /** The CloudWatch dashboard; only when `dashboard` is on. */
+  public readonly dashboard?: cloudwatch.Dashboard;
+  /** The alarms; only when `alarms` is on. */
+  public readonly alarms?: ImageTransformerAlarms;
+  /** The topic the alarms notify: alarmTopic, or the one made for alarmEmail. */
+  public readonly alarmTopic?: sns.ITopic;
+  /** The CodeDeploy deployment group that shifts the live alias; only when `canaryDeployments` is on. */
+  public readonly deploymentGroup?: codedeploy.LambdaDeploymentGroup;
 
   constructor(scope: Construct, id: string, props: ImageTransformerProps = {}) {
     super(scope, id);
@@ -376,6 +494,37 @@ export class ImageTransformer extends Construct {
       throw new ImageTransformerConfigError(`cacheControl must be a one-line header value, not ${JSON.stringify(cacheControl)}.`);
     }
     checkInteger('originReservedConcurrency', props.originReservedConcurrency, 1, 100_000);
+    checkInteger('originProvisionedConcurrency', props.originProvisionedConcurrency, 1, 100_000);
+    if (
+      props.originProvisionedConcurrency !== undefined &&
+      props.originReservedConcurrency !== undefined &&
+      !Token.isUnresolved(props.originProvisionedConcurrency) &&
+      !Token.isUnresolved(props.originReservedConcurrency) &&
+      props.originProvisionedConcurrency > props.originReservedConcurrency
+    ) {
+      throw new ImageTransformerConfigError(
+        `originProvisionedConcurrency (${props.originProvisionedConcurrency}) cannot exceed originReservedConcurrency (${props.originReservedConcurrency}).`,
+      );
+    }
+
+    const originMetrics = props.metrics ?? true;
+    this.metricsNamespace = props.metricsNamespace ?? `EdgeImageTransformer/${Stack.of(this).stackName}`;
+    if (!Token.isUnresolved(this.metricsNamespace) && (!/^[0-9A-Za-z.\-_/#: ]{1,255}$/.test(this.metricsNamespace) || this.metricsNamespace.startsWith('AWS/'))) {
+      throw new ImageTransformerConfigError(
+        `metricsNamespace ${JSON.stringify(this.metricsNamespace)} is not a CloudWatch namespace (1-255 of A-Z a-z 0-9 . - _ / # : and space, not starting with AWS/).`,
+      );
+    }
+    const alarmsOn = props.alarms ?? true;
+    if (!alarmsOn && (props.alarmTopic || props.alarmEmail)) {
+      throw new ImageTransformerConfigError('alarmTopic and alarmEmail need alarms (alarms: false turns them off).');
+    }
+    if (props.alarmEmail !== undefined && !Token.isUnresolved(props.alarmEmail) && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(props.alarmEmail)) {
+      throw new ImageTransformerConfigError(`alarmEmail ${JSON.stringify(props.alarmEmail)} is not an email address.`);
+    }
+    const canaryDeployments = props.canaryDeployments ?? true;
+    if (props.deploymentConfig && !canaryDeployments) {
+      throw new ImageTransformerConfigError('deploymentConfig is only used with canaryDeployments: true.');
+    }
 
     const variantExpirationDays = (props.variantExpiration ?? Duration.days(90)).toDays();
     checkInteger('variantExpiration (days)', variantExpirationDays, 1, 36_500);
@@ -510,6 +659,8 @@ export class ImageTransformer extends Construct {
         MAX_INLINE_BYTES: String(limits.maxInlineBytes),
         CACHE_CONTROL: cacheControl,
         ...(grammar.sizes ? { SIZES: grammar.sizes.join(',') } : {}),
+        METRICS_NAMESPACE: this.metricsNamespace,
+        ...(originMetrics ? {} : { METRICS: 'false' }),
       },
       bundling: {
         minify: true,
@@ -543,7 +694,16 @@ export class ImageTransformer extends Construct {
       },
     });
 
-    this.originFunctionUrl = this.originFunction.addFunctionUrl({
+    // CloudFront reaches the origin through the live alias, never $LATEST: each deployment
+    // publishes a version, and the alias moves to it (in a canary, CodeDeploy moves it).
+    this.originVersion = this.originFunction.currentVersion;
+    this.originAlias = new lambda.Alias(this, 'OriginLive', {
+      aliasName: ORIGIN_ALIAS_NAME,
+      version: this.originVersion,
+      description: 'edge-image-transformer origin: the version CloudFront invokes',
+      ...(props.originProvisionedConcurrency ? { provisionedConcurrentExecutions: props.originProvisionedConcurrency } : {}),
+    });
+    this.originFunctionUrl = this.originAlias.addFunctionUrl({
       authType: lambda.FunctionUrlAuthType.AWS_IAM,
       invokeMode: lambda.InvokeMode.BUFFERED,
     });
@@ -675,6 +835,63 @@ export class ImageTransformer extends Construct {
       ...(props.geoRestriction ? { geoRestriction: props.geoRestriction } : {}),
     });
 
+    // FunctionUrlOrigin.withOriginAccessControl grants CloudFront lambda:InvokeFunctionUrl and
+    // lambda:InvokeFunction (InvokedViaFunctionUrl) on the URL's FunctionArn attribute. A URL
+    // on an alias is invoked as the alias, so the grants must name the alias: say so plainly.
+    for (const child of this.node.findAll()) {
+      if (
+        child instanceof lambda.CfnPermission &&
+        child.principal === 'cloudfront.amazonaws.com' &&
+        child.functionName === this.originFunctionUrl.functionArn
+      ) {
+        child.functionName = this.originAlias.functionArn;
+      }
+    }
+
+    // ---------------------------------------------------------------- operations
+    if (props.cloudFrontAdditionalMetrics ?? true) {
+      new cloudfront.CfnMonitoringSubscription(this, 'CloudFrontAdditionalMetrics', {
+        distributionId: this.distribution.distributionId,
+        monitoringSubscription: { realtimeMetricsSubscriptionConfig: { realtimeMetricsSubscriptionStatus: 'Enabled' } },
+      });
+    }
+    this.alarmTopic = props.alarmTopic;
+    if (props.alarmEmail) {
+      this.alarmTopic ??= new sns.Topic(this, 'AlarmTopic', {
+        displayName: 'edge-image-transformer alarms',
+        enforceSSL: true,
+      });
+      this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    }
+    const monitoring = new ImageTransformerMonitoring(this, 'Monitoring', {
+      distribution: this.distribution,
+      originFunction: this.originFunction,
+      originAlias: this.originAlias,
+      namespace: this.metricsNamespace,
+      originMetrics,
+      cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
+      timeout,
+      timeBudgetMs,
+      memorySize,
+      reservedConcurrency: props.originReservedConcurrency,
+      provisionedConcurrency: props.originProvisionedConcurrency,
+      dashboard: props.dashboard ?? true,
+      alarms: alarmsOn,
+      topic: this.alarmTopic,
+    });
+    this.dashboard = monitoring.dashboard;
+    this.alarms = monitoring.alarms;
+
+    if (canaryDeployments) {
+      const alarms = monitoring.deploymentAlarms;
+      this.deploymentGroup = new codedeploy.LambdaDeploymentGroup(this, 'OriginDeployment', {
+        alias: this.originAlias,
+        deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+        alarms,
+        autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: alarms.length > 0 },
+      });
+    }
+
     // ---------------------------------------------------------------- invalidation Lambda
     const invalidationLogs = new logs.LogGroup(this, 'InvalidationLogs', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -785,6 +1002,16 @@ export class ImageTransformer extends Construct {
         notificationsHandler,
         'AwsSolutions-IAM5[Resource::*]',
         "aws-cdk-lib's BucketNotificationsHandler needs s3:PutBucketNotification (its only action) on the notified bucket; aws-cdk-lib writes it with Resource *.",
+      );
+    }
+
+    if (this.deploymentGroup) {
+      ack(
+        this.deploymentGroup.role,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
+        "CodeDeploy's own service role for Lambda canaries (aws-cdk-lib's default): the AWS-managed policy limited to what a " +
+          'Lambda deployment does (get and update the alias, read provisioned concurrency, read the deployment alarms) and kept ' +
+          'current by AWS as CodeDeploy changes.',
       );
     }
 

@@ -29,6 +29,22 @@ export class ImageTransformerStack extends Stack {
     });
     new CfnOutput(this, 'CacheBucketName', { description: 'Generated variants', value: t.cacheBucket.bucketName });
     if (t.logBucket) new CfnOutput(this, 'LogBucketName', { value: t.logBucket.bucketName });
+    new CfnOutput(this, 'OriginFunctionName', {
+      description: `The origin Lambda; CloudFront invokes its "${t.originAlias.aliasName}" alias`,
+      value: t.originFunction.functionName,
+    });
+    if (t.dashboard) new CfnOutput(this, 'DashboardName', { description: 'CloudWatch dashboard', value: t.dashboard.dashboardName });
+    if (t.deploymentGroup) {
+      new CfnOutput(this, 'OriginDeploymentApplication', {
+        description: 'CodeDeploy application of the origin canary deployments',
+        value: t.deploymentGroup.application.applicationName,
+      });
+      new CfnOutput(this, 'OriginDeploymentGroup', {
+        description: 'CodeDeploy deployment group of the origin canary deployments',
+        value: t.deploymentGroup.deploymentGroupName,
+      });
+    }
+    if (t.alarmTopic) new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic the alarms notify', value: t.alarmTopic.topicArn });
     if (t.keyValueStore) {
       new CfnOutput(this, 'SigningKeyValueStoreArn', {
         description: 'Put the signing secrets here (key "signing-secrets", comma- or newline-separated)',

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import { describe, expect, it, vi } from 'vitest';
 import { CONTEXT_KEYS, appSettingsFromContext, propsFromContext, type ContextKey } from '../../lib/context';
 
@@ -94,6 +95,34 @@ describe('context -> props', () => {
     expect(props.cors).toBe(false);
   });
 
+  it('reads the operations keys: metrics, dashboard, alarms and where they go, canary deployments, concurrency', () => {
+    const { props } = fromContext({
+      metrics: 'false',
+      metricsNamespace: 'Photos/Prod',
+      dashboard: 'false',
+      alarms: 'true',
+      alarmEmail: 'oncall@example.com',
+      cloudFrontAdditionalMetrics: 'false',
+      canaryDeployments: 'true',
+      deploymentConfig: 'linear_10percent_every_1minute',
+      originProvisionedConcurrency: '5',
+    });
+    expect(props).toMatchObject({
+      metrics: false,
+      metricsNamespace: 'Photos/Prod',
+      dashboard: false,
+      alarms: true,
+      alarmEmail: 'oncall@example.com',
+      cloudFrontAdditionalMetrics: false,
+      canaryDeployments: true,
+      deploymentConfig: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_1MINUTE,
+      originProvisionedConcurrency: 5,
+    });
+    expect(fromContext({ deploymentConfig: 'ALL_AT_ONCE' }).props.deploymentConfig).toBe(codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE);
+    expect(() => fromContext({ deploymentConfig: 'slowly' })).toThrow(/context deploymentConfig="slowly" is not valid: expected ALL_AT_ONCE, CANARY_10PERCENT_5MINUTES/);
+    expect(() => fromContext({ canaryDeployments: 'maybe' })).toThrow(/context canaryDeployments="maybe"/);
+  });
+
   it('refuses a value it cannot read, naming the key', () => {
     expect(() => fromContext({ sizes: '320,big' })).toThrow(/context sizes="320,big" is not valid: expected comma-separated whole numbers/);
     expect(() => fromContext({ signing: 'yes' })).toThrow(/context signing="yes" is not valid: expected true or false/);
@@ -133,7 +162,17 @@ describe('bin/app.ts', () => {
       await import('../../bin/app');
       const template = JSON.parse(readFileSync(join(outdir, 'EdgeImageTransformer.template.json'), 'utf8'));
       expect(Object.keys(template.Outputs).sort()).toEqual(
-        ['CacheBucketName', 'DistributionDomainName', 'DistributionId', 'SigningKeyValueStoreArn', 'SourceBucketName'].sort(),
+        [
+          'CacheBucketName',
+          'DashboardName',
+          'DistributionDomainName',
+          'DistributionId',
+          'OriginDeploymentApplication',
+          'OriginDeploymentGroup',
+          'OriginFunctionName',
+          'SigningKeyValueStoreArn',
+          'SourceBucketName',
+        ].sort(),
       );
       const fn = Object.values(template.Resources as Record<string, any>).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SIZES);
       expect(fn.Properties.Environment.Variables.SIZES).toBe('320,640,1280');

@@ -8,14 +8,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Duration, SecretValue, Stack, Validations } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImageTransformerConfigError, type ImageTransformerProps } from '../../lib/image-transformer';
+import { ERROR_CODES, METRIC_UNITS } from '../../lambda/origin/metrics';
 import { ImageTransformerStack } from '../../lib/stack';
 import { cfnLint, type CfnLintMatch } from './cfn-lint';
 
@@ -31,9 +35,9 @@ interface Synthesized {
 const ENV = { account: '123456789012', region: 'eu-west-1' };
 const CERTIFICATE_ARN = 'arn:aws:acm:us-east-1:123456789012:certificate/11111111-2222-3333-4444-555555555555';
 
-function synth(props: (stack: Stack) => ImageTransformerProps = () => ({})): Synthesized {
+function synth(props: (stack: Stack) => ImageTransformerProps = () => ({}), env = ENV): Synthesized {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new ImageTransformerStack(app, 'Images', { env: ENV, transformer: props });
+  const stack = new ImageTransformerStack(app, 'Images', { env, transformer: props });
   const template = Template.fromStack(stack);
   return { app, stack, template, json: template.toJSON() };
 }
@@ -67,20 +71,41 @@ const FULL = (stack: Stack): ImageTransformerProps => ({
   originReservedConcurrency: 50,
   autoDeleteObjects: true,
   webAclId: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/images/abc',
+  logRetention: logs.RetentionDays.TWO_WEEKS,
+  originProvisionedConcurrency: 10,
+  alarmEmail: 'images-oncall@example.com',
+  metricsNamespace: 'Photos/Images',
+  deploymentConfig: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_1MINUTE,
 });
 
+const ALARM_TOPIC_ARN = 'arn:aws:sns:us-east-1:123456789012:paging';
+
+/** An existing source bucket and alarm topic, in us-east-1: where CloudFront's metrics (and so its alarm) are. */
 const IMPORTED = (stack: Stack): ImageTransformerProps => ({
   sourceBucket: s3.Bucket.fromBucketName(stack, 'Photos', 'my-photos'),
+  alarmTopic: sns.Topic.fromTopicArn(stack, 'Paging', ALARM_TOPIC_ARN),
 });
+const US_EAST_1 = { ...ENV, region: 'us-east-1' };
+
+/** Every operations feature turned off. */
+const OFF: ImageTransformerProps = {
+  metrics: false,
+  dashboard: false,
+  alarms: false,
+  cloudFrontAdditionalMetrics: false,
+  canaryDeployments: false,
+};
 
 let base: Synthesized;
 let full: Synthesized;
 let imported: Synthesized;
+let off: Synthesized;
 
 beforeAll(() => {
   base = synth();
   full = synth(FULL);
-  imported = synth(IMPORTED);
+  imported = synth(IMPORTED, US_EAST_1);
+  off = synth(() => OFF);
 }, 120_000); // seconds each on a quiet machine; allow for a busy CI
 
 // ---------------------------------------------------------------- helpers
@@ -209,32 +234,38 @@ describe('origin group', () => {
 });
 
 describe('origin Lambda', () => {
-  it('has a Function URL with AuthType AWS_IAM', () => {
-    base.template.hasResourceProperties('AWS::Lambda::Url', {
-      AuthType: 'AWS_IAM',
-      InvokeMode: 'BUFFERED',
-      TargetFunctionArn: { 'Fn::GetAtt': [logicalId(base, base.stack.transformer.originFunction), 'Arn'] },
-    });
+  it('has one Function URL, with AuthType AWS_IAM, on the live alias', () => {
+    for (const s of [base, full, imported, off]) {
+      const [, url] = only(s, 'AWS::Lambda::Url');
+      expect(url.Properties).toEqual({
+        AuthType: 'AWS_IAM',
+        InvokeMode: 'BUFFERED',
+        TargetFunctionArn: { 'Fn::GetAtt': [logicalId(s, s.stack.transformer.originFunction), 'Arn'] },
+        Qualifier: 'live',
+      });
+      expect(url.DependsOn).toContain(logicalId(s, s.stack.transformer.originAlias));
+    }
   });
 
-  it('grants CloudFront both lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL), for this distribution only', () => {
-    for (const s of [base, full]) {
+  it('grants CloudFront both lambda:InvokeFunctionUrl and lambda:InvokeFunction (via the URL) on the live alias, for this distribution only', () => {
+    for (const s of [base, full, off]) {
       const distributionId = logicalId(s, s.stack.transformer.distribution);
+      const aliasId = logicalId(s, s.stack.transformer.originAlias);
       const permissions = resources(s, 'AWS::Lambda::Permission')
         .map(([, p]) => p.Properties)
         .filter((p) => p.Principal === 'cloudfront.amazonaws.com');
       expect(permissions.map((p) => p.Action).sort()).toEqual(['lambda:InvokeFunction', 'lambda:InvokeFunctionUrl']);
       for (const permission of permissions) {
         expect(refs(permission.SourceArn)).toEqual([distributionId]);
-        expect(refs(permission.FunctionName)).toContain(logicalId(s, s.stack.transformer.originFunctionUrl));
+        // Ref of an AWS::Lambda::Alias is the alias ARN (function:<name>:live): the URL is invoked as the alias.
+        expect(permission.FunctionName).toEqual({ Ref: aliasId });
       }
       expect(permissions.find((p) => p.Action === 'lambda:InvokeFunction')!.InvokedViaFunctionUrl).toBe(true);
-      // Nothing else may invoke it.
-      const others = resources(s, 'AWS::Lambda::Permission').filter(([, p]) =>
-        refs(p.Properties.FunctionName).some((id) =>
-          [logicalId(s, s.stack.transformer.originFunction), logicalId(s, s.stack.transformer.originFunctionUrl)].includes(id),
-        ),
-      );
+      // Nothing else may invoke it, nor its versions.
+      const t = s.stack.transformer;
+      const origin = [t.originFunction, t.originFunctionUrl, t.originAlias].map((c) => logicalId(s, c));
+      origin.push(...resources(s, 'AWS::Lambda::Version').map(([id]) => id));
+      const others = resources(s, 'AWS::Lambda::Permission').filter(([, p]) => refs(p.Properties.FunctionName).some((id) => origin.includes(id)));
       expect(others).toHaveLength(2);
     }
   });
@@ -251,6 +282,7 @@ describe('origin Lambda', () => {
       TIME_BUDGET_MS: '27000',
       MAX_INLINE_BYTES: '4500000',
       CACHE_CONTROL: 'public, max-age=31536000, immutable',
+      METRICS_NAMESPACE: 'EdgeImageTransformer/Images',
     });
     expect(originFunction(base).Properties).toMatchObject({ MemorySize: 2048, Timeout: 30 });
     expect(env(full)).toMatchObject({
@@ -261,7 +293,10 @@ describe('origin Lambda', () => {
       TIME_BUDGET_MS: '54000',
       CACHE_CONTROL: 'public, max-age=86400',
       SIZES: '320,640,1280',
+      METRICS_NAMESPACE: 'Photos/Images',
     });
+    expect(env(full).METRICS).toBeUndefined();
+    expect(env(off)).toMatchObject({ METRICS_NAMESPACE: 'EdgeImageTransformer/Images', METRICS: 'false' });
     expect(originFunction(full).Properties).toMatchObject({ MemorySize: 3008, Timeout: 60, ReservedConcurrentExecutions: 50 });
   });
 
@@ -357,10 +392,16 @@ describe('Lambdas', () => {
     }
   });
 
-  it('log to their own log groups with a retention', () => {
-    for (const [, fn] of projectFunctions(base)) {
-      const [groupId] = refs(fn.Properties.LoggingConfig.LogGroup);
-      expect(base.json.Resources[groupId!].Properties.RetentionInDays).toBe(30);
+  it('log to their own log groups with a retention (a month, or logRetention)', () => {
+    for (const [s, days] of [[base, 30], [full, 14]] as const) {
+      const functions = projectFunctions(s);
+      for (const [, fn] of functions) {
+        const [groupId] = refs(fn.Properties.LoggingConfig.LogGroup);
+        expect(s.json.Resources[groupId!].Properties.RetentionInDays).toBe(days);
+      }
+      // One log group each, the only ones this construct makes.
+      expect(new Set(functions.map(([, fn]) => refs(fn.Properties.LoggingConfig.LogGroup)[0])).size).toBe(2);
+      expect(resources(s, 'AWS::Logs::LogGroup')).toHaveLength(2);
     }
   });
 });
@@ -512,6 +553,400 @@ describe('distribution', () => {
   });
 });
 
+// ---------------------------------------------------------------- operations
+
+/** The dashboard's body as JSON, each reference written `{LogicalId}` or `{LogicalId.Attribute}`. */
+function dashboardBody(s: Synthesized): Json {
+  const body = only(s, 'AWS::CloudWatch::Dashboard')[1].Properties.DashboardBody;
+  const parts: unknown[] = typeof body === 'string' ? [body] : body['Fn::Join'][1];
+  const text = parts
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      const ref = part as Json;
+      return `{${ref.Ref ?? (ref['Fn::GetAtt'] as string[]).join('.')}}`;
+    })
+    .join('');
+  return JSON.parse(text);
+}
+
+interface GraphedMetric {
+  widget: string;
+  namespace: string;
+  name: string;
+  dimensions: Record<string, string>;
+  options: Json;
+}
+
+/** Every metric of every graph: [namespace, name, dimension, value, ..., options]. */
+function graphedMetrics(s: Synthesized): GraphedMetric[] {
+  return (dashboardBody(s).widgets as Json[])
+    .filter((widget) => widget.type === 'metric')
+    .flatMap((widget) =>
+      (widget.properties.metrics as unknown[][]).map((row) => {
+        const options = (typeof row[row.length - 1] === 'object' ? row[row.length - 1] : {}) as Json;
+        const plain = row.filter((item) => typeof item === 'string') as string[];
+        const dimensions: Record<string, string> = {};
+        for (let i = 2; i < plain.length; i += 2) dimensions[plain[i]!] = plain[i + 1]!;
+        return { widget: widget.properties.title, namespace: plain[0]!, name: plain[1]!, dimensions, options };
+      }),
+    );
+}
+
+const alarmProps = (s: Synthesized, name: keyof NonNullable<ImageTransformerStack['transformer']['alarms']>): Json => {
+  const alarm = s.stack.transformer.alarms?.[name];
+  expect(alarm, name).toBeDefined();
+  return s.json.Resources[logicalId(s, alarm!)].Properties;
+};
+
+describe('origin versions, the live alias and canary deployments', () => {
+  it('publishes a version of the origin and points the live alias at it', () => {
+    for (const s of [base, full, imported, off]) {
+      const t = s.stack.transformer;
+      const fnId = logicalId(s, t.originFunction);
+      const [versionId, version] = only(s, 'AWS::Lambda::Version');
+      expect(version.Properties.FunctionName).toEqual({ Ref: fnId });
+      const [aliasId, alias] = only(s, 'AWS::Lambda::Alias');
+      expect(aliasId).toBe(logicalId(s, t.originAlias));
+      expect(alias.Properties).toMatchObject({
+        Name: 'live',
+        FunctionName: { Ref: fnId },
+        FunctionVersion: { 'Fn::GetAtt': [versionId, 'Version'] },
+      });
+    }
+  });
+
+  it('keeps execution environments warm on the alias only when asked (provisioned concurrency)', () => {
+    const alias = (s: Synthesized) => only(s, 'AWS::Lambda::Alias')[1].Properties;
+    expect(alias(full).ProvisionedConcurrencyConfig).toEqual({ ProvisionedConcurrentExecutions: 10 });
+    expect(originFunction(full).Properties.ReservedConcurrentExecutions).toBe(50);
+    expect(alias(base).ProvisionedConcurrencyConfig).toBeUndefined();
+    expect(originFunction(base).Properties.ReservedConcurrentExecutions).toBeUndefined();
+  });
+
+  it('shifts the alias with CodeDeploy, 10% for 5 minutes, rolling back on failure, on a stop and on the alarms', () => {
+    const t = base.stack.transformer;
+    const [groupId, group] = only(base, 'AWS::CodeDeploy::DeploymentGroup');
+    expect(groupId).toBe(logicalId(base, t.deploymentGroup!));
+    const [applicationId, application] = only(base, 'AWS::CodeDeploy::Application');
+    expect(application.Properties.ComputePlatform).toBe('Lambda');
+    expect(group.Properties).toMatchObject({
+      ApplicationName: { Ref: applicationId },
+      DeploymentConfigName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
+      DeploymentStyle: { DeploymentOption: 'WITH_TRAFFIC_CONTROL', DeploymentType: 'BLUE_GREEN' },
+    });
+    expect(group.Properties.AutoRollbackConfiguration.Enabled).toBe(true);
+    expect([...group.Properties.AutoRollbackConfiguration.Events].sort()).toEqual([
+      'DEPLOYMENT_FAILURE',
+      'DEPLOYMENT_STOP_ON_ALARM',
+      'DEPLOYMENT_STOP_ON_REQUEST',
+    ]);
+    // The alarms that judge a new version; not throttles, which follow traffic, not code.
+    const alarmNames = (s: Synthesized) => {
+      const [, g] = only(s, 'AWS::CodeDeploy::DeploymentGroup');
+      expect(g.Properties.AlarmConfiguration.Enabled).toBe(true);
+      return (g.Properties.AlarmConfiguration.Alarms as Json[]).map((alarm) => alarm.Name);
+    };
+    const ref = (s: Synthesized, name: 'originErrorRate' | 'transformTimeP99' | 'cloudFront5xxErrorRate') => ({
+      Ref: logicalId(s, s.stack.transformer.alarms![name]!),
+    });
+    expect(alarmNames(base)).toEqual([ref(base, 'originErrorRate'), ref(base, 'transformTimeP99')]);
+    // The CloudFront alarm by its name: a reference would close a loop (alarm -> distribution ->
+    // Function URL -> alias -> deployment group -> alarm) that CloudFormation cannot create.
+    expect(alarmNames(imported)).toEqual([
+      ref(imported, 'originErrorRate'),
+      ref(imported, 'transformTimeP99'),
+      'Images-ImageTransformer-CloudFront5xxErrorRate',
+    ]);
+    expect(alarmProps(imported, 'cloudFront5xxErrorRate').AlarmName).toBe('Images-ImageTransformer-CloudFront5xxErrorRate');
+    // CloudFormation hands each change of the alias's version to that deployment group.
+    expect(only(base, 'AWS::Lambda::Alias')[1].UpdatePolicy).toEqual({
+      CodeDeployLambdaAliasUpdate: { ApplicationName: { Ref: applicationId }, DeploymentGroupName: { Ref: groupId } },
+    });
+    // CodeDeploy's role may touch Lambda aliases and read alarms, through AWS's limited policy.
+    const role = base.json.Resources[logicalId(base, t.deploymentGroup!.role)].Properties;
+    expect(role.AssumeRolePolicyDocument.Statement[0].Principal).toEqual({ Service: 'codedeploy.amazonaws.com' });
+    expect(JSON.stringify(role.ManagedPolicyArns)).toContain('service-role/AWSCodeDeployRoleForLambdaLimited');
+  });
+
+  it('takes another traffic-shifting configuration', () => {
+    expect(only(full, 'AWS::CodeDeploy::DeploymentGroup')[1].Properties.DeploymentConfigName).toBe(
+      'CodeDeployDefault.LambdaLinear10PercentEvery1Minute',
+    );
+  });
+
+  it('with canaryDeployments off, moves the alias at once: no CodeDeploy', () => {
+    expect(resources(off, 'AWS::CodeDeploy::DeploymentGroup')).toHaveLength(0);
+    expect(resources(off, 'AWS::CodeDeploy::Application')).toHaveLength(0);
+    expect(only(off, 'AWS::Lambda::Alias')[1].UpdatePolicy).toBeUndefined();
+    expect(off.stack.transformer.deploymentGroup).toBeUndefined();
+  });
+});
+
+describe('alarms', () => {
+  it('origin error rate: 5xx answers and crashed invocations over requests, above 5% in 2 of 3 minutes of 5+ requests', () => {
+    const fnId = logicalId(base, base.stack.transformer.originFunction);
+    const alarm = alarmProps(base, 'originErrorRate');
+    expect(alarm).toMatchObject({
+      Threshold: 5,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      TreatMissingData: 'notBreaching',
+    });
+    const metrics: Record<string, Json> = Object.fromEntries((alarm.Metrics as Json[]).map((m) => [m.Id, m]));
+    const expression = Object.values(metrics).find((m) => m.Expression)!;
+    expect(expression.ReturnData).toBe(true);
+    expect(expression.Expression).toBe(
+      'IF((FILL(requests, 0) + FILL(crashes, 0)) >= 5, 100 * (FILL(serverErrors, 0) + FILL(crashes, 0)) / (FILL(requests, 0) + FILL(crashes, 0)), 0)',
+    );
+    expect(metrics.requests!.MetricStat).toEqual({
+      Metric: { Namespace: 'EdgeImageTransformer/Images', MetricName: 'Requests' },
+      Period: 60,
+      Stat: 'Sum',
+    });
+    expect(metrics.serverErrors!.MetricStat.Metric).toEqual({ Namespace: 'EdgeImageTransformer/Images', MetricName: 'ServerErrors' });
+    expect(metrics.crashes!.MetricStat).toEqual({
+      Metric: {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [
+          { Name: 'FunctionName', Value: { Ref: fnId } },
+          { Name: 'Resource', Value: { 'Fn::Join': ['', [{ Ref: fnId }, ':live']] } },
+        ],
+      },
+      Period: 60,
+      Stat: 'Sum',
+    });
+  });
+
+  it('p99 transform time: above 80% of the time budget in 3 of 5 minutes', () => {
+    expect(alarmProps(base, 'transformTimeP99')).toMatchObject({
+      Namespace: 'EdgeImageTransformer/Images',
+      MetricName: 'TransformTime',
+      ExtendedStatistic: 'p99',
+      Period: 60,
+      Threshold: 21_600, // of TIME_BUDGET_MS 27000 (timeout 30 s)
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(alarmProps(full, 'transformTimeP99')).toMatchObject({ Namespace: 'Photos/Images', Threshold: 43_200 }); // of 54000
+  });
+
+  it('throttles: one or more a minute, 3 minutes in a row', () => {
+    expect(alarmProps(base, 'originThrottles')).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Throttles',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(base, base.stack.transformer.originFunction) } }],
+      Statistic: 'Sum',
+      Period: 60,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+    });
+  });
+
+  it("CloudFront 5xx: above 1% for 3 minutes, in a us-east-1 stack (CloudFront's metrics are there), and said so elsewhere", () => {
+    expect(alarmProps(imported, 'cloudFront5xxErrorRate')).toMatchObject({
+      Namespace: 'AWS/CloudFront',
+      MetricName: '5xxErrorRate',
+      Dimensions: [
+        { Name: 'DistributionId', Value: { Ref: logicalId(imported, imported.stack.transformer.distribution) } },
+        { Name: 'Region', Value: 'Global' },
+      ],
+      Statistic: 'Average',
+      Period: 60,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+    });
+    expect(resources(imported, 'AWS::CloudWatch::Alarm')).toHaveLength(4);
+    expect(resources(base, 'AWS::CloudWatch::Alarm')).toHaveLength(3);
+    expect(base.stack.transformer.alarms!.cloudFront5xxErrorRate).toBeUndefined();
+    Annotations.fromStack(base.stack).hasInfo('*', Match.stringLikeRegexp('No CloudFront 5xx alarm.*us-east-1.*eu-west-1'));
+  });
+
+  it('have names an operator can read: <stack>-<construct path>-<alarm>', () => {
+    const names = (s: Synthesized) => resources(s, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties.AlarmName);
+    expect(names(base)).toEqual([
+      'Images-ImageTransformer-OriginErrorRate',
+      'Images-ImageTransformer-TransformTimeP99',
+      'Images-ImageTransformer-OriginThrottles',
+    ]);
+    expect(names(imported)).toContain('Images-ImageTransformer-CloudFront5xxErrorRate');
+  });
+
+  it('notify a topic on ALARM and on OK: the one given, or one made for alarmEmail', () => {
+    const actions = (s: Synthesized) =>
+      resources(s, 'AWS::CloudWatch::Alarm').map(([, alarm]) => [alarm.Properties.AlarmActions, alarm.Properties.OKActions]);
+    // No topic, no actions.
+    expect(actions(base).flat().every((list) => list === undefined)).toBe(true);
+    expect(resources(base, 'AWS::SNS::Topic')).toHaveLength(0);
+    // An email address: a topic of its own (TLS only), subscribed.
+    const [topicId] = only(full, 'AWS::SNS::Topic');
+    expect(actions(full)).toHaveLength(3);
+    for (const [alarm, ok] of actions(full)) {
+      expect(alarm).toEqual([{ Ref: topicId }]);
+      expect(ok).toEqual([{ Ref: topicId }]);
+    }
+    expect(only(full, 'AWS::SNS::Subscription')[1].Properties).toEqual({
+      Protocol: 'email',
+      Endpoint: 'images-oncall@example.com',
+      TopicArn: { Ref: topicId },
+    });
+    const [, topicPolicy] = only(full, 'AWS::SNS::TopicPolicy');
+    expect(topicPolicy.Properties.PolicyDocument.Statement).toContainEqual(
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    );
+    expect(full.stack.transformer.alarmTopic).toBeDefined();
+    // A topic given: used as it is.
+    expect(resources(imported, 'AWS::SNS::Topic')).toHaveLength(0);
+    for (const [alarm, ok] of actions(imported)) {
+      expect(alarm).toEqual([ALARM_TOPIC_ARN]);
+      expect(ok).toEqual([ALARM_TOPIC_ARN]);
+    }
+  });
+
+  it('without the origin metrics: the error rate is crashes over invocations, and there is no transform-time alarm', () => {
+    const plain = synth(() => ({ metrics: false, cloudFrontAdditionalMetrics: false }));
+    const alarm = alarmProps(plain, 'originErrorRate');
+    const ids = (alarm.Metrics as Json[]).map((m) => m.Id).sort();
+    expect(ids).toEqual(['crashes', 'expr_1', 'invocations']);
+    expect(JSON.stringify(alarm.Metrics)).not.toContain('EdgeImageTransformer');
+    expect(plain.stack.transformer.alarms!.transformTimeP99).toBeUndefined();
+    expect(
+      (only(plain, 'AWS::CodeDeploy::DeploymentGroup')[1].Properties.AlarmConfiguration.Alarms as Json[]).map((a) => a.Name),
+    ).toEqual([{ Ref: logicalId(plain, plain.stack.transformer.alarms!.originErrorRate) }]);
+    // The dashboard graphs only what exists: nothing of the origin's namespace.
+    expect(graphedMetrics(plain).filter((m) => m.namespace.startsWith('EdgeImageTransformer'))).toEqual([]);
+    // Without CloudFront's additional metrics: requests against origin invocations stand in for the hit rate.
+    expect(resources(plain, 'AWS::CloudFront::MonitoringSubscription')).toHaveLength(0);
+    const names = graphedMetrics(plain).map((m) => m.name);
+    expect(names).not.toContain('CacheHitRate');
+    const stand = graphedMetrics(plain).filter((m) => m.widget.startsWith('Viewer requests against origin invocations'));
+    expect(stand.map((m) => `${m.namespace} ${m.name}`)).toEqual(['AWS/CloudFront Requests', 'AWS/Lambda Invocations']);
+  });
+
+  it('none of it when turned off: no alarm, dashboard, topic or additional metrics', () => {
+    for (const type of [
+      'AWS::CloudWatch::Alarm',
+      'AWS::CloudWatch::Dashboard',
+      'AWS::SNS::Topic',
+      'AWS::CloudFront::MonitoringSubscription',
+      'AWS::CodeDeploy::DeploymentGroup',
+    ]) {
+      expect(resources(off, type), type).toHaveLength(0);
+    }
+    expect(off.stack.transformer.alarms).toBeUndefined();
+    expect(off.stack.transformer.dashboard).toBeUndefined();
+  });
+});
+
+describe('dashboard', () => {
+  it("graphs CloudFront from us-east-1 (Region=Global), whatever the stack's region: requests, cache hit rate, error rates", () => {
+    const distributionId = `{${logicalId(base, base.stack.transformer.distribution)}}`;
+    const edge = graphedMetrics(base).filter((m) => m.namespace === 'AWS/CloudFront');
+    expect(edge.map((m) => m.name)).toEqual([
+      'Requests',
+      'CacheHitRate',
+      '4xxErrorRate',
+      '5xxErrorRate',
+      '502ErrorRate',
+      '503ErrorRate',
+      '504ErrorRate',
+    ]);
+    for (const metric of edge) {
+      expect(metric.dimensions).toEqual({ DistributionId: distributionId, Region: 'Global' });
+      expect(metric.options.region).toBe('us-east-1');
+    }
+    // The hit rate needs CloudFront's additional metrics, which are on by default.
+    expect(only(base, 'AWS::CloudFront::MonitoringSubscription')[1].Properties).toEqual({
+      DistributionId: { Ref: logicalId(base, base.stack.transformer.distribution) },
+      MonitoringSubscription: { RealtimeMetricsSubscriptionConfig: { RealtimeMetricsSubscriptionStatus: 'Enabled' } },
+    });
+  });
+
+  it('graphs the origin: requests by format, transform time p50/p90/p99, errors by code, duration, concurrency, throttles, memory', () => {
+    const graphed = graphedMetrics(base);
+    const of = (title: string) => graphed.filter((m) => m.widget === title);
+    const own = (m: GraphedMetric) => m.namespace === 'EdgeImageTransformer/Images';
+
+    expect(of('Origin requests by output format').filter(own).map((m) => m.dimensions.OutputFormat)).toEqual([
+      'jpeg',
+      'png',
+      'webp',
+      'avif',
+      'gif',
+      'json',
+    ]);
+    expect(of('Origin requests by output format').find((m) => m.name === 'Invocations')!.dimensions.Resource).toMatch(/:live$/);
+    expect(of('Transform time (ms)').map((m) => `${m.name} ${m.options.stat}`)).toEqual([
+      'TransformTime p50',
+      'TransformTime p90',
+      'TransformTime p99',
+    ]);
+    expect(of('Origin errors by code').map((m) => m.dimensions.ErrorCode)).toEqual(ERROR_CODES);
+    expect(of('Origin errors by code').map((m) => m.options.label)).toContain('504 timeout');
+    expect(of('Origin Lambda duration (ms)').map((m) => `${m.namespace} ${m.name} ${m.options.stat}`)).toEqual([
+      'AWS/Lambda Duration p50',
+      'AWS/Lambda Duration p99',
+      'AWS/Lambda Duration Maximum',
+    ]);
+    expect(of('Concurrency and throttles').map((m) => m.name)).toEqual(['ConcurrentExecutions', 'Throttles']);
+    expect(of('Origin memory: resident set (MB)').map((m) => m.name)).toEqual(['MemoryRss', 'MemoryRss']);
+
+    // Every documented metric of the origin is graphed or alarmed on.
+    const alarmed = JSON.stringify(resources(base, 'AWS::CloudWatch::Alarm'));
+    for (const name of Object.keys(METRIC_UNITS)) {
+      expect(graphed.some((m) => own(m) && m.name === name) || alarmed.includes(`"MetricName":"${name}"`), name).toBe(true);
+    }
+  });
+
+  it('marks the limits: time budget, p99 alarm, timeout, memory, reserved and provisioned concurrency; and shows every alarm', () => {
+    const widgets = dashboardBody(full).widgets as Json[];
+    const annotations = (title: string) =>
+      (widgets.find((w) => w.properties.title === title)!.properties.annotations.horizontal as Json[]).map((a) => [a.label, a.value]);
+    expect(annotations('Transform time (ms)')).toEqual([
+      ['time budget (54000 ms): 504 past it', 54_000],
+      ['p99 alarm', 43_200],
+    ]);
+    expect(annotations('Origin Lambda duration (ms)')).toEqual([['timeout', 60_000]]);
+    expect(annotations('Origin memory: resident set (MB)')).toEqual([['memory size (3008 MB)', 3008]]);
+    expect(annotations('Concurrency and throttles')).toEqual([
+      ['reserved concurrency (cap)', 50],
+      ['provisioned', 10],
+    ]);
+    const status = widgets.find((w) => w.type === 'alarm')!;
+    const alarmIds = resources(full, 'AWS::CloudWatch::Alarm').map(([id]) => `{${id}.Arn}`);
+    expect([...status.properties.alarms].sort()).toEqual(alarmIds.sort());
+  });
+});
+
+describe('stack outputs', () => {
+  it('name what an operator needs: the dashboard, the origin function, its deployment group, the alarm topic', () => {
+    const outputs = (s: Synthesized) => Object.keys(s.json.Outputs).sort();
+    expect(outputs(base)).toEqual(
+      [
+        'CacheBucketName',
+        'DashboardName',
+        'DistributionDomainName',
+        'DistributionId',
+        'LogBucketName',
+        'OriginDeploymentApplication',
+        'OriginDeploymentGroup',
+        'OriginFunctionName',
+        'SourceBucketName',
+      ].sort(),
+    );
+    expect(outputs(full)).toContain('AlarmTopicArn');
+    expect(outputs(off)).not.toEqual(expect.arrayContaining(['DashboardName']));
+    expect(outputs(off).filter((name) => /Dashboard|Deployment|AlarmTopic/.test(name))).toEqual([]);
+  });
+});
+
 // ---------------------------------------------------------------- buckets
 
 describe('buckets', () => {
@@ -613,7 +1048,7 @@ function acknowledgements(root: IConstruct): { path: string; id: string; reason:
 
 describe('cdk-nag AwsSolutions', () => {
   it('finds nothing unacknowledged, in every configuration', () => {
-    for (const s of [base, full, imported]) {
+    for (const s of [base, full, imported, off]) {
       const report = new AwsSolutionsChecks(s.app).validateScope(s.app);
       const summary = report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
       expect(summary, s.stack.stackName).toEqual([]);
@@ -660,8 +1095,11 @@ describe('cdk-nag AwsSolutions', () => {
         'ImageTransformer/LogBucket AwsSolutions-S1',
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${source}.Arn>/*]`,
+        'ImageTransformer/OriginDeployment/ServiceRole AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
       ].sort(),
     );
+    // Without canary deployments there is no CodeDeploy role to acknowledge.
+    expect(ids(off).filter((id) => id.includes('CodeDeploy'))).toEqual([]);
     // Logging off, a custom domain and a web ACL: CFR3 and S1 for the buckets instead of CFR2/CFR4.
     expect(ids(full)).toEqual(
       expect.arrayContaining([
@@ -673,7 +1111,7 @@ describe('cdk-nag AwsSolutions', () => {
     expect(ids(full).filter((id) => /CFR2|CFR4/.test(id))).toEqual([]);
     expect(ids(imported)).toContain('ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::my-photos/*]');
 
-    for (const s of [base, full, imported]) {
+    for (const s of [base, full, imported, off]) {
       for (const { path, id, reason } of acknowledgements(s.stack).filter((a) => a.id.startsWith('AwsSolutions-'))) {
         expect(reason.length, `${path} ${id}: "${reason}"`).toBeGreaterThanOrEqual(60);
       }
@@ -689,7 +1127,7 @@ describe('cfn-lint', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'eit-cfn-lint-'));
-    const files = Object.entries({ base, full, imported }).map(([name, s]) => {
+    const files = Object.entries({ base, full, imported, off }).map(([name, s]) => {
       const file = join(dir, `${name}.template.json`);
       writeFileSync(file, JSON.stringify(s.json, null, 1));
       return file;
@@ -773,6 +1211,19 @@ describe('props are checked at synth time', () => {
       }),
       /certificate in us-east-1/,
     );
+  });
+
+  it('operations settings', () => {
+    rejects(() => ({ originReservedConcurrency: 50, originProvisionedConcurrency: 60 }), /originProvisionedConcurrency \(60\) cannot exceed originReservedConcurrency \(50\)/);
+    rejects(() => ({ originProvisionedConcurrency: 0 }), /originProvisionedConcurrency must be an integer from 1/);
+    rejects(() => ({ alarmEmail: 'oncall' }), /alarmEmail "oncall" is not an email address/);
+    rejects(() => ({ alarms: false, alarmEmail: 'oncall@example.com' }), /alarmTopic and alarmEmail need alarms/);
+    rejects(
+      () => ({ canaryDeployments: false, deploymentConfig: codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE }),
+      /deploymentConfig is only used with canaryDeployments: true/,
+    );
+    rejects(() => ({ metricsNamespace: 'AWS/Lambda' }), /metricsNamespace "AWS\/Lambda" is not a CloudWatch namespace/);
+    rejects(() => ({ metricsNamespace: 'images|prod' }), /metricsNamespace/);
   });
 
   it('other settings', () => {
