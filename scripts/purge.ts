@@ -1,0 +1,296 @@
+// `npm run purge -- [options] <source-key> [<source-key> ...]`
+//
+// What the invalidation Lambda does when a source changes, by hand: delete
+// each source's variants from the cache bucket, then one CloudFront
+// invalidation for all of them, with the same code (lambda/invalidate/
+// purge.ts, paths.ts, cloudfront.ts). For when a variant must go now: a
+// source replaced while the Lambda was failing, a bad deploy's variants, a
+// takedown. Reports per key what succeeded and what failed; exits 1 if
+// anything failed, 2 on a usage error.
+
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
+import { S3Client } from '@aws-sdk/client-s3';
+import { decodeKeyPath, isGrammarError, validateKey } from '../lambda/grammar';
+import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
+import { coveringPaths, invalidationPath } from '../lambda/invalidate/paths';
+import { deleteVariants, type PurgeResult } from '../lambda/invalidate/purge';
+import { localS3Client } from '../local/s3-client';
+
+export const USAGE = `usage: npm run purge -- [options] <source-key> [<source-key> ...]
+
+Deletes each source's variants from the cache bucket, then invalidates them in
+CloudFront (one invalidation, /<key>* per source), and reports per key.
+
+A source key is the object key in the source bucket, as is ("photos/my cat.jpg"),
+or the image's URL or URL path, percent-encoded ("/photos/my%20cat.jpg",
+"https://img.example.com/photos/my%20cat.jpg?w=640").
+
+options:
+  --cache-bucket NAME      the cache bucket (stack output CacheBucketName; or $CACHE_BUCKET)
+  --distribution-id ID     the distribution (stack output DistributionId; or $DISTRIBUTION_ID)
+  --no-invalidation        delete the variants only (e.g. against LocalStack, which has no CloudFront)
+  --endpoint URL           an S3 endpoint such as LocalStack's (path-style, test credentials)
+  --region REGION          the cache bucket's region (default: the AWS SDK's)
+  -h, --help               this text
+
+exit status: 0 when every key was purged and invalidated, 1 when anything failed, 2 on a usage error.`;
+
+export interface PurgeOptions {
+  cacheBucket: string;
+  /** Absent with --no-invalidation. */
+  distributionId?: string;
+  keys: string[];
+  endpoint?: string;
+  region?: string;
+}
+
+export interface KeyOutcome {
+  /** As given on the command line. */
+  arg: string;
+  /** The source key it names; absent when it names none. */
+  key?: string;
+  /** Why the argument names no source key. */
+  invalid?: string;
+  purge?: PurgeResult;
+  /** The wildcard path that covers this key's variants in the invalidation. */
+  path?: string;
+}
+
+export interface PurgeReport {
+  keys: KeyOutcome[];
+  /** The paths sent to CloudFront; empty without invalidation or when no key was valid. */
+  paths: string[];
+  invalidationId?: string;
+  invalidationError?: string;
+  ok: boolean;
+}
+
+export interface PurgeDependencies {
+  s3: S3Client;
+  /** Absent with --no-invalidation. */
+  cloudFront?: InvalidationClient;
+}
+
+/** A usage error: exit status 2 and the usage text. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Options from the command line (and $CACHE_BUCKET / $DISTRIBUTION_ID); `undefined` for --help. */
+export function parsePurgeArgs(argv: string[], env: Record<string, string | undefined> = process.env): PurgeOptions | undefined {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'cache-bucket': { type: 'string' },
+        'distribution-id': { type: 'string' },
+        'no-invalidation': { type: 'boolean' },
+        endpoint: { type: 'string' },
+        region: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return undefined;
+  const cacheBucket = values['cache-bucket'] ?? env.CACHE_BUCKET;
+  if (!cacheBucket) throw new UsageError('the cache bucket is needed: --cache-bucket NAME (or $CACHE_BUCKET).');
+  const distributionId = values['distribution-id'] ?? env.DISTRIBUTION_ID;
+  if (values['no-invalidation'] && values['distribution-id']) {
+    throw new UsageError('--no-invalidation and --distribution-id contradict each other.');
+  }
+  if (!values['no-invalidation'] && !distributionId) {
+    throw new UsageError('the distribution is needed: --distribution-id ID (or $DISTRIBUTION_ID), or --no-invalidation.');
+  }
+  if (positionals.length === 0) throw new UsageError('name at least one source key.');
+  if (values.endpoint && !/^https?:\/\/[^/]/.test(values.endpoint)) {
+    throw new UsageError(`--endpoint must be an http(s) URL, not ${JSON.stringify(values.endpoint)}.`);
+  }
+  return {
+    cacheBucket,
+    distributionId: values['no-invalidation'] ? undefined : distributionId,
+    keys: positionals,
+    endpoint: values.endpoint,
+    region: values.region,
+  };
+}
+
+/** The source key an argument names: a key as is, or a URL / URL path, percent-decoded. */
+export function sourceKeyOf(arg: string): string {
+  if (/^https?:\/\//i.test(arg)) {
+    let url: URL;
+    try {
+      url = new URL(arg);
+    } catch {
+      throw new UsageError(`${JSON.stringify(arg)} is not a URL.`);
+    }
+    return decodeKeyPath(url.pathname);
+  }
+  if (arg.startsWith('/')) return decodeKeyPath(arg);
+  return validateKey(arg);
+}
+
+function describeError(error: unknown): string {
+  const failure = error as { name?: string; message?: string };
+  return `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}`;
+}
+
+/** Deletes the variants of every key (each whatever happens to the others), then one invalidation for all. */
+export async function purge(options: PurgeOptions, deps: PurgeDependencies): Promise<PurgeReport> {
+  const keys: KeyOutcome[] = options.keys.map((arg) => {
+    try {
+      return { arg, key: sourceKeyOf(arg) };
+    } catch (error) {
+      if (isGrammarError(error) || error instanceof UsageError) return { arg, invalid: error.message };
+      throw error;
+    }
+  });
+  const valid = keys.filter((outcome) => outcome.key !== undefined);
+  // Variants first, so that CloudFront, once invalidated, finds nothing old in the cache bucket.
+  await Promise.all(
+    valid.map(async (outcome) => {
+      outcome.purge = await deleteVariants(deps.s3, options.cacheBucket, outcome.key!);
+    }),
+  );
+
+  const report: PurgeReport = { keys, paths: [], ok: false };
+  if (deps.cloudFront && options.distributionId && valid.length > 0) {
+    for (const outcome of valid) outcome.path = invalidationPath(outcome.key!);
+    report.paths = coveringPaths(valid.map((outcome) => outcome.path!));
+    try {
+      const result = await deps.cloudFront.createInvalidation({
+        distributionId: options.distributionId,
+        paths: report.paths,
+        callerReference: `purge-${Date.now()}-${randomUUID()}`,
+      });
+      report.invalidationId = result.id;
+    } catch (error) {
+      report.invalidationError = describeError(error);
+    }
+  }
+  report.ok =
+    keys.every((outcome) => outcome.purge && !outcome.purge.failure && outcome.purge.errors.length === 0) &&
+    report.invalidationError === undefined;
+  return report;
+}
+
+/** Errors listed in full per key; beyond this only their number. */
+const LISTED_ERRORS = 5;
+
+/** One line per key (`ok` or `FAIL`), then a summary line. */
+export function formatReport(report: PurgeReport, options: PurgeOptions): string[] {
+  const lines: string[] = [];
+  const invalidated = options.distributionId !== undefined;
+  for (const outcome of report.keys) {
+    const name = outcome.key !== undefined && outcome.key !== outcome.arg ? `${outcome.arg} (key ${JSON.stringify(outcome.key)})` : outcome.arg;
+    if (outcome.invalid !== undefined) {
+      lines.push(`FAIL  ${name}: not a source key: ${outcome.invalid}`);
+      continue;
+    }
+    const purge = outcome.purge!;
+    const parts: string[] = [];
+    let failed = false;
+    if (purge.failure) {
+      failed = true;
+      parts.push(`${purge.deleted} variant(s) deleted, then the cache bucket failed: ${purge.failure}`);
+    } else if (purge.errors.length > 0) {
+      failed = true;
+      const listed = purge.errors.slice(0, LISTED_ERRORS).map((error) => `${error.key} ${error.code}${error.message ? ` (${error.message})` : ''}`);
+      const more = purge.errors.length > LISTED_ERRORS ? `, and ${purge.errors.length - LISTED_ERRORS} more` : '';
+      parts.push(`${purge.deleted} variant(s) deleted, ${purge.errors.length} not: ${listed.join('; ')}${more}`);
+    } else {
+      parts.push(`${purge.deleted} variant(s) deleted`);
+    }
+    if (!invalidated) {
+      parts.push('not invalidated (--no-invalidation)');
+    } else if (report.invalidationError) {
+      failed = true;
+      parts.push(`invalidating ${outcome.path} failed: ${report.invalidationError}`);
+    } else {
+      const covering = report.paths.includes(outcome.path!) ? outcome.path : `${outcome.path}, within ${report.paths.join(' ')}`;
+      parts.push(`invalidated ${covering} (${report.invalidationId})`);
+    }
+    lines.push(`${failed ? 'FAIL' : 'ok  '}  ${name}: ${parts.join('; ')}`);
+  }
+  const failures = lines.filter((line) => line.startsWith('FAIL')).length;
+  lines.push(
+    failures === 0
+      ? `${report.keys.length} key(s) purged${invalidated ? ` and invalidated (${report.invalidationId}; CloudFront takes a few minutes to finish)` : ''}.`
+      : `${failures} of ${report.keys.length} key(s) failed.`,
+  );
+  return lines;
+}
+
+export function createPurgeDependencies(options: PurgeOptions): PurgeDependencies {
+  const s3 = options.endpoint
+    ? localS3Client(options.endpoint)
+    : new S3Client({ ...(options.region ? { region: options.region } : {}), followRegionRedirects: true });
+  // CloudFront is global; its API is signed for us-east-1.
+  const cloudFront = options.distributionId ? cloudFrontInvalidations(new CloudFrontClient({ region: 'us-east-1' })) : undefined;
+  return { s3, cloudFront };
+}
+
+export interface Output {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const consoleOutput: Output = {
+  out: (line) => process.stdout.write(line + '\n'),
+  err: (line) => process.stderr.write(line + '\n'),
+};
+
+/** The command: returns its exit status. `dependencies` replaces the AWS clients (tests). */
+export async function main(
+  argv: string[],
+  output: Output = consoleOutput,
+  dependencies: (options: PurgeOptions) => PurgeDependencies = createPurgeDependencies,
+  env: Record<string, string | undefined> = process.env,
+): Promise<number> {
+  let options: PurgeOptions | undefined;
+  try {
+    options = parsePurgeArgs(argv, env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    output.err(`purge: ${error.message}`);
+    output.err(USAGE);
+    return 2;
+  }
+  if (!options) {
+    output.out(USAGE);
+    return 0;
+  }
+  const deps = dependencies(options);
+  try {
+    output.out(
+      `purge: cache bucket ${options.cacheBucket}` +
+        (options.distributionId ? `, distribution ${options.distributionId}` : ', no invalidation') +
+        (options.endpoint ? `, S3 at ${options.endpoint}` : ''),
+    );
+    const report = await purge(options, deps);
+    for (const line of formatReport(report, options)) output.out(line);
+    return report.ok ? 0 : 1;
+  } finally {
+    deps.s3.destroy();
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).then(
+    (status) => {
+      process.exitCode = status;
+    },
+    (error) => {
+      console.error(error instanceof Error ? error.stack : error);
+      process.exitCode = 1;
+    },
+  );
+}
