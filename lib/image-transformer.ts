@@ -336,8 +336,8 @@ export interface ImageTransformerProps {
   /**
    * CloudWatch alarms, with the thresholds of ALARM_THRESHOLDS (see the README
    * runbook): origin error rate (5xx and crashes), p99 transform time near
-   * the time budget, origin throttles and, in a stack deployed to us-east-1,
-   * CloudFront's 5xx error rate.
+   * the time budget, origin throttles, failed invalidations and, in a stack
+   * deployed to us-east-1, CloudFront's 5xx error rate.
    * @default true
    */
   readonly alarms?: boolean;
@@ -848,50 +848,6 @@ export class ImageTransformer extends Construct {
       }
     }
 
-    // ---------------------------------------------------------------- operations
-    if (props.cloudFrontAdditionalMetrics ?? true) {
-      new cloudfront.CfnMonitoringSubscription(this, 'CloudFrontAdditionalMetrics', {
-        distributionId: this.distribution.distributionId,
-        monitoringSubscription: { realtimeMetricsSubscriptionConfig: { realtimeMetricsSubscriptionStatus: 'Enabled' } },
-      });
-    }
-    this.alarmTopic = props.alarmTopic;
-    if (props.alarmEmail) {
-      this.alarmTopic ??= new sns.Topic(this, 'AlarmTopic', {
-        displayName: 'edge-image-transformer alarms',
-        enforceSSL: true,
-      });
-      this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
-    }
-    const monitoring = new ImageTransformerMonitoring(this, 'Monitoring', {
-      distribution: this.distribution,
-      originFunction: this.originFunction,
-      originAlias: this.originAlias,
-      namespace: this.metricsNamespace,
-      originMetrics,
-      cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
-      timeout,
-      timeBudgetMs,
-      memorySize,
-      reservedConcurrency: props.originReservedConcurrency,
-      provisionedConcurrency: props.originProvisionedConcurrency,
-      dashboard: props.dashboard ?? true,
-      alarms: alarmsOn,
-      topic: this.alarmTopic,
-    });
-    this.dashboard = monitoring.dashboard;
-    this.alarms = monitoring.alarms;
-
-    if (canaryDeployments) {
-      const alarms = monitoring.deploymentAlarms;
-      this.deploymentGroup = new codedeploy.LambdaDeploymentGroup(this, 'OriginDeployment', {
-        alias: this.originAlias,
-        deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
-        alarms,
-        autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: alarms.length > 0 },
-      });
-    }
-
     // ---------------------------------------------------------------- invalidation Lambda
     const invalidationLogs = new logs.LogGroup(this, 'InvalidationLogs', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -962,6 +918,51 @@ export class ImageTransformer extends Construct {
     const notify = new s3n.LambdaDestination(this.invalidationFunction);
     this.sourceBucket.addEventNotification(s3.EventType.OBJECT_CREATED, notify);
     this.sourceBucket.addEventNotification(s3.EventType.OBJECT_REMOVED, notify);
+
+    // ---------------------------------------------------------------- operations
+    if (props.cloudFrontAdditionalMetrics ?? true) {
+      new cloudfront.CfnMonitoringSubscription(this, 'CloudFrontAdditionalMetrics', {
+        distributionId: this.distribution.distributionId,
+        monitoringSubscription: { realtimeMetricsSubscriptionConfig: { realtimeMetricsSubscriptionStatus: 'Enabled' } },
+      });
+    }
+    this.alarmTopic = props.alarmTopic;
+    if (props.alarmEmail) {
+      this.alarmTopic ??= new sns.Topic(this, 'AlarmTopic', {
+        displayName: 'edge-image-transformer alarms',
+        enforceSSL: true,
+      });
+      this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    }
+    const monitoring = new ImageTransformerMonitoring(this, 'Monitoring', {
+      distribution: this.distribution,
+      originFunction: this.originFunction,
+      originAlias: this.originAlias,
+      invalidationFunction: this.invalidationFunction,
+      namespace: this.metricsNamespace,
+      originMetrics,
+      cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
+      timeout,
+      timeBudgetMs,
+      memorySize,
+      reservedConcurrency: props.originReservedConcurrency,
+      provisionedConcurrency: props.originProvisionedConcurrency,
+      dashboard: props.dashboard ?? true,
+      alarms: alarmsOn,
+      topic: this.alarmTopic,
+    });
+    this.dashboard = monitoring.dashboard;
+    this.alarms = monitoring.alarms;
+
+    if (canaryDeployments) {
+      const alarms = monitoring.deploymentAlarms;
+      this.deploymentGroup = new codedeploy.LambdaDeploymentGroup(this, 'OriginDeployment', {
+        alias: this.originAlias,
+        deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+        alarms,
+        autoRollback: { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: alarms.length > 0 },
+      });
+    }
 
     this.acknowledgeNagFindings({ accessLogging, customDomain: domainNames.length > 0, props });
   }

@@ -37,6 +37,8 @@ export const ALARM_THRESHOLDS = {
   throttlesPerMinute: 1,
   /** CloudFront 5xxErrorRate, % of all viewer requests, in 3 consecutive minutes (us-east-1 stacks only). */
   cloudFront5xxErrorRatePercent: 1,
+  /** Failed invocations of the invalidation Lambda in 5 minutes (each failed attempt; Lambda retries twice). */
+  invalidationErrors: 1,
 } as const;
 
 /** The values the OutputFormat dimension takes: the subtypes of the Content-Types the origin answers with. */
@@ -53,12 +55,15 @@ export interface ImageTransformerAlarms {
   readonly originThrottles: cloudwatch.Alarm;
   /** CloudFront's 5xx error rate (only in a stack deployed to us-east-1, where CloudFront's metrics are). */
   readonly cloudFront5xxErrorRate?: cloudwatch.Alarm;
+  /** The invalidation Lambda failed: a changed source's old variants may still be served. */
+  readonly invalidationErrors: cloudwatch.Alarm;
 }
 
 export interface MonitoringProps {
   readonly distribution: cloudfront.IDistribution;
   readonly originFunction: lambda.IFunction;
   readonly originAlias: lambda.Alias;
+  readonly invalidationFunction: lambda.IFunction;
   /** Namespace of the origin's EMF metrics. */
   readonly namespace: string;
   /** Whether the origin publishes its EMF metrics. */
@@ -239,7 +244,27 @@ export class ImageTransformerMonitoring extends Construct {
       );
     }
 
-    const alarms: ImageTransformerAlarms = { originErrorRate, transformTimeP99, originThrottles, cloudFront5xxErrorRate };
+    // Not a deployment alarm either: the invalidation Lambda is not what a canary deploys.
+    const invalidationErrors = new cloudwatch.Alarm(this, 'InvalidationErrors', {
+      alarmName: this.alarmNamePrefix + 'InvalidationErrors',
+      alarmDescription:
+        'The invalidation Lambda failed to purge or invalidate a changed source (after its own retries the event is ' +
+        'dropped): viewers may get the old image. See the README runbook: "InvalidationErrors" (purge by hand).',
+      metric: props.invalidationFunction.metric('Errors', { statistic: 'Sum', period: Duration.minutes(5) }),
+      threshold: t.invalidationErrors,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    const alarms: ImageTransformerAlarms = {
+      originErrorRate,
+      transformTimeP99,
+      originThrottles,
+      cloudFront5xxErrorRate,
+      invalidationErrors,
+    };
     if (props.topic) {
       const action = new actions.SnsAction(props.topic);
       for (const alarm of Object.values(alarms)) {
@@ -382,6 +407,18 @@ export class ImageTransformerMonitoring extends Construct {
             }),
           ]
         : []),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Invalidation Lambda (source changes)',
+        left: [
+          props.invalidationFunction.metric('Invocations', { statistic: 'Sum', period: MINUTE, label: 'Invocations' }),
+          props.invalidationFunction.metric('Errors', { statistic: 'Sum', period: MINUTE, label: 'Errors' }),
+        ],
+        width: 24,
+        height: 4,
+        period: MINUTE,
+      }),
     );
     return dashboard;
   }

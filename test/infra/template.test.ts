@@ -748,6 +748,19 @@ describe('alarms', () => {
     });
   });
 
+  it('failed invalidations: any error of the invalidation Lambda in 5 minutes', () => {
+    expect(alarmProps(base, 'invalidationErrors')).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(base, base.stack.transformer.invalidationFunction) } }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+    });
+  });
+
   it("CloudFront 5xx: above 1% for 3 minutes, in a us-east-1 stack (CloudFront's metrics are there), and said so elsewhere", () => {
     expect(alarmProps(imported, 'cloudFront5xxErrorRate')).toMatchObject({
       Namespace: 'AWS/CloudFront',
@@ -763,8 +776,8 @@ describe('alarms', () => {
       EvaluationPeriods: 3,
       DatapointsToAlarm: 3,
     });
-    expect(resources(imported, 'AWS::CloudWatch::Alarm')).toHaveLength(4);
-    expect(resources(base, 'AWS::CloudWatch::Alarm')).toHaveLength(3);
+    expect(resources(imported, 'AWS::CloudWatch::Alarm')).toHaveLength(5);
+    expect(resources(base, 'AWS::CloudWatch::Alarm')).toHaveLength(4);
     expect(base.stack.transformer.alarms!.cloudFront5xxErrorRate).toBeUndefined();
     Annotations.fromStack(base.stack).hasInfo('*', Match.stringLikeRegexp('No CloudFront 5xx alarm.*us-east-1.*eu-west-1'));
   });
@@ -775,6 +788,7 @@ describe('alarms', () => {
       'Images-ImageTransformer-OriginErrorRate',
       'Images-ImageTransformer-TransformTimeP99',
       'Images-ImageTransformer-OriginThrottles',
+      'Images-ImageTransformer-InvalidationErrors',
     ]);
     expect(names(imported)).toContain('Images-ImageTransformer-CloudFront5xxErrorRate');
   });
@@ -787,7 +801,7 @@ describe('alarms', () => {
     expect(resources(base, 'AWS::SNS::Topic')).toHaveLength(0);
     // An email address: a topic of its own (TLS only), subscribed.
     const [topicId] = only(full, 'AWS::SNS::Topic');
-    expect(actions(full)).toHaveLength(3);
+    expect(actions(full)).toHaveLength(4);
     for (const [alarm, ok] of actions(full)) {
       expect(alarm).toEqual([{ Ref: topicId }]);
       expect(ok).toEqual([{ Ref: topicId }]);
@@ -897,6 +911,9 @@ describe('dashboard', () => {
     ]);
     expect(of('Concurrency and throttles').map((m) => m.name)).toEqual(['ConcurrentExecutions', 'Throttles']);
     expect(of('Origin memory: resident set (MB)').map((m) => m.name)).toEqual(['MemoryRss', 'MemoryRss']);
+    const invalidation = of('Invalidation Lambda (source changes)');
+    expect(invalidation.map((m) => m.name)).toEqual(['Invocations', 'Errors']);
+    expect(invalidation[0]!.dimensions.FunctionName).toBe(`{${logicalId(base, base.stack.transformer.invalidationFunction)}}`);
 
     // Every documented metric of the origin is graphed or alarmed on.
     const alarmed = JSON.stringify(resources(base, 'AWS::CloudWatch::Alarm'));
