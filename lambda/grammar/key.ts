@@ -18,7 +18,8 @@ function invalidKey(reason: string) {
 /** Throws unless `key` is a key this service will read. */
 export function validateKey(key: string): string {
   if (key === '') throw invalidKey('it is empty');
-  if (/[\u0000-\u001f\u007f]/.test(key)) throw invalidKey('it contains a control character');
+  // C0, DEL and the C1 controls (U+0080-U+009F).
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(key)) throw invalidKey('it contains a control character');
   let bytes: number;
   try {
     bytes = utf8Length(key);

@@ -238,6 +238,8 @@ describe('source keys', () => {
     ['a NUL', '/a%00b.jpg'],
     ['a newline', '/a%0Ab.jpg'],
     ['a DEL', '/a%7Fb.jpg'],
+    ['a C1 control (NEL)', '/a%C2%85b.jpg'],
+    ['a C1 control (CSI)', '/a%C2%9B31m.jpg'],
     ['a literal tab', '/a\tb.jpg'],
     ['a truncated escape', '/a%E0%A4%A.jpg'],
     ['a lone %', '/100%.jpg'],

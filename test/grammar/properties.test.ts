@@ -167,7 +167,7 @@ const KEY_CHARACTERS = fc.oneof(
 
 const segment = fc
   .string({ unit: KEY_CHARACTERS, minLength: 1, maxLength: 12 })
-  .map((text) => text.replace(/[\u0000-\u001f\u007f/]/g, '_'))
+  .map((text) => text.replace(/[\u0000-\u001f\u007f-\u009f/]/g, '_'))
   .filter((text) => text !== '.' && text !== '..');
 
 const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
