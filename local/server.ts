@@ -117,7 +117,8 @@ export function createEmulatorServer(options: ServerOptions): Server {
   }
 
   async function route(request: IncomingMessage, response: ServerResponse) {
-    const url = new URL(request.url ?? '/', 'http://localhost');
+    // Appended, not resolved against a base: a path such as `//evil.jpg` is a path here, not a host.
+    const url = new URL('http://localhost' + (request.url ?? '/'));
     if (url.pathname === '/_health') return sendJson(response, 200, { status: 'ok' });
     if (url.pathname === '/') return staticFile(response, 'index.html');
     if (url.pathname.startsWith('/_playground/')) return staticFile(response, url.pathname.slice('/_playground/'.length));
