@@ -58,6 +58,32 @@ function scaledSize(ops: Ops, width: number, height: number): [number, number] |
   return [width * scale, height * scale];
 }
 
+/** libvips' largest image side: scaling up past it fails, however small the output. */
+const MAX_COORDINATE = 10_000_000;
+
+/**
+ * For an enlarging cover crop of an extreme aspect ratio (a 10000x1 source
+ * to 8192x8192), the region of the source to crop before scaling, because
+ * sharp would first scale the whole source past libvips' limit. It is cut at
+ * the requested position; entropy and attention fall back to the centre.
+ */
+function preCrop(ops: Ops, width: number, height: number) {
+  if (ops.width === undefined || ops.height === undefined || (ops.fit ?? 'cover') !== 'cover' || !ops.enlarge) return undefined;
+  const scale = Math.max(ops.width / width, ops.height / height);
+  if (Math.max(width, height) * scale <= MAX_COORDINATE) return undefined;
+  const cropWidth = Math.min(width, Math.max(1, Math.round(ops.width / scale)));
+  const cropHeight = Math.min(height, Math.max(1, Math.round(ops.height / scale)));
+  const position = ops.position ?? 'center';
+  const along = (low: string, high: string, room: number) =>
+    position.includes(low) ? 0 : position.includes(high) ? room : Math.floor(room / 2);
+  return {
+    left: along('left', 'right', width - cropWidth),
+    top: along('top', 'bottom', height - cropHeight),
+    width: cropWidth,
+    height: cropHeight,
+  };
+}
+
 /** The pipeline, in order. Orientation first, so every later step sees the image as displayed. */
 const STEPS: Step[] = [
   function orient(image) {
@@ -99,6 +125,11 @@ const STEPS: Step[] = [
       return;
     }
     if (ops.width === undefined && ops.height === undefined) return;
+    const crop = preCrop(ops, width, height);
+    if (crop) {
+      image.extract(crop).resize({ width: ops.width, height: ops.height, fit: 'fill' });
+      return;
+    }
     image.resize({
       width: ops.width,
       height: ops.height,
