@@ -164,7 +164,7 @@ function grammarOutcome(grammar: GrammarOptions, p: string, q: string, negotiati
   }
 }
 
-const RUNS = 2500;
+const RUNS = 2000;
 
 let functions: LoadedFunction[];
 let origin: TestOrigin;
