@@ -615,6 +615,10 @@ describe('origin versions, the live alias and canary deployments', () => {
     }
   });
 
+  it("logs in Lambda's Text format, where a console.log line of JSON is an EMF document (the JSON format would nest it)", () => {
+    for (const s of [base, full]) expect(originFunction(s).Properties.LoggingConfig.LogFormat ?? 'Text').toBe('Text');
+  });
+
   it('keeps execution environments warm on the alias only when asked (provisioned concurrency)', () => {
     const alias = (s: Synthesized) => only(s, 'AWS::Lambda::Alias')[1].Properties;
     expect(alias(full).ProvisionedConcurrencyConfig).toEqual({ ProvisionedConcurrentExecutions: 10 });
