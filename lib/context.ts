@@ -11,6 +11,7 @@ import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { Preset } from '../lambda/grammar';
+import { SVG_POLICIES, type SvgPolicy } from '../lambda/origin/config';
 import type { ImageTransformerProps } from './image-transformer';
 import { ImageTransformerConfigError } from './settings';
 
@@ -31,6 +32,7 @@ export const CONTEXT_KEYS = {
   maxSourceBytes: 'Largest source object in bytes (default 33554432).',
   maxInputPixels: 'Largest source in pixels (default 100000000).',
   maxFrames: 'Animation frames kept (default 200).',
+  svgPolicy: 'SVG sources: refuse (415, default) or rasterize.',
   cacheControl: 'Cache-Control of the variants (default "public, max-age=31536000, immutable").',
   originReservedConcurrency: 'Cap on simultaneous origin Lambda invocations (default: none).',
   variantExpirationDays: 'Days a variant stays in the cache bucket (default 90).',
@@ -120,6 +122,12 @@ function presets(get: Lookup): { [name: string]: Preset } | undefined {
   return result;
 }
 
+function svgPolicy(get: Lookup): SvgPolicy | undefined {
+  const value = text(get, 'svgPolicy');
+  if (value === undefined) return undefined;
+  return (SVG_POLICIES as readonly string[]).includes(value) ? (value as SvgPolicy) : bad('svgPolicy', SVG_POLICIES.join(' or '), value);
+}
+
 function priceClass(get: Lookup): cloudfront.PriceClass | undefined {
   const value = text(get, 'priceClass');
   if (value === undefined) return undefined;
@@ -183,6 +191,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     maxSourceBytes: integer(get, 'maxSourceBytes'),
     maxInputPixels: integer(get, 'maxInputPixels'),
     maxFrames: integer(get, 'maxFrames'),
+    svgPolicy: svgPolicy(get),
     cacheControl: text(get, 'cacheControl'),
     originReservedConcurrency: integer(get, 'originReservedConcurrency'),
     variantExpiration: variantExpirationDays === undefined ? undefined : Duration.days(variantExpirationDays),

@@ -32,7 +32,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct, type IConstruct } from 'constructs';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../lambda/grammar';
-import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES } from '../lambda/origin/config';
+import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type SvgPolicy } from '../lambda/origin/config';
 import { viewerRequestFunctionCode } from './edge-function';
 import { ImageTransformerMonitoring, type ImageTransformerAlarms } from './monitoring';
 import {
@@ -190,6 +190,13 @@ export interface ImageTransformerProps {
    * @default 200
    */
   readonly maxFrames?: number;
+
+  /**
+   * What an SVG source gets: `refuse` (415) or `rasterize` (drawn by librsvg
+   * with no network, file or script access; see the README's "SVG sources").
+   * @default 'refuse'
+   */
+  readonly svgPolicy?: SvgPolicy;
 
   /**
    * Largest response body returned inline by the Lambda; a larger variant is
@@ -658,6 +665,7 @@ export class ImageTransformer extends Construct {
         TIME_BUDGET_MS: String(timeBudgetMs),
         MAX_INLINE_BYTES: String(limits.maxInlineBytes),
         CACHE_CONTROL: cacheControl,
+        ...(props.svgPolicy ? { SVG_POLICY: props.svgPolicy } : {}),
         ...(grammar.sizes ? { SIZES: grammar.sizes.join(',') } : {}),
         METRICS_NAMESPACE: this.metricsNamespace,
         ...(originMetrics ? {} : { METRICS: 'false' }),

@@ -67,6 +67,7 @@ const FULL = (stack: Stack): ImageTransformerProps => ({
   maxSourceBytes: 10_000_000,
   maxInputPixels: 50_000_000,
   maxFrames: 50,
+  svgPolicy: 'rasterize',
   cacheControl: 'public, max-age=86400',
   originReservedConcurrency: 50,
   autoDeleteObjects: true,
@@ -293,6 +294,7 @@ describe('origin Lambda', () => {
       TIME_BUDGET_MS: '54000',
       CACHE_CONTROL: 'public, max-age=86400',
       SIZES: '320,640,1280',
+      SVG_POLICY: 'rasterize',
       METRICS_NAMESPACE: 'Photos/Images',
     });
     expect(env(full).METRICS).toBeUndefined();
