@@ -1,0 +1,754 @@
+// `npm run bench [-- --quick] [--iterations N] [--ops a,b] [--quality] [--settings]`
+//
+// What a miss costs, against the floor (bare sharp doing the same work on the
+// same bytes) and the AWS sample's naive pipeline, on real photos. For each
+// operation and photo, in one run and interleaved (rotating order):
+//   bare       bare sharp, bytes in memory
+//   transform  the handler's transform() alone, bytes in memory
+//   miss       the origin handler end to end: GET the source from LocalStack,
+//              transform, conditional PUT of the variant, base64 response
+//              (the variant is deleted before each call, outside the timing)
+//   naive      the AWS sample: GET, metadata + resize + toFormat, PUT, base64
+//   hit        the variant from the cache bucket, over HTTP through the emulator
+//              (generated CloudFront Function + cache bucket; edge cache off)
+// then images/s at concurrency 2, quality (SSIM) of the outputs, peak RSS on
+// the largest photo, cold init of the bundled handler and its size.
+// --quality: the encoder study (bytes vs SSIM vs encode time per setting).
+// --settings: sharp.cache / sharp.concurrency / MALLOC_ARENA_MAX, each in its own process.
+// The markdown report goes to stdout and .cache/bench/last.md; progress to stderr.
+
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { spawnSync } from 'node:child_process';
+import { build } from 'esbuild';
+import { readFileSync, statSync } from 'node:fs';
+import { cpus, loadavg, totalmem, availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import sharp from 'sharp';
+import { canonicalUri, encodeKeyPath, opsSegment, variantKey, type Ops } from '../lambda/grammar';
+import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES } from '../lambda/origin/config';
+import { createOriginHandler, type OriginHandler } from '../lambda/origin/handler';
+import { transform } from '../lambda/origin/image/transform';
+import { storeVariant } from '../lambda/origin/storage';
+import { functionUrlEvent } from '../local/function-url';
+import { localS3Client } from '../local/s3-client';
+import type { RunningEmulator } from '../local/start';
+import { CACHE_DIR, loadCorpus, PROJECT_ROOT, QUICK_KEYS, writeCacheFile, type Corpus, type Photo } from './bench/corpus';
+import { bare, canonicalOpsOf, naive, OPS, reference, type OpName, type OpSpec } from './bench/ops';
+import { qualityStudy } from './bench/quality';
+import { settingsStudy } from './bench/settings';
+import { maxRssBytes } from './bench/rss';
+import { decodePlanes, prepareReference, ssimImages } from './bench/ssim';
+import { kb, markdownTable, median, ms, p95, pairedRatio, perSecond, ratio, sum } from './bench/stats';
+
+const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.map((op) => op.name).join(',')}] [--quality] [--settings]
+  --quick          3 photos, 1 iteration, no concurrency-2 pass (a smoke test)
+  --iterations N   timed passes over the corpus per op and mode (default 2)
+  --ops a,b        only these operations
+  --quality        the encoder study instead: bytes vs SSIM vs encode time per setting
+  --settings       the sharp settings study instead: cache, concurrency, MALLOC_ARENA_MAX`;
+
+type Mode = 'bare' | 'transform' | 'miss' | 'naive' | 'hit';
+const TIMED_MODES: Mode[] = ['bare', 'transform', 'miss', 'naive'];
+/** Large originals: where a miss is won or lost. */
+const LARGE_MP = 8;
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const tty = process.stderr.isTTY;
+let lastProgressLine = 0;
+/** One updating line on a terminal; otherwise (CI, a pipe) a line every 10 s at most. */
+function progress(line: string) {
+  if (tty) process.stderr.write(`\r\x1b[2K[bench] ${line}`);
+  else if (performance.now() - lastProgressLine > 10_000) {
+    lastProgressLine = performance.now();
+    process.stderr.write(`[bench] ${line}\n`);
+  }
+}
+function progressDone() {
+  if (tty) process.stderr.write('\r\x1b[2K');
+}
+
+interface Sample {
+  photo: string;
+  iteration: number;
+  ms: number;
+  /** bare, transform: CPU time of the process (all libvips threads), steadier than wall time on a shared machine. */
+  cpuMs?: number;
+  bytes?: number;
+  /** miss: Server-Timing; naive: its transform part. */
+  fetch?: number;
+  transform?: number;
+  store?: number;
+}
+
+class Results {
+  readonly samples = new Map<string, Sample[]>();
+  private id(op: OpName, mode: Mode) {
+    return `${op}/${mode}`;
+  }
+  add(op: OpName, mode: Mode, sample: Sample) {
+    const id = this.id(op, mode);
+    if (!this.samples.has(id)) this.samples.set(id, []);
+    this.samples.get(id)!.push(sample);
+  }
+  of(op: OpName, mode: Mode, filter: (sample: Sample) => boolean = () => true): Sample[] {
+    return (this.samples.get(this.id(op, mode)) ?? []).filter(filter);
+  }
+  /** Per photo: the median over iterations (for per-photo ratios and images/s at c=1). */
+  perPhoto(op: OpName, mode: Mode, filter?: (sample: Sample) => boolean): Map<string, number> {
+    const byPhoto = new Map<string, number[]>();
+    for (const sample of this.of(op, mode, filter)) {
+      if (!byPhoto.has(sample.photo)) byPhoto.set(sample.photo, []);
+      byPhoto.get(sample.photo)!.push(sample.ms);
+    }
+    return new Map([...byPhoto].map(([photo, values]) => [photo, median(values)]));
+  }
+}
+
+interface Context {
+  s3: S3Client;
+  endpoint: string;
+  emulator: RunningEmulator;
+  handler: OriginHandler;
+  missBucket: string;
+  naiveBucket: string;
+  /** Transform outputs of the first iteration: the hit's seed and the quality check. */
+  outputs: Map<string, Buffer>;
+  naiveOutputs: Map<string, Buffer>;
+  bareBytes: Map<string, number>;
+  seeded: Set<string>;
+}
+
+const outputId = (op: OpSpec, photo: Photo) => `${op.name}:${photo.key}`;
+
+function serverTiming(header: string | undefined): Record<string, number> {
+  const timings: Record<string, number> = {};
+  for (const part of (header ?? '').split(',')) {
+    const match = /^\s*(\w+);dur=([\d.]+)/.exec(part);
+    if (match) timings[match[1]!] = Number(match[2]);
+  }
+  return timings;
+}
+
+async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, iteration: number): Promise<Sample> {
+  const ops = canonicalOpsOf(op, photo.key);
+  const key = variantKey(photo.key, ops);
+  const first = iteration === 0;
+  const cpuSince = (start: NodeJS.CpuUsage) => {
+    const used = process.cpuUsage(start);
+    return (used.user + used.system) / 1000;
+  };
+  if (mode === 'bare') {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const out = await bare(op, photo.bytes, photo.facts);
+    const elapsed = performance.now() - start;
+    if (first) ctx.bareBytes.set(outputId(op, photo), out.length);
+    return { photo: photo.key, iteration, ms: elapsed, cpuMs: cpuSince(cpu), bytes: out.length };
+  }
+  if (mode === 'transform') {
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const variant = await transform(photo.bytes, ops, DEFAULT_LIMITS, 120);
+    const elapsed = performance.now() - start;
+    if (first) ctx.outputs.set(outputId(op, photo), variant.body);
+    return { photo: photo.key, iteration, ms: elapsed, cpuMs: cpuSince(cpu), bytes: variant.body.length };
+  }
+  if (mode === 'miss') {
+    await ctx.s3.send(new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: key }));
+    const event = functionUrlEvent(canonicalUri(photo.key, ops));
+    const start = performance.now();
+    const result = await ctx.handler(event, { getRemainingTimeInMillis: () => 60_000 });
+    const elapsed = performance.now() - start;
+    if (typeof result !== 'object' || result.statusCode !== 200) {
+      throw new Error(`miss ${event.rawPath}: ${typeof result === 'object' ? `${result.statusCode} ${result.body}` : result}`);
+    }
+    const timings = serverTiming((result.headers as Record<string, string>)['server-timing']);
+    return { photo: photo.key, iteration, ms: elapsed, bytes: Number((result.headers as Record<string, string>)['content-length']), ...timings };
+  }
+  if (mode === 'naive') {
+    const start = performance.now();
+    const object = await ctx.s3.send(new GetObjectCommand({ Bucket: ctx.emulator.sourceBucket, Key: photo.key }));
+    const body = await object.Body!.transformToByteArray();
+    const fetched = performance.now();
+    const out = await naive(op, body);
+    const transformed = performance.now();
+    if (!out) throw new Error('naive has no such operation');
+    await ctx.s3.send(
+      new PutObjectCommand({ Bucket: ctx.naiveBucket, Key: `${photo.key}/${opsSegment(ops)}`, Body: out.body, ContentType: out.contentType }),
+    );
+    const stored = performance.now();
+    const base64 = out.body.toString('base64');
+    const elapsed = performance.now() - start;
+    if (first) ctx.naiveOutputs.set(outputId(op, photo), out.body);
+    return {
+      photo: photo.key, iteration, ms: elapsed, bytes: base64.length > 0 ? out.body.length : 0,
+      fetch: fetched - start, transform: transformed - fetched, store: stored - transformed,
+    };
+  }
+  // hit: the variant must be in the emulator's cache bucket, as the first miss would have left it.
+  if (!ctx.seeded.has(key)) {
+    const body = ctx.outputs.get(outputId(op, photo)) ?? (await transform(photo.bytes, ops, DEFAULT_LIMITS, 120)).body;
+    const contentType = op.format === 'json' ? 'application/json' : `image/${(await sharp(body).metadata()).format.replace('heif', 'avif')}`;
+    await storeVariant(ctx.s3, ctx.emulator.cacheBucket, key, { body, contentType }, DEFAULT_CACHE_CONTROL, '');
+    ctx.seeded.add(key);
+  }
+  const url = `${ctx.emulator.url}${encodeKeyPath(photo.key)}?${op.query}`;
+  const start = performance.now();
+  const response = await fetch(url);
+  const body = Buffer.from(await response.arrayBuffer());
+  const elapsed = performance.now() - start;
+  if (response.status !== 200 || response.headers.get('x-origin') !== 'cache-bucket') {
+    throw new Error(`hit ${url}: ${response.status} from ${response.headers.get('x-origin')}`);
+  }
+  return { photo: photo.key, iteration, ms: elapsed, bytes: body.length };
+}
+
+const itemsOf = (corpus: Corpus, op: OpSpec) => (op.animated ? corpus.animations : corpus.photos);
+/**
+ * The sample's AVIF is sharp's default effort 4, 5 to 25 s per photo here: it runs on the
+ * large originals only, in the first iteration only. format=json is not in the sample.
+ */
+const naiveRuns = (op: OpSpec, iteration: number, photo: Photo) =>
+  op.format !== 'json' && (op.format !== 'avif' || (iteration <= 0 && photo.megapixels >= LARGE_MP));
+
+async function interleaved(ctx: Context, corpus: Corpus, ops: OpSpec[], iterations: number, results: Results) {
+  const started = performance.now();
+  for (let iteration = 0; iteration < iterations; iteration++) {
+    for (const op of ops) {
+      const items = itemsOf(corpus, op);
+      const opStart = performance.now();
+      for (const [index, photo] of items.entries()) {
+        progress(`iteration ${iteration + 1}/${iterations} · ${op.name} · ${index + 1}/${items.length} ${photo.key}`);
+        const shift = (iteration + index) % TIMED_MODES.length;
+        const order = [...TIMED_MODES.slice(shift), ...TIMED_MODES.slice(0, shift)];
+        for (const mode of order) {
+          if (mode === 'naive' && !naiveRuns(op, iteration, photo)) continue;
+          results.add(op.name, mode, await measure(ctx, mode, op, photo, iteration));
+        }
+        results.add(op.name, 'hit', await measure(ctx, 'hit', op, photo, iteration));
+      }
+      progressDone();
+      log(`iteration ${iteration + 1}/${iterations} · ${op.name} done in ${((performance.now() - opStart) / 1000).toFixed(1)} s (total ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    }
+  }
+}
+
+/** Wall time for the items with two requests in flight. */
+async function concurrent(ctx: Context, mode: Mode, op: OpSpec, items: Photo[]): Promise<number> {
+  if (mode === 'miss') {
+    for (const photo of items) {
+      await ctx.s3.send(new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: variantKey(photo.key, canonicalOpsOf(op, photo.key)) }));
+    }
+  }
+  let next = 0;
+  const start = performance.now();
+  const worker = async () => {
+    while (next < items.length) await measure(ctx, mode, op, items[next++]!, 1);
+  };
+  await Promise.all([worker(), worker()]);
+  return performance.now() - start;
+}
+
+interface Throughput {
+  c2: Map<string, number>; // `${op}/${mode}` -> images/s
+}
+
+async function concurrency2(ctx: Context, corpus: Corpus, ops: OpSpec[]): Promise<Throughput> {
+  const c2 = new Map<string, number>();
+  for (const op of ops) {
+    const items = itemsOf(corpus, op);
+    const modes: Mode[] = ['bare', 'miss', ...(op.format === 'json' || op.format === 'avif' ? [] : ['naive' as Mode])];
+    for (const mode of modes) {
+      progress(`concurrency 2 · ${op.name} · ${mode}`);
+      const wall = await concurrent(ctx, mode, op, items);
+      c2.set(`${op.name}/${mode}`, items.length / (wall / 1000));
+    }
+    progressDone();
+    log(`concurrency 2 · ${op.name} done`);
+  }
+  return { c2 };
+}
+
+interface QualityRow {
+  op: OpName;
+  photos: number;
+  handlerBytes: number;
+  naiveBytes: number;
+  handlerSsim: number[];
+  naiveSsim: number[];
+  handlerChroma: number[];
+  naiveChroma: number[];
+}
+
+/** SSIM of the first iteration's handler and naive outputs against the uncompressed resize. */
+async function qualityOfOutputs(ctx: Context, corpus: Corpus, ops: OpSpec[]): Promise<QualityRow[]> {
+  const rows: QualityRow[] = [];
+  for (const op of ops) {
+    if (op.format === 'json' || op.animated) continue;
+    const row: QualityRow = { op: op.name, photos: 0, handlerBytes: 0, naiveBytes: 0, handlerSsim: [], naiveSsim: [], handlerChroma: [], naiveChroma: [] };
+    for (const photo of corpus.photos) {
+      progress(`quality · ${op.name} · ${photo.key}`);
+      const mine = ctx.outputs.get(outputId(op, photo));
+      const theirs = ctx.naiveOutputs.get(outputId(op, photo));
+      if (!mine || !theirs) continue;
+      const ref = await reference(op, photo.bytes, photo.facts);
+      const planes = prepareReference(await decodePlanes({ data: ref.data, width: ref.info.width, height: ref.info.height, channels: ref.info.channels as 3 }));
+      const [a, b] = await Promise.all([sharp(mine).metadata(), sharp(theirs).metadata()]);
+      // The sample enlarges a source smaller than the request: not the same image, so not compared.
+      if (a.width !== b.width || a.height !== b.height || a.width !== planes.width || a.height !== planes.height) continue;
+      const [ssimMine, ssimTheirs] = [await ssimImages(planes, mine), await ssimImages(planes, theirs)];
+      row.photos++;
+      row.handlerBytes += mine.length;
+      row.naiveBytes += theirs.length;
+      row.handlerSsim.push(ssimMine.y);
+      row.naiveSsim.push(ssimTheirs.y);
+      row.handlerChroma.push(ssimMine.c);
+      row.naiveChroma.push(ssimTheirs.c);
+    }
+    progressDone();
+    rows.push(row);
+  }
+  return rows;
+}
+
+/**
+ * Shrink-on-load check on the largest photo: a full decode, against what the
+ * handler and bare sharp spend on its thumbnail (which decodes at 1/8 scale when
+ * nothing forces a full-size decode first), and what the metadata() read costs.
+ */
+async function decodeCheck(corpus: Corpus) {
+  const largest = [...corpus.photos].sort((a, b) => b.megapixels - a.megapixels)[0]!;
+  const timeIt = async (work: () => Promise<unknown>) => {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const start = performance.now();
+      await work();
+      times.push(performance.now() - start);
+    }
+    return median(times);
+  };
+  return {
+    photo: largest,
+    fullDecodeMs: await timeIt(() => sharp(largest.bytes).raw().toBuffer()),
+    metadataMs: await timeIt(() => sharp(largest.bytes).metadata()),
+  };
+}
+
+// ---------------------------------------------------------------- child processes
+
+const BUILD_DIR = join(CACHE_DIR, 'build');
+
+interface Bundles {
+  origin: string;
+  originBytes: number;
+  originGzipBytes: number;
+  child: string;
+  coldChild: string;
+}
+
+/** The origin bundled as the CDK construct does (minified CJS, AWS SDK in, sharp out), and the two child scripts. */
+async function bundles(): Promise<Bundles> {
+  const common = { bundle: true, platform: 'node' as const, target: 'node20', external: ['sharp'], logLevel: 'error' as const };
+  const origin = join(BUILD_DIR, 'origin.cjs');
+  await build({ ...common, entryPoints: [join(PROJECT_ROOT, 'lambda/origin/index.ts')], outfile: origin, format: 'cjs', minify: true });
+  const child = join(BUILD_DIR, 'child.mjs');
+  await build({ ...common, entryPoints: [join(PROJECT_ROOT, 'scripts/bench/child.ts')], outfile: child, format: 'esm' });
+  const coldChild = join(BUILD_DIR, 'cold-child.mjs');
+  await build({ ...common, entryPoints: [join(PROJECT_ROOT, 'scripts/bench/cold-child.ts')], outfile: coldChild, format: 'esm' });
+  return { origin, originBytes: statSync(origin).size, originGzipBytes: gzipSync(readFileSync(origin)).length, child, coldChild };
+}
+
+function runChild(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): any {
+  const result = spawnSync(process.execPath, [script, ...args], { env, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  if (result.status !== 0) throw new Error(`child ${args.join(' ')} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split('\n').pop()!);
+}
+
+interface ColdRow {
+  op: OpName;
+  bootMs: number;
+  importMs: number;
+  firstCallMs: number;
+  rssAfterImport: number;
+  maxRss: number;
+}
+
+interface RssRow {
+  op: OpName;
+  bare: number;
+  transform: number;
+  naive: number | undefined;
+}
+
+async function childMeasurements(ctx: Context, corpus: Corpus, ops: OpSpec[], built: Bundles) {
+  const largest = [...corpus.photos].sort((a, b) => b.megapixels - a.megapixels)[0]!;
+  const env = {
+    ...process.env,
+    SOURCE_BUCKET: ctx.emulator.sourceBucket,
+    CACHE_BUCKET: ctx.missBucket,
+    AWS_ENDPOINT_URL_S3: ctx.endpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+  };
+  const cold: ColdRow[] = [];
+  const rss: RssRow[] = [];
+  for (const op of ops) {
+    const photo = op.animated ? corpus.animations[0]! : largest;
+    const opsOf = canonicalOpsOf(op, photo.key);
+    progress(`cold start and peak RSS · ${op.name} · ${photo.key}`);
+    await ctx.s3.send(new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: variantKey(photo.key, opsOf) }));
+    const coldRun = runChild(built.coldChild, [built.origin, canonicalUri(photo.key, opsOf)], env);
+    if (coldRun.status !== 200) throw new Error(`cold miss for ${op.name}: ${coldRun.status}`);
+    cold.push({ op: op.name, ...coldRun });
+    if (op.animated) continue;
+    const row: RssRow = {
+      op: op.name,
+      bare: runChild(built.child, ['bare', op.name, photo.path]).maxRss,
+      transform: runChild(built.child, ['transform', op.name, photo.path]).maxRss,
+      naive: op.format === 'json' ? undefined : runChild(built.child, ['naive', op.name, photo.path]).maxRss,
+    };
+    rss.push(row);
+  }
+  progressDone();
+  return { largest, cold, rss };
+}
+
+// ---------------------------------------------------------------- report
+
+function machine(): string {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  return `${availableParallelism()} × ${cpu}, ${(totalmem() / 1024 ** 3).toFixed(0)} GB RAM`;
+}
+
+function versions(): string {
+  return `Node ${process.version}, sharp ${sharp.versions.sharp}, libvips ${sharp.versions.vips}`;
+}
+
+function report(args: {
+  command: string;
+  corpus: Corpus;
+  ops: OpSpec[];
+  iterations: number;
+  results: Results;
+  throughput?: Throughput;
+  quality: QualityRow[];
+  children: Awaited<ReturnType<typeof childMeasurements>>;
+  decode: Awaited<ReturnType<typeof decodeCheck>>;
+  built: Bundles;
+  loads: [number, number];
+  wallSeconds: number;
+  bytesMismatch: string[];
+}): string {
+  const { results, corpus, ops } = args;
+  const lines: string[] = [];
+  const date = new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+  lines.push(`### Benchmark, ${date}`);
+  lines.push('');
+  lines.push(`- Machine: ${machine()}; load average ${args.loads[0].toFixed(1)} at start, ${args.loads[1].toFixed(1)} at end (shared machine: compare ratios, measured in the same run).`);
+  lines.push(`- ${versions()}; sharp.concurrency() ${sharp.concurrency()}, libvips cache ${sharp.cache().memory.max ? 'on' : 'off'}, MALLOC_ARENA_MAX ${process.env.MALLOC_ARENA_MAX ?? 'unset'}.`);
+  lines.push(`- Corpus: ${corpus.description}.`);
+  lines.push(`- \`${args.command}\`: ${args.iterations} iteration(s) per photo, modes interleaved in rotating order; ${Math.round(args.wallSeconds)} s in all.`);
+  if (corpus.kind === 'generated') lines.push('- **GENERATED IMAGES, NOT PHOTOS**: these figures do not describe real photos.');
+  lines.push('');
+
+  const msCell = (values: number[]) => (values.length ? `${ms(median(values))} / ${ms(p95(values))}` : '—');
+  const times = (op: OpName, mode: Mode) => results.of(op, mode).map((sample) => sample.ms);
+  const perPhotoRatio = (op: OpName, a: Mode, b: Mode, filter?: (s: Sample) => boolean) => {
+    const x = results.perPhoto(op, a, filter);
+    const y = results.perPhoto(op, b, filter);
+    const keys = [...x.keys()].filter((key) => y.has(key));
+    return pairedRatio(keys.map((key) => x.get(key)!), keys.map((key) => y.get(key)!));
+  };
+
+  lines.push('**Latency per request**, milliseconds, median / p95 over photos × iterations. Ratios: median of the per-photo ratios of medians.');
+  lines.push('');
+  lines.push(
+    markdownTable(
+      ['operation', 'n', 'bare sharp', 'handler transform', 'handler miss', 'hit (cache bucket)', 'naive miss (AWS sample)', 'transform / bare', 'miss / bare', 'naive / miss'],
+      ops.map((op) => [
+        op.label,
+        String(itemsOf(corpus, op).length),
+        msCell(times(op.name, 'bare')),
+        msCell(times(op.name, 'transform')),
+        msCell(times(op.name, 'miss')),
+        msCell(times(op.name, 'hit')),
+        msCell(times(op.name, 'naive')),
+        ratio(perPhotoRatio(op.name, 'transform', 'bare')),
+        ratio(perPhotoRatio(op.name, 'miss', 'bare')),
+        ratio(perPhotoRatio(op.name, 'naive', 'miss')),
+      ]),
+    ),
+  );
+  lines.push('');
+
+  if (ops.some((op) => op.format === 'avif')) {
+    lines.push(
+      `The naive AVIF row is sharp's default effort 4 (what the sample runs): it ran once, on the large originals only (${results.of('avif', 'naive').length} photos), so compare it in the table below.`,
+    );
+    lines.push('');
+  }
+  const large = (sample: Sample) => (corpus.photos.find((photo) => photo.key === sample.photo)?.megapixels ?? 0) >= LARGE_MP;
+  const largeCount = corpus.photos.filter((photo) => photo.megapixels >= LARGE_MP).length;
+  if (largeCount > 0) {
+    lines.push(`**Large originals** (the ${largeCount} photos of ${LARGE_MP} MP or more), median ms; transform CPU: CPU time of the transform (all threads), median and max, i.e. what one core needs:`);
+    lines.push('');
+    const largeMs = (op: OpName, mode: Mode) => ms(median(results.of(op, mode, large).map((sample) => sample.ms)));
+    const largeCpu = (op: OpName) => {
+      const cpu = results.of(op, 'transform', large).map((sample) => sample.cpuMs ?? NaN);
+      return `${ms(median(cpu))} / ${ms(Math.max(...cpu))}`;
+    };
+    lines.push(
+      markdownTable(
+        ['operation', 'bare', 'transform', 'transform CPU median / max', 'miss', 'naive miss', 'transform / bare', 'miss / bare', 'naive / miss'],
+        ops.filter((op) => !op.animated).map((op) => [
+          op.name,
+          largeMs(op.name, 'bare'),
+          largeMs(op.name, 'transform'),
+          largeCpu(op.name),
+          largeMs(op.name, 'miss'),
+          largeMs(op.name, 'naive'),
+          ratio(perPhotoRatio(op.name, 'transform', 'bare', large)),
+          ratio(perPhotoRatio(op.name, 'miss', 'bare', large)),
+          ratio(perPhotoRatio(op.name, 'naive', 'miss', large)),
+        ]),
+      ),
+    );
+    lines.push('');
+  }
+
+  lines.push('**Where a miss goes** (handler Server-Timing, median ms; the rest is the event, base64 and headers):');
+  lines.push('');
+  lines.push(
+    markdownTable(
+      ['operation', 'fetch', 'transform', 'store', 'rest', 'naive: fetch', 'naive: transform', 'naive: store'],
+      ops.map((op) => {
+        const miss = results.of(op.name, 'miss');
+        const naiveSamples = results.of(op.name, 'naive');
+        const part = (samples: Sample[], field: 'fetch' | 'transform' | 'store') => ms(median(samples.map((s) => s[field] ?? NaN).filter(Number.isFinite)));
+        const rest = median(miss.map((s) => s.ms - (s.fetch ?? 0) - (s.transform ?? 0) - (s.store ?? 0)));
+        return [op.name, part(miss, 'fetch'), part(miss, 'transform'), part(miss, 'store'), ms(rest), part(naiveSamples, 'fetch'), part(naiveSamples, 'transform'), part(naiveSamples, 'store')];
+      }),
+    ),
+  );
+  lines.push('');
+
+  lines.push('**Throughput**, images per second at concurrency 1 / 2 (c=1: photos ÷ the sum of their median times; c=2: two requests in flight over the corpus, wall clock):');
+  lines.push('');
+  const c1 = (op: OpName, mode: Mode) => {
+    const perPhoto = [...results.perPhoto(op, mode).values()];
+    return perPhoto.length ? perPhoto.length / (sum(perPhoto) / 1000) : NaN;
+  };
+  const tp = (op: OpName, mode: Mode) => `${perSecond(c1(op, mode))} / ${perSecond(args.throughput?.c2.get(`${op}/${mode}`) ?? NaN)}`;
+  lines.push(
+    markdownTable(
+      ['operation', 'bare sharp', 'handler transform', 'handler miss', 'naive miss'],
+      ops.map((op) => [op.name, tp(op.name, 'bare'), `${perSecond(c1(op.name, 'transform'))} / —`, tp(op.name, 'miss'), tp(op.name, 'naive')]),
+    ),
+  );
+  lines.push('');
+
+  if (args.quality.length) {
+    lines.push('**Output and quality**: bytes summed over the photos both pipelines made at the same size (the sample enlarges sources smaller than the request; those are left out), SSIM against the uncompressed resize, mean over photos (Y: luma; C: mean of Cb and Cr):');
+    lines.push('');
+    const mean = (values: number[]) => (values.length ? (sum(values) / values.length).toFixed(4) : '—');
+    lines.push(
+      markdownTable(
+        ['operation', 'photos', 'handler bytes', 'naive bytes', 'handler / naive bytes', 'handler SSIM Y / C', 'naive SSIM Y / C'],
+        args.quality.map((row) => [
+          row.op,
+          String(row.photos),
+          kb(row.handlerBytes),
+          kb(row.naiveBytes),
+          ratio(row.handlerBytes / row.naiveBytes),
+          `${mean(row.handlerSsim)} / ${mean(row.handlerChroma)}`,
+          `${mean(row.naiveSsim)} / ${mean(row.naiveChroma)}`,
+        ]),
+      ),
+    );
+    lines.push('');
+  }
+
+  const { decode } = args;
+  const thumbOf = (mode: Mode) => results.perPhoto('thumb', mode).get(decode.photo.key);
+  if (thumbOf('bare') !== undefined) {
+    lines.push(
+      `**One decode, shrink-on-load kept:** decoding all of ${decode.photo.key} (${decode.photo.megapixels.toFixed(0)} MP) takes ${ms(decode.fullDecodeMs)} ms; ` +
+        `its 200x200 thumbnail takes ${ms(thumbOf('bare')!)} ms in bare sharp and ${ms(thumbOf('transform')!)} ms in the handler's transform (median), ` +
+        `which reads the header with metadata() (${ms(decode.metadataMs)} ms) and then runs one pipeline on the same sharp instance.`,
+    );
+    lines.push('');
+  }
+
+  const { largest, cold, rss } = args.children;
+  lines.push(
+    `**Memory and cold start.** Peak RSS of a fresh process doing one request on the largest photo (${largest.key}, ${largest.width}x${largest.height}, ${kb(largest.bytes.length)}); ` +
+      `"handler cold miss" is the bundled Lambda entry point (fetch from LocalStack, transform, store, base64), the others work on bytes read from disk:`,
+  );
+  lines.push('');
+  lines.push(
+    markdownTable(
+      ['operation', 'bare sharp', 'handler transform', 'naive transform', 'handler cold miss', 'cold miss: first call ms'],
+      ops.map((op) => {
+        const r = rss.find((row) => row.op === op.name);
+        const c = cold.find((row) => row.op === op.name);
+        return [op.name, r ? kb(r.bare) : '—', r ? kb(r.transform) : '—', r?.naive ? kb(r.naive) : '—', c ? kb(c.maxRss) : '—', c ? ms(c.firstCallMs) : '—'];
+      }),
+    ),
+  );
+  lines.push('');
+  const boot = median(cold.map((row) => row.bootMs));
+  const imported = median(cold.map((row) => row.importMs));
+  const rssAfterImport = median(cold.map((row) => row.rssAfterImport));
+  lines.push(
+    `Cold init (median of ${cold.length} fresh processes): Node boot ${ms(boot)} ms, then importing the bundled handler ${ms(imported)} ms (RSS ${kb(rssAfterImport)} after import). ` +
+      `Bundle: lambda/origin/index.ts with esbuild (minified CJS, AWS SDK bundled, sharp external, as the CDK construct builds it) is ${kb(args.built.originBytes)}, ${kb(args.built.originGzipBytes)} gzipped; sharp and libvips come beside it as node_modules.`,
+  );
+  lines.push(`Peak RSS of the whole bench process: ${kb(maxRssBytes())}.`);
+  if (args.bytesMismatch.length) {
+    lines.push('');
+    lines.push(`Bare and handler outputs differ in size by more than 1% for: ${args.bytesMismatch.join(', ')} (the bare row is then not quite the same work).`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+// ---------------------------------------------------------------- main
+
+async function createBucket(s3: S3Client, name: string) {
+  await s3.send(new CreateBucketCommand({ Bucket: name }));
+}
+
+async function main() {
+  let values;
+  try {
+    values = parseArgs({
+      options: {
+        quick: { type: 'boolean', default: false },
+        iterations: { type: 'string' },
+        ops: { type: 'string' },
+        quality: { type: 'boolean', default: false },
+        settings: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const iterations = values.iterations ? Number(values.iterations) : values.quick ? 1 : 2;
+  if (!Number.isInteger(iterations) || iterations < 1) {
+    console.error(`--iterations must be a positive integer\n${USAGE}`);
+    process.exit(2);
+  }
+  const names = values.ops ? values.ops.split(',').map((name) => name.trim()) : OPS.map((op) => op.name);
+  const unknown = names.filter((name) => !OPS.some((op) => op.name === name));
+  if (unknown.length) {
+    console.error(`unknown operation(s) ${unknown.join(', ')}\n${USAGE}`);
+    process.exit(2);
+  }
+  const ops = OPS.filter((op) => names.includes(op.name));
+  const command = ['npm run bench', ...process.argv.slice(2).length ? ['--', ...process.argv.slice(2)] : []].join(' ');
+
+  const started = performance.now();
+  const loadStart = loadavg()[0]!;
+  const corpus = await loadCorpus(log);
+  if (values.quick) corpus.photos = corpus.photos.filter((photo) => QUICK_KEYS.includes(photo.key)).concat(corpus.kind === 'generated' ? corpus.photos.slice(0, 3) : []);
+  log(`${corpus.photos.length} photos (${corpus.photos.map((photo) => `${photo.key} ${photo.megapixels.toFixed(1)} MP`).join(', ')}) + ${corpus.animations.map((animation) => animation.key).join(', ')}`);
+  log(`${machine()}; ${versions()}; sharp.concurrency() ${sharp.concurrency()}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+
+  if (values.quality) {
+    const text = await qualityStudy(corpus, { quick: values.quick, ops: names, log, progress, progressDone, header: `${machine()}; ${versions()}` });
+    process.stdout.write(text);
+    log(`written to ${await writeCacheFile('quality.md', text)}`);
+    return;
+  }
+  if (values.settings) {
+    const built = await bundles();
+    const text = await settingsStudy(corpus, { quick: values.quick, childScript: built.child, log, progress, progressDone, header: `${machine()}; ${versions()}` });
+    process.stdout.write(text);
+    log(`written to ${await writeCacheFile('settings.md', text)}`);
+    return;
+  }
+
+  // Imported here: --quality and --settings need neither LocalStack nor the emulator.
+  const { startLocalStack } = await import('../local/localstack');
+  const { startEmulator } = await import('../local/start');
+  const localStack = await startLocalStack({ log: (line) => log(`localstack: ${line}`) });
+  const s3 = localS3Client(localStack.endpoint);
+  const id = Date.now().toString(36);
+  let emulator: RunningEmulator | undefined;
+  try {
+    emulator = await startEmulator({
+      s3,
+      port: 0,
+      images: corpus.dir,
+      edgeCache: false,
+      buckets: { source: `bench-src-${id}`, cache: `bench-cache-${id}` },
+      watchIntervalMs: 3_600_000,
+      log: (line) => log(`emulator: ${line}`),
+    });
+    const missBucket = `bench-miss-${id}`;
+    const naiveBucket = `bench-naive-${id}`;
+    await createBucket(s3, missBucket);
+    await createBucket(s3, naiveBucket);
+    const handler = createOriginHandler({
+      s3,
+      config: { ...DEFAULT_LIMITS, sourceBucket: emulator.sourceBucket, cacheBucket: missBucket, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES, cacheControl: DEFAULT_CACHE_CONTROL },
+      log: (entry) => {
+        if (entry.level !== 'info') log(`handler: ${JSON.stringify(entry)}`);
+      },
+    });
+    const ctx: Context = {
+      s3, endpoint: localStack.endpoint, emulator, handler, missBucket, naiveBucket,
+      outputs: new Map(), naiveOutputs: new Map(), bareBytes: new Map(), seeded: new Set(),
+    };
+
+    // Warm-up, untimed: every mode once per op on the smallest photo (JIT, libvips, sockets).
+    const smallest = [...corpus.photos].sort((a, b) => a.megapixels - b.megapixels)[0]!;
+    for (const op of ops) {
+      const photo = op.animated ? corpus.animations[0]! : smallest;
+      for (const mode of [...TIMED_MODES, 'hit'] as Mode[]) {
+        if (mode === 'naive' && (op.format === 'avif' || !naiveRuns(op, 0, photo))) continue;
+        await measure(ctx, mode, op, photo, -1);
+      }
+    }
+    log('warmed up; measuring');
+
+    const results = new Results();
+    await interleaved(ctx, corpus, ops, iterations, results);
+    const throughput = values.quick ? undefined : await concurrency2(ctx, corpus, ops);
+    log('quality of the outputs (SSIM)');
+    const quality = await qualityOfOutputs(ctx, corpus, ops);
+    log('bundling the handler; cold starts and peak RSS in fresh processes');
+    const built = await bundles();
+    const children = await childMeasurements(ctx, corpus, ops, built);
+    const decode = await decodeCheck(corpus);
+
+    const bytesMismatch: string[] = [];
+    for (const [id, bytes] of ctx.bareBytes) {
+      const handlerBytes = ctx.outputs.get(id)?.length;
+      if (handlerBytes !== undefined && !id.startsWith('json:') && Math.abs(handlerBytes - bytes) > 0.01 * bytes) bytesMismatch.push(`${id} (${bytes} vs ${handlerBytes})`);
+    }
+    const text = report({
+      command, corpus, ops, iterations, results, throughput, quality, children, decode, built,
+      loads: [loadStart, loadavg()[0]!], wallSeconds: (performance.now() - started) / 1000, bytesMismatch,
+    });
+    process.stdout.write(text);
+    log(`written to ${await writeCacheFile('last.md', text)}`);
+  } finally {
+    await emulator?.close();
+    await localStack.stop();
+  }
+}
+
+main().catch((error) => {
+  progressDone();
+  console.error(error instanceof Error ? error.stack : error);
+  process.exit(1);
+});

@@ -1,0 +1,87 @@
+// A fresh Node process for the measurements a long-lived bench process cannot
+// make: peak RSS of one operation on one photo, and sharp/libvips settings
+// (which are per process). Cold init has its own child (cold-child.ts).
+// Bundled by the bench with esbuild (sharp external) and run with plain node,
+// so no TypeScript loader sits in the figures. Prints one JSON line.
+
+import { readFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { DEFAULT_LIMITS } from '../../lambda/origin/config';
+import { transform } from '../../lambda/origin/image/transform';
+import { bare, canonicalOpsOf, naive, OPS, type OpName, type OpSpec, type SourceFacts } from './ops';
+import { maxRssBytes } from './rss';
+
+function opNamed(name: string): OpSpec {
+  const op = OPS.find((candidate) => candidate.name === name);
+  if (!op) throw new Error(`no op ${name}`);
+  return op;
+}
+
+async function facts(bytes: Buffer): Promise<SourceFacts> {
+  const meta = await sharp(bytes).metadata();
+  return { format: meta.format, hasAlpha: meta.hasAlpha, pages: meta.pages ?? 1 };
+}
+
+async function once(mode: string, name: OpName, file: string) {
+  const op = opNamed(name);
+  const bytes = readFileSync(file);
+  const sourceFacts = await facts(bytes);
+  const rssBefore = process.memoryUsage().rss;
+  const start = performance.now();
+  let out: Buffer | null;
+  if (mode === 'bare') out = await bare(op, bytes, sourceFacts);
+  else if (mode === 'naive') out = (await naive(op, bytes))?.body ?? null;
+  else out = (await transform(bytes, canonicalOpsOf(op, 'k'), DEFAULT_LIMITS, 60)).body;
+  return { ms: performance.now() - start, bytes: out?.length ?? null, rssBefore, maxRss: maxRssBytes() };
+}
+
+interface SettingsJob {
+  concurrency: number;
+  cache: boolean;
+  ops: OpName[];
+  files: string[];
+}
+
+/** transform() over the files for each op, one at a time and then two at a time, with these sharp settings. */
+async function settings(job: SettingsJob) {
+  sharp.concurrency(job.concurrency);
+  if (!job.cache) sharp.cache(false);
+  const sources = job.files.map((file) => readFileSync(file));
+  const run = (name: OpName, bytes: Buffer) => transform(bytes, canonicalOpsOf(opNamed(name), 'k'), DEFAULT_LIMITS, 120);
+  await run(job.ops[0]!, sources[0]!); // warm-up
+  const results: Record<string, { c1Ms: number[]; c1CpuMs: number[]; c2WallMs: number }> = {};
+  for (const name of job.ops) {
+    const c1Ms: number[] = [];
+    const c1CpuMs: number[] = [];
+    for (const bytes of sources) {
+      const cpu = process.cpuUsage();
+      const start = performance.now();
+      await run(name, bytes);
+      c1Ms.push(performance.now() - start);
+      const used = process.cpuUsage(cpu);
+      c1CpuMs.push((used.user + used.system) / 1000);
+    }
+    let next = 0;
+    const start = performance.now();
+    const worker = async () => {
+      while (next < sources.length) await run(name, sources[next++]!);
+    };
+    await Promise.all([worker(), worker()]);
+    results[name] = { c1Ms, c1CpuMs, c2WallMs: performance.now() - start };
+  }
+  return { concurrency: sharp.concurrency(), results, maxRss: maxRssBytes() };
+}
+
+async function main() {
+  const [mode, ...args] = process.argv.slice(2);
+  let result: unknown;
+  if (mode === 'bare' || mode === 'transform' || mode === 'naive') result = await once(mode, args[0] as OpName, args[1]!);
+  else if (mode === 'settings') result = await settings(JSON.parse(args[0]!) as SettingsJob);
+  else throw new Error(`unknown mode ${mode}`);
+  process.stdout.write(JSON.stringify(result) + '\n');
+}
+
+main().catch((error) => {
+  process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
+  process.exit(1);
+});

@@ -1,0 +1,227 @@
+// `npm run bench -- --quality`: the encoder study. For each operation's output
+// size, every photo is decoded and resized once (the uncompressed reference),
+// then encoded with each candidate setting. Per setting: bytes summed over the
+// corpus, mean SSIM (luma, chroma) against the reference, and encode time
+// (encoder only, from raw pixels, at this process's sharp.concurrency()). From
+// the quality sweeps, "bytes at equal SSIM" interpolates what a family needs
+// to match the current default's luma SSIM. The AVIF rows come with a WebP
+// sweep at the same size, which is the format=auto decision.
+
+import sharp, { type AvifOptions, type GifOptions, type JpegOptions, type Sharp, type WebpOptions } from 'sharp';
+import type { Corpus, Photo } from './corpus';
+import { OPS, reference, type OpSpec } from './ops';
+import { decodePlanes, prepareReference, ssimImages, type Reference } from './ssim';
+import { kb, markdownTable, mean, median, ms, sum } from './stats';
+
+interface Candidate {
+  family: string;
+  /** The quality scale of the family's sweep. */
+  quality: number;
+  encode: (image: Sharp) => Sharp;
+  current?: boolean;
+}
+
+interface Study {
+  op: OpSpec;
+  title: string;
+  candidates: Candidate[];
+  /** Photos for this study (AVIF encodes are slow). */
+  photos: (corpus: Corpus) => Photo[];
+}
+
+const jpeg = (family: string, options: JpegOptions, qualities: number[], currentFamily: boolean): Candidate[] =>
+  qualities.map((quality) => ({ family, quality, encode: (image) => image.jpeg({ ...options, quality }), current: currentFamily && quality === 80 }));
+const webp = (family: string, options: WebpOptions, qualities: number[], currentFamily: boolean): Candidate[] =>
+  qualities.map((quality) => ({ family, quality, encode: (image) => image.webp({ ...options, quality }), current: currentFamily && quality === 80 }));
+const avif = (family: string, options: AvifOptions, qualities: number[], currentQuality?: number): Candidate[] =>
+  qualities.map((quality) => ({ family, quality, encode: (image) => image.avif({ ...options, quality }), current: quality === currentQuality }));
+
+const gif = (family: string, options: GifOptions, current = false): Candidate => ({ family, quality: options.effort ?? 7, encode: (image) => image.gif(options), current });
+const op = (name: string) => OPS.find((candidate) => candidate.name === name)!;
+const all = (corpus: Corpus) => corpus.photos;
+const Q = [60, 70, 75, 80, 85, 90];
+
+const STUDIES: Study[] = [
+  {
+    op: op('jpeg'),
+    title: 'JPEG, 1200 px wide',
+    photos: all,
+    candidates: [
+      ...jpeg('baseline (libjpeg-turbo tables)', { progressive: false }, Q, false),
+      ...jpeg('progressive (current)', { progressive: true }, Q, true),
+      ...jpeg('mozjpeg (trellis, progressive)', { mozjpeg: true }, Q, false),
+    ],
+  },
+  {
+    op: op('op2'),
+    title: 'JPEG, 400x400 cover',
+    photos: all,
+    candidates: [
+      ...jpeg('baseline (libjpeg-turbo tables)', { progressive: false }, Q, false),
+      ...jpeg('progressive (current)', { progressive: true }, Q, true),
+      ...jpeg('mozjpeg (trellis, progressive)', { mozjpeg: true }, Q, false),
+    ],
+  },
+  {
+    op: op('thumb'),
+    title: 'JPEG, 200x200 cover (the thumbnail)',
+    photos: all,
+    candidates: [
+      ...jpeg('baseline (libjpeg-turbo tables)', { progressive: false }, [75, 80, 85], false),
+      ...jpeg('progressive (current)', { progressive: true }, [75, 80, 85], true),
+    ],
+  },
+  {
+    op: op('op1'),
+    title: 'WebP, 800 px wide',
+    photos: all,
+    candidates: [
+      ...webp('effort 4 (current)', { effort: 4 }, Q, true),
+      ...webp('effort 2', { effort: 2 }, Q, false),
+      ...webp('effort 4, smartSubsample', { effort: 4, smartSubsample: true }, Q, false),
+      ...webp('effort 6', { effort: 6 }, [75, 80, 85], false),
+    ],
+  },
+  {
+    op: op('avif'),
+    title: 'AVIF (and WebP for format=auto), 1600 px wide',
+    photos: all,
+    candidates: [
+      ...avif('AVIF effort 2, 4:4:4 (current)', { effort: 2 }, [40, 50, 60], 50),
+      ...avif('AVIF effort 2, 4:2:0', { effort: 2, chromaSubsampling: '4:2:0' }, [40, 50, 60]),
+      ...avif('AVIF effort 1, 4:2:0', { effort: 1, chromaSubsampling: '4:2:0' }, [40, 50, 60]),
+      ...avif('AVIF effort 0, 4:2:0', { effort: 0, chromaSubsampling: '4:2:0' }, [40, 50, 60]),
+      ...avif('AVIF effort 0, 4:4:4', { effort: 0 }, [40, 50, 60]),
+      // Effort 4 (sharp's default, what the AWS sample runs) costs 10x effort 2: see the naive row of the main bench.
+      ...webp('WebP effort 4', { effort: 4 }, [70, 80, 90], false),
+      ...jpeg('JPEG progressive', { progressive: true }, [80], false),
+    ],
+  },
+  {
+    op: op('gif'),
+    title: 'Animated GIF, 240 px wide (q: effort; SSIM rewards the banding of undithered output: look at the frames too)',
+    photos: (corpus) => corpus.animations,
+    candidates: [
+      gif('GIF effort 7 (sharp default, current)', { effort: 7 }, true),
+      gif('GIF effort 6', { effort: 6 }),
+      gif('GIF effort 5', { effort: 5 }),
+      gif('GIF effort 3', { effort: 3 }),
+      gif('GIF effort 1', { effort: 1 }),
+      gif('GIF effort 1, no dithering', { effort: 1, dither: 0 }),
+    ],
+  },
+];
+
+interface Row {
+  candidate: Candidate;
+  bytes: number[];
+  ssimY: number[];
+  ssimC: number[];
+  encodeMs: number[];
+  /** CPU time of the process during the encode (all libvips threads): steadier than wall time on a shared machine. */
+  encodeCpuMs: number[];
+}
+
+/** Total bytes a family needs to reach `targetSsim` (mean luma SSIM), interpolated along its quality sweep. */
+export function bytesAtSsim(points: { ssim: number; bytes: number }[], targetSsim: number): number {
+  const sorted = [...points].sort((a, b) => a.ssim - b.ssim);
+  if (sorted.length === 0) return NaN;
+  if (targetSsim < sorted[0]!.ssim || targetSsim > sorted[sorted.length - 1]!.ssim) {
+    const exact = sorted.find((point) => Math.abs(point.ssim - targetSsim) < 1e-9);
+    return exact ? exact.bytes : NaN; // outside the sweep: not extrapolated
+  }
+  for (let i = 1; i < sorted.length; i++) {
+    const low = sorted[i - 1]!;
+    const high = sorted[i]!;
+    if (targetSsim <= high.ssim) {
+      const t = high.ssim === low.ssim ? 0 : (targetSsim - low.ssim) / (high.ssim - low.ssim);
+      return low.bytes + t * (high.bytes - low.bytes);
+    }
+  }
+  return sorted[sorted.length - 1]!.bytes;
+}
+
+export async function qualityStudy(
+  corpus: Corpus,
+  options: { quick: boolean; ops: string[]; log: (line: string) => void; progress: (line: string) => void; progressDone: () => void; header: string },
+): Promise<string> {
+  const lines: string[] = [];
+  lines.push(`### Encoder study, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+  lines.push('');
+  lines.push(`${options.header}; sharp.concurrency() ${sharp.concurrency()} (encode times are one request on ${sharp.concurrency()} libvips thread(s)). Corpus: ${corpus.description}. \`npm run bench -- --quality${options.quick ? ' --quick' : ''}\`.`);
+  lines.push('');
+  for (const study of STUDIES.filter((candidate) => options.ops.includes(candidate.op.name))) {
+    const photos = study.photos(corpus);
+    const rows = study.candidates.map((candidate): Row => ({ candidate, bytes: [], ssimY: [], ssimC: [], encodeMs: [], encodeCpuMs: [] }));
+    const resizeMs: { photo: Photo; ms: number }[] = [];
+    for (const [index, photo] of photos.entries()) {
+      const cpuStart = process.cpuUsage();
+      const ref = await reference(study.op, photo.bytes, photo.facts);
+      const cpu = process.cpuUsage(cpuStart);
+      resizeMs.push({ photo, ms: (cpu.user + cpu.system) / 1000 });
+      const raw = { width: ref.info.width, height: ref.info.height, channels: ref.info.channels as 3 };
+      const planes: Reference = prepareReference(await decodePlanes({ data: ref.data, ...raw }));
+      // Frames of an animation stay frames when encoded.
+      const rawInput = { ...raw, ...(photo.facts.pages > 1 ? { pageHeight: ref.info.pageHeight ?? ref.info.height } : {}) };
+      for (const row of rows) {
+        options.progress(`${study.title} · ${index + 1}/${photos.length} ${photo.key} · ${row.candidate.family} q${row.candidate.quality}`);
+        const encodeStart = performance.now();
+        const cpuStart = process.cpuUsage();
+        const out = await row.candidate.encode(sharp(ref.data, { raw: rawInput })).toBuffer();
+        const cpu = process.cpuUsage(cpuStart);
+        row.encodeMs.push(performance.now() - encodeStart);
+        row.encodeCpuMs.push((cpu.user + cpu.system) / 1000);
+        const ssim = await ssimImages(planes, out);
+        row.bytes.push(out.length);
+        row.ssimY.push(ssim.y);
+        row.ssimC.push(ssim.c);
+      }
+    }
+    options.progressDone();
+    options.log(`${study.title} done`);
+
+    const current = rows.find((row) => row.candidate.current) ?? rows[0]!;
+    const target = mean(current.ssimY);
+    const currentBytes = sum(current.bytes);
+    const families = [...new Set(rows.map((row) => row.candidate.family))];
+    const atTarget = new Map(
+      families.map((family) => {
+        const points = rows.filter((row) => row.candidate.family === family).map((row) => ({ ssim: mean(row.ssimY), bytes: sum(row.bytes) }));
+        return [family, bytesAtSsim(points, target)];
+      }),
+    );
+    lines.push(`**${study.title}** (${photos.length} photos; reference: ${current.candidate.family} q${current.candidate.quality}, mean SSIM Y ${target.toFixed(4)}, ${kb(currentBytes)}):`);
+    lines.push('');
+    lines.push(
+      markdownTable(
+        ['setting', 'q', 'bytes (sum)', 'vs reference', 'SSIM Y', 'SSIM C', 'encode CPU ms median', 'encode CPU ms max', 'encode wall ms median', 'decode+resize+encode CPU ms, max over ≥ 8 MP', 'family: bytes at reference SSIM'],
+        rows.map((row) => [
+          row.candidate.family,
+          String(row.candidate.quality),
+          kb(sum(row.bytes)),
+          `${((sum(row.bytes) / currentBytes - 1) * 100).toFixed(1)}%`,
+          mean(row.ssimY).toFixed(4),
+          mean(row.ssimC).toFixed(4),
+          ms(median(row.encodeCpuMs)),
+          ms(Math.max(...row.encodeCpuMs)),
+          ms(median(row.encodeMs)),
+          ms(Math.max(...photos.map((photo, i) => (photo.megapixels >= 8 ? resizeMs[i]!.ms + row.encodeCpuMs[i]! : 0)))),
+          (() => {
+            const at = atTarget.get(row.candidate.family)!;
+            return Number.isFinite(at) ? `${kb(at)} (${((at / currentBytes - 1) * 100).toFixed(1)}%)` : 'outside sweep';
+          })(),
+        ]),
+      ),
+    );
+    const large = resizeMs.filter((entry) => entry.photo.megapixels >= 8).map((entry) => entry.ms);
+    lines.push('');
+    lines.push(`Decode + resize before encoding (CPU ms): median ${ms(median(resizeMs.map((entry) => entry.ms)))}, photos of 8 MP or more ${large.length ? `median ${ms(median(large))}, max ${ms(Math.max(...large))}` : 'none'}.`);
+    lines.push('');
+    lines.push(
+      'Encode CPU ms per photo for the reference setting: ' +
+        photos.map((photo, i) => `${photo.key} ${ms(current.encodeCpuMs[i]!)}`).join(', ') + '.',
+    );
+    lines.push('');
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,111 @@
+// The benchmark's pure helpers (statistics, SSIM, interpolation). The benchmark
+// itself is `npm run bench`, never part of `npm test`.
+
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { bytesAtSsim } from '../../scripts/bench/quality';
+import { decodePlanes, prepareReference, ssimImages, ssimPlane, ycbcrPlanes } from '../../scripts/bench/ssim';
+import { markdownTable, median, p95, pairedRatio, quantile } from '../../scripts/bench/stats';
+
+/** A deterministic textured plane: gradients plus a pseudo-random pattern. */
+function texture(width: number, height: number, seed = 1): Float64Array {
+  const plane = new Float64Array(width * height);
+  let state = seed;
+  for (let i = 0; i < plane.length; i++) {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    const x = i % width;
+    const y = Math.floor(i / width);
+    plane[i] = Math.min(255, Math.max(0, 0.4 * x + 0.3 * y + (state % 64)));
+  }
+  return plane;
+}
+
+describe('statistics', () => {
+  it('interpolates quantiles', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([1, 2, 3, 4])).toBe(2.5);
+    expect(quantile([0, 10], 0.95)).toBeCloseTo(9.5);
+    expect(p95(Array.from({ length: 101 }, (_, i) => i))).toBeCloseTo(95);
+    expect(median([])).toBeNaN();
+  });
+
+  it('pairs ratios sample by sample', () => {
+    expect(pairedRatio([110, 220, 990], [100, 200, 300])).toBeCloseTo(1.1);
+  });
+
+  it('writes a markdown table', () => {
+    expect(markdownTable(['a', 'b'], [['x', '1']])).toBe('| a | b |\n| --- | ---: |\n| x | 1 |');
+  });
+});
+
+describe('SSIM', () => {
+  const width = 64;
+  const height = 48;
+
+  it('is 1 for identical planes', () => {
+    const plane = texture(width, height);
+    expect(ssimPlane(plane, plane, width, height)).toBeCloseTo(1, 10);
+  });
+
+  it('is lower for a noisier copy, and lower still for a different image', () => {
+    const plane = texture(width, height, 1);
+    const noisy = plane.map((value, i) => Math.min(255, Math.max(0, value + ((i * 7919) % 21) - 10)));
+    const other = texture(width, height, 99).reverse();
+    const slightly = ssimPlane(plane, noisy, width, height);
+    const different = ssimPlane(plane, other, width, height);
+    expect(slightly).toBeLessThan(0.99);
+    expect(slightly).toBeGreaterThan(different);
+    expect(different).toBeLessThan(0.5);
+  });
+
+  it('refuses planes of different sizes', () => {
+    expect(() => ssimPlane(texture(width, height), texture(width, height - 1), width, height)).toThrow(RangeError);
+  });
+
+  it('puts neutral grey at the centre of both chroma planes', () => {
+    const planes = ycbcrPlanes([128, 128, 128, 10, 10, 10], 2, 1, 3);
+    expect([...planes.cb]).toEqual([128, 128].map((value) => expect.closeTo(value, 6)));
+    expect([...planes.cr]).toEqual([128, 128].map((value) => expect.closeTo(value, 6)));
+    expect(planes.y[0]).toBeCloseTo(128, 6);
+  });
+
+  it('ranks JPEG qualities of one image in order, with sharp decoding', async () => {
+    const raw = { width: 96, height: 64, channels: 3 as const };
+    const data = Buffer.alloc(raw.width * raw.height * 3);
+    const plane = texture(raw.width, raw.height, 7);
+    for (let i = 0; i < plane.length; i++) {
+      data[i * 3] = plane[i]!;
+      data[i * 3 + 1] = 255 - plane[i]!;
+      data[i * 3 + 2] = (i * 13) % 256;
+    }
+    const reference = prepareReference(await decodePlanes({ data, ...raw }));
+    const png = await sharp(data, { raw }).png().toBuffer();
+    const high = await sharp(data, { raw }).jpeg({ quality: 90 }).toBuffer();
+    const low = await sharp(data, { raw }).jpeg({ quality: 20 }).toBuffer();
+    const lossless = await ssimImages(reference, png);
+    const good = await ssimImages(reference, high);
+    const poor = await ssimImages(reference, low);
+    expect(lossless.y).toBeCloseTo(1, 10);
+    expect(good.y).toBeLessThan(1);
+    expect(poor.y).toBeLessThan(good.y);
+    expect(poor.c).toBeLessThan(good.c);
+  });
+});
+
+describe('bytes at equal SSIM', () => {
+  const sweep = [
+    { ssim: 0.9, bytes: 100 },
+    { ssim: 0.95, bytes: 200 },
+    { ssim: 0.97, bytes: 400 },
+  ];
+
+  it('interpolates along a quality sweep', () => {
+    expect(bytesAtSsim(sweep, 0.925)).toBeCloseTo(150);
+    expect(bytesAtSsim(sweep, 0.97)).toBeCloseTo(400);
+  });
+
+  it('does not extrapolate', () => {
+    expect(bytesAtSsim(sweep, 0.99)).toBeNaN();
+    expect(bytesAtSsim(sweep, 0.8)).toBeNaN();
+  });
+});
