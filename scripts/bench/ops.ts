@@ -58,9 +58,9 @@ function familyOf(op: OpSpec, facts: SourceFacts): Family {
 export const BARE_ENCODERS: Record<Family, (image: Sharp) => Sharp> = {
   jpeg: (image) => image.jpeg({ quality: DEFAULT_QUALITY.jpeg, progressive: true }),
   webp: (image) => image.webp({ quality: DEFAULT_QUALITY.webp, effort: 4 }),
-  avif: (image) => image.avif({ quality: DEFAULT_QUALITY.avif, effort: 2 }),
+  avif: (image) => image.avif({ quality: DEFAULT_QUALITY.avif, effort: 2, chromaSubsampling: '4:2:0' }),
   png: (image) => image.png({ compressionLevel: 6 }),
-  gif: (image) => image.gif(),
+  gif: (image) => image.gif({ effort: 6 }),
 };
 
 const PLACEHOLDER = (image: Sharp) =>
