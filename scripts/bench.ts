@@ -29,6 +29,7 @@ import sharp from 'sharp';
 import { canonicalUri, encodeKeyPath, opsSegment, variantKey, type Ops } from '../lambda/grammar';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES } from '../lambda/origin/config';
 import { createOriginHandler, type OriginHandler } from '../lambda/origin/handler';
+import { configureSharp } from '../lambda/origin/index';
 import { transform } from '../lambda/origin/image/transform';
 import { storeVariant } from '../lambda/origin/storage';
 import { functionUrlEvent } from '../local/function-url';
@@ -448,7 +449,7 @@ function report(args: {
   lines.push(`### Benchmark, ${date}`);
   lines.push('');
   lines.push(`- Machine: ${machine()}; load average ${args.loads[0].toFixed(1)} at start, ${args.loads[1].toFixed(1)} at end (shared machine: compare ratios, measured in the same run).`);
-  lines.push(`- ${versions()}; sharp.concurrency() ${sharp.concurrency()}, libvips cache ${sharp.cache().memory.max ? 'on' : 'off'}, MALLOC_ARENA_MAX ${process.env.MALLOC_ARENA_MAX ?? 'unset'}.`);
+  lines.push(`- ${versions()}; sharp.concurrency() ${sharp.concurrency()}, libvips cache ${sharp.cache().memory.max ? 'on' : 'off'}, MALLOC_ARENA_MAX ${process.env.MALLOC_ARENA_MAX ?? 'unset'} (the handler's settings, lambda/origin/index.ts).`);
   lines.push(`- Corpus: ${corpus.description}.`);
   lines.push(`- \`${args.command}\`: ${args.iterations} iteration(s) per photo, modes interleaved in rotating order; ${Math.round(args.wallSeconds)} s in all.`);
   if (corpus.kind === 'generated') lines.push('- **GENERATED IMAGES, NOT PHOTOS**: these figures do not describe real photos.');
@@ -655,6 +656,9 @@ async function main() {
   const ops = OPS.filter((op) => names.includes(op.name));
   const command = ['npm run bench', ...process.argv.slice(2).length ? ['--', ...process.argv.slice(2)] : []].join(' ');
 
+  // The Lambda's own sharp settings (cache off, threads per vCPU; here as for the default memory).
+  // They are per process, so bare sharp, which runs beside the handler, gets them too.
+  configureSharp({});
   const started = performance.now();
   const loadStart = loadavg()[0]!;
   const corpus = await loadCorpus(log);

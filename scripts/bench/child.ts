@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { transform } from '../../lambda/origin/image/transform';
+// The Lambda's sharp settings (cache off, threads per vCPU), applied at import; --settings overrides them.
+import '../../lambda/origin/index';
 import { bare, canonicalOpsOf, naive, OPS, type OpName, type OpSpec, type SourceFacts } from './ops';
 import { maxRssBytes } from './rss';
 
