@@ -200,8 +200,8 @@ export interface ImageTransformerProps {
 
   /**
    * Largest response body returned inline by the Lambda; a larger variant is
-   * stored and the viewer is redirected to it (a buffered Function URL answer
-   * is capped at 6 MB of base64). At most 4718592.
+   * stored and the viewer is redirected to it (a streamed Function URL answer
+   * goes at full speed for its first 6 MB only, then at 2 MB/s). At most 4718592.
    * @default 4500000
    */
   readonly maxInlineBytes?: number;
@@ -494,7 +494,7 @@ export class ImageTransformer extends Construct {
     checkInteger('maxSourceBytes', limits.maxSourceBytes, 1, 5 * 1024 ** 3);
     checkInteger('maxInputPixels', limits.maxInputPixels, 1, Number.MAX_SAFE_INTEGER);
     checkInteger('maxFrames', limits.maxFrames, 1, 100_000);
-    // 6 MB of JSON response, base64 (4/3) plus headers: 4.5 MiB of body is the most that fits.
+    // 4.5 MiB keeps a whole response, headers included, in the 6 MB Lambda streams at full speed.
     checkInteger('maxInlineBytes', limits.maxInlineBytes, 1, 4_718_592);
     const cacheControl = props.cacheControl ?? DEFAULT_CACHE_CONTROL;
     if (!Token.isUnresolved(cacheControl) && (!cacheControl.trim() || /[\r\n]/.test(cacheControl))) {
@@ -713,7 +713,8 @@ export class ImageTransformer extends Construct {
     });
     this.originFunctionUrl = this.originAlias.addFunctionUrl({
       authType: lambda.FunctionUrlAuthType.AWS_IAM,
-      invokeMode: lambda.InvokeMode.BUFFERED,
+      // Streamed: the viewer gets the variant before the invocation stores it (lambda/origin/index.ts).
+      invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
     });
 
     // ---------------------------------------------------------------- viewer-request function

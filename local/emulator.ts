@@ -61,6 +61,8 @@ function etagMatches(request: ViewerRequest, response: CachedResponse): boolean 
 export function createEmulator(options: EmulatorOptions) {
   const edgeFunction = loadFunction(options.functionCode, options.keyValues);
   const cache = new EdgeCache(options.edgeCache);
+  /** Origin invocations still running after their response (a variant being stored). */
+  const running = new Set<Promise<unknown>>();
 
   /** The primary origin: a variant already in the cache bucket, or undefined (403/404: fail over). */
   async function fromCacheBucket(uri: string): Promise<CachedResponse | undefined> {
@@ -88,8 +90,19 @@ export function createEmulator(options: EmulatorOptions) {
       if (text !== undefined && !EDGE_ONLY_HEADERS.includes(name)) headers[name] = text;
     }
     const event = functionUrlEvent(uri + (query ? '?' + query : ''), 'GET', headers);
-    const { status, headers: responseHeaders, body } = decodeResult(await options.origin(event));
+    // Like the streaming Lambda: the response as soon as the origin has one, its work goes on.
+    const result = await new Promise<Awaited<ReturnType<OriginHandler>>>((resolve, reject) => {
+      const invocation = options.origin(event, undefined, resolve).then(resolve, reject);
+      running.add(invocation);
+      void invocation.finally(() => running.delete(invocation));
+    });
+    const { status, headers: responseHeaders, body } = decodeResult(result);
     return { status, headers: responseHeaders, body };
+  }
+
+  /** Waits for the origin's work after its responses: once settled, each miss's variant is in the cache bucket (or failed to be). */
+  async function settled(): Promise<void> {
+    while (running.size > 0) await Promise.allSettled([...running]);
   }
 
   function answer(request: ViewerRequest, response: CachedResponse, extra: Record<string, string>): CachedResponse {
@@ -129,7 +142,7 @@ export function createEmulator(options: EmulatorOptions) {
     return answer(request, response, { 'x-cache': 'Miss from cloudfront', 'x-origin': origin });
   }
 
-  return { serve, cache };
+  return { serve, cache, settled };
 }
 
 export type Emulator = ReturnType<typeof createEmulator>;

@@ -42,6 +42,8 @@ export interface RunningEmulator {
   sourceBucket: string;
   cacheBucket: string;
   sources: string[];
+  /** Resolves when the variants of the misses answered so far are stored (the origin answers before it stores). */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -167,10 +169,12 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     sourceBucket,
     cacheBucket,
     sources: sources.map((source) => source.key),
+    settled: emulator.settled,
     async close() {
       watcher.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await emulator.settled();
     },
   };
 }

@@ -29,7 +29,7 @@ import sharp from 'sharp';
 import { canonicalUri, encodeKeyPath, opsSegment, variantKey, type Ops } from '../lambda/grammar';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES } from '../lambda/origin/config';
 import { createOriginHandler, type OriginHandler } from '../lambda/origin/handler';
-import { configureSharp } from '../lambda/origin/index';
+import { configureSharp } from '../lambda/origin/sharp-settings';
 import { transform } from '../lambda/origin/image/transform';
 import { storeVariant } from '../lambda/origin/storage';
 import { functionUrlEvent } from '../local/function-url';

@@ -46,7 +46,7 @@ export const DEFAULT_LIMITS: Limits = {
   svgPolicy: 'refuse',
 };
 
-/** A buffered Function URL response is capped at 6 MB of base64 JSON: about 4.7 MB of image. */
+/** Lambda streams the first 6 MB of a response at full speed, then 2 MB/s: larger variants are better served from S3. */
 export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
 export const DEFAULT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 

@@ -2,14 +2,14 @@
 // Only reached on a true miss (neither CloudFront nor the cache bucket had it).
 
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { encodeKeyPath, isGrammarError, parseCanonicalUri, variantKey, viewerQuery, type CanonicalRequest } from '../grammar';
 import type { OriginConfig } from './config';
 import { HttpError } from './errors';
 import { transform } from './image/transform';
 import type { Logger } from './log';
-import { requestMetrics, type MetricsOptions, type RequestMetrics } from './metrics';
-import { errorResponse, redirectResponse, variantResponse, type Timings } from './responses';
+import { requestMetrics, type MetricsOptions, type Phase, type RequestMetrics } from './metrics';
+import { errorResponse, redirectResponse, variantResponse, type FunctionUrlResponse, type ResponseTimings } from './responses';
 import { fetchSource, storeVariant, type StoreOutcome } from './storage';
 
 export interface OriginDependencies {
@@ -30,7 +30,20 @@ export interface InvocationContext {
 /** Time kept back from Lambda's own timeout to answer 504 and log it. */
 const TIMEOUT_MARGIN_MS = 1000;
 
-export type OriginHandler = (event: LambdaFunctionURLEvent, context?: InvocationContext) => Promise<LambdaFunctionURLResult>;
+/**
+ * Receives the response as soon as it is ready: for a miss, before the variant
+ * is written to the cache bucket, so a caller that can answer early (the
+ * streaming Lambda entry, the emulator) does not keep the viewer waiting for
+ * that write. Called exactly once per request.
+ */
+export type Respond = (response: FunctionUrlResponse) => void;
+
+/** Settles once all the request's work is done (the variant stored, the log written), with the response. */
+export type OriginHandler = (
+  event: LambdaFunctionURLEvent,
+  context?: InvocationContext,
+  respond?: Respond,
+) => Promise<FunctionUrlResponse>;
 
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -40,7 +53,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-async function timed<T>(timings: Partial<Timings>, name: keyof Timings, work: () => Promise<T>): Promise<T> {
+async function timed<T>(timings: RequestMetrics['timings'], name: Phase, work: () => Promise<T>): Promise<T> {
   const start = performance.now();
   try {
     return await work();
@@ -50,7 +63,14 @@ async function timed<T>(timings: Partial<Timings>, name: keyof Timings, work: ()
 }
 
 export function createOriginHandler({ s3, config, log, metrics }: OriginDependencies): OriginHandler {
-  async function serve(event: LambdaFunctionURLEvent, request: CanonicalRequest, budgetMs: number, measured: RequestMetrics, endsAt: number) {
+  async function serve(
+    event: LambdaFunctionURLEvent,
+    request: CanonicalRequest,
+    budgetMs: number,
+    measured: RequestMetrics,
+    endsAt: number,
+    respond: (response: FunctionUrlResponse) => FunctionUrlResponse,
+  ) {
     const timings = measured.timings;
     const variant = await withDeadline(
       (async () => {
@@ -66,6 +86,19 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
       budgetMs,
     );
 
+    // Inline, the image is the answer whatever happens to the write: it goes out first.
+    const inline = variant.body.length <= config.maxInlineBytes;
+    let response = inline
+      ? respond(
+          variantResponse(variant, {
+            method: event.requestContext.http.method,
+            ifNoneMatch: event.headers?.['if-none-match'],
+            cacheControl: config.cacheControl,
+            timings: timings as ResponseTimings, // both phases ran
+          }),
+        )
+      : undefined;
+
     let stored: StoreOutcome | 'failed';
     // The write may not outlive the invocation: at its end, it counts as failed.
     const left = endsAt - performance.now();
@@ -79,21 +112,13 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
       stored = 'failed';
       log({ level: 'error', event: 'store_failed', uri: request.uri, detail: (error as HttpError).detail });
     }
-    if (variant.body.length > config.maxInlineBytes && stored === 'failed') {
-      throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
+    if (!response) {
+      // Too large to return inline: once stored, the same request again. The edge forwards the
+      // viewer's parameters (and signature) as the query; without an edge in front, the ops say the same.
+      if (stored === 'failed') throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
+      const query = event.rawQueryString || viewerQuery(request.ops);
+      response = respond(redirectResponse(encodeKeyPath(request.key) + (query ? '?' + query : '')));
     }
-    // Too large to return inline: the same request again. The edge forwards the viewer's
-    // parameters (and signature) as the query; without an edge in front, the ops say the same.
-    const query = event.rawQueryString || viewerQuery(request.ops);
-    const response =
-      variant.body.length > config.maxInlineBytes
-        ? redirectResponse(encodeKeyPath(request.key) + (query ? '?' + query : ''))
-        : variantResponse(variant, {
-            method: event.requestContext.http.method,
-            ifNoneMatch: event.headers?.['if-none-match'],
-            cacheControl: config.cacheControl,
-            timings: timings as Timings, // all three phases ran
-          });
     measured.outputBytes = variant.body.length;
     measured.contentType = variant.contentType;
     log({
@@ -110,7 +135,13 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
     return response;
   }
 
-  return async function handle(event, context) {
+  return async function handle(event, context, onResponse) {
+    let responded = false;
+    const respond = (response: FunctionUrlResponse) => {
+      if (!responded) onResponse?.(response);
+      responded = true;
+      return response;
+    };
     let uri = event.rawPath;
     const measured = requestMetrics(metrics, context?.awsRequestId);
     try {
@@ -127,7 +158,7 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
       }
       uri = request.uri;
       const remaining = context ? context.getRemainingTimeInMillis() - TIMEOUT_MARGIN_MS : Infinity;
-      return await serve(event, request, Math.min(config.timeBudgetMs, remaining), measured, performance.now() + remaining);
+      return await serve(event, request, Math.min(config.timeBudgetMs, remaining), measured, performance.now() + remaining, respond);
     } catch (error) {
       if (error instanceof HttpError) {
         log({
@@ -139,7 +170,7 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
           detail: error.detail,
           ...measured.done(error.status, error.code),
         });
-        return errorResponse(error);
+        return respond(errorResponse(error));
       }
       // A bug, not a bad request: log all of it, tell the viewer nothing internal.
       const internal = new HttpError('internal_error', 'The service failed unexpectedly; try again shortly.');
@@ -152,7 +183,7 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
         detail: error instanceof Error ? error.stack : String(error),
         ...measured.done(internal.status, internal.code),
       });
-      return errorResponse(internal);
+      return respond(errorResponse(internal));
     }
   };
 }

@@ -1,11 +1,15 @@
 // Function URL responses, with the headers the contract promises.
 
-import type { LambdaFunctionURLResult } from 'aws-lambda';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createHash } from 'node:crypto';
 import type { HttpError } from './errors';
 import type { Variant } from './storage';
 
-export type Timings = Record<'fetch' | 'transform' | 'store', number>;
+/** A Function URL response, always the structured form (status, headers, body). */
+export type FunctionUrlResponse = APIGatewayProxyStructuredResultV2;
+
+/** What Server-Timing reports: the phases before the response (the variant's write comes after it). */
+export type ResponseTimings = Record<'fetch' | 'transform', number>;
 
 /** Client errors may be retried soon (the source may appear); server errors are never cached. */
 const CLIENT_ERROR_CACHE_CONTROL = 'public, max-age=10';
@@ -25,8 +29,8 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 
 export function variantResponse(
   variant: Variant,
-  request: { method: string; ifNoneMatch?: string; cacheControl: string; timings: Timings },
-): LambdaFunctionURLResult {
+  request: { method: string; ifNoneMatch?: string; cacheControl: string; timings: ResponseTimings },
+): FunctionUrlResponse {
   const etag = etagOf(variant.body);
   const headers: Record<string, string> = {
     'content-type': variant.contentType,
@@ -44,7 +48,7 @@ export function variantResponse(
   return { statusCode: 200, headers, body, isBase64Encoded: body !== '' };
 }
 
-export function errorResponse(error: HttpError): LambdaFunctionURLResult {
+export function errorResponse(error: HttpError): FunctionUrlResponse {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'cache-control': error.status < 500 ? CLIENT_ERROR_CACHE_CONTROL : 'no-store',
@@ -56,6 +60,6 @@ export function errorResponse(error: HttpError): LambdaFunctionURLResult {
 }
 
 /** Sends the viewer back through CloudFront, which now finds the stored variant; never cached itself. */
-export function redirectResponse(location: string): LambdaFunctionURLResult {
+export function redirectResponse(location: string): FunctionUrlResponse {
   return { statusCode: 302, headers: { location, 'cache-control': 'no-store' }, body: '' };
 }

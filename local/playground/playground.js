@@ -275,7 +275,7 @@ function timingRows(list, m) {
   const metrics = Object.fromEntries(m.serverTiming.filter((t) => t.dur !== undefined).map((t) => [t.name, t.dur]));
   const fresh = m.xOrigin === 'lambda';
   if (fresh && m.serverTiming.length) {
-    const parts = ['fetch', 'transform', 'store'].filter((name) => metrics[name] !== undefined);
+    const parts = ['fetch', 'transform'].filter((name) => metrics[name] !== undefined);
     const inLambda = parts.reduce((sum, name) => sum + metrics[name], 0);
     const rest = Math.max(0, m.total - inLambda);
     const bar = el('div', { class: 'timing', title: `total ${ms(m.total)}` }, [

@@ -8,10 +8,12 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { transform } from '../../lambda/origin/image/transform';
-// The Lambda's sharp settings (cache off, threads per vCPU), applied at import; --settings overrides them.
-import '../../lambda/origin/index';
+import { configureSharp } from '../../lambda/origin/sharp-settings';
 import { bare, canonicalOpsOf, naive, OPS, type OpName, type OpSpec, type SourceFacts } from './ops';
 import { maxRssBytes } from './rss';
+
+// The Lambda's sharp settings (cache off, threads per vCPU); --settings overrides them.
+configureSharp();
 
 function opNamed(name: string): OpSpec {
   const op = OPS.find((candidate) => candidate.name === name);

@@ -114,7 +114,7 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     const result = await stats(page, '#result-stats');
     expect(result).toMatchObject({ status: '200', format: 'image/webp' });
     expect(result.served).toMatch(/^Miss from cloudfront · X-Origin: lambda$/);
-    expect(result.time).toMatch(/fetch [\d.]+ ms.*transform [\d.]+ ms.*store [\d.]+ ms/);
+    expect(result.time).toMatch(/fetch [\d.]+ ms.*transform [\d.]+ ms.*edge, S3 miss, network [\d.]+ ms/);
     expect(await page.$eval('#result-image', (image) => (image as PageImage).naturalWidth)).toBe(320);
     const expected = imageUrl(emulator.url, PHOTO, { width: 320, height: 320, format: 'webp', grayscale: true });
     expect(await page.textContent('#url')).toBe(expected);

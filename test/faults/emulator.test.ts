@@ -58,7 +58,11 @@ async function get(path: string) {
   return { status: response.status, headers: response.headers, body, ms: performance.now() - started };
 }
 
-const variants = async (key: string) => (await listKeys(testS3Client(), buckets.cacheBucket)).filter((k) => k.startsWith(key + '/'));
+/** The variants of `key` once the writes of the misses answered so far are done (the origin answers first). */
+async function variants(key: string) {
+  await emulator.settled();
+  return (await listKeys(testS3Client(), buckets.cacheBucket)).filter((k) => k.startsWith(key + '/'));
+}
 
 describe('through the emulator, with the source reads failing', () => {
   it('503 with Retry-After and no-store reaches the viewer, the edge cache does not keep it, and the URL works once S3 is back', async () => {

@@ -181,7 +181,11 @@ export async function startHostileEmulator(label: string, sources: Record<string
     cacheBucket: buckets.cacheBucket,
     logs,
     get: (path, headers) => httpGet(url, path, headers),
-    cachedKeys: () => listKeys(s3, buckets.cacheBucket),
+    // After the variants of the misses answered so far are written (the origin answers first).
+    cachedKeys: async () => {
+      await emulator!.settled();
+      return listKeys(s3, buckets.cacheBucket);
+    },
   };
 }
 

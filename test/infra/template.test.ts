@@ -240,7 +240,7 @@ describe('origin Lambda', () => {
       const [, url] = only(s, 'AWS::Lambda::Url');
       expect(url.Properties).toEqual({
         AuthType: 'AWS_IAM',
-        InvokeMode: 'BUFFERED',
+        InvokeMode: 'RESPONSE_STREAM',
         TargetFunctionArn: { 'Fn::GetAtt': [logicalId(s, s.stack.transformer.originFunction), 'Arn'] },
         Qualifier: 'live',
       });

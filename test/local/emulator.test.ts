@@ -412,6 +412,8 @@ describe('cache semantics', () => {
       expect(answer.body.equals(first.body), label).toBe(true);
     });
 
+    // The origin answers before it stores the variant, as the streaming Lambda does.
+    await edge.settled();
     const stored = await cacheKeysUnder(s3, edge.cacheBucket, KEY);
     expect(stored).toHaveLength(1);
     const head = await s3.send(new HeadObjectCommand({ Bucket: edge.cacheBucket, Key: stored[0] }));
@@ -457,6 +459,7 @@ describe('cache semantics', () => {
     expect(first.status).toBe(200);
     expect(origin(first)).toEqual(MISS_LAMBDA);
     const etag = first.headers.get('etag')!;
+    await noEdge.settled();
 
     const [again, alias] = await Promise.all([
       request(noEdge.url, PATH + '?width=400&height=200&format=webp'),
@@ -533,6 +536,7 @@ describe('invalidation when a source changes', () => {
       ['?w=100', '?w=50', ''].map((query) => request(edge.url, pathOf(key) + query)),
     );
     for (const answer of [wide!, narrow!, original!]) expect(answer.status).toBe(200);
+    await edge.settled();
     expect(await cacheKeysUnder(s3, edge.cacheBucket, key)).toHaveLength(3);
     return { wide: wide!, narrow: narrow!, original: original! };
   }
@@ -588,6 +592,7 @@ describe('invalidation when a source changes', () => {
     expect(await decoded(after.body)).toMatchObject({ width: 100, height: 150 });
 
     // Only the variant just made is left: the old w=50 and original are gone.
+    await edge.settled();
     const stored = await cacheKeysUnder(s3, edge.cacheBucket, key);
     expect(stored).toHaveLength(1);
     const head = await s3.send(new HeadObjectCommand({ Bucket: edge.cacheBucket, Key: stored[0] }));

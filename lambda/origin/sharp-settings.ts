@@ -1,0 +1,23 @@
+// sharp's process-wide settings for the origin Lambda.
+
+import sharp from 'sharp';
+
+/** Lambda gives a function one vCPU per 1769 MB of memory. */
+const MB_PER_VCPU = 1769;
+
+/**
+ * sharp for a Lambda that serves one request at a time, as measured with
+ * `npm run bench -- --settings` (README "Performance"):
+ * - no libvips operation cache: each miss reads a new source, so it never hits;
+ *   without it peak RSS was 95 MB lower at the same speed;
+ * - one libvips thread per vCPU the memory buys: on a second free core, two
+ *   threads cut AVIF time by 25% for 19% more CPU and did nothing for JPEG or
+ *   WebP, so at the default 2048 MB (1.16 vCPU) a second thread only adds CPU.
+ *   Explicit, so that setting MALLOC_ARENA_MAX (which makes sharp pick one
+ *   thread per core) does not change it.
+ */
+export function configureSharp(env: Record<string, string | undefined> = process.env): void {
+  sharp.cache(false);
+  const memoryMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE) || MB_PER_VCPU;
+  sharp.concurrency(Math.max(1, Math.floor(memoryMb / MB_PER_VCPU)));
+}
