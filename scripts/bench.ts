@@ -6,9 +6,12 @@
 //   bare       bare sharp, bytes in memory
 //   transform  the handler's transform() alone, bytes in memory
 //   miss       the origin handler end to end: GET the source from LocalStack,
-//              transform, conditional PUT of the variant, base64 response
-//              (the variant is deleted before each call, outside the timing)
-//   naive      the AWS sample: GET, metadata + resize + toFormat, PUT, base64
+//              transform, the response (what the viewer waits for: the Lambda
+//              streams it), then the conditional PUT of the variant (the end of
+//              the invocation: what Lambda bills, and when it takes the next
+//              request). The variant is deleted before each call, untimed.
+//   naive      the AWS sample: GET, metadata + resize + toFormat, PUT, base64,
+//              then the (buffered) response
 //   hit        the variant from the cache bucket, over HTTP through the emulator
 //              (generated CloudFront Function + cache bucket; edge cache off)
 // then images/s at concurrency 2, quality (SSIM) of the outputs, peak RSS on
@@ -77,10 +80,12 @@ interface Sample {
   /** bare, transform: CPU time of the process (all libvips threads), steadier than wall time on a shared machine. */
   cpuMs?: number;
   bytes?: number;
-  /** miss: Server-Timing; naive: its transform part. */
+  /** miss: Server-Timing and the logged write; naive: its parts. */
   fetch?: number;
   transform?: number;
   store?: number;
+  /** miss: when the invocation ended (after the write); naive: the same as ms. */
+  invocationMs?: number;
 }
 
 class Results {
@@ -96,12 +101,12 @@ class Results {
   of(op: OpName, mode: Mode, filter: (sample: Sample) => boolean = () => true): Sample[] {
     return (this.samples.get(this.id(op, mode)) ?? []).filter(filter);
   }
-  /** Per photo: the median over iterations (for per-photo ratios and images/s at c=1). */
-  perPhoto(op: OpName, mode: Mode, filter?: (sample: Sample) => boolean): Map<string, number> {
+  /** Per photo: the median over iterations (for per-photo ratios and, of invocations, images/s at c=1). */
+  perPhoto(op: OpName, mode: Mode, filter?: (sample: Sample) => boolean, of: 'ms' | 'invocationMs' = 'ms'): Map<string, number> {
     const byPhoto = new Map<string, number[]>();
     for (const sample of this.of(op, mode, filter)) {
       if (!byPhoto.has(sample.photo)) byPhoto.set(sample.photo, []);
-      byPhoto.get(sample.photo)!.push(sample.ms);
+      byPhoto.get(sample.photo)!.push(sample[of] ?? sample.ms);
     }
     return new Map([...byPhoto].map(([photo, values]) => [photo, median(values)]));
   }
@@ -112,6 +117,8 @@ interface Context {
   endpoint: string;
   emulator: RunningEmulator;
   handler: OriginHandler;
+  /** The store time of the handler's last `variant` log line. */
+  lastStoreMs: number;
   missBucket: string;
   naiveBucket: string;
   /** Transform outputs of the first iteration: the hit's seed and the quality check. */
@@ -159,14 +166,18 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
   if (mode === 'miss') {
     await ctx.s3.send(new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: key }));
     const event = functionUrlEvent(canonicalUri(photo.key, ops));
+    let responded = NaN;
     const start = performance.now();
-    const result = await ctx.handler(event, { getRemainingTimeInMillis: () => 60_000 });
-    const elapsed = performance.now() - start;
-    if (typeof result !== 'object' || result.statusCode !== 200) {
-      throw new Error(`miss ${event.rawPath}: ${typeof result === 'object' ? `${result.statusCode} ${result.body}` : result}`);
-    }
-    const timings = serverTiming((result.headers as Record<string, string>)['server-timing']);
-    return { photo: photo.key, iteration, ms: elapsed, bytes: Number((result.headers as Record<string, string>)['content-length']), ...timings };
+    const result = await ctx.handler(event, { getRemainingTimeInMillis: () => 60_000 }, () => {
+      responded = performance.now() - start;
+    });
+    const invocation = performance.now() - start;
+    if (result.statusCode !== 200) throw new Error(`miss ${event.rawPath}: ${result.statusCode} ${result.body}`);
+    const headers = result.headers as Record<string, string>;
+    return {
+      photo: photo.key, iteration, ms: responded, invocationMs: invocation, bytes: Number(headers['content-length']),
+      ...serverTiming(headers['server-timing']), store: ctx.lastStoreMs,
+    };
   }
   if (mode === 'naive') {
     const start = performance.now();
@@ -184,7 +195,7 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
     const elapsed = performance.now() - start;
     if (first) ctx.naiveOutputs.set(outputId(op, photo), out.body);
     return {
-      photo: photo.key, iteration, ms: elapsed, bytes: base64.length > 0 ? out.body.length : 0,
+      photo: photo.key, iteration, ms: elapsed, invocationMs: elapsed, bytes: base64.length > 0 ? out.body.length : 0,
       fetch: fetched - start, transform: transformed - fetched, store: stored - transformed,
     };
   }
@@ -207,12 +218,11 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
 }
 
 const itemsOf = (corpus: Corpus, op: OpSpec) => (op.animated ? corpus.animations : corpus.photos);
-/**
- * The sample's AVIF is sharp's default effort 4, 5 to 25 s per photo here: it runs on the
- * large originals only, in the first iteration only. format=json is not in the sample.
- */
+/** The sample's AVIF (sharp's default effort 4) takes 5 to 25 s per photo here: it runs once, on the largest originals. */
+const NAIVE_AVIF_MP = 14;
+/** format=json is not in the sample. */
 const naiveRuns = (op: OpSpec, iteration: number, photo: Photo) =>
-  op.format !== 'json' && (op.format !== 'avif' || (iteration <= 0 && photo.megapixels >= LARGE_MP));
+  op.format !== 'json' && (op.format !== 'avif' || (iteration <= 0 && photo.megapixels >= NAIVE_AVIF_MP));
 
 async function interleaved(ctx: Context, corpus: Corpus, ops: OpSpec[], iterations: number, results: Results) {
   const started = performance.now();
@@ -353,7 +363,10 @@ interface Bundles {
 async function bundles(): Promise<Bundles> {
   const common = { bundle: true, platform: 'node' as const, target: 'node20', external: ['sharp'], logLevel: 'error' as const };
   const origin = join(BUILD_DIR, 'origin.cjs');
-  await build({ ...common, entryPoints: [join(PROJECT_ROOT, 'lambda/origin/index.ts')], outfile: origin, format: 'cjs', minify: true });
+  // As lib/image-transformer.ts has the CDK build it: minified CJS, the SDK's ES module builds.
+  await build({
+    ...common, entryPoints: [join(PROJECT_ROOT, 'lambda/origin/index.ts')], outfile: origin, format: 'cjs', minify: true, mainFields: ['module', 'main'],
+  });
   const child = join(BUILD_DIR, 'child.mjs');
   await build({ ...common, entryPoints: [join(PROJECT_ROOT, 'scripts/bench/child.ts')], outfile: child, format: 'esm' });
   const coldChild = join(BUILD_DIR, 'cold-child.mjs');
@@ -371,6 +384,8 @@ interface ColdRow {
   op: OpName;
   bootMs: number;
   importMs: number;
+  /** From the end of the import to the response, and to the end of the invocation. */
+  firstResponseMs: number;
   firstCallMs: number;
   rssAfterImport: number;
   maxRss: number;
@@ -405,6 +420,7 @@ async function childMeasurements(ctx: Context, corpus: Corpus, ops: OpSpec[], bu
     if (coldRun.status !== 200) throw new Error(`cold miss for ${op.name}: ${coldRun.status}`);
     cold.push({ op: op.name, ...coldRun });
     if (op.animated) continue;
+    progress(`peak RSS · ${op.name} · ${photo.key}`);
     const row: RssRow = {
       op: op.name,
       bare: runChild(built.child, ['bare', op.name, photo.path]).maxRss,
@@ -464,17 +480,21 @@ function report(args: {
     return pairedRatio(keys.map((key) => x.get(key)!), keys.map((key) => y.get(key)!));
   };
 
-  lines.push('**Latency per request**, milliseconds, median / p95 over photos × iterations. Ratios: median of the per-photo ratios of medians.');
+  lines.push(
+    '**Latency per request**, milliseconds, median / p95 over photos × iterations. "handler miss" is the time to the response (fetch from LocalStack and transform: the variant is written after it), ' +
+      '"miss invocation" the time until the write is done and the invocation ends. Ratios: median of the per-photo ratios of medians.',
+  );
   lines.push('');
   lines.push(
     markdownTable(
-      ['operation', 'n', 'bare sharp', 'handler transform', 'handler miss', 'hit (cache bucket)', 'naive miss (AWS sample)', 'transform / bare', 'miss / bare', 'naive / miss'],
+      ['operation', 'n', 'bare sharp', 'handler transform', 'handler miss', 'miss invocation', 'hit (cache bucket)', 'naive miss (AWS sample)', 'transform / bare', 'miss / bare', 'naive / miss'],
       ops.map((op) => [
         op.label,
         String(itemsOf(corpus, op).length),
         msCell(times(op.name, 'bare')),
         msCell(times(op.name, 'transform')),
         msCell(times(op.name, 'miss')),
+        msCell(results.of(op.name, 'miss').map((sample) => sample.invocationMs ?? NaN)),
         msCell(times(op.name, 'hit')),
         msCell(times(op.name, 'naive')),
         ratio(perPhotoRatio(op.name, 'transform', 'bare')),
@@ -485,9 +505,22 @@ function report(args: {
   );
   lines.push('');
 
+  const pooled = (a: Mode, b: Mode) => {
+    const ratios: number[] = [];
+    for (const op of ops) {
+      const x = results.perPhoto(op.name, a);
+      const y = results.perPhoto(op.name, b);
+      for (const [photo, value] of x) if (y.has(photo)) ratios.push(value / y.get(photo)!);
+    }
+    return median(ratios);
+  };
+  lines.push(
+    `All operations together (median of the per-photo ratios): transform / bare ${ratio(pooled('transform', 'bare'))}, miss / bare ${ratio(pooled('miss', 'bare'))}.`,
+  );
+  lines.push('');
   if (ops.some((op) => op.format === 'avif')) {
     lines.push(
-      `The naive AVIF row is sharp's default effort 4 (what the sample runs): it ran once, on the large originals only (${results.of('avif', 'naive').length} photos), so compare it in the table below.`,
+      `The naive AVIF row is sharp's default effort 4 (what the sample runs): it ran once, on the originals of ${NAIVE_AVIF_MP} MP or more only (${results.of('avif', 'naive').length} photos), so compare it in the table below.`,
     );
     lines.push('');
   }
@@ -520,26 +553,30 @@ function report(args: {
     lines.push('');
   }
 
-  lines.push('**Where a miss goes** (handler Server-Timing, median ms; the rest is the event, base64 and headers):');
+  lines.push(
+    '**Where a miss goes** (median ms: the handler\'s Server-Timing, and the write from its log; "rest" is the event, validation and headers before the response. The naive pipeline responds after its PUT and base64):',
+  );
   lines.push('');
   lines.push(
     markdownTable(
-      ['operation', 'fetch', 'transform', 'store', 'rest', 'naive: fetch', 'naive: transform', 'naive: store'],
+      ['operation', 'fetch', 'transform', 'rest', 'store (after the response)', 'naive: fetch', 'naive: transform', 'naive: store'],
       ops.map((op) => {
         const miss = results.of(op.name, 'miss');
         const naiveSamples = results.of(op.name, 'naive');
         const part = (samples: Sample[], field: 'fetch' | 'transform' | 'store') => ms(median(samples.map((s) => s[field] ?? NaN).filter(Number.isFinite)));
-        const rest = median(miss.map((s) => s.ms - (s.fetch ?? 0) - (s.transform ?? 0) - (s.store ?? 0)));
-        return [op.name, part(miss, 'fetch'), part(miss, 'transform'), part(miss, 'store'), ms(rest), part(naiveSamples, 'fetch'), part(naiveSamples, 'transform'), part(naiveSamples, 'store')];
+        const rest = median(miss.map((s) => s.ms - (s.fetch ?? 0) - (s.transform ?? 0)));
+        return [op.name, part(miss, 'fetch'), part(miss, 'transform'), ms(rest), part(miss, 'store'), part(naiveSamples, 'fetch'), part(naiveSamples, 'transform'), part(naiveSamples, 'store')];
       }),
     ),
   );
   lines.push('');
 
-  lines.push('**Throughput**, images per second at concurrency 1 / 2 (c=1: photos ÷ the sum of their median times; c=2: two requests in flight over the corpus, wall clock):');
+  lines.push(
+    '**Throughput**, images per second at concurrency 1 / 2 (c=1: photos ÷ the sum of their median times, for a miss the whole invocation; c=2: two requests in flight over the corpus, wall clock):',
+  );
   lines.push('');
   const c1 = (op: OpName, mode: Mode) => {
-    const perPhoto = [...results.perPhoto(op, mode).values()];
+    const perPhoto = [...results.perPhoto(op, mode, undefined, 'invocationMs').values()];
     return perPhoto.length ? perPhoto.length / (sum(perPhoto) / 1000) : NaN;
   };
   const tp = (op: OpName, mode: Mode) => `${perSecond(c1(op, mode))} / ${perSecond(args.throughput?.c2.get(`${op}/${mode}`) ?? NaN)}`;
@@ -586,16 +623,16 @@ function report(args: {
   const { largest, cold, rss } = args.children;
   lines.push(
     `**Memory and cold start.** Peak RSS of a fresh process doing one request on the largest photo (${largest.key}, ${largest.width}x${largest.height}, ${kb(largest.bytes.length)}); ` +
-      `"handler cold miss" is the bundled Lambda entry point (fetch from LocalStack, transform, store, base64), the others work on bytes read from disk:`,
+      `"handler cold miss" is the bundled Lambda entry point (run through local/lambda-runtime.ts: fetch from LocalStack, transform, the streamed response, then the write), the others work on bytes read from disk:`,
   );
   lines.push('');
   lines.push(
     markdownTable(
-      ['operation', 'bare sharp', 'handler transform', 'naive transform', 'handler cold miss', 'cold miss: first call ms'],
+      ['operation', 'bare sharp', 'handler transform', 'naive transform', 'handler cold miss', 'cold miss: first response / invocation ms'],
       ops.map((op) => {
         const r = rss.find((row) => row.op === op.name);
         const c = cold.find((row) => row.op === op.name);
-        return [op.name, r ? kb(r.bare) : '—', r ? kb(r.transform) : '—', r?.naive ? kb(r.naive) : '—', c ? kb(c.maxRss) : '—', c ? ms(c.firstCallMs) : '—'];
+        return [op.name, r ? kb(r.bare) : '—', r ? kb(r.transform) : '—', r?.naive ? kb(r.naive) : '—', c ? kb(c.maxRss) : '—', c ? `${ms(c.firstResponseMs)} / ${ms(c.firstCallMs)}` : '—'];
       }),
     ),
   );
@@ -604,8 +641,8 @@ function report(args: {
   const imported = median(cold.map((row) => row.importMs));
   const rssAfterImport = median(cold.map((row) => row.rssAfterImport));
   lines.push(
-    `Cold init (median of ${cold.length} fresh processes): Node boot ${ms(boot)} ms, then importing the bundled handler ${ms(imported)} ms (RSS ${kb(rssAfterImport)} after import). ` +
-      `Bundle: lambda/origin/index.ts with esbuild (minified CJS, AWS SDK bundled, sharp external, as the CDK construct builds it) is ${kb(args.built.originBytes)}, ${kb(args.built.originGzipBytes)} gzipped; sharp and libvips come beside it as node_modules.`,
+    `Cold init (median of ${cold.length} fresh processes): Node boot ${ms(boot)} ms, then importing the bundled handler ${ms(imported)} ms (sharp and libvips included; RSS ${kb(rssAfterImport)} after import). ` +
+      `Bundle: lambda/origin/index.ts with esbuild as the CDK construct builds it (minified CJS, the AWS SDK's ES module builds bundled, sharp external) is ${kb(args.built.originBytes)}, ${kb(args.built.originGzipBytes)} gzipped; sharp and libvips come beside it as node_modules.`,
   );
   lines.push(`Peak RSS of the whole bench process: ${kb(maxRssBytes())}.`);
   if (args.bytesMismatch.length) {
@@ -705,11 +742,12 @@ async function main() {
       s3,
       config: { ...DEFAULT_LIMITS, sourceBucket: emulator.sourceBucket, cacheBucket: missBucket, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES, cacheControl: DEFAULT_CACHE_CONTROL },
       log: (entry) => {
-        if (entry.level !== 'info') log(`handler: ${JSON.stringify(entry)}`);
+        if (entry.event === 'variant') ctx.lastStoreMs = entry.store as number;
+        else log(`handler: ${JSON.stringify(entry)}`);
       },
     });
     const ctx: Context = {
-      s3, endpoint: localStack.endpoint, emulator, handler, missBucket, naiveBucket,
+      s3, endpoint: localStack.endpoint, emulator, handler, lastStoreMs: NaN, missBucket, naiveBucket,
       outputs: new Map(), naiveOutputs: new Map(), bareBytes: new Map(), seeded: new Set(),
     };
 
