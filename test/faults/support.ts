@@ -4,11 +4,12 @@
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import { expect, inject } from 'vitest';
-import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type OriginConfig } from '../../lambda/origin/config';
+import type { OriginConfig } from '../../lambda/origin/config';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
 import { originS3Client, S3_MAX_ATTEMPTS, S3_TIMEOUTS } from '../../lambda/origin/storage';
 import { decodeResult, functionUrlEvent, type OriginResponse } from '../../local/function-url';
 import { startFaultyProxy, type FaultyProxy } from '../support/faulty-proxy';
+import { testOriginConfig } from '../support/origin';
 import { listKeys, testS3Client, type TestBuckets } from '../support/s3';
 
 /** The production client, reaching S3 at `endpoint` (a proxy) the way local/s3-client.ts reaches LocalStack. */
@@ -47,14 +48,7 @@ export interface FaultedOrigin {
 export async function faultedOrigin(buckets: TestBuckets, overrides: Partial<OriginConfig> = {}): Promise<FaultedOrigin> {
   const proxy = await startFaultyProxy(inject('s3Endpoint'));
   const s3 = proxiedS3Client(proxy.endpoint);
-  const config: OriginConfig = {
-    ...DEFAULT_LIMITS,
-    sourceBucket: buckets.sourceBucket,
-    cacheBucket: buckets.cacheBucket,
-    maxInlineBytes: DEFAULT_MAX_INLINE_BYTES,
-    cacheControl: DEFAULT_CACHE_CONTROL,
-    ...overrides,
-  };
+  const config = testOriginConfig(buckets, overrides);
   const logs: Record<string, unknown>[] = [];
   const handle = createOriginHandler({ s3, config, log: (entry) => logs.push(entry) });
   return {

@@ -23,6 +23,7 @@ import {
   isNear,
   opaquePng,
   pixelAt,
+  pngBomb,
   tiffImage,
   webpImage,
 } from '../support/images';
@@ -30,7 +31,6 @@ import { createTestOrigin, type TestOrigin } from '../support/origin';
 import {
   expectEmulatorStillServing,
   gifOfPixelFrames,
-  pngBomb,
   scrambled,
   seededBytes,
   throughEmulator,

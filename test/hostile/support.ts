@@ -10,7 +10,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { crc32, deflateSync } from 'node:zlib';
 import { afterAll, expect } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../local/start';
 import { gradientJpeg } from '../support/images';
@@ -46,31 +45,6 @@ export function scrambled(bytes: Buffer, from: number): Buffer {
   const copy = Buffer.from(bytes);
   for (let i = from; i < copy.length - 2; i++) copy[i] = copy[i]! ^ 0x5a;
   return copy;
-}
-
-export function pngChunk(type: string, data: Buffer): Buffer {
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(data.length);
-  const typeAndData = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(typeAndData));
-  return Buffer.concat([length, typeAndData, crc]);
-}
-
-/** A valid 1-bit black PNG of `width * height` pixels in a few kilobytes: a decompression bomb. */
-export function pngBomb(width: number, height: number): Buffer {
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 1; // bit depth
-  header[9] = 0; // greyscale
-  const raw = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
-  return Buffer.concat([
-    Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'),
-    pngChunk('IHDR', header),
-    pngChunk('IDAT', deflateSync(raw, { level: 9 })),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ]);
 }
 
 /**

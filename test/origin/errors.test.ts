@@ -5,15 +5,14 @@
 // written to the cache bucket, a structured log line, and an origin that
 // still serves the next normal request.
 
-import { createServer } from 'node:net';
-import { deflateSync, crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
 import { localS3Client } from '../../local/s3-client';
 import { decodeResult, functionUrlEvent } from '../../local/function-url';
 import { createTestOrigin, type OriginResponse, type TestOrigin } from '../support/origin';
-import { gradientJpeg, noiseImage, opaquePng } from '../support/images';
+import { gradientJpeg, noiseImage, opaquePng, pngBomb, pngChunk } from '../support/images';
+import { unreachableS3Endpoint } from '../support/s3';
 
 /** A small, valid source every origin here can serve, for "still works afterwards". */
 const OK_KEY = 'ok/fine.jpg';
@@ -213,7 +212,7 @@ describe('413 for a source over the configured limits', () => {
   });
 
   it('a decompression bomb (a 20000x20000 PNG of a few KB) is refused quickly, from its header alone', async () => {
-    const bomb = solidPngBomb(20_000, 20_000);
+    const bomb = pngBomb(20_000, 20_000);
     expect(bomb.length).toBeLessThan(200_000);
     expect(await sharp(bomb, { limitInputPixels: false }).metadata()).toMatchObject({ format: 'png', width: 20_000, height: 20_000 });
     await origin.putSource('bomb.png', bomb, 'image/png');
@@ -311,7 +310,7 @@ describe('422 for an image that cannot be decoded', () => {
 
 describe('503 when the storage is unavailable', () => {
   it('storage_unavailable, with Retry-After and no-store, when S3 cannot be reached', async () => {
-    const endpoint = `http://127.0.0.1:${await closedPort()}`;
+    const endpoint = await unreachableS3Endpoint();
     const logs: Record<string, unknown>[] = [];
     const s3 = localS3Client(endpoint);
     const handle = createOriginHandler({ s3, config: origin.config, log: (entry) => logs.push(entry) });
@@ -380,15 +379,6 @@ describe('error logs', () => {
   });
 });
 
-/** A port on the loopback interface that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** Deterministic bytes that start like no image format. */
 function randomishBytes(length: number): Buffer {
@@ -400,15 +390,6 @@ function randomishBytes(length: number): Buffer {
   }
   bytes[0] = 0x00;
   return bytes;
-}
-
-function pngChunk(type: string, data: Buffer): Buffer {
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(data.length);
-  const typeAndData = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(typeAndData));
-  return Buffer.concat([length, typeAndData, crc]);
 }
 
 /** The PNG with the middle of its zlib pixel stream scrambled, each chunk's CRC recomputed. */
@@ -426,21 +407,4 @@ function corruptIdat(png: Buffer): Buffer {
     at += 12 + length;
   }
   return Buffer.concat(chunks);
-}
-
-/** A valid 1-bit greyscale PNG of one colour: `width * height` pixels in a few kilobytes. */
-function solidPngBomb(width: number, height: number): Buffer {
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 1; // bit depth
-  header[9] = 0; // greyscale
-  // Each row: filter byte 0, then width bits of zero (black).
-  const raw = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
-  return Buffer.concat([
-    Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'),
-    pngChunk('IHDR', header),
-    pngChunk('IDAT', deflateSync(raw, { level: 9 })),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ]);
 }

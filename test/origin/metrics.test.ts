@@ -4,7 +4,6 @@
 // below) that publishes the documented metrics, for a success and for each
 // class of error the contract has.
 
-import { createServer } from 'node:net';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
@@ -20,6 +19,7 @@ import { decodeResult, functionUrlEvent } from '../../local/function-url';
 import { localS3Client } from '../../local/s3-client';
 import { gradientJpeg, noiseImage } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
+import { unreachableS3Endpoint } from '../support/s3';
 
 type Json = Record<string, any>;
 
@@ -263,7 +263,7 @@ describe('every error class: one EMF line with Errors, ServerErrors and the Erro
   });
 
   it('storage_unavailable (503) when S3 cannot be reached', async () => {
-    const s3 = localS3Client(`http://127.0.0.1:${await closedPort()}`);
+    const s3 = localS3Client(await unreachableS3Endpoint());
     const logs: Json[] = [];
     const handle = createOriginHandler({ s3, config: origin.config, log: (entry) => logs.push(entry) });
     const response = decodeResult(await handle(functionUrlEvent('/photos/cat.jpg/width=100'), context('req-503')));
@@ -350,13 +350,3 @@ describe('options and the printed line', () => {
     expect(formatOf('nonsense')).toBe('unknown');
   });
 });
-
-/** A port on the loopback interface that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}

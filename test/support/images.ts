@@ -2,6 +2,7 @@
  * Deterministic test source images, generated in code with sharp (no binary fixtures).
  * Every generator returns the same bytes on every call.
  */
+import { crc32, deflateSync } from 'node:zlib';
 import sharp, { type Sharp } from 'sharp';
 
 export interface Rgb {
@@ -245,4 +246,30 @@ export async function pixelAt(image: Buffer, x: number, y: number, options: { pa
 /** True when every one of r, g, b is within `tolerance` of the expected value. */
 export function isNear(actual: Rgb, expected: Rgb, tolerance = 40): boolean {
   return (['r', 'g', 'b'] as const).every((k) => Math.abs(actual[k] - expected[k]) <= tolerance);
+}
+
+/** One PNG chunk: length, type, data and its CRC, for PNGs written by hand. */
+export function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const typeAndData = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(typeAndData));
+  return Buffer.concat([length, typeAndData, crc]);
+}
+
+/** A valid 1-bit black PNG of `width * height` pixels in a few kilobytes: a decompression bomb. */
+export function pngBomb(width: number, height: number): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 1; // bit depth
+  header[9] = 0; // greyscale
+  const raw = Buffer.alloc((1 + Math.ceil(width / 8)) * height);
+  return Buffer.concat([
+    Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'),
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', deflateSync(raw, { level: 9 })),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
 }

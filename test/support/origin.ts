@@ -21,14 +21,9 @@ export interface TestOrigin extends TestBuckets {
   cachedKeys(): Promise<string[]>;
 }
 
-/**
- * A handler on fresh buckets for one test file; the buckets are removed after
- * the file's tests. `overrides` changes limits or settings for this origin.
- */
-export async function createTestOrigin(label: string, overrides: Partial<OriginConfig> = {}): Promise<TestOrigin> {
-  const buckets = await createTestBuckets(label);
-  afterAll(() => buckets.cleanup());
-  const config: OriginConfig = {
+/** The origin's defaults (as `npm start` runs it) on these buckets, with `overrides`. */
+export function testOriginConfig(buckets: Pick<TestBuckets, 'sourceBucket' | 'cacheBucket'>, overrides: Partial<OriginConfig> = {}): OriginConfig {
+  return {
     ...DEFAULT_LIMITS,
     sourceBucket: buckets.sourceBucket,
     cacheBucket: buckets.cacheBucket,
@@ -36,6 +31,16 @@ export async function createTestOrigin(label: string, overrides: Partial<OriginC
     cacheControl: DEFAULT_CACHE_CONTROL,
     ...overrides,
   };
+}
+
+/**
+ * A handler on fresh buckets for one test file; the buckets are removed after
+ * the file's tests. `overrides` changes limits or settings for this origin.
+ */
+export async function createTestOrigin(label: string, overrides: Partial<OriginConfig> = {}): Promise<TestOrigin> {
+  const buckets = await createTestBuckets(label);
+  afterAll(() => buckets.cleanup());
+  const config = testOriginConfig(buckets, overrides);
   const logs: Record<string, unknown>[] = [];
   const handle = createOriginHandler({ s3: buckets.s3, config, log: (entry) => logs.push(entry) });
   return {

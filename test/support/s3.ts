@@ -1,5 +1,6 @@
 // Helpers for tests that use the LocalStack S3 started by test/global-setup.ts.
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import {
   CreateBucketCommand,
   DeleteBucketCommand,
@@ -93,4 +94,14 @@ export function putObject(
   contentType?: string,
 ): Promise<PutObjectCommandOutput> {
   return s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }));
+}
+
+/** An S3 endpoint on the loopback interface that nothing listens on: every connection is refused. */
+export async function unreachableS3Endpoint(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return `http://127.0.0.1:${address.port}`;
 }
