@@ -10,8 +10,9 @@
 //              streams it), then the conditional PUT of the variant (the end of
 //              the invocation: what Lambda bills, and when it takes the next
 //              request). The variant is deleted before each call, untimed.
-//   naive      the AWS sample: GET, metadata + resize + toFormat, PUT, base64,
-//              then the (buffered) response
+//   naive      the AWS sample, in its own process with sharp untuned
+//              (scripts/bench/naive-server.ts): GET, metadata + resize +
+//              toFormat, PUT, base64, then the (buffered) response
 //   hit        the variant from the cache bucket, over HTTP through the emulator
 //              (generated CloudFront Function + cache bucket; edge cache off)
 // then images/s at concurrency 2, quality (SSIM) of the outputs, peak RSS on
@@ -20,12 +21,13 @@
 // --settings: sharp.cache / sharp.concurrency / MALLOC_ARENA_MAX, each in its own process.
 // The markdown report goes to stdout and .cache/bench/last.md; progress to stderr.
 
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
-import { spawnSync } from 'node:child_process';
+import { DeleteObjectCommand, CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { spawn, spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { readFileSync, statSync } from 'node:fs';
 import { cpus, loadavg, totalmem, availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import sharp from 'sharp';
@@ -39,9 +41,10 @@ import { functionUrlEvent } from '../local/function-url';
 import { localS3Client } from '../local/s3-client';
 import type { RunningEmulator } from '../local/start';
 import { CACHE_DIR, loadCorpus, PROJECT_ROOT, QUICK_KEYS, writeCacheFile, type Corpus, type Photo } from './bench/corpus';
-import { bare, canonicalOpsOf, naive, OPS, reference, type OpName, type OpSpec } from './bench/ops';
+import { bare, canonicalOpsOf, OPS, reference, type OpName, type OpSpec } from './bench/ops';
 import { qualityStudy } from './bench/quality';
 import { settingsStudy } from './bench/settings';
+import type { NaiveAnswer, NaiveRequest, NaiveSettings } from './bench/naive-server';
 import { maxRssBytes } from './bench/rss';
 import { decodePlanes, prepareReference, ssimImages } from './bench/ssim';
 import { kb, markdownTable, median, ms, p95, pairedRatio, perSecond, ratio, sum } from './bench/stats';
@@ -121,6 +124,7 @@ interface Context {
   lastStoreMs: number;
   missBucket: string;
   naiveBucket: string;
+  naive: NaiveServer;
   /** Transform outputs of the first iteration: the hit's seed and the quality check. */
   outputs: Map<string, Buffer>;
   naiveOutputs: Map<string, Buffer>;
@@ -180,24 +184,13 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
     };
   }
   if (mode === 'naive') {
-    const start = performance.now();
-    const object = await ctx.s3.send(new GetObjectCommand({ Bucket: ctx.emulator.sourceBucket, Key: photo.key }));
-    const body = await object.Body!.transformToByteArray();
-    const fetched = performance.now();
-    const out = await naive(op, body);
-    const transformed = performance.now();
-    if (!out) throw new Error('naive has no such operation');
-    await ctx.s3.send(
-      new PutObjectCommand({ Bucket: ctx.naiveBucket, Key: `${photo.key}/${opsSegment(ops)}`, Body: out.body, ContentType: out.contentType }),
-    );
-    const stored = performance.now();
-    const base64 = out.body.toString('base64');
-    const elapsed = performance.now() - start;
-    if (first) ctx.naiveOutputs.set(outputId(op, photo), out.body);
-    return {
-      photo: photo.key, iteration, ms: elapsed, invocationMs: elapsed, bytes: base64.length > 0 ? out.body.length : 0,
-      fetch: fetched - start, transform: transformed - fetched, store: stored - transformed,
-    };
+    const answer = await ctx.naive.request({
+      op: op.name, sourceBucket: ctx.emulator.sourceBucket, key: photo.key,
+      variantBucket: ctx.naiveBucket, variantKey: `${photo.key}/${opsSegment(ops)}`, withBody: first,
+    });
+    if (answer.body !== undefined) ctx.naiveOutputs.set(outputId(op, photo), Buffer.from(answer.body, 'base64'));
+    const { ms, fetch, transform, store, bytes } = answer;
+    return { photo: photo.key, iteration, ms, invocationMs: ms, bytes, fetch, transform, store };
   }
   // hit: the variant must be in the emulator's cache bucket, as the first miss would have left it.
   if (!ctx.seeded.has(key)) {
@@ -374,6 +367,61 @@ async function bundles(): Promise<Bundles> {
   return { origin, originBytes: statSync(origin).size, originGzipBytes: gzipSync(readFileSync(origin)).length, child, coldChild };
 }
 
+interface NaiveServer {
+  settings: NaiveSettings;
+  request(request: Omit<NaiveRequest, 'id'>): Promise<NaiveAnswer>;
+  stop(): void;
+}
+
+/** Builds and starts scripts/bench/naive-server.ts, reaching LocalStack at `endpoint`. */
+async function startNaiveServer(endpoint: string): Promise<NaiveServer> {
+  const script = join(BUILD_DIR, 'naive-server.cjs');
+  await build({
+    entryPoints: [join(PROJECT_ROOT, 'scripts/bench/naive-server.ts')], outfile: script,
+    bundle: true, platform: 'node', target: 'node20', format: 'cjs', external: ['sharp'], logLevel: 'error',
+  });
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, AWS_ENDPOINT_URL_S3: endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const waiting = new Map<number, { resolve: (answer: NaiveAnswer) => void; reject: (error: Error) => void }>();
+  let nextId = 0;
+  let ready: ((settings: NaiveSettings) => void) | undefined;
+  let failed: (error: Error) => void = () => {};
+  const settings = new Promise<NaiveSettings>((resolve, reject) => {
+    ready = resolve;
+    failed = reject;
+  });
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    // The first line is its settings, the others answers.
+    if (ready) {
+      ready(JSON.parse(line) as NaiveSettings);
+      ready = undefined;
+      return;
+    }
+    const answer = JSON.parse(line) as NaiveAnswer;
+    const pending = waiting.get(answer.id)!;
+    waiting.delete(answer.id);
+    if (answer.error) pending.reject(new Error(`naive server: ${answer.error}`));
+    else pending.resolve(answer);
+  });
+  child.on('exit', (code) => {
+    const exited = new Error(`naive server exited (${code})`);
+    failed(exited);
+    for (const pending of waiting.values()) pending.reject(exited);
+  });
+  return {
+    settings: await settings,
+    request: (request) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        waiting.set(id, { resolve, reject });
+        child.stdin!.write(JSON.stringify({ ...request, id }) + '\n');
+      }),
+    stop: () => child.kill(),
+  };
+}
+
 function runChild(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): any {
   const result = spawnSync(process.execPath, [script, ...args], { env, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
   if (result.status !== 0) throw new Error(`child ${args.join(' ')} failed: ${result.stderr}`);
@@ -458,6 +506,7 @@ function report(args: {
   loads: [number, number];
   wallSeconds: number;
   bytesMismatch: string[];
+  naiveSettings: NaiveSettings;
 }): string {
   const { results, corpus, ops } = args;
   const lines: string[] = [];
@@ -465,7 +514,7 @@ function report(args: {
   lines.push(`### Benchmark, ${date}`);
   lines.push('');
   lines.push(`- Machine: ${machine()}; load average ${args.loads[0].toFixed(1)} at start, ${args.loads[1].toFixed(1)} at end (shared machine: compare ratios, measured in the same run).`);
-  lines.push(`- ${versions()}; sharp.concurrency() ${sharp.concurrency()}, libvips cache ${sharp.cache().memory.max ? 'on' : 'off'}, MALLOC_ARENA_MAX ${process.env.MALLOC_ARENA_MAX ?? 'unset'} (the handler's settings, lambda/origin/index.ts).`);
+  lines.push(`- ${versions()}; sharp.concurrency() ${sharp.concurrency()}, libvips cache ${sharp.cache().memory.max ? 'on' : 'off'}, MALLOC_ARENA_MAX ${process.env.MALLOC_ARENA_MAX ?? 'unset'} (the handler's settings, lambda/origin/sharp-settings.ts); the AWS sample runs in its own process with sharp's defaults (concurrency ${args.naiveSettings.concurrency}, libvips cache ${args.naiveSettings.cacheMb} MB).`);
   lines.push(`- Corpus: ${corpus.description}.`);
   lines.push(`- \`${args.command}\`: ${args.iterations} iteration(s) per photo, modes interleaved in rotating order; ${Math.round(args.wallSeconds)} s in all.`);
   if (corpus.kind === 'generated') lines.push('- **GENERATED IMAGES, NOT PHOTOS**: these figures do not describe real photos.');
@@ -724,6 +773,7 @@ async function main() {
   const s3 = localS3Client(localStack.endpoint);
   const id = Date.now().toString(36);
   let emulator: RunningEmulator | undefined;
+  let naiveServer: NaiveServer | undefined;
   try {
     emulator = await startEmulator({
       s3,
@@ -746,8 +796,9 @@ async function main() {
         else log(`handler: ${JSON.stringify(entry)}`);
       },
     });
+    naiveServer = await startNaiveServer(localStack.endpoint);
     const ctx: Context = {
-      s3, endpoint: localStack.endpoint, emulator, handler, lastStoreMs: NaN, missBucket, naiveBucket,
+      s3, endpoint: localStack.endpoint, emulator, handler, lastStoreMs: NaN, missBucket, naiveBucket, naive: naiveServer,
       outputs: new Map(), naiveOutputs: new Map(), bareBytes: new Map(), seeded: new Set(),
     };
 
@@ -779,11 +830,12 @@ async function main() {
     }
     const text = report({
       command, corpus, ops, iterations, results, throughput, quality, children, decode, built,
-      loads: [loadStart, loadavg()[0]!], wallSeconds: (performance.now() - started) / 1000, bytesMismatch,
+      loads: [loadStart, loadavg()[0]!], wallSeconds: (performance.now() - started) / 1000, bytesMismatch, naiveSettings: ctx.naive.settings,
     });
     process.stdout.write(text);
     log(`written to ${await writeCacheFile('last.md', text)}`);
   } finally {
+    naiveServer?.stop();
     await emulator?.close();
     await localStack.stop();
   }

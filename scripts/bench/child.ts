@@ -12,9 +12,6 @@ import { configureSharp } from '../../lambda/origin/sharp-settings';
 import { bare, canonicalOpsOf, naive, OPS, type OpName, type OpSpec, type SourceFacts } from './ops';
 import { maxRssBytes } from './rss';
 
-// The Lambda's sharp settings (cache off, threads per vCPU); --settings overrides them.
-configureSharp();
-
 function opNamed(name: string): OpSpec {
   const op = OPS.find((candidate) => candidate.name === name);
   if (!op) throw new Error(`no op ${name}`);
@@ -27,6 +24,8 @@ async function facts(bytes: Buffer): Promise<SourceFacts> {
 }
 
 async function once(mode: string, name: OpName, file: string) {
+  // The handler's sharp settings (cache off, threads per vCPU); the sample's are sharp's defaults.
+  if (mode !== 'naive') configureSharp();
   const op = opNamed(name);
   const bytes = readFileSync(file);
   const sourceFacts = await facts(bytes);
