@@ -130,7 +130,7 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
       width: variant.width,
       height: variant.height,
       ...timings,
-      ...measured.done(typeof response === 'string' ? 200 : (response.statusCode ?? 200)),
+      ...measured.done(response.statusCode ?? 200),
     });
     return response;
   }
