@@ -865,12 +865,15 @@ export class ImageTransformer extends Construct {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       removalPolicy,
     });
-    // Purging and invalidating take seconds. Warming eager presets waits for the origin:
-    // one request per preset and negotiable format (3 Accept headers), 4 at a time
+    // Purging and invalidating take seconds, twice: the second time once a miss that read
+    // the old source must be over (the origin's timeout, and a margin for its answer to
+    // reach CloudFront). Warming eager presets waits for the origin: one request per
+    // preset and negotiable format (3 Accept headers), 4 at a time
     // (lambda/invalidate/warm.ts), each up to the origin's read timeout.
+    const settleSeconds = timeoutSeconds + 5;
     const warmTimeoutSeconds = originReadTimeoutSeconds + 5;
     const warmRounds = Math.ceil((eagerPresets.length * 3) / 4);
-    const invalidationTimeoutSeconds = Math.min(900, 60 + warmRounds * warmTimeoutSeconds);
+    const invalidationTimeoutSeconds = Math.min(900, 60 + settleSeconds + warmRounds * warmTimeoutSeconds);
     const invalidationRole = new iam.Role(this, 'InvalidationRole', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: 'edge-image-transformer invalidation: purge variants, invalidate CloudFront, write its own logs',
@@ -916,6 +919,7 @@ export class ImageTransformer extends Construct {
         DISTRIBUTION_DOMAIN: this.distribution.distributionDomainName,
         EAGER_PRESETS: eagerPresets.join(','),
         WARM_TIMEOUT_MS: String(warmTimeoutSeconds * 1000),
+        SETTLE_MS: String(settleSeconds * 1000),
         // The grammar as the edge has it: what a warming URL's signature covers, and
         // which formats format=auto can negotiate (one warming request per format).
         MAX_DIMENSION: String(grammar.maxDimension),

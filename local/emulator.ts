@@ -100,9 +100,12 @@ export function createEmulator(options: EmulatorOptions) {
     return { status, headers: responseHeaders, body };
   }
 
-  /** Waits for the origin's work after its responses: once settled, each miss's variant is in the cache bucket (or failed to be). */
+  /**
+   * Waits for the origin invocations running now to end: then the variants of the misses
+   * answered so far are in the cache bucket (or failed to be). Later misses are not waited for.
+   */
   async function settled(): Promise<void> {
-    while (running.size > 0) await Promise.allSettled([...running]);
+    await Promise.allSettled([...running]);
   }
 
   function answer(request: ViewerRequest, response: CachedResponse, extra: Record<string, string>): CachedResponse {

@@ -146,6 +146,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
       warmTimeoutMs: DEFAULT_WARM_TIMEOUT_MS,
     },
     log: quiet,
+    // The second pass runs once the misses in flight are over: the emulator knows which.
+    settle: emulator.settled,
   });
   const watcher = await watchSources({ s3, bucket: sourceBucket, intervalMs: options.watchIntervalMs ?? 2000, onEvent: invalidate });
 

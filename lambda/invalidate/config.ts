@@ -37,6 +37,13 @@ export interface InvalidateConfig {
   avif?: boolean;
   /** Time allowed for one warming request (WARM_TIMEOUT_MS, default 30000). */
   warmTimeoutMs: number;
+  /**
+   * How long after the first purge and invalidation to do both again
+   * (SETTLE_MS): the longest a miss that read the old source can still store
+   * its variant or be cached by CloudFront, i.e. the origin Lambda's timeout.
+   * Unset: one pass. Optional in code, so configs built by hand keep working.
+   */
+  settleMs?: number;
 }
 
 /** What Chromium, Safari 16+ and Firefox 93+ send, what an older WebP-only browser sends, and what a plain client sends. */
@@ -150,6 +157,7 @@ export function readConfig(env: Env): InvalidateConfig {
     grammar,
     avif: flag(env, 'AVIF', true),
     warmTimeoutMs: positiveInteger(env, 'WARM_TIMEOUT_MS', DEFAULT_WARM_TIMEOUT_MS),
+    settleMs: positiveInteger(env, 'SETTLE_MS', 0) || undefined,
   };
 
   if (config.signingSecret && config.eagerPresets.length > 0 && !grammar.presets) {

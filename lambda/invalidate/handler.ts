@@ -5,8 +5,12 @@
 //
 // Order matters. Variants are deleted first, so that when CloudFront goes
 // back to the origin after the invalidation, the cache bucket no longer has
-// the old variant and the Lambda makes a new one. Warming comes last, and
-// only for keys whose purge and invalidation succeeded.
+// the old variant and the Lambda makes a new one. A miss that read the old
+// source just before the change may still be running, though: it would store
+// its variant after the purge, and CloudFront could cache its answer after the
+// invalidation. So, with SETTLE_MS, once such a miss must be over, both are
+// done again. Warming comes last, and only for keys whose purges and
+// invalidations succeeded.
 //
 // Failures: each key is purged whatever happens to the others, and the
 // invalidation is sent even when a purge failed. Warming failures are logged
@@ -21,7 +25,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 import type { InvalidationClient } from './cloudfront';
 import type { InvalidateConfig } from './config';
-import { sourceChanges, type Change, type IgnoredRecord } from './events';
+import { sourceChanges, type Change, type IgnoredRecord, type SourceChange } from './events';
 import type { Logger } from './log';
 import { coveringPaths, invalidationPath } from './paths';
 import { deleteVariants, type DeleteError } from './purge';
@@ -34,6 +38,12 @@ export interface InvalidationDependencies {
   log: Logger;
   /** How warming requests are made; the global fetch by default. */
   fetch?: Fetch;
+  /**
+   * Resolves once every miss that may have read an old source is over, when the
+   * second purge and invalidation may run. By default a wait of `config.settleMs`
+   * (no second pass when unset); the emulator knows exactly which misses are running.
+   */
+  settle?: () => Promise<void>;
 }
 
 export interface KeyReport {
@@ -75,62 +85,87 @@ function describe(error: unknown): string {
   return `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}`;
 }
 
-export function createInvalidationHandler({ s3, cloudFront, config, log, fetch = globalThis.fetch }: InvalidationDependencies): InvalidationHandler {
-  return async function handle(event) {
-    const { changes, ignored } = sourceChanges(event?.Records, config.cacheBucket);
-    for (const record of ignored) log({ level: 'info', event: 'ignored', ...record });
+export function createInvalidationHandler({ s3, cloudFront, config, log, fetch = globalThis.fetch, settle }: InvalidationDependencies): InvalidationHandler {
+  const settled = settle ?? (config.settleMs ? () => new Promise<void>((resolve) => setTimeout(resolve, config.settleMs)) : undefined);
 
-    // 1. Delete each changed source's variants.
-    const keys = await Promise.all(
+  /** 1. Deletes each changed source's variants. */
+  function purge(changes: SourceChange[], pass: number): Promise<KeyReport[]> {
+    return Promise.all(
       changes.map(async ({ key, change, events }): Promise<KeyReport> => {
-        const purge = await deleteVariants(s3, config.cacheBucket, key);
-        const failed = purge.failure !== undefined || purge.errors.length > 0;
+        const purged = await deleteVariants(s3, config.cacheBucket, key);
+        const failed = purged.failure !== undefined || purged.errors.length > 0;
         log({
           level: failed ? 'error' : 'info',
           event: failed ? 'purge_failed' : 'purged',
+          pass,
           key,
           change,
           events,
           bucket: config.cacheBucket,
-          deleted: purge.deleted,
-          ...(purge.errors.length ? { errorCount: purge.errors.length, errors: purge.errors.slice(0, LOGGED_ERRORS) } : {}),
-          ...(purge.failure ? { failure: purge.failure } : {}),
+          deleted: purged.deleted,
+          ...(purged.errors.length ? { errorCount: purged.errors.length, errors: purged.errors.slice(0, LOGGED_ERRORS) } : {}),
+          ...(purged.failure ? { failure: purged.failure } : {}),
         });
-        return { key, change, ...purge };
+        return { key, change, ...purged };
       }),
     );
+  }
 
-    // 2. One invalidation for every changed source.
+  /** 2. One invalidation for every changed source; its outcome goes into the report. */
+  async function invalidate(report: InvalidationReport, pass: number): Promise<void> {
+    const callerReference = `${Date.now()}-${randomUUID()}`;
+    try {
+      const result = await cloudFront.createInvalidation({
+        distributionId: config.distributionId,
+        paths: report.paths,
+        callerReference,
+      });
+      report.invalidationId = result.id;
+      log({
+        level: 'info',
+        event: 'invalidated',
+        pass,
+        distributionId: config.distributionId,
+        invalidationId: result.id,
+        status: result.status,
+        paths: report.paths,
+        callerReference,
+      });
+    } catch (error) {
+      report.invalidationError ??= describe(error);
+      log({
+        level: 'error',
+        event: 'invalidation_failed',
+        pass,
+        distributionId: config.distributionId,
+        paths: report.paths,
+        callerReference,
+        error: describe(error),
+      });
+    }
+  }
+
+  return async function handle(event) {
+    const { changes, ignored } = sourceChanges(event?.Records, config.cacheBucket);
+    for (const record of ignored) log({ level: 'info', event: 'ignored', ...record });
+
+    const keys = await purge(changes, 1);
     const report: InvalidationReport = { keys, ignored, paths: [], warmed: [] };
     if (changes.length > 0) {
       report.paths = coveringPaths(changes.map((change) => invalidationPath(change.key)));
-      const callerReference = `${Date.now()}-${randomUUID()}`;
-      try {
-        const result = await cloudFront.createInvalidation({
-          distributionId: config.distributionId,
-          paths: report.paths,
-          callerReference,
+      await invalidate(report, 1);
+      if (settled) {
+        // Once every miss that may have read an old source is over: its variant and CloudFront's copy go too.
+        log({ level: 'info', event: 'settling', ms: config.settleMs, keys: keys.length });
+        await settled();
+        const again = await purge(changes, 2);
+        again.forEach((second, index) => {
+          const first = keys[index]!;
+          first.deleted += second.deleted;
+          first.errors.push(...second.errors);
+          first.failure ??= second.failure;
         });
-        report.invalidationId = result.id;
-        log({
-          level: 'info',
-          event: 'invalidated',
-          distributionId: config.distributionId,
-          invalidationId: result.id,
-          status: result.status,
-          paths: report.paths,
-          callerReference,
-        });
-      } catch (error) {
-        report.invalidationError = describe(error);
-        log({
-          level: 'error',
-          event: 'invalidation_failed',
-          distributionId: config.distributionId,
-          paths: report.paths,
-          callerReference,
-          error: report.invalidationError,
-        });
+        await invalidate(report, 2);
       }
     }
 

@@ -343,20 +343,24 @@ describe('invalidation Lambda', () => {
       DISTRIBUTION_DOMAIN: { 'Fn::GetAtt': [logicalId(base, t.distribution), 'DomainName'] },
       EAGER_PRESETS: '',
       WARM_TIMEOUT_MS: '45000',
+      // The second purge and invalidation: the origin's 30 s timeout and 5 s for its answer.
+      SETTLE_MS: '35000',
       MAX_DIMENSION: '8192',
       AVIF: 'true',
     });
     const env = invalidationFunction(full).Properties.Environment.Variables;
     expect(env).toMatchObject({
       EAGER_PRESETS: 'thumb',
+      SETTLE_MS: '65000',
       AVIF: 'false',
       SIZES: '320,640,1280',
       MAX_DIMENSION: '4096',
       PRESETS: JSON.stringify(FULL(new Stack()).presets),
       SIGNING_SECRET: '{{resolve:secretsmanager:image-signing-secret:SecretString:::}}',
     });
-    // Warming waits for the origin: 1 preset x 3 formats, 4 at a time, 75 s each.
-    expect(invalidationFunction(full).Properties.Timeout).toBe(135);
+    // 60 s for two purges and invalidations, 65 s between them (the origin's 60 s timeout + 5),
+    // and warming, which waits for the origin: 1 preset x 3 formats, 4 at a time, 75 s each.
+    expect(invalidationFunction(full).Properties.Timeout).toBe(200);
   });
 
   it("receives the source bucket's object created and removed events", () => {

@@ -19,6 +19,7 @@ describe('readConfig', () => {
       grammar: { maxDimension: 8192, sizes: undefined, presets: undefined },
       avif: true,
       warmTimeoutMs: 30000,
+      settleMs: undefined,
     });
   });
 
@@ -33,6 +34,7 @@ describe('readConfig', () => {
       SIZES: '640, 320,1600, 200',
       MAX_DIMENSION: '4096',
       WARM_TIMEOUT_MS: '5000',
+      SETTLE_MS: '35000',
       AVIF: 'False',
     });
     expect(config).toMatchObject({
@@ -43,6 +45,7 @@ describe('readConfig', () => {
       grammar: { maxDimension: 4096, sizes: [200, 320, 640, 1600], presets: JSON.parse(PRESETS) },
       avif: false,
       warmTimeoutMs: 5000,
+      settleMs: 35000,
     });
   });
 
@@ -58,6 +61,7 @@ describe('readConfig', () => {
     ['SIZES not numbers', { SIZES: '320,wide' }, /SIZES must be a positive integer, not "wide"/],
     ['MAX_DIMENSION zero', { MAX_DIMENSION: '0' }, /MAX_DIMENSION must be a positive integer/],
     ['WARM_TIMEOUT_MS not a number', { WARM_TIMEOUT_MS: '5s' }, /WARM_TIMEOUT_MS must be a positive integer, not "5s"/],
+    ['SETTLE_MS not a number', { SETTLE_MS: '35 s' }, /SETTLE_MS must be a positive integer, not "35 s"/],
     ['AVIF not a boolean', { AVIF: 'yes' }, /AVIF must be true or false, not "yes"/],
     ['signing without preset definitions', { EAGER_PRESETS: 'thumb', SIGNING_SECRET: 'x' }, /signing the warming URLs needs PRESETS/],
     ['an eager preset that is not defined', { EAGER_PRESETS: 'thumb,banner', PRESETS }, /EAGER_PRESETS names "banner", which PRESETS rejects: Invalid preset "banner": expected one of thumb, hero\./],

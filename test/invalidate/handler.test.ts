@@ -289,6 +289,70 @@ describe('invalidation', () => {
   });
 });
 
+describe('a miss racing the change', () => {
+  /** CloudFront, and a miss that read the old source and stores its variant just after the first invalidation. */
+  function racingMiss(lateVariants: string[]) {
+    const cloudFront = recordingCloudFront(async () => {
+      if (cloudFront.calls.length === 1) await putVariants(lateVariants);
+      return { id: `I${cloudFront.calls.length}EXAMPLE`, status: 'InProgress' };
+    });
+    return cloudFront;
+  }
+
+  it('with SETTLE_MS, purges and invalidates again once that miss must be over: its late variant goes too', async () => {
+    await putVariants(['race/a.jpg/width=100']);
+    const cloudFront = racingMiss(['race/a.jpg/width=200', 'race/b.jpg/width=200']);
+    const { handle, logs } = setup({ settleMs: 300 }, { cloudFront });
+
+    const started = performance.now();
+    const report = await handle(created('race/a.jpg'));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+
+    // Another source's variant is left alone.
+    expect(await cachedUnder('race/')).toEqual(['race/b.jpg/width=200']);
+    expect(cloudFront.calls.map((call) => call.paths)).toEqual([['/race/a.jpg*'], ['/race/a.jpg*']]);
+    expect(cloudFront.calls[0]!.callerReference).not.toBe(cloudFront.calls[1]!.callerReference);
+    expect(report).toMatchObject({ keys: [{ key: 'race/a.jpg', deleted: 2, errors: [] }], invalidationId: 'I2EXAMPLE' });
+    expect(logs.entries.map((entry) => [entry.event, entry.pass])).toEqual([
+      ['purged', 1],
+      ['invalidated', 1],
+      ['settling', undefined],
+      ['purged', 2],
+      ['invalidated', 2],
+      ['source_changed', undefined],
+    ]);
+  });
+
+  it('without SETTLE_MS, one pass: the late variant stays (the window the second pass closes)', async () => {
+    const cloudFront = racingMiss(['race1/a.jpg/width=200']);
+    const { handle } = setup({}, { cloudFront });
+    await handle(created('race1/a.jpg'));
+    expect(cloudFront.calls).toHaveLength(1);
+    expect(await cachedUnder('race1/')).toEqual(['race1/a.jpg/width=200']);
+  });
+
+  it('warms the eager presets only after the second pass, so what it makes is not purged', async () => {
+    const cloudFront = racingMiss(['race2/a.jpg/width=200']);
+    const { handle, logs, fetch } = setup({ settleMs: 100, eagerPresets: ['thumb'] }, { cloudFront });
+    await handle(created('race2/a.jpg'));
+    const events = logs.entries.map((entry) => entry.event);
+    expect(events.lastIndexOf('invalidated')).toBeLessThan(events.indexOf('warmed'));
+    expect(fetch.calls.length).toBeGreaterThan(0);
+    expect(await cachedUnder('race2/')).toEqual([]);
+  });
+
+  it('a failed second invalidation still rejects, so Lambda runs the event again', async () => {
+    const cloudFront = recordingCloudFront(async () => {
+      if (cloudFront.calls.length === 2) throw Object.assign(new Error('Rate exceeded'), { name: 'TooManyInvalidationsInProgress' });
+      return { id: `I${cloudFront.calls.length}EXAMPLE`, status: 'InProgress' };
+    });
+    const { handle, logs } = setup({ settleMs: 50 }, { cloudFront });
+    const error = await sourceChangeError(handle(created('race3/a.jpg')));
+    expect(error.report.invalidationError).toBe('TooManyInvalidationsInProgress: Rate exceeded');
+    expect(logs.events('invalidation_failed')).toEqual([expect.objectContaining({ pass: 2 })]);
+  });
+});
+
 describe('eager presets', () => {
   const SECRET = 'warming-secret';
   const grammar: GrammarOptions = {

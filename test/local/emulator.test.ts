@@ -565,6 +565,27 @@ describe('invalidation when a source changes', () => {
     expect(json(await request(edge.url, pathOf(key) + '?fm=json'))).toMatchObject({ width: 240, height: 240 });
   });
 
+  it('a miss that read the old image while it was replaced leaves nothing stale behind it', async () => {
+    const key = 'replace/raced.jpg';
+    const put = async (body: Buffer) => {
+      const upload = await fetch(edge.url + '/_api/sources' + pathOf(key), { method: 'PUT', headers: { 'content-type': 'image/jpeg' }, body });
+      expect(upload.status).toBe(201);
+    };
+    await put(await gradientJpeg(3000, 2000));
+    // A full-size AVIF takes seconds: the replacement lands while it is being made from the old image.
+    const racing = request(edge.url, pathOf(key) + '?fm=avif');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await put(await gradientJpeg(300, 200));
+
+    const raced = await racing;
+    expect(await decoded(raced.body)).toMatchObject({ format: 'avif', width: 3000, height: 2000 });
+    // The upload returned after a second purge and invalidation, once that miss was over.
+    expect(await cacheKeysUnder(s3, edge.cacheBucket, key)).toEqual([]);
+    const after = await request(edge.url, pathOf(key) + '?fm=avif');
+    expect(origin(after)).toEqual(MISS_LAMBDA);
+    expect(await decoded(after.body)).toMatchObject({ format: 'avif', width: 300, height: 200 });
+  });
+
   it('refuses a playground upload over the source byte limit with a JSON 413, and stores nothing', async () => {
     const key = 'uploads/too-big.jpg';
     const upload = await fetch(edge.url + '/_api/sources' + pathOf(key), {
