@@ -155,7 +155,7 @@ export function createInvalidationHandler({ s3, cloudFront, config, log, fetch =
       report.paths = coveringPaths(changes.map((change) => invalidationPath(change.key)));
       await invalidate(report, 1);
       if (settled) {
-        // Once every miss that may have read an old source is over: its variant and CloudFront's copy go too.
+        // 3. Once every miss that may have read an old source is over: its variant and CloudFront's copy go too.
         log({ level: 'info', event: 'settling', ms: config.settleMs, keys: keys.length });
         await settled();
         const again = await purge(changes, 2);
@@ -169,7 +169,7 @@ export function createInvalidationHandler({ s3, cloudFront, config, log, fetch =
       }
     }
 
-    // 3. Warm the eager presets of new sources whose old variants are gone everywhere.
+    // 4. Warm the eager presets of new sources whose old variants are gone everywhere.
     if (config.eagerPresets.length > 0) {
       const created = keys.filter((key) => key.change === 'created');
       const ready = created.filter((key) => key.failure === undefined && key.errors.length === 0 && !report.invalidationError);
