@@ -2,7 +2,8 @@
 // URL) hands a request to the origin handler, and how its answer comes back.
 // Used by the local emulator to invoke the real handler in-process.
 
-import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import type { FunctionUrlResponse } from '../lambda/origin/responses';
 
 export interface OriginResponse {
   status: number;
@@ -38,13 +39,6 @@ export function functionUrlEvent(uri: string, method = 'GET', headers: Record<st
 }
 
 /** The handler's result as status, lower-case headers and body bytes. */
-export function decodeResult(result: LambdaFunctionURLResult): OriginResponse {
-  if (typeof result !== 'object') throw new Error('the handler returned a bare string');
-  const body = Buffer.from(result.body ?? '', result.isBase64Encoded ? 'base64' : 'utf8');
-  return {
-    status: result.statusCode ?? 200,
-    headers: (result.headers ?? {}) as Record<string, string>,
-    body,
-    json: () => JSON.parse(body.toString('utf8')),
-  };
+export function decodeResult({ statusCode, headers, body }: FunctionUrlResponse): OriginResponse {
+  return { status: statusCode, headers, body, json: () => JSON.parse(body.toString('utf8')) };
 }

@@ -20,9 +20,9 @@ let handle: OriginHandler | undefined;
  * ends the viewer's response. The runtime sends the status and headers on the
  * first write() and not on end(), so there is always one write, if only of nothing.
  */
-function streamResponse(responseStream: Writable, { statusCode, headers, body, isBase64Encoded }: FunctionUrlResponse): void {
+function streamResponse(responseStream: Writable, { statusCode, headers, body }: FunctionUrlResponse): void {
   const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode, headers });
-  stream.write(body ? Buffer.from(body, isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0));
+  stream.write(body);
   stream.end();
 }
 

@@ -1,12 +1,20 @@
 // Function URL responses, with the headers the contract promises.
 
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createHash } from 'node:crypto';
 import type { HttpError } from './errors';
 import type { Variant } from './storage';
 
-/** A Function URL response, always the structured form (status, headers, body). */
-export type FunctionUrlResponse = APIGatewayProxyStructuredResultV2;
+/**
+ * A Function URL response: status, headers and the body's bytes, which the
+ * streaming entry point writes as they are (no base64 round trip).
+ */
+export interface FunctionUrlResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+const NO_BODY = Buffer.alloc(0);
 
 /** What Server-Timing reports: the phases before the response (the variant's write comes after it). */
 export type ResponseTimings = Record<'fetch' | 'transform', number>;
@@ -42,10 +50,9 @@ export function variantResponse(
       .map(([name, ms]) => `${name};dur=${ms.toFixed(1)}`)
       .join(', '),
   };
-  if (matches(request.ifNoneMatch, etag)) return { statusCode: 304, headers, body: '' };
+  if (matches(request.ifNoneMatch, etag)) return { statusCode: 304, headers, body: NO_BODY };
   headers['content-length'] = String(variant.body.length);
-  const body = request.method === 'HEAD' ? '' : variant.body.toString('base64');
-  return { statusCode: 200, headers, body, isBase64Encoded: body !== '' };
+  return { statusCode: 200, headers, body: request.method === 'HEAD' ? NO_BODY : variant.body };
 }
 
 export function errorResponse(error: HttpError): FunctionUrlResponse {
@@ -56,10 +63,10 @@ export function errorResponse(error: HttpError): FunctionUrlResponse {
   };
   if (error.status === 503) headers['retry-after'] = '1';
   if (error.status === 405) headers.allow = 'GET, HEAD';
-  return { statusCode: error.status, headers, body: JSON.stringify({ error: error.code, message: error.message }) };
+  return { statusCode: error.status, headers, body: Buffer.from(JSON.stringify({ error: error.code, message: error.message })) };
 }
 
 /** Sends the viewer back through CloudFront, which now finds the stored variant; never cached itself. */
 export function redirectResponse(location: string): FunctionUrlResponse {
-  return { statusCode: 302, headers: { location, 'cache-control': 'no-store' }, body: '' };
+  return { statusCode: 302, headers: { location, 'cache-control': 'no-store' }, body: NO_BODY };
 }
