@@ -1,7 +1,7 @@
 // `npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <s>]`
 // Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3).
 
-import { parseArgs } from 'node:util';
+import { commandLine, usageError } from './command-line';
 import { startLocalStack } from './localstack';
 import { localS3Client } from './s3-client';
 import { startEmulator } from './start';
@@ -12,30 +12,16 @@ const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--no-edge-cach
   --no-edge-cache          send every request to the origins, as with caching disabled
   --signing-secret <s>     require signed URLs, verified with this secret`;
 
-function fail(message: string): never {
-  console.error(`error: ${message}\n\n${USAGE}`);
-  process.exit(2);
-}
+const fail = (message: string) => usageError(USAGE, message);
 
 async function main() {
-  let args;
-  try {
-    args = parseArgs({
-      options: {
-        port: { type: 'string', default: '3000' },
-        images: { type: 'string' },
-        'no-edge-cache': { type: 'boolean', default: false },
-        'signing-secret': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }).values;
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  if (args.help) {
-    console.log(USAGE);
-    return;
-  }
+  const args = commandLine(USAGE, {
+    port: { type: 'string', default: '3000' },
+    images: { type: 'string' },
+    'no-edge-cache': { type: 'boolean', default: false },
+    'signing-secret': { type: 'string' },
+  });
+  if (!args) return;
   const port = Number(args.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not "${args.port}"`);
 

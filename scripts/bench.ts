@@ -28,7 +28,6 @@ import { readFileSync, statSync } from 'node:fs';
 import { cpus, loadavg, totalmem, availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import sharp from 'sharp';
 import { canonicalUri, encodeKeyPath, opsSegment, variantKey, type Ops } from '../lambda/grammar';
@@ -37,6 +36,7 @@ import { createOriginHandler, type OriginHandler } from '../lambda/origin/handle
 import { configureSharp } from '../lambda/origin/sharp-settings';
 import { transform } from '../lambda/origin/image/transform';
 import { storeVariant } from '../lambda/origin/storage';
+import { commandLine, usageError } from '../local/command-line';
 import { functionUrlEvent } from '../local/function-url';
 import { localS3Client } from '../local/s3-client';
 import type { RunningEmulator } from '../local/start';
@@ -708,37 +708,19 @@ async function createBucket(s3: S3Client, name: string) {
 }
 
 async function main() {
-  let values;
-  try {
-    values = parseArgs({
-      options: {
-        quick: { type: 'boolean', default: false },
-        iterations: { type: 'string' },
-        ops: { type: 'string' },
-        quality: { type: 'boolean', default: false },
-        settings: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }).values;
-  } catch (error) {
-    console.error(`${(error as Error).message}\n${USAGE}`);
-    process.exit(2);
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return;
-  }
+  const values = commandLine(USAGE, {
+    quick: { type: 'boolean', default: false },
+    iterations: { type: 'string' },
+    ops: { type: 'string' },
+    quality: { type: 'boolean', default: false },
+    settings: { type: 'boolean', default: false },
+  });
+  if (!values) return;
   const iterations = values.iterations ? Number(values.iterations) : values.quick ? 1 : 2;
-  if (!Number.isInteger(iterations) || iterations < 1) {
-    console.error(`--iterations must be a positive integer\n${USAGE}`);
-    process.exit(2);
-  }
+  if (!Number.isInteger(iterations) || iterations < 1) usageError(USAGE, `--iterations must be a positive integer, not "${values.iterations}"`);
   const names = values.ops ? values.ops.split(',').map((name) => name.trim()) : OPS.map((op) => op.name);
   const unknown = names.filter((name) => !OPS.some((op) => op.name === name));
-  if (unknown.length) {
-    console.error(`unknown operation(s) ${unknown.join(', ')}\n${USAGE}`);
-    process.exit(2);
-  }
+  if (unknown.length) usageError(USAGE, `unknown operation(s) ${unknown.join(', ')}`);
   const ops = OPS.filter((op) => names.includes(op.name));
   const command = ['npm run bench', ...process.argv.slice(2).length ? ['--', ...process.argv.slice(2)] : []].join(' ');
 

@@ -17,8 +17,8 @@
 
 import { request as httpRequest, Agent } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { originS3Client } from '../lambda/origin/storage';
+import { commandLine, usageError } from '../local/command-line';
 import { startLocalStack } from '../local/localstack';
 import { startEmulator } from '../local/start';
 
@@ -68,10 +68,7 @@ interface MemorySample {
   external: number;
 }
 
-function fail(message: string): never {
-  console.error(`error: ${message}\n\n${USAGE}`);
-  process.exit(2);
-}
+const fail = (message: string) => usageError(USAGE, message);
 
 /** mulberry32: a small seeded PRNG, so a run's mix can be repeated. */
 function random(seed: number): () => number {
@@ -105,25 +102,14 @@ function latencyLine(label: string, results: Result[]): string {
 }
 
 async function main() {
-  let args;
-  try {
-    args = parseArgs({
-      options: {
-        requests: { type: 'string', default: '3000' },
-        concurrency: { type: 'string', default: '16' },
-        'miss-ratio': { type: 'string', default: '0.1' },
-        'no-edge-cache': { type: 'boolean', default: false },
-        seed: { type: 'string', default: '1' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }).values;
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  if (args.help) {
-    console.log(USAGE);
-    return;
-  }
+  const args = commandLine(USAGE, {
+    requests: { type: 'string', default: '3000' },
+    concurrency: { type: 'string', default: '16' },
+    'miss-ratio': { type: 'string', default: '0.1' },
+    'no-edge-cache': { type: 'boolean', default: false },
+    seed: { type: 'string', default: '1' },
+  });
+  if (!args) return;
   const total = Number(args.requests);
   const concurrency = Number(args.concurrency);
   const missRatio = Number(args['miss-ratio']);
