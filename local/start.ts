@@ -7,13 +7,15 @@ import { buildSync } from 'esbuild';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
 import { DEFAULT_EAGER_ACCEPTS, DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
 import { createInvalidationHandler } from '../lambda/invalidate/handler';
-import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES } from '../lambda/origin/config';
+import { DEFAULT_LIMITS, originConfig } from '../lambda/origin/config';
 import { createOriginHandler } from '../lambda/origin/handler';
+import { transformProcesses } from '../lambda/origin/transform-process';
 import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode } from '../lib/edge-function';
 import { createEmulator } from './emulator';
 import { generateSamples, type Sample } from './samples';
@@ -121,8 +123,10 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     edgeCache: options.edgeCache,
     origin: createOriginHandler({
       s3,
-      config: { ...DEFAULT_LIMITS, sourceBucket, cacheBucket, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES, cacheControl: DEFAULT_CACHE_CONTROL },
+      config: originConfig({ sourceBucket, cacheBucket }),
       log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
+      // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
+      transforms: transformProcesses(availableParallelism()),
     }),
   });
 

@@ -31,9 +31,10 @@ import { createInterface } from 'node:readline';
 import { gzipSync } from 'node:zlib';
 import sharp from 'sharp';
 import { canonicalUri, encodeKeyPath, opsSegment, variantKey, type Ops } from '../lambda/grammar';
-import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES } from '../lambda/origin/config';
+import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, originConfig } from '../lambda/origin/config';
 import { createOriginHandler, type OriginHandler } from '../lambda/origin/handler';
 import { configureSharp } from '../lambda/origin/sharp-settings';
+import { budgetFor } from '../lambda/origin/image/budget';
 import { transform } from '../lambda/origin/image/transform';
 import { storeVariant } from '../lambda/origin/storage';
 import { commandLine, usageError } from '../local/command-line';
@@ -162,7 +163,7 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
   if (mode === 'transform') {
     const cpu = process.cpuUsage();
     const start = performance.now();
-    const variant = await transform(photo.bytes, ops, DEFAULT_LIMITS, 120);
+    const variant = await transform(photo.bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length));
     const elapsed = performance.now() - start;
     if (first) ctx.outputs.set(outputId(op, photo), variant.body);
     return { photo: photo.key, iteration, ms: elapsed, cpuMs: cpuSince(cpu), bytes: variant.body.length };
@@ -194,7 +195,7 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
   }
   // hit: the variant must be in the emulator's cache bucket, as the first miss would have left it.
   if (!ctx.seeded.has(key)) {
-    const body = ctx.outputs.get(outputId(op, photo)) ?? (await transform(photo.bytes, ops, DEFAULT_LIMITS, 120)).body;
+    const body = ctx.outputs.get(outputId(op, photo)) ?? (await transform(photo.bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length))).body;
     const contentType = op.format === 'json' ? 'application/json' : `image/${(await sharp(body).metadata()).format.replace('heif', 'avif')}`;
     await storeVariant(ctx.s3, ctx.emulator.cacheBucket, key, { body, contentType }, DEFAULT_CACHE_CONTROL, '');
     ctx.seeded.add(key);
@@ -772,7 +773,7 @@ async function main() {
     await createBucket(s3, naiveBucket);
     const handler = createOriginHandler({
       s3,
-      config: { ...DEFAULT_LIMITS, sourceBucket: emulator.sourceBucket, cacheBucket: missBucket, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES, cacheControl: DEFAULT_CACHE_CONTROL },
+      config: originConfig({ sourceBucket: emulator.sourceBucket, cacheBucket: missBucket }),
       log: (entry) => {
         if (entry.event === 'variant') ctx.lastStoreMs = entry.store as number;
         else log(`handler: ${JSON.stringify(entry)}`);

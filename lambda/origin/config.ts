@@ -14,6 +14,11 @@ export interface Limits {
   maxFrames: number;
   /** Time allowed for fetch + transform before answering 504 (TIME_BUDGET_MS, default 25000). */
   timeBudgetMs: number;
+  /**
+   * The function's memory size in MB (Lambda's AWS_LAMBDA_FUNCTION_MEMORY_SIZE, default 2048):
+   * a request's memory and CPU budgets derive from it (image/budget.ts).
+   */
+  memorySizeMb: number;
   /** What an SVG source gets (SVG_POLICY): refused with 415 (`refuse`, the default), or rendered to a raster (`rasterize`). */
   svgPolicy: SvgPolicy;
 }
@@ -33,6 +38,8 @@ export interface OriginConfig extends Limits {
   maxInlineBytes: number;
   /** Cache-Control of variants (CACHE_CONTROL, default one year, immutable). */
   cacheControl: string;
+  /** How long a transform that ran out of time or crashed is answered from memory, without trying again (FAILURE_TTL_SECONDS). */
+  failureTtlSeconds: number;
   /** Allowed widths and heights, as the edge snaps them (SIZES, comma-separated; default any). */
   sizes?: number[];
 }
@@ -43,12 +50,14 @@ export const DEFAULT_LIMITS: Limits = {
   maxDimension: DEFAULT_GRAMMAR_OPTIONS.maxDimension,
   maxFrames: 200,
   timeBudgetMs: 25_000,
+  memorySizeMb: 2048,
   svgPolicy: 'refuse',
 };
 
 /** Lambda streams the first 6 MB of a response at full speed, then 2 MB/s: larger variants are better served from S3. */
 export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
 export const DEFAULT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+export const DEFAULT_FAILURE_TTL_SECONDS = 300;
 
 type Env = Record<string, string | undefined>;
 
@@ -92,9 +101,24 @@ export function readConfig(env: Env): OriginConfig {
     maxDimension: positiveInteger(env, 'MAX_DIMENSION', DEFAULT_LIMITS.maxDimension),
     maxFrames: positiveInteger(env, 'MAX_FRAMES', DEFAULT_LIMITS.maxFrames),
     timeBudgetMs: positiveInteger(env, 'TIME_BUDGET_MS', DEFAULT_LIMITS.timeBudgetMs),
+    memorySizeMb: positiveInteger(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', DEFAULT_LIMITS.memorySizeMb),
     svgPolicy: oneOf(env, 'SVG_POLICY', SVG_POLICIES, DEFAULT_LIMITS.svgPolicy),
     maxInlineBytes: positiveInteger(env, 'MAX_INLINE_BYTES', DEFAULT_MAX_INLINE_BYTES),
     cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
+    failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
     sizes: sizeList(env),
+  };
+}
+
+/** The default settings on these buckets, with `overrides`: how the emulator, the bench and the tests configure an origin. */
+export function originConfig(buckets: Pick<OriginConfig, 'sourceBucket' | 'cacheBucket'>, overrides: Partial<OriginConfig> = {}): OriginConfig {
+  return {
+    ...DEFAULT_LIMITS,
+    sourceBucket: buckets.sourceBucket,
+    cacheBucket: buckets.cacheBucket,
+    maxInlineBytes: DEFAULT_MAX_INLINE_BYTES,
+    cacheControl: DEFAULT_CACHE_CONTROL,
+    failureTtlSeconds: DEFAULT_FAILURE_TTL_SECONDS,
+    ...overrides,
   };
 }

@@ -6,11 +6,13 @@ import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { encodeKeyPath, isGrammarError, parseCanonicalUri, variantKey, viewerQuery, type CanonicalRequest } from '../grammar';
 import type { OriginConfig } from './config';
 import { HttpError } from './errors';
-import { transform } from './image/transform';
+import { rememberedFailure, rememberFailure, isExpensive } from './failures';
+import { budgetFor } from './image/budget';
 import type { Logger } from './log';
 import { requestMetrics, type MetricsOptions, type Phase, type RequestMetrics } from './metrics';
 import { errorResponse, redirectResponse, variantResponse, type FunctionUrlResponse, type ResponseTimings } from './responses';
 import { fetchSource, storeVariant, type StoreOutcome } from './storage';
+import { transformProcesses, type TransformProcesses } from './transform-process';
 
 export interface OriginDependencies {
   s3: S3Client;
@@ -18,6 +20,8 @@ export interface OriginDependencies {
   log: Logger;
   /** The CloudWatch metrics (EMF) on each request's last log line; on by default. */
   metrics?: MetricsOptions;
+  /** Where transforms run: one warm child process by default (Lambda serves one request at a time). */
+  transforms?: TransformProcesses;
 }
 
 /** The part of Lambda's context the handler uses: how long until the invocation is killed, and its id. */
@@ -45,12 +49,18 @@ export type OriginHandler = (
   respond?: Respond,
 ) => Promise<FunctionUrlResponse>;
 
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HttpError('timeout', 'The image took too long to transform.')), ms);
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HttpError('timeout', 'The image took too long to transform.')), Math.max(0, deadline - performance.now()));
   });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
+/** Work after the answer may not outlive the invocation: at its end, it is abandoned. */
+function abortAt(endsAt: number): AbortSignal | undefined {
+  const left = endsAt - performance.now();
+  return Number.isFinite(left) ? AbortSignal.timeout(Math.max(1, Math.floor(left))) : undefined;
 }
 
 async function timed<T>(timings: RequestMetrics['timings'], name: Phase, work: () => Promise<T>): Promise<T> {
@@ -62,7 +72,7 @@ async function timed<T>(timings: RequestMetrics['timings'], name: Phase, work: (
   }
 }
 
-export function createOriginHandler({ s3, config, log, metrics }: OriginDependencies): OriginHandler {
+export function createOriginHandler({ s3, config, log, metrics, transforms = transformProcesses() }: OriginDependencies): OriginHandler {
   async function serve(
     event: LambdaFunctionURLEvent,
     request: CanonicalRequest,
@@ -72,19 +82,40 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
     respond: (response: FunctionUrlResponse) => FunctionUrlResponse,
   ) {
     const timings = measured.timings;
-    const variant = await withDeadline(
-      (async () => {
-        const source = await timed(timings, 'fetch', () =>
+    const deadline = performance.now() + budgetMs;
+    // The failure check rides along with the source's read: it costs the miss no time.
+    const [source, remembered] = await timed(timings, 'fetch', () =>
+      withDeadline(
+        Promise.all([
           fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes),
-        );
-        measured.sourceBytes = source.bytes.length;
-        const made = await timed(timings, 'transform', () =>
-          transform(source.bytes, request.ops, config, (budgetMs - (timings.fetch ?? 0)) / 1000),
-        );
-        return { ...made, sourceEtag: source.etag };
-      })(),
-      budgetMs,
+          rememberedFailure(s3, config.cacheBucket, request.uri, config.failureTtlSeconds),
+        ]),
+        deadline,
+      ),
     );
+    if (remembered) throw remembered;
+    measured.sourceBytes = source.bytes.length;
+    let made;
+    try {
+      made = await timed(timings, 'transform', () =>
+        transforms.run(
+          { bytes: source.bytes, ops: request.ops, limits: config, budget: budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length) },
+          deadline,
+        ),
+      );
+    } catch (error) {
+      // Remembered only when the transform itself was the cost, not a slow read that left it no time.
+      const ranLong = (timings.transform ?? 0) >= config.timeBudgetMs / 2;
+      if (error instanceof HttpError && isExpensive(error) && (ranLong || error.code === 'internal_error')) {
+        respond(errorResponse(error));
+        await rememberFailure(s3, config.cacheBucket, request.uri, error, abortAt(endsAt)).catch((failure: unknown) =>
+          log({ level: 'error', event: 'remember_failed', uri: request.uri, detail: String(failure) }),
+        );
+      }
+      throw error;
+    }
+    const variant = { ...made.variant, sourceEtag: source.etag };
+    measured.transformRssMb = made.report.peakRssMb;
 
     // Inline, the image is the answer whatever happens to the write: it goes out first.
     const inline = variant.body.length <= config.maxInlineBytes;
@@ -100,12 +131,9 @@ export function createOriginHandler({ s3, config, log, metrics }: OriginDependen
       : undefined;
 
     let stored: StoreOutcome | 'failed';
-    // The write may not outlive the invocation: at its end, it counts as failed.
-    const left = endsAt - performance.now();
-    const abort = Number.isFinite(left) ? AbortSignal.timeout(Math.max(1, Math.floor(left))) : undefined;
     try {
       stored = await timed(timings, 'store', () =>
-        storeVariant(s3, config.cacheBucket, variantKey(request.key, request.ops), variant, config.cacheControl, variant.sourceEtag, abort),
+        storeVariant(s3, config.cacheBucket, variantKey(request.key, request.ops), variant, config.cacheControl, variant.sourceEtag, abortAt(endsAt)),
       );
     } catch (error) {
       // The image is still good: serve it, and let the next miss try the write again.

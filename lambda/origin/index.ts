@@ -2,16 +2,16 @@
 // invoke mode is RESPONSE_STREAM): the viewer gets the variant as soon as it
 // is made, and the invocation goes on to store it. Dependencies are made on the
 // first request rather than at import, so a cold start does no work it does not need.
+// The same bundled file is also the transform's child process (transform-process.ts),
+// which serves transforms and defines no handler.
 
 import type { Writable } from 'node:stream';
 import { readConfig } from './config';
 import { createOriginHandler, type OriginHandler } from './handler';
 import { jsonLogger } from './log';
 import type { FunctionUrlResponse } from './responses';
-import { configureSharp } from './sharp-settings';
 import { originS3Client } from './storage';
-
-configureSharp();
+import { isTransformChild } from './transform-process';
 
 let handle: OriginHandler | undefined;
 
@@ -26,7 +26,7 @@ function streamResponse(responseStream: Writable, { statusCode, headers, body }:
   stream.end();
 }
 
-export const handler = awslambda.streamifyResponse(async (event, responseStream, context) => {
+export const handler = isTransformChild ? undefined : awslambda.streamifyResponse(async (event, responseStream, context) => {
   handle ??= createOriginHandler({
     // Bounded attempts and timeouts: a storage fault is a 503 in seconds, never a hung invocation.
     s3: originS3Client(),

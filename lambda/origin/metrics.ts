@@ -8,7 +8,8 @@
 //   Requests, Errors, ServerErrors   Count, 1 or 0 per request
 //   FetchTime, TransformTime, StoreTime   Milliseconds, each phase that ran
 //   SourceBytes, OutputBytes          Bytes
-//   MemoryRss                         Megabytes, the process's resident set
+//   MemoryRss                         Megabytes, the handler process's resident set
+//   TransformRss                      Megabytes, the transform process's peak during the request
 // Dimension sets, all of low cardinality:
 //   none (every metric), OutputFormat (6 values) for successes,
 //   ErrorCode (12 values) for failures.
@@ -30,6 +31,7 @@ export const METRIC_UNITS = {
   SourceBytes: 'Bytes',
   OutputBytes: 'Bytes',
   MemoryRss: 'Megabytes',
+  TransformRss: 'Megabytes',
 } as const;
 
 export type MetricName = keyof typeof METRIC_UNITS;
@@ -47,6 +49,7 @@ const ALL_ERROR_CODES: Record<ErrorCode, true> = {
   not_found: true,
   source_too_large: true,
   too_many_pixels: true,
+  too_costly: true,
   unsupported_media_type: true,
   undecodable_image: true,
   internal_error: true,
@@ -82,6 +85,8 @@ export interface RequestMetrics {
   outputBytes?: number;
   /** The response's Content-Type, for the OutputFormat dimension. */
   contentType?: string;
+  /** The transform process's peak resident memory during this request, in MB. */
+  transformRssMb?: number;
   /** Fields for the request's last log line: ids, status, metric values and (when enabled) the EMF block. */
   done(status: number, code?: string): Record<string, unknown>;
 }
@@ -109,6 +114,7 @@ export function requestMetrics(options: MetricsOptions = {}, requestId?: string)
       }
       if (record.sourceBytes !== undefined) values.SourceBytes = record.sourceBytes;
       if (record.outputBytes !== undefined) values.OutputBytes = record.outputBytes;
+      if (record.transformRssMb !== undefined) values.TransformRss = round(record.transformRssMb);
       values.MemoryRss = round((options.rss ?? process.memoryUsage.rss)() / (1024 * 1024));
 
       const dimensions: Record<string, string> = {};

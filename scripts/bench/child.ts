@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
+import { budgetFor } from '../../lambda/origin/image/budget';
 import { transform } from '../../lambda/origin/image/transform';
 import { configureSharp } from '../../lambda/origin/sharp-settings';
 import { bare, canonicalOpsOf, naive, OPS, type OpName, type OpSpec, type SourceFacts } from './ops';
@@ -34,7 +35,7 @@ async function once(mode: string, name: OpName, file: string) {
   let out: Buffer | null;
   if (mode === 'bare') out = await bare(op, bytes, sourceFacts);
   else if (mode === 'naive') out = (await naive(op, bytes))?.body ?? null;
-  else out = (await transform(bytes, canonicalOpsOf(op, 'k'), DEFAULT_LIMITS, 60)).body;
+  else out = (await transform(bytes, canonicalOpsOf(op, 'k'), DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 60_000, bytes.length))).body;
   return { ms: performance.now() - start, bytes: out?.length ?? null, rssBefore, maxRss: maxRssBytes() };
 }
 
@@ -50,7 +51,7 @@ async function settings(job: SettingsJob) {
   sharp.concurrency(job.concurrency);
   if (!job.cache) sharp.cache(false);
   const sources = job.files.map((file) => readFileSync(file));
-  const run = (name: OpName, bytes: Buffer) => transform(bytes, canonicalOpsOf(opNamed(name), 'k'), DEFAULT_LIMITS, 120);
+  const run = (name: OpName, bytes: Buffer) => transform(bytes, canonicalOpsOf(opNamed(name), 'k'), DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, bytes.length));
   await run(job.ops[0]!, sources[0]!); // warm-up
   const results: Record<string, { c1Ms: number[]; c1CpuMs: number[]; c2WallMs: number }> = {};
   for (const name of job.ops) {

@@ -9,7 +9,7 @@ import { createOriginHandler, type InvocationContext } from '../../lambda/origin
 import { originS3Client, S3_MAX_ATTEMPTS, S3_TIMEOUTS } from '../../lambda/origin/storage';
 import { decodeResult, functionUrlEvent, type OriginResponse } from '../../local/function-url';
 import { startFaultyProxy, type FaultyProxy } from '../support/faulty-proxy';
-import { testOriginConfig } from '../support/origin';
+import { originConfig } from '../../lambda/origin/config';
 import { listKeys, testS3Client, type TestBuckets } from '../support/s3';
 
 /** The production client, reaching S3 at `endpoint` (a proxy) the way local/s3-client.ts reaches LocalStack. */
@@ -48,7 +48,7 @@ export interface FaultedOrigin {
 export async function faultedOrigin(buckets: TestBuckets, overrides: Partial<OriginConfig> = {}): Promise<FaultedOrigin> {
   const proxy = await startFaultyProxy(inject('s3Endpoint'));
   const s3 = proxiedS3Client(proxy.endpoint);
-  const config = testOriginConfig(buckets, overrides);
+  const config = originConfig(buckets, overrides);
   const logs: Record<string, unknown>[] = [];
   const handle = createOriginHandler({ s3, config, log: (entry) => logs.push(entry) });
   return {

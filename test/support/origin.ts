@@ -2,7 +2,7 @@
 // buckets, as Lambda would: a Function URL event in, a Function URL result out.
 
 import { afterAll } from 'vitest';
-import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type OriginConfig } from '../../lambda/origin/config';
+import { originConfig, type OriginConfig } from '../../lambda/origin/config';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
 import { decodeResult, functionUrlEvent, type OriginResponse } from '../../local/function-url';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from './s3';
@@ -21,18 +21,6 @@ export interface TestOrigin extends TestBuckets {
   cachedKeys(): Promise<string[]>;
 }
 
-/** The origin's defaults (as `npm start` runs it) on these buckets, with `overrides`. */
-export function testOriginConfig(buckets: Pick<TestBuckets, 'sourceBucket' | 'cacheBucket'>, overrides: Partial<OriginConfig> = {}): OriginConfig {
-  return {
-    ...DEFAULT_LIMITS,
-    sourceBucket: buckets.sourceBucket,
-    cacheBucket: buckets.cacheBucket,
-    maxInlineBytes: DEFAULT_MAX_INLINE_BYTES,
-    cacheControl: DEFAULT_CACHE_CONTROL,
-    ...overrides,
-  };
-}
-
 /**
  * A handler on fresh buckets for one test file; the buckets are removed after
  * the file's tests. `overrides` changes limits or settings for this origin.
@@ -40,7 +28,7 @@ export function testOriginConfig(buckets: Pick<TestBuckets, 'sourceBucket' | 'ca
 export async function createTestOrigin(label: string, overrides: Partial<OriginConfig> = {}): Promise<TestOrigin> {
   const buckets = await createTestBuckets(label);
   afterAll(() => buckets.cleanup());
-  const config = testOriginConfig(buckets, overrides);
+  const config = originConfig(buckets, overrides);
   const logs: Record<string, unknown>[] = [];
   const handle = createOriginHandler({ s3: buckets.s3, config, log: (entry) => logs.push(entry) });
   return {

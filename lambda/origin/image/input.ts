@@ -16,6 +16,13 @@ export interface SourceInfo {
   frames: number;
   hasAlpha: boolean;
   bytes: number;
+  /** Bands and libvips' sample format as decoded (e.g. 3 and `ushort` for a 16-bit RGB TIFF): what a pixel weighs in memory. */
+  channels: number;
+  depth: string;
+  /** EXIF orientation, 1 to 8. */
+  orientation: number;
+  /** A progressive JPEG or an interlaced PNG: decoders that hold more than a line at a time. */
+  progressive: boolean;
 }
 
 export interface OpenedSource {
@@ -47,9 +54,6 @@ export function decodeError(error: unknown, limits: Limits): HttpError {
   const detail = error instanceof Error ? error.message : String(error);
   if (/pixel limit/i.test(detail)) {
     return new HttpError('too_many_pixels', `The source image has more than ${limits.maxInputPixels} pixels.`, detail);
-  }
-  if (/timeout/i.test(detail)) {
-    return new HttpError('timeout', 'The image took too long to transform.', detail);
   }
   // libvips' "unsupported image format" lands here too: the bytes were sniffed as a format
   // this service reads (anything else is refused before sharp sees it), so the file is damaged.
@@ -158,16 +162,23 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
       frames: meta.pages ?? 1,
       hasAlpha: meta.hasAlpha,
       bytes: bytes.length,
+      channels: meta.channels,
+      depth: meta.depth,
+      orientation: meta.orientation ?? 1,
+      progressive: meta.isProgressive ?? false,
     },
   };
 }
 
 /**
- * All frames of an animation, as many as the frame and pixel limits allow
- * (the rest are dropped rather than refusing the whole image).
+ * Frames of an animation to decode: as many as the frame and pixel limits
+ * allow (the rest are dropped rather than refusing the whole image).
  */
-export function openFrames(bytes: Buffer, info: SourceInfo, limits: Limits): Sharp {
+export function framesToLoad(info: SourceInfo, limits: Limits): number {
   const byPixels = Math.floor(limits.maxInputPixels / (info.width * info.height));
-  const pages = Math.max(1, Math.min(info.frames, limits.maxFrames, byPixels));
+  return Math.max(1, Math.min(info.frames, limits.maxFrames, byPixels));
+}
+
+export function openFrames(bytes: Buffer, pages: number, limits: Limits): Sharp {
   return sharp(bytes, { ...decodeOptions(limits), pages });
 }

@@ -9,6 +9,8 @@ export type EncodedFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'gif';
 
 export interface OutputPlan {
   format: EncodedFormat;
+  /** The formats acceptable for this request, preferred first; `format` is chosen among them by cost. */
+  candidates: EncodedFormat[];
   /** Whether every frame of an animated source is kept. */
   animated: boolean;
 }
@@ -33,7 +35,7 @@ export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
   const family: EncodedFormat = animatedSource ? 'gif' : info.hasAlpha ? 'png' : 'jpeg';
   let format = (ops.format === undefined || ops.format === 'json' ? family : ops.format) as EncodedFormat;
   if (animatedSource && format === 'avif') format = 'webp';
-  return { format, animated: animatedSource && (format === 'webp' || format === 'gif') };
+  return { format, candidates: [format], animated: animatedSource && (format === 'webp' || format === 'gif') };
 }
 
 /**

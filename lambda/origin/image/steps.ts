@@ -47,7 +47,7 @@ const SHARP_POSITIONS: Record<Position, string> = {
 };
 
 /** The size sharp would produce, for the fits that scale rather than fill a box. */
-function scaledSize(ops: Ops, width: number, height: number): [number, number] | undefined {
+export function scaledSize(ops: Ops, width: number, height: number): [number, number] | undefined {
   const scales: number[] = [];
   if (ops.width !== undefined) scales.push(ops.width / width);
   if (ops.height !== undefined) scales.push(ops.height / height);

@@ -1,10 +1,12 @@
-// Source bytes + canonical ops -> variant bytes. One decode of the source.
+// Source bytes + canonical ops -> variant bytes. One decode of the source,
+// and no decode at all before the plan has been priced against the budget.
 
 import type { Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
+import { chooseFormat, describeWork, type Budget } from './budget';
 import { describe } from './describe';
-import { decodeError, openFrames, openSource } from './input';
+import { decodeError, framesToLoad, openFrames, openSource } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
 import { applySteps } from './steps';
 
@@ -13,19 +15,23 @@ export interface TransformedVariant extends Variant {
   height: number;
 }
 
-/** `seconds` lets libvips itself abandon work that has overrun the time budget. */
-export async function transform(bytes: Buffer, ops: Ops, limits: Limits, seconds: number): Promise<TransformedVariant> {
+/** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
+export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget: Budget): Promise<TransformedVariant> {
   const source = await openSource(bytes, limits);
+  if (ops.format === 'json') {
+    const description = await describe(source).catch((error: unknown) => {
+      throw decodeError(error, limits);
+    });
+    const body = Buffer.from(JSON.stringify(description));
+    return { body, contentType: CONTENT_TYPES.json, width: description.width, height: description.height };
+  }
+  const candidates = planOutput(ops, source.info);
+  const frames = candidates.animated ? framesToLoad(source.info, limits) : 1;
+  const work = describeWork(source.info, ops, frames, limits.maxDimension);
+  const plan = { ...candidates, format: chooseFormat(work, source.info, candidates.candidates, budget) };
+  const image = plan.animated ? openFrames(bytes, frames, limits) : source.firstFrame;
+  applySteps(image, { ops, info: source.info, plan, limits });
   try {
-    if (ops.format === 'json') {
-      const description = await describe(source);
-      const body = Buffer.from(JSON.stringify(description));
-      return { body, contentType: CONTENT_TYPES.json, width: description.width, height: description.height };
-    }
-    const plan = planOutput(ops, source.info);
-    const image = plan.animated ? openFrames(bytes, source.info, limits) : source.firstFrame;
-    image.timeout({ seconds: Math.max(1, Math.ceil(seconds)) });
-    applySteps(image, { ops, info: source.info, plan, limits });
     const { data, info } = await image.toBuffer({ resolveWithObject: true });
     return { body: data, contentType: CONTENT_TYPES[plan.format], width: info.width, height: info.pageHeight ?? info.height };
   } catch (error) {

@@ -1,0 +1,56 @@
+// Expensive failures, remembered briefly. A transform that ran out of time or
+// killed its process cost a whole invocation, and CloudFront does not cache
+// 5xx answers, so a replayed URL would cost that again every time. Its answer
+// is kept in the cache bucket for FAILURE_TTL_SECONDS under a key the canonical
+// grammar can never produce: `.failures/<sha256 of the URI>` has no ops
+// segment, so no viewer request maps to it, and it is never a variant (the
+// cache bucket is the first origin: whatever is stored under a variant's key
+// is served as a 200).
+
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+import { HttpError, type ErrorCode } from './errors';
+
+/** Where remembered failures live in the cache bucket (the construct expires this prefix). */
+export const FAILURES_PREFIX = '.failures/';
+
+export const failureKey = (uri: string) => FAILURES_PREFIX + createHash('sha256').update(uri).digest('hex');
+
+/** Failures that cost a full invocation: a transform killed at the deadline, or its process dying. */
+export const isExpensive = (error: HttpError) => error.code === 'timeout' || error.code === 'internal_error';
+
+interface StoredFailure {
+  code: ErrorCode;
+  message: string;
+}
+
+/**
+ * The failure remembered for `uri` within the last `ttlSeconds`, as the error
+ * to answer again, or undefined. Any trouble reading it means "none": the
+ * request is then simply served.
+ */
+export async function rememberedFailure(s3: S3Client, bucket: string, uri: string, ttlSeconds: number): Promise<HttpError | undefined> {
+  try {
+    const response = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: failureKey(uri) }));
+    const age = (Date.now() - (response.LastModified?.getTime() ?? 0)) / 1000;
+    const stored = JSON.parse((await response.Body?.transformToString()) ?? '') as StoredFailure;
+    if (age > ttlSeconds) return undefined;
+    return new HttpError(stored.code, stored.message, `remembered failure, ${Math.round(age)} s old`);
+  } catch {
+    return undefined;
+  }
+}
+
+export async function rememberFailure(s3: S3Client, bucket: string, uri: string, error: HttpError, abortSignal?: AbortSignal): Promise<void> {
+  const stored: StoredFailure = { code: error.code, message: error.message };
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: failureKey(uri),
+      Body: JSON.stringify(stored),
+      ContentType: 'application/json',
+      CacheControl: 'no-store',
+    }),
+    { abortSignal },
+  );
+}

@@ -1,0 +1,170 @@
+// The price of a planned transform, predicted from the source's header before
+// any pixel is decoded: its peak memory and its CPU time. The transform picks
+// its path and its encoder with these, or refuses with a precise 413, so that
+// no request starts work that cannot finish inside the function's memory and
+// time. The coefficients are worst cases measured with `npm run bounds` on
+// noise, which no encoder can compress; the deadline kill (transform-process.ts)
+// remains the backstop for what a model cannot see.
+
+import type { Ops } from '../../grammar';
+import { HttpError } from '../errors';
+import type { SourceInfo } from './input';
+import type { EncodedFormat } from './output';
+import { scaledSize } from './steps';
+
+export interface Budget {
+  /** Memory the child's work may use, in bytes: what is left of the allowance once both processes' own footprint is counted. */
+  memoryBytes: number;
+  /** CPU seconds the transform may take on this function's share of a core. */
+  seconds: number;
+}
+
+/** Lambda gives a function one vCPU per 1769 MB of memory; less memory, a slower transform. */
+const MB_PER_VCPU = 1769;
+
+/** Of the function's memory, the share a request may peak at (both processes together). */
+export const MEMORY_SHARE = 0.75;
+
+/**
+ * Resident memory of the two processes before any work, in MB: the handler
+ * with the AWS SDK, and the child with Node and libvips, measured with `npm run bounds`.
+ */
+export const BASE_RSS_MB = { handler: 90, child: 80 };
+
+/** Of the time budget, the share the predicted transform may take: the rest is the fetch and the model's error. */
+const TIME_SHARE = 0.6;
+
+/** Predictions are multiplied by this before they are compared with a budget. */
+const SAFETY = 1.25;
+
+/** The budget for a function of `memoryMb` with `timeBudgetMs` per request, for a source of `sourceBytes`. */
+export function budgetFor(memoryMb: number, timeBudgetMs: number, sourceBytes: number): Budget {
+  const allowance = memoryMb * MEMORY_SHARE - BASE_RSS_MB.handler - BASE_RSS_MB.child;
+  // The source is held by the handler, copied through the pipe, and held by the child.
+  return {
+    memoryBytes: allowance * 1024 * 1024 - 3 * sourceBytes,
+    seconds: ((timeBudgetMs / 1000) * TIME_SHARE * Math.min(1, memoryMb / MB_PER_VCPU)),
+  };
+}
+
+/** Bytes of one sample for libvips' band formats. */
+const SAMPLE_BYTES: Record<string, number> = {
+  uchar: 1, char: 1, ushort: 2, short: 2, uint: 4, int: 4, float: 4, complex: 8, double: 8, dpcomplex: 16,
+};
+
+export const sampleBytes = (depth: string | undefined) => SAMPLE_BYTES[depth ?? 'uchar'] ?? 8;
+
+/** Decode and resize, CPU seconds per source megapixel as decoded (worst case: noise, one thread). */
+const DECODE_SECONDS_PER_MP: Record<SourceInfo['format'], number> = {
+  jpeg: 0.06, png: 0.07, gif: 0.05, webp: 0.12, avif: 0.2, tiff: 0.1, svg: 0.2,
+};
+
+/**
+ * Encode, CPU seconds per output megapixel, with the settings of output.ts on
+ * one thread: the worst case (noise) for every format but GIF. GIF's palette
+ * search costs 20 to 50 times more on noise than on photos or drawings, so a
+ * worst case would refuse ordinary animations: its rate is that of smooth
+ * photographic frames, and the deadline kill bounds the rest.
+ */
+export const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
+  jpeg: 0.09, png: 0.1, webp: 0.32, avif: 1.25, gif: 1.7,
+};
+
+/** What an encoder holds beyond the pipeline, bytes per output pixel (its buffers and the encoded output). */
+const ENCODER_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
+  jpeg: 7.5, png: 3, webp: 17, avif: 24, gif: 33,
+};
+
+/** The transform as the model sees it: sizes in pixels, the format to encode. */
+export interface Work {
+  /** Pixels of one frame as libvips decodes it, after shrink-on-load. */
+  decodedPixels: number;
+  /** Frames decoded and encoded. */
+  frames: number;
+  /** What the decoder and the turns hold whole in memory, in bytes. */
+  heldBytes: number;
+  /** Output pixels of one frame. */
+  outputPixels: number;
+}
+
+/** Sources whose decoder produces the whole image (or every frame) at once, not line by line. */
+const WHOLE_IMAGE_DECODERS: SourceInfo['format'][] = ['avif', 'webp', 'gif'];
+
+/** Output size of one frame, as large as the ops allow: the box of cover, contain and fill, else the scaled size. */
+function outputSize(ops: Ops, width: number, height: number, maxDimension: number): [number, number] {
+  let size = scaledSize(ops, width, height);
+  if (!size) {
+    const box: [number, number] = [ops.width as number, ops.height as number];
+    // Without enlargement, cover and fill stop at the source's size; contain pads to the box.
+    size = ops.enlarge || ops.fit === 'contain' ? box : [Math.min(box[0], width), Math.min(box[1], height)];
+  }
+  const fit = Math.min(1, maxDimension / Math.max(...size));
+  return [Math.max(1, Math.round(size[0] * fit)), Math.max(1, Math.round(size[1] * fit))];
+}
+
+/** The work of a transform, from the source's header and the ops. */
+export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDimension: number): Work {
+  const [width, height] = ops.rotate === 90 || ops.rotate === 270 ? [info.height, info.width] : [info.width, info.height];
+  const [outWidth, outHeight] = outputSize(ops, width, height, maxDimension);
+  const reduction = Math.min(width / outWidth, height / outHeight);
+  const shrink = shrinkOnLoad(info.format, reduction, ops);
+  const decodedPixels = Math.ceil(info.width / shrink) * Math.ceil(info.height / shrink);
+  const pixelBytes = info.channels * sampleBytes(info.depth);
+  // Turns and vertical flips (orientations 3 to 8 among them) read the image out of order: libvips holds it whole.
+  const reordered = ops.rotate !== undefined || ops.flip === true || info.orientation >= 3;
+  const whole = reordered || WHOLE_IMAGE_DECODERS.includes(info.format) || (info.format === 'png' && info.progressive);
+  let heldBytes = whole ? decodedPixels * frames * pixelBytes : 0;
+  // A progressive JPEG's decoder keeps every DCT coefficient, at full size whatever the shrink.
+  if (info.format === 'jpeg' && info.progressive) heldBytes += info.width * info.height * info.channels * 2;
+  return { decodedPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
+}
+
+export function predictSeconds(work: Work, info: Pick<SourceInfo, 'format'>, format: EncodedFormat): number {
+  const megapixels = (pixels: number) => (pixels * work.frames) / 1e6;
+  return megapixels(work.decodedPixels) * DECODE_SECONDS_PER_MP[info.format] + megapixels(work.outputPixels) * ENCODE_SECONDS_PER_MP[format];
+}
+
+export function predictBytes(work: Work, format: EncodedFormat): number {
+  return work.heldBytes + work.outputPixels * work.frames * ENCODER_BYTES_PER_PIXEL[format];
+}
+
+const megabytes = (bytes: number) => Math.ceil(bytes / 1024 / 1024);
+
+/**
+ * The first of `candidates` (in the request's order of preference) that fits
+ * the budget in time and memory. A negotiated format may fall back to a later
+ * candidate; when none fits, the request is refused with what it would take.
+ */
+export function chooseFormat(work: Work, info: SourceInfo, candidates: EncodedFormat[], budget: Budget): EncodedFormat {
+  const fits = (format: EncodedFormat) =>
+    predictSeconds(work, info, format) * SAFETY <= budget.seconds && predictBytes(work, format) * SAFETY <= budget.memoryBytes;
+  const chosen = candidates.find(fits);
+  if (chosen) return chosen;
+  const last = candidates[candidates.length - 1] as EncodedFormat;
+  const seconds = predictSeconds(work, info, last) * SAFETY;
+  const size = `${info.width}x${info.height}${work.frames > 1 ? ` x ${work.frames} frames` : ''}`;
+  if (seconds > budget.seconds) {
+    throw new HttpError(
+      'too_costly',
+      `Making this ${last.toUpperCase()} from a ${size} source would take about ${Math.ceil(seconds)} s, over the ${Math.floor(budget.seconds)} s allowed; ask for a smaller size${candidates.length === 1 ? ' or another format' : ''}.`,
+    );
+  }
+  throw new HttpError(
+    'too_costly',
+    `Making this ${last.toUpperCase()} from a ${size} source would need about ${megabytes(predictBytes(work, last) * SAFETY)} MB, over the ${megabytes(budget.memoryBytes)} MB allowed; ask for a smaller size${candidates.length === 1 ? ' or another format' : ''}.`,
+  );
+}
+
+/**
+ * The shrink libvips applies while decoding (JPEG by 2, 4 or 8; WebP by any
+ * factor) when the output is that much smaller, counted conservatively: it
+ * keeps twice the target's resolution, as sharp does before its final resize.
+ */
+export function shrinkOnLoad(format: SourceInfo['format'], reduction: number, ops: Ops): number {
+  if (format !== 'jpeg' && format !== 'webp') return 1;
+  // Crops and strategies that read the whole image at its decoded size defeat it.
+  if (ops.position === 'entropy' || ops.position === 'attention') return 1;
+  const shrink = Math.floor(reduction / 2);
+  if (format === 'webp') return Math.max(1, shrink);
+  return shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1;
+}

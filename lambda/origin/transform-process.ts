@@ -1,0 +1,219 @@
+// The transform runs in a warm child process, never on the handler's own
+// thread, because that is the only place where the work can really be stopped:
+// sharp's `timeout` does not cover the encoders, and terminating a worker
+// thread leaves libvips' threads running. At the deadline the child is killed
+// (SIGKILL ends every thread it has) and a fresh one is started for the next
+// request, so no work of a request outlives its answer, and the handler's
+// event loop stays free for timers and other requests whatever the source is.
+//
+// The child is this same module (in Lambda, the same bundled file), started
+// with TRANSFORM_CHILD set. It loads sharp only then: the parent never does.
+
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Ops } from '../grammar';
+import { HttpError, type ErrorCode } from './errors';
+import type { Limits } from './config';
+import type { Budget } from './image/budget';
+import type { TransformedVariant } from './image/transform';
+
+/** Set in the child's environment: this process serves transforms. */
+const CHILD_FLAG = 'TRANSFORM_CHILD';
+
+export interface TransformJob {
+  bytes: Buffer;
+  ops: Ops;
+  limits: Limits;
+  budget: Budget;
+}
+
+/** What the child measured: its peak resident memory during the job (MB), when the system tells. */
+export interface ChildReport {
+  peakRssMb?: number;
+  /** CPU seconds the child used for the job. */
+  cpuSeconds: number;
+}
+
+export interface TransformResult {
+  variant: TransformedVariant;
+  report: ChildReport;
+}
+
+type ChildAnswer =
+  | { ok: true; variant: TransformedVariant; report: ChildReport }
+  | { ok: false; code: ErrorCode; message: string; detail?: string; bug?: boolean; report: ChildReport };
+
+export interface TransformProcesses {
+  /**
+   * Runs one transform in an idle child (started if none is idle). At
+   * `deadline` (a performance.now() time) the child is killed and the promise
+   * rejects with a 504 HttpError; if the child dies for any other reason, with a 500.
+   */
+  run(job: TransformJob, deadline: number): Promise<TransformResult>;
+  /** The pids of the children alive now (for measurements). */
+  pids(): number[];
+  /** Kills every child. */
+  close(): void;
+}
+
+function childEnded(code: number | null, signal: string | null): HttpError {
+  return new HttpError('internal_error', 'The service failed unexpectedly; try again shortly.', `transform process ended (code ${code}, signal ${signal})`);
+}
+
+/** Node itself, without the parent's flags; TypeScript sources (tests, `npm start`) need tsx's loader. */
+function childExecArgv(entry: string): string[] {
+  return entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+}
+
+/**
+ * A pool of warm transform children, at most `size` busy at once (Lambda
+ * serves one request per environment: 1; the local emulator serves several).
+ * Requests beyond `size` wait for a child.
+ */
+export function transformProcesses(size = 1, entry = fileURLToPath(import.meta.url)): TransformProcesses {
+  const idle: ChildProcess[] = [];
+  const all = new Set<ChildProcess>();
+  const ready = new WeakMap<ChildProcess, Promise<void>>();
+  const waiting: (() => void)[] = [];
+
+  function start(): ChildProcess {
+    const child = fork(entry, [], {
+      env: { ...process.env, [CHILD_FLAG]: '1' },
+      execArgv: childExecArgv(entry),
+      serialization: 'advanced', // Buffers cross as bytes, not JSON arrays
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    all.add(child);
+    // The child says 'ready' once sharp is loaded; until then it is starting, not working.
+    const started = new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve());
+      child.once('exit', (code, signal) => reject(childEnded(code, signal)));
+    });
+    started.catch(() => {}); // a child that dies unused is only replaced
+    ready.set(child, started);
+    child.once('exit', () => {
+      all.delete(child);
+      const at = idle.indexOf(child);
+      if (at !== -1) idle.splice(at, 1);
+    });
+    return child;
+  }
+
+  /** A child nobody else is using; an idle child stops holding the parent's event loop open. */
+  async function acquire(): Promise<ChildProcess> {
+    while (idle.length === 0 && all.size >= size) await new Promise<void>((resolve) => waiting.push(resolve));
+    const child = idle.pop() ?? start();
+    child.ref();
+    child.channel?.ref();
+    return child;
+  }
+
+  function release(child: ChildProcess, healthy: boolean) {
+    if (healthy) {
+      child.unref();
+      child.channel?.unref();
+      idle.push(child);
+    } else {
+      child.kill('SIGKILL');
+      all.delete(child);
+      // Warm a replacement now, so the next request does not wait for Node and libvips to load.
+      if (all.size < size) release(start(), true);
+    }
+    waiting.shift()?.();
+  }
+
+  async function run(job: TransformJob, deadline: number): Promise<TransformResult> {
+    const child = await acquire();
+    // A child still starting (a cold start, or the one replacing a killed child) costs the request no budget.
+    const waited = performance.now();
+    await ready.get(child);
+    deadline += performance.now() - waited;
+    return new Promise<TransformResult>((resolve, reject) => {
+      const settle = (healthy: boolean, outcome: () => void) => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        release(child, healthy);
+        outcome();
+      };
+      const onMessage = (answer: ChildAnswer) =>
+        settle(true, () => {
+          if (answer.ok) resolve({ variant: { ...answer.variant, body: Buffer.from(answer.variant.body) }, report: answer.report });
+          else if (answer.bug) reject(new Error(answer.detail ?? answer.message));
+          else reject(Object.assign(new HttpError(answer.code, answer.message, answer.detail), { report: answer.report }));
+        });
+      const onExit = (code: number | null, signal: string | null) => settle(false, () => reject(childEnded(code, signal)));
+      const timer = setTimeout(
+        () => settle(false, () => reject(new HttpError('timeout', 'The image took too long to transform.', 'transform process killed at the deadline'))),
+        Math.max(0, deadline - performance.now()),
+      );
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.send(job);
+    });
+  }
+
+  release(start(), true);
+  return {
+    run,
+    pids: () => [...all].map((child) => child.pid).filter((pid): pid is number => pid !== undefined),
+    close: () => {
+      size = 0;
+      [...all].forEach((child) => release(child, false));
+    },
+  };
+}
+
+// ------------------------------------------------------------------ the child
+
+/** The kernel's peak resident set of this process, in MB, or undefined off Linux. */
+function peakRssMb(): number | undefined {
+  try {
+    const kb = /VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return kb === undefined ? undefined : Number(kb) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resets the peak so that the next reading is this job's (Linux: clear_refs 5). */
+function resetPeakRss(): void {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+  } catch {
+    // Not Linux, or not allowed: the peak then spans the child's life, an upper bound.
+  }
+}
+
+async function serveTransforms(): Promise<void> {
+  const [{ transform }, { configureSharp }] = await Promise.all([import('./image/transform'), import('./sharp-settings')]);
+  configureSharp();
+  process.send?.('ready');
+  // The parent gone (its invocation environment ended, or a test run), nothing is left to serve.
+  process.on('disconnect', () => process.exit(0));
+  process.on('message', async (job: TransformJob) => {
+    resetPeakRss();
+    const cpu = process.cpuUsage();
+    const report = (): ChildReport => {
+      const used = process.cpuUsage(cpu);
+      return { peakRssMb: peakRssMb(), cpuSeconds: (used.user + used.system) / 1e6 };
+    };
+    let answer: ChildAnswer;
+    try {
+      const variant = await transform(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.length), job.ops, job.limits, job.budget);
+      answer = { ok: true, variant, report: report() };
+    } catch (error) {
+      answer =
+        error instanceof HttpError
+          ? { ok: false, code: error.code, message: error.message, detail: error.detail, report: report() }
+          : { ok: false, code: 'internal_error', message: String(error), detail: error instanceof Error ? error.stack : String(error), bug: true, report: report() };
+    }
+    process.send?.(answer);
+  });
+}
+
+/** Whether this process is a transform child (then it serves transforms and nothing else). */
+export const isTransformChild = process.env[CHILD_FLAG] === '1' && process.send !== undefined;
+
+if (isTransformChild) void serveTransforms();
