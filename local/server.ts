@@ -1,10 +1,11 @@
 // The emulator's HTTP front: `/_health`, the playground and its small API
 // under `/_playground/` and `/_api/`, and every other path as a viewer
-// request through the emulated CloudFront.
+// request through the emulated CloudFront. Only for its own loopback names.
 
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { canonicalRequest, decodeKeyPath, isGrammarError, signUri, splitQuery, type GrammarOptions } from '../lambda/grammar';
@@ -45,6 +46,15 @@ function send(response: ServerResponse, status: number, headers: Record<string, 
 
 function sendJson(response: ServerResponse, status: number, value: unknown) {
   send(response, status, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify(value));
+}
+
+/** The names the emulator answers for, with its port: a Host header is one of these or refused. */
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+/** Whether `host` names this emulator. A page that rebinds its own name to 127.0.0.1 sends that name instead. */
+function isOwnHost(host: string | undefined, port: number): boolean {
+  const name = host?.toLowerCase();
+  return LOOPBACK_NAMES.some((loopback) => name === `${loopback}:${port}` || (port === 80 && name === loopback));
 }
 
 /** The request body, or undefined when it is over `limit` bytes. */
@@ -127,7 +137,19 @@ export function createEmulatorServer(options: ServerOptions): Server {
     send(response, answer.status, answer.headers, answer.body);
   }
 
-  return createServer((request, response) => {
+  const server = createServer((request, response) => {
+    const { port } = server.address() as AddressInfo;
+    if (!isOwnHost(request.headers.host, port)) {
+      // Before any routing: nothing is signed, uploaded or made for a foreign page. Its body is
+      // not read, so the connection closes rather than carry the rest of it.
+      response.setHeader('connection', 'close');
+      return sendJson(response, 421, {
+        error: 'misdirected_request',
+        message:
+          `The emulator answers only for ${LOOPBACK_NAMES.map((name) => `${name}:${port}`).join(', ')}, not for Host ` +
+          `${JSON.stringify(request.headers.host ?? '')}: a page of another site could otherwise reach it (DNS rebinding).`,
+      });
+    }
     route(request, response).catch((error: unknown) => {
       if (isGrammarError(error)) return sendJson(response, 400, { error: error.code, message: error.message });
       console.error('[emulator]', error);
@@ -135,4 +157,5 @@ export function createEmulatorServer(options: ServerOptions): Server {
       else response.destroy();
     });
   });
+  return server;
 }

@@ -6,6 +6,7 @@
 
 import { DeleteObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -135,6 +136,32 @@ async function request(base: string, path: string, options: RequestOptions = {})
     redirected: response.redirected,
     url: response.url,
   };
+}
+
+/**
+ * A request to the emulator that says it is for `host`, as a browser does on a page whose
+ * name was rebound to 127.0.0.1 (fetch will not let a caller choose the Host header).
+ */
+function requestFor(host: string, base: string, path: string, options: { method?: string; body?: Buffer } = {}): Promise<Answer> {
+  const url = new URL(path, base);
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(url, { method: options.method ?? 'GET', headers: { host } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode!,
+          headers: new Headers(Object.entries(response.headers).map(([name, value]) => [name, String(value)])),
+          body: Buffer.concat(chunks),
+          redirected: false,
+          url: url.href,
+        }),
+      );
+    });
+    outgoing.on('error', reject);
+    outgoing.end(options.body);
+  });
 }
 
 /** A source key as a URL path: every segment percent-encoded (`#` as `%23`, `+` as `%2B`). */
@@ -288,6 +315,52 @@ describe('--images', () => {
       const answer = await request(edge.url, path);
       expect(answer.status, path).toBe(404);
       expect(json(answer).error).toBe('not_found');
+    }
+  });
+});
+
+describe('the Host header', () => {
+  const portOf = (emulator: RunningEmulator) => new URL(emulator.url).port;
+
+  function expectRefused(answer: Answer, label: string) {
+    expect(answer.status, label).toBe(421);
+    expect(answer.headers.get('content-type'), label).toBe('application/json');
+    expect(json(answer).error, label).toBe('misdirected_request');
+    expect(String(json(answer).message), label).toContain('DNS rebinding');
+  }
+
+  it('refuses a rebound name on the signing endpoint, the upload endpoint and an image URL, and nothing changes', async () => {
+    const port = portOf(signed);
+    const foreign = [`rebind.attacker.example:${port}`, `127.0.0.1.nip.io:${port}`, `localhost.:${port}`, `localhost:${Number(port) + 1}`];
+    const signPath = `/_api/sign?path=${encodeURIComponent('/signed/café #1.jpg')}&query=w%3D300`;
+    for (const host of foreign) {
+      const answer = await requestFor(host, signed.url, signPath);
+      expectRefused(answer, host);
+      expect(answer.body.toString()).not.toContain('sig=');
+    }
+
+    const planted = 'rebind/planted.jpg';
+    const upload = await requestFor(foreign[0]!, edge.url, '/_api/sources' + pathOf(planted), { method: 'PUT', body: await gradientJpeg(40, 30) });
+    expectRefused(upload, 'upload');
+    expect(await listKeys(s3, edge.sourceBucket)).not.toContain(planted);
+
+    const image = await requestFor(`rebind.attacker.example:${portOf(edge)}`, edge.url, pathOf('formats/still.webp') + '?w=77');
+    expectRefused(image, 'image');
+    await edge.settled();
+    // Nothing was made or cached for it: the first request with a right Host is a miss all the way to the Lambda.
+    const first = await request(edge.url, pathOf('formats/still.webp') + '?w=77');
+    expect(first.status).toBe(200);
+    expect(origin(first)).toEqual(MISS_LAMBDA);
+  });
+
+  it('answers its loopback names with its port, in any case', async () => {
+    const port = portOf(signed);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LocalHost:${port}`, `[::1]:${port}`]) {
+      const health = await requestFor(host, signed.url, '/_health');
+      expect(health.status, host).toBe(200);
+      const sign = await requestFor(host, signed.url, `/_api/sign?path=${encodeURIComponent('/signed/café #1.jpg')}&query=w%3D300`);
+      expect(sign.status, host).toBe(200);
+      expect(String(json(sign).url), host).toMatch(/^\/signed\/café #1\.jpg\?w=300&sig=/);
     }
   });
 });
