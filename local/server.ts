@@ -6,9 +6,10 @@ import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extname, join, normalize } from 'node:path';
+import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { canonicalRequest, decodeKeyPath, isGrammarError, signUri, splitQuery, type GrammarOptions } from '../lambda/grammar';
+import { contentTypeOf } from './content-types';
 import type { Emulator } from './emulator';
 
 export interface PlaygroundSettings {
@@ -32,12 +33,6 @@ export interface ServerOptions {
 }
 
 const PLAYGROUND = fileURLToPath(new URL('./playground/', import.meta.url));
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.png': 'image/png',
-};
 
 function send(response: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string = '') {
   response.writeHead(status, headers);
@@ -114,13 +109,13 @@ export function createEmulatorServer(options: ServerOptions): Server {
 
   async function staticFile(response: ServerResponse, name: string) {
     if (name === 'client.js') {
-      return send(response, 200, { 'content-type': CONTENT_TYPES['.js']!, 'cache-control': 'no-store' }, options.clientScript);
+      return send(response, 200, { 'content-type': contentTypeOf(name)!, 'cache-control': 'no-store' }, options.clientScript);
     }
     const path = normalize(join(PLAYGROUND, name));
     if (!path.startsWith(PLAYGROUND)) return sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
     try {
       const body = await readFile(path);
-      send(response, 200, { 'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' }, body);
+      send(response, 200, { 'content-type': contentTypeOf(path) ?? 'application/octet-stream', 'cache-control': 'no-store' }, body);
     } catch {
       sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
     }

@@ -79,9 +79,10 @@ const AWKWARD_KEYS: Record<string, number> = {
 };
 const AWKWARD_HEIGHT = 50;
 
-/** Files under --images that are not images: never uploaded. */
+/** Files under --images that are not images the service reads: uploaded all the same, as `aws s3 sync` would. */
 const NOT_IMAGES: Record<string, string> = {
   'notes.txt': 'holiday photos, unsorted',
+  'formats/vector.svg': '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>',
   '.DS_Store': '\0\0\0\u0001Bud1',
   'nested/readme.md': '# nested',
   'formats/data.json': '{"not":"an image"}',
@@ -258,12 +259,13 @@ beforeAll(async () => {
     'large/noise.png': noise,
     'cache/photo.jpg': await gradientJpeg(800, 600),
     'cache/untouched.jpg': await gradientJpeg(64, 48),
+    'photos/IMG_0002': await gradientJpeg(200, 100), // a JPEG without an extension
     'replace/via api +#é.jpg': await gradientJpeg(300, 200),
     'replace/via s3 é.jpg': await gradientJpeg(300, 200),
     'replace/delete me.jpg': await gradientJpeg(300, 200),
     ...Object.fromEntries(awkward),
   };
-  expectedKeys = Object.keys(images).sort();
+  expectedKeys = Object.keys({ ...images, ...NOT_IMAGES }).sort();
   const small = await gradientJpeg(800, 600);
   [edge, noEdge, signed] = await Promise.all([
     start('edge', { ...images, ...NOT_IMAGES }, { edgeCache: true }),
@@ -281,12 +283,29 @@ afterAll(async () => {
 // ------------------------------------------------------------------ tests
 
 describe('--images', () => {
-  it('uploads every image under the folder, keyed by its relative path, and skips other files', async () => {
+  it('uploads every file under the folder, keyed by its relative path, whatever its type', async () => {
     expect([...edge.sources].sort()).toEqual(expectedKeys);
     expect((await listKeys(s3, edge.sourceBucket)).sort()).toEqual(expectedKeys);
     const listed = json(await request(edge.url, '/_api/sources')) as unknown as { key: string }[];
     expect(listed.map((source) => source.key).sort()).toEqual(expectedKeys);
-    expect(noEdge.sources).toEqual(['cache/photo.jpg']);
+    expect([...noEdge.sources].sort()).toEqual(['cache/photo.jpg', 'notes.txt']);
+  });
+
+  it('gives each upload the Content-Type its extension names, and none without one (S3 then says octet-stream)', async () => {
+    const contentType = async (key: string) => (await s3.send(new HeadObjectCommand({ Bucket: edge.sourceBucket, Key: key }))).ContentType;
+    expect(await contentType('formats/vector.svg')).toBe('image/svg+xml');
+    expect(await contentType('notes.txt')).toBe('text/plain; charset=utf-8');
+    expect(await contentType('photos/DSC 0001.JPG')).toBe('image/jpeg');
+    // S3's own default: AWS says binary/octet-stream, LocalStack application/octet-stream.
+    expect(await contentType('photos/IMG_0002')).toMatch(/^(binary|application)\/octet-stream$/);
+    expect(await contentType('Thumbs.db')).toMatch(/^(binary|application)\/octet-stream$/);
+  });
+
+  it('serves an image whose name has no extension: its type comes from its bytes', async () => {
+    const answer = await request(edge.url, '/photos/IMG_0002?w=100');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('image/jpeg');
+    expect(await decoded(answer.body)).toMatchObject({ format: 'jpeg', width: 100, height: 50 });
   });
 
   it('serves each awkward key at its percent-encoded path (spaces, +, #, %, non-ASCII, nested folders)', async () => {
@@ -310,12 +329,14 @@ describe('--images', () => {
     expect(literal.headers.get('etag')).toBe(encoded.headers.get('etag'));
   });
 
-  it('has no object for a file that is not an image', async () => {
-    for (const path of ['/notes.txt', '/formats/data.json', '/jpg']) {
-      const answer = await request(edge.url, path);
-      expect(answer.status, path).toBe(404);
-      expect(json(answer).error).toBe('not_found');
+  it('answers a file that is not an image it reads (an SVG, text, no extension) with a JSON 415, as AWS would, and stores nothing', async () => {
+    for (const key of ['notes.txt', 'formats/vector.svg', 'formats/data.json', 'nested/readme.md', 'Thumbs.db', 'jpg']) {
+      const answer = await request(edge.url, pathOf(key) + '?w=10');
+      expect(answer.status, key).toBe(415);
+      expect(json(answer).error, key).toBe('unsupported_media_type');
     }
+    await edge.settled();
+    for (const key of ['notes.txt', 'formats/vector.svg', 'jpg']) expect(await cacheKeysUnder(s3, edge.cacheBucket, key), key).toEqual([]);
   });
 });
 
