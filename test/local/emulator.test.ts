@@ -537,15 +537,29 @@ describe('cache semantics', () => {
     expect(head.body.length).toBe(0);
   });
 
-  it('HEAD on a miss makes the variant and still sends no body', async () => {
-    const head = await request(edge.url, PATH + '?w=123', { method: 'HEAD' });
-    expect(head.status).toBe(200);
-    expect(origin(head)).toEqual(MISS_LAMBDA);
-    expect(head.body.length).toBe(0);
-    const get = await request(edge.url, PATH + '?w=123');
-    expect(origin(get)).toEqual(HIT);
-    expect(head.headers.get('content-length')).toBe(String(get.body.length));
-    expect(head.headers.get('etag')).toBe(get.headers.get('etag'));
+  it('HEAD on a miss everywhere reaches the origin as a HEAD, sends no body, and leaves the full image for the next GET', async () => {
+    for (const [emulator, query] of [[edge, '?w=123'], [noEdge, '?w=124']] as const) {
+      const head = await request(emulator.url, PATH + query, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(origin(head)).toEqual(MISS_LAMBDA);
+      expect(head.headers.get('content-type')).toBe('image/jpeg');
+      expect(head.body.length).toBe(0);
+      const length = Number(head.headers.get('content-length'));
+      expect(length).toBeGreaterThan(1000);
+      await emulator.settled();
+
+      // Neither the edge cache nor the cache bucket kept an empty body: the GET gets the whole variant from the bucket.
+      const get = await request(emulator.url, PATH + query);
+      expect(get.status).toBe(200);
+      expect(origin(get)).toEqual(MISS_BUCKET);
+      expect(get.body.length).toBe(length);
+      expect(get.headers.get('etag')).toBe(md5Etag(get.body));
+      expect(head.headers.get('etag')).toBe(get.headers.get('etag'));
+      expect(await decoded(get.body)).toMatchObject({ format: 'jpeg', width: Number(query.slice(3)) });
+    }
+    const again = await request(edge.url, PATH + '?w=123');
+    expect(origin(again)).toEqual(HIT);
+    expect(again.body.length).toBeGreaterThan(1000);
   });
 
   it('with the edge cache off, repeats come from the cache bucket with the same ETag and bytes', async () => {
