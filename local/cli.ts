@@ -8,7 +8,8 @@ import { startEmulator } from './start';
 
 const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <secret>]
   --port <n>               port on 127.0.0.1 (default 3000)
-  --images <dir>           upload every image under <dir>, keyed by its relative path (default: generated samples)
+  --images <dir>           upload every file under <dir>, keyed by its relative path, as "aws s3 sync" would
+                           (default: generated samples)
   --no-edge-cache          send every request to the origins, as with caching disabled
   --signing-secret <s>     require signed URLs, verified with this secret`;
 

@@ -89,7 +89,7 @@ export function createEmulator(options: EmulatorOptions) {
       const text = single(value);
       if (text !== undefined && !EDGE_ONLY_HEADERS.includes(name)) headers[name] = text;
     }
-    const event = functionUrlEvent(uri + (query ? '?' + query : ''), 'GET', headers);
+    const event = functionUrlEvent(uri + (query ? '?' + query : ''), request.method, headers);
     // Like the streaming Lambda: the response as soon as the origin has one, its work goes on.
     const result = await new Promise<Awaited<ReturnType<OriginHandler>>>((resolve, reject) => {
       const invocation = options.origin(event, undefined, resolve).then(resolve, reject);
@@ -114,7 +114,8 @@ export function createEmulator(options: EmulatorOptions) {
       delete headers['content-length'];
       return { status: 304, headers, body: Buffer.alloc(0) };
     }
-    headers['content-length'] = String(response.body.length);
+    // The origin's own length where it gave one: its answer to a HEAD has the length, not the body.
+    headers['content-length'] ??= String(response.body.length);
     return { status: response.status, headers, body: request.method === 'HEAD' ? Buffer.alloc(0) : response.body };
   }
 
@@ -141,7 +142,9 @@ export function createEmulator(options: EmulatorOptions) {
       origin = 'lambda';
       response = await fromLambda(uri, forwardedQuery(result), request);
     }
-    cache.put(uri, response);
+    // CloudFront caches GET and HEAD only, and the origin answers a HEAD without the body:
+    // only an answer to a GET may be served to later GETs.
+    if (request.method === 'GET') cache.put(uri, response);
     return answer(request, response, { 'x-cache': 'Miss from cloudfront', 'x-origin': origin });
   }
 

@@ -1,13 +1,15 @@
 // The emulator's HTTP front: `/_health`, the playground and its small API
 // under `/_playground/` and `/_api/`, and every other path as a viewer
-// request through the emulated CloudFront.
+// request through the emulated CloudFront. Only for its own loopback names.
 
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { extname, join, normalize } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { canonicalRequest, decodeKeyPath, isGrammarError, signUri, splitQuery, type GrammarOptions } from '../lambda/grammar';
+import { contentTypeOf } from './content-types';
 import type { Emulator } from './emulator';
 
 export interface PlaygroundSettings {
@@ -31,12 +33,6 @@ export interface ServerOptions {
 }
 
 const PLAYGROUND = fileURLToPath(new URL('./playground/', import.meta.url));
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.png': 'image/png',
-};
 
 function send(response: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string = '') {
   response.writeHead(status, headers);
@@ -45,6 +41,15 @@ function send(response: ServerResponse, status: number, headers: Record<string, 
 
 function sendJson(response: ServerResponse, status: number, value: unknown) {
   send(response, status, { 'content-type': 'application/json', 'cache-control': 'no-store' }, JSON.stringify(value));
+}
+
+/** The names the emulator answers for, with its port: a Host header is one of these or refused. */
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
+
+/** Whether `host` names this emulator. A page that rebinds its own name to 127.0.0.1 sends that name instead. */
+function isOwnHost(host: string | undefined, port: number): boolean {
+  const name = host?.toLowerCase();
+  return LOOPBACK_NAMES.some((loopback) => name === `${loopback}:${port}` || (port === 80 && name === loopback));
 }
 
 /** The request body, or undefined when it is over `limit` bytes. */
@@ -104,13 +109,13 @@ export function createEmulatorServer(options: ServerOptions): Server {
 
   async function staticFile(response: ServerResponse, name: string) {
     if (name === 'client.js') {
-      return send(response, 200, { 'content-type': CONTENT_TYPES['.js']!, 'cache-control': 'no-store' }, options.clientScript);
+      return send(response, 200, { 'content-type': contentTypeOf(name)!, 'cache-control': 'no-store' }, options.clientScript);
     }
     const path = normalize(join(PLAYGROUND, name));
     if (!path.startsWith(PLAYGROUND)) return sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
     try {
       const body = await readFile(path);
-      send(response, 200, { 'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' }, body);
+      send(response, 200, { 'content-type': contentTypeOf(path) ?? 'application/octet-stream', 'cache-control': 'no-store' }, body);
     } catch {
       sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
     }
@@ -127,7 +132,19 @@ export function createEmulatorServer(options: ServerOptions): Server {
     send(response, answer.status, answer.headers, answer.body);
   }
 
-  return createServer((request, response) => {
+  const server = createServer((request, response) => {
+    const { port } = server.address() as AddressInfo;
+    if (!isOwnHost(request.headers.host, port)) {
+      // Before any routing: nothing is signed, uploaded or made for a foreign page. Its body is
+      // not read, so the connection closes rather than carry the rest of it.
+      response.setHeader('connection', 'close');
+      return sendJson(response, 421, {
+        error: 'misdirected_request',
+        message:
+          `The emulator answers only for ${LOOPBACK_NAMES.map((name) => `${name}:${port}`).join(', ')}, not for Host ` +
+          `${JSON.stringify(request.headers.host ?? '')}: a page of another site could otherwise reach it (DNS rebinding).`,
+      });
+    }
     route(request, response).catch((error: unknown) => {
       if (isGrammarError(error)) return sendJson(response, 400, { error: error.code, message: error.message });
       console.error('[emulator]', error);
@@ -135,4 +152,5 @@ export function createEmulatorServer(options: ServerOptions): Server {
       else response.destroy();
     });
   });
+  return server;
 }

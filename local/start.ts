@@ -5,10 +5,12 @@
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { buildSync } from 'esbuild';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { extname, join, relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
 import { DEFAULT_EAGER_ACCEPTS, DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
@@ -17,6 +19,7 @@ import { DEFAULT_LIMITS, originConfig } from '../lambda/origin/config';
 import { createOriginHandler } from '../lambda/origin/handler';
 import { transformProcesses } from '../lambda/origin/transform-process';
 import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode } from '../lib/edge-function';
+import { contentTypeOf } from './content-types';
 import { createEmulator } from './emulator';
 import { generateSamples, type Sample } from './samples';
 import { createEmulatorServer } from './server';
@@ -26,7 +29,7 @@ export interface EmulatorStartOptions {
   s3: S3Client;
   /** Port on 127.0.0.1; 0 picks a free one. */
   port: number;
-  /** Upload every image under this folder, keyed by its relative path; otherwise generated samples. */
+  /** Upload every file under this folder, keyed by its relative path, as `aws s3 sync` would; otherwise generated samples. */
   images?: string;
   /** Keep responses in the in-memory edge cache (like CloudFront). */
   edgeCache: boolean;
@@ -55,26 +58,50 @@ export const LOCAL_PRESETS: GrammarOptions['presets'] = {
   hero: { width: '1600', quality: '70' },
 };
 
-const IMAGE_EXTENSIONS = new Set(['.jpg', '.jpeg', '.png', '.webp', '.avif', '.gif', '.tif', '.tiff']);
-const CONTENT_TYPES: Record<string, string> = {
-  '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png', '.webp': 'image/webp',
-  '.avif': 'image/avif', '.gif': 'image/gif', '.tif': 'image/tiff', '.tiff': 'image/tiff',
-};
+/** A source to put in the bucket; its body is opened only when it is uploaded. */
+interface Upload {
+  key: string;
+  bytes: number;
+  /** Undefined when the name says nothing: S3 then stores binary/octet-stream. */
+  contentType?: string;
+  body(): Buffer | Readable;
+}
 
-async function imagesIn(folder: string): Promise<Sample[]> {
+/** Files uploaded at once: each is streamed from disk, as a folder may hold thousands, or a video of gigabytes. */
+const UPLOADS_AT_ONCE = 8;
+
+/** Every file under `folder`, as `aws s3 sync` would upload it: dotfiles and files of any type included. */
+async function filesIn(folder: string): Promise<Upload[]> {
   const entries = await readdir(folder, { recursive: true, withFileTypes: true });
-  const files = entries.filter((entry) => entry.isFile() && IMAGE_EXTENSIONS.has(extname(entry.name).toLowerCase()));
+  const files = entries.filter((entry) => entry.isFile());
   return Promise.all(
     files.map(async (entry) => {
       // `parentPath` is Node >= 20.12; `package.json` allows 20.9, where only `path` (its older name) is set.
       const path = join(entry.parentPath ?? entry.path, entry.name);
       return {
         key: relative(folder, path).split(sep).join('/'),
-        body: await readFile(path),
-        contentType: CONTENT_TYPES[extname(entry.name).toLowerCase()]!,
+        bytes: (await stat(path)).size,
+        contentType: contentTypeOf(entry.name),
+        body: () => createReadStream(path),
       };
     }),
   );
+}
+
+function samples(generated: Sample[]): Upload[] {
+  return generated.map(({ key, body, contentType }) => ({ key, bytes: body.length, contentType, body: () => body }));
+}
+
+async function uploadAll(s3: S3Client, bucket: string, uploads: Upload[]): Promise<void> {
+  for (let i = 0; i < uploads.length; i += UPLOADS_AT_ONCE) {
+    await Promise.all(
+      uploads.slice(i, i + UPLOADS_AT_ONCE).map((upload) =>
+        s3.send(
+          new PutObjectCommand({ Bucket: bucket, Key: upload.key, Body: upload.body(), ContentLength: upload.bytes, ContentType: upload.contentType }),
+        ),
+      ),
+    );
+  }
 }
 
 async function createBucket(s3: S3Client, name: string) {
@@ -100,14 +127,10 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   const cacheBucket = options.buckets?.cache ?? `cache-${suffix}`;
   await Promise.all([createBucket(s3, sourceBucket), createBucket(s3, cacheBucket)]);
 
-  const sources = options.images ? await imagesIn(options.images) : await generateSamples();
-  if (sources.length === 0) throw new Error(`No images (${[...IMAGE_EXTENSIONS].join(' ')}) under ${options.images}.`);
-  await Promise.all(
-    sources.map((source) =>
-      s3.send(new PutObjectCommand({ Bucket: sourceBucket, Key: source.key, Body: source.body, ContentType: source.contentType })),
-    ),
-  );
-  log(`seeded ${sources.length} ${options.images ? `images from ${options.images}` : 'generated samples'} into bucket ${sourceBucket}`);
+  const sources = options.images ? await filesIn(options.images) : samples(await generateSamples());
+  if (sources.length === 0) throw new Error(`No files under ${options.images}.`);
+  await uploadAll(s3, sourceBucket, sources);
+  log(`seeded ${sources.length} ${options.images ? `files from ${options.images}` : 'generated samples'} into bucket ${sourceBucket}`);
 
   const grammar: GrammarOptions = { ...DEFAULT_GRAMMAR_OPTIONS, presets: LOCAL_PRESETS };
   const signing = options.signingSecret ? { keyValueStoreId: 'local-key-value-store' } : undefined;

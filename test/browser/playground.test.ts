@@ -100,6 +100,19 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     expect(errors).toEqual([]);
   });
 
+  it('works at localhost too: the emulator answers its loopback names, not only 127.0.0.1', async () => {
+    const { page, errors } = await newPage();
+    const url = emulator.url.replace('127.0.0.1', 'localhost');
+    await page.goto(`${url}/`);
+    await page.waitForSelector('#demo-stats dd');
+    await settled(page);
+    const widths = await page.$$eval('img', (all) => (all as PageImage[]).map((image) => image.naturalWidth));
+    expect(widths).toHaveLength(3);
+    expect(widths.filter((width) => width === 0)).toEqual([]);
+    expect(await page.textContent('#url')).toBe(imageUrl(url, PHOTO, { width: 800 }));
+    expect(errors).toEqual([]);
+  });
+
   it('updates the result, its dimensions and its format as the controls change', async () => {
     const { page, errors } = await newPage();
     await page.goto(`${emulator.url}/`);

@@ -6,6 +6,7 @@
 
 import { DeleteObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -78,9 +79,10 @@ const AWKWARD_KEYS: Record<string, number> = {
 };
 const AWKWARD_HEIGHT = 50;
 
-/** Files under --images that are not images: never uploaded. */
+/** Files under --images that are not images the service reads: uploaded all the same, as `aws s3 sync` would. */
 const NOT_IMAGES: Record<string, string> = {
   'notes.txt': 'holiday photos, unsorted',
+  'formats/vector.svg': '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>',
   '.DS_Store': '\0\0\0\u0001Bud1',
   'nested/readme.md': '# nested',
   'formats/data.json': '{"not":"an image"}',
@@ -135,6 +137,32 @@ async function request(base: string, path: string, options: RequestOptions = {})
     redirected: response.redirected,
     url: response.url,
   };
+}
+
+/**
+ * A request to the emulator that says it is for `host`, as a browser does on a page whose
+ * name was rebound to 127.0.0.1 (fetch will not let a caller choose the Host header).
+ */
+function requestFor(host: string, base: string, path: string, options: { method?: string; body?: Buffer } = {}): Promise<Answer> {
+  const url = new URL(path, base);
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(url, { method: options.method ?? 'GET', headers: { host } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode!,
+          headers: new Headers(Object.entries(response.headers).map(([name, value]) => [name, String(value)])),
+          body: Buffer.concat(chunks),
+          redirected: false,
+          url: url.href,
+        }),
+      );
+    });
+    outgoing.on('error', reject);
+    outgoing.end(options.body);
+  });
 }
 
 /** A source key as a URL path: every segment percent-encoded (`#` as `%23`, `+` as `%2B`). */
@@ -231,12 +259,13 @@ beforeAll(async () => {
     'large/noise.png': noise,
     'cache/photo.jpg': await gradientJpeg(800, 600),
     'cache/untouched.jpg': await gradientJpeg(64, 48),
+    'photos/IMG_0002': await gradientJpeg(200, 100), // a JPEG without an extension
     'replace/via api +#é.jpg': await gradientJpeg(300, 200),
     'replace/via s3 é.jpg': await gradientJpeg(300, 200),
     'replace/delete me.jpg': await gradientJpeg(300, 200),
     ...Object.fromEntries(awkward),
   };
-  expectedKeys = Object.keys(images).sort();
+  expectedKeys = Object.keys({ ...images, ...NOT_IMAGES }).sort();
   const small = await gradientJpeg(800, 600);
   [edge, noEdge, signed] = await Promise.all([
     start('edge', { ...images, ...NOT_IMAGES }, { edgeCache: true }),
@@ -254,12 +283,29 @@ afterAll(async () => {
 // ------------------------------------------------------------------ tests
 
 describe('--images', () => {
-  it('uploads every image under the folder, keyed by its relative path, and skips other files', async () => {
+  it('uploads every file under the folder, keyed by its relative path, whatever its type', async () => {
     expect([...edge.sources].sort()).toEqual(expectedKeys);
     expect((await listKeys(s3, edge.sourceBucket)).sort()).toEqual(expectedKeys);
     const listed = json(await request(edge.url, '/_api/sources')) as unknown as { key: string }[];
     expect(listed.map((source) => source.key).sort()).toEqual(expectedKeys);
-    expect(noEdge.sources).toEqual(['cache/photo.jpg']);
+    expect([...noEdge.sources].sort()).toEqual(['cache/photo.jpg', 'notes.txt']);
+  });
+
+  it('gives each upload the Content-Type its extension names, and none without one (S3 then says octet-stream)', async () => {
+    const contentType = async (key: string) => (await s3.send(new HeadObjectCommand({ Bucket: edge.sourceBucket, Key: key }))).ContentType;
+    expect(await contentType('formats/vector.svg')).toBe('image/svg+xml');
+    expect(await contentType('notes.txt')).toBe('text/plain; charset=utf-8');
+    expect(await contentType('photos/DSC 0001.JPG')).toBe('image/jpeg');
+    // S3's own default: AWS says binary/octet-stream, LocalStack application/octet-stream.
+    expect(await contentType('photos/IMG_0002')).toMatch(/^(binary|application)\/octet-stream$/);
+    expect(await contentType('Thumbs.db')).toMatch(/^(binary|application)\/octet-stream$/);
+  });
+
+  it('serves an image whose name has no extension: its type comes from its bytes', async () => {
+    const answer = await request(edge.url, '/photos/IMG_0002?w=100');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('image/jpeg');
+    expect(await decoded(answer.body)).toMatchObject({ format: 'jpeg', width: 100, height: 50 });
   });
 
   it('serves each awkward key at its percent-encoded path (spaces, +, #, %, non-ASCII, nested folders)', async () => {
@@ -283,11 +329,59 @@ describe('--images', () => {
     expect(literal.headers.get('etag')).toBe(encoded.headers.get('etag'));
   });
 
-  it('has no object for a file that is not an image', async () => {
-    for (const path of ['/notes.txt', '/formats/data.json', '/jpg']) {
-      const answer = await request(edge.url, path);
-      expect(answer.status, path).toBe(404);
-      expect(json(answer).error).toBe('not_found');
+  it('answers a file that is not an image it reads (an SVG, text, no extension) with a JSON 415, as AWS would, and stores nothing', async () => {
+    for (const key of ['notes.txt', 'formats/vector.svg', 'formats/data.json', 'nested/readme.md', 'Thumbs.db', 'jpg']) {
+      const answer = await request(edge.url, pathOf(key) + '?w=10');
+      expect(answer.status, key).toBe(415);
+      expect(json(answer).error, key).toBe('unsupported_media_type');
+    }
+    await edge.settled();
+    for (const key of ['notes.txt', 'formats/vector.svg', 'jpg']) expect(await cacheKeysUnder(s3, edge.cacheBucket, key), key).toEqual([]);
+  });
+});
+
+describe('the Host header', () => {
+  const portOf = (emulator: RunningEmulator) => new URL(emulator.url).port;
+
+  function expectRefused(answer: Answer, label: string) {
+    expect(answer.status, label).toBe(421);
+    expect(answer.headers.get('content-type'), label).toBe('application/json');
+    expect(json(answer).error, label).toBe('misdirected_request');
+    expect(String(json(answer).message), label).toContain('DNS rebinding');
+  }
+
+  it('refuses a rebound name on the signing endpoint, the upload endpoint and an image URL, and nothing changes', async () => {
+    const port = portOf(signed);
+    const foreign = [`rebind.attacker.example:${port}`, `127.0.0.1.nip.io:${port}`, `localhost.:${port}`, `localhost:${Number(port) + 1}`];
+    const signPath = `/_api/sign?path=${encodeURIComponent('/signed/café #1.jpg')}&query=w%3D300`;
+    for (const host of foreign) {
+      const answer = await requestFor(host, signed.url, signPath);
+      expectRefused(answer, host);
+      expect(answer.body.toString()).not.toContain('sig=');
+    }
+
+    const planted = 'rebind/planted.jpg';
+    const upload = await requestFor(foreign[0]!, edge.url, '/_api/sources' + pathOf(planted), { method: 'PUT', body: await gradientJpeg(40, 30) });
+    expectRefused(upload, 'upload');
+    expect(await listKeys(s3, edge.sourceBucket)).not.toContain(planted);
+
+    const image = await requestFor(`rebind.attacker.example:${portOf(edge)}`, edge.url, pathOf('formats/still.webp') + '?w=77');
+    expectRefused(image, 'image');
+    await edge.settled();
+    // Nothing was made or cached for it: the first request with a right Host is a miss all the way to the Lambda.
+    const first = await request(edge.url, pathOf('formats/still.webp') + '?w=77');
+    expect(first.status).toBe(200);
+    expect(origin(first)).toEqual(MISS_LAMBDA);
+  });
+
+  it('answers its loopback names with its port, in any case', async () => {
+    const port = portOf(signed);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LocalHost:${port}`, `[::1]:${port}`]) {
+      const health = await requestFor(host, signed.url, '/_health');
+      expect(health.status, host).toBe(200);
+      const sign = await requestFor(host, signed.url, `/_api/sign?path=${encodeURIComponent('/signed/café #1.jpg')}&query=w%3D300`);
+      expect(sign.status, host).toBe(200);
+      expect(String(json(sign).url), host).toMatch(/^\/signed\/café #1\.jpg\?w=300&sig=/);
     }
   });
 });
@@ -443,15 +537,29 @@ describe('cache semantics', () => {
     expect(head.body.length).toBe(0);
   });
 
-  it('HEAD on a miss makes the variant and still sends no body', async () => {
-    const head = await request(edge.url, PATH + '?w=123', { method: 'HEAD' });
-    expect(head.status).toBe(200);
-    expect(origin(head)).toEqual(MISS_LAMBDA);
-    expect(head.body.length).toBe(0);
-    const get = await request(edge.url, PATH + '?w=123');
-    expect(origin(get)).toEqual(HIT);
-    expect(head.headers.get('content-length')).toBe(String(get.body.length));
-    expect(head.headers.get('etag')).toBe(get.headers.get('etag'));
+  it('HEAD on a miss everywhere reaches the origin as a HEAD, sends no body, and leaves the full image for the next GET', async () => {
+    for (const [emulator, query] of [[edge, '?w=123'], [noEdge, '?w=124']] as const) {
+      const head = await request(emulator.url, PATH + query, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(origin(head)).toEqual(MISS_LAMBDA);
+      expect(head.headers.get('content-type')).toBe('image/jpeg');
+      expect(head.body.length).toBe(0);
+      const length = Number(head.headers.get('content-length'));
+      expect(length).toBeGreaterThan(1000);
+      await emulator.settled();
+
+      // Neither the edge cache nor the cache bucket kept an empty body: the GET gets the whole variant from the bucket.
+      const get = await request(emulator.url, PATH + query);
+      expect(get.status).toBe(200);
+      expect(origin(get)).toEqual(MISS_BUCKET);
+      expect(get.body.length).toBe(length);
+      expect(get.headers.get('etag')).toBe(md5Etag(get.body));
+      expect(head.headers.get('etag')).toBe(get.headers.get('etag'));
+      expect(await decoded(get.body)).toMatchObject({ format: 'jpeg', width: Number(query.slice(3)) });
+    }
+    const again = await request(edge.url, PATH + '?w=123');
+    expect(origin(again)).toEqual(HIT);
+    expect(again.body.length).toBeGreaterThan(1000);
   });
 
   it('with the edge cache off, repeats come from the cache bucket with the same ETag and bytes', async () => {
