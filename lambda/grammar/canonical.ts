@@ -126,12 +126,15 @@ function accepts(accept: string, type: string): boolean {
     });
 }
 
-/** Resolves `format=auto` from Accept: AVIF, then WebP, else absent (the source's own family). */
+/**
+ * Resolves `format=auto` from Accept: AVIF (with WebP), then WebP, else absent
+ * (the source's own family). AVIF only beside WebP, the fallback the origin
+ * may choose when AVIF would cost too much.
+ */
 function negotiateFormat(negotiation: Negotiation): NegotiatedFormat | undefined {
   const accept = negotiation.accept || '';
-  if (negotiation.avif !== false && accepts(accept, 'image/avif')) return 'avif';
-  if (accepts(accept, 'image/webp')) return 'webp';
-  return undefined;
+  if (!accepts(accept, 'image/webp')) return undefined;
+  return negotiation.avif !== false && accepts(accept, 'image/avif') ? 'avif' : 'webp';
 }
 
 /** Snaps a size up to the next allowed one (sizes ascending). */

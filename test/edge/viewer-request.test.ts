@@ -170,6 +170,8 @@ describe('format=auto', () => {
     expect(await uriOf(anySize, '/a.jpg', 'w=100', ANY_ACCEPT)).toBe('/a.jpg/width=100');
     expect(await uriOf(anySize, '/a.jpg', 'w=100')).toBe('/a.jpg/width=100');
     expect(await uriOf(anySize, '/a.jpg', '', 'image/avif;q=0, image/webp')).toBe('/a.jpg/accept=webp');
+    // AVIF only beside WebP, the fallback the origin may choose instead.
+    expect(await uriOf(anySize, '/a.jpg', 'w=100', 'image/avif,*/*')).toBe('/a.jpg/width=100');
   });
 
   it('never records AVIF when it is switched off', async () => {
@@ -419,7 +421,7 @@ const VALID_PAIRS = Object.entries(VALID).flatMap(([names, values]) =>
 const KNOWN_NAMES = Object.keys(VALID).flatMap((names) => names.split(' '));
 const OTHER_NAMES = ['foo', 'utm_source', 'response-content-type', 'versionId', 'constructor', '__proto__', 'toString', '', 'x y', 'accept'];
 const ODD_VALUES = ['0', '-1', 'abc', '', '641', '9000', '4.1', '101', 'zzz', '45', 'yes', 'tiff', 'nope', 'constructor', '%', '%zz', '%E0%A4', '%2531', ' 1', 'avif', 'webp'];
-const ACCEPTS = [CHROMIUM_ACCEPT, SAFARI_ACCEPT, ANY_ACCEPT, '', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP'];
+const ACCEPTS = [CHROMIUM_ACCEPT, SAFARI_ACCEPT, ANY_ACCEPT, '', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP', 'image/avif'];
 const KEYS = ['photos/cat.jpg', 'a b/c+d (1).png', 'été/日本.webp', 'x', '%41', "it's/[1]~!*.gif"];
 const BAD_KEYS = ['..', 'a/./b', '', 'a//b', 'a/', 'k\u0000'];
 

@@ -138,6 +138,7 @@ describe('format negotiation', () => {
     ['Chrome with AVIF disabled', CHROME_ACCEPT, { avif: false }, 'accept=webp'],
     ['a WebP-only browser', OLD_FIREFOX_ACCEPT, {}, 'accept=webp'],
     ['a plain Accept', PLAIN_ACCEPT, {}, 'original'],
+    ['AVIF without WebP (no fallback for the origin)', 'image/avif,*/*', {}, 'original'],
     ['*/*', '*/*', {}, 'original'],
     ['an empty Accept', '', {}, 'original'],
     ['no Accept', undefined, {}, 'original'],
