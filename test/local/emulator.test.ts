@@ -389,7 +389,8 @@ describe('cache semantics', () => {
 
   it('gives equivalent URLs (aliases, casing, order, leading zeros, dpr, defaults, format=auto) one variant and one ETag', async () => {
     // An explicit WebP, and a negotiated one (which the origin may choose differently): two variants.
-    const groups: [string, Client][][] = [
+    type Spelling = [string, Client];
+    const groups: [Spelling, ...Spelling[]][] = [
       [
         ['?width=400&height=200&format=webp', 'plain'],
         ['?W=0400&H=0200&FM=webp', 'plain'],
