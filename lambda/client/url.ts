@@ -17,6 +17,7 @@ import {
   DEFAULT_GRAMMAR_OPTIONS,
   PARAMS,
   PARAMS_BY_NAME,
+  VIEWER_PARAMS,
   type Fit,
   type GrammarOptions,
   type ParsedParams,
@@ -61,9 +62,7 @@ function toPairs(params: ImageParams): [string, string][] {
     const spelling = name.toLowerCase();
     if (spelling === 'sig') throw new Error('Image parameter "sig" is made by signedImageUrl (lambda/client/sign.ts), not given.');
     if (!Object.prototype.hasOwnProperty.call(PARAMS_BY_NAME, spelling) && PRESET_SPELLINGS.indexOf(spelling) === -1) {
-      const known: string[] = PARAMS.filter((param) => !param.canonicalOnly)
-        .map((param) => param.name as string)
-        .concat('preset');
+      const known: string[] = VIEWER_PARAMS.map((param) => param.name as string).concat('preset');
       throw new Error(`Unknown image parameter "${name}": expected one of ${known.join(', ')}.`);
     }
     pairs.push([name, typeof value === 'string' ? value : String(value)]);

@@ -8,6 +8,7 @@ import { decodeKeyPath, encodeKeyPath } from './key';
 import {
   PARAMS,
   PARAMS_BY_NAME,
+  VIEWER_PARAMS,
   type GrammarOptions,
   type NegotiatedFormat,
   type Ops,
@@ -255,7 +256,7 @@ function notCanonical(uri: string) {
  * Accept header.
  */
 export function viewerQuery(ops: Ops): string {
-  return opEntries(ops, PARAMS.filter((param) => !param.canonicalOnly))
+  return opEntries(ops, VIEWER_PARAMS)
     .map((entry) => entry[0] + '=' + encodeURIComponent(entry[1]))
     .join('&');
 }

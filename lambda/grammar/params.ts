@@ -213,10 +213,12 @@ export const PARAMS: Param[] = [
   },
 ];
 
+/** The parameters a viewer may give, in op order. */
+export const VIEWER_PARAMS: Param[] = PARAMS.filter((param) => !param.canonicalOnly);
+
 /** Every spelling a viewer may use for a parameter (lower-case) mapped to its record. */
 export const PARAMS_BY_NAME: { [spelling: string]: Param } = {};
-PARAMS.forEach((param) => {
-  if (param.canonicalOnly) return;
+VIEWER_PARAMS.forEach((param) => {
   PARAMS_BY_NAME[param.name] = param;
   param.aliases.forEach((alias) => {
     PARAMS_BY_NAME[alias] = param;
