@@ -762,7 +762,7 @@ export class ImageTransformer extends Construct {
     });
 
     // The cache key is the canonical URI alone: the edge function has put everything
-    // that matters (negotiated format included) into the path.
+    // that matters (what Accept allows, as accept=avif|webp, included) into the path.
     const cachePolicy = new cloudfront.CachePolicy(this, 'CachePolicy', {
       comment: 'edge-image-transformer: canonical URI only',
       queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
@@ -779,7 +779,7 @@ export class ImageTransformer extends Construct {
     // ALL_VIEWER_EXCEPT_HOST_HEADER would also send every viewer header to S3, where
     // headers such as x-amz-server-side-encryption-customer-* turn a cached variant
     // into an error that CloudFront then caches for everyone under the same key.
-    // Neither origin needs a viewer header (the negotiated format is in the URI), and
+    // Neither origin needs a viewer header (what Accept allows is in the URI), and
     // the Function URL needs the Host header NOT forwarded (OAC signs for its own host),
     // which sending no headers guarantees. Query strings are forwarded: the edge keeps
     // only the contract's parameters, and the origin uses them to redirect a variant

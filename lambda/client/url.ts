@@ -11,18 +11,18 @@
 // needs `crypto`), so a browser bundle of this file is self-contained. Signing
 // lives in ./sign.ts, for servers.
 
-import { canonicalOps, parseViewerParams, viewerQuery, type Negotiation } from '../grammar/canonical';
+import { canonicalOps, parseViewerParams, viewerQuery } from '../grammar/canonical';
 import { encodeKeyPath, validateKey } from '../grammar/key';
 import {
   DEFAULT_GRAMMAR_OPTIONS,
   PARAMS,
   PARAMS_BY_NAME,
+  VIEWER_PARAMS,
   type Fit,
   type GrammarOptions,
-  type Ops,
+  type ParsedParams,
   type Position,
   type RequestedFormat,
-  type ViewerParams,
 } from '../grammar/params';
 import { invalidParameter } from '../grammar/validate';
 
@@ -55,14 +55,6 @@ export interface ImageParams {
 
 const PRESET_SPELLINGS = ['preset', 'p'];
 
-/**
- * The Accept outcomes `format=auto` can have at the edge. A parameter is only
- * dropped when it is a no-op under all of them: `quality=80` changes nothing
- * for JPEG or WebP but does for AVIF (whose default is 50), so it must stay
- * in a URL whose format is negotiated.
- */
-const NEGOTIATIONS: Negotiation[] = [{}, { accept: 'image/webp' }, { accept: 'image/avif' }];
-
 function toPairs(params: ImageParams): [string, string][] {
   const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
@@ -70,7 +62,7 @@ function toPairs(params: ImageParams): [string, string][] {
     const spelling = name.toLowerCase();
     if (spelling === 'sig') throw new Error('Image parameter "sig" is made by signedImageUrl (lambda/client/sign.ts), not given.');
     if (!Object.prototype.hasOwnProperty.call(PARAMS_BY_NAME, spelling) && PRESET_SPELLINGS.indexOf(spelling) === -1) {
-      const known: string[] = PARAMS.map((param) => param.name as string).concat('preset');
+      const known: string[] = VIEWER_PARAMS.map((param) => param.name as string).concat('preset');
       throw new Error(`Unknown image parameter "${name}": expected one of ${known.join(', ')}.`);
     }
     pairs.push([name, typeof value === 'string' ? value : String(value)]);
@@ -80,23 +72,8 @@ function toPairs(params: ImageParams): [string, string][] {
 
 const isPreset = (pair: [string, string]) => PRESET_SPELLINGS.indexOf(pair[0].toLowerCase()) !== -1;
 
-/** Ops that canonicalise like `params` under every Accept header: the union of what matters under each. */
-function negotiationFreeOps(params: ViewerParams, options: GrammarOptions): Ops {
-  const ops: Ops = {};
-  for (const negotiation of NEGOTIATIONS) {
-    const negotiated = canonicalOps(params, options, negotiation) as Record<string, unknown>;
-    for (const name of Object.keys(negotiated)) {
-      if (name !== 'format') (ops as Record<string, unknown>)[name] = negotiated[name];
-    }
-  }
-  // An explicit format survives negotiation; `auto` (or none) stays absent for the edge to resolve.
-  const format = canonicalOps(params, options).format;
-  if (format !== undefined) ops.format = format;
-  return ops;
-}
-
 /** Parsed viewer values as query text, canonical names in op order (booleans 1/0, `auto` kept). */
-function paramsQuery(params: ViewerParams): string[] {
+function paramsQuery(params: ParsedParams): string[] {
   const parts: string[] = [];
   PARAMS.forEach((param) => {
     const value = params[param.name];
@@ -116,7 +93,9 @@ function paramsQuery(params: ViewerParams): string[] {
 export function imageQuery(params: ImageParams = {}, options: GrammarOptions = DEFAULT_GRAMMAR_OPTIONS): string {
   const pairs = toPairs(params);
   const presets = pairs.filter(isPreset);
-  if (presets.length === 0) return viewerQuery(negotiationFreeOps(parseViewerParams(pairs, options), options));
+  // Without Accept: the edge negotiates `format=auto` (or none) for each viewer, and what
+  // matters does not depend on that outcome (a quality stays unless the format is explicit).
+  if (presets.length === 0) return viewerQuery(canonicalOps(parseViewerParams(pairs, options), options));
 
   const name = (presets[0] as [string, string])[1];
   if (presets.length > 1) throw invalidParameter('preset', name, 'a single value (preset is given more than once)');

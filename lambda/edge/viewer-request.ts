@@ -112,7 +112,8 @@ function rawQuery(querystring: CloudFrontValues): string {
 /**
  * A recognised parameter as the origin is sent it: canonical name, value as
  * the grammar reads it (`W=0640` is `width=640`), or undefined for any other
- * name. Only called once the grammar has accepted the request.
+ * name, canonical-only ones (`accept`) included. Only called once the grammar
+ * has accepted the request.
  */
 function forwarded(pair: [string, string], options: GrammarOptions): [string, string] | undefined {
   const name = pair[0].toLowerCase();
@@ -172,8 +173,8 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
       }
     }
 
-    // The cache key is the URI alone: it names the negotiated format, so
-    // Accept never has to enter it.
+    // The cache key is the URI alone: it records what Accept allowed
+    // (`accept=avif` or `accept=webp`), so Accept never has to enter it.
     request.uri = uri;
     // The origin sees only the viewer's recognised parameters, with their
     // canonical names and values, and the signature: nothing else a viewer

@@ -5,7 +5,18 @@
 
 import { grammarError } from './errors';
 import { decodeKeyPath, encodeKeyPath } from './key';
-import { PARAMS, PARAMS_BY_NAME, type GrammarOptions, type Ops, type OutputFormat, type Param, type Preset, type ViewerParams } from './params';
+import {
+  PARAMS,
+  PARAMS_BY_NAME,
+  VIEWER_PARAMS,
+  type GrammarOptions,
+  type NegotiatedFormat,
+  type Ops,
+  type Param,
+  type ParsedParams,
+  type Preset,
+  type ViewerParams,
+} from './params';
 import { invalidParameter } from './validate';
 
 /** The ops segment of a request with no transformation. */
@@ -48,9 +59,13 @@ function decodeQueryComponent(text: string): string {
 
 const hasOwn = (object: object, name: string) => Object.prototype.hasOwnProperty.call(object, name);
 
-/** The parameter a spelling names; own properties only, so `constructor` is just unknown. */
-function paramNamed(spelling: string): Param | undefined {
-  return hasOwn(PARAMS_BY_NAME, spelling) ? PARAMS_BY_NAME[spelling] : undefined;
+/**
+ * The parameter a spelling names; own properties only, so `constructor` is
+ * just unknown. Canonical-only ops are named only in a canonical URI.
+ */
+function paramNamed(spelling: string, canonical: boolean): Param | undefined {
+  if (hasOwn(PARAMS_BY_NAME, spelling)) return PARAMS_BY_NAME[spelling];
+  return canonical ? PARAMS.filter((param) => param.canonicalOnly && param.name === spelling)[0] : undefined;
 }
 
 /** The pairs a `preset` parameter stands for, or none. */
@@ -74,14 +89,19 @@ const PRESET_NAMES = ['preset', 'p'];
  * ignored. A preset's parameters come first and the viewer's own override them.
  */
 export function parseViewerParams(pairs: [string, string][], options: GrammarOptions): ViewerParams {
+  return parseParams(pairs, options, false);
+}
+
+/** parseViewerParams, or with `canonical` the ops of a canonical URI (canonical-only ops included). */
+function parseParams(pairs: [string, string][], options: GrammarOptions, canonical: boolean): ParsedParams {
   const params: { [name: string]: unknown } = {};
   presetPairs(pairs, options).forEach((pair) => {
-    const param = paramNamed(pair[0].toLowerCase());
+    const param = paramNamed(pair[0].toLowerCase(), false);
     if (param) params[param.name] = param.parse(pair[1], options);
   });
   const given: { [name: string]: boolean } = {};
   pairs.forEach((pair) => {
-    const param = paramNamed(pair[0].toLowerCase());
+    const param = paramNamed(pair[0].toLowerCase(), canonical);
     if (!param) return;
     if (options.presetsOnly) {
       throw invalidParameter(param.name, pair[1], 'no parameter but preset (this deployment serves presets only)');
@@ -92,7 +112,7 @@ export function parseViewerParams(pairs: [string, string][], options: GrammarOpt
     given[param.name] = true;
     params[param.name] = param.parse(pair[1], options);
   });
-  return params as ViewerParams;
+  return params as ParsedParams;
 }
 
 /** Whether an Accept header accepts a media type (case-insensitive; `q=0` means no). */
@@ -107,12 +127,15 @@ function accepts(accept: string, type: string): boolean {
     });
 }
 
-/** Resolves `format=auto` from Accept: AVIF, then WebP, else absent (the source's own family). */
-function negotiateFormat(negotiation: Negotiation): OutputFormat | undefined {
+/**
+ * Resolves `format=auto` from Accept: AVIF (with WebP), then WebP, else absent
+ * (the source's own family). AVIF only beside WebP, the fallback the origin
+ * may choose when AVIF would cost too much.
+ */
+function negotiateFormat(negotiation: Negotiation): NegotiatedFormat | undefined {
   const accept = negotiation.accept || '';
-  if (negotiation.avif !== false && accepts(accept, 'image/avif')) return 'avif';
-  if (accepts(accept, 'image/webp')) return 'webp';
-  return undefined;
+  if (!accepts(accept, 'image/webp')) return undefined;
+  return negotiation.avif !== false && accepts(accept, 'image/avif') ? 'avif' : 'webp';
 }
 
 /** Snaps a size up to the next allowed one (sizes ascending). */
@@ -132,9 +155,13 @@ function applyDpr(ops: Ops, dpr: number, maxDimension: number): void {
   if (ops.height !== undefined) ops.height = Math.max(1, Math.round(ops.height * scale));
 }
 
-/** The canonical ops for a viewer's parameters: aliases resolved, defaults and no-ops dropped. */
+/**
+ * The canonical ops for a viewer's parameters: aliases resolved, defaults and
+ * no-ops dropped. With a negotiation, `format=auto` (or none) becomes `accept`;
+ * without, `accept` is what `params` say (only a canonical URI can say it).
+ */
 // No default parameter values here: cloudfront-js-2.0 lacks them and esbuild cannot lower them.
-export function canonicalOps(params: ViewerParams, options: GrammarOptions, negotiation?: Negotiation): Ops {
+export function canonicalOps(params: ParsedParams, options: GrammarOptions, negotiation?: Negotiation): Ops {
   // Metadata describes the source, so no other op can change it.
   if (params.format === 'json') return { format: 'json' };
   const ops: Ops = {};
@@ -145,7 +172,8 @@ export function canonicalOps(params: ViewerParams, options: GrammarOptions, nego
   const sizes = options.sizes;
   if (sizes && ops.width !== undefined) ops.width = snap('width', ops.width, sizes);
   if (sizes && ops.height !== undefined) ops.height = snap('height', ops.height, sizes);
-  ops.format = params.format === 'auto' || params.format === undefined ? negotiateFormat(negotiation || {}) : params.format;
+  ops.format = params.format === 'auto' ? undefined : params.format;
+  if (negotiation) ops.accept = negotiateFormat(negotiation);
   const canonical: Ops = {};
   PARAMS.forEach((param) => {
     const name = param.name as keyof Ops;
@@ -156,19 +184,19 @@ export function canonicalOps(params: ViewerParams, options: GrammarOptions, nego
   return canonical;
 }
 
-/** The ops as name/text pairs in PARAMS order, booleans as `1`. */
-function opEntries(ops: Ops): [string, string][] {
+/** The ops named by `params` as name/text pairs in PARAMS order, booleans as `1`. */
+function opEntries(ops: Ops, params: Param[]): [string, string][] {
   const entries: [string, string][] = [];
-  PARAMS.forEach((param) => {
+  params.forEach((param) => {
     const value = ops[param.name as keyof Ops];
     if (value !== undefined) entries.push([param.name, value === true ? '1' : String(value)]);
   });
   return entries;
 }
 
-/** `width=640,format=webp`, or `original` when there are no ops. */
+/** `width=640,accept=avif`, or `original` when there are no ops. */
 export function opsSegment(ops: Ops): string {
-  const entries = opEntries(ops);
+  const entries = opEntries(ops, PARAMS);
   return entries.length ? entries.map((entry) => entry[0] + '=' + entry[1]).join(',') : ORIGINAL;
 }
 
@@ -209,10 +237,10 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
           const eq = op.indexOf('=');
           return [op.slice(0, eq), op.slice(eq + 1)] as [string, string];
         });
-  // Re-serialising refuses aliases, defaults, dpr, format=auto and any other spelling.
-  // Presets are a viewer's shorthand: a canonical URI holds their expansion.
+  // Re-serialising refuses aliases, defaults, dpr, format=auto, `accept` beside a format
+  // and any other spelling. Presets are a viewer's shorthand: a canonical URI holds their expansion.
   const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes };
-  const ops = canonicalOps(parseViewerParams(pairs, canonicalOptions), canonicalOptions);
+  const ops = canonicalOps(parseParams(pairs, canonicalOptions, true), canonicalOptions);
   const canonical = canonicalUri(key, ops);
   if (canonical !== uri) throw notCanonical(uri);
   return { key, ops, uri: canonical };
@@ -223,11 +251,12 @@ function notCanonical(uri: string) {
 }
 
 /**
- * A viewer query that canonicalises to `ops` again. With no format in `ops`
- * the edge negotiates it anew, so it holds for the same Accept header.
+ * A viewer query that canonicalises to `ops` again. It leaves out what only
+ * the edge writes: `accept` is negotiated anew, so it holds for the same
+ * Accept header.
  */
 export function viewerQuery(ops: Ops): string {
-  return opEntries(ops)
+  return opEntries(ops, VIEWER_PARAMS)
     .map((entry) => entry[0] + '=' + encodeURIComponent(entry[1]))
     .join('&');
 }

@@ -1,7 +1,7 @@
 // The URL parameters of the contract, one declarative record each (name,
-// aliases, how to parse a value, when it changes the image). The order of
-// PARAMS is the fixed order of ops in the canonical URI, so adding a parameter
-// touches this file only.
+// aliases, how to parse a value, when it changes the image, whether a viewer
+// may give it). The order of PARAMS is the fixed order of ops in the
+// canonical URI, so adding a parameter touches this file only.
 
 import { invalidParameter, parseBoolean, parseChoice, parseColour, parseDecimal, parseInteger } from './validate';
 
@@ -20,6 +20,9 @@ export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'json'] as 
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 const REQUESTED_FORMATS = ['auto', 'jpeg', 'jpg', 'png', 'webp', 'avif', 'gif', 'json'] as const;
 export type RequestedFormat = 'auto' | OutputFormat;
+/** What the edge negotiated `format=auto` to from the viewer's Accept header. */
+export const NEGOTIATED_FORMATS = ['avif', 'webp'] as const;
+export type NegotiatedFormat = (typeof NEGOTIATED_FORMATS)[number];
 
 export type Rotation = 90 | 180 | 270;
 
@@ -42,14 +45,25 @@ export interface Ops {
   /** `rrggbb` or `rrggbbaa`, lower-case. */
   background?: string;
   quality?: number;
+  /** Asked for explicitly: the origin makes exactly this format. */
   format?: OutputFormat;
+  /**
+   * Negotiated (no format, or `format=auto`): `avif` when the viewer accepts
+   * AVIF and WebP and AVIF is enabled, `webp` when it accepts WebP. The origin
+   * may then fall back to a cheaper accepted format. Absent with `format`, and
+   * when the viewer accepts neither (the source's own family).
+   */
+  accept?: NegotiatedFormat;
 }
 
-/** What a viewer's query may say: the ops, plus `dpr`, plus `format=auto`. */
-export interface ViewerParams extends Omit<Ops, 'format'> {
+/** What a viewer's query may say: the ops, plus `dpr`, plus `format=auto`, minus what only the edge writes. */
+export interface ViewerParams extends Omit<Ops, 'format' | 'accept'> {
   dpr?: number;
   format?: RequestedFormat;
 }
+
+/** What the parameter records parse: a viewer's parameters, or the ops of a canonical URI. */
+export type ParsedParams = ViewerParams & Pick<Ops, 'accept'>;
 
 /** A named set of viewer parameters, e.g. `{ width: '200', height: '200', fit: 'cover' }`. */
 export type Preset = { [name: string]: string };
@@ -71,11 +85,16 @@ export interface GrammarOptions {
 export const DEFAULT_GRAMMAR_OPTIONS: GrammarOptions = { maxDimension: 8192 };
 
 export interface Param {
-  name: keyof ViewerParams;
+  name: keyof ParsedParams;
   aliases: string[];
-  parse(raw: string, options: GrammarOptions): ViewerParams[keyof ViewerParams];
+  parse(raw: string, options: GrammarOptions): ParsedParams[keyof ParsedParams];
   /** False when, given the other ops, the value cannot change the image; it is then dropped. */
   matters?(ops: Ops): boolean;
+  /**
+   * Written by the edge only: a canonical URI may hold it, but a viewer's
+   * query cannot set it (the name is ignored there like any unknown one).
+   */
+  canonicalOnly?: boolean;
 }
 
 const bothSides = (ops: Ops) => ops.width !== undefined && ops.height !== undefined;
@@ -170,8 +189,9 @@ export const PARAMS: Param[] = [
     name: 'quality',
     aliases: ['q'],
     parse: (raw) => parseInteger('quality', raw, 1, 100),
-    // Without a format the default is not known yet (format=auto is negotiated later, and a
-    // signature covers the URI before that), so any quality given is kept.
+    // Without an explicit format the default is not known at the edge (with `accept` the origin
+    // chooses among the accepted formats, and a signature covers the URI before negotiation),
+    // so any quality given is kept.
     matters: (ops) =>
       ops.format === undefined || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
   },
@@ -183,11 +203,22 @@ export const PARAMS: Param[] = [
       return format === 'jpg' ? 'jpeg' : format;
     },
   },
+  {
+    // Stands where `format` would, which it excludes.
+    name: 'accept',
+    aliases: [],
+    parse: (raw) => parseChoice('accept', raw, NEGOTIATED_FORMATS),
+    matters: (ops) => ops.format === undefined,
+    canonicalOnly: true,
+  },
 ];
 
-/** Every accepted spelling of a parameter name (lower-case) mapped to its record. */
+/** The parameters a viewer may give, in op order. */
+export const VIEWER_PARAMS: Param[] = PARAMS.filter((param) => !param.canonicalOnly);
+
+/** Every spelling a viewer may use for a parameter (lower-case) mapped to its record. */
 export const PARAMS_BY_NAME: { [spelling: string]: Param } = {};
-PARAMS.forEach((param) => {
+VIEWER_PARAMS.forEach((param) => {
   PARAMS_BY_NAME[param.name] = param;
   param.aliases.forEach((alias) => {
     PARAMS_BY_NAME[alias] = param;

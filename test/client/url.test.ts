@@ -77,11 +77,11 @@ describe('imageUrl', () => {
     for (const accept of ACCEPTS) expect(atEdge(url, accept)).toBe(meant('photos/cat.jpg', params as Record<string, unknown>, accept));
   });
 
-  it('keeps quality=80 when the format is negotiated: a no-op for JPEG and WebP, not for AVIF (default 50)', () => {
+  it('keeps quality=80 when the format is negotiated: the origin chooses the format, and AVIF\'s default is 50', () => {
     const url = imageUrl(BASE, 'a.jpg', { quality: 80 });
     expect(url).toBe(`https://${BASE}/a.jpg?quality=80`);
-    expect(atEdge(url, ACCEPTS[2])).toBe('/a.jpg/quality=80,format=avif');
-    expect(atEdge(url, ACCEPTS[1])).toBe('/a.jpg/format=webp');
+    expect(atEdge(url, ACCEPTS[2])).toBe('/a.jpg/quality=80,accept=avif');
+    expect(atEdge(url, ACCEPTS[1])).toBe('/a.jpg/quality=80,accept=webp');
     // With the format fixed, it is a no-op and goes.
     expect(imageUrl(BASE, 'a.jpg', { quality: 80, format: 'webp' })).toBe(`https://${BASE}/a.jpg?format=webp`);
   });
@@ -203,6 +203,10 @@ describe('imageUrl', () => {
   it('refuses unknown parameter names, sig, and bases with a path', () => {
     expect(() => imageUrl(BASE, 'a.jpg', { widht: 100 } as ImageParams)).toThrow(/^Unknown image parameter "widht": expected one of width, height, dpr, .*, preset\.$/);
     expect(() => imageUrl(BASE, 'a.jpg', { constructor: 1 } as ImageParams)).toThrow(/Unknown image parameter "constructor"/);
+    // The edge writes accept from the Accept header; a page cannot choose it.
+    expect(() => imageUrl(BASE, 'a.jpg', { accept: 'avif' } as ImageParams)).toThrow(
+      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, position, enlarge, rotate, flip, flop, grayscale, blur, sharpen, background, quality, format, preset\.$/,
+    );
     expect(() => imageUrl(BASE, 'a.jpg', { sig: 'x' } as ImageParams)).toThrow(/signedImageUrl/);
     for (const base of ['https://x.example.com/images', 'x.example.com/a', 'ftp://x.example.com', 'https://x.example.com?a=1', '', 'https://user@x.example.com']) {
       expect(() => imageUrl(base, 'a.jpg'), base).toThrow(/^Invalid image base/);

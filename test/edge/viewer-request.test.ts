@@ -164,32 +164,44 @@ describe('normalisation', () => {
 // -------------------------------------------------------------- negotiation
 
 describe('format=auto', () => {
-  it('picks AVIF for Chromium, WebP for a browser without AVIF, the source family for */*', async () => {
-    expect(await uriOf(anySize, '/a.jpg', 'w=100', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,format=avif');
-    expect(await uriOf(anySize, '/a.jpg', 'w=100&format=auto', SAFARI_ACCEPT)).toBe('/a.jpg/width=100,format=webp');
+  it('records what Accept allows: AVIF for Chromium, WebP for a browser without AVIF, neither for */*', async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'w=100', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,accept=avif');
+    expect(await uriOf(anySize, '/a.jpg', 'w=100&format=auto', SAFARI_ACCEPT)).toBe('/a.jpg/width=100,accept=webp');
     expect(await uriOf(anySize, '/a.jpg', 'w=100', ANY_ACCEPT)).toBe('/a.jpg/width=100');
     expect(await uriOf(anySize, '/a.jpg', 'w=100')).toBe('/a.jpg/width=100');
-    expect(await uriOf(anySize, '/a.jpg', '', 'image/avif;q=0, image/webp')).toBe('/a.jpg/format=webp');
+    expect(await uriOf(anySize, '/a.jpg', '', 'image/avif;q=0, image/webp')).toBe('/a.jpg/accept=webp');
+    // AVIF only beside WebP, the fallback the origin may choose instead.
+    expect(await uriOf(anySize, '/a.jpg', 'w=100', 'image/avif,*/*')).toBe('/a.jpg/width=100');
   });
 
-  it('never picks AVIF when it is switched off', async () => {
-    expect(await uriOf(noAvif, '/a.jpg', 'w=100', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,format=webp');
+  it('never records AVIF when it is switched off', async () => {
+    expect(await uriOf(noAvif, '/a.jpg', 'w=100', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,accept=webp');
   });
 
   it('reads every Accept header a viewer sent', async () => {
     const event = viewerEvent('/a.jpg', '', { headers: { accept: ['text/html', 'image/webp'] } });
-    expect(rewritten(await anySize.handler(event)).uri).toBe('/a.jpg/format=webp');
+    expect(rewritten(await anySize.handler(event)).uri).toBe('/a.jpg/accept=webp');
   });
 
-  it('leaves an explicit format alone, and json ignores everything else', async () => {
+  it('leaves an explicit format alone, so the origin can tell it from a negotiated one, and json ignores everything else', async () => {
     expect(await uriOf(anySize, '/a.jpg', 'w=100&fm=png', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,format=png');
+    expect(await uriOf(anySize, '/a.jpg', 'w=100&fm=avif', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,format=avif');
+    expect(await uriOf(anySize, '/a.jpg', 'w=100&fm=webp', SAFARI_ACCEPT)).toBe('/a.jpg/width=100,format=webp');
     expect(await uriOf(anySize, '/a.jpg', 'w=100&fm=json', CHROMIUM_ACCEPT)).toBe('/a.jpg/format=json');
   });
 
-  it('keeps a quality that matters for the negotiated format', async () => {
-    // 80 is the JPEG and WebP default but not AVIF's (50).
-    expect(await uriOf(anySize, '/a.jpg', 'q=80', CHROMIUM_ACCEPT)).toBe('/a.jpg/quality=80,format=avif');
-    expect(await uriOf(anySize, '/a.jpg', 'q=80', SAFARI_ACCEPT)).toBe('/a.jpg/format=webp');
+  it('keeps any quality with a negotiated format, whose default the origin decides', async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'q=80', CHROMIUM_ACCEPT)).toBe('/a.jpg/quality=80,accept=avif');
+    expect(await uriOf(anySize, '/a.jpg', 'q=80', SAFARI_ACCEPT)).toBe('/a.jpg/quality=80,accept=webp');
+    expect(await uriOf(anySize, '/a.jpg', 'q=80&fm=webp', SAFARI_ACCEPT)).toBe('/a.jpg/format=webp');
+  });
+
+  it("ignores a viewer's accept parameter, and does not forward it: only the Accept header decides", async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'w=100&accept=avif', SAFARI_ACCEPT)).toBe('/a.jpg/width=100,accept=webp');
+    expect(await uriOf(anySize, '/a.jpg', 'w=100&Accept=webp', ANY_ACCEPT)).toBe('/a.jpg/width=100');
+    expect(await uriOf(anySize, '/a.jpg', 'w=100&accept=gif&accept=x', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=100,accept=avif');
+    const request = rewritten(await anySize.handler(viewerEvent('/a.jpg', 'w=100&accept=avif', { headers: { accept: CHROMIUM_ACCEPT } })));
+    expect(forwardedQuery(request)).toBe('width=100');
   });
 });
 
@@ -220,7 +232,7 @@ describe('presets', () => {
     expect(await uriOf(open, '/a.jpg', 'preset=thumb')).toBe('/a.jpg/width=256,height=256,fit=contain,background=ffffff');
     expect(await uriOf(open, '/a.jpg', 'P=thumb&w=128&bg=000')).toBe('/a.jpg/width=128,height=256,fit=contain,background=000000');
     expect(await uriOf(open, '/a.jpg', 'p=og', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=1200,height=640,quality=85,format=jpeg');
-    expect(await uriOf(open, '/a.jpg', 'p=hero', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=1920,quality=70,format=avif');
+    expect(await uriOf(open, '/a.jpg', 'p=hero', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=1920,quality=70,accept=avif');
   });
 
   it('refuses an unknown preset, naming the ones there are', async () => {
@@ -269,8 +281,8 @@ describe('signatures', () => {
   it('does not let a signed URL be stretched into another variant by adding a quality', async () => {
     const sig = sign(REALISTIC, '/a.jpg', 'w=640');
     const avif = { headers: { accept: 'image/avif,image/webp,*/*' } };
-    expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=640&sig=${sig}`, avif))).uri).toMatch(/format=avif$/);
-    // q=80 is no default before negotiation, so it is part of what the signature covers.
+    expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=640&sig=${sig}`, avif))).uri).toBe('/a.jpg/width=640,accept=avif');
+    // A quality is never a default without an explicit format, so it is part of what the signature covers.
     expectError(await signed.handler(viewerEvent('/a.jpg', `w=640&q=80&sig=${sig}`, avif)), 403, 'invalid_signature');
   });
 
@@ -308,8 +320,8 @@ describe('signatures', () => {
       [CHROMIUM_ACCEPT, SAFARI_ACCEPT, ANY_ACCEPT, undefined].map((accept) => uriOf(signed, '/a.jpg', `w=640&q=60&sig=${sig}`, accept)),
     );
     expect(uris).toEqual([
-      '/a.jpg/width=640,quality=60,format=avif',
-      '/a.jpg/width=640,quality=60,format=webp',
+      '/a.jpg/width=640,quality=60,accept=avif',
+      '/a.jpg/width=640,quality=60,accept=webp',
       '/a.jpg/width=640,quality=60',
       '/a.jpg/width=640,quality=60',
     ]);
@@ -407,9 +419,9 @@ const VALID_PAIRS = Object.entries(VALID).flatMap(([names, values]) =>
   names.split(' ').flatMap((one) => values.map((text) => [one, text] as const)),
 );
 const KNOWN_NAMES = Object.keys(VALID).flatMap((names) => names.split(' '));
-const OTHER_NAMES = ['foo', 'utm_source', 'response-content-type', 'versionId', 'constructor', '__proto__', 'toString', '', 'x y'];
-const ODD_VALUES = ['0', '-1', 'abc', '', '641', '9000', '4.1', '101', 'zzz', '45', 'yes', 'tiff', 'nope', 'constructor', '%', '%zz', '%E0%A4', '%2531', ' 1'];
-const ACCEPTS = [CHROMIUM_ACCEPT, SAFARI_ACCEPT, ANY_ACCEPT, '', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP'];
+const OTHER_NAMES = ['foo', 'utm_source', 'response-content-type', 'versionId', 'constructor', '__proto__', 'toString', '', 'x y', 'accept'];
+const ODD_VALUES = ['0', '-1', 'abc', '', '641', '9000', '4.1', '101', 'zzz', '45', 'yes', 'tiff', 'nope', 'constructor', '%', '%zz', '%E0%A4', '%2531', ' 1', 'avif', 'webp'];
+const ACCEPTS = [CHROMIUM_ACCEPT, SAFARI_ACCEPT, ANY_ACCEPT, '', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP', 'image/avif'];
 const KEYS = ['photos/cat.jpg', 'a b/c+d (1).png', 'été/日本.webp', 'x', '%41', "it's/[1]~!*.gif"];
 const BAD_KEYS = ['..', 'a/./b', '', 'a//b', 'a/', 'k\u0000'];
 

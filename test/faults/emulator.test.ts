@@ -95,7 +95,7 @@ describe('through the emulator, with the source reads failing', () => {
     expect(back.headers.get('content-type')).toBe('image/webp');
     expect(back.headers.get('x-origin')).toBe('lambda');
     expect((await sharp(back.body).metadata()).width).toBe(200);
-    expect(await variants('faults/down.jpg')).toEqual(['faults/down.jpg/width=200,format=webp']);
+    expect(await variants('faults/down.jpg')).toEqual(['faults/down.jpg/width=200,accept=webp']);
     const hit = await get(path);
     expect(hit.headers.get('x-cache')).toBe('Hit from cloudfront');
     expect(hit.body.equals(back.body)).toBe(true);
@@ -111,6 +111,6 @@ describe('through the emulator, with the source reads failing', () => {
     expect(response.headers.get('x-origin')).toBe('lambda');
     expect((await sharp(response.body).metadata()).width).toBe(160);
     expect(attempts(proxy, 'GET', 'faults/flaky.jpg')).toBe(3);
-    expect(await variants('faults/flaky.jpg')).toEqual(['faults/flaky.jpg/width=160,format=webp']);
+    expect(await variants('faults/flaky.jpg')).toEqual(['faults/flaky.jpg/width=160,accept=webp']);
   });
 });

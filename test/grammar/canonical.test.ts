@@ -133,11 +133,12 @@ describe('dpr is folded into width and height', () => {
 
 describe('format negotiation', () => {
   it.each<[string, string | undefined, Negotiation, string]>([
-    ['Chrome', CHROME_ACCEPT, {}, 'format=avif'],
-    ['Safari', SAFARI_ACCEPT, {}, 'format=avif'],
-    ['Chrome with AVIF disabled', CHROME_ACCEPT, { avif: false }, 'format=webp'],
-    ['a WebP-only browser', OLD_FIREFOX_ACCEPT, {}, 'format=webp'],
+    ['Chrome', CHROME_ACCEPT, {}, 'accept=avif'],
+    ['Safari', SAFARI_ACCEPT, {}, 'accept=avif'],
+    ['Chrome with AVIF disabled', CHROME_ACCEPT, { avif: false }, 'accept=webp'],
+    ['a WebP-only browser', OLD_FIREFOX_ACCEPT, {}, 'accept=webp'],
     ['a plain Accept', PLAIN_ACCEPT, {}, 'original'],
+    ['AVIF without WebP (no fallback for the origin)', 'image/avif,*/*', {}, 'original'],
     ['*/*', '*/*', {}, 'original'],
     ['an empty Accept', '', {}, 'original'],
     ['no Accept', undefined, {}, 'original'],
@@ -153,6 +154,32 @@ describe('format negotiation', () => {
     expect(uriOf('fm=jpg', { accept: CHROME_ACCEPT })).toBe('/cat.jpg/format=jpeg');
   });
 
+  it('records a negotiated format as accept, an explicit one as format, so the origin can tell them apart', () => {
+    expect(uriOf('w=640', { accept: CHROME_ACCEPT })).toBe('/cat.jpg/width=640,accept=avif');
+    expect(uriOf('w=640&format=auto', { accept: CHROME_ACCEPT })).toBe('/cat.jpg/width=640,accept=avif');
+    expect(uriOf('w=640&format=avif', { accept: CHROME_ACCEPT })).toBe('/cat.jpg/width=640,format=avif');
+    expect(uriOf('w=640', { accept: OLD_FIREFOX_ACCEPT })).toBe('/cat.jpg/width=640,accept=webp');
+    expect(uriOf('w=640&fm=webp', { accept: OLD_FIREFOX_ACCEPT })).toBe('/cat.jpg/width=640,format=webp');
+    // An explicit format the viewer does not accept is still what it asked for.
+    expect(uriOf('w=640&fm=avif', { accept: PLAIN_ACCEPT })).toBe('/cat.jpg/width=640,format=avif');
+  });
+
+  it('keeps any quality with a negotiated format: which default applies is the origin\'s choice', () => {
+    expect(uriOf('q=50', { accept: CHROME_ACCEPT })).toBe('/cat.jpg/quality=50,accept=avif');
+    expect(uriOf('q=80', { accept: OLD_FIREFOX_ACCEPT })).toBe('/cat.jpg/quality=80,accept=webp');
+    expect(uriOf('q=50&fm=avif', { accept: CHROME_ACCEPT })).toBe('/cat.jpg/format=avif');
+  });
+
+  it.each([
+    ['accept=avif', PLAIN_ACCEPT, '/cat.jpg/width=640'],
+    ['accept=webp', CHROME_ACCEPT, '/cat.jpg/width=640,accept=avif'],
+    ['ACCEPT=avif&accept=webp', OLD_FIREFOX_ACCEPT, '/cat.jpg/width=640,accept=webp'],
+    ['accept=jpeg', CHROME_ACCEPT, '/cat.jpg/width=640,accept=avif'],
+    ['accept=avif&fm=png', CHROME_ACCEPT, '/cat.jpg/width=640,format=png'],
+  ])('ignores a viewer\'s ?%s like an unknown parameter: only Accept decides', (query, accept, uri) => {
+    expect(uriOf(`w=640&${query}`, { accept })).toBe(uri);
+  });
+
   const queries = [
     'w=640',
     'w=640&h=480&fit=contain&pos=top-left&bg=000',
@@ -162,15 +189,15 @@ describe('format negotiation', () => {
     'format=json&w=10',
     'fm=png&q=90',
   ];
-  it.each(queries)('Accept changes nothing but the format: ?%s', (query) => {
+  it.each(queries)('Accept adds at most an accept op to the URI before negotiation: ?%s', (query) => {
     const accepts = [CHROME_ACCEPT, SAFARI_ACCEPT, OLD_FIREFOX_ACCEPT, PLAIN_ACCEPT, ''];
+    const before = canonicalRequest('/cat.jpg', splitQuery(query), options);
     for (const accept of accepts) {
       for (const avif of [true, false]) {
         const negotiated = canonicalRequest('/cat.jpg', splitQuery(query), options, { accept, avif });
-        // What an explicit request for the negotiated format gives, without any Accept.
-        const hasFormat = /(^|&)(fm|format)=/.test(query);
-        const explicit = !hasFormat && negotiated.ops.format ? `${query}&format=${negotiated.ops.format}` : query;
-        expect(negotiated.uri).toBe(uriOf(explicit));
+        const { accept: negotiatedAccept, ...rest } = negotiated.ops;
+        expect(rest).toEqual(before.ops);
+        if (before.ops.format) expect(negotiatedAccept).toBeUndefined();
       }
     }
   });
@@ -265,6 +292,9 @@ describe('parseCanonicalUri', () => {
     '/%E6%97%A5%E6%9C%AC/original/format=json',
     '/a/background=aabbcc80,quality=50,format=jpeg',
     '/a/blur=0.3,sharpen=10',
+    '/a/accept=avif',
+    '/a/width=640,quality=80,accept=webp',
+    '/a/quality=50,accept=avif',
   ])('accepts %s', (uri) => {
     const parsed = parseCanonicalUri(uri, options);
     expect(parsed.uri).toBe(uri);
@@ -274,6 +304,9 @@ describe('parseCanonicalUri', () => {
   it('returns the key and ops of the request it came from', () => {
     const request = canonicalRequest('/my%20cat.jpg', splitQuery('w=320&dpr=2&fm=avif&q=60&pos=top&h=100'), options);
     expect(parseCanonicalUri(request.uri, options)).toEqual(request);
+    const negotiated = canonicalRequest('/my%20cat.jpg', splitQuery('w=320&q=60'), options, { accept: CHROME_ACCEPT });
+    expect(parseCanonicalUri(negotiated.uri, options)).toEqual(negotiated);
+    expect(negotiated.ops).toEqual({ width: 320, quality: 60, accept: 'avif' });
   });
 
   it.each<[string, string, string]>([
@@ -311,6 +344,13 @@ describe('parseCanonicalUri', () => {
     ['a query string', '/cat.jpg/width=640?x=1', 'invalid_parameter'],
     ['an invalid value', '/cat.jpg/width=abc', 'invalid_parameter'],
     ['a repeated op', '/cat.jpg/width=640,width=640', 'invalid_parameter'],
+    ['accept beside a format', '/cat.jpg/format=webp,accept=avif', 'not_canonical'],
+    ['accept beside format=json', '/cat.jpg/format=json,accept=avif', 'not_canonical'],
+    ['accept before another op', '/cat.jpg/accept=avif,width=640', 'not_canonical'],
+    ['an upper-case accept value', '/cat.jpg/accept=AVIF', 'not_canonical'],
+    ['accept=jpeg', '/cat.jpg/accept=jpeg', 'invalid_parameter'],
+    ['accept=auto', '/cat.jpg/accept=auto', 'invalid_parameter'],
+    ['an empty accept', '/cat.jpg/accept=', 'invalid_parameter'],
     ['an invalid key', '/a/../original', 'invalid_key'],
     ['an empty key', '//original', 'invalid_key'],
   ])('rejects %s: %s (%s)', (_what, uri, code) => {
@@ -331,16 +371,17 @@ describe('viewerQuery', () => {
     [{ rotate: 270, flip: true, flop: true, grayscale: true, blur: 0.3, sharpen: 10, format: 'png' },
       'rotate=270&flip=1&flop=1&grayscale=1&blur=0.3&sharpen=10&format=png'],
     [{ format: 'json' }, 'format=json'],
+    [{ width: 640, quality: 80, accept: 'avif' }, 'width=640&quality=80'],
   ])('%o -> ?%s, which canonicalises back to the same ops', (ops, query) => {
     expect(viewerQuery(ops)).toBe(query);
     const request = canonicalRequest('/cat.jpg', splitQuery(viewerQuery(ops)), options, { accept: CHROME_ACCEPT });
-    expect(request.ops).toEqual(ops.format ? ops : { ...ops, format: 'avif' });
+    expect(request.ops).toEqual(ops.format ? ops : { ...ops, accept: 'avif' });
   });
 
-  it('without a format, holds for the same Accept', () => {
-    const ops: Ops = { width: 640, quality: 70 };
-    for (const accept of ['', OLD_FIREFOX_ACCEPT]) {
-      const negotiated = canonicalRequest('/c', splitQuery(viewerQuery(ops)), options, { accept }).ops;
+  it('leaves accept to the edge, so it holds for the same Accept', () => {
+    for (const accept of ['', OLD_FIREFOX_ACCEPT, CHROME_ACCEPT]) {
+      const negotiated = canonicalRequest('/c', splitQuery('w=640&q=70'), options, { accept }).ops;
+      expect(viewerQuery(negotiated)).toBe('width=640&quality=70');
       expect(canonicalRequest('/c', splitQuery(viewerQuery(negotiated)), options, { accept }).ops).toEqual(negotiated);
     }
   });

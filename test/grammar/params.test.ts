@@ -277,6 +277,15 @@ describe('unknown parameters', () => {
       '/cat.jpg/width=640,format=png',
     );
   });
+
+  it.each(['accept=avif', 'accept=webp', 'ACCEPT=webp', 'accept=jpeg', 'accept=avif&accept=webp'])(
+    'ignores %s: accept is written by the edge only, from the Accept header',
+    (query) => {
+      expect(parse(query)).toEqual({});
+      expect(parse(query, { maxDimension: 100, presets: { a: { width: '10' } }, presetsOnly: true })).toEqual({});
+      expect(canonicalRequest('/cat.jpg', splitQuery(query), options).uri).toBe('/cat.jpg/original');
+    },
+  );
 });
 
 describe('messages stay short', () => {

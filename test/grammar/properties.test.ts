@@ -123,7 +123,11 @@ const percentEncodeAll = (text: string) =>
     .map((c) => (c.length === 1 && c < '\u0080' ? '%' + c.charCodeAt(0).toString(16).padStart(2, '0') : encodeURIComponent(c)))
     .join('');
 
-const UNKNOWN = fc.tuple(fc.constantFrom('utm_source', 'v', 'cb', 'x', 'widths', 'constructor'), fc.string());
+/** Names a viewer's query may hold that mean nothing, `accept` (which only the edge writes) among them. */
+const UNKNOWN = fc.tuple(
+  fc.oneof(fc.constantFrom('utm_source', 'v', 'cb', 'x', 'widths', 'constructor'), anyCase('accept')),
+  fc.oneof(fc.string(), fc.constantFrom('avif', 'webp')),
+);
 
 /** One random viewer query meaning `m`: aliases, name casing, value spellings, order, escapes, unknown extras. */
 const spelling = (m: Meaning): fc.Arbitrary<string> =>
@@ -183,6 +187,7 @@ const ACCEPTS = fc.constantFrom(
   'image/webp,*/*',
   'image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8',
   'image/png,image/*;q=0.8,*/*;q=0.5',
+  'image/avif,*/*',
 );
 const negotiation = fc.record({ accept: ACCEPTS, avif: fc.boolean() });
 
@@ -251,6 +256,21 @@ describe('properties', () => {
     );
   });
 
+  it('negotiation adds accept, and nothing else, exactly when the format is not explicit', () => {
+    fc.assert(
+      fc.property(key, meaning.chain(spelling), negotiation, (k, query, n) => {
+        const before = canonicalRequest(encodeKeyPath(k), splitQuery(query), options).ops;
+        const { accept, ...rest } = canonicalRequest(encodeKeyPath(k), splitQuery(query), options, n).ops;
+        expect(rest).toEqual(before);
+        expect(before.accept).toBeUndefined();
+        if (before.format !== undefined) expect(accept).toBeUndefined();
+        else if (!n.accept.includes('image/webp')) expect(accept).toBeUndefined();
+        else expect(accept).toBe(n.avif && n.accept.includes('image/avif') ? 'avif' : 'webp');
+      }),
+      RUNS,
+    );
+  });
+
   it('dpr stays within maxDimension and keeps the aspect ratio', () => {
     fc.assert(
       fc.property(
@@ -284,7 +304,7 @@ describe('properties', () => {
   // ------------------------------------------------------- hostile input
 
   const GRAMMAR_TOKENS = fc.constantFrom(
-    'w', 'width', 'H', 'dpr', 'fit', 'pos', 'format', 'fm', 'q', 'bg', 'blur', 'rotate', 'flip', 'original',
+    'w', 'width', 'H', 'dpr', 'fit', 'pos', 'format', 'fm', 'q', 'bg', 'blur', 'rotate', 'flip', 'original', 'accept', 'avif', 'webp',
     'constructor', '__proto__', '=', '&', ',', '/', '//', '.', '..', '%', '%2', '%25', '%2F', '%E0%A4', '%C3%A9', '%00',
     '+', '#', '?', '0', '1', '8193', '1.5', '.', 'true', 'json', 'auto', ' ', '\uD800', '\uDC00', '\u0000',
   );

@@ -97,7 +97,7 @@ const path = fc.oneof(
 const NAMES = [
   'w', 'width', 'h', 'height', 'dpr', 'fit', 'pos', 'position', 'gravity', 'enlarge', 'fm', 'f', 'format', 'q', 'quality',
   'bg', 'background', 'blur', 'sharpen', 'grayscale', 'greyscale', 'rotate', 'flip', 'flop', 'p', 'preset', 'sig',
-  'utm_source', '', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf',
+  'utm_source', '', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'accept',
 ];
 const VALUES = [
   '', '0', '1', '2', '10', '16', '100', '101', '256', '640', '641', '3840', '3841', '4096', '4097', '8192', '8193', '0640', '000000001', '1e3', '-1',
@@ -145,7 +145,7 @@ const pair = fc.oneof({ weight: 4, arbitrary: validPair }, { weight: 1, arbitrar
 const query = fc.tuple(fc.array(pair, { maxLength: 5 }), fc.constantFrom('', '', '&', '&&')).map(([pairs, extra]) => extra + pairs.join('&'));
 
 const accept = fc.oneof(
-  fc.constantFrom('', '*/*', 'image/webp,*/*', 'image/avif,image/webp,image/apng,image/*,*/*;q=0.8', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP'),
+  fc.constantFrom('', '*/*', 'image/webp,*/*', 'image/avif,image/webp,image/apng,image/*,*/*;q=0.8', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP', 'image/avif'),
   fc.string({ unit, maxLength: 20 }),
 );
 

@@ -325,9 +325,9 @@ export async function expectEmulatorStillServing(emulator: HostileEmulator, succ
   expect(normal.status).toBe(200);
   expect(normal.headers['content-type']).toBe('image/webp');
   expect(normal.headers['x-origin']).toBe('lambda');
-  succeeded.add('ok/fine.jpg/width=33,quality=61,format=webp');
+  succeeded.add('ok/fine.jpg/width=33,quality=61,accept=webp');
   expect(emulator.logs.filter((entry) => entry.event === 'unexpected')).toEqual([]);
   const stored = await emulator.cachedKeys();
   expect(stored.filter((key) => !succeeded.has(key))).toEqual([]);
-  expect(stored).toContain('ok/fine.jpg/width=33,quality=61,format=webp');
+  expect(stored).toContain('ok/fine.jpg/width=33,quality=61,accept=webp');
 }

@@ -1193,6 +1193,8 @@ describe('props are checked at synth time', () => {
 
   it('presets go through the grammar: unknown names and bad values fail', () => {
     rejects(() => ({ presets: { thumb: { widht: '200' } } }), /preset "thumb" has an unknown parameter "widht"/);
+    // Only the edge writes accept, from the viewer's Accept header.
+    rejects(() => ({ presets: { hero: { accept: 'avif' } } }), /preset "hero" has an unknown parameter "accept"; known parameters: (?!.*accept)/);
     rejects(() => ({ presets: { thumb: { width: '20x' } } }), /preset "thumb" is invalid: .*width/);
     rejects(() => ({ presets: { thumb: { fit: 'squash' } } }), /preset "thumb" is invalid: .*fit/);
     rejects(() => ({ presets: { 'no spaces': { width: '200' } } }), /preset name "no spaces"/);

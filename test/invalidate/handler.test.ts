@@ -393,8 +393,8 @@ describe('eager presets', () => {
       expect(call.headers['user-agent']).toBe('edge-image-transformer-warmer');
     }
     expect(report.warmed.map((outcome) => outcome.uri)).toEqual([
-      '/p11/cat%201.jpg/width=200,height=200,format=avif',
-      '/p11/cat%201.jpg/width=200,height=200,format=webp',
+      '/p11/cat%201.jpg/width=200,height=200,accept=avif',
+      '/p11/cat%201.jpg/width=200,height=200,accept=webp',
       '/p11/cat%201.jpg/width=200,height=200',
       '/p11/cat%201.jpg/width=1600,quality=70,format=webp',
     ]);
@@ -416,7 +416,7 @@ describe('eager presets', () => {
     const report = await handle(created('p15/a.jpg'));
 
     expect(fetch.calls.map((call) => call.headers.accept)).toEqual(['image/avif,image/webp,*/*', '*/*']);
-    expect(report.warmed.map((outcome) => outcome.uri)).toEqual(['/p15/a.jpg/width=200,height=200,format=webp', '/p15/a.jpg/width=200,height=200']);
+    expect(report.warmed.map((outcome) => outcome.uri)).toEqual(['/p15/a.jpg/width=200,height=200,accept=webp', '/p15/a.jpg/width=200,height=200']);
   });
 
   it('without signing or preset definitions, requests ?preset=<name> once per Accept header', async () => {

@@ -102,6 +102,7 @@ describe('400 for a request that is not a canonical URI of a valid key', () => {
     ['/a.jpg/fit=stretch', /fit.*"stretch"/],
     ['/a.jpg/format=bmp', /format.*"bmp"/],
     ['/a.jpg/rotate=45', /rotate.*"45"/],
+    ['/a.jpg/accept=jpeg', /accept "jpeg".*avif, webp/],
   ])('invalid_parameter: %s, naming the parameter and value', async (uri, message) => {
     await expectRefused(origin, uri, { status: 400, code: 'invalid_parameter', message });
   });
@@ -118,6 +119,8 @@ describe('400 for a request that is not a canonical URI of a valid key', () => {
     ['a leading zero', '/a.jpg/width=010'],
     ['a boolean spelled true', '/a.jpg/grayscale=true'],
     ['the jpg spelling of jpeg', '/a.jpg/format=jpg'],
+    ['accept beside an explicit format', '/a.jpg/width=10,format=webp,accept=avif'],
+    ['accept before another op', '/a.jpg/accept=webp,width=10'],
     ['an empty ops segment', '/a.jpg/'],
     ['no ops segment', '/a.jpg'],
     ['a raw space in the key', '/my cat.jpg/original'],

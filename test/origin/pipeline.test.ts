@@ -271,6 +271,18 @@ describe('formats', () => {
     expect(response.headers['content-type']).toBe(contentType);
   });
 
+  it.each([
+    ['gradient.jpg', 'accept=avif', 'image/avif'],
+    ['gradient.jpg', 'accept=webp', 'image/webp'],
+    ['alpha.png', 'accept=avif', 'image/avif'],
+    ['alpha.png', 'accept=webp', 'image/webp'],
+  ])('with a negotiated format, %s,%s is served in the best one the viewer accepts: %s', async (key, accept, contentType) => {
+    const { response, meta } = await image(`/${key}/width=40,${accept}`);
+    expect(response.headers['content-type']).toBe(contentType);
+    expect(meta.width).toBe(40);
+    expect(meta.hasAlpha).toBe(key === 'alpha.png');
+  });
+
   it.each(['photo.avif', 'photo.tiff', 'photo.webp'])('reads a %s source', async (key) => {
     const { meta } = await image(`/${key}/width=50,format=png`);
     expect([meta.format, meta.width, meta.height]).toEqual(['png', 50, 40]);
@@ -299,6 +311,12 @@ describe('animation', () => {
     const { meta, response } = await image('/anim.webp/width=30,format=avif');
     expect(response.headers['content-type']).toBe('image/webp');
     expect(meta.pages).toBe(3);
+  });
+
+  it('keeps an animation animated (as WebP) when the viewer accepts AVIF', async () => {
+    const { meta, response } = await image('/anim.gif/width=30,accept=avif');
+    expect(response.headers['content-type']).toBe('image/webp');
+    expect([meta.pages, meta.width, meta.pageHeight]).toEqual([4, 30, 20]);
   });
 
   it('gives the first frame for a still format', async () => {

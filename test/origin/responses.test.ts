@@ -288,6 +288,17 @@ describe('variants too large to return inline', () => {
     expect((await headCached(origin, variantKeyOf(canonical))).ContentLength).toBeGreaterThan(DEFAULT_MAX_INLINE_BYTES);
   });
 
+  it('for a negotiated variant, the Location leaves accept for the edge to negotiate again', async () => {
+    const small = await createTestOrigin('responses negotiated redirect', { maxInlineBytes: 100 });
+    await small.putSource('photo.jpg', photo);
+    const canonical = '/photo.jpg/width=100,quality=70,accept=webp';
+    const response = await small.request(canonical);
+    expect(response.status).toBe(302);
+    expect(response.headers.location).toBe('/photo.jpg?width=100&quality=70');
+    expect(canonicalRequest('/photo.jpg', splitQuery('width=100&quality=70'), DEFAULT_GRAMMAR_OPTIONS, { accept: 'image/webp,*/*' }).uri).toBe(canonical);
+    expect((await headCached(small, variantKeyOf(canonical))).ContentType).toBe('image/webp');
+  });
+
   it('a failed store still serves an image that fits inline, and logs store_failed', async () => {
     await broken.putSource('photo.jpg', photo);
     const response = await broken.request('/photo.jpg/width=120');

@@ -2,16 +2,21 @@
 // encoder settings per format.
 
 import type { Sharp } from 'sharp';
-import { DEFAULT_QUALITY, type Ops } from '../../grammar';
+import { DEFAULT_QUALITY, type NegotiatedFormat, type Ops } from '../../grammar';
 import type { SourceInfo } from './input';
 
 export type EncodedFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'gif';
 
 export interface OutputPlan {
+  /** The format encoded: the first candidate. */
   format: EncodedFormat;
-  /** The formats acceptable for this request, preferred first; `format` is chosen among them by cost. */
+  /**
+   * The formats acceptable for this request, best first: only the one asked
+   * for when the format is explicit; when it was negotiated, the accepted
+   * formats and then the source's own family, which every viewer takes.
+   */
   candidates: EncodedFormat[];
-  /** Whether every frame of an animated source is kept. */
+  /** Whether every frame of an animated source is kept (the same for every candidate). */
   animated: boolean;
 }
 
@@ -24,18 +29,30 @@ export const CONTENT_TYPES: Record<EncodedFormat | 'json', string> = {
   json: 'application/json',
 };
 
+/** What a viewer takes for each `accept` the edge records, best first (`avif` means WebP too). */
+const ACCEPTED: Record<NegotiatedFormat, EncodedFormat[]> = { avif: ['avif', 'webp'], webp: ['webp'] };
+
 /**
- * No format means the source's own family: GIF for animations, PNG with
- * alpha, JPEG otherwise. An animation stays animated in WebP or GIF; libvips
+ * An explicit format is the only candidate. A negotiated one (`accept`) lists
+ * what the viewer accepts, then the source's own family: GIF for animations,
+ * PNG with alpha, JPEG otherwise; with neither, the family alone. An old edge
+ * still writes `format=avif` for a negotiated request during a deploy: that
+ * counts as explicit. An animation stays animated in WebP or GIF; libvips
  * cannot write animated AVIF, so AVIF becomes WebP there. JPEG and PNG, and
  * quarter turns (which libvips cannot apply to frames), give the first frame.
  */
 export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
   const animatedSource = info.frames > 1 && ops.rotate !== 90 && ops.rotate !== 270;
   const family: EncodedFormat = animatedSource ? 'gif' : info.hasAlpha ? 'png' : 'jpeg';
-  let format = (ops.format === undefined || ops.format === 'json' ? family : ops.format) as EncodedFormat;
-  if (animatedSource && format === 'avif') format = 'webp';
-  return { format, candidates: [format], animated: animatedSource && (format === 'webp' || format === 'gif') };
+  const wanted: EncodedFormat[] =
+    ops.format !== undefined && ops.format !== 'json' ? [ops.format] : (ops.accept ? ACCEPTED[ops.accept] : []).concat(family);
+  const candidates: EncodedFormat[] = [];
+  for (const one of wanted) {
+    const format = animatedSource && one === 'avif' ? 'webp' : one;
+    if (!candidates.includes(format)) candidates.push(format);
+  }
+  const format = candidates[0] as EncodedFormat;
+  return { format, candidates, animated: animatedSource && (format === 'webp' || format === 'gif') };
 }
 
 /**

@@ -1,0 +1,60 @@
+// The output plan: which formats a request may be answered in, best first,
+// for canonical URIs as the edge writes them (an explicit format, or what
+// Accept allowed), over real sources opened as the origin opens them.
+
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri } from '../../lambda/grammar';
+import { DEFAULT_LIMITS } from '../../lambda/origin/config';
+import { openSource, type SourceInfo } from '../../lambda/origin/image/input';
+import { planOutput, type OutputPlan } from '../../lambda/origin/image/output';
+import { alphaPng, animatedGif, gradientJpeg } from '../support/images';
+
+const sources: Record<'opaque' | 'alpha' | 'animated', SourceInfo> = {} as never;
+
+beforeAll(async () => {
+  sources.opaque = (await openSource(await gradientJpeg(40, 30), DEFAULT_LIMITS)).info;
+  sources.alpha = (await openSource(await alphaPng(40, 30), DEFAULT_LIMITS)).info;
+  sources.animated = (await openSource(await animatedGif(3, 40, 30), DEFAULT_LIMITS)).info;
+});
+
+/** The plan for a canonical ops segment, e.g. `width=100,accept=avif`. */
+function plan(segment: string, source: keyof typeof sources): OutputPlan {
+  return planOutput(parseCanonicalUri(`/k/${segment}`, DEFAULT_GRAMMAR_OPTIONS).ops, sources[source]);
+}
+
+describe('planOutput candidates', () => {
+  it.each<[string, keyof typeof sources, string[], boolean]>([
+    // Negotiated: what the viewer accepts, then the family every viewer takes.
+    ['accept=avif', 'opaque', ['avif', 'webp', 'jpeg'], false],
+    ['accept=avif', 'alpha', ['avif', 'webp', 'png'], false],
+    ['accept=webp', 'opaque', ['webp', 'jpeg'], false],
+    ['accept=webp', 'alpha', ['webp', 'png'], false],
+    ['width=20', 'opaque', ['jpeg'], false],
+    ['width=20', 'alpha', ['png'], false],
+    // libvips writes no animated AVIF: an animation is offered as WebP, then GIF.
+    ['accept=avif', 'animated', ['webp', 'gif'], true],
+    ['accept=webp', 'animated', ['webp', 'gif'], true],
+    ['width=20', 'animated', ['gif'], true],
+    // A quarter turn gives the first frame, which AVIF can hold (GIF frames decode with alpha).
+    ['rotate=90,accept=avif', 'animated', ['avif', 'webp', 'png'], false],
+    // Explicit: that format only, whatever the source.
+    ['format=avif', 'opaque', ['avif'], false],
+    ['format=webp', 'alpha', ['webp'], false],
+    ['format=jpeg', 'alpha', ['jpeg'], false],
+    ['format=png', 'opaque', ['png'], false],
+    ['format=gif', 'opaque', ['gif'], false],
+    ['format=avif', 'animated', ['webp'], true],
+    ['format=gif', 'animated', ['gif'], true],
+    ['format=jpeg', 'animated', ['jpeg'], false],
+  ])('%s on the %s source: %j (animated: %s)', (segment, source, candidates, animated) => {
+    const result = plan(segment, source);
+    expect(result.candidates).toEqual(candidates);
+    expect(result.format).toBe(candidates[0]);
+    expect(result.animated).toBe(animated);
+  });
+
+  it('treats format=avif as explicit, the way an old edge still writes a negotiated one during a deploy', () => {
+    expect(plan('width=20,format=avif', 'opaque').candidates).toEqual(['avif']);
+    expect(plan('width=20,accept=avif', 'opaque').candidates).toEqual(['avif', 'webp', 'jpeg']);
+  });
+});
