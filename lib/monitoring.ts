@@ -387,8 +387,11 @@ export class ImageTransformerMonitoring extends Construct {
       ...(props.originMetrics
         ? [
             new cloudwatch.GraphWidget({
-              title: 'Origin memory: resident set (MB)',
-              left: ['p50', 'Maximum'].map((stat) => this.originMetric('MemoryRss', stat, undefined, stat)),
+              title: 'Origin memory: handler resident set and transform peak (MB)',
+              left: [
+                ...['p50', 'Maximum'].map((stat) => this.originMetric('MemoryRss', stat, undefined, `handler ${stat}`)),
+                ...['p50', 'Maximum'].map((stat) => this.originMetric('TransformRss', stat, undefined, `transform ${stat}`)),
+              ],
               leftAnnotations: [{ value: props.memorySize, label: `memory size (${props.memorySize} MB)`, color: '#d62728' }],
               width: 6,
               height: 6,

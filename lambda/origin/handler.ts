@@ -114,7 +114,7 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
       }
       throw error;
     }
-    const variant = { ...made.variant, sourceEtag: source.etag };
+    const { predicted, ...variant } = { ...made.variant, sourceEtag: source.etag };
     measured.transformRssMb = made.report.peakRssMb;
 
     // Inline, the image is the answer whatever happens to the write: it goes out first.
@@ -157,6 +157,11 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
       bytes: variant.body.length,
       width: variant.width,
       height: variant.height,
+      // The model's prediction beside what the transform process used (its own resident memory counted).
+      predictedMb: predicted && Math.round(predicted.bytes / 1024 / 1024),
+      predictedSeconds: predicted && Number(predicted.seconds.toFixed(2)),
+      transformStartMb: Math.round(made.report.startRssMb),
+      transformCpuSeconds: Number(made.report.cpuSeconds.toFixed(3)),
       ...timings,
       ...measured.done(response.statusCode ?? 200),
     });

@@ -11,9 +11,12 @@ import { createOriginHandler, type OriginHandler } from './handler';
 import { jsonLogger } from './log';
 import type { FunctionUrlResponse } from './responses';
 import { originS3Client } from './storage';
-import { isTransformChild } from './transform-process';
+import { isTransformChild, transformProcesses } from './transform-process';
 
 let handle: OriginHandler | undefined;
+
+/** Started at import, in Lambda's INIT phase, so the first request finds the child ready. */
+const transforms = isTransformChild ? undefined : transformProcesses();
 
 /**
  * Writes a Function URL response to Lambda's response stream and ends it, which
@@ -32,6 +35,7 @@ export const handler = isTransformChild ? undefined : awslambda.streamifyRespons
     s3: originS3Client(),
     config: readConfig(process.env),
     log: jsonLogger,
+    transforms,
     // METRICS_NAMESPACE and METRICS are set by the construct (lib/image-transformer.ts).
     metrics: {
       namespace: process.env.METRICS_NAMESPACE,

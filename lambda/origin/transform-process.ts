@@ -28,8 +28,9 @@ export interface TransformJob {
   budget: Budget;
 }
 
-/** What the child measured: its peak resident memory during the job (MB), when the system tells. */
+/** What the child measured, when the system tells: its resident memory before the job and its peak during it (MB). */
 export interface ChildReport {
+  startRssMb: number;
   peakRssMb?: number;
   /** CPU seconds the child used for the job. */
   cpuSeconds: number;
@@ -51,6 +52,8 @@ export interface TransformProcesses {
    * rejects with a 504 HttpError; if the child dies for any other reason, with a 500.
    */
   run(job: TransformJob, deadline: number): Promise<TransformResult>;
+  /** Settles once every child alive now has started (Node and libvips loaded). */
+  ready(): Promise<void>;
   /** The pids of the children alive now (for measurements). */
   pids(): number[];
   /** Kills every child. */
@@ -157,6 +160,9 @@ export function transformProcesses(size = 1, entry = fileURLToPath(import.meta.u
   release(start(), true);
   return {
     run,
+    ready: async () => {
+      await Promise.all([...all].map((child) => ready.get(child)?.catch(() => undefined)));
+    },
     pids: () => [...all].map((child) => child.pid).filter((pid): pid is number => pid !== undefined),
     close: () => {
       size = 0;
@@ -194,10 +200,11 @@ async function serveTransforms(): Promise<void> {
   process.on('disconnect', () => process.exit(0));
   process.on('message', async (job: TransformJob) => {
     resetPeakRss();
+    const startRssMb = process.memoryUsage.rss() / 1024 / 1024;
     const cpu = process.cpuUsage();
     const report = (): ChildReport => {
       const used = process.cpuUsage(cpu);
-      return { peakRssMb: peakRssMb(), cpuSeconds: (used.user + used.system) / 1e6 };
+      return { startRssMb, peakRssMb: peakRssMb(), cpuSeconds: (used.user + used.system) / 1e6 };
     };
     let answer: ChildAnswer;
     try {

@@ -920,7 +920,7 @@ describe('dashboard', () => {
       'AWS/Lambda Duration Maximum',
     ]);
     expect(of('Concurrency and throttles').map((m) => m.name)).toEqual(['ConcurrentExecutions', 'Throttles']);
-    expect(of('Origin memory: resident set (MB)').map((m) => m.name)).toEqual(['MemoryRss', 'MemoryRss']);
+    expect(of('Origin memory: handler resident set and transform peak (MB)').map((m) => m.name)).toEqual(['MemoryRss', 'MemoryRss', 'TransformRss', 'TransformRss']);
     const invalidation = of('Invalidation Lambda (source changes)');
     expect(invalidation.map((m) => m.name)).toEqual(['Invocations', 'Errors']);
     expect(invalidation[0]!.dimensions.FunctionName).toBe(`{${logicalId(base, base.stack.transformer.invalidationFunction)}}`);
@@ -941,7 +941,7 @@ describe('dashboard', () => {
       ['p99 alarm', 43_200],
     ]);
     expect(annotations('Origin Lambda duration (ms)')).toEqual([['timeout', 60_000]]);
-    expect(annotations('Origin memory: resident set (MB)')).toEqual([['memory size (3008 MB)', 3008]]);
+    expect(annotations('Origin memory: handler resident set and transform peak (MB)')).toEqual([['memory size (3008 MB)', 3008]]);
     expect(annotations('Concurrency and throttles')).toEqual([
       ['reserved concurrency (cap)', 50],
       ['provisioned', 10],

@@ -273,3 +273,63 @@ export function pngBomb(width: number, height: number): Buffer {
     pngChunk('IEND', Buffer.alloc(0)),
   ]);
 }
+
+/**
+ * A flat image of 1 to 4 bands (grey, grey + alpha, RGB, RGBA) at 8 or 16 bits
+ * per sample, with an EXIF orientation: a small file whose decode is as large
+ * as its pixels say, the shape of a memory attack. The orientation is written
+ * into the file by hand: sharp's withMetadata would convert it to 8-bit sRGB.
+ */
+export async function deepImage(
+  format: 'tiff' | 'png',
+  width: number,
+  height: number,
+  options: { bands: 1 | 2 | 3 | 4; bits: 8 | 16; orientation: Orientation },
+): Promise<Buffer> {
+  const { bands, bits, orientation } = options;
+  const pixel = [200, 120, 40, 204].slice(0, bands);
+  if (bands === 2) pixel[1] = 204;
+  const data = Buffer.alloc(width * height * bands, Buffer.from(pixel));
+  const colourspace = bands <= 2 ? (bits === 16 ? 'grey16' : 'b-w') : bits === 16 ? 'rgb16' : 'srgb';
+  const image = sharp(data, { raw: { width, height, channels: bands } }).toColourspace(colourspace);
+  if (format === 'png') {
+    const png = await image.png({ compressionLevel: 9 }).toBuffer();
+    const ihdrEnd = 8 + 25; // signature, IHDR
+    return Buffer.concat([png.subarray(0, ihdrEnd), pngChunk('eXIf', exifOrientation(orientation)), png.subarray(ihdrEnd)]);
+  }
+  return tiffWithOrientation(await image.tiff({ compression: 'deflate' }).toBuffer(), orientation);
+}
+
+/** A big-endian EXIF block whose IFD0 holds only the Orientation tag (274, SHORT). */
+function exifOrientation(orientation: Orientation): Buffer {
+  const exif = Buffer.alloc(26);
+  exif.write('MM\0*', 0, 'latin1');
+  exif.writeUInt32BE(8, 4); // IFD0 offset
+  exif.writeUInt16BE(1, 8); // one entry
+  exif.writeUInt16BE(274, 10);
+  exif.writeUInt16BE(3, 12);
+  exif.writeUInt32BE(1, 14);
+  exif.writeUInt16BE(orientation, 18);
+  return exif; // next IFD offset: 0
+}
+
+/** The little-endian TIFF libvips writes, with IFD0 copied to the end of the file plus an Orientation entry. */
+function tiffWithOrientation(tiff: Buffer, orientation: Orientation): Buffer {
+  const ifd = tiff.readUInt32LE(4);
+  const count = tiff.readUInt16LE(ifd);
+  const entries = Array.from({ length: count }, (_, i) => tiff.subarray(ifd + 2 + 12 * i, ifd + 14 + 12 * i));
+  const added = Buffer.alloc(12);
+  added.writeUInt16LE(274, 0);
+  added.writeUInt16LE(3, 2);
+  added.writeUInt32LE(1, 4);
+  added.writeUInt16LE(orientation, 8);
+  const sorted = [...entries.filter((entry) => entry.readUInt16LE(0) !== 274), added].sort((a, b) => a.readUInt16LE(0) - b.readUInt16LE(0));
+  const start = tiff.length + (tiff.length % 2);
+  const copy = Buffer.alloc(start + 2 + 12 * sorted.length + 4);
+  tiff.copy(copy);
+  copy.writeUInt16LE(sorted.length, start);
+  sorted.forEach((entry, i) => entry.copy(copy, start + 2 + 12 * i));
+  copy.writeUInt32LE(tiff.readUInt32LE(ifd + 2 + 12 * count), start + 2 + 12 * sorted.length);
+  copy.writeUInt32LE(start, 4);
+  return copy;
+}

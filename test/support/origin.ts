@@ -4,6 +4,7 @@
 import { afterAll } from 'vitest';
 import { originConfig, type OriginConfig } from '../../lambda/origin/config';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
+import { transformProcesses, type TransformProcesses } from '../../lambda/origin/transform-process';
 import { decodeResult, functionUrlEvent, type OriginResponse } from '../../local/function-url';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from './s3';
 
@@ -19,6 +20,8 @@ export interface TestOrigin extends TestBuckets {
   request(uri: string, options?: { method?: string; headers?: Record<string, string>; context?: InvocationContext }): Promise<OriginResponse>;
   /** Keys in the cache bucket. */
   cachedKeys(): Promise<string[]>;
+  /** The handler's transform processes (to see which are alive). */
+  transforms: TransformProcesses;
 }
 
 /**
@@ -30,7 +33,10 @@ export async function createTestOrigin(label: string, overrides: Partial<OriginC
   afterAll(() => buckets.cleanup());
   const config = originConfig(buckets, overrides);
   const logs: Record<string, unknown>[] = [];
-  const handle = createOriginHandler({ s3: buckets.s3, config, log: (entry) => logs.push(entry) });
+  const transforms = transformProcesses();
+  afterAll(() => transforms.close());
+  await transforms.ready(); // the time a test measures is the request's, not Node's start
+  const handle = createOriginHandler({ s3: buckets.s3, config, log: (entry) => logs.push(entry), transforms });
   return {
     ...buckets,
     config,
@@ -41,5 +47,6 @@ export async function createTestOrigin(label: string, overrides: Partial<OriginC
     request: async (uri, options = {}) =>
       decodeResult(await handle(functionUrlEvent(uri, options.method, options.headers), options.context)),
     cachedKeys: () => listKeys(buckets.s3, buckets.cacheBucket),
+    transforms,
   };
 }

@@ -4,7 +4,7 @@
 import type { Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
-import { chooseFormat, describeWork, type Budget } from './budget';
+import { chooseFormat, describeWork, predictBytes, predictSeconds, type Budget } from './budget';
 import { describe } from './describe';
 import { decodeError, framesToLoad, openFrames, openSource } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
@@ -13,6 +13,8 @@ import { applySteps } from './steps';
 export interface TransformedVariant extends Variant {
   width: number;
   height: number;
+  /** What the model predicted for the chosen format (budget.ts), for the log and the bounds report. */
+  predicted?: { bytes: number; seconds: number };
 }
 
 /** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
@@ -33,7 +35,8 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
   applySteps(image, { ops, info: source.info, plan, limits });
   try {
     const { data, info } = await image.toBuffer({ resolveWithObject: true });
-    return { body: data, contentType: CONTENT_TYPES[plan.format], width: info.width, height: info.pageHeight ?? info.height };
+    const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };
+    return { body: data, contentType: CONTENT_TYPES[plan.format], width: info.width, height: info.pageHeight ?? info.height, predicted };
   } catch (error) {
     throw decodeError(error, limits);
   }
