@@ -331,3 +331,16 @@ export async function expectEmulatorStillServing(emulator: HostileEmulator, succ
   expect(stored.filter((key) => !succeeded.has(key))).toEqual([]);
   expect(stored).toContain('ok/fine.jpg/width=33,quality=61,accept=webp');
 }
+
+/** A 40x40 SVG (a blue square) with `inner` markup after the square and `prologue` before the root. */
+export const square = (inner = '', prologue = '') =>
+  `${prologue}<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" ` +
+  `xmlns:xi="http://www.w3.org/2001/XInclude" width="40" height="40">` +
+  `<rect id="r" width="40" height="40" fill="#0000ff"/>${inner}</svg>`;
+
+/** 10^levels rectangles drawn through nested <use>: librsvg spends seconds on 10^5 from 1 KB. */
+export function useBomb(levels: number): string {
+  let defs = '<rect id="u0" width="1" height="1" fill="#ff0000"/>';
+  for (let i = 1; i <= levels; i++) defs += `<g id="u${i}">${Array.from({ length: 10 }, (_, j) => `<use href="#u${i - 1}" x="${j}"/>`).join('')}</g>`;
+  return square(`<defs>${defs}</defs><use href="#u${levels}"/>`);
+}

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../lambda/origin/config';
 import { MAX_SVG_BYTES } from '../../lambda/origin/image/input';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
-import { throughHandler, type Expected } from './support';
+import { square, throughHandler, useBomb, type Expected } from './support';
 
 const RED = { r: 255, g: 0, b: 0 };
 const BLUE = { r: 0, g: 0, b: 255 };
@@ -69,11 +69,6 @@ afterAll(async () => {
 });
 
 /** A 40x40 SVG: a blue square (id `r`) under `inner`. */
-const square = (inner = '', prologue = '') =>
-  `${prologue}<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" ` +
-  `xmlns:xi="http://www.w3.org/2001/XInclude" width="40" height="40">` +
-  `<rect id="r" width="40" height="40" fill="#0000ff"/>${inner}</svg>`;
-
 let sequence = 0;
 
 /** Puts `svg` in both origins' source buckets under a fresh key; returns the key's path. */
@@ -305,12 +300,6 @@ function billionLaughs(levels: number): string {
 }
 
 /** `levels` nested groups of 10 `<use>` of the level below: 10^levels rectangles from a kilobyte. */
-function useBomb(levels: number): string {
-  let defs = '<rect id="u0" width="1" height="1" fill="#ff0000"/>';
-  for (let i = 1; i <= levels; i++) defs += `<g id="u${i}">${Array.from({ length: 10 }, (_, j) => `<use href="#u${i - 1}" x="${j}"/>`).join('')}</g>`;
-  return square(`<defs>${defs}</defs><use href="#u${levels}"/>`);
-}
-
 describe('rasterize: bounded work', () => {
   it('a billion laughs (10^9 expansion from 700 bytes) is a quick 415, refused before any parsing', async () => {
     const path = await source(billionLaughs(9));

@@ -146,7 +146,7 @@ export function chooseFormat(work: Work, info: SourceInfo, candidates: EncodedFo
   if (seconds > budget.seconds) {
     throw new HttpError(
       'too_costly',
-      `Making this ${last.toUpperCase()} from a ${size} source would take about ${Math.ceil(seconds)} s, over the ${Math.floor(budget.seconds)} s allowed; ask for a smaller size${candidates.length === 1 ? ' or another format' : ''}.`,
+      `Making this ${last.toUpperCase()} from a ${size} source would take about ${Math.ceil(seconds)} s, over the ${budget.seconds.toFixed(1)} s allowed; ask for a smaller size${candidates.length === 1 ? ' or another format' : ''}.`,
     );
   }
   throw new HttpError(

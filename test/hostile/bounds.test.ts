@@ -1,0 +1,152 @@
+// Every miss is bounded in memory, time and the handler's own thread, through
+// the real handler (its transform child included) on LocalStack S3:
+// - memory: TIFF and PNG of every band count and bit depth in every EXIF
+//   orientation are served as displayed, the transform's measured memory
+//   stays under the model's prediction, and at the 100 MP limit a decode that
+//   cannot fit is refused before it starts;
+// - time: a negotiated AVIF too large to encode in time falls back to a
+//   format that is, an explicit one is refused at once, and what overruns
+//   anyway is killed at the deadline with nothing left running;
+// - replays: an expensive failure is answered from memory until it expires.
+
+import sharp from 'sharp';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { MEMORY_SHARE } from '../../lambda/origin/image/budget';
+import { deepImage, gradientJpeg, type Orientation } from '../support/images';
+import { createTestOrigin, type TestOrigin } from '../support/origin';
+import { throughHandler, useBomb } from './support';
+
+/** What Chromium sends for an <img>: AVIF and WebP accepted, so the edge writes accept=avif. */
+const NEGOTIATED = 'accept=avif';
+
+/** Allocator and libvips' own buffers: what any transform costs beyond the pixels the model counts. */
+const NOISE_MB = 40;
+
+/** What a variant's log line says of memory, in MB: the model's prediction and the processes' measurements. */
+interface MemoryLogged {
+  predictedMb: number;
+  transformStartMb: number;
+  TransformRss: number;
+  MemoryRss: number;
+}
+
+const variantLog = (origin: TestOrigin, uri: string) =>
+  origin.logs.filter((entry) => entry.event === 'variant' && entry.uri === uri).at(-1) as unknown as MemoryLogged;
+
+describe('memory: every band count and bit depth in every orientation', () => {
+  let origin: TestOrigin;
+  beforeAll(async () => {
+    origin = await createTestOrigin('bounds memory');
+  });
+
+  const cases = (['tiff', 'png'] as const).flatMap((format) =>
+    ([1, 2, 3, 4] as const).flatMap((bands) =>
+      ([8, 16] as const).map((bits) => ({ format, bands, bits, name: `${format} ${bands} band(s) ${bits}-bit` })),
+    ),
+  );
+
+  it.for(cases)('$name, orientations 1 to 8: served as displayed, within the predicted memory', async ({ format, bands, bits }) => {
+    for (const orientation of [1, 2, 3, 4, 5, 6, 7, 8] as Orientation[]) {
+      const key = `deep/${format}-${bands}-${bits}-${orientation}`;
+      await origin.putSource(key, await deepImage(format, 1200, 800, { bands, bits, orientation }));
+      const uri = `/${key}/${NEGOTIATED}`;
+      const response = await throughHandler(origin, uri, { status: 200 });
+      const meta = await sharp(response.body).metadata();
+      // Orientations 5 to 8 swap the sides.
+      expect([meta.width, meta.height], `${key}`).toEqual(orientation >= 5 ? [800, 1200] : [1200, 800]);
+      const logged = variantLog(origin, uri);
+      expect(logged.TransformRss - logged.transformStartMb, `${key}: measured work (MB) against the prediction`).toBeLessThanOrEqual(
+        logged.predictedMb + NOISE_MB,
+      );
+    }
+  });
+
+  it('at the 100 MP limit, a 16-bit RGBA TIFF that must be turned is refused before decoding; unturned and smaller it is served within the memory share', async () => {
+    const turned = await deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 });
+    await origin.putSource('limit/turned.tif', turned);
+    const start = performance.now();
+    const refused = await throughHandler(origin, `/limit/turned.tif/${NEGOTIATED}`, {
+      status: 413,
+      code: 'too_costly',
+      message: /about \d+ MB, over the \d+ MB allowed/,
+    });
+    expect(refused.json().message).toMatch(/10000x10000/);
+    expect(performance.now() - start, 'refused from the header, without decoding').toBeLessThan(3_000);
+
+    const uri = `/limit/turned.tif/width=1024,${NEGOTIATED}`;
+    await throughHandler(origin, uri, { status: 200 });
+    const logged = variantLog(origin, uri);
+    expect(logged.TransformRss + logged.MemoryRss, 'both processes at their peak (MB)').toBeLessThanOrEqual(
+      origin.config.memorySizeMb * MEMORY_SHARE,
+    );
+  });
+});
+
+describe('time: the encoder is chosen so that it finishes', () => {
+  let origin: TestOrigin;
+  beforeAll(async () => {
+    origin = await createTestOrigin('bounds time');
+    await origin.putSource('large/photo.jpg', await gradientJpeg(4000, 3000));
+  });
+
+  it('a negotiated AVIF of a 12 MP photo falls back to WebP, which the viewer accepts', async () => {
+    const response = await throughHandler(origin, `/large/photo.jpg/${NEGOTIATED}`, { status: 200 });
+    expect(response.headers['content-type']).toBe('image/webp');
+    expect((await sharp(response.body).metadata()).width).toBe(4000);
+    // Smaller, the AVIF fits and is made.
+    const small = await throughHandler(origin, `/large/photo.jpg/width=1600,${NEGOTIATED}`, { status: 200 });
+    expect(small.headers['content-type']).toBe('image/avif');
+  });
+
+  it('an explicit AVIF of the same size is refused at once with what it would take, and nothing is stored or remembered', async () => {
+    const start = performance.now();
+    const response = await throughHandler(origin, '/large/photo.jpg/format=avif', {
+      status: 413,
+      code: 'too_costly',
+      message: /AVIF from a 4000x3000 source would take about \d+ s, over the \d+ s allowed; ask for a smaller size or another format/,
+    });
+    expect(performance.now() - start).toBeLessThan(3_000);
+    expect(response.headers['cache-control']).toBe('public, max-age=10');
+    expect(await origin.cachedKeys()).not.toContainEqual(expect.stringMatching(/^\.failures\//));
+  });
+});
+
+describe('what overruns is killed at the deadline, and remembered', () => {
+  it('504 at the budget with the transform process gone; the handler thread stayed free; a replay is answered from memory until it expires', async () => {
+    const origin = await createTestOrigin('bounds deadline', { svgPolicy: 'rasterize', timeBudgetMs: 1_500, failureTtlSeconds: 3 });
+    await origin.putSource('bomb.svg', useBomb(5), 'image/svg+xml');
+    const [working] = origin.transforms.pids();
+
+    // The handler's event loop keeps ticking while the child draws.
+    let worstLag = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      worstLag = Math.max(worstLag, performance.now() - last - 20);
+      last = performance.now();
+    }, 20);
+    const start = performance.now();
+    await throughHandler(origin, '/bomb.svg/original', { status: 504, code: 'timeout' });
+    const answeredIn = performance.now() - start;
+    clearInterval(ticker);
+    expect(answeredIn).toBeLessThan(1_500 + 1_000);
+    expect(worstLag, 'longest event-loop stall (ms)').toBeLessThan(200);
+
+    // The child that drew is dead: no CPU of this request runs after its answer.
+    expect(() => process.kill(working!, 0)).toThrow(/ESRCH/);
+    expect(origin.transforms.pids()).not.toContain(working);
+
+    // A replay costs a cache-bucket read, not another invocation's worth of drawing.
+    const replayStart = performance.now();
+    const replay = await origin.request('/bomb.svg/original');
+    expect([replay.status, replay.json().error]).toEqual([504, 'timeout']);
+    expect(performance.now() - replayStart).toBeLessThan(500);
+    expect(origin.logs.at(-1)).toMatchObject({ event: 'error', code: 'timeout', detail: expect.stringMatching(/remembered failure/) });
+
+    // Once the memory expires, the request is tried again in full.
+    await new Promise((resolve) => setTimeout(resolve, 3_100));
+    const retried = performance.now();
+    const again = await origin.request('/bomb.svg/original');
+    expect(again.status).toBe(504);
+    expect(performance.now() - retried).toBeGreaterThanOrEqual(1_400);
+  });
+});
