@@ -65,12 +65,8 @@ describe('memory: every band count and bit depth in every orientation', () => {
     const turned = await deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 });
     await origin.putSource('limit/turned.tif', turned);
     const start = performance.now();
-    const refused = await throughHandler(origin, `/limit/turned.tif/${NEGOTIATED}`, {
-      status: 413,
-      code: 'too_costly',
-      message: /about \d+ MB, over the \d+ MB allowed/,
-    });
-    expect(refused.json().message).toMatch(/10000x10000/);
+    const refused = await throughHandler(origin, `/limit/turned.tif/${NEGOTIATED}`, { status: 413, code: 'too_costly' });
+    expect(refused.json().message).toMatch(/from a 10000x10000 source would need about \d+ MB, over the \d+ MB allowed/);
     expect(performance.now() - start, 'refused from the header, without decoding').toBeLessThan(3_000);
 
     const uri = `/limit/turned.tif/width=1024,${NEGOTIATED}`;
@@ -100,11 +96,10 @@ describe('time: the encoder is chosen so that it finishes', () => {
 
   it('an explicit AVIF of the same size is refused at once with what it would take, and nothing is stored or remembered', async () => {
     const start = performance.now();
-    const response = await throughHandler(origin, '/large/photo.jpg/format=avif', {
-      status: 413,
-      code: 'too_costly',
-      message: /AVIF from a 4000x3000 source would take about \d+ s, over the \d+ s allowed; ask for a smaller size or another format/,
-    });
+    const response = await throughHandler(origin, '/large/photo.jpg/format=avif', { status: 413, code: 'too_costly' });
+    expect(response.json().message).toMatch(
+      /AVIF from a 4000x3000 source would take about \d+ s, over the [\d.]+ s allowed; ask for a smaller size or another format/,
+    );
     expect(performance.now() - start).toBeLessThan(3_000);
     expect(response.headers['cache-control']).toBe('public, max-age=10');
     expect(await origin.cachedKeys()).not.toContainEqual(expect.stringMatching(/^\.failures\//));
