@@ -61,12 +61,12 @@ describe('memory: every band count and bit depth in every orientation', () => {
     }
   });
 
-  it('at the 100 MP limit, a 16-bit RGBA TIFF that must be turned is refused before decoding; unturned and smaller it is served within the memory share', async () => {
+  it('at the 100 MP limit, a 16-bit RGBA TIFF that must be turned is refused before decoding; asked smaller, it is served within the memory share', async () => {
     const turned = await deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 });
     await origin.putSource('limit/turned.tif', turned);
     const start = performance.now();
     const refused = await throughHandler(origin, `/limit/turned.tif/${NEGOTIATED}`, { status: 413, code: 'too_costly' });
-    expect(refused.json().message).toMatch(/from a 10000x10000 source would need about \d+ MB, over the \d+ MB allowed/);
+    expect(refused.json().message).toMatch(/from a 10000x10000 source would (need about \d+ MB|take about \d+ s), over the/);
     expect(performance.now() - start, 'refused from the header, without decoding').toBeLessThan(3_000);
 
     const uri = `/limit/turned.tif/width=1024,${NEGOTIATED}`;
