@@ -1,0 +1,207 @@
+// `npm run bounds -- [--memory MB] [--budget MS] [--only NAME]`
+//
+// The bounded-work report: a corpus of hostile sources at the limits, each
+// sent through the real origin handler (its transform child included) on
+// LocalStack S3 as a plain GET from Chromium would make it, one at a time.
+// For each case it prints the answer, the wall time to the answer, the peak
+// resident memory of the handler and the transform process together, and the
+// CPU seconds that ran after the answer: in the transform process (work
+// nobody planned, which must be nil) and in the handler (the planned variant
+// or failure write). The last line says whether every case kept to the
+// bounds: peak at most 75% of the memory size, an answer within the time
+// budget, under 1 CPU-second of unplanned work after any answer.
+
+import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { readFileSync, writeFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { originConfig, type OriginConfig } from '../lambda/origin/config';
+import { createOriginHandler } from '../lambda/origin/handler';
+import { MEMORY_SHARE } from '../lambda/origin/image/budget';
+import { originS3Client } from '../lambda/origin/storage';
+import { transformProcesses } from '../lambda/origin/transform-process';
+import { commandLine, usageError } from '../local/command-line';
+import { functionUrlEvent } from '../local/function-url';
+import { startLocalStack } from '../local/localstack';
+import { animatedGif, deepImage } from '../test/support/images';
+import { useBomb } from '../test/hostile/support';
+
+const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
+  --memory MB   the function's memory size the budgets derive from (default 2048)
+  --budget MS   the time budget per request (default 25000)
+  --only NAME   run only the cases whose name contains NAME`;
+
+/** Chromium's Accept for an <img>: the edge negotiates AVIF, so the canonical URI says accept=avif. */
+const NEGOTIATED = 'accept=avif';
+
+/** Unplanned CPU after an answer that the bounds allow, in seconds. */
+const MAX_CPU_AFTER_ANSWER = 1;
+
+interface Case {
+  name: string;
+  make: () => Promise<Buffer>;
+  /** Ops segments to ask for. */
+  asks: string[];
+  /** The SVG policy the case needs. */
+  svg?: OriginConfig['svgPolicy'];
+}
+
+/** XML-like text that is no image, at the largest source size: the sniffer must be linear. */
+const xmlText = (bytes: number) => Buffer.from('<?xml <!-- <!DOCTYPE svg '.repeat(Math.ceil(bytes / 25)).slice(0, bytes), 'latin1');
+
+function photo(width: number, height: number, progressive: boolean): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 30 } } })
+    .jpeg({ quality: 90, progressive })
+    .toBuffer();
+}
+
+const CASES: Case[] = [
+  { name: 'sniff: 32 MiB of XML-like text', make: async () => xmlText(32 * 1024 * 1024), asks: [NEGOTIATED] },
+  { name: 'svg: <use> bomb, rasterized', make: async () => Buffer.from(useBomb(5)), asks: ['original'], svg: 'rasterize' },
+  {
+    name: 'tiff: 100 MP, 16-bit RGBA, orientation 6',
+    make: () => deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 }),
+    asks: [NEGOTIATED, `width=1024,${NEGOTIATED}`, 'rotate=90,width=2000,format=jpeg'],
+  },
+  {
+    name: 'tiff: 100 MP, 16-bit RGB, orientation 1',
+    make: () => deepImage('tiff', 10_000, 10_000, { bands: 3, bits: 16, orientation: 1 }),
+    asks: [NEGOTIATED, `width=2048,${NEGOTIATED}`],
+  },
+  {
+    name: 'png: 100 MP, 16-bit grey + alpha, orientation 8',
+    make: () => deepImage('png', 10_000, 10_000, { bands: 2, bits: 16, orientation: 8 }),
+    asks: [NEGOTIATED, `width=1024,${NEGOTIATED}`],
+  },
+  {
+    name: 'jpeg: 8192x8192 photo',
+    make: () => photo(8192, 8192, false),
+    asks: [NEGOTIATED, 'format=avif', 'format=webp', `width=1600,${NEGOTIATED}`],
+  },
+  { name: 'jpeg: 8192x8192 progressive', make: () => photo(8192, 8192, true), asks: [NEGOTIATED, `width=800,${NEGOTIATED}`] },
+  { name: 'gif: 200 frames of 500x500', make: () => animatedGif(200, 500, 500), asks: [NEGOTIATED, `width=240,${NEGOTIATED}`] },
+];
+
+/** Peak resident set (VmHWM) of a process in MB, or undefined once it is gone. */
+function peakMb(pid: number | 'self'): number | undefined {
+  try {
+    return Number(/VmHWM:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds a process has used (utime + stime), or 0 once it is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks: 100 per second on Linux
+  } catch {
+    return 0;
+  }
+}
+
+interface Row {
+  case: string;
+  ask: string;
+  status: number;
+  answer: string;
+  ms: number;
+  peakMb: number;
+  childCpuAfter: number;
+  handlerCpuAfter: number;
+}
+
+async function measure(s3: S3Client, config: OriginConfig, name: string, key: string, ask: string): Promise<Row> {
+  const transforms = transformProcesses();
+  await transforms.ready();
+  const handle = createOriginHandler({ s3, config, log: () => {}, metrics: { enabled: false }, transforms });
+  writeFileSync('/proc/self/clear_refs', '5');
+  let peak = 0;
+  const childPeak = new Map<number, number>();
+  const sample = setInterval(() => {
+    for (const pid of transforms.pids()) childPeak.set(pid, Math.max(childPeak.get(pid) ?? 0, peakMb(pid) ?? 0));
+    peak = Math.max(peak, (peakMb('self') ?? 0) + Math.max(0, ...childPeak.values()));
+  }, 20);
+  const children = transforms.pids();
+  const start = performance.now();
+  let answeredAt = NaN;
+  let atAnswer = { child: 0, handler: 0 };
+  const response = await handle(functionUrlEvent(`/${key}/${ask}`), { getRemainingTimeInMillis: () => config.timeBudgetMs + 5_000 }, () => {
+    answeredAt = performance.now();
+    const used = process.cpuUsage();
+    atAnswer = { child: children.reduce((sum, pid) => sum + cpuSeconds(pid), 0), handler: (used.user + used.system) / 1e6 };
+  });
+  // Anything left running would show within this second.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  clearInterval(sample);
+  const childAfter = children.reduce((sum, pid) => sum + cpuSeconds(pid), 0) - atAnswer.child;
+  const used = process.cpuUsage();
+  transforms.close();
+  const body = response.body.toString('utf8');
+  return {
+    case: name,
+    ask,
+    status: response.statusCode,
+    answer: response.statusCode === 200 ? response.headers['content-type']! : (JSON.parse(body) as { error: string }).error,
+    ms: answeredAt - start,
+    peakMb: peak,
+    childCpuAfter: Math.max(0, childAfter),
+    handlerCpuAfter: (used.user + used.system) / 1e6 - atAnswer.handler,
+  };
+}
+
+async function main() {
+  const args = commandLine(USAGE, {
+    memory: { type: 'string', default: '2048' },
+    budget: { type: 'string', default: '25000' },
+    only: { type: 'string', default: '' },
+  });
+  if (!args) return;
+  const memorySizeMb = Number(args.memory);
+  const timeBudgetMs = Number(args.budget);
+  if (!Number.isInteger(memorySizeMb) || memorySizeMb < 512) usageError(USAGE, `--memory must be a whole number of MB, at least 512, not "${args.memory}"`);
+  if (!Number.isInteger(timeBudgetMs) || timeBudgetMs < 1000) usageError(USAGE, `--budget must be a whole number of ms, at least 1000, not "${args.budget}"`);
+
+  const localStack = await startLocalStack({ log: (line) => console.error(`[localstack] ${line}`) });
+  try {
+    const s3 = originS3Client({ endpoint: localStack.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, forcePathStyle: true });
+    const id = Date.now().toString(36);
+    const buckets = { sourceBucket: `bounds-src-${id}`, cacheBucket: `bounds-cache-${id}` };
+    await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
+    await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
+    const rows: Row[] = [];
+    for (const [index, item] of CASES.filter((c) => c.name.includes(args.only)).entries()) {
+      const key = `case-${index}`;
+      await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
+      const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse' });
+      for (const ask of item.asks) {
+        const row = await measure(s3, config, item.name, key, ask);
+        console.error(`${item.name} ${ask}: ${row.status} ${row.answer} in ${row.ms.toFixed(0)} ms, peak ${row.peakMb.toFixed(0)} MB`);
+        rows.push(row);
+      }
+    }
+    const limitMb = memorySizeMb * MEMORY_SHARE;
+    const kept = (row: Row) => row.peakMb <= limitMb && row.ms <= timeBudgetMs && row.childCpuAfter < MAX_CPU_AFTER_ANSWER;
+    const lines = [
+      `Bounded work, ${new Date().toISOString().slice(0, 16)} UTC: memory size ${memorySizeMb} MB (peak allowed ${limitMb.toFixed(0)} MB), time budget ${timeBudgetMs} ms. \`npm run bounds\``,
+      '',
+      '| case | asked | answer | ms to answer | peak RSS, both processes (MB) | transform CPU after answer (s) | handler CPU after answer (s) | within bounds |',
+      '| --- | --- | --- | ---: | ---: | ---: | ---: | --- |',
+      ...rows.map(
+        (row) =>
+          `| ${row.case} | \`${row.ask}\` | ${row.status} ${row.answer} | ${row.ms.toFixed(0)} | ${row.peakMb.toFixed(0)} | ${row.childCpuAfter.toFixed(2)} | ${row.handlerCpuAfter.toFixed(2)} | ${kept(row) ? 'yes' : '**no**'} |`,
+      ),
+      '',
+      `${rows.filter(kept).length} of ${rows.length} cases within bounds; largest peak ${Math.max(...rows.map((r) => r.peakMb)).toFixed(0)} MB, slowest answer ${Math.max(...rows.map((r) => r.ms)).toFixed(0)} ms, most transform CPU after an answer ${Math.max(...rows.map((r) => r.childCpuAfter)).toFixed(2)} s.`,
+    ];
+    console.log(lines.join('\n'));
+    if (!rows.every(kept)) process.exitCode = 1;
+  } finally {
+    await localStack.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exit(1);
+});
