@@ -8,6 +8,8 @@
 //                              its Function URL (OAC, AWS_IAM)
 //   source bucket ─ created/removed events ─▶ invalidation Lambda
 //             (purge the source's variants, invalidate CloudFront, eager presets)
+//             ─ an event still failing after Lambda's retries ─▶ failure queue (SQS),
+//               alarmed, replayed with `npm run replay-invalidations`
 //
 // Operating it (lib/monitoring.ts): the origin's metrics in Embedded Metric
 // Format, a dashboard, alarms (optionally to SNS), and CodeDeploy canaries
@@ -24,12 +26,14 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../lambda/grammar';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type SvgPolicy } from '../lambda/origin/config';
@@ -437,6 +441,12 @@ export class ImageTransformer extends Construct {
   public readonly originFunctionUrl: lambda.FunctionUrl;
   /** The Lambda that purges and invalidates a source's variants when the source changes. */
   public readonly invalidationFunction: nodejs.NodejsFunction;
+  /**
+   * Where a source-change event goes when the invalidation Lambda still fails after
+   * Lambda's two retries (Lambda's on-failure destination record: the S3 event and
+   * the error). Kept 14 days; `npm run replay-invalidations` runs them again.
+   */
+  public readonly invalidationFailureQueue: sqs.Queue;
   /** The viewer-request CloudFront Function. */
   public readonly viewerRequestFunction: cloudfront.Function;
   /** The store of URL signing secrets; only when `signing` is on. */
@@ -931,6 +941,19 @@ export class ImageTransformer extends Construct {
       bundling: { minify: true, sourceMap: true, sourcesContent: false, bundleAwsSDK: true },
     });
 
+    // S3 invokes the Lambda asynchronously: Lambda retries a failed event twice (1 and
+    // 2 minutes later), then hands it to this queue instead of dropping it.
+    this.invalidationFailureQueue = new sqs.Queue(this, 'InvalidationFailures', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    this.invalidationFunction.configureAsyncInvoke({
+      onFailure: new destinations.SqsDestination(this.invalidationFailureQueue),
+      retryAttempts: 2,
+    });
+
     const notify = new s3n.LambdaDestination(this.invalidationFunction);
     this.sourceBucket.addEventNotification(s3.EventType.OBJECT_CREATED, notify);
     this.sourceBucket.addEventNotification(s3.EventType.OBJECT_REMOVED, notify);
@@ -955,6 +978,7 @@ export class ImageTransformer extends Construct {
       originFunction: this.originFunction,
       originAlias: this.originAlias,
       invalidationFunction: this.invalidationFunction,
+      invalidationFailureQueue: this.invalidationFailureQueue,
       namespace: this.metricsNamespace,
       originMetrics,
       cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
@@ -1031,6 +1055,13 @@ export class ImageTransformer extends Construct {
           'current by AWS as CodeDeploy changes.',
       );
     }
+
+    ack(
+      this.invalidationFailureQueue,
+      'AwsSolutions-SQS3',
+      "This queue is itself the end of the line for failed source-change events (the invalidation Lambda's on-failure " +
+        'destination); a message that fails again is left in it, alarmed, and replayed by an operator, never moved on.',
+    );
 
     const distribution = this.distribution;
     if (!options.accessLogging) {

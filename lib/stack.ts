@@ -33,6 +33,10 @@ export class ImageTransformerStack extends Stack {
       description: `The origin Lambda; CloudFront invokes its "${t.originAlias.aliasName}" alias`,
       value: t.originFunction.functionName,
     });
+    new CfnOutput(this, 'InvalidationFailureQueueUrl', {
+      description: 'Source changes the invalidation Lambda gave up on: npm run replay-invalidations -- --queue-url <this>',
+      value: t.invalidationFailureQueue.queueUrl,
+    });
     if (t.dashboard) new CfnOutput(this, 'DashboardName', { description: 'CloudWatch dashboard', value: t.dashboard.dashboardName });
     if (t.deploymentGroup) {
       new CfnOutput(this, 'OriginDeploymentApplication', {

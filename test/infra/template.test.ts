@@ -179,6 +179,21 @@ function functionCode(s: Synthesized): string {
   return parts.map((part) => (typeof part === 'string' ? part : 'x'.repeat(36))).join('');
 }
 
+// ---------------------------------------------------------------- logical IDs
+
+describe('logical IDs', () => {
+  const before = JSON.parse(readFileSync(new URL('./logical-ids.json', import.meta.url), 'utf8')) as Record<string, Record<string, string>>;
+
+  it('every resource of an existing deployment keeps its logical ID and type (new resources only)', () => {
+    for (const [name, s] of Object.entries({ base, full, imported, off })) {
+      const now = Object.fromEntries(Object.entries(s.json.Resources as Json).map(([id, resource]) => [id, resource.Type]));
+      const expected = before[name]!;
+      expect(Object.keys(expected).length, name).toBeGreaterThan(25);
+      expect(Object.fromEntries(Object.keys(expected).map((id) => [id, now[id]])), name).toEqual(expected);
+    }
+  });
+});
+
 // ---------------------------------------------------------------- origins
 
 describe('origin group', () => {
@@ -331,8 +346,31 @@ describe('invalidation Lambda', () => {
       ['s3:ListBucket', [logicalId(base, t.cacheBucket)]],
       ['s3:DeleteObject', [logicalId(base, t.cacheBucket)]],
       ['cloudfront:CreateInvalidation', [logicalId(base, t.distribution)]],
+      // Lambda's on-failure destination sends as the function's role.
+      ['sqs:SendMessage,sqs:GetQueueAttributes,sqs:GetQueueUrl', [logicalId(base, t.invalidationFailureQueue)]],
     ]);
     expect(base.json.Resources[logicalId(base, t.invalidationFunction.role!)].Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('hands an event that still fails after two retries to an encrypted, TLS-only failure queue that keeps it 14 days', () => {
+    for (const s of [base, full, imported, off]) {
+      const t = s.stack.transformer;
+      const [, config] = only(s, 'AWS::Lambda::EventInvokeConfig');
+      expect(config.Properties).toMatchObject({
+        FunctionName: { Ref: logicalId(s, t.invalidationFunction) },
+        MaximumRetryAttempts: 2,
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(s, t.invalidationFailureQueue), 'Arn'] } } },
+      });
+      const [queueId, queue] = only(s, 'AWS::SQS::Queue');
+      expect(queue.Properties).toEqual({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
+      const [, policy] = only(s, 'AWS::SQS::QueuePolicy');
+      expect(refs(policy.Properties.Queues)).toEqual([queueId]);
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+    }
+    expect(only(base, 'AWS::SQS::Queue')[1].DeletionPolicy).toBe('Retain');
+    expect(only(full, 'AWS::SQS::Queue')[1].DeletionPolicy).toBe('Delete');
   });
 
   it('is configured with the cache bucket, the distribution and the eager presets', () => {
@@ -771,6 +809,19 @@ describe('alarms', () => {
     });
   });
 
+  it('failure queue: any event waiting in it (visible messages, maximum over 5 minutes)', () => {
+    expect(alarmProps(base, 'invalidationFailuresQueued')).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(base, base.stack.transformer.invalidationFailureQueue), 'QueueName'] } }],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+    });
+  });
+
   it("CloudFront 5xx: above 1% for 3 minutes, in a us-east-1 stack (CloudFront's metrics are there), and said so elsewhere", () => {
     expect(alarmProps(imported, 'cloudFront5xxErrorRate')).toMatchObject({
       Namespace: 'AWS/CloudFront',
@@ -786,8 +837,8 @@ describe('alarms', () => {
       EvaluationPeriods: 3,
       DatapointsToAlarm: 3,
     });
-    expect(resources(imported, 'AWS::CloudWatch::Alarm')).toHaveLength(5);
-    expect(resources(base, 'AWS::CloudWatch::Alarm')).toHaveLength(4);
+    expect(resources(imported, 'AWS::CloudWatch::Alarm')).toHaveLength(6);
+    expect(resources(base, 'AWS::CloudWatch::Alarm')).toHaveLength(5);
     expect(base.stack.transformer.alarms!.cloudFront5xxErrorRate).toBeUndefined();
     Annotations.fromStack(base.stack).hasInfo('*', Match.stringLikeRegexp('No CloudFront 5xx alarm.*us-east-1.*eu-west-1'));
   });
@@ -799,6 +850,7 @@ describe('alarms', () => {
       'Images-ImageTransformer-TransformTimeP99',
       'Images-ImageTransformer-OriginThrottles',
       'Images-ImageTransformer-InvalidationErrors',
+      'Images-ImageTransformer-InvalidationFailuresQueued',
     ]);
     expect(names(imported)).toContain('Images-ImageTransformer-CloudFront5xxErrorRate');
   });
@@ -811,7 +863,7 @@ describe('alarms', () => {
     expect(resources(base, 'AWS::SNS::Topic')).toHaveLength(0);
     // An email address: a topic of its own (TLS only), subscribed.
     const [topicId] = only(full, 'AWS::SNS::Topic');
-    expect(actions(full)).toHaveLength(4);
+    expect(actions(full)).toHaveLength(5);
     for (const [alarm, ok] of actions(full)) {
       expect(alarm).toEqual([{ Ref: topicId }]);
       expect(ok).toEqual([{ Ref: topicId }]);
@@ -921,8 +973,8 @@ describe('dashboard', () => {
     ]);
     expect(of('Concurrency and throttles').map((m) => m.name)).toEqual(['ConcurrentExecutions', 'Throttles']);
     expect(of('Origin memory: resident set (MB)').map((m) => m.name)).toEqual(['MemoryRss', 'MemoryRss']);
-    const invalidation = of('Invalidation Lambda (source changes)');
-    expect(invalidation.map((m) => m.name)).toEqual(['Invocations', 'Errors']);
+    const invalidation = of('Invalidation Lambda (source changes) and its failure queue');
+    expect(invalidation.map((m) => m.name)).toEqual(['Invocations', 'Errors', 'ApproximateNumberOfMessagesVisible']);
     expect(invalidation[0]!.dimensions.FunctionName).toBe(`{${logicalId(base, base.stack.transformer.invalidationFunction)}}`);
 
     // Every documented metric of the origin is graphed or alarmed on.
@@ -961,6 +1013,7 @@ describe('stack outputs', () => {
         'DashboardName',
         'DistributionDomainName',
         'DistributionId',
+        'InvalidationFailureQueueUrl',
         'LogBucketName',
         'OriginDeploymentApplication',
         'OriginDeploymentGroup',
@@ -1118,6 +1171,7 @@ describe('cdk-nag AwsSolutions', () => {
         'ImageTransformer/Distribution AwsSolutions-CFR1',
         'ImageTransformer/Distribution AwsSolutions-CFR2',
         'ImageTransformer/Distribution AwsSolutions-CFR4',
+        'ImageTransformer/InvalidationFailures AwsSolutions-SQS3',
         `ImageTransformer/InvalidationRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
         'ImageTransformer/LogBucket AwsSolutions-S1',
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
