@@ -34,7 +34,8 @@ export const CONTEXT_KEYS = {
   maxFrames: 'Animation frames kept (default 200).',
   svgPolicy: 'SVG sources: refuse (415, default) or rasterize.',
   cacheControl: 'Cache-Control of the variants (default "public, max-age=31536000, immutable").',
-  originReservedConcurrency: 'Cap on simultaneous origin Lambda invocations (default: none).',
+  originReservedConcurrency: 'Fixed reserved concurrency of the origin Lambda; deploy fails if the account cannot spare it (default: originConcurrencyCap).',
+  originConcurrencyCap: 'Cap on simultaneous origin invocations, reserved at deploy time as far as the account can spare; "false" for none (default 50).',
   variantExpirationDays: 'Days a variant stays in the cache bucket (default 90).',
   autoDeleteObjects: 'true: delete the created buckets and their objects with the stack (default false).',
   domainNames: 'Custom domain names, comma-separated (needs certificateArn).',
@@ -84,6 +85,13 @@ function integer(get: Lookup, key: ContextKey): number | undefined {
   const number = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(number)) bad(key, 'a whole number', value);
   return number;
+}
+
+/** A whole number, or `false` for "off" (false, "false" or "none"). */
+function integerOrOff(get: Lookup, key: ContextKey): number | false | undefined {
+  const value = get(key);
+  if (value === false || (typeof value === 'string' && /^\s*(false|none)\s*$/i.test(value))) return false;
+  return integer(get, key);
 }
 
 function list(get: Lookup, key: ContextKey): string[] | undefined {
@@ -194,6 +202,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     svgPolicy: svgPolicy(get),
     cacheControl: text(get, 'cacheControl'),
     originReservedConcurrency: integer(get, 'originReservedConcurrency'),
+    originConcurrencyCap: integerOrOff(get, 'originConcurrencyCap'),
     variantExpiration: variantExpirationDays === undefined ? undefined : Duration.days(variantExpirationDays),
     autoDeleteObjects: contextBoolean(get, 'autoDeleteObjects'),
     domainNames: list(get, 'domainNames'),

@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, type SecretValue, Stack, Token, Validations } from 'aws-cdk-lib';
+import { CustomResource, Duration, RemovalPolicy, type SecretValue, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -222,9 +222,24 @@ export interface ImageTransformerProps {
    * nothing itself, but takes that much from the account's concurrency for
    * every other function, and misses beyond it are throttled (viewers get a
    * 5xx for images not yet made; the OriginThrottles alarm fires).
-   * @default - no cap (the account's unreserved concurrency)
+   * A fixed value, applied by CloudFormation as it is: `cdk deploy` fails
+   * when the account cannot spare it (Lambda keeps 100 of an account's
+   * concurrency unreserved, or all of it below a quota of 100).
+   * @default - the originConcurrencyCap, sized to what the account can spare
    */
   readonly originReservedConcurrency?: number;
+
+  /**
+   * Without originReservedConcurrency: the origin's reserved concurrency,
+   * applied at deploy time by a small custom resource as this cap or as much
+   * as the account can spare, whichever is lower. On an account with no room
+   * (a new account's quota of 10 or 50) it reserves nothing and says so in
+   * the stack output OriginConcurrencyCap. `false`: no cap (and any it set
+   * is removed). Raise it with a higher number, or with a fixed
+   * originReservedConcurrency.
+   * @default DEFAULT_ORIGIN_CONCURRENCY_CAP (50)
+   */
+  readonly originConcurrencyCap?: number | false;
 
   /**
    * Provisioned concurrency on the origin's live alias: that many execution
@@ -397,6 +412,16 @@ export interface ImageTransformerProps {
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ORIGIN_ENTRY = join(PROJECT_ROOT, 'lambda', 'origin', 'index.ts');
 const INVALIDATE_ENTRY = join(PROJECT_ROOT, 'lambda', 'invalidate', 'index.ts');
+const CONCURRENCY_CAP_ENTRY = join(PROJECT_ROOT, 'lambda', 'concurrency', 'index.ts');
+
+/**
+ * The origin's default concurrency cap. At 2048 MB, 50 misses at once cost at
+ * most about $4.80 an hour of arm64 Lambda (50 x 2 GB x 3600 s at list
+ * price) when a flood of distinct URLs hits it, while still making 25 to 50
+ * new variants a second at a miss's usual 1 to 2 s: far more than a site's
+ * steady miss rate, since every variant is made once.
+ */
+export const DEFAULT_ORIGIN_CONCURRENCY_CAP = 50;
 const LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
 
 /** The newest Node.js Lambda runtime in aws-cdk-lib 2.276 (nodejs24.x). */
@@ -461,6 +486,11 @@ export class ImageTransformer extends Construct {
   public readonly alarms?: ImageTransformerAlarms;
   /** The topic the alarms notify: alarmTopic, or the one made for alarmEmail. */
   public readonly alarmTopic?: sns.ITopic;
+  /**
+   * The deploy-time concurrency cap of the origin; absent with an explicit
+   * originReservedConcurrency. Its attribute `Message` says what it reserved.
+   */
+  public readonly originConcurrencyCap?: CustomResource;
   /** The CodeDeploy deployment group that shifts the live alias; only when `canaryDeployments` is on. */
   public readonly deploymentGroup?: codedeploy.LambdaDeploymentGroup;
 
@@ -512,6 +542,10 @@ export class ImageTransformer extends Construct {
     }
     checkInteger('originReservedConcurrency', props.originReservedConcurrency, 1, 100_000);
     checkInteger('originProvisionedConcurrency', props.originProvisionedConcurrency, 1, 100_000);
+    if (props.originConcurrencyCap !== undefined && props.originReservedConcurrency !== undefined) {
+      throw new ImageTransformerConfigError('originConcurrencyCap is only used without originReservedConcurrency (a fixed reservation).');
+    }
+    if (props.originConcurrencyCap !== false) checkInteger('originConcurrencyCap', props.originConcurrencyCap, 1, 100_000);
     if (
       props.originProvisionedConcurrency !== undefined &&
       props.originReservedConcurrency !== undefined &&
@@ -724,6 +758,10 @@ export class ImageTransformer extends Construct {
       description: 'edge-image-transformer origin: the version CloudFront invokes',
       ...(props.originProvisionedConcurrency ? { provisionedConcurrentExecutions: props.originProvisionedConcurrency } : {}),
     });
+    if (props.originReservedConcurrency === undefined) {
+      const cap = props.originConcurrencyCap ?? DEFAULT_ORIGIN_CONCURRENCY_CAP;
+      this.originConcurrencyCap = this.concurrencyCap(cap === false ? 0 : cap, props.originProvisionedConcurrency ?? 0, props.logRetention, removalPolicy);
+    }
     this.originFunctionUrl = this.originAlias.addFunctionUrl({
       authType: lambda.FunctionUrlAuthType.AWS_IAM,
       // Streamed: the viewer gets the variant before the invocation stores it (lambda/origin/index.ts).
@@ -1005,6 +1043,67 @@ export class ImageTransformer extends Construct {
     }
 
     this.acknowledgeNagFindings({ accessLogging, customDomain: domainNames.length > 0, props });
+  }
+
+  /**
+   * The custom resource that reserves min(cap, what the account can spare) of
+   * concurrency on the origin at deploy time (lambda/concurrency). Reserved
+   * concurrency is the function's, shared by all its versions: during a
+   * canary, both versions behind the live alias draw from it.
+   */
+  private concurrencyCap(cap: number, floor: number, retention: logs.RetentionDays | undefined, removalPolicy: RemovalPolicy): CustomResource {
+    const capLogs = new logs.LogGroup(this, 'ConcurrencyCapLogs', { retention: retention ?? logs.RetentionDays.ONE_MONTH, removalPolicy });
+    const role = new iam.Role(this, 'ConcurrencyCapRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: "edge-image-transformer concurrency cap: read the account's concurrency, set the origin's reservation",
+    });
+    capLogs.grantWrite(role);
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadAccountConcurrency',
+        actions: ['lambda:GetAccountSettings'],
+        // An account-level read: it has no resource to name.
+        resources: ['*'],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'SetOriginReservation',
+        actions: ['lambda:GetFunctionConcurrency', 'lambda:PutFunctionConcurrency', 'lambda:DeleteFunctionConcurrency'],
+        resources: [this.originFunction.functionArn],
+      }),
+    );
+    const provider = new nodejs.NodejsFunction(this, 'ConcurrencyCapFunction', {
+      description: "edge-image-transformer: caps the origin's concurrency at what the account can spare (deploy time)",
+      entry: CONCURRENCY_CAP_ENTRY,
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: LOCK_FILE,
+      runtime: RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: 256,
+      timeout: Duration.seconds(30),
+      role,
+      logGroup: capLogs,
+      bundling: { minify: true, sourceMap: true, sourcesContent: false, bundleAwsSDK: true },
+    });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'lambda:GetAccountSettings (the only action on "*") reads the account-wide concurrency quota and what is unreserved; ' +
+        'it is account-level and takes no resource ARN.',
+    });
+    return new CustomResource(this, 'OriginConcurrencyCap', {
+      serviceToken: provider.functionArn,
+      resourceType: 'Custom::OriginConcurrencyCap',
+      properties: {
+        FunctionName: this.originFunction.functionName,
+        Cap: cap,
+        Floor: floor,
+        // A new version means the function was updated: apply the cap again after it.
+        Version: this.originVersion.version,
+      },
+    });
   }
 
   /**

@@ -337,6 +337,46 @@ describe('origin Lambda', () => {
   });
 });
 
+describe('origin concurrency cap', () => {
+  it('by default, a custom resource reserves min(50, what the account can spare) at deploy time, again with each new version', () => {
+    const t = base.stack.transformer;
+    expect(originFunction(base).Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const [, cap] = only(base, 'Custom::OriginConcurrencyCap');
+    const versionId = only(base, 'AWS::Lambda::Version')[0];
+    expect(cap.Properties).toEqual({
+      ServiceToken: { 'Fn::GetAtt': [logicalId(base, t.node.findChild('ConcurrencyCapFunction')), 'Arn'] },
+      FunctionName: { Ref: logicalId(base, t.originFunction) },
+      Cap: 50,
+      Floor: 0,
+      Version: { 'Fn::GetAtt': [versionId, 'Version'] },
+    });
+    expect(base.json.Outputs.OriginConcurrencyCap.Value).toEqual({ 'Fn::GetAtt': [logicalId(base, t.originConcurrencyCap!), 'Message'] });
+  });
+
+  it('may read the account settings and set only the origin function\'s reservation', () => {
+    const t = base.stack.transformer;
+    const role = t.node.findChild('ConcurrencyCapRole');
+    expect(roleActions(base, role).map((st) => [actionsOf(st).join(','), st.Resource])).toEqual([
+      ['logs:CreateLogStream,logs:PutLogEvents', { 'Fn::GetAtt': [logicalId(base, t.node.findChild('ConcurrencyCapLogs')), 'Arn'] }],
+      ['lambda:GetAccountSettings', '*'],
+      [
+        'lambda:GetFunctionConcurrency,lambda:PutFunctionConcurrency,lambda:DeleteFunctionConcurrency',
+        { 'Fn::GetAtt': [logicalId(base, t.originFunction), 'Arn'] },
+      ],
+    ]);
+    expect(base.json.Resources[logicalId(base, role)].Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('an explicit originReservedConcurrency is applied as before, with no custom resource; provisioned concurrency is the floor', () => {
+    expect(originFunction(full).Properties.ReservedConcurrentExecutions).toBe(50);
+    expect(resources(full, 'Custom::OriginConcurrencyCap')).toHaveLength(0);
+    expect(full.json.Outputs.OriginConcurrencyCap).toBeUndefined();
+    const capOf = (props: ImageTransformerProps) => only(synth(() => props), 'Custom::OriginConcurrencyCap')[1].Properties;
+    expect(capOf({ originConcurrencyCap: 200, originProvisionedConcurrency: 5 })).toMatchObject({ Cap: 200, Floor: 5 });
+    expect(capOf({ originConcurrencyCap: false })).toMatchObject({ Cap: 0 });
+  });
+});
+
 describe('invalidation Lambda', () => {
   it('lists and deletes cache-bucket objects and invalidates this distribution only', () => {
     const t = base.stack.transformer;
@@ -426,7 +466,8 @@ describe('Lambdas', () => {
   it('run on arm64 with Node.js 22 or newer', () => {
     for (const s of [base, full, imported]) {
       const functions = projectFunctions(s);
-      expect(functions).toHaveLength(2);
+      // Origin, invalidation and (without a fixed originReservedConcurrency) the concurrency cap.
+      expect(functions).toHaveLength(s === full ? 2 : 3);
       for (const [id, fn] of functions) {
         expect(fn.Properties.Architectures, id).toEqual(['arm64']);
         const version = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime);
@@ -444,8 +485,8 @@ describe('Lambdas', () => {
         expect(s.json.Resources[groupId!].Properties.RetentionInDays).toBe(days);
       }
       // One log group each, the only ones this construct makes.
-      expect(new Set(functions.map(([, fn]) => refs(fn.Properties.LoggingConfig.LogGroup)[0])).size).toBe(2);
-      expect(resources(s, 'AWS::Logs::LogGroup')).toHaveLength(2);
+      expect(new Set(functions.map(([, fn]) => refs(fn.Properties.LoggingConfig.LogGroup)[0])).size).toBe(functions.length);
+      expect(resources(s, 'AWS::Logs::LogGroup')).toHaveLength(functions.length);
     }
   });
 });
@@ -1015,6 +1056,7 @@ describe('stack outputs', () => {
         'DistributionId',
         'InvalidationFailureQueueUrl',
         'LogBucketName',
+        'OriginConcurrencyCap',
         'OriginDeploymentApplication',
         'OriginDeploymentGroup',
         'OriginFunctionName',
@@ -1170,6 +1212,7 @@ describe('cdk-nag AwsSolutions', () => {
         `${notifications} AwsSolutions-IAM5[Resource::*]`,
         'ImageTransformer/Distribution AwsSolutions-CFR1',
         'ImageTransformer/Distribution AwsSolutions-CFR2',
+        'ImageTransformer/ConcurrencyCapRole AwsSolutions-IAM5[Resource::*]',
         'ImageTransformer/Distribution AwsSolutions-CFR4',
         'ImageTransformer/InvalidationFailures AwsSolutions-SQS3',
         `ImageTransformer/InvalidationRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
@@ -1297,6 +1340,8 @@ describe('props are checked at synth time', () => {
   it('operations settings', () => {
     rejects(() => ({ originReservedConcurrency: 50, originProvisionedConcurrency: 60 }), /originProvisionedConcurrency \(60\) cannot exceed originReservedConcurrency \(50\)/);
     rejects(() => ({ originProvisionedConcurrency: 0 }), /originProvisionedConcurrency must be an integer from 1/);
+    rejects(() => ({ originConcurrencyCap: 0 }), /originConcurrencyCap must be an integer from 1/);
+    rejects(() => ({ originConcurrencyCap: 20, originReservedConcurrency: 20 }), /originConcurrencyCap is only used without originReservedConcurrency/);
     rejects(() => ({ alarmEmail: 'oncall' }), /alarmEmail "oncall" is not an email address/);
     rejects(() => ({ alarms: false, alarmEmail: 'oncall@example.com' }), /alarmTopic and alarmEmail need alarms/);
     rejects(
