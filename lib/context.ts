@@ -33,7 +33,8 @@ export const CONTEXT_KEYS = {
   maxInputPixels: 'Largest source in pixels (default 100000000).',
   maxFrames: 'Animation frames kept (default 200).',
   svgPolicy: 'SVG sources: refuse (415, default) or rasterize.',
-  cacheControl: 'Cache-Control of the variants (default "public, max-age=31536000, immutable").',
+  cacheControl: 'Cache-Control of the variants at the origin, for CloudFront and the cache bucket (default "public, max-age=31536000, immutable").',
+  browserMaxAgeSeconds: 'How long browsers and proxies keep a variant before revalidating it, in seconds; 0: always revalidate (default 3600).',
   originReservedConcurrency: 'Fixed reserved concurrency of the origin Lambda; deploy fails if the account cannot spare it (default: originConcurrencyCap).',
   originConcurrencyCap: 'Cap on simultaneous origin invocations, reserved at deploy time as far as the account can spare; "false" for none (default 50).',
   variantExpirationDays: 'Days a variant stays in the cache bucket (default 90).',
@@ -181,6 +182,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
   const certificateArn = text(get, 'certificateArn');
   const corsOrigins = list(get, 'corsOrigins');
   const timeoutSeconds = integer(get, 'timeoutSeconds');
+  const browserMaxAgeSeconds = integer(get, 'browserMaxAgeSeconds');
   const variantExpirationDays = integer(get, 'variantExpirationDays');
   const eagerSigningSecretName = text(get, 'eagerSigningSecretName');
 
@@ -201,6 +203,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     maxFrames: integer(get, 'maxFrames'),
     svgPolicy: svgPolicy(get),
     cacheControl: text(get, 'cacheControl'),
+    browserMaxAge: browserMaxAgeSeconds === undefined ? undefined : Duration.seconds(browserMaxAgeSeconds),
     originReservedConcurrency: integer(get, 'originReservedConcurrency'),
     originConcurrencyCap: integerOrOff(get, 'originConcurrencyCap'),
     variantExpiration: variantExpirationDays === undefined ? undefined : Duration.days(variantExpirationDays),

@@ -38,6 +38,7 @@ import { Construct, type IConstruct } from 'constructs';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../lambda/grammar';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type SvgPolicy } from '../lambda/origin/config';
 import { viewerRequestFunctionCode } from './edge-function';
+import { browserCacheControl, viewerResponseFunctionCode } from './viewer-response-function';
 import { ImageTransformerMonitoring, type ImageTransformerAlarms } from './monitoring';
 import {
   ImageTransformerConfigError,
@@ -211,10 +212,25 @@ export interface ImageTransformerProps {
   readonly maxInlineBytes?: number;
 
   /**
-   * `Cache-Control` of the variants (browser and CloudFront).
+   * `Cache-Control` of the variants as the origin sends and the cache bucket
+   * stores them: how long CloudFront keeps a variant (up to its cache policy's
+   * 365 days). Viewers get browserMaxAge instead.
    * @default 'public, max-age=31536000, immutable'
    */
   readonly cacheControl?: string;
+
+  /**
+   * How long browsers and downstream shared caches (proxies) keep a variant
+   * before they revalidate it: a viewer-response CloudFront Function tells
+   * them `public, max-age=<this>` (`public, no-cache` for 0) instead of
+   * cacheControl, on images only (never on errors or redirects). A
+   * revalidation is a conditional request that CloudFront answers 304 from
+   * its cache, without the origin. The trade-off: a replaced or taken-down
+   * image stays in a browser for up to this long after its invalidation;
+   * shorter means more (cheap, small) requests to CloudFront.
+   * @default Duration.hours(1)
+   */
+  readonly browserMaxAge?: Duration;
 
   /**
    * Reserved concurrency of the origin Lambda: a cap on simultaneous
@@ -474,6 +490,8 @@ export class ImageTransformer extends Construct {
   public readonly invalidationFailureQueue: sqs.Queue;
   /** The viewer-request CloudFront Function. */
   public readonly viewerRequestFunction: cloudfront.Function;
+  /** The viewer-response CloudFront Function that gives viewers browserMaxAge. */
+  public readonly viewerResponseFunction: cloudfront.Function;
   /** The store of URL signing secrets; only when `signing` is on. */
   public readonly keyValueStore?: cloudfront.KeyValueStore;
   /** The access log bucket; only when `accessLogging` is on. */
@@ -540,6 +558,8 @@ export class ImageTransformer extends Construct {
     if (!Token.isUnresolved(cacheControl) && (!cacheControl.trim() || /[\r\n]/.test(cacheControl))) {
       throw new ImageTransformerConfigError(`cacheControl must be a one-line header value, not ${JSON.stringify(cacheControl)}.`);
     }
+    const browserMaxAgeSeconds = (props.browserMaxAge ?? Duration.hours(1)).toSeconds();
+    checkInteger('browserMaxAge (seconds)', browserMaxAgeSeconds, 0, 31_536_000);
     checkInteger('originReservedConcurrency', props.originReservedConcurrency, 1, 100_000);
     checkInteger('originProvisionedConcurrency', props.originProvisionedConcurrency, 1, 100_000);
     if (props.originConcurrencyCap !== undefined && props.originReservedConcurrency !== undefined) {
@@ -788,6 +808,15 @@ export class ImageTransformer extends Construct {
       autoPublish: true,
     });
 
+    this.viewerResponseFunction = new cloudfront.Function(this, 'ViewerResponse', {
+      comment: 'edge-image-transformer: browsers keep variants for browserMaxAge, CloudFront for cacheControl',
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(
+        viewerResponseFunctionCode({ variantCacheControl: cacheControl, browserCacheControl: browserCacheControl(browserMaxAgeSeconds) }),
+      ),
+      autoPublish: true,
+    });
+
     // ---------------------------------------------------------------- distribution
     // A cold start's init phase (loading sharp) comes on top of the Lambda timeout;
     // 120 s is CloudFront's default quota for an origin's response timeout.
@@ -874,6 +903,7 @@ export class ImageTransformer extends Construct {
         compress: false,
         functionAssociations: [
           { function: this.viewerRequestFunction, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
+          { function: this.viewerResponseFunction, eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE },
         ],
       },
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,

@@ -35,6 +35,12 @@ describe('context -> props', () => {
     expect(() => fromContext({ originConcurrencyCap: 'lots' })).toThrow(/context originConcurrencyCap="lots" is not valid: expected a whole number/);
   });
 
+  it('browserMaxAgeSeconds: whole seconds, 0 included', () => {
+    expect(fromContext({ browserMaxAgeSeconds: '86400' }).props.browserMaxAge?.toSeconds()).toBe(86400);
+    expect(fromContext({ browserMaxAgeSeconds: 0 }).props.browserMaxAge?.toSeconds()).toBe(0);
+    expect(() => fromContext({ browserMaxAgeSeconds: '1h' })).toThrow(/context browserMaxAgeSeconds="1h" is not valid/);
+  });
+
   it('reads command-line strings', () => {
     const { stack, settings, props } = fromContext({
       stackName: 'Photos',

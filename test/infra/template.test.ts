@@ -171,9 +171,16 @@ function roleActions(s: Synthesized, roleConstruct: IConstruct): Json[] {
     .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Json[]);
 }
 
+const cloudFrontFunction = (s: Synthesized, construct: IConstruct): [string, Json] => {
+  const id = logicalId(s, construct);
+  return [id, s.json.Resources[id] as Json];
+};
+const viewerRequest = (s: Synthesized) => cloudFrontFunction(s, s.stack.transformer.viewerRequestFunction);
+const viewerResponse = (s: Synthesized) => cloudFrontFunction(s, s.stack.transformer.viewerResponseFunction);
+
 /** The viewer-request function code as deployed, with a 36-character KVS id in place of a token. */
 function functionCode(s: Synthesized): string {
-  const code = only(s, 'AWS::CloudFront::Function')[1].Properties.FunctionCode;
+  const code = viewerRequest(s)[1].Properties.FunctionCode;
   if (typeof code === 'string') return code;
   const [, parts] = code['Fn::Join'] as [string, unknown[]];
   return parts.map((part) => (typeof part === 'string' ? part : 'x'.repeat(36))).join('');
@@ -496,7 +503,8 @@ describe('Lambdas', () => {
 describe('viewer-request CloudFront Function', () => {
   it('runs on cloudfront-js-2.0, published, inline code under 10 KB, on viewer requests', () => {
     for (const s of [base, full, imported]) {
-      const [id, fn] = only(s, 'AWS::CloudFront::Function');
+      expect(resources(s, 'AWS::CloudFront::Function')).toHaveLength(2);
+      const [id, fn] = viewerRequest(s);
       expect(fn.Properties.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
       expect(fn.Properties.AutoPublish).toBe(true);
       const code = functionCode(s);
@@ -504,6 +512,7 @@ describe('viewer-request CloudFront Function', () => {
       expect(Buffer.byteLength(code)).toBeLessThanOrEqual(10 * 1024);
       expect(distributionConfig(s).DefaultCacheBehavior.FunctionAssociations).toEqual([
         { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [id, 'FunctionARN'] } },
+        { EventType: 'viewer-response', FunctionARN: { 'Fn::GetAtt': [viewerResponse(s)[0], 'FunctionARN'] } },
       ]);
     }
   });
@@ -519,7 +528,7 @@ describe('viewer-request CloudFront Function', () => {
 
   it('with signing on, reads its secrets from a KeyValueStore associated with it', () => {
     const [kvsId] = only(full, 'AWS::CloudFront::KeyValueStore');
-    const [, fn] = only(full, 'AWS::CloudFront::Function');
+    const [, fn] = viewerRequest(full);
     expect(fn.Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([
       { KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } },
     ]);
@@ -531,8 +540,32 @@ describe('viewer-request CloudFront Function', () => {
 
   it('with signing off, has no KeyValueStore', () => {
     expect(resources(base, 'AWS::CloudFront::KeyValueStore')).toHaveLength(0);
-    expect(only(base, 'AWS::CloudFront::Function')[1].Properties.FunctionConfig.KeyValueStoreAssociations).toBeUndefined();
+    expect(viewerRequest(base)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toBeUndefined();
     expect(base.stack.transformer.keyValueStore).toBeUndefined();
+  });
+});
+
+describe('browser lifetime (viewer-response CloudFront Function)', () => {
+  it("tells viewers browserMaxAge (an hour by default) instead of the variants' Cache-Control, which CloudFront keeps", () => {
+    const code = (s: Synthesized) => viewerResponse(s)[1].Properties.FunctionCode as string;
+    expect(viewerResponse(base)[1].Properties).toMatchObject({ AutoPublish: true, FunctionConfig: { Runtime: 'cloudfront-js-2.0' } });
+    expect(code(base)).toContain('var VARIANT = "public, max-age=31536000, immutable";\nvar BROWSER = "public, max-age=3600";');
+    expect(code(full)).toContain('var VARIANT = "public, max-age=86400";');
+    const custom = synth(() => ({ browserMaxAge: Duration.days(1), cacheControl: 'public, max-age=604800' }));
+    expect(code(custom)).toContain('var VARIANT = "public, max-age=604800";\nvar BROWSER = "public, max-age=86400";');
+    expect(code(synth(() => ({ browserMaxAge: Duration.seconds(0) })))).toContain('var BROWSER = "public, no-cache";');
+  });
+
+  it("CloudFront still caches by the origin's header: minimum TTL 0 (no-store stays uncached), no Cache-Control in the response headers policy", () => {
+    for (const s of [base, full]) {
+      expect(only(s, 'AWS::CloudFront::CachePolicy')[1].Properties.CachePolicyConfig.MinTTL).toBe(0);
+      // A policy header applies to every status: it would make no-store errors and redirects cacheable in browsers.
+      const policy = only(s, 'AWS::CloudFront::ResponseHeadersPolicy')[1].Properties.ResponseHeadersPolicyConfig;
+      const custom = (policy.CustomHeadersConfig?.Items ?? []) as Json[];
+      expect(custom.map((header) => header.Header.toLowerCase())).not.toContain('cache-control');
+    }
+    const origin = originFunction(base).Properties.Environment.Variables;
+    expect(origin.CACHE_CONTROL).toBe('public, max-age=31536000, immutable');
   });
 });
 
@@ -1320,6 +1353,7 @@ describe('props are checked at synth time', () => {
     rejects(() => ({ memorySize: 64 }), /memorySize must be an integer from 128 to 10240/);
     rejects(() => ({ maxInlineBytes: 6_000_000 }), /maxInlineBytes/);
     rejects(() => ({ cacheControl: 'max-age=1\r\nx: y' }), /cacheControl must be a one-line header value/);
+    rejects(() => ({ browserMaxAge: Duration.days(400) }), /browserMaxAge \(seconds\) must be an integer from 0 to 31536000/);
   });
 
   it('a custom domain needs a us-east-1 certificate, and the other way round', () => {
