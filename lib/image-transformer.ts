@@ -38,7 +38,7 @@ import { Construct, type IConstruct } from 'constructs';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../lambda/grammar';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type SvgPolicy } from '../lambda/origin/config';
 import { viewerRequestFunctionCode } from './edge-function';
-import { browserCacheControl, viewerResponseFunctionCode } from './viewer-response-function';
+import { browserCacheControl, DEFAULT_BROWSER_MAX_AGE_SECONDS, viewerResponseFunctionCode } from './viewer-response-function';
 import { ImageTransformerMonitoring, type ImageTransformerAlarms } from './monitoring';
 import {
   ImageTransformerConfigError,
@@ -443,6 +443,18 @@ const LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
 /** The newest Node.js Lambda runtime in aws-cdk-lib 2.276 (nodejs24.x). */
 const RUNTIME = lambda.Runtime.NODEJS_24_X;
 
+/** What every Lambda of the project shares: bundled from this checkout, on arm64. */
+const PROJECT_FUNCTION = {
+  handler: 'handler',
+  projectRoot: PROJECT_ROOT,
+  depsLockFilePath: LOCK_FILE,
+  runtime: RUNTIME,
+  architecture: lambda.Architecture.ARM_64,
+};
+
+/** How the small Lambdas (invalidation, concurrency cap) are bundled: the SDK with them, as tested. */
+const SMALL_BUNDLING = { minify: true, sourceMap: true, sourcesContent: false, bundleAwsSDK: true };
+
 /** The id CDK gives its one-per-stack S3 notifications custom resource Lambda. */
 const BUCKET_NOTIFICATIONS_HANDLER_ID = 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834';
 
@@ -558,7 +570,7 @@ export class ImageTransformer extends Construct {
     if (!Token.isUnresolved(cacheControl) && (!cacheControl.trim() || /[\r\n]/.test(cacheControl))) {
       throw new ImageTransformerConfigError(`cacheControl must be a one-line header value, not ${JSON.stringify(cacheControl)}.`);
     }
-    const browserMaxAgeSeconds = (props.browserMaxAge ?? Duration.hours(1)).toSeconds();
+    const browserMaxAgeSeconds = (props.browserMaxAge ?? Duration.seconds(DEFAULT_BROWSER_MAX_AGE_SECONDS)).toSeconds();
     checkInteger('browserMaxAge (seconds)', browserMaxAgeSeconds, 0, 31_536_000);
     checkInteger('originReservedConcurrency', props.originReservedConcurrency, 1, 100_000);
     checkInteger('originProvisionedConcurrency', props.originProvisionedConcurrency, 1, 100_000);
@@ -709,11 +721,7 @@ export class ImageTransformer extends Construct {
     this.originFunction = new nodejs.NodejsFunction(this, 'OriginFunction', {
       description: 'edge-image-transformer origin: makes a missing variant with sharp',
       entry: ORIGIN_ENTRY,
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: LOCK_FILE,
-      runtime: RUNTIME,
-      architecture: lambda.Architecture.ARM_64,
+      ...PROJECT_FUNCTION,
       memorySize,
       timeout,
       role: originRole,
@@ -982,11 +990,7 @@ export class ImageTransformer extends Construct {
     this.invalidationFunction = new nodejs.NodejsFunction(this, 'InvalidationFunction', {
       description: 'edge-image-transformer: purge and invalidate the variants of a changed source',
       entry: INVALIDATE_ENTRY,
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: LOCK_FILE,
-      runtime: RUNTIME,
-      architecture: lambda.Architecture.ARM_64,
+      ...PROJECT_FUNCTION,
       memorySize: 256,
       timeout: Duration.seconds(invalidationTimeoutSeconds),
       role: invalidationRole,
@@ -1006,7 +1010,7 @@ export class ImageTransformer extends Construct {
         ...(grammar.presets && eagerPresets.length > 0 ? { PRESETS: JSON.stringify(grammar.presets) } : {}),
         ...(props.eagerSigningSecret ? { SIGNING_SECRET: props.eagerSigningSecret.unsafeUnwrap() } : {}),
       },
-      bundling: { minify: true, sourceMap: true, sourcesContent: false, bundleAwsSDK: true },
+      bundling: SMALL_BUNDLING,
     });
 
     // S3 invokes the Lambda asynchronously: Lambda retries a failed event twice (1 and
@@ -1106,16 +1110,12 @@ export class ImageTransformer extends Construct {
     const provider = new nodejs.NodejsFunction(this, 'ConcurrencyCapFunction', {
       description: "edge-image-transformer: caps the origin's concurrency at what the account can spare (deploy time)",
       entry: CONCURRENCY_CAP_ENTRY,
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: LOCK_FILE,
-      runtime: RUNTIME,
-      architecture: lambda.Architecture.ARM_64,
+      ...PROJECT_FUNCTION,
       memorySize: 256,
       timeout: Duration.seconds(30),
       role,
       logGroup: capLogs,
-      bundling: { minify: true, sourceMap: true, sourcesContent: false, bundleAwsSDK: true },
+      bundling: SMALL_BUNDLING,
     });
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

@@ -17,6 +17,9 @@
 // held for a day would be stale on arrival under a one-hour browser lifetime
 // and revalidated on every use.
 
+/** How long browsers and proxies keep a variant by default: an hour (see browserMaxAge). */
+export const DEFAULT_BROWSER_MAX_AGE_SECONDS = 3600;
+
 /** The statuses whose Cache-Control is the variant's: the image, a range of it, and a revalidation. */
 const REWRITTEN_STATUSES = [200, 206, 304];
 

@@ -21,32 +21,52 @@ export const consoleOutput: Output = {
   err: (line) => process.stderr.write(line + '\n'),
 };
 
-export interface OperatorCommand<O> {
+type Env = Record<string, string | undefined>;
+
+export interface OperatorCommand<O, C extends { s3: { destroy(): void } }> {
   /** The name in messages, e.g. `purge`. */
   name: string;
   usage: string;
-  /** The options, or undefined for --help; throws UsageError. */
-  parse(argv: string[]): O | undefined;
+  /** The options from the arguments and the environment, or undefined for --help; throws UsageError. */
+  parse(argv: string[], env: Env): O | undefined;
+  /** The AWS clients for these options. */
+  clients(options: O): C;
   /** Does the work and returns the exit status. */
-  run(options: O): Promise<number>;
+  run(options: O, clients: C, output: Output): Promise<number>;
 }
 
-/** Parses, prints the usage for --help or a usage error, or runs: the exit status. */
-export async function runOperatorCommand<O>(command: OperatorCommand<O>, argv: string[], output: Output): Promise<number> {
-  let options: O | undefined;
-  try {
-    options = command.parse(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    output.err(`${command.name}: ${error.message}`);
-    output.err(command.usage);
-    return 2;
-  }
-  if (!options) {
-    output.out(command.usage);
-    return 0;
-  }
-  return command.run(options);
+/**
+ * The command's `main`: parses, prints the usage for --help or a usage error,
+ * or runs with its clients (destroyed after), and returns the exit status.
+ * Tests pass their own output, clients (LocalStack, doubles) and environment.
+ */
+export function operatorMain<O, C extends { s3: { destroy(): void } }>(command: OperatorCommand<O, C>) {
+  return async function main(
+    argv: string[],
+    output: Output = consoleOutput,
+    clients: (options: O) => C = command.clients,
+    env: Env = process.env,
+  ): Promise<number> {
+    let options: O | undefined;
+    try {
+      options = command.parse(argv, env);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      output.err(`${command.name}: ${error.message}`);
+      output.err(command.usage);
+      return 2;
+    }
+    if (!options) {
+      output.out(command.usage);
+      return 0;
+    }
+    const made = clients(options);
+    try {
+      return await command.run(options, made, output);
+    } finally {
+      made.s3.destroy();
+    }
+  };
 }
 
 /** Runs `main` with the process's arguments when `moduleUrl` is the file node was started with. */

@@ -17,7 +17,7 @@ import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/inva
 import { coveringPaths, invalidationPath } from '../lambda/invalidate/paths';
 import { deleteVariants, type PurgeResult } from '../lambda/invalidate/purge';
 import { localS3Client } from '../local/s3-client';
-import { consoleOutput, runIfMain, runOperatorCommand, UsageError, type Output } from './operator-command';
+import { operatorMain, runIfMain, UsageError } from './operator-command';
 
 export const USAGE = `usage: npm run purge -- [options] <source-key> [<source-key> ...]
 
@@ -232,37 +232,22 @@ export function createPurgeDependencies(options: PurgeOptions): PurgeDependencie
   return { s3, cloudFront };
 }
 
-/** The command: returns its exit status. `dependencies` replaces the AWS clients (tests). */
-export function main(
-  argv: string[],
-  output: Output = consoleOutput,
-  dependencies: (options: PurgeOptions) => PurgeDependencies = createPurgeDependencies,
-  env: Record<string, string | undefined> = process.env,
-): Promise<number> {
-  return runOperatorCommand(
-    {
-      name: 'purge',
-      usage: USAGE,
-      parse: (args) => parsePurgeArgs(args, env),
-      async run(options) {
-        const deps = dependencies(options);
-        try {
-          output.out(
-            `purge: cache bucket ${options.cacheBucket}` +
-              (options.distributionId ? `, distribution ${options.distributionId}` : ', no invalidation') +
-              (options.endpoint ? `, S3 at ${options.endpoint}` : ''),
-          );
-          const report = await purge(options, deps);
-          for (const line of formatReport(report, options)) output.out(line);
-          return report.ok ? 0 : 1;
-        } finally {
-          deps.s3.destroy();
-        }
-      },
-    },
-    argv,
-    output,
-  );
-}
+/** The command: returns its exit status. */
+export const main = operatorMain({
+  name: 'purge',
+  usage: USAGE,
+  parse: parsePurgeArgs,
+  clients: createPurgeDependencies,
+  async run(options, deps, output) {
+    output.out(
+      `purge: cache bucket ${options.cacheBucket}` +
+        (options.distributionId ? `, distribution ${options.distributionId}` : ', no invalidation') +
+        (options.endpoint ? `, S3 at ${options.endpoint}` : ''),
+    );
+    const report = await purge(options, deps);
+    for (const line of formatReport(report, options)) output.out(line);
+    return report.ok ? 0 : 1;
+  },
+});
 
 runIfMain(import.meta.url, (argv) => main(argv));

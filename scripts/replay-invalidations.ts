@@ -22,7 +22,7 @@ import { DEFAULT_GRAMMAR_OPTIONS } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
 import { DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
 import { createInvalidationHandler, SourceChangeError } from '../lambda/invalidate/handler';
-import { consoleOutput, runIfMain, runOperatorCommand, UsageError, type Output } from './operator-command';
+import { operatorMain, runIfMain, UsageError, type Output } from './operator-command';
 
 export const USAGE = `usage: npm run replay-invalidations -- [options]
 
@@ -193,31 +193,16 @@ export function createReplayDependencies(options: ReplayOptions): ReplayDependen
   };
 }
 
-/** The command: returns its exit status. `dependencies` replaces the AWS clients (tests). */
-export function main(
-  argv: string[],
-  output: Output = consoleOutput,
-  dependencies: (options: ReplayOptions) => ReplayDependencies = createReplayDependencies,
-  env: Record<string, string | undefined> = process.env,
-): Promise<number> {
-  return runOperatorCommand(
-    {
-      name: 'replay-invalidations',
-      usage: USAGE,
-      parse: (args) => parseReplayArgs(args, env),
-      async run(options) {
-        const deps = dependencies(options);
-        try {
-          output.out(`replay-invalidations: queue ${options.queueUrl}, cache bucket ${options.cacheBucket}, distribution ${options.distributionId}`);
-          return (await replay(options, deps, output)) ? 0 : 1;
-        } finally {
-          deps.s3.destroy();
-        }
-      },
-    },
-    argv,
-    output,
-  );
-}
+/** The command: returns its exit status. */
+export const main = operatorMain({
+  name: 'replay-invalidations',
+  usage: USAGE,
+  parse: parseReplayArgs,
+  clients: createReplayDependencies,
+  async run(options, deps, output) {
+    output.out(`replay-invalidations: queue ${options.queueUrl}, cache bucket ${options.cacheBucket}, distribution ${options.distributionId}`);
+    return (await replay(options, deps, output)) ? 0 : 1;
+  },
+});
 
 runIfMain(import.meta.url, (argv) => main(argv));

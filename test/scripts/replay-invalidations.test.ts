@@ -7,10 +7,11 @@
 
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { S3Event } from 'aws-lambda';
+import { readBody } from '../support/http';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { localS3Client } from '../../local/s3-client';
 import { failedEvent, main, sqsFailureQueue, USAGE, type FailureQueue, type QueuedFailure } from '../../scripts/replay-invalidations';
@@ -199,11 +200,6 @@ describe('sqsFailureQueue (the SQS adapter)', () => {
   let endpoint: string;
   const received: { target: string; body: Record<string, unknown> }[] = [];
 
-  async function readBody(request: IncomingMessage): Promise<string> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
-  }
 
   beforeAll(async () => {
     // SQS's AWS JSON 1.0 protocol: POST /, the operation in X-Amz-Target.
