@@ -1,5 +1,4 @@
-// The ImageTransformer construct: everything `cdk deploy` creates, as in
-// /work/shared/design/architecture.md.
+// The ImageTransformer construct: everything `cdk deploy` creates.
 //
 //   viewer ─▶ CloudFront (viewer-request CloudFront Function: validate,
 //             canonicalise, verify signatures) ─▶ edge cache (key = canonical URI)
