@@ -33,8 +33,10 @@ export const CONTEXT_KEYS = {
   maxInputPixels: 'Largest source in pixels (default 100000000).',
   maxFrames: 'Animation frames kept (default 200).',
   svgPolicy: 'SVG sources: refuse (415, default) or rasterize.',
-  cacheControl: 'Cache-Control of the variants (default "public, max-age=31536000, immutable").',
-  originReservedConcurrency: 'Cap on simultaneous origin Lambda invocations (default: none).',
+  cacheControl: 'Cache-Control of the variants at the origin, for CloudFront and the cache bucket (default "public, max-age=31536000, immutable").',
+  browserMaxAgeSeconds: 'How long browsers and proxies keep a variant before revalidating it, in seconds; 0: always revalidate (default 3600).',
+  originReservedConcurrency: 'Fixed reserved concurrency of the origin Lambda; deploy fails if the account cannot spare it (default: originConcurrencyCap).',
+  originConcurrencyCap: 'Cap on simultaneous origin invocations, reserved at deploy time as far as the account can spare; "false" for none (default 50).',
   variantExpirationDays: 'Days a variant stays in the cache bucket (default 90).',
   autoDeleteObjects: 'true: delete the created buckets and their objects with the stack (default false).',
   domainNames: 'Custom domain names, comma-separated (needs certificateArn).',
@@ -84,6 +86,13 @@ function integer(get: Lookup, key: ContextKey): number | undefined {
   const number = typeof value === 'number' ? value : typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(number)) bad(key, 'a whole number', value);
   return number;
+}
+
+/** A whole number, or `false` for "off" (false, "false" or "none"). */
+function integerOrOff(get: Lookup, key: ContextKey): number | false | undefined {
+  const value = get(key);
+  if (value === false || (typeof value === 'string' && /^\s*(false|none)\s*$/i.test(value))) return false;
+  return integer(get, key);
 }
 
 function list(get: Lookup, key: ContextKey): string[] | undefined {
@@ -173,6 +182,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
   const certificateArn = text(get, 'certificateArn');
   const corsOrigins = list(get, 'corsOrigins');
   const timeoutSeconds = integer(get, 'timeoutSeconds');
+  const browserMaxAgeSeconds = integer(get, 'browserMaxAgeSeconds');
   const variantExpirationDays = integer(get, 'variantExpirationDays');
   const eagerSigningSecretName = text(get, 'eagerSigningSecretName');
 
@@ -193,7 +203,9 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     maxFrames: integer(get, 'maxFrames'),
     svgPolicy: svgPolicy(get),
     cacheControl: text(get, 'cacheControl'),
+    browserMaxAge: browserMaxAgeSeconds === undefined ? undefined : Duration.seconds(browserMaxAgeSeconds),
     originReservedConcurrency: integer(get, 'originReservedConcurrency'),
+    originConcurrencyCap: integerOrOff(get, 'originConcurrencyCap'),
     variantExpiration: variantExpirationDays === undefined ? undefined : Duration.days(variantExpirationDays),
     autoDeleteObjects: contextBoolean(get, 'autoDeleteObjects'),
     domainNames: list(get, 'domainNames'),

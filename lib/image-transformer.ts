@@ -1,5 +1,4 @@
-// The ImageTransformer construct: everything `cdk deploy` creates, as in
-// /work/shared/design/architecture.md.
+// The ImageTransformer construct: everything `cdk deploy` creates.
 //
 //   viewer ─▶ CloudFront (viewer-request CloudFront Function: validate,
 //             canonicalise, verify signatures) ─▶ edge cache (key = canonical URI)
@@ -8,6 +7,8 @@
 //                              its Function URL (OAC, AWS_IAM)
 //   source bucket ─ created/removed events ─▶ invalidation Lambda
 //             (purge the source's variants, invalidate CloudFront, eager presets)
+//             ─ an event still failing after Lambda's retries ─▶ failure queue (SQS),
+//               alarmed, replayed with `npm run replay-invalidations`
 //
 // Operating it (lib/monitoring.ts): the origin's metrics in Embedded Metric
 // Format, a dashboard, alarms (optionally to SNS), and CodeDeploy canaries
@@ -16,7 +17,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, type SecretValue, Stack, Token, Validations } from 'aws-cdk-lib';
+import { CustomResource, Duration, RemovalPolicy, type SecretValue, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -24,16 +25,19 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../lambda/grammar';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type SvgPolicy } from '../lambda/origin/config';
 import { viewerRequestFunctionCode } from './edge-function';
+import { browserCacheControl, DEFAULT_BROWSER_MAX_AGE_SECONDS, viewerResponseFunctionCode } from './viewer-response-function';
 import { ImageTransformerMonitoring, type ImageTransformerAlarms } from './monitoring';
 import {
   ImageTransformerConfigError,
@@ -207,10 +211,25 @@ export interface ImageTransformerProps {
   readonly maxInlineBytes?: number;
 
   /**
-   * `Cache-Control` of the variants (browser and CloudFront).
+   * `Cache-Control` of the variants as the origin sends and the cache bucket
+   * stores them: how long CloudFront keeps a variant (up to its cache policy's
+   * 365 days). Viewers get browserMaxAge instead.
    * @default 'public, max-age=31536000, immutable'
    */
   readonly cacheControl?: string;
+
+  /**
+   * How long browsers and downstream shared caches (proxies) keep a variant
+   * before they revalidate it: a viewer-response CloudFront Function tells
+   * them `public, max-age=<this>` (`public, no-cache` for 0) instead of
+   * cacheControl, on images only (never on errors or redirects). A
+   * revalidation is a conditional request that CloudFront answers 304 from
+   * its cache, without the origin. The trade-off: a replaced or taken-down
+   * image stays in a browser for up to this long after its invalidation;
+   * shorter means more (cheap, small) requests to CloudFront.
+   * @default Duration.hours(1)
+   */
+  readonly browserMaxAge?: Duration;
 
   /**
    * Reserved concurrency of the origin Lambda: a cap on simultaneous
@@ -218,9 +237,24 @@ export interface ImageTransformerProps {
    * nothing itself, but takes that much from the account's concurrency for
    * every other function, and misses beyond it are throttled (viewers get a
    * 5xx for images not yet made; the OriginThrottles alarm fires).
-   * @default - no cap (the account's unreserved concurrency)
+   * A fixed value, applied by CloudFormation as it is: `cdk deploy` fails
+   * when the account cannot spare it (Lambda keeps 100 of an account's
+   * concurrency unreserved, or all of it below a quota of 100).
+   * @default - the originConcurrencyCap, sized to what the account can spare
    */
   readonly originReservedConcurrency?: number;
+
+  /**
+   * Without originReservedConcurrency: the origin's reserved concurrency,
+   * applied at deploy time by a small custom resource as this cap or as much
+   * as the account can spare, whichever is lower. On an account with no room
+   * (a new account's quota of 10 or 50) it reserves nothing and says so in
+   * the stack output OriginConcurrencyCap. `false`: no cap (and any it set
+   * is removed). Raise it with a higher number, or with a fixed
+   * originReservedConcurrency.
+   * @default DEFAULT_ORIGIN_CONCURRENCY_CAP (50)
+   */
+  readonly originConcurrencyCap?: number | false;
 
   /**
    * Provisioned concurrency on the origin's live alias: that many execution
@@ -393,10 +427,32 @@ export interface ImageTransformerProps {
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ORIGIN_ENTRY = join(PROJECT_ROOT, 'lambda', 'origin', 'index.ts');
 const INVALIDATE_ENTRY = join(PROJECT_ROOT, 'lambda', 'invalidate', 'index.ts');
+const CONCURRENCY_CAP_ENTRY = join(PROJECT_ROOT, 'lambda', 'concurrency', 'index.ts');
+
+/**
+ * The origin's default concurrency cap. At 2048 MB, 50 misses at once cost at
+ * most about $4.80 an hour of arm64 Lambda (50 x 2 GB x 3600 s at list
+ * price) when a flood of distinct URLs hits it, while still making 25 to 50
+ * new variants a second at a miss's usual 1 to 2 s: far more than a site's
+ * steady miss rate, since every variant is made once.
+ */
+export const DEFAULT_ORIGIN_CONCURRENCY_CAP = 50;
 const LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
 
 /** The newest Node.js Lambda runtime in aws-cdk-lib 2.276 (nodejs24.x). */
 const RUNTIME = lambda.Runtime.NODEJS_24_X;
+
+/** What every Lambda of the project shares: bundled from this checkout, on arm64. */
+const PROJECT_FUNCTION = {
+  handler: 'handler',
+  projectRoot: PROJECT_ROOT,
+  depsLockFilePath: LOCK_FILE,
+  runtime: RUNTIME,
+  architecture: lambda.Architecture.ARM_64,
+};
+
+/** How the small Lambdas (invalidation, concurrency cap) are bundled: the SDK with them, as tested. */
+const SMALL_BUNDLING = { minify: true, sourceMap: true, sourcesContent: false, bundleAwsSDK: true };
 
 /** The id CDK gives its one-per-stack S3 notifications custom resource Lambda. */
 const BUCKET_NOTIFICATIONS_HANDLER_ID = 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834';
@@ -437,8 +493,16 @@ export class ImageTransformer extends Construct {
   public readonly originFunctionUrl: lambda.FunctionUrl;
   /** The Lambda that purges and invalidates a source's variants when the source changes. */
   public readonly invalidationFunction: nodejs.NodejsFunction;
+  /**
+   * Where a source-change event goes when the invalidation Lambda still fails after
+   * Lambda's two retries (Lambda's on-failure destination record: the S3 event and
+   * the error). Kept 14 days; `npm run replay-invalidations` runs them again.
+   */
+  public readonly invalidationFailureQueue: sqs.Queue;
   /** The viewer-request CloudFront Function. */
   public readonly viewerRequestFunction: cloudfront.Function;
+  /** The viewer-response CloudFront Function that gives viewers browserMaxAge. */
+  public readonly viewerResponseFunction: cloudfront.Function;
   /** The store of URL signing secrets; only when `signing` is on. */
   public readonly keyValueStore?: cloudfront.KeyValueStore;
   /** The access log bucket; only when `accessLogging` is on. */
@@ -451,6 +515,11 @@ export class ImageTransformer extends Construct {
   public readonly alarms?: ImageTransformerAlarms;
   /** The topic the alarms notify: alarmTopic, or the one made for alarmEmail. */
   public readonly alarmTopic?: sns.ITopic;
+  /**
+   * The deploy-time concurrency cap of the origin; absent with an explicit
+   * originReservedConcurrency. Its attribute `Message` says what it reserved.
+   */
+  public readonly originConcurrencyCap?: CustomResource;
   /** The CodeDeploy deployment group that shifts the live alias; only when `canaryDeployments` is on. */
   public readonly deploymentGroup?: codedeploy.LambdaDeploymentGroup;
 
@@ -500,8 +569,14 @@ export class ImageTransformer extends Construct {
     if (!Token.isUnresolved(cacheControl) && (!cacheControl.trim() || /[\r\n]/.test(cacheControl))) {
       throw new ImageTransformerConfigError(`cacheControl must be a one-line header value, not ${JSON.stringify(cacheControl)}.`);
     }
+    const browserMaxAgeSeconds = (props.browserMaxAge ?? Duration.seconds(DEFAULT_BROWSER_MAX_AGE_SECONDS)).toSeconds();
+    checkInteger('browserMaxAge (seconds)', browserMaxAgeSeconds, 0, 31_536_000);
     checkInteger('originReservedConcurrency', props.originReservedConcurrency, 1, 100_000);
     checkInteger('originProvisionedConcurrency', props.originProvisionedConcurrency, 1, 100_000);
+    if (props.originConcurrencyCap !== undefined && props.originReservedConcurrency !== undefined) {
+      throw new ImageTransformerConfigError('originConcurrencyCap is only used without originReservedConcurrency (a fixed reservation).');
+    }
+    if (props.originConcurrencyCap !== false) checkInteger('originConcurrencyCap', props.originConcurrencyCap, 1, 100_000);
     if (
       props.originProvisionedConcurrency !== undefined &&
       props.originReservedConcurrency !== undefined &&
@@ -645,11 +720,7 @@ export class ImageTransformer extends Construct {
     this.originFunction = new nodejs.NodejsFunction(this, 'OriginFunction', {
       description: 'edge-image-transformer origin: makes a missing variant with sharp',
       entry: ORIGIN_ENTRY,
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: LOCK_FILE,
-      runtime: RUNTIME,
-      architecture: lambda.Architecture.ARM_64,
+      ...PROJECT_FUNCTION,
       memorySize,
       timeout,
       role: originRole,
@@ -714,6 +785,10 @@ export class ImageTransformer extends Construct {
       description: 'edge-image-transformer origin: the version CloudFront invokes',
       ...(props.originProvisionedConcurrency ? { provisionedConcurrentExecutions: props.originProvisionedConcurrency } : {}),
     });
+    if (props.originReservedConcurrency === undefined) {
+      const cap = props.originConcurrencyCap ?? DEFAULT_ORIGIN_CONCURRENCY_CAP;
+      this.originConcurrencyCap = this.concurrencyCap(cap === false ? 0 : cap, props.originProvisionedConcurrency ?? 0, props.logRetention, removalPolicy);
+    }
     this.originFunctionUrl = this.originAlias.addFunctionUrl({
       authType: lambda.FunctionUrlAuthType.AWS_IAM,
       // Streamed: the viewer gets the variant before the invocation stores it (lambda/origin/index.ts).
@@ -737,6 +812,15 @@ export class ImageTransformer extends Construct {
         }),
       ),
       keyValueStore: this.keyValueStore,
+      autoPublish: true,
+    });
+
+    this.viewerResponseFunction = new cloudfront.Function(this, 'ViewerResponse', {
+      comment: 'edge-image-transformer: browsers keep variants for browserMaxAge, CloudFront for cacheControl',
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(
+        viewerResponseFunctionCode({ variantCacheControl: cacheControl, browserCacheControl: browserCacheControl(browserMaxAgeSeconds) }),
+      ),
       autoPublish: true,
     });
 
@@ -826,6 +910,7 @@ export class ImageTransformer extends Construct {
         compress: false,
         functionAssociations: [
           { function: this.viewerRequestFunction, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
+          { function: this.viewerResponseFunction, eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE },
         ],
       },
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
@@ -904,11 +989,7 @@ export class ImageTransformer extends Construct {
     this.invalidationFunction = new nodejs.NodejsFunction(this, 'InvalidationFunction', {
       description: 'edge-image-transformer: purge and invalidate the variants of a changed source',
       entry: INVALIDATE_ENTRY,
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: LOCK_FILE,
-      runtime: RUNTIME,
-      architecture: lambda.Architecture.ARM_64,
+      ...PROJECT_FUNCTION,
       memorySize: 256,
       timeout: Duration.seconds(invalidationTimeoutSeconds),
       role: invalidationRole,
@@ -928,7 +1009,20 @@ export class ImageTransformer extends Construct {
         ...(grammar.presets && eagerPresets.length > 0 ? { PRESETS: JSON.stringify(grammar.presets) } : {}),
         ...(props.eagerSigningSecret ? { SIGNING_SECRET: props.eagerSigningSecret.unsafeUnwrap() } : {}),
       },
-      bundling: { minify: true, sourceMap: true, sourcesContent: false, bundleAwsSDK: true },
+      bundling: SMALL_BUNDLING,
+    });
+
+    // S3 invokes the Lambda asynchronously: Lambda retries a failed event twice (1 and
+    // 2 minutes later), then hands it to this queue instead of dropping it.
+    this.invalidationFailureQueue = new sqs.Queue(this, 'InvalidationFailures', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    this.invalidationFunction.configureAsyncInvoke({
+      onFailure: new destinations.SqsDestination(this.invalidationFailureQueue),
+      retryAttempts: 2,
     });
 
     const notify = new s3n.LambdaDestination(this.invalidationFunction);
@@ -955,6 +1049,7 @@ export class ImageTransformer extends Construct {
       originFunction: this.originFunction,
       originAlias: this.originAlias,
       invalidationFunction: this.invalidationFunction,
+      invalidationFailureQueue: this.invalidationFailureQueue,
       namespace: this.metricsNamespace,
       originMetrics,
       cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
@@ -981,6 +1076,63 @@ export class ImageTransformer extends Construct {
     }
 
     this.acknowledgeNagFindings({ accessLogging, customDomain: domainNames.length > 0, props });
+  }
+
+  /**
+   * The custom resource that reserves min(cap, what the account can spare) of
+   * concurrency on the origin at deploy time (lambda/concurrency). Reserved
+   * concurrency is the function's, shared by all its versions: during a
+   * canary, both versions behind the live alias draw from it.
+   */
+  private concurrencyCap(cap: number, floor: number, retention: logs.RetentionDays | undefined, removalPolicy: RemovalPolicy): CustomResource {
+    const capLogs = new logs.LogGroup(this, 'ConcurrencyCapLogs', { retention: retention ?? logs.RetentionDays.ONE_MONTH, removalPolicy });
+    const role = new iam.Role(this, 'ConcurrencyCapRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: "edge-image-transformer concurrency cap: read the account's concurrency, set the origin's reservation",
+    });
+    capLogs.grantWrite(role);
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadAccountConcurrency',
+        actions: ['lambda:GetAccountSettings'],
+        // An account-level read: it has no resource to name.
+        resources: ['*'],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'SetOriginReservation',
+        actions: ['lambda:GetFunctionConcurrency', 'lambda:PutFunctionConcurrency', 'lambda:DeleteFunctionConcurrency'],
+        resources: [this.originFunction.functionArn],
+      }),
+    );
+    const provider = new nodejs.NodejsFunction(this, 'ConcurrencyCapFunction', {
+      description: "edge-image-transformer: caps the origin's concurrency at what the account can spare (deploy time)",
+      entry: CONCURRENCY_CAP_ENTRY,
+      ...PROJECT_FUNCTION,
+      memorySize: 256,
+      timeout: Duration.seconds(30),
+      role,
+      logGroup: capLogs,
+      bundling: SMALL_BUNDLING,
+    });
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'lambda:GetAccountSettings (the only action on "*") reads the account-wide concurrency quota and what is unreserved; ' +
+        'it is account-level and takes no resource ARN.',
+    });
+    return new CustomResource(this, 'OriginConcurrencyCap', {
+      serviceToken: provider.functionArn,
+      resourceType: 'Custom::OriginConcurrencyCap',
+      properties: {
+        FunctionName: this.originFunction.functionName,
+        Cap: cap,
+        Floor: floor,
+        // A new version means the function was updated: apply the cap again after it.
+        Version: this.originVersion.version,
+      },
+    });
   }
 
   /**
@@ -1031,6 +1183,13 @@ export class ImageTransformer extends Construct {
           'current by AWS as CodeDeploy changes.',
       );
     }
+
+    ack(
+      this.invalidationFailureQueue,
+      'AwsSolutions-SQS3',
+      "This queue is itself the end of the line for failed source-change events (the invalidation Lambda's on-failure " +
+        'destination); a message that fails again is left in it, alarmed, and replayed by an operator, never moved on.',
+    );
 
     const distribution = this.distribution;
     if (!options.accessLogging) {

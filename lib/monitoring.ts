@@ -20,6 +20,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { HttpError } from '../lambda/origin/errors';
 import { CONTENT_TYPES } from '../lambda/origin/image/output';
@@ -39,6 +40,8 @@ export const ALARM_THRESHOLDS = {
   cloudFront5xxErrorRatePercent: 1,
   /** Failed invocations of the invalidation Lambda in 5 minutes (each failed attempt; Lambda retries twice). */
   invalidationErrors: 1,
+  /** Source-change events in the invalidation failure queue (given up on after Lambda's retries), over 5 minutes. */
+  invalidationFailuresQueued: 1,
 } as const;
 
 /** The values the OutputFormat dimension takes: the subtypes of the Content-Types the origin answers with. */
@@ -57,6 +60,8 @@ export interface ImageTransformerAlarms {
   readonly cloudFront5xxErrorRate?: cloudwatch.Alarm;
   /** The invalidation Lambda failed: a changed source's old variants may still be served. */
   readonly invalidationErrors: cloudwatch.Alarm;
+  /** A source change failed for good (after Lambda's retries) and waits in the failure queue for a replay. */
+  readonly invalidationFailuresQueued: cloudwatch.Alarm;
 }
 
 export interface MonitoringProps {
@@ -64,6 +69,8 @@ export interface MonitoringProps {
   readonly originFunction: lambda.IFunction;
   readonly originAlias: lambda.Alias;
   readonly invalidationFunction: lambda.IFunction;
+  /** The invalidation Lambda's on-failure destination. */
+  readonly invalidationFailureQueue: sqs.IQueue;
   /** Namespace of the origin's EMF metrics. */
   readonly namespace: string;
   /** Whether the origin publishes its EMF metrics. */
@@ -248,10 +255,23 @@ export class ImageTransformerMonitoring extends Construct {
     const invalidationErrors = new cloudwatch.Alarm(this, 'InvalidationErrors', {
       alarmName: this.alarmNamePrefix + 'InvalidationErrors',
       alarmDescription:
-        'The invalidation Lambda failed to purge or invalidate a changed source (after its own retries the event is ' +
-        'dropped): viewers may get the old image. See the README runbook: "InvalidationErrors" (purge by hand).',
+        'The invalidation Lambda failed to purge or invalidate a changed source; Lambda retries it twice, then puts the ' +
+        'event in the failure queue. See docs/operations.md: "InvalidationErrors".',
       metric: props.invalidationFunction.metric('Errors', { statistic: 'Sum', period: Duration.minutes(5) }),
       threshold: t.invalidationErrors,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    const invalidationFailuresQueued = new cloudwatch.Alarm(this, 'InvalidationFailuresQueued', {
+      alarmName: this.alarmNamePrefix + 'InvalidationFailuresQueued',
+      alarmDescription:
+        'A source change still failed after Lambda retried it twice and waits in the invalidation failure queue: viewers ' +
+        'may get the old image until it is replayed. See docs/operations.md: "InvalidationFailuresQueued" (npm run replay-invalidations).',
+      metric: props.invalidationFailureQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(5) }),
+      threshold: t.invalidationFailuresQueued,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
       datapointsToAlarm: 1,
@@ -264,6 +284,7 @@ export class ImageTransformerMonitoring extends Construct {
       originThrottles,
       cloudFront5xxErrorRate,
       invalidationErrors,
+      invalidationFailuresQueued,
     };
     if (props.topic) {
       const action = new actions.SnsAction(props.topic);
@@ -413,11 +434,21 @@ export class ImageTransformerMonitoring extends Construct {
     );
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({
-        title: 'Invalidation Lambda (source changes)',
+        title: 'Invalidation Lambda (source changes) and its failure queue',
         left: [
           props.invalidationFunction.metric('Invocations', { statistic: 'Sum', period: MINUTE, label: 'Invocations' }),
           props.invalidationFunction.metric('Errors', { statistic: 'Sum', period: MINUTE, label: 'Errors' }),
         ],
+        right: [
+          props.invalidationFailureQueue.metricApproximateNumberOfMessagesVisible({
+            statistic: 'Maximum',
+            period: MINUTE,
+            label: 'Events in the failure queue (replay: npm run replay-invalidations)',
+          }),
+        ],
+        ...(this.alarms
+          ? { rightAnnotations: [{ value: ALARM_THRESHOLDS.invalidationFailuresQueued, label: 'failure queue alarm', color: '#d62728' }] }
+          : {}),
         width: 24,
         height: 4,
         period: MINUTE,

@@ -33,6 +33,16 @@ export class ImageTransformerStack extends Stack {
       description: `The origin Lambda; CloudFront invokes its "${t.originAlias.aliasName}" alias`,
       value: t.originFunction.functionName,
     });
+    new CfnOutput(this, 'InvalidationFailureQueueUrl', {
+      description: 'Source changes the invalidation Lambda gave up on: npm run replay-invalidations -- --queue-url <this>',
+      value: t.invalidationFailureQueue.queueUrl,
+    });
+    if (t.originConcurrencyCap) {
+      new CfnOutput(this, 'OriginConcurrencyCap', {
+        description: "What the origin's concurrency cap reserved, or why it reserved nothing",
+        value: t.originConcurrencyCap.getAttString('Message'),
+      });
+    }
     if (t.dashboard) new CfnOutput(this, 'DashboardName', { description: 'CloudWatch dashboard', value: t.dashboard.dashboardName });
     if (t.deploymentGroup) {
       new CfnOutput(this, 'OriginDeploymentApplication', {

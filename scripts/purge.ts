@@ -8,8 +8,6 @@
 // takedown. Reports per key what succeeded and what failed; exits 1 if
 // anything failed, 2 on a usage error.
 
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
@@ -19,6 +17,7 @@ import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/inva
 import { coveringPaths, invalidationPath } from '../lambda/invalidate/paths';
 import { deleteVariants, type PurgeResult } from '../lambda/invalidate/purge';
 import { localS3Client } from '../local/s3-client';
+import { operatorMain, runIfMain, UsageError } from './operator-command';
 
 export const USAGE = `usage: npm run purge -- [options] <source-key> [<source-key> ...]
 
@@ -73,11 +72,6 @@ export interface PurgeDependencies {
   s3: S3Client;
   /** Absent with --no-invalidation. */
   cloudFront?: InvalidationClient;
-}
-
-/** A usage error: exit status 2 and the usage text. */
-export class UsageError extends Error {
-  override name = 'UsageError';
 }
 
 /** Options from the command line (and $CACHE_BUCKET / $DISTRIBUTION_ID); `undefined` for --help. */
@@ -238,38 +232,13 @@ export function createPurgeDependencies(options: PurgeOptions): PurgeDependencie
   return { s3, cloudFront };
 }
 
-export interface Output {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-const consoleOutput: Output = {
-  out: (line) => process.stdout.write(line + '\n'),
-  err: (line) => process.stderr.write(line + '\n'),
-};
-
-/** The command: returns its exit status. `dependencies` replaces the AWS clients (tests). */
-export async function main(
-  argv: string[],
-  output: Output = consoleOutput,
-  dependencies: (options: PurgeOptions) => PurgeDependencies = createPurgeDependencies,
-  env: Record<string, string | undefined> = process.env,
-): Promise<number> {
-  let options: PurgeOptions | undefined;
-  try {
-    options = parsePurgeArgs(argv, env);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    output.err(`purge: ${error.message}`);
-    output.err(USAGE);
-    return 2;
-  }
-  if (!options) {
-    output.out(USAGE);
-    return 0;
-  }
-  const deps = dependencies(options);
-  try {
+/** The command: returns its exit status. */
+export const main = operatorMain({
+  name: 'purge',
+  usage: USAGE,
+  parse: parsePurgeArgs,
+  clients: createPurgeDependencies,
+  async run(options, deps, output) {
     output.out(
       `purge: cache bucket ${options.cacheBucket}` +
         (options.distributionId ? `, distribution ${options.distributionId}` : ', no invalidation') +
@@ -278,19 +247,7 @@ export async function main(
     const report = await purge(options, deps);
     for (const line of formatReport(report, options)) output.out(line);
     return report.ok ? 0 : 1;
-  } finally {
-    deps.s3.destroy();
-  }
-}
+  },
+});
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main(process.argv.slice(2)).then(
-    (status) => {
-      process.exitCode = status;
-    },
-    (error) => {
-      console.error(error instanceof Error ? error.stack : error);
-      process.exitCode = 1;
-    },
-  );
-}
+runIfMain(import.meta.url, (argv) => main(argv));

@@ -29,11 +29,32 @@
 // invalidate a neighbour that shares the prefix, which costs that neighbour
 // one fetch from the cache bucket (not a new transform): the variants in the
 // cache bucket are deleted exactly, by key, never by this wildcard.
+//
+// Wildcards are the scarce resource (15 in progress per distribution; a
+// bulk upload of a thousand sources would exhaust them at once), exact paths
+// the plentiful one (3,000). So a changed source is invalidated by the exact
+// canonical URIs of the variants found in the cache bucket, which are the
+// URIs CloudFront can have cached from it (the cache bucket is its first
+// origin, and the origin stores every variant it answers with), and by its
+// wildcard only when that list is unknown (listing failed), too long, or
+// spelled ambiguously. A source with no variants needs no path at all.
 
 import { encodeKeyPath } from '../grammar';
 
 /** CloudFront's limit on wildcard paths in progress at once. */
 export const MAX_WILDCARD_PATHS = 15;
+
+/** CloudFront's limit on exact paths in progress at once (so also in one request). */
+export const MAX_EXACT_PATHS = 3000;
+
+/**
+ * Past this many variants a source takes its one wildcard path instead: a
+ * handful of such sources must not use up the 3,000 exact paths in progress.
+ */
+export const MAX_EXACT_PATHS_PER_SOURCE = 100;
+
+/** An ops segment as the grammar writes it: literal in the canonical URI, and in an invalidation path. */
+const OPS_SEGMENT = /^[A-Za-z0-9=,._-]+$/;
 
 /** The first character where encodeKeyPath's spelling and the guide's may differ. */
 const AMBIGUOUS = /~|%(?:21|24|26|27|28|29|2A|2B|2C|3A|3B|3D|40)/;
@@ -43,6 +64,45 @@ export function invalidationPath(sourceKey: string): string {
   const encoded = encodeKeyPath(sourceKey);
   const cut = encoded.search(AMBIGUOUS);
   return (cut === -1 ? encoded : encoded.slice(0, cut)) + '*';
+}
+
+/**
+ * The exact invalidation path of a variant (its canonical URI), from its key
+ * in the cache bucket; undefined when the source key's spelling is ambiguous
+ * (see above) or the key is not `<source key>/<ops segment>`.
+ */
+export function variantPath(sourceKey: string, variantKey: string): string | undefined {
+  const ops = variantKey.slice(sourceKey.length + 1);
+  if (!variantKey.startsWith(sourceKey + '/') || !OPS_SEGMENT.test(ops)) return undefined;
+  const encoded = encodeKeyPath(sourceKey);
+  return AMBIGUOUS.test(encoded) ? undefined : `${encoded}/${ops}`;
+}
+
+/** What a purge found of one source's variants: their keys, or undefined when listing them failed. */
+export interface FoundVariants {
+  key: string;
+  variants?: string[];
+}
+
+/**
+ * The paths that invalidate what CloudFront may hold of these sources:
+ * exact paths where the variants are known (none for a source without
+ * variants), the wildcard otherwise, within CloudFront's limits (more than
+ * 3,000 exact paths become wildcards; more than 15 wildcards are folded).
+ */
+export function invalidationPaths(sources: FoundVariants[]): string[] {
+  const exact: string[] = [];
+  const wildcards: string[] = [];
+  for (const { key, variants } of sources) {
+    const paths = variants && variants.length <= MAX_EXACT_PATHS_PER_SOURCE ? variants.map((variant) => variantPath(key, variant)) : [undefined];
+    if (paths.every((path) => path !== undefined)) exact.push(...(paths as string[]));
+    else wildcards.push(invalidationPath(key));
+  }
+  if (exact.length > MAX_EXACT_PATHS) {
+    const withVariants = sources.filter(({ variants }) => variants === undefined || variants.length > 0);
+    return coveringPaths(withVariants.map(({ key }) => invalidationPath(key)));
+  }
+  return [...coveringPaths(wildcards), ...[...new Set(exact)].sort()];
 }
 
 /** Drops a trailing partial escape (`%` or `%X`), so a prefix never ends mid-character. */

@@ -41,13 +41,16 @@ function describe(error: unknown): string {
   return `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}`;
 }
 
-/**
- * Deletes every variant of `sourceKey`, one page (at most 1000 keys) at a
- * time: list a page, delete it, list the next. Never throws: failures are
- * returned so the caller can report them and go on with other keys.
- */
-export async function deleteVariants(s3: S3Client, bucket: string, sourceKey: string): Promise<PurgeResult> {
-  const result: PurgeResult = { deleted: 0, errors: [] };
+export interface VariantList {
+  /** The variants' keys in the cache bucket (those listed before a failure, if one happened). */
+  keys: string[];
+  /** Why listing stopped short, e.g. the bucket is unreachable. */
+  failure?: string;
+}
+
+/** Lists every variant of `sourceKey`, page by page. Never throws: a failure is returned. */
+export async function listVariants(s3: S3Client, bucket: string, sourceKey: string): Promise<VariantList> {
+  const list: VariantList = { keys: [] };
   const prefix = variantPrefix(sourceKey);
   let token: string | undefined;
   try {
@@ -56,24 +59,41 @@ export async function deleteVariants(s3: S3Client, bucket: string, sourceKey: st
         new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token, MaxKeys: DELETE_BATCH }),
       );
       // The delimiter already leaves deeper keys out; the check keeps that true whatever S3 returns.
-      const keys = (page.Contents ?? []).map((object) => object.Key ?? '').filter((key) => isVariantOf(key, sourceKey));
-      for (let i = 0; i < keys.length; i += DELETE_BATCH) {
-        const batch = keys.slice(i, i + DELETE_BATCH);
-        const { Errors } = await s3.send(
-          new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
-        );
-        const errors = (Errors ?? []).map((error) => ({
-          key: error.Key ?? '',
-          code: error.Code ?? 'Unknown',
-          message: error.Message ?? '',
-        }));
-        result.errors.push(...errors);
-        result.deleted += batch.length - errors.length;
-      }
+      list.keys.push(...(page.Contents ?? []).map((object) => object.Key ?? '').filter((key) => isVariantOf(key, sourceKey)));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
+  } catch (error) {
+    list.failure = describe(error);
+  }
+  return list;
+}
+
+/** Deletes these keys, at most 1000 per request. Never throws: failures are returned. */
+export async function deleteKeys(s3: S3Client, bucket: string, keys: string[]): Promise<PurgeResult> {
+  const result: PurgeResult = { deleted: 0, errors: [] };
+  try {
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+      const batch = keys.slice(i, i + DELETE_BATCH);
+      const { Errors } = await s3.send(
+        new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+      );
+      const errors = (Errors ?? []).map((error) => ({
+        key: error.Key ?? '',
+        code: error.Code ?? 'Unknown',
+        message: error.Message ?? '',
+      }));
+      result.errors.push(...errors);
+      result.deleted += batch.length - errors.length;
+    }
   } catch (error) {
     result.failure = describe(error);
   }
   return result;
+}
+
+/** Deletes every variant of `sourceKey`: lists them, then deletes what was listed. Never throws. */
+export async function deleteVariants(s3: S3Client, bucket: string, sourceKey: string): Promise<PurgeResult> {
+  const listed = await listVariants(s3, bucket, sourceKey);
+  const result = await deleteKeys(s3, bucket, listed.keys);
+  return listed.failure ? { ...result, failure: result.failure ?? listed.failure } : result;
 }

@@ -27,6 +27,20 @@ describe('context -> props', () => {
     expect(Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined))).toEqual({});
   });
 
+  it('originConcurrencyCap: a whole number, or false / none for no cap', () => {
+    expect(fromContext({ originConcurrencyCap: '200' }).props.originConcurrencyCap).toBe(200);
+    expect(fromContext({ originConcurrencyCap: 'false' }).props.originConcurrencyCap).toBe(false);
+    expect(fromContext({ originConcurrencyCap: 'none' }).props.originConcurrencyCap).toBe(false);
+    expect(fromContext({ originConcurrencyCap: false }).props.originConcurrencyCap).toBe(false);
+    expect(() => fromContext({ originConcurrencyCap: 'lots' })).toThrow(/context originConcurrencyCap="lots" is not valid: expected a whole number/);
+  });
+
+  it('browserMaxAgeSeconds: whole seconds, 0 included', () => {
+    expect(fromContext({ browserMaxAgeSeconds: '86400' }).props.browserMaxAge?.toSeconds()).toBe(86400);
+    expect(fromContext({ browserMaxAgeSeconds: 0 }).props.browserMaxAge?.toSeconds()).toBe(0);
+    expect(() => fromContext({ browserMaxAgeSeconds: '1h' })).toThrow(/context browserMaxAgeSeconds="1h" is not valid/);
+  });
+
   it('reads command-line strings', () => {
     const { stack, settings, props } = fromContext({
       stackName: 'Photos',
@@ -167,6 +181,8 @@ describe('bin/app.ts', () => {
           'DashboardName',
           'DistributionDomainName',
           'DistributionId',
+          'InvalidationFailureQueueUrl',
+          'OriginConcurrencyCap',
           'OriginDeploymentApplication',
           'OriginDeploymentGroup',
           'OriginFunctionName',

@@ -171,13 +171,35 @@ function roleActions(s: Synthesized, roleConstruct: IConstruct): Json[] {
     .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Json[]);
 }
 
+const cloudFrontFunction = (s: Synthesized, construct: IConstruct): [string, Json] => {
+  const id = logicalId(s, construct);
+  return [id, s.json.Resources[id] as Json];
+};
+const viewerRequest = (s: Synthesized) => cloudFrontFunction(s, s.stack.transformer.viewerRequestFunction);
+const viewerResponse = (s: Synthesized) => cloudFrontFunction(s, s.stack.transformer.viewerResponseFunction);
+
 /** The viewer-request function code as deployed, with a 36-character KVS id in place of a token. */
 function functionCode(s: Synthesized): string {
-  const code = only(s, 'AWS::CloudFront::Function')[1].Properties.FunctionCode;
+  const code = viewerRequest(s)[1].Properties.FunctionCode;
   if (typeof code === 'string') return code;
   const [, parts] = code['Fn::Join'] as [string, unknown[]];
   return parts.map((part) => (typeof part === 'string' ? part : 'x'.repeat(36))).join('');
 }
+
+// ---------------------------------------------------------------- logical IDs
+
+describe('logical IDs', () => {
+  const before = JSON.parse(readFileSync(new URL('./logical-ids.json', import.meta.url), 'utf8')) as Record<string, Record<string, string>>;
+
+  it('every resource of an existing deployment keeps its logical ID and type (new resources only)', () => {
+    for (const [name, s] of Object.entries({ base, full, imported, off })) {
+      const now = Object.fromEntries(Object.entries(s.json.Resources as Json).map(([id, resource]) => [id, resource.Type]));
+      const expected = before[name]!;
+      expect(Object.keys(expected).length, name).toBeGreaterThan(25);
+      expect(Object.fromEntries(Object.keys(expected).map((id) => [id, now[id]])), name).toEqual(expected);
+    }
+  });
+});
 
 // ---------------------------------------------------------------- origins
 
@@ -322,6 +344,46 @@ describe('origin Lambda', () => {
   });
 });
 
+describe('origin concurrency cap', () => {
+  it('by default, a custom resource reserves min(50, what the account can spare) at deploy time, again with each new version', () => {
+    const t = base.stack.transformer;
+    expect(originFunction(base).Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const [, cap] = only(base, 'Custom::OriginConcurrencyCap');
+    const versionId = only(base, 'AWS::Lambda::Version')[0];
+    expect(cap.Properties).toEqual({
+      ServiceToken: { 'Fn::GetAtt': [logicalId(base, t.node.findChild('ConcurrencyCapFunction')), 'Arn'] },
+      FunctionName: { Ref: logicalId(base, t.originFunction) },
+      Cap: 50,
+      Floor: 0,
+      Version: { 'Fn::GetAtt': [versionId, 'Version'] },
+    });
+    expect(base.json.Outputs.OriginConcurrencyCap.Value).toEqual({ 'Fn::GetAtt': [logicalId(base, t.originConcurrencyCap!), 'Message'] });
+  });
+
+  it('may read the account settings and set only the origin function\'s reservation', () => {
+    const t = base.stack.transformer;
+    const role = t.node.findChild('ConcurrencyCapRole');
+    expect(roleActions(base, role).map((st) => [actionsOf(st).join(','), st.Resource])).toEqual([
+      ['logs:CreateLogStream,logs:PutLogEvents', { 'Fn::GetAtt': [logicalId(base, t.node.findChild('ConcurrencyCapLogs')), 'Arn'] }],
+      ['lambda:GetAccountSettings', '*'],
+      [
+        'lambda:GetFunctionConcurrency,lambda:PutFunctionConcurrency,lambda:DeleteFunctionConcurrency',
+        { 'Fn::GetAtt': [logicalId(base, t.originFunction), 'Arn'] },
+      ],
+    ]);
+    expect(base.json.Resources[logicalId(base, role)].Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('an explicit originReservedConcurrency is applied as before, with no custom resource; provisioned concurrency is the floor', () => {
+    expect(originFunction(full).Properties.ReservedConcurrentExecutions).toBe(50);
+    expect(resources(full, 'Custom::OriginConcurrencyCap')).toHaveLength(0);
+    expect(full.json.Outputs.OriginConcurrencyCap).toBeUndefined();
+    const capOf = (props: ImageTransformerProps) => only(synth(() => props), 'Custom::OriginConcurrencyCap')[1].Properties;
+    expect(capOf({ originConcurrencyCap: 200, originProvisionedConcurrency: 5 })).toMatchObject({ Cap: 200, Floor: 5 });
+    expect(capOf({ originConcurrencyCap: false })).toMatchObject({ Cap: 0 });
+  });
+});
+
 describe('invalidation Lambda', () => {
   it('lists and deletes cache-bucket objects and invalidates this distribution only', () => {
     const t = base.stack.transformer;
@@ -331,8 +393,31 @@ describe('invalidation Lambda', () => {
       ['s3:ListBucket', [logicalId(base, t.cacheBucket)]],
       ['s3:DeleteObject', [logicalId(base, t.cacheBucket)]],
       ['cloudfront:CreateInvalidation', [logicalId(base, t.distribution)]],
+      // Lambda's on-failure destination sends as the function's role.
+      ['sqs:SendMessage,sqs:GetQueueAttributes,sqs:GetQueueUrl', [logicalId(base, t.invalidationFailureQueue)]],
     ]);
     expect(base.json.Resources[logicalId(base, t.invalidationFunction.role!)].Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('hands an event that still fails after two retries to an encrypted, TLS-only failure queue that keeps it 14 days', () => {
+    for (const s of [base, full, imported, off]) {
+      const t = s.stack.transformer;
+      const [, config] = only(s, 'AWS::Lambda::EventInvokeConfig');
+      expect(config.Properties).toMatchObject({
+        FunctionName: { Ref: logicalId(s, t.invalidationFunction) },
+        MaximumRetryAttempts: 2,
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(s, t.invalidationFailureQueue), 'Arn'] } } },
+      });
+      const [queueId, queue] = only(s, 'AWS::SQS::Queue');
+      expect(queue.Properties).toEqual({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
+      const [, policy] = only(s, 'AWS::SQS::QueuePolicy');
+      expect(refs(policy.Properties.Queues)).toEqual([queueId]);
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+    }
+    expect(only(base, 'AWS::SQS::Queue')[1].DeletionPolicy).toBe('Retain');
+    expect(only(full, 'AWS::SQS::Queue')[1].DeletionPolicy).toBe('Delete');
   });
 
   it('is configured with the cache bucket, the distribution and the eager presets', () => {
@@ -388,7 +473,8 @@ describe('Lambdas', () => {
   it('run on arm64 with Node.js 22 or newer', () => {
     for (const s of [base, full, imported]) {
       const functions = projectFunctions(s);
-      expect(functions).toHaveLength(2);
+      // Origin, invalidation and (without a fixed originReservedConcurrency) the concurrency cap.
+      expect(functions).toHaveLength(s === full ? 2 : 3);
       for (const [id, fn] of functions) {
         expect(fn.Properties.Architectures, id).toEqual(['arm64']);
         const version = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime);
@@ -406,8 +492,8 @@ describe('Lambdas', () => {
         expect(s.json.Resources[groupId!].Properties.RetentionInDays).toBe(days);
       }
       // One log group each, the only ones this construct makes.
-      expect(new Set(functions.map(([, fn]) => refs(fn.Properties.LoggingConfig.LogGroup)[0])).size).toBe(2);
-      expect(resources(s, 'AWS::Logs::LogGroup')).toHaveLength(2);
+      expect(new Set(functions.map(([, fn]) => refs(fn.Properties.LoggingConfig.LogGroup)[0])).size).toBe(functions.length);
+      expect(resources(s, 'AWS::Logs::LogGroup')).toHaveLength(functions.length);
     }
   });
 });
@@ -417,7 +503,8 @@ describe('Lambdas', () => {
 describe('viewer-request CloudFront Function', () => {
   it('runs on cloudfront-js-2.0, published, inline code under 10 KB, on viewer requests', () => {
     for (const s of [base, full, imported]) {
-      const [id, fn] = only(s, 'AWS::CloudFront::Function');
+      expect(resources(s, 'AWS::CloudFront::Function')).toHaveLength(2);
+      const [id, fn] = viewerRequest(s);
       expect(fn.Properties.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
       expect(fn.Properties.AutoPublish).toBe(true);
       const code = functionCode(s);
@@ -425,6 +512,7 @@ describe('viewer-request CloudFront Function', () => {
       expect(Buffer.byteLength(code)).toBeLessThanOrEqual(10 * 1024);
       expect(distributionConfig(s).DefaultCacheBehavior.FunctionAssociations).toEqual([
         { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [id, 'FunctionARN'] } },
+        { EventType: 'viewer-response', FunctionARN: { 'Fn::GetAtt': [viewerResponse(s)[0], 'FunctionARN'] } },
       ]);
     }
   });
@@ -440,7 +528,7 @@ describe('viewer-request CloudFront Function', () => {
 
   it('with signing on, reads its secrets from a KeyValueStore associated with it', () => {
     const [kvsId] = only(full, 'AWS::CloudFront::KeyValueStore');
-    const [, fn] = only(full, 'AWS::CloudFront::Function');
+    const [, fn] = viewerRequest(full);
     expect(fn.Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([
       { KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } },
     ]);
@@ -452,8 +540,32 @@ describe('viewer-request CloudFront Function', () => {
 
   it('with signing off, has no KeyValueStore', () => {
     expect(resources(base, 'AWS::CloudFront::KeyValueStore')).toHaveLength(0);
-    expect(only(base, 'AWS::CloudFront::Function')[1].Properties.FunctionConfig.KeyValueStoreAssociations).toBeUndefined();
+    expect(viewerRequest(base)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toBeUndefined();
     expect(base.stack.transformer.keyValueStore).toBeUndefined();
+  });
+});
+
+describe('browser lifetime (viewer-response CloudFront Function)', () => {
+  it("tells viewers browserMaxAge (an hour by default) instead of the variants' Cache-Control, which CloudFront keeps", () => {
+    const code = (s: Synthesized) => viewerResponse(s)[1].Properties.FunctionCode as string;
+    expect(viewerResponse(base)[1].Properties).toMatchObject({ AutoPublish: true, FunctionConfig: { Runtime: 'cloudfront-js-2.0' } });
+    expect(code(base)).toContain('var VARIANT = "public, max-age=31536000, immutable";\nvar BROWSER = "public, max-age=3600";');
+    expect(code(full)).toContain('var VARIANT = "public, max-age=86400";');
+    const custom = synth(() => ({ browserMaxAge: Duration.days(1), cacheControl: 'public, max-age=604800' }));
+    expect(code(custom)).toContain('var VARIANT = "public, max-age=604800";\nvar BROWSER = "public, max-age=86400";');
+    expect(code(synth(() => ({ browserMaxAge: Duration.seconds(0) })))).toContain('var BROWSER = "public, no-cache";');
+  });
+
+  it("CloudFront still caches by the origin's header: minimum TTL 0 (no-store stays uncached), no Cache-Control in the response headers policy", () => {
+    for (const s of [base, full]) {
+      expect(only(s, 'AWS::CloudFront::CachePolicy')[1].Properties.CachePolicyConfig.MinTTL).toBe(0);
+      // A policy header applies to every status: it would make no-store errors and redirects cacheable in browsers.
+      const policy = only(s, 'AWS::CloudFront::ResponseHeadersPolicy')[1].Properties.ResponseHeadersPolicyConfig;
+      const custom = (policy.CustomHeadersConfig?.Items ?? []) as Json[];
+      expect(custom.map((header) => header.Header.toLowerCase())).not.toContain('cache-control');
+    }
+    const origin = originFunction(base).Properties.Environment.Variables;
+    expect(origin.CACHE_CONTROL).toBe('public, max-age=31536000, immutable');
   });
 });
 
@@ -771,6 +883,19 @@ describe('alarms', () => {
     });
   });
 
+  it('failure queue: any event waiting in it (visible messages, maximum over 5 minutes)', () => {
+    expect(alarmProps(base, 'invalidationFailuresQueued')).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(base, base.stack.transformer.invalidationFailureQueue), 'QueueName'] } }],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+    });
+  });
+
   it("CloudFront 5xx: above 1% for 3 minutes, in a us-east-1 stack (CloudFront's metrics are there), and said so elsewhere", () => {
     expect(alarmProps(imported, 'cloudFront5xxErrorRate')).toMatchObject({
       Namespace: 'AWS/CloudFront',
@@ -786,8 +911,8 @@ describe('alarms', () => {
       EvaluationPeriods: 3,
       DatapointsToAlarm: 3,
     });
-    expect(resources(imported, 'AWS::CloudWatch::Alarm')).toHaveLength(5);
-    expect(resources(base, 'AWS::CloudWatch::Alarm')).toHaveLength(4);
+    expect(resources(imported, 'AWS::CloudWatch::Alarm')).toHaveLength(6);
+    expect(resources(base, 'AWS::CloudWatch::Alarm')).toHaveLength(5);
     expect(base.stack.transformer.alarms!.cloudFront5xxErrorRate).toBeUndefined();
     Annotations.fromStack(base.stack).hasInfo('*', Match.stringLikeRegexp('No CloudFront 5xx alarm.*us-east-1.*eu-west-1'));
   });
@@ -799,6 +924,7 @@ describe('alarms', () => {
       'Images-ImageTransformer-TransformTimeP99',
       'Images-ImageTransformer-OriginThrottles',
       'Images-ImageTransformer-InvalidationErrors',
+      'Images-ImageTransformer-InvalidationFailuresQueued',
     ]);
     expect(names(imported)).toContain('Images-ImageTransformer-CloudFront5xxErrorRate');
   });
@@ -811,7 +937,7 @@ describe('alarms', () => {
     expect(resources(base, 'AWS::SNS::Topic')).toHaveLength(0);
     // An email address: a topic of its own (TLS only), subscribed.
     const [topicId] = only(full, 'AWS::SNS::Topic');
-    expect(actions(full)).toHaveLength(4);
+    expect(actions(full)).toHaveLength(5);
     for (const [alarm, ok] of actions(full)) {
       expect(alarm).toEqual([{ Ref: topicId }]);
       expect(ok).toEqual([{ Ref: topicId }]);
@@ -921,8 +1047,8 @@ describe('dashboard', () => {
     ]);
     expect(of('Concurrency and throttles').map((m) => m.name)).toEqual(['ConcurrentExecutions', 'Throttles']);
     expect(of('Origin memory: handler resident set and transform peak (MB)').map((m) => m.name)).toEqual(['MemoryRss', 'MemoryRss', 'TransformRss', 'TransformRss']);
-    const invalidation = of('Invalidation Lambda (source changes)');
-    expect(invalidation.map((m) => m.name)).toEqual(['Invocations', 'Errors']);
+    const invalidation = of('Invalidation Lambda (source changes) and its failure queue');
+    expect(invalidation.map((m) => m.name)).toEqual(['Invocations', 'Errors', 'ApproximateNumberOfMessagesVisible']);
     expect(invalidation[0]!.dimensions.FunctionName).toBe(`{${logicalId(base, base.stack.transformer.invalidationFunction)}}`);
 
     // Every documented metric of the origin is graphed or alarmed on.
@@ -961,7 +1087,9 @@ describe('stack outputs', () => {
         'DashboardName',
         'DistributionDomainName',
         'DistributionId',
+        'InvalidationFailureQueueUrl',
         'LogBucketName',
+        'OriginConcurrencyCap',
         'OriginDeploymentApplication',
         'OriginDeploymentGroup',
         'OriginFunctionName',
@@ -1117,7 +1245,9 @@ describe('cdk-nag AwsSolutions', () => {
         `${notifications} AwsSolutions-IAM5[Resource::*]`,
         'ImageTransformer/Distribution AwsSolutions-CFR1',
         'ImageTransformer/Distribution AwsSolutions-CFR2',
+        'ImageTransformer/ConcurrencyCapRole AwsSolutions-IAM5[Resource::*]',
         'ImageTransformer/Distribution AwsSolutions-CFR4',
+        'ImageTransformer/InvalidationFailures AwsSolutions-SQS3',
         `ImageTransformer/InvalidationRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
         'ImageTransformer/LogBucket AwsSolutions-S1',
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
@@ -1225,6 +1355,7 @@ describe('props are checked at synth time', () => {
     rejects(() => ({ memorySize: 64 }), /memorySize must be an integer from 128 to 10240/);
     rejects(() => ({ maxInlineBytes: 6_000_000 }), /maxInlineBytes/);
     rejects(() => ({ cacheControl: 'max-age=1\r\nx: y' }), /cacheControl must be a one-line header value/);
+    rejects(() => ({ browserMaxAge: Duration.days(400) }), /browserMaxAge \(seconds\) must be an integer from 0 to 31536000/);
   });
 
   it('a custom domain needs a us-east-1 certificate, and the other way round', () => {
@@ -1245,6 +1376,8 @@ describe('props are checked at synth time', () => {
   it('operations settings', () => {
     rejects(() => ({ originReservedConcurrency: 50, originProvisionedConcurrency: 60 }), /originProvisionedConcurrency \(60\) cannot exceed originReservedConcurrency \(50\)/);
     rejects(() => ({ originProvisionedConcurrency: 0 }), /originProvisionedConcurrency must be an integer from 1/);
+    rejects(() => ({ originConcurrencyCap: 0 }), /originConcurrencyCap must be an integer from 1/);
+    rejects(() => ({ originConcurrencyCap: 20, originReservedConcurrency: 20 }), /originConcurrencyCap is only used without originReservedConcurrency/);
     rejects(() => ({ alarmEmail: 'oncall' }), /alarmEmail "oncall" is not an email address/);
     rejects(() => ({ alarms: false, alarmEmail: 'oncall@example.com' }), /alarmTopic and alarmEmail need alarms/);
     rejects(

@@ -2,9 +2,10 @@
 // REST-XML API (LocalStack's free edition has no CloudFront): checks the
 // request the real CloudFrontClient sends, wildcard and escapes untouched.
 
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
+import { readBody } from '../support/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cloudFrontInvalidations } from '../../lambda/invalidate/cloudfront';
 
@@ -19,11 +20,6 @@ let endpoint: string;
 const received: Received[] = [];
 let status = 201;
 
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 beforeAll(async () => {
   server = createServer(async (request, response) => {

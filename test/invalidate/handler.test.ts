@@ -1,7 +1,7 @@
 // The source-changed Lambda, end to end against LocalStack S3: what it
 // deletes from the cache bucket (and what it leaves), the one CloudFront
-// invalidation it asks for, the warming requests it makes, and how it reports
-// failures. CloudFront and the distribution's HTTP endpoint are recording
+// invalidation it asks for (exact paths, within CloudFront's limits), the
+// warming requests it makes, and how it reports failures. CloudFront and the distribution's HTTP endpoint are recording
 // doubles (see support.ts): LocalStack's free edition has no CloudFront.
 //
 // Not covered here: per-key errors inside a successful DeleteObjects answer.
@@ -12,6 +12,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createInvalidationHandler, SourceChangeError, type InvalidationReport } from '../../lambda/invalidate/handler';
 import type { InvalidateConfig } from '../../lambda/invalidate/config';
+import { invalidationPath } from '../../lambda/invalidate/paths';
 import { canonicalRequest, splitQuery, verifySignature, type GrammarOptions } from '../../lambda/grammar';
 import { localS3Client } from '../../local/s3-client';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
@@ -19,6 +20,7 @@ import {
   DISTRIBUTION_ID,
   DISTRIBUTION_ORIGIN,
   created,
+  limitedCloudFront,
   recordingCloudFront,
   recordingFetch,
   recordingLog,
@@ -98,7 +100,14 @@ describe('purge', () => {
     expect(logs.events('purged')).toEqual([
       expect.objectContaining({ level: 'info', key: 'p1/cat.jpg', change: 'created', events: ['ObjectCreated:Put'], deleted: 4 }),
     ]);
-    expect(cloudFront.calls).toEqual([{ distributionId: DISTRIBUTION_ID, paths: ['/p1/cat.jpg*'], callerReference: expect.any(String) }]);
+    // Exactly the URIs CloudFront can hold of this source: the neighbours' cached copies are left alone.
+    expect(cloudFront.calls).toEqual([
+      {
+        distributionId: DISTRIBUTION_ID,
+        paths: ['/p1/cat.jpg/format=json', '/p1/cat.jpg/original', '/p1/cat.jpg/width=100', '/p1/cat.jpg/width=200,format=webp'],
+        callerReference: expect.any(String),
+      },
+    ]);
   });
 
   it('pages through more than 1000 variants (ListObjectsV2 pages, DeleteObjects batches of 1000)', async () => {
@@ -123,18 +132,21 @@ describe('purge', () => {
 
     expect(report.keys[0]).toMatchObject({ key: 'p2/big photo.jpg', deleted: 1050, errors: [] });
     expect(logs.events('purged')[0]).toMatchObject({ deleted: 1050 });
-    expect(commands).toEqual(['ListObjectsV2Command', 'DeleteObjectsCommand', 'ListObjectsV2Command', 'DeleteObjectsCommand']);
+    expect(commands).toEqual(['ListObjectsV2Command', 'ListObjectsV2Command', 'DeleteObjectsCommand', 'DeleteObjectsCommand']);
     expect(await cachedUnder('p2/')).toEqual([...others].sort());
+    // Too many variants for exact paths: the source's one wildcard instead.
     expect(cloudFront.calls).toHaveLength(1);
     expect(cloudFront.calls[0]!.paths).toEqual(['/p2/big%20photo.jpg*']);
   });
 
-  it('deletes nothing, and still invalidates, when a source has no variants', async () => {
+  it('deletes nothing and invalidates nothing when a source has no variants (a new upload): CloudFront holds none', async () => {
     const { handle, cloudFront, logs } = setup();
     const report = await handle(created('p3/new.jpg'));
     expect(report.keys[0]).toMatchObject({ deleted: 0, errors: [] });
+    expect(report.paths).toEqual([]);
     expect(logs.events('purged')[0]).toMatchObject({ deleted: 0 });
-    expect(cloudFront.calls[0]!.paths).toEqual(['/p3/new.jpg*']);
+    expect(logs.events('nothing_to_invalidate')).toEqual([expect.objectContaining({ pass: 1 })]);
+    expect(cloudFront.calls).toEqual([]);
   });
 
   it('handles removal events the same way (ObjectRemoved:*, lifecycle expiration), without warming', async () => {
@@ -152,7 +164,7 @@ describe('purge', () => {
       ['p4/expired.png', 'removed', 1],
     ]);
     expect(cloudFront.calls).toHaveLength(1);
-    expect(cloudFront.calls[0]!.paths).toEqual(['/p4/expired.png*', '/p4/gone.jpg*']);
+    expect(cloudFront.calls[0]!.paths).toEqual(['/p4/expired.png/original', '/p4/gone.jpg/original', '/p4/gone.jpg/width=10']);
     expect(fetch.calls).toEqual([]);
     expect(logs.events('warmed')).toEqual([]);
   });
@@ -226,51 +238,57 @@ describe('invalidation', () => {
     const { handle, cloudFront, logs } = setup();
 
     await handle([...created('p8/a.jpg', 'p8/sub/c d.gif'), ...removed('p8/b.png'), ...created('p8/a.jpg')]);
+    await putVariants(['p8/a.jpg/width=7']);
     await handle(created('p8/a.jpg'));
 
     expect(await cachedUnder('p8/')).toEqual([]);
     expect(cloudFront.calls).toHaveLength(2);
-    expect(cloudFront.calls[0]).toEqual({
-      distributionId: DISTRIBUTION_ID,
-      paths: ['/p8/a.jpg*', '/p8/b.png*', '/p8/sub/c%20d.gif*'],
-      callerReference: expect.any(String),
-    });
-    expect(cloudFront.calls[1]!.paths).toEqual(['/p8/a.jpg*']);
+    const paths = ['/p8/a.jpg/original', '/p8/b.png/width=5', '/p8/sub/c%20d.gif/original'];
+    expect(cloudFront.calls[0]).toEqual({ distributionId: DISTRIBUTION_ID, paths, callerReference: expect.any(String) });
+    expect(cloudFront.calls[1]!.paths).toEqual(['/p8/a.jpg/width=7']);
     expect(cloudFront.calls[0]!.callerReference).not.toBe(cloudFront.calls[1]!.callerReference);
-    expect(logs.events('invalidated')[0]).toMatchObject({
-      level: 'info',
-      distributionId: DISTRIBUTION_ID,
-      invalidationId: 'I1EXAMPLE',
-      paths: ['/p8/a.jpg*', '/p8/b.png*', '/p8/sub/c%20d.gif*'],
-    });
+    expect(logs.events('invalidated')[0]).toMatchObject({ level: 'info', distributionId: DISTRIBUTION_ID, invalidationId: 'I1EXAMPLE', paths });
     // The duplicate record for a.jpg is one key, purged once.
     expect(logs.events('purged').map((entry) => entry.key).sort()).toEqual(['p8/a.jpg', 'p8/a.jpg', 'p8/b.png', 'p8/sub/c d.gif']);
   });
 
-  it('reports a CloudFront failure, still deletes, skips warming, and rejects so Lambda retries', async () => {
+  it('reports a CloudFront failure, keeps the variants for the retry, skips warming, and rejects so Lambda retries', async () => {
     await putVariants(['p9/a.jpg/original', 'p9/a.jpg/width=1']);
     const failure = Object.assign(new Error('Your request contains too many invalidations.'), { name: 'TooManyInvalidationsInProgress' });
-    const cloudFront = recordingCloudFront(() => Promise.reject(failure));
+    let busy = true;
+    const cloudFront = recordingCloudFront(async () => {
+      if (busy) throw failure;
+      return { id: 'I2EXAMPLE', status: 'InProgress' };
+    });
     const { handle, fetch, logs } = setup({ eagerPresets: ['thumb'] }, { cloudFront });
 
     const error = await sourceChangeError(handle(created('p9/a.jpg')));
 
-    expect(await cachedUnder('p9/')).toEqual([]);
+    // Deleted now, the retry would find nothing to invalidate: CloudFront would keep the old image.
+    expect(await cachedUnder('p9/')).toEqual(['p9/a.jpg/original', 'p9/a.jpg/width=1']);
     expect(cloudFront.calls).toHaveLength(1);
     expect(error.message).toBe(
       'Source change not fully applied: the CloudFront invalidation failed (TooManyInvalidationsInProgress: Your request contains too many invalidations.).',
     );
-    expect(error.report.keys[0]).toMatchObject({ key: 'p9/a.jpg', deleted: 2 });
+    expect(error.report.keys[0]).toMatchObject({ key: 'p9/a.jpg', deleted: 0 });
     expect(logs.events('invalidation_failed')).toEqual([
       expect.objectContaining({
         level: 'error',
-        paths: ['/p9/a.jpg*'],
+        paths: ['/p9/a.jpg/original', '/p9/a.jpg/width=1'],
         error: 'TooManyInvalidationsInProgress: Your request contains too many invalidations.',
       }),
     ]);
     expect(fetch.calls).toEqual([]);
     expect(logs.events('warm_skipped')).toEqual([expect.objectContaining({ key: 'p9/a.jpg' })]);
-    expect(logs.events('source_changed')[0]).toMatchObject({ level: 'error', invalidationFailed: true, deleted: 2 });
+    expect(logs.events('source_changed')[0]).toMatchObject({ level: 'error', invalidationFailed: true, deleted: 0 });
+
+    // Lambda's retry, once CloudFront has room again: the same paths, then the purge, then the warming.
+    busy = false;
+    const report = await handle(created('p9/a.jpg'));
+    expect(cloudFront.calls[1]!.paths).toEqual(['/p9/a.jpg/original', '/p9/a.jpg/width=1']);
+    expect(report.keys[0]).toMatchObject({ deleted: 2 });
+    expect(await cachedUnder('p9/')).toEqual([]);
+    expect(fetch.calls.length).toBeGreaterThan(0);
   });
 
   it('reports a purge that fails (no such cache bucket), still invalidates, and rejects', async () => {
@@ -289,6 +307,46 @@ describe('invalidation', () => {
   });
 });
 
+describe("bulk changes within CloudFront's limits", () => {
+  it('replacing 40 sources at once (one event each, as S3 sends them) uses exact paths: all accepted, no wildcard', async () => {
+    const keys = Array.from({ length: 40 }, (_, i) => `bulk1/photo-${i}.jpg`);
+    await putVariants(keys.flatMap((key) => [`${key}/original`, `${key}/width=320`, `${key}/width=640,format=webp`]));
+    const cloudFront = limitedCloudFront();
+    const { handle } = setup({}, { cloudFront });
+
+    // With a wildcard per source, as before, the 16th would have been refused.
+    await Promise.all(keys.map((key) => handle(created(key))));
+
+    expect(cloudFront.refused).toBe(0);
+    expect(cloudFront.calls).toHaveLength(40);
+    expect(cloudFront.calls.flatMap((call) => call.paths).filter((path) => path.includes('*'))).toEqual([]);
+    expect(cloudFront.calls.flatMap((call) => call.paths)).toHaveLength(120);
+    expect(await cachedUnder('bulk1/')).toEqual([]);
+  });
+
+  it('a change CloudFront refuses for now loses nothing: the event fails, and its retry invalidates and purges', async () => {
+    // Keys whose spelling needs a wildcard each ("(" may be read either way, see paths.ts).
+    const keys = Array.from({ length: 16 }, (_, i) => `bulk2/photo-${String(i).padStart(2, '0')}(1).jpg`);
+    await putVariants(keys.map((key) => `${key}/original`));
+    const cloudFront = limitedCloudFront();
+    const { handle } = setup({}, { cloudFront });
+
+    const outcomes = await Promise.allSettled(keys.map((key) => handle(created(key))));
+
+    const failed = keys.filter((_, i) => outcomes[i]!.status === 'rejected');
+    expect(cloudFront.refused).toBe(1);
+    expect(failed).toHaveLength(1);
+    expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(SourceChangeError);
+    // Its variant is still there for the retry to find; every other one is gone.
+    expect(await cachedUnder('bulk2/')).toEqual([`${failed[0]}/original`]);
+
+    cloudFront.finish(); // CloudFront completes the invalidations in progress
+    await handle(created(failed[0]!));
+    expect(cloudFront.calls.at(-1)!.paths).toEqual([invalidationPath(failed[0]!)]);
+    expect(await cachedUnder('bulk2/')).toEqual([]);
+  });
+});
+
 describe('a miss racing the change', () => {
   /** CloudFront, and a miss that read the old source and stores its variant just after the first invalidation. */
   function racingMiss(lateVariants: string[]) {
@@ -302,6 +360,7 @@ describe('a miss racing the change', () => {
   it('with SETTLE_MS, purges and invalidates again once that miss must be over: its late variant goes too', async () => {
     await putVariants(['race/a.jpg/width=100']);
     const cloudFront = racingMiss(['race/a.jpg/width=200', 'race/b.jpg/width=200']);
+    // (The racing miss stores its variant while the first invalidation is being sent, after the listing.)
     const { handle, logs } = setup({ settleMs: 300 }, { cloudFront });
 
     const started = performance.now();
@@ -310,20 +369,22 @@ describe('a miss racing the change', () => {
 
     // Another source's variant is left alone.
     expect(await cachedUnder('race/')).toEqual(['race/b.jpg/width=200']);
-    expect(cloudFront.calls.map((call) => call.paths)).toEqual([['/race/a.jpg*'], ['/race/a.jpg*']]);
+    // The second pass invalidates the first pass's paths again, with what it found.
+    expect(cloudFront.calls.map((call) => call.paths)).toEqual([['/race/a.jpg/width=100'], ['/race/a.jpg/width=100', '/race/a.jpg/width=200']]);
     expect(cloudFront.calls[0]!.callerReference).not.toBe(cloudFront.calls[1]!.callerReference);
     expect(report).toMatchObject({ keys: [{ key: 'race/a.jpg', deleted: 2, errors: [] }], invalidationId: 'I2EXAMPLE' });
     expect(logs.entries.map((entry) => [entry.event, entry.pass])).toEqual([
-      ['purged', 1],
       ['invalidated', 1],
+      ['purged', 1],
       ['settling', undefined],
-      ['purged', 2],
       ['invalidated', 2],
+      ['purged', 2],
       ['source_changed', undefined],
     ]);
   });
 
   it('without SETTLE_MS, one pass: the late variant stays (the window the second pass closes)', async () => {
+    await putVariants(['race1/a.jpg/width=100']);
     const cloudFront = racingMiss(['race1/a.jpg/width=200']);
     const { handle } = setup({}, { cloudFront });
     await handle(created('race1/a.jpg'));
@@ -332,6 +393,7 @@ describe('a miss racing the change', () => {
   });
 
   it('warms the eager presets only after the second pass, so what it makes is not purged', async () => {
+    await putVariants(['race2/a.jpg/width=100']);
     const cloudFront = racingMiss(['race2/a.jpg/width=200']);
     const { handle, logs, fetch } = setup({ settleMs: 100, eagerPresets: ['thumb'] }, { cloudFront });
     await handle(created('race2/a.jpg'));
@@ -341,8 +403,10 @@ describe('a miss racing the change', () => {
     expect(await cachedUnder('race2/')).toEqual([]);
   });
 
-  it('a failed second invalidation still rejects, so Lambda runs the event again', async () => {
+  it('a failed second invalidation still rejects, so Lambda runs the event again; the late variant stays for it', async () => {
+    await putVariants(['race3/a.jpg/width=100']);
     const cloudFront = recordingCloudFront(async () => {
+      if (cloudFront.calls.length === 1) await putVariants(['race3/a.jpg/width=200']);
       if (cloudFront.calls.length === 2) throw Object.assign(new Error('Rate exceeded'), { name: 'TooManyInvalidationsInProgress' });
       return { id: `I${cloudFront.calls.length}EXAMPLE`, status: 'InProgress' };
     });
@@ -350,6 +414,7 @@ describe('a miss racing the change', () => {
     const error = await sourceChangeError(handle(created('race3/a.jpg')));
     expect(error.report.invalidationError).toBe('TooManyInvalidationsInProgress: Rate exceeded');
     expect(logs.events('invalidation_failed')).toEqual([expect.objectContaining({ pass: 2 })]);
+    expect(await cachedUnder('race3/')).toEqual(['race3/a.jpg/width=200']);
   });
 });
 
@@ -403,10 +468,10 @@ describe('eager presets', () => {
     expect(warmed).toHaveLength(4);
     expect(warmed[0]).toMatchObject({ level: 'info', key: 'p11/cat 1.jpg', preset: 'thumb', status: 200, cache: 'Miss from cloudfront', bytes: 123 });
     expect(String(warmed[0]!.url)).toMatch(/\?preset=thumb&sig=…$/); // the signature stays out of the logs
-    // Purge, then invalidate, then warm.
+    // Invalidate, then purge, then warm.
     const order = logs.entries.map((entry) => entry.event);
-    expect(order.indexOf('purged')).toBeLessThan(order.indexOf('invalidated'));
-    expect(order.indexOf('invalidated')).toBeLessThan(order.indexOf('warmed'));
+    expect(order.indexOf('invalidated')).toBeLessThan(order.indexOf('purged'));
+    expect(order.indexOf('purged')).toBeLessThan(order.indexOf('warmed'));
     expect(await cachedUnder('p11/')).toEqual([]);
   });
 

@@ -6,7 +6,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalUri, encodeKeyPath, type Ops } from '../../lambda/grammar';
-import { coveringPaths, invalidationPath, MAX_WILDCARD_PATHS } from '../../lambda/invalidate/paths';
+import {
+  coveringPaths,
+  invalidationPath,
+  invalidationPaths,
+  MAX_EXACT_PATHS_PER_SOURCE,
+  MAX_WILDCARD_PATHS,
+  variantPath,
+} from '../../lambda/invalidate/paths';
+import { variantKey } from '../../lambda/grammar';
 
 const KEY_CHARACTERS = fc.oneof(
   fc.constantFrom(' ', '+', '%', '#', '?', '&', '=', ',', ';', ':', '@', '~', "'", '(', ')', '*', '!', '$', '.', '-', '_', '"', '<', '>', '[', ']', '{', '}', '|', '\\', '^', '`'),
@@ -88,5 +96,58 @@ describe('coveringPaths', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('variantPath', () => {
+  it('is the canonical URI CloudFront caches the variant under', () => {
+    const ops: Ops = { width: 640, height: 480, fit: 'contain', format: 'avif' };
+    expect(variantPath('photos/my cat.jpg', variantKey('photos/my cat.jpg', ops))).toBe(canonicalUri('photos/my cat.jpg', ops));
+    expect(variantPath('été/a.png', 'été/a.png/original')).toBe('/%C3%A9t%C3%A9/a.png/original');
+  });
+
+  it('is undefined where the spelling is ambiguous or the key is not a variant of the source', () => {
+    expect(variantPath('photos/a+b.jpg', 'photos/a+b.jpg/original')).toBeUndefined();
+    expect(variantPath('photos/x~y.jpg', 'photos/x~y.jpg/width=1')).toBeUndefined();
+    expect(variantPath('photos/a.jpg', 'photos/b.jpg/original')).toBeUndefined();
+    expect(variantPath('photos/a.jpg', 'photos/a.jpg/x*')).toBeUndefined();
+  });
+
+  it('matches canonicalUri for every unambiguous key (property)', () => {
+    fc.assert(
+      fc.property(key, fc.constantFrom(...SOME_OPS), (k, ops) => {
+        const path = variantPath(k, variantKey(k, ops));
+        if (path !== undefined) expect(path).toBe(canonicalUri(k, ops));
+        else expect(invalidationPath(k)).not.toBe(encodeKeyPath(k) + '*');
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('invalidationPaths', () => {
+  const variants = (k: string, n: number) => Array.from({ length: n }, (_, i) => `${k}/width=${i + 1}`);
+
+  it('exact paths for known variants, none for a source without variants, the wildcard where unknown or ambiguous', () => {
+    expect(
+      invalidationPaths([
+        { key: 'a.jpg', variants: ['a.jpg/original', 'a.jpg/width=10'] },
+        { key: 'new.jpg', variants: [] },
+        { key: 'unlisted.jpg' },
+        { key: 'a+b.jpg', variants: ['a+b.jpg/original'] },
+      ]),
+    ).toEqual(['/a*', '/unlisted.jpg*', '/a.jpg/original', '/a.jpg/width=10']);
+    expect(invalidationPaths([{ key: 'new.jpg', variants: [] }])).toEqual([]);
+  });
+
+  it(`the wildcard for a source with more than ${MAX_EXACT_PATHS_PER_SOURCE} variants`, () => {
+    expect(invalidationPaths([{ key: 'b.jpg', variants: variants('b.jpg', MAX_EXACT_PATHS_PER_SOURCE) }])).toHaveLength(MAX_EXACT_PATHS_PER_SOURCE);
+    expect(invalidationPaths([{ key: 'b.jpg', variants: variants('b.jpg', MAX_EXACT_PATHS_PER_SOURCE + 1) }])).toEqual(['/b.jpg*']);
+  });
+
+  it('never more than 3,000 exact paths or 15 wildcards in one request', () => {
+    const many = Array.from({ length: 31 }, (_, i) => ({ key: `s/${i}.jpg`, variants: variants(`s/${i}.jpg`, 100) }));
+    expect(invalidationPaths(many.slice(0, 30))).toHaveLength(3000);
+    expect(invalidationPaths([...many, { key: 'empty.jpg', variants: [] }])).toEqual(['/s/*']);
   });
 });

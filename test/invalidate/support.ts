@@ -94,6 +94,29 @@ export function recordingCloudFront(answer?: (request: InvalidationRequest) => P
   };
 }
 
+/**
+ * CloudFront's limits on invalidations in progress (15 wildcard paths, 3,000
+ * exact paths per distribution), as CreateInvalidation enforces them: a request
+ * that would exceed either is refused with TooManyInvalidationsInProgress.
+ * Invalidations stay in progress until `finish()`.
+ */
+export function limitedCloudFront(): RecordingCloudFront & { refused: number; finish(): void } {
+  let inProgress: string[] = [];
+  const recording = recordingCloudFront(async (request) => {
+    const all = [...inProgress, ...request.paths];
+    if (all.filter((path) => path.endsWith('*')).length > 15 || all.filter((path) => !path.endsWith('*')).length > 3000) {
+      limited.refused++;
+      throw Object.assign(new Error('Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.'), {
+        name: 'TooManyInvalidationsInProgress',
+      });
+    }
+    inProgress = all;
+    return { id: `I${recording.calls.length}EXAMPLE`, status: 'InProgress' };
+  });
+  const limited = { ...recording, refused: 0, finish: () => void (inProgress = []) };
+  return limited;
+}
+
 export interface FetchCall {
   url: string;
   headers: Record<string, string>;

@@ -1,0 +1,113 @@
+// The custom resource that caps the origin's concurrency at deploy time
+// (lib/image-transformer.ts): reads the account's settings, reserves what
+// sizing.ts decides on the origin function, and answers CloudFormation with
+// the decision as the attribute `Message` (a stack output). It runs again
+// with every new origin version, so the cap is re-applied after each update
+// of the function.
+//
+// Delete does nothing: it comes either with the stack's deletion (the
+// function goes too) or when an explicit originReservedConcurrency takes
+// over, which CloudFormation has already applied by then.
+
+import {
+  DeleteFunctionConcurrencyCommand,
+  GetAccountSettingsCommand,
+  GetFunctionConcurrencyCommand,
+  LambdaClient,
+  PutFunctionConcurrencyCommand,
+} from '@aws-sdk/client-lambda';
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { originConcurrencyCap, type AccountConcurrency, type CapDecision } from './sizing';
+
+/** The Lambda API calls the cap needs, behind an interface so that tests can answer them. */
+export interface ConcurrencyApi {
+  account(functionName: string): Promise<AccountConcurrency>;
+  reserve(functionName: string, reserve: number | undefined): Promise<void>;
+}
+
+export function lambdaConcurrencyApi(client: LambdaClient): ConcurrencyApi {
+  return {
+    async account(functionName) {
+      const [settings, own] = await Promise.all([
+        client.send(new GetAccountSettingsCommand({})),
+        client.send(new GetFunctionConcurrencyCommand({ FunctionName: functionName })),
+      ]);
+      return {
+        quota: settings.AccountLimit?.ConcurrentExecutions ?? 0,
+        unreserved: settings.AccountLimit?.UnreservedConcurrentExecutions ?? 0,
+        current: own.ReservedConcurrentExecutions,
+      };
+    },
+    async reserve(functionName, reserve) {
+      if (reserve === undefined) await client.send(new DeleteFunctionConcurrencyCommand({ FunctionName: functionName }));
+      else await client.send(new PutFunctionConcurrencyCommand({ FunctionName: functionName, ReservedConcurrentExecutions: reserve }));
+    },
+  };
+}
+
+export interface CapProperties {
+  FunctionName: string;
+  /** The cap; "0" for none. CloudFormation passes every property as a string. */
+  Cap: string;
+  /** The provisioned concurrency the reservation must cover; "0" for none. */
+  Floor: string;
+}
+
+/** Applies the cap; an account that changed between reading and writing gets the same message as one with no room. */
+export async function applyCap(api: ConcurrencyApi, properties: CapProperties): Promise<CapDecision> {
+  const account = await api.account(properties.FunctionName);
+  const decision = originConcurrencyCap(Number(properties.Cap), Number(properties.Floor), account);
+  try {
+    await api.reserve(properties.FunctionName, decision.reserve);
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'InvalidParameterValueException' || decision.reserve === undefined) throw error;
+    return { message: `No concurrency cap on the origin: Lambda refused ${decision.reserve} (${(error as Error).message}).` };
+  }
+  return decision;
+}
+
+/** The answer CloudFormation waits for, PUT to the pre-signed ResponseURL. */
+export async function respond(
+  event: CloudFormationCustomResourceEvent,
+  outcome: { status: 'SUCCESS' | 'FAILED'; reason?: string; data?: Record<string, string> },
+  fetchFn: typeof fetch = fetch,
+): Promise<void> {
+  const body = JSON.stringify({
+    Status: outcome.status,
+    Reason: outcome.reason ?? outcome.data?.Message ?? outcome.status,
+    // One stable id: an update never looks like a replacement (which would delete the old one).
+    PhysicalResourceId: event.RequestType === 'Create' ? event.LogicalResourceId : event.PhysicalResourceId,
+    StackId: event.StackId,
+    RequestId: event.RequestId,
+    LogicalResourceId: event.LogicalResourceId,
+    Data: outcome.data ?? {},
+  });
+  // The URL is signed without a content type: sending one would break the signature.
+  const response = await fetchFn(event.ResponseURL, { method: 'PUT', body, headers: { 'content-type': '' } });
+  if (!response.ok) throw new Error(`CloudFormation's response URL answered ${response.status}.`);
+}
+
+export function createCapHandler(api: ConcurrencyApi, fetchFn: typeof fetch = fetch) {
+  return async function handle(event: CloudFormationCustomResourceEvent): Promise<void> {
+    try {
+      if (event.RequestType === 'Delete') {
+        await respond(event, { status: 'SUCCESS', data: { Message: 'Deleted; the reservation is left to the function or its deletion.' } }, fetchFn);
+        return;
+      }
+      const decision = await applyCap(api, event.ResourceProperties as unknown as CapProperties);
+      console.log(JSON.stringify({ event: 'origin_concurrency_cap', reserve: decision.reserve ?? null, message: decision.message }));
+      await respond(event, { status: 'SUCCESS', data: { Message: decision.message, ReservedConcurrency: String(decision.reserve ?? 'none') } }, fetchFn);
+    } catch (error) {
+      const failure = error as { name?: string; message?: string };
+      console.log(JSON.stringify({ event: 'origin_concurrency_cap_failed', error: `${failure.name}: ${failure.message}` }));
+      await respond(event, { status: 'FAILED', reason: `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}` }, fetchFn);
+    }
+  };
+}
+
+let handle: ReturnType<typeof createCapHandler> | undefined;
+
+export async function handler(event: CloudFormationCustomResourceEvent): Promise<void> {
+  handle ??= createCapHandler(lambdaConcurrencyApi(new LambdaClient({})));
+  await handle(event);
+}

@@ -1,0 +1,63 @@
+// The generated viewer-response CloudFront Function, run as the file itself
+// in the cloudfront-js-2.0 sandbox the viewer-request function runs in: what
+// a browser is told to keep, and what it never is (an error or a redirect
+// made cacheable).
+
+import { describe, expect, it } from 'vitest';
+import { loadFunction, type Fields, type ViewerEvent } from '../../local/cloudfront-function';
+import { DEFAULT_CACHE_CONTROL } from '../../lambda/origin/config';
+import { browserCacheControl, viewerResponseFunctionCode } from '../../lib/viewer-response-function';
+import { unsupportedSyntax } from './runtime-syntax';
+
+const CODE = viewerResponseFunctionCode({ variantCacheControl: DEFAULT_CACHE_CONTROL, browserCacheControl: browserCacheControl(3600) });
+
+/** What the viewer receives for an answer of `status` with these headers. */
+async function viewerGets(status: number, headers: Record<string, string>): Promise<Fields> {
+  const fields: Fields = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, { value }]));
+  const event = {
+    version: '1.0',
+    context: { distributionDomainName: 'd111111abcdef8.cloudfront.net', distributionId: 'EDFDVBD6EXAMPLE', eventType: 'viewer-response', requestId: 'r' },
+    viewer: { ip: '198.51.100.11' },
+    request: { method: 'GET', uri: '/photos/cat.jpg/width=640', querystring: {}, headers: {}, cookies: {} },
+    response: { statusCode: status, statusDescription: '', headers: fields, cookies: {} },
+  };
+  const result = (await loadFunction(CODE).handler(event as unknown as ViewerEvent)) as unknown as { headers: Fields };
+  return result.headers;
+}
+
+describe('the file', () => {
+  it('uses only cloudfront-js-2.0 syntax, imports nothing, and is tiny', () => {
+    expect(unsupportedSyntax(CODE)).toEqual([]);
+    expect(CODE).not.toMatch(/\bimport\b|\brequire\(/);
+    expect(Buffer.byteLength(CODE)).toBeLessThan(1024);
+  });
+});
+
+describe('what a viewer receives', () => {
+  it.each([200, 206, 304])('a variant (%i): the browser lifetime, without CloudFront\'s Age, the rest untouched', async (status) => {
+    const headers = await viewerGets(status, { 'cache-control': DEFAULT_CACHE_CONTROL, age: '86400', etag: '"abc"', 'content-type': 'image/avif' });
+    expect(headers).toEqual({ 'cache-control': { value: 'public, max-age=3600' }, etag: { value: '"abc"' }, 'content-type': { value: 'image/avif' } });
+  });
+
+  it.each([
+    [302, 'no-store', 'the redirect to a large stored variant'],
+    [404, 'public, max-age=10', 'a client error'],
+    [500, 'no-store', 'a server error'],
+    [503, 'no-store', 'storage unavailable'],
+    [200, 'public, max-age=10', 'any other 200 (not a variant by its header)'],
+  ])('%i with %j (%s) keeps the origin\'s header and Age', async (status, cacheControl) => {
+    const headers = await viewerGets(status, { 'cache-control': cacheControl, age: '5' });
+    expect(headers).toEqual({ 'cache-control': { value: cacheControl }, age: { value: '5' } });
+  });
+
+  it('a response without Cache-Control stays without one', async () => {
+    expect(await viewerGets(200, { etag: '"x"' })).toEqual({ etag: { value: '"x"' } });
+  });
+});
+
+describe('browserCacheControl', () => {
+  it('is a max-age for browsers and proxies alike (no s-maxage: proxies must not keep it longer), no-cache for 0', () => {
+    expect(browserCacheControl(86400)).toBe('public, max-age=86400');
+    expect(browserCacheControl(0)).toBe('public, no-cache');
+  });
+});
