@@ -38,6 +38,7 @@ export const CONTEXT_KEYS = {
   originReservedConcurrency: 'Fixed reserved concurrency of the origin Lambda; deploy fails if the account cannot spare it (default: originConcurrencyCap).',
   originConcurrencyCap: 'Cap on simultaneous origin invocations, reserved at deploy time as far as the account can spare; "false" for none (default 50).',
   variantExpirationDays: 'Days a variant stays in the cache bucket (default 90).',
+  failureTtlSeconds: 'Seconds a transform that ran out of time or crashed is answered from memory, not tried again (default 300).',
   autoDeleteObjects: 'true: delete the created buckets and their objects with the stack (default false).',
   domainNames: 'Custom domain names, comma-separated (needs certificateArn).',
   certificateArn: 'ACM certificate in us-east-1 for domainNames.',
@@ -184,6 +185,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
   const timeoutSeconds = integer(get, 'timeoutSeconds');
   const browserMaxAgeSeconds = integer(get, 'browserMaxAgeSeconds');
   const variantExpirationDays = integer(get, 'variantExpirationDays');
+  const failureTtlSeconds = integer(get, 'failureTtlSeconds');
   const eagerSigningSecretName = text(get, 'eagerSigningSecretName');
 
   return {
@@ -207,6 +209,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     originReservedConcurrency: integer(get, 'originReservedConcurrency'),
     originConcurrencyCap: integerOrOff(get, 'originConcurrencyCap'),
     variantExpiration: variantExpirationDays === undefined ? undefined : Duration.days(variantExpirationDays),
+    failureTtl: failureTtlSeconds === undefined ? undefined : Duration.seconds(failureTtlSeconds),
     autoDeleteObjects: contextBoolean(get, 'autoDeleteObjects'),
     domainNames: list(get, 'domainNames'),
     certificate: certificateArn ? acm.Certificate.fromCertificateArn(scope, 'Certificate', certificateArn) : undefined,

@@ -35,7 +35,8 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../lambda/grammar';
-import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type SvgPolicy } from '../lambda/origin/config';
+import { DEFAULT_CACHE_CONTROL, DEFAULT_FAILURE_TTL_SECONDS, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type SvgPolicy } from '../lambda/origin/config';
+import { FAILURES_PREFIX } from '../lambda/origin/failures';
 import { viewerRequestFunctionCode } from './edge-function';
 import { browserCacheControl, DEFAULT_BROWSER_MAX_AGE_SECONDS, viewerResponseFunctionCode } from './viewer-response-function';
 import { ImageTransformerMonitoring, type ImageTransformerAlarms } from './monitoring';
@@ -176,6 +177,14 @@ export interface ImageTransformerProps {
    * @default Duration.seconds(30)
    */
   readonly timeout?: Duration;
+
+  /**
+   * How long a transform that ran out of time or killed its process is
+   * answered from memory (a 504 or 500 read from the cache bucket) instead of
+   * costing another full invocation; CloudFront never caches those answers.
+   * @default Duration.seconds(300)
+   */
+  readonly failureTtl?: Duration;
 
   /**
    * Largest source object read, in bytes; larger sources are a 413.
@@ -676,6 +685,8 @@ export class ImageTransformer extends Construct {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules: [
         { id: 'expire-variants', expiration: Duration.days(variantExpirationDays) },
+        // Remembered failures are read only while FAILURE_TTL_SECONDS lasts; S3 removes them a day on.
+        { id: 'expire-remembered-failures', prefix: FAILURES_PREFIX, expiration: Duration.days(1) },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       ...serverAccessLogs('s3/cache/'),
@@ -736,6 +747,7 @@ export class ImageTransformer extends Construct {
         TIME_BUDGET_MS: String(timeBudgetMs),
         MAX_INLINE_BYTES: String(limits.maxInlineBytes),
         CACHE_CONTROL: cacheControl,
+        FAILURE_TTL_SECONDS: String((props.failureTtl ?? Duration.seconds(DEFAULT_FAILURE_TTL_SECONDS)).toSeconds()),
         ...(props.svgPolicy ? { SVG_POLICY: props.svgPolicy } : {}),
         ...(grammar.sizes ? { SIZES: grammar.sizes.join(',') } : {}),
         METRICS_NAMESPACE: this.metricsNamespace,

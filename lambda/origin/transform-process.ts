@@ -60,6 +60,17 @@ export interface TransformProcesses {
   close(): void;
 }
 
+/** A child at work keeps the parent's event loop alive; an idle one does not. */
+function hold(child: ChildProcess): void {
+  child.ref();
+  child.channel?.ref();
+}
+
+function letGo(child: ChildProcess): void {
+  child.unref();
+  child.channel?.unref();
+}
+
 function childEnded(code: number | null, signal: string | null): HttpError {
   return new HttpError('internal_error', 'The service failed unexpectedly; try again shortly.', `transform process ended (code ${code}, signal ${signal})`);
 }
@@ -107,15 +118,13 @@ export function transformProcesses(size = 1, entry = fileURLToPath(import.meta.u
   async function acquire(): Promise<ChildProcess> {
     while (idle.length === 0 && all.size >= size) await new Promise<void>((resolve) => waiting.push(resolve));
     const child = idle.pop() ?? start();
-    child.ref();
-    child.channel?.ref();
+    hold(child);
     return child;
   }
 
   function release(child: ChildProcess, healthy: boolean) {
     if (healthy) {
-      child.unref();
-      child.channel?.unref();
+      letGo(child);
       idle.push(child);
     } else {
       child.kill('SIGKILL');
@@ -161,7 +170,11 @@ export function transformProcesses(size = 1, entry = fileURLToPath(import.meta.u
   return {
     run,
     ready: async () => {
-      await Promise.all([...all].map((child) => ready.get(child)?.catch(() => undefined)));
+      // Waiting keeps the process alive, as a request would; idle children then let it go again.
+      const starting = [...all];
+      starting.forEach(hold);
+      await Promise.all(starting.map((child) => ready.get(child)?.catch(() => undefined)));
+      starting.filter((child) => idle.includes(child)).forEach(letGo);
     },
     pids: () => [...all].map((child) => child.pid).filter((pid): pid is number => pid !== undefined),
     close: () => {
@@ -192,10 +205,15 @@ function resetPeakRss(): void {
   }
 }
 
+/** Sends to the parent; once it has gone (killed this child's request, or ended), there is no one to tell. */
+function answer(message: ChildAnswer | 'ready'): void {
+  if (process.connected) process.send?.(message, undefined, undefined, () => {});
+}
+
 async function serveTransforms(): Promise<void> {
   const [{ transform }, { configureSharp }] = await Promise.all([import('./image/transform'), import('./sharp-settings')]);
   configureSharp();
-  process.send?.('ready');
+  answer('ready');
   // The parent gone (its invocation environment ended, or a test run), nothing is left to serve.
   process.on('disconnect', () => process.exit(0));
   process.on('message', async (job: TransformJob) => {
@@ -206,17 +224,17 @@ async function serveTransforms(): Promise<void> {
       const used = process.cpuUsage(cpu);
       return { startRssMb, peakRssMb: peakRssMb(), cpuSeconds: (used.user + used.system) / 1e6 };
     };
-    let answer: ChildAnswer;
+    let result: ChildAnswer;
     try {
       const variant = await transform(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.length), job.ops, job.limits, job.budget);
-      answer = { ok: true, variant, report: report() };
+      result = { ok: true, variant, report: report() };
     } catch (error) {
-      answer =
+      result =
         error instanceof HttpError
           ? { ok: false, code: error.code, message: error.message, detail: error.detail, report: report() }
           : { ok: false, code: 'internal_error', message: String(error), detail: error instanceof Error ? error.stack : String(error), bug: true, report: report() };
     }
-    process.send?.(answer);
+    answer(result);
   });
 }
 

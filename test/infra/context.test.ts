@@ -57,6 +57,7 @@ describe('context -> props', () => {
       memorySize: '3008',
       timeoutSeconds: '45',
       variantExpirationDays: '30',
+      failureTtlSeconds: '60',
       domainNames: 'img.example.com,images.example.com',
       certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
       priceClass: '100',
@@ -80,6 +81,7 @@ describe('context -> props', () => {
     expect(props.memorySize).toBe(3008);
     expect(props.timeout?.toSeconds()).toBe(45);
     expect(props.variantExpiration?.toDays()).toBe(30);
+    expect(props.failureTtl?.toSeconds()).toBe(60);
     expect(props.domainNames).toEqual(['img.example.com', 'images.example.com']);
     expect(props.certificate?.certificateArn).toBe('arn:aws:acm:us-east-1:123456789012:certificate/abc');
     expect(props.priceClass).toBe(cloudfront.PriceClass.PRICE_CLASS_100);

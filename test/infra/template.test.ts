@@ -305,6 +305,7 @@ describe('origin Lambda', () => {
       TIME_BUDGET_MS: '27000',
       MAX_INLINE_BYTES: '4500000',
       CACHE_CONTROL: 'public, max-age=31536000, immutable',
+      FAILURE_TTL_SECONDS: '300',
       METRICS_NAMESPACE: 'EdgeImageTransformer/Images',
     });
     expect(originFunction(base).Properties).toMatchObject({ MemorySize: 2048, Timeout: 30 });
@@ -1138,6 +1139,8 @@ describe('buckets', () => {
       s.json.Resources[logicalId(s, s.stack.transformer.cacheBucket)].Properties.LifecycleConfiguration.Rules as Json[];
     expect(rules(base)).toContainEqual(expect.objectContaining({ ExpirationInDays: 90, Status: 'Enabled' }));
     expect(rules(full)).toContainEqual(expect.objectContaining({ ExpirationInDays: 30, Status: 'Enabled' }));
+    // Remembered failures (never served: no viewer URI maps to them) are gone a day on.
+    expect(rules(base)).toContainEqual({ Id: 'expire-remembered-failures', Prefix: '.failures/', ExpirationInDays: 1, Status: 'Enabled' });
     // Never the source bucket.
     expect(base.json.Resources[logicalId(base, base.stack.transformer.sourceBucket)].Properties.LifecycleConfiguration).toBeUndefined();
   });
