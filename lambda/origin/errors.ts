@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'not_found'
   | 'source_too_large'
   | 'too_many_pixels'
+  | 'too_many_scans'
   | 'unsupported_media_type'
   | 'undecodable_image'
   | 'internal_error'
@@ -23,6 +24,7 @@ const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
   source_too_large: 413,
   too_many_pixels: 413,
+  too_many_scans: 413,
   unsupported_media_type: 415,
   undecodable_image: 422,
   internal_error: 500,

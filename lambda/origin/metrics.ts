@@ -47,6 +47,7 @@ const ALL_ERROR_CODES: Record<ErrorCode, true> = {
   not_found: true,
   source_too_large: true,
   too_many_pixels: true,
+  too_many_scans: true,
   unsupported_media_type: true,
   undecodable_image: true,
   internal_error: true,

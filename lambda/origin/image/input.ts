@@ -6,6 +6,7 @@ import sharp, { type Sharp, type SharpOptions } from 'sharp';
 import type { Limits } from '../config';
 import { HttpError } from '../errors';
 import { detectFormat, type SourceFormat } from './detect';
+import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
 import { svgRefusal } from './svg';
 
 export interface SourceInfo {
@@ -112,6 +113,10 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
   }
   if (format === 'gif' && gifTruncated(bytes)) {
     throw new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', 'GIF ends before its trailer');
+  }
+  const scans = format === 'jpeg' ? jpegScans(bytes) : 0;
+  if (scans > MAX_JPEG_SCANS) {
+    throw new HttpError('too_many_scans', `The source JPEG has ${scans} scans, more than the ${MAX_JPEG_SCANS} this service decodes.`);
   }
   const firstFrame = sharp(bytes, decodeOptions(limits));
   let meta;
