@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
 import { DEFAULT_EAGER_ACCEPTS, DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
 import { createInvalidationHandler } from '../lambda/invalidate/handler';
-import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES } from '../lambda/origin/config';
+import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, DEFAULT_MAX_INLINE_BYTES, type SvgPolicy } from '../lambda/origin/config';
 import { createOriginHandler } from '../lambda/origin/handler';
 import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode } from '../lib/edge-function';
 import { createEmulator } from './emulator';
@@ -34,6 +34,8 @@ export interface EmulatorStartOptions {
   buckets?: { source: string; cache: string };
   /** How often the source bucket is compared for changes made through the S3 API. */
   watchIntervalMs?: number;
+  /** The origin's SVG_POLICY (default `refuse`, as deployed). */
+  svgPolicy?: SvgPolicy;
   log(line: string): void;
 }
 
@@ -121,7 +123,14 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     edgeCache: options.edgeCache,
     origin: createOriginHandler({
       s3,
-      config: { ...DEFAULT_LIMITS, sourceBucket, cacheBucket, maxInlineBytes: DEFAULT_MAX_INLINE_BYTES, cacheControl: DEFAULT_CACHE_CONTROL },
+      config: {
+        ...DEFAULT_LIMITS,
+        svgPolicy: options.svgPolicy ?? DEFAULT_LIMITS.svgPolicy,
+        sourceBucket,
+        cacheBucket,
+        maxInlineBytes: DEFAULT_MAX_INLINE_BYTES,
+        cacheControl: DEFAULT_CACHE_CONTROL,
+      },
       log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
     }),
   });
