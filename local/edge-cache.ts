@@ -14,11 +14,11 @@ const ERROR_TTL_SECONDS = { client: 10, server: 0 };
 export function ttlSeconds(response: CachedResponse): number {
   const cacheControl = (response.headers['cache-control'] ?? '').toLowerCase();
   if (/(^|,)\s*(no-store|no-cache|private)\b/.test(cacheControl)) return 0;
-  const directive = (name: string) => {
-    const match = new RegExp(`(?:^|,)\\s*${name}=(\\d+)`).exec(cacheControl);
+  const seconds = (directive: RegExp) => {
+    const match = directive.exec(cacheControl);
     return match ? Number(match[1]) : undefined;
   };
-  const ttl = directive('s-maxage') ?? directive('max-age') ?? 0;
+  const ttl = seconds(/(?:^|,)\s*s-maxage=(\d+)/) ?? seconds(/(?:^|,)\s*max-age=(\d+)/) ?? 0;
   if (response.status >= 500) return Math.min(ttl, ERROR_TTL_SECONDS.server);
   if (response.status >= 400) return Math.min(ttl, ERROR_TTL_SECONDS.client);
   return response.status === 200 ? ttl : 0;

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
 import { DEFAULT_EAGER_ACCEPTS, DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
 import { createInvalidationHandler } from '../lambda/invalidate/handler';
-import { DEFAULT_LIMITS, originConfig } from '../lambda/origin/config';
+import { DEFAULT_LIMITS, originConfig, type SvgPolicy } from '../lambda/origin/config';
 import { createOriginHandler } from '../lambda/origin/handler';
 import { transformProcesses } from '../lambda/origin/transform-process';
 import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode } from '../lib/edge-function';
@@ -39,6 +39,8 @@ export interface EmulatorStartOptions {
   buckets?: { source: string; cache: string };
   /** How often the source bucket is compared for changes made through the S3 API. */
   watchIntervalMs?: number;
+  /** The origin's SVG_POLICY (default `refuse`, as deployed). */
+  svgPolicy?: SvgPolicy;
   log(line: string): void;
 }
 
@@ -146,7 +148,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     edgeCache: options.edgeCache,
     origin: createOriginHandler({
       s3,
-      config: originConfig({ sourceBucket, cacheBucket }),
+      config: originConfig({ sourceBucket, cacheBucket }, options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
       log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
       // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
       transforms: transformProcesses(availableParallelism()),

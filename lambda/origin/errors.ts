@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'source_too_large'
   | 'too_many_pixels'
   | 'too_costly'
+  | 'too_many_scans'
   | 'unsupported_media_type'
   | 'undecodable_image'
   | 'internal_error'
@@ -25,6 +26,7 @@ const STATUS: Record<ErrorCode, number> = {
   source_too_large: 413,
   too_many_pixels: 413,
   too_costly: 413,
+  too_many_scans: 413,
   unsupported_media_type: 415,
   undecodable_image: 422,
   internal_error: 500,

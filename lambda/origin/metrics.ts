@@ -50,6 +50,7 @@ const ALL_ERROR_CODES: Record<ErrorCode, true> = {
   source_too_large: true,
   too_many_pixels: true,
   too_costly: true,
+  too_many_scans: true,
   unsupported_media_type: true,
   undecodable_image: true,
   internal_error: true,

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, expect } from 'vitest';
 import { FAILURES_PREFIX, failureKey } from '../../lambda/origin/failures';
-import { startEmulator, type RunningEmulator } from '../../local/start';
+import { startEmulator, type EmulatorStartOptions, type RunningEmulator } from '../../local/start';
 import { gradientJpeg } from '../support/images';
 import type { OriginResponse, TestOrigin } from '../support/origin';
 import { createTestBuckets, listKeys, putObject, testS3Client } from '../support/s3';
@@ -121,9 +121,14 @@ export interface HostileEmulator {
 /**
  * `npm start -- --images <folder>` on this run's LocalStack, on fresh buckets
  * that already hold `sources` (so the source watcher sees no change), with
- * the edge cache on, as deployed. Stopped and removed after the file.
+ * the edge cache on, as deployed, and the origin's SVG policy from `options`.
+ * Stopped and removed after the file.
  */
-export async function startHostileEmulator(label: string, sources: Record<string, Buffer | string>): Promise<HostileEmulator> {
+export async function startHostileEmulator(
+  label: string,
+  sources: Record<string, Buffer | string>,
+  options: Pick<EmulatorStartOptions, 'svgPolicy'> = {},
+): Promise<HostileEmulator> {
   const s3 = testS3Client();
   const buckets = await createTestBuckets(label);
   const folder = await mkdtemp(join(tmpdir(), `hostile-${label.replace(/\W+/g, '-')}-`));
@@ -145,6 +150,7 @@ export async function startHostileEmulator(label: string, sources: Record<string
     edgeCache: true,
     buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
     watchIntervalMs: 60_000,
+    ...options,
     log: (line) => {
       if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
     },

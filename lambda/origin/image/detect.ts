@@ -1,5 +1,7 @@
 // The real type of a source, from its first bytes: never its name or Content-Type.
 
+import { startsAsSvg } from './svg';
+
 export type SourceFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif' | 'tiff' | 'svg';
 
 const ascii = (bytes: Buffer, start: number, end: number) => bytes.toString('latin1', start, end);
@@ -12,7 +14,7 @@ export function detectFormat(bytes: Buffer): SourceFormat | undefined {
   // ISO-BMFF: AVIF names itself as the major brand or among the compatible brands.
   if (ascii(bytes, 4, 8) === 'ftyp' && /avi[fs]/.test(ascii(bytes, 8, 64))) return 'avif';
   if (ascii(bytes, 0, 4) === 'II*\0' || ascii(bytes, 0, 4) === 'MM\0*') return 'tiff';
-  // A DOCTYPE may carry an internal subset (`[<!ENTITY ...>]`, as Illustrator writes): an SVG still.
-  if (/^(\uFEFF|\xEF\xBB\xBF)?\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^[>]*(\[[\s\S]*?\])?\s*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(ascii(bytes, 0, 1024))) return 'svg';
+  // Like libvips, only the first kilobyte is looked at, however large the source.
+  if (startsAsSvg(ascii(bytes, 0, 1024))) return 'svg';
   return undefined;
 }

@@ -6,6 +6,8 @@ import sharp, { type Sharp, type SharpOptions } from 'sharp';
 import type { Limits } from '../config';
 import { HttpError } from '../errors';
 import { detectFormat, type SourceFormat } from './detect';
+import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
+import { svgRefusal } from './svg';
 
 export interface SourceInfo {
   format: SourceFormat;
@@ -58,35 +60,6 @@ export function decodeError(error: unknown, limits: Limits): HttpError {
   // libvips' "unsupported image format" lands here too: the bytes were sniffed as a format
   // this service reads (anything else is refused before sharp sees it), so the file is damaged.
   return new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', detail);
-}
-
-/** A code point as text, or nothing when there is no such character. */
-const codePoint = (code: number) => (code >= 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '');
-
-/**
- * Why an SVG is not rendered even under SVG_POLICY=rasterize, or undefined.
- * librsvg loads no file or http reference (it has no base URL), but it does
- * decode a data: URL in full, whatever its pixels: a PNG bomb in a 65 KB SVG
- * took 3.5 GB, past MAX_INPUT_PIXELS, which sees only the SVG's own size. So:
- * - no data: URL anywhere (images, `<use>`d or XIncluded documents,
- *   stylesheets), looked for after XML character references and CSS escapes
- *   are decoded and tabs and newlines dropped, as a URL parser drops them;
- * - no entity declarations, which could assemble such a URL (or markup) that
- *   the text does not show, and expand past any byte limit;
- * - no text encoding but UTF-8 (or its subsets), in which the text is read here.
- */
-export function svgRefusal(bytes: Buffer): string | undefined {
-  const text = bytes.toString('latin1');
-  if (/<!ENTITY/i.test(text)) return 'it declares XML entities';
-  if (/<\?xml[^>]*\bencoding\s*=\s*(?!["'](utf-?8|us-ascii|ascii)["'])/i.test(text)) return 'its encoding is not UTF-8';
-  const decoded = text
-    .replace(/&#x([0-9a-f]+);?/gi, (_, hex: string) => codePoint(parseInt(hex, 16)))
-    .replace(/&#([0-9]+);?/g, (_, decimal: string) => codePoint(parseInt(decimal, 10)))
-    .replace(/\\([0-9a-f]{1,6})[ \t\r\n\f]?/gi, (_, hex: string) => codePoint(parseInt(hex, 16)))
-    .replace(/\\([^\r\n\f])/g, '$1')
-    .replace(/[\t\r\n]/g, '');
-  if (/(^|[^a-z0-9+.-])data:/i.test(decoded)) return 'it embeds a data: URL';
-  return undefined;
 }
 
 /**
@@ -144,6 +117,10 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
   }
   if (format === 'gif' && gifTruncated(bytes)) {
     throw new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', 'GIF ends before its trailer');
+  }
+  const scans = format === 'jpeg' ? jpegScans(bytes) : 0;
+  if (scans > MAX_JPEG_SCANS) {
+    throw new HttpError('too_many_scans', `The source JPEG has ${scans} scans, more than the ${MAX_JPEG_SCANS} this service decodes.`);
   }
   const firstFrame = sharp(bytes, decodeOptions(limits));
   let meta;
