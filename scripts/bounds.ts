@@ -48,10 +48,21 @@ interface Case {
 /** XML-like text that is no image, at the largest source size: the sniffer must be linear. */
 const xmlText = (bytes: number) => Buffer.from('<?xml <!-- <!DOCTYPE svg '.repeat(Math.ceil(bytes / 25)).slice(0, bytes), 'latin1');
 
-function photo(width: number, height: number, progressive: boolean): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 30 } } })
-    .jpeg({ quality: 90, progressive })
-    .toBuffer();
+/** A photo-like image (soft noise) at the largest output size, in each format a source may have. */
+const LARGEST = 8192;
+function photo(format: 'jpeg' | 'png' | 'webp' | 'avif' | 'tiff' | 'gif', options: { progressive?: boolean } = {}): Promise<Buffer> {
+  const image = sharp({ create: { width: LARGEST, height: LARGEST, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 24 } } })
+    .blur(1.5);
+  switch (format) {
+    case 'jpeg':
+      return image.jpeg({ quality: 90, progressive: options.progressive ?? false }).toBuffer();
+    case 'avif':
+      return image.avif({ effort: 0 }).toBuffer();
+    case 'tiff':
+      return image.tiff({ compression: 'jpeg' }).toBuffer();
+    default:
+      return image.toFormat(format).toBuffer();
+  }
 }
 
 const CASES: Case[] = [
@@ -74,10 +85,15 @@ const CASES: Case[] = [
   },
   {
     name: 'jpeg: 8192x8192 photo',
-    make: () => photo(8192, 8192, false),
+    make: () => photo('jpeg'),
     asks: [NEGOTIATED, 'format=avif', 'format=webp', `width=1600,${NEGOTIATED}`],
   },
-  { name: 'jpeg: 8192x8192 progressive', make: () => photo(8192, 8192, true), asks: [NEGOTIATED, `width=800,${NEGOTIATED}`] },
+  { name: 'jpeg: 8192x8192 progressive', make: () => photo('jpeg', { progressive: true }), asks: [NEGOTIATED, `width=800,${NEGOTIATED}`] },
+  ...(['png', 'webp', 'avif', 'tiff', 'gif'] as const).map((format) => ({
+    name: `${format}: 8192x8192 photo`,
+    make: () => photo(format),
+    asks: [NEGOTIATED],
+  })),
   { name: 'gif: 200 frames of 500x500', make: () => animatedGif(200, 500, 500), asks: [NEGOTIATED, `width=240,${NEGOTIATED}`] },
 ];
 

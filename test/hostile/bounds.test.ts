@@ -14,10 +14,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { MEMORY_SHARE } from '../../lambda/origin/image/budget';
 import { deepImage, gradientJpeg, type Orientation } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
-import { throughHandler, useBomb } from './support';
+import { startHostileEmulator, throughEmulator, throughHandler, useBomb } from './support';
 
 /** What Chromium sends for an <img>: AVIF and WebP accepted, so the edge writes accept=avif. */
 const NEGOTIATED = 'accept=avif';
+
+/** What Chromium sends with an <img>. */
+const CHROMIUM_ACCEPT = 'image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8';
 
 /** Allocator and libvips' own buffers: what any transform costs beyond the pixels the model counts. */
 const NOISE_MB = 40;
@@ -143,5 +146,32 @@ describe('what overruns is killed at the deadline, and remembered', () => {
     const again = await origin.request('/bomb.svg/original');
     expect(again.status).toBe(504);
     expect(performance.now() - retried).toBeGreaterThanOrEqual(1_400);
+  });
+});
+
+describe('through the emulator, as a browser asks', () => {
+  it('a plain GET of a 12 MP photo from Chromium gets WebP, and /_health answers all the while', async () => {
+    const emulator = await startHostileEmulator('bounds emulator', { 'large/photo.jpg': await gradientJpeg(4000, 3000) });
+    const image = throughEmulator(emulator, '/large/photo.jpg', { status: 200, at: 'origin' }, { headers: { accept: CHROMIUM_ACCEPT } });
+    // The transform runs in its own process: the emulator's thread stays free for other requests.
+    let settled = false;
+    void image.finally(() => (settled = true));
+    let slowestHealth = 0;
+    let healthChecks = 0;
+    while (!settled) {
+      const start = performance.now();
+      const health = await emulator.get('/_health');
+      expect(health.status).toBe(200);
+      slowestHealth = Math.max(slowestHealth, performance.now() - start);
+      healthChecks++;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const answer = await image;
+    expect(answer.headers['content-type']).toBe('image/webp');
+    expect(answer.headers['x-origin']).toBe('lambda');
+    expect(healthChecks).toBeGreaterThan(3);
+    expect(slowestHealth, '/_health while the photo was made (ms)').toBeLessThan(500);
+    // The variant is stored under the negotiated key, as WebP.
+    expect(await emulator.cachedKeys()).toContain('large/photo.jpg/accept=avif');
   });
 });
