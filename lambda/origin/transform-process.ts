@@ -85,7 +85,13 @@ function childExecArgv(entry: string): string[] {
  * serves one request per environment: 1; the local emulator serves several).
  * Requests beyond `size` wait for a child.
  */
-export function transformProcesses(size = 1, entry = fileURLToPath(import.meta.url)): TransformProcesses {
+/**
+ * This module's file: in Lambda, the CommonJS bundle the construct builds (where
+ * esbuild leaves `import.meta` empty); from the sources, the ES module itself.
+ */
+const THIS_FILE = typeof __filename === 'string' ? __filename : fileURLToPath(import.meta.url);
+
+export function transformProcesses(size = 1, entry = THIS_FILE): TransformProcesses {
   const idle: ChildProcess[] = [];
   const all = new Set<ChildProcess>();
   const ready = new WeakMap<ChildProcess, Promise<void>>();

@@ -5,11 +5,15 @@
 // (status, headers, bytes) when the stream ends, before the variant's write;
 // the invocation ends once the variant is stored.
 
+import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { functionUrlEvent } from '../../local/function-url';
 import { installLambdaRuntime, invokeStreaming, type StreamedResponse } from '../../local/lambda-runtime';
+import { PROJECT_ROOT } from '../../local/python-venv';
 import { startFaultyProxy, type FaultyProxy } from '../support/faulty-proxy';
 import { gradientJpeg, noiseImage } from '../support/images';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
@@ -129,5 +133,30 @@ describe('the streaming Lambda entry point', () => {
     expect(answer.headers.location).toBe('/entry/noise.png?format=png');
     expect(waited).toBeGreaterThanOrEqual(HELD_WRITE_MS);
     expect(await cached()).toContain('entry/noise.png/format=png');
+  });
+});
+
+describe('the bundle as the CDK construct builds it (minified CommonJS, sharp outside)', () => {
+  it('starts its transform child from the bundled file and serves a miss', async () => {
+    // Inside the project, so that the bundle finds sharp in node_modules as it does next to it in Lambda.
+    const outfile = join(PROJECT_ROOT, '.cache', 'test-bundle', `origin-${process.pid}.cjs`);
+    await build({
+      entryPoints: [join(PROJECT_ROOT, 'lambda/origin/index.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      minify: true,
+      mainFields: ['module', 'main'],
+      external: ['sharp'],
+      logLevel: 'error',
+    });
+    const bundled = (await import(pathToFileURL(outfile).href)) as { default: { handler: unknown } };
+    const invocation = invokeStreaming(bundled.default.handler, functionUrlEvent('/entry/photo.jpg/width=120,format=webp'), context);
+    const response = await invocation.response;
+    await invocation.done;
+    expect(response.statusCode).toBe(200);
+    expect(await sharp(response.body).metadata()).toMatchObject({ format: 'webp', width: 120 });
   });
 });
