@@ -15,7 +15,7 @@ import { SVG_POLICIES, type SvgPolicy } from '../lambda/origin/config';
 import type { ImageTransformerProps } from './image-transformer';
 import { ImageTransformerConfigError } from './settings';
 
-/** The context keys bin/app.ts reads, with their meaning (printed by `--help`-like docs and the README). */
+/** The context keys bin/app.ts reads, with their meaning (docs/configuration.md lists them; test/docs/tables.test.ts keeps it complete). */
 export const CONTEXT_KEYS = {
   stackName: 'CloudFormation stack name (default EdgeImageTransformer).',
   sourceBucket: 'Name of an existing bucket of originals to serve (default: create one).',

@@ -206,7 +206,7 @@ export interface ImageTransformerProps {
 
   /**
    * What an SVG source gets: `refuse` (415) or `rasterize` (drawn by librsvg
-   * with no network, file or script access; see the README's "SVG sources").
+   * with no network, file or script access; see "SVG sources" in docs/hostile-input.md).
    * @default 'refuse'
    */
   readonly svgPolicy?: SvgPolicy;
@@ -384,10 +384,11 @@ export interface ImageTransformerProps {
   readonly dashboard?: boolean;
 
   /**
-   * CloudWatch alarms, with the thresholds of ALARM_THRESHOLDS (see the README
-   * runbook): origin error rate (5xx and crashes), p99 transform time near
-   * the time budget, origin throttles, failed invalidations and, in a stack
-   * deployed to us-east-1, CloudFront's 5xx error rate.
+   * CloudWatch alarms, with the thresholds of ALARM_THRESHOLDS (see the
+   * runbook in docs/operations.md): origin error rate (5xx and crashes), p99
+   * transform time near the time budget, origin throttles, failed
+   * invalidations and, in a stack deployed to us-east-1, CloudFront's 5xx
+   * error rate.
    * @default true
    */
   readonly alarms?: boolean;

@@ -26,7 +26,7 @@ import { HttpError } from '../lambda/origin/errors';
 import { CONTENT_TYPES } from '../lambda/origin/image/output';
 import { ERROR_CODES, ERROR_CODE_DIMENSION, OUTPUT_FORMAT_DIMENSION, formatOf, type MetricName } from '../lambda/origin/metrics';
 
-/** The alarms' thresholds, as the README runbook documents them. */
+/** The alarms' thresholds, as the runbook in docs/operations.md documents them. */
 export const ALARM_THRESHOLDS = {
   /** Origin 5xx answers and crashed invocations, % of origin requests, in 2 of 3 one-minute periods... */
   originErrorRatePercent: 5,
@@ -178,7 +178,7 @@ export class ImageTransformerMonitoring extends Construct {
       alarmDescription:
         `More than ${t.originErrorRatePercent}% of origin requests answered 5xx or crashed, in 2 of 3 minutes ` +
         `(minutes with ${t.originErrorRateMinRequests}+ requests). Rolls back a canary deployment. ` +
-        'See the README runbook: "OriginErrorRate".',
+        'See the runbook in docs/operations.md: "OriginErrorRate".',
       metric: errorRate,
       threshold: t.originErrorRatePercent,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -196,7 +196,7 @@ export class ImageTransformerMonitoring extends Construct {
         alarmDescription:
           `p99 transform time above ${thresholdMs} ms (${t.transformTimeP99ShareOfBudget * 100}% of the ${props.timeBudgetMs} ms ` +
           'time budget, past which the origin answers 504) in 3 of 5 minutes. Rolls back a canary deployment. ' +
-          'See the README runbook: "TransformTimeP99".',
+          'See the runbook in docs/operations.md: "TransformTimeP99".',
         metric: this.originMetric('TransformTime', 'p99'),
         threshold: thresholdMs,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -213,7 +213,7 @@ export class ImageTransformerMonitoring extends Construct {
       alarmName: this.alarmNamePrefix + 'OriginThrottles',
       alarmDescription:
         `The origin Lambda was throttled (${t.throttlesPerMinute}+ a minute) for 3 minutes in a row: viewers get errors ` +
-        'for images not yet made. See the README runbook: "OriginThrottles".',
+        'for images not yet made. See the runbook in docs/operations.md: "OriginThrottles".',
       metric: this.functionMetric('Throttles', 'Sum'),
       threshold: t.throttlesPerMinute,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -229,7 +229,7 @@ export class ImageTransformerMonitoring extends Construct {
         alarmName: this.alarmNamePrefix + 'CloudFront5xxErrorRate',
         alarmDescription:
           `CloudFront answered more than ${t.cloudFront5xxErrorRatePercent}% of all viewer requests with 5xx, 3 minutes in a row. ` +
-          'Rolls back a canary deployment. See the README runbook: "CloudFront5xxErrorRate".',
+          'Rolls back a canary deployment. See the runbook in docs/operations.md: "CloudFront5xxErrorRate".',
         metric: this.cloudFrontMetric('5xxErrorRate', 'Average'),
         threshold: t.cloudFront5xxErrorRatePercent,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -311,7 +311,7 @@ export class ImageTransformerMonitoring extends Construct {
     if (this.alarms) {
       dashboard.addWidgets(
         new cloudwatch.AlarmStatusWidget({
-          title: 'Alarms (README runbook: what each means and what to do)',
+          title: 'Alarms (runbook in docs/operations.md: what each means and what to do)',
           alarms: Object.values(this.alarms).filter((alarm): alarm is cloudwatch.Alarm => alarm !== undefined),
           width: 24,
           height: 2,

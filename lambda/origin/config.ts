@@ -1,5 +1,5 @@
 // The origin's settings, read once from the Lambda environment. Every limit
-// has a default chosen for a 2 GB arm64 Lambda; see README "Configuration".
+// has a default chosen for a 2 GB arm64 Lambda; see docs/configuration.md.
 
 import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
 

@@ -7,7 +7,7 @@ const MB_PER_VCPU = 1769;
 
 /**
  * sharp for a Lambda that serves one request at a time, as measured with
- * `npm run bench -- --settings` (README "Performance"):
+ * `npm run bench -- --settings` (docs/performance.md):
  * - no libvips operation cache: each miss reads a new source, so it never hits;
  *   without it peak RSS was 95 MB lower at the same speed;
  * - one libvips thread per vCPU the memory buys: on a second free core, two

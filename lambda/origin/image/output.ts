@@ -58,7 +58,7 @@ export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
 /**
  * Encoder settings per format, chosen with `npm run bench -- --quality` on 20
  * real photos: bytes against SSIM to the uncompressed resize, and encode CPU
- * time (README "Performance" has the tables).
+ * time (docs/performance.md has the tables).
  */
 export function encode(image: Sharp, plan: OutputPlan, ops: Ops): void {
   switch (plan.format) {
