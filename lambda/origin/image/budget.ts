@@ -32,7 +32,7 @@ export const MEMORY_SHARE = 0.75;
 export const BASE_RSS_MB = { handler: 90, child: 80 };
 
 /** Of the time budget, the share the predicted transform may take: the rest is the fetch and the model's error. */
-const TIME_SHARE = 0.6;
+const TIME_SHARE = 0.75;
 
 /** Predictions are multiplied by this before they are compared with a budget. */
 const SAFETY = 1.25;
