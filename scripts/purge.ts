@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { S3Client } from '@aws-sdk/client-s3';
+import { describeError } from '../lambda/common/log';
 import { decodeKeyPath, isGrammarError, validateKey } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
 import { coveringPaths, invalidationPath } from '../lambda/invalidate/paths';
@@ -130,11 +131,6 @@ export function sourceKeyOf(arg: string): string {
   }
   if (arg.startsWith('/')) return decodeKeyPath(arg);
   return validateKey(arg);
-}
-
-function describeError(error: unknown): string {
-  const failure = error as { name?: string; message?: string };
-  return `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}`;
 }
 
 /** Deletes the variants of every key (each whatever happens to the others), then one invalidation for all. */

@@ -8,7 +8,7 @@ import type { OriginConfig } from './config';
 import { HttpError } from './errors';
 import { rememberedFailure, rememberFailure, isExpensive } from './failures';
 import { budgetFor } from './image/budget';
-import type { Logger } from './log';
+import type { Logger } from '../common/log';
 import { requestMetrics, type MetricsOptions, type Phase, type RequestMetrics } from './metrics';
 import { errorResponse, redirectResponse, variantResponse, type FunctionUrlResponse, type ResponseTimings } from './responses';
 import { fetchSource, storeVariant, type StoreOutcome } from './storage';
