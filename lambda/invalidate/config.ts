@@ -3,7 +3,7 @@
 // fails loudly instead of silently leaving stale variants behind.
 
 import { envReaders, type Env } from '../common/env';
-import { canonicalRequest, encodeKeyPath, isGrammarError, DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../grammar';
+import { presetRefusal, DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../grammar';
 
 export interface InvalidateConfig {
   /** Bucket holding the variants, `<source key>/<ops>` (CACHE_BUCKET). */
@@ -138,12 +138,8 @@ export function readConfig(env: Env): InvalidateConfig {
   if (grammar.presets) {
     // Each eager preset must exist and expand to a valid request, as the edge would see it.
     for (const name of config.eagerPresets) {
-      try {
-        canonicalRequest(encodeKeyPath('check.jpg'), [['preset', name]], grammar);
-      } catch (error) {
-        if (isGrammarError(error)) throw configError(`EAGER_PRESETS names "${name}", which PRESETS rejects: ${error.message}`);
-        throw error;
-      }
+      const refusal = presetRefusal(name, grammar);
+      if (refusal) throw configError(`EAGER_PRESETS names "${name}", which PRESETS rejects: ${refusal}`);
     }
   }
   return config;
