@@ -5,11 +5,7 @@
 
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** A usage error: exit status 2 and the usage text. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+import { UsageError } from '../local/command-line';
 
 export interface Output {
   out(line: string): void;

@@ -18,7 +18,8 @@ import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/inva
 import { coveringPaths, invalidationPath } from '../lambda/invalidate/paths';
 import { deleteVariants, type PurgeResult } from '../lambda/invalidate/purge';
 import { localS3Client } from '../local/s3-client';
-import { operatorMain, runIfMain, UsageError } from './operator-command';
+import { UsageError } from '../local/command-line';
+import { operatorMain, runIfMain } from './operator-command';
 
 export const USAGE = `usage: npm run purge -- [options] <source-key> [<source-key> ...]
 
