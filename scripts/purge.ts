@@ -1,11 +1,13 @@
 // `npm run purge -- [options] <source-key> [<source-key> ...]`
 //
-// What the invalidation Lambda does when a source changes, by hand: delete
-// each source's variants from the cache bucket, then one CloudFront
-// invalidation for all of them, with the same code (lambda/invalidate/
-// purge.ts, paths.ts, cloudfront.ts). For when a variant must go now: a
-// source replaced while the Lambda was failing, a bad deploy's variants, a
-// takedown. Reports per key what succeeded and what failed; exits 1 if
+// Purges sources by hand with the invalidation Lambda's code (lambda/
+// invalidate/purge.ts, paths.ts, cloudfront.ts), though not in its order:
+// the Lambda invalidates the exact variants it listed before deleting them;
+// this deletes each source's variants first, then sends one CloudFront
+// invalidation with the wildcard /<key>* per source, which also reaches
+// copies CloudFront holds that the cache bucket no longer has. For when a
+// variant must go now: a source replaced while the Lambda was failing, a bad
+// deploy's variants, a takedown. Reports per key what succeeded and what failed; exits 1 if
 // anything failed, 2 on a usage error.
 
 import { parseArgs } from 'node:util';
