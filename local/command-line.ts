@@ -5,6 +5,7 @@
 // runner ends the process.
 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { errorStack } from '../lambda/common/log';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -42,7 +43,7 @@ export function runCommand(usage: string, main: () => Promise<void>, beforeExit:
       console.error(`error: ${error.message}\n\n${usage}`);
       process.exit(2);
     }
-    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    console.error(errorStack(error));
     process.exit(1);
   });
 }

@@ -5,6 +5,7 @@
 
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { errorStack } from '../lambda/common/log';
 import { UsageError } from '../local/command-line';
 
 export interface Output {
@@ -73,7 +74,7 @@ export function runIfMain(moduleUrl: string, main: (argv: string[]) => Promise<n
       process.exitCode = status;
     },
     (error) => {
-      console.error(error instanceof Error ? error.stack : error);
+      console.error(errorStack(error));
       process.exitCode = 1;
     },
   );

@@ -8,6 +8,11 @@ export const jsonLogger: Logger = (entry) => {
   console.log(JSON.stringify({ time: new Date().toISOString(), ...entry }));
 };
 
+/** An error with where it happened, for a bug's log line or a crash report. */
+export function errorStack(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+}
+
 /** An error as one line for a log or a report, e.g. "AccessDenied: Access Denied"; AWS SDK errors are not always Errors. */
 export function describeError(error: unknown): string {
   const failure = error as { name?: string; message?: string } | null | undefined;
