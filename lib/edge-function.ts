@@ -5,7 +5,7 @@
 
 import { buildSync } from 'esbuild';
 import { fileURLToPath } from 'node:url';
-import { canonicalRequest, isGrammarError, type GrammarOptions } from '../lambda/grammar/index';
+import { presetRefusal, type GrammarOptions } from '../lambda/grammar/index';
 import { SIGNING_SECRETS_KEY, type EdgeSettings } from '../lambda/edge/viewer-request';
 
 export { SIGNING_SECRETS_KEY };
@@ -103,12 +103,8 @@ function wrapper(settings: EdgeFunctionSettings): string {
 /** Throws, naming it, for a preset the grammar would refuse on every request. */
 function checkPresets(grammar: GrammarOptions): void {
   for (const name of Object.keys(grammar.presets ?? {})) {
-    try {
-      canonicalRequest('/preset-check', [['preset', name]], grammar);
-    } catch (error) {
-      if (!isGrammarError(error)) throw error;
-      throw new Error(`The preset "${name}" is not valid: ${error.message}`);
-    }
+    const refusal = presetRefusal(name, grammar);
+    if (refusal) throw new Error(`The preset "${name}" is not valid: ${refusal}`);
   }
 }
 

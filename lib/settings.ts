@@ -6,8 +6,7 @@
 import { Token } from 'aws-cdk-lib';
 import {
   PARAMS_BY_NAME,
-  canonicalRequest,
-  isGrammarError,
+  presetRefusal,
   type GrammarOptions,
   type Preset,
 } from '../lambda/grammar';
@@ -77,13 +76,9 @@ export function checkPresets(grammar: GrammarOptions): void {
         fail(`preset "${name}": the value of ${param} must be a string (e.g. '${String(value)}'), not ${typeof value}.`);
       }
     }
-    try {
-      // The same code the edge and the origin run; a preset that parses here parses there.
-      canonicalRequest('/preset-check.jpg', [['preset', name]], grammar, { accept: 'image/webp' });
-    } catch (error) {
-      if (isGrammarError(error)) fail(`preset "${name}" is invalid: ${error.message}`);
-      throw error;
-    }
+    // The same code the edge and the origin run; a preset that parses here parses there.
+    const refusal = presetRefusal(name, grammar);
+    if (refusal) fail(`preset "${name}" is invalid: ${refusal}`);
   }
   if (grammar.presetsOnly && Object.keys(presets).length === 0) {
     fail('presetsOnly needs at least one preset (otherwise no transformation could ever be requested).');

@@ -1,7 +1,7 @@
 // `npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <s>]`
 // Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3).
 
-import { commandLine, usageError } from './command-line';
+import { commandLine, runCommand, UsageError } from './command-line';
 import { startLocalStack } from './localstack';
 import { localS3Client } from './s3-client';
 import { startEmulator } from './start';
@@ -13,8 +13,6 @@ const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--no-edge-cach
   --no-edge-cache          send every request to the origins, as with caching disabled
   --signing-secret <s>     require signed URLs, verified with this secret`;
 
-const fail = (message: string) => usageError(USAGE, message);
-
 async function main() {
   const args = commandLine(USAGE, {
     port: { type: 'string', default: '3000' },
@@ -24,7 +22,7 @@ async function main() {
   });
   if (!args) return;
   const port = Number(args.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, not "${args.port}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${args.port}"`);
 
   const started = performance.now();
   const log = (line: string) => console.log(`[emulator] ${line}`);
@@ -41,8 +39,8 @@ async function main() {
     });
   } catch (error) {
     await localStack.stop();
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') fail(`port ${port} is in use; pick another with --port`);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') fail(`no such folder: ${args.images}`);
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use; pick another with --port`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`no such folder: ${args.images}`);
     throw error;
   }
   log(`edge cache ${args['no-edge-cache'] ? 'off' : 'on'}; S3 at ${localStack.endpoint}`);
@@ -57,7 +55,4 @@ async function main() {
   process.once('SIGTERM', shutdown);
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? `error: ${error.message}` : error);
-  process.exit(1);
-});
+runCommand(USAGE, main);

@@ -1,23 +1,26 @@
-// The options of `npm start`, `npm run load` and `npm run bench`: parsed with
-// node:util, -h/--help printing the usage, every mistake exiting 2 with it.
+// The command-line shape of every command (`npm start`, load, bench, bounds,
+// purge, replay-invalidations): options parsed with node:util, -h/--help
+// printing the usage, and a mistake thrown as a UsageError, which the
+// command's runner turns into exit status 2 with the usage. Nothing below the
+// runner ends the process.
 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { errorStack } from '../lambda/common/log';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** Prints `message` and the usage to stderr and exits 2: a usage error. */
-export function usageError(usage: string, message: string): never {
-  console.error(`error: ${message}\n\n${usage}`);
-  process.exit(2);
+/** A usage error: exit status 2 and the usage text. */
+export class UsageError extends Error {
+  override name = 'UsageError';
 }
 
-/** The parsed option values, or undefined after --help printed the usage (the command then does nothing). */
-export function commandLine<T extends Options>(usage: string, options: T) {
+/** The parsed option values, or undefined after --help printed the usage (the command then does nothing); throws UsageError. */
+export function commandLine<T extends Options>(usage: string, options: T, argv: string[] = process.argv.slice(2)) {
   let parsed;
   try {
-    parsed = parseArgs({ options: { ...options, help: { type: 'boolean', short: 'h', default: false } } });
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h', default: false } } });
   } catch (error) {
-    usageError(usage, (error as Error).message);
+    throw new UsageError((error as Error).message);
   }
   // Inside this generic function TypeScript cannot resolve the parsed type; `help` is always there.
   if ((parsed.values as { help?: boolean }).help) {
@@ -25,4 +28,22 @@ export function commandLine<T extends Options>(usage: string, options: T) {
     return undefined;
   }
   return parsed.values;
+}
+
+/**
+ * Runs a command's `main`. A usage error prints the message and the usage and
+ * exits 2; any other error prints its stack and exits 1 (`beforeExit` first,
+ * e.g. to end a progress line). Otherwise the process ends when its work does,
+ * with the exit status `main` set.
+ */
+export function runCommand(usage: string, main: () => Promise<void>, beforeExit: () => void = () => {}): void {
+  main().catch((error: unknown) => {
+    beforeExit();
+    if (error instanceof UsageError) {
+      console.error(`error: ${error.message}\n\n${usage}`);
+      process.exit(2);
+    }
+    console.error(errorStack(error));
+    process.exit(1);
+  });
 }

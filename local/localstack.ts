@@ -4,8 +4,8 @@
 // token, so we run the PyPI package `localstack-core` from a Python 3.13 venv
 // (3.11 and 3.12 start but fail on every S3 call). The venv lives in
 // <project root>/.localstack/venv and is built from the pinned
-// local/localstack-requirements.txt (the unpinned set is broken).
-// See /work/shared/design/platform-facts.md, "LocalStack S3 without Docker".
+// local/localstack-requirements.txt (the unpinned set is broken: cbor2 6
+// removed a module LocalStack imports).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';

@@ -37,7 +37,7 @@ import { configureSharp } from '../lambda/origin/sharp-settings';
 import { budgetFor } from '../lambda/origin/image/budget';
 import { transform } from '../lambda/origin/image/transform';
 import { storeVariant } from '../lambda/origin/storage';
-import { commandLine, usageError } from '../local/command-line';
+import { commandLine, runCommand, UsageError } from '../local/command-line';
 import { functionUrlEvent } from '../local/function-url';
 import { localS3Client } from '../local/s3-client';
 import type { RunningEmulator } from '../local/start';
@@ -718,10 +718,10 @@ async function main() {
   });
   if (!values) return;
   const iterations = values.iterations ? Number(values.iterations) : values.quick ? 1 : 2;
-  if (!Number.isInteger(iterations) || iterations < 1) usageError(USAGE, `--iterations must be a positive integer, not "${values.iterations}"`);
+  if (!Number.isInteger(iterations) || iterations < 1) throw new UsageError(`--iterations must be a positive integer, not "${values.iterations}"`);
   const names = values.ops ? values.ops.split(',').map((name) => name.trim()) : OPS.map((op) => op.name);
   const unknown = names.filter((name) => !OPS.some((op) => op.name === name));
-  if (unknown.length) usageError(USAGE, `unknown operation(s) ${unknown.join(', ')}`);
+  if (unknown.length) throw new UsageError(`unknown operation(s) ${unknown.join(', ')}`);
   const ops = OPS.filter((op) => names.includes(op.name));
   const command = ['npm run bench', ...process.argv.slice(2).length ? ['--', ...process.argv.slice(2)] : []].join(' ');
 
@@ -824,8 +824,4 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  progressDone();
-  console.error(error instanceof Error ? error.stack : error);
-  process.exit(1);
-});
+runCommand(USAGE, main, progressDone);

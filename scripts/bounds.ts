@@ -22,7 +22,7 @@ import type { FunctionUrlResponse } from '../lambda/origin/responses';
 import { MEMORY_SHARE } from '../lambda/origin/image/budget';
 import { originS3Client } from '../lambda/origin/storage';
 import { transformProcesses } from '../lambda/origin/transform-process';
-import { commandLine, usageError } from '../local/command-line';
+import { commandLine, runCommand, UsageError } from '../local/command-line';
 import { functionUrlEvent } from '../local/function-url';
 import { startLocalStack } from '../local/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
@@ -232,8 +232,8 @@ async function main() {
   if (!args) return;
   const memorySizeMb = Number(args.memory);
   const timeBudgetMs = Number(args.budget);
-  if (!Number.isInteger(memorySizeMb) || memorySizeMb < 512) usageError(USAGE, `--memory must be a whole number of MB, at least 512, not "${args.memory}"`);
-  if (!Number.isInteger(timeBudgetMs) || timeBudgetMs < 1000) usageError(USAGE, `--budget must be a whole number of ms, at least 1000, not "${args.budget}"`);
+  if (!Number.isInteger(memorySizeMb) || memorySizeMb < 512) throw new UsageError(`--memory must be a whole number of MB, at least 512, not "${args.memory}"`);
+  if (!Number.isInteger(timeBudgetMs) || timeBudgetMs < 1000) throw new UsageError(`--budget must be a whole number of ms, at least 1000, not "${args.budget}"`);
 
   const localStack = await startLocalStack({ log: (line) => console.error(`[localstack] ${line}`) });
   try {
@@ -274,8 +274,11 @@ async function main() {
   }
 }
 
+/** In a measuring child: one measurement, sent to the parent. */
+async function measureOne(spec: string): Promise<void> {
+  const row = await measure(JSON.parse(spec) as Measurement);
+  process.send?.(row, () => process.exit(0));
+}
+
 const measurement = process.env[MEASUREMENT];
-(measurement ? measure(JSON.parse(measurement) as Measurement).then((row) => process.send?.(row, () => process.exit(0))) : main()).catch((error: unknown) => {
-  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
-  process.exit(1);
-});
+runCommand(USAGE, measurement ? () => measureOne(measurement) : main);

@@ -18,7 +18,7 @@
 import { request as httpRequest, Agent } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { originS3Client } from '../lambda/origin/storage';
-import { commandLine, usageError } from '../local/command-line';
+import { commandLine, runCommand, UsageError } from '../local/command-line';
 import { startLocalStack } from '../local/localstack';
 import { startEmulator } from '../local/start';
 
@@ -68,7 +68,9 @@ interface MemorySample {
   external: number;
 }
 
-const fail = (message: string) => usageError(USAGE, message);
+const fail = (message: string): never => {
+  throw new UsageError(message);
+};
 
 /** mulberry32: a small seeded PRNG, so a run's mix can be repeated. */
 function random(seed: number): () => number {
@@ -285,7 +287,4 @@ async function main() {
   if (errors.length) process.exitCode = 1;
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
-  process.exit(1);
-});
+runCommand(USAGE, main);

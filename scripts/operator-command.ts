@@ -5,11 +5,8 @@
 
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** A usage error: exit status 2 and the usage text. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+import { errorStack } from '../lambda/common/log';
+import { UsageError } from '../local/command-line';
 
 export interface Output {
   out(line: string): void;
@@ -77,7 +74,7 @@ export function runIfMain(moduleUrl: string, main: (argv: string[]) => Promise<n
       process.exitCode = status;
     },
     (error) => {
-      console.error(error instanceof Error ? error.stack : error);
+      console.error(errorStack(error));
       process.exitCode = 1;
     },
   );

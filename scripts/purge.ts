@@ -1,23 +1,27 @@
 // `npm run purge -- [options] <source-key> [<source-key> ...]`
 //
-// What the invalidation Lambda does when a source changes, by hand: delete
-// each source's variants from the cache bucket, then one CloudFront
-// invalidation for all of them, with the same code (lambda/invalidate/
-// purge.ts, paths.ts, cloudfront.ts). For when a variant must go now: a
-// source replaced while the Lambda was failing, a bad deploy's variants, a
-// takedown. Reports per key what succeeded and what failed; exits 1 if
+// Purges sources by hand with the invalidation Lambda's code (lambda/
+// invalidate/purge.ts, paths.ts, cloudfront.ts), though not in its order:
+// the Lambda invalidates the exact variants it listed before deleting them;
+// this deletes each source's variants first, then sends one CloudFront
+// invalidation with the wildcard /<key>* per source, which also reaches
+// copies CloudFront holds that the cache bucket no longer has. For when a
+// variant must go now: a source replaced while the Lambda was failing, a bad
+// deploy's variants, a takedown. Reports per key what succeeded and what failed; exits 1 if
 // anything failed, 2 on a usage error.
 
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { S3Client } from '@aws-sdk/client-s3';
+import { describeError } from '../lambda/common/log';
 import { decodeKeyPath, isGrammarError, validateKey } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
 import { coveringPaths, invalidationPath } from '../lambda/invalidate/paths';
 import { deleteVariants, type PurgeResult } from '../lambda/invalidate/purge';
 import { localS3Client } from '../local/s3-client';
-import { operatorMain, runIfMain, UsageError } from './operator-command';
+import { UsageError } from '../local/command-line';
+import { operatorMain, runIfMain } from './operator-command';
 
 export const USAGE = `usage: npm run purge -- [options] <source-key> [<source-key> ...]
 
@@ -130,11 +134,6 @@ export function sourceKeyOf(arg: string): string {
   }
   if (arg.startsWith('/')) return decodeKeyPath(arg);
   return validateKey(arg);
-}
-
-function describeError(error: unknown): string {
-  const failure = error as { name?: string; message?: string };
-  return `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}`;
 }
 
 /** Deletes the variants of every key (each whatever happens to the others), then one invalidation for all. */

@@ -18,11 +18,13 @@ import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { S3Event } from 'aws-lambda';
+import { describeError } from '../lambda/common/log';
 import { DEFAULT_GRAMMAR_OPTIONS } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
 import { DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
 import { createInvalidationHandler, SourceChangeError } from '../lambda/invalidate/handler';
-import { operatorMain, runIfMain, UsageError, type Output } from './operator-command';
+import { UsageError } from '../local/command-line';
+import { operatorMain, runIfMain, type Output } from './operator-command';
 
 export const USAGE = `usage: npm run replay-invalidations -- [options]
 
@@ -132,9 +134,7 @@ export function failedEvent(body: string): S3Event {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof SourceChangeError) return error.message;
-  const failure = error as { name?: string; message?: string };
-  return `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}`;
+  return error instanceof SourceChangeError ? error.message : describeError(error);
 }
 
 /** Replays every message in the queue once; prints a line for each. True when all succeeded. */

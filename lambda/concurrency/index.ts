@@ -17,6 +17,7 @@ import {
   PutFunctionConcurrencyCommand,
 } from '@aws-sdk/client-lambda';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { describeError, jsonLogger } from '../common/log';
 import { originConcurrencyCap, type AccountConcurrency, type CapDecision } from './sizing';
 
 /** The Lambda API calls the cap needs, behind an interface so that tests can answer them. */
@@ -95,12 +96,12 @@ export function createCapHandler(api: ConcurrencyApi, fetchFn: typeof fetch = fe
         return;
       }
       const decision = await applyCap(api, event.ResourceProperties as unknown as CapProperties);
-      console.log(JSON.stringify({ event: 'origin_concurrency_cap', reserve: decision.reserve ?? null, message: decision.message }));
+      jsonLogger({ event: 'origin_concurrency_cap', reserve: decision.reserve ?? null, message: decision.message });
       await respond(event, { status: 'SUCCESS', data: { Message: decision.message, ReservedConcurrency: String(decision.reserve ?? 'none') } }, fetchFn);
     } catch (error) {
-      const failure = error as { name?: string; message?: string };
-      console.log(JSON.stringify({ event: 'origin_concurrency_cap_failed', error: `${failure.name}: ${failure.message}` }));
-      await respond(event, { status: 'FAILED', reason: `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}` }, fetchFn);
+      const reason = describeError(error);
+      jsonLogger({ event: 'origin_concurrency_cap_failed', error: reason });
+      await respond(event, { status: 'FAILED', reason }, fetchFn);
     }
   };
 }

@@ -3,7 +3,7 @@
 // cache key and the variant's key in the cache bucket, so two requests that
 // mean the same image must produce the same string.
 
-import { grammarError } from './errors';
+import { grammarError, isGrammarError } from './errors';
 import { decodeKeyPath, encodeKeyPath } from './key';
 import {
   PARAMS,
@@ -219,6 +219,21 @@ export function canonicalRequest(
   const key = decodeKeyPath(path);
   const ops = canonicalOps(parseViewerParams(pairs, options), options, negotiation);
   return { key, ops, uri: canonicalUri(key, ops) };
+}
+
+/**
+ * Why the grammar refuses every request for the preset `name`, or undefined
+ * when it accepts them: how a deployment checks its presets before a viewer
+ * trips over one.
+ */
+export function presetRefusal(name: string, options: GrammarOptions): string | undefined {
+  try {
+    canonicalRequest('/preset-check.jpg', [['preset', name]], options, { accept: 'image/webp' });
+    return undefined;
+  } catch (error) {
+    if (isGrammarError(error)) return error.message;
+    throw error;
+  }
 }
 
 /**

@@ -2,7 +2,8 @@
 // mistake is reported by name at the first invocation, so a bad deployment
 // fails loudly instead of silently leaving stale variants behind.
 
-import { canonicalRequest, encodeKeyPath, isGrammarError, DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../grammar';
+import { envReaders, type Env } from '../common/env';
+import { presetRefusal, DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../grammar';
 
 export interface InvalidateConfig {
   /** Bucket holding the variants, `<source key>/<ops>` (CACHE_BUCKET). */
@@ -50,27 +51,11 @@ export interface InvalidateConfig {
 export const DEFAULT_EAGER_ACCEPTS = ['image/avif,image/webp,*/*', 'image/webp,*/*', '*/*'];
 export const DEFAULT_WARM_TIMEOUT_MS = 30_000;
 
-type Env = Record<string, string | undefined>;
-
 function configError(message: string): Error {
   return new Error(`Invalid invalidation Lambda configuration: ${message}`);
 }
 
-function required(env: Env, name: string): string {
-  const value = env[name]?.trim();
-  if (!value) throw configError(`the environment variable ${name} is required.`);
-  return value;
-}
-
-function positiveInteger(env: Env, name: string, fallback: number): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
-    throw configError(`${name} must be a positive integer, not "${raw}".`);
-  }
-  return value;
-}
+const { required, positiveInteger, positiveIntegers, flag } = envReaders(configError);
 
 function json(env: Env, name: string): unknown {
   const raw = env[name]?.trim();
@@ -125,26 +110,10 @@ function presets(env: Env): { [name: string]: Preset } | undefined {
   return value as { [name: string]: Preset };
 }
 
-function flag(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (!raw) return fallback;
-  if (raw === 'true' || raw === 'false') return raw === 'true';
-  throw configError(`${name} must be true or false, not "${env[name]}".`);
-}
-
-function sizes(env: Env): number[] | undefined {
-  const raw = env.SIZES?.trim();
-  if (!raw) return undefined;
-  return raw
-    .split(',')
-    .map((size) => positiveInteger({ SIZES: size.trim() }, 'SIZES', 0))
-    .sort((a, b) => a - b);
-}
-
 export function readConfig(env: Env): InvalidateConfig {
   const grammar: GrammarOptions = {
     maxDimension: positiveInteger(env, 'MAX_DIMENSION', DEFAULT_GRAMMAR_OPTIONS.maxDimension),
-    sizes: sizes(env),
+    sizes: positiveIntegers(env, 'SIZES'),
     presets: presets(env),
   };
   const config: InvalidateConfig = {
@@ -169,12 +138,8 @@ export function readConfig(env: Env): InvalidateConfig {
   if (grammar.presets) {
     // Each eager preset must exist and expand to a valid request, as the edge would see it.
     for (const name of config.eagerPresets) {
-      try {
-        canonicalRequest(encodeKeyPath('check.jpg'), [['preset', name]], grammar);
-      } catch (error) {
-        if (isGrammarError(error)) throw configError(`EAGER_PRESETS names "${name}", which PRESETS rejects: ${error.message}`);
-        throw error;
-      }
+      const refusal = presetRefusal(name, grammar);
+      if (refusal) throw configError(`EAGER_PRESETS names "${name}", which PRESETS rejects: ${refusal}`);
     }
   }
   return config;

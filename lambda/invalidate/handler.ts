@@ -33,7 +33,7 @@ import type { S3Event } from 'aws-lambda';
 import type { InvalidationClient } from './cloudfront';
 import type { InvalidateConfig } from './config';
 import { sourceChanges, type Change, type IgnoredRecord, type SourceChange } from './events';
-import type { Logger } from './log';
+import { describeError, type Logger } from '../common/log';
 import { invalidationPaths, type FoundVariants } from './paths';
 import { deleteKeys, listVariants, type DeleteError } from './purge';
 import { warm, warmRequests, type Fetch, type WarmOutcome } from './warm';
@@ -87,11 +87,6 @@ export type InvalidationHandler = (event: S3Event) => Promise<InvalidationReport
 /** Per-key errors logged in full; beyond this only their number. */
 const LOGGED_ERRORS = 20;
 
-function describe(error: unknown): string {
-  const failure = error as { name?: string; message?: string };
-  return `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}`;
-}
-
 export function createInvalidationHandler({ s3, cloudFront, config, log, fetch = globalThis.fetch, settle }: InvalidationDependencies): InvalidationHandler {
   const settled = settle ?? (config.settleMs ? () => new Promise<void>((resolve) => setTimeout(resolve, config.settleMs)) : undefined);
 
@@ -129,7 +124,7 @@ export function createInvalidationHandler({ s3, cloudFront, config, log, fetch =
       });
       return true;
     } catch (error) {
-      result.invalidationError ??= describe(error);
+      result.invalidationError ??= describeError(error);
       log({
         level: 'error',
         event: 'invalidation_failed',
@@ -137,7 +132,7 @@ export function createInvalidationHandler({ s3, cloudFront, config, log, fetch =
         distributionId: config.distributionId,
         paths,
         callerReference,
-        error: describe(error),
+        error: describeError(error),
         // Deleting them now would leave a retry nothing to find, and so nothing to invalidate.
         reason: 'the variants stay in the cache bucket until a retry invalidates them',
       });

@@ -8,7 +8,7 @@ import type { S3Event } from 'aws-lambda';
 import { cloudFrontInvalidations } from './cloudfront';
 import { readConfig } from './config';
 import { createInvalidationHandler, type InvalidationHandler } from './handler';
-import { jsonLogger } from './log';
+import { jsonLogger } from '../common/log';
 
 let handle: InvalidationHandler | undefined;
 

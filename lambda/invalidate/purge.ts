@@ -6,6 +6,7 @@
 // prefix, untouched.
 
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { describeError } from '../common/log';
 
 /** DeleteObjects takes at most 1000 keys, which is also ListObjectsV2's largest page. */
 export const DELETE_BATCH = 1000;
@@ -36,11 +37,6 @@ export function isVariantOf(cacheKey: string, sourceKey: string): boolean {
   return cacheKey.startsWith(prefix) && cacheKey.length > prefix.length && !cacheKey.slice(prefix.length).includes('/');
 }
 
-function describe(error: unknown): string {
-  const failure = error as { name?: string; message?: string };
-  return `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}`;
-}
-
 export interface VariantList {
   /** The variants' keys in the cache bucket (those listed before a failure, if one happened). */
   keys: string[];
@@ -63,7 +59,7 @@ export async function listVariants(s3: S3Client, bucket: string, sourceKey: stri
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
   } catch (error) {
-    list.failure = describe(error);
+    list.failure = describeError(error);
   }
   return list;
 }
@@ -86,7 +82,7 @@ export async function deleteKeys(s3: S3Client, bucket: string, keys: string[]): 
       result.deleted += batch.length - errors.length;
     }
   } catch (error) {
-    result.failure = describe(error);
+    result.failure = describeError(error);
   }
   return result;
 }

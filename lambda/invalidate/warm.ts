@@ -8,7 +8,7 @@ import { canonicalRequest, encodeKeyPath, splitQuery } from '../grammar';
 import { signedImageUrl } from '../client/sign';
 import { imageQuery, imageUrl } from '../client/url';
 import type { InvalidateConfig } from './config';
-import type { Logger } from './log';
+import { describeError, type Logger } from '../common/log';
 
 export interface WarmRequest {
   key: string;
@@ -83,8 +83,7 @@ async function warmOne(request: WarmRequest, fetch: Fetch, timeoutMs: number): P
     if (!response.ok) outcome.error = body.toString('utf8').slice(0, 300);
     return outcome;
   } catch (error) {
-    const failure = error as { name?: string; message?: string };
-    return { ...request, ok: false, ms: elapsed(), error: `${failure.name ?? 'Error'}: ${failure.message ?? String(error)}` };
+    return { ...request, ok: false, ms: elapsed(), error: describeError(error) };
   }
 }
 

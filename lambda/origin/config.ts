@@ -1,6 +1,7 @@
 // The origin's settings, read once from the Lambda environment. Every limit
 // has a default chosen for a 2 GB arm64 Lambda; see docs/configuration.md.
 
+import { envReaders, type Env } from '../common/env';
 import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
 
 export interface Limits {
@@ -59,38 +60,9 @@ export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
 export const DEFAULT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const DEFAULT_FAILURE_TTL_SECONDS = 300;
 
-type Env = Record<string, string | undefined>;
-
-function required(env: Env, name: string): string {
-  const value = env[name];
-  if (!value) throw new Error(`The origin needs the environment variable ${name}.`);
-  return value;
-}
-
-function positiveInteger(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new Error(`The environment variable ${name} must be a positive integer, not "${raw}".`);
-  }
-  return value;
-}
-
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new Error(`The environment variable ${name} must be one of ${allowed.join(', ')}, not "${raw}".`);
-  }
-  return raw as T;
-}
-
-function sizeList(env: Env): number[] | undefined {
-  if (!env.SIZES) return undefined;
-  const sizes = env.SIZES.split(',').map((size) => positiveInteger({ SIZES: size.trim() }, 'SIZES', 0));
-  return sizes.sort((a, b) => a - b);
-}
+const { required, positiveInteger, positiveIntegers, oneOf } = envReaders(
+  (message) => new Error(`Invalid origin Lambda configuration: ${message}`),
+);
 
 export function readConfig(env: Env): OriginConfig {
   return {
@@ -106,7 +78,7 @@ export function readConfig(env: Env): OriginConfig {
     maxInlineBytes: positiveInteger(env, 'MAX_INLINE_BYTES', DEFAULT_MAX_INLINE_BYTES),
     cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
-    sizes: sizeList(env),
+    sizes: positiveIntegers(env, 'SIZES'),
   };
 }
 

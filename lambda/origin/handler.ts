@@ -8,7 +8,7 @@ import type { OriginConfig } from './config';
 import { HttpError } from './errors';
 import { rememberedFailure, rememberFailure, isExpensive } from './failures';
 import { budgetFor } from './image/budget';
-import type { Logger } from './log';
+import { errorStack, type Logger } from '../common/log';
 import { requestMetrics, type MetricsOptions, type Phase, type RequestMetrics } from './metrics';
 import { errorResponse, redirectResponse, variantResponse, type FunctionUrlResponse, type ResponseTimings } from './responses';
 import { fetchSource, storeVariant, type StoreOutcome } from './storage';
@@ -213,7 +213,7 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
         code: internal.code,
         status: internal.status,
         uri,
-        detail: error instanceof Error ? error.stack : String(error),
+        detail: errorStack(error),
         ...measured.done(internal.status, internal.code),
       });
       return respond(errorResponse(internal));

@@ -8,7 +8,7 @@
 import type { Writable } from 'node:stream';
 import { readConfig } from './config';
 import { createOriginHandler, type OriginHandler } from './handler';
-import { jsonLogger } from './log';
+import { jsonLogger } from '../common/log';
 import type { FunctionUrlResponse } from './responses';
 import { originS3Client } from './storage';
 import { isTransformChild, transformProcesses } from './transform-process';

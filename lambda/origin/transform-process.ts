@@ -12,6 +12,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { errorStack } from '../common/log';
 import type { Ops } from '../grammar';
 import { HttpError, type ErrorCode } from './errors';
 import type { Limits } from './config';
@@ -238,7 +239,7 @@ async function serveTransforms(): Promise<void> {
       result =
         error instanceof HttpError
           ? { ok: false, code: error.code, message: error.message, detail: error.detail, report: report() }
-          : { ok: false, code: 'internal_error', message: String(error), detail: error instanceof Error ? error.stack : String(error), bug: true, report: report() };
+          : { ok: false, code: 'internal_error', message: String(error), detail: errorStack(error), bug: true, report: report() };
     }
     answer(result);
   });

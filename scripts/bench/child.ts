@@ -6,6 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
+import { errorStack } from '../../lambda/common/log';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { budgetFor } from '../../lambda/origin/image/budget';
 import { transform } from '../../lambda/origin/image/transform';
@@ -86,6 +87,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
+  process.stderr.write(errorStack(error) + '\n');
   process.exit(1);
 });

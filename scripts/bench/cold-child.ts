@@ -7,6 +7,7 @@
 // the bundle's. Prints one JSON line.
 
 import { pathToFileURL } from 'node:url';
+import { errorStack } from '../../lambda/common/log';
 import { functionUrlEvent } from '../../local/function-url';
 import { installLambdaRuntime, invokeStreaming } from '../../local/lambda-runtime';
 import { maxRssBytes } from './rss';
@@ -38,6 +39,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(String(error instanceof Error ? error.stack : error) + '\n');
+  process.stderr.write(errorStack(error) + '\n');
   process.exit(1);
 });

@@ -14,6 +14,7 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createInterface } from 'node:readline';
 import sharp from 'sharp';
+import { errorStack } from '../../lambda/common/log';
 import { naive, OPS } from './ops';
 
 export interface NaiveSettings {
@@ -74,6 +75,6 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   const request = JSON.parse(line) as NaiveRequest;
   serve(request).then(
     (answer) => process.stdout.write(JSON.stringify(answer) + '\n'),
-    (error: unknown) => process.stdout.write(JSON.stringify({ id: request.id, error: String(error instanceof Error ? error.stack : error) }) + '\n'),
+    (error: unknown) => process.stdout.write(JSON.stringify({ id: request.id, error: errorStack(error) }) + '\n'),
   );
 });

@@ -1,6 +1,6 @@
-// The canonical form (shared/design/url-api.md, "Canonical form and cache
-// key"): one URI per image, which is both the CloudFront cache key and the
-// variant's key in the cache bucket; and the source-key encoding inside it.
+// The canonical form of the URL contract: one URI per image, which is both
+// the CloudFront cache key and the variant's key in the cache bucket; and the
+// source-key encoding inside it.
 
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,6 +1,6 @@
-// The viewer-facing parameters of the URL contract (shared/design/url-api.md):
-// names and aliases, accepted spellings, and the 400 a user gets for anything
-// else. Everything here goes through the raw query string, as a browser sends it.
+// The viewer-facing parameters of the URL contract: names and aliases,
+// accepted spellings, and the 400 a user gets for anything else. Everything
+// here goes through the raw query string, as a browser sends it.
 
 import { describe, expect, it } from 'vitest';
 import {

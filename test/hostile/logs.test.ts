@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createOriginHandler, type OriginHandler } from '../../lambda/origin/handler';
-import { jsonLogger } from '../../lambda/origin/log';
+import { jsonLogger } from '../../lambda/common/log';
 import { decodeResult, functionUrlEvent } from '../../local/function-url';
 import { localS3Client } from '../../local/s3-client';
 import { createTestOrigin, type TestOrigin } from '../support/origin';

@@ -1,9 +1,8 @@
-// Every error status of the contract (shared/design/url-api.md, "Responses"),
-// through the real origin handler against LocalStack S3 and real sharp: the
-// status and code a viewer sees, a short JSON body that leaks nothing
-// internal, a Cache-Control that keeps the error from sticking, nothing
-// written to the cache bucket, a structured log line, and an origin that
-// still serves the next normal request.
+// Every error status of the URL contract, through the real origin handler
+// against LocalStack S3 and real sharp: the status and code a viewer sees, a
+// short JSON body that leaks nothing internal, a Cache-Control that keeps the
+// error from sticking, nothing written to the cache bucket, a structured log
+// line, and an origin that still serves the next normal request.
 
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';

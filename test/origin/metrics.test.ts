@@ -7,7 +7,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
-import { jsonLogger } from '../../lambda/origin/log';
+import { jsonLogger } from '../../lambda/common/log';
 import {
   DEFAULT_METRICS_NAMESPACE,
   ERROR_CODES,

@@ -1,8 +1,7 @@
-// What the origin answers when it can make the image (shared/design/url-api.md,
-// "Responses"), and what it leaves in the cache bucket: headers, ETags that
-// match S3's, conditional requests, HEAD, concurrent misses, a store that
-// fails, variants too big to return inline, and awkward keys. Real LocalStack
-// S3 and real sharp throughout.
+// What the origin answers when it can make the image, and what it leaves in
+// the cache bucket: headers, ETags that match S3's, conditional requests,
+// HEAD, concurrent misses, a store that fails, variants too big to return
+// inline, and awkward keys. Real LocalStack S3 and real sharp throughout.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';

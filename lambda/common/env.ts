@@ -1,0 +1,51 @@
+// Readers of a Lambda's environment, as the construct writes it. Each Lambda
+// makes its readers with its own error, so all its messages start the same
+// way and a log search finds them. Values are trimmed; empty means unset.
+
+export type Env = Record<string, string | undefined>;
+
+export function envReaders(configError: (message: string) => Error) {
+  function required(env: Env, name: string): string {
+    const value = env[name]?.trim();
+    if (!value) throw configError(`the environment variable ${name} is required.`);
+    return value;
+  }
+
+  function positiveInteger(env: Env, name: string, fallback: number): number {
+    const raw = env[name]?.trim();
+    if (!raw) return fallback;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
+      throw configError(`${name} must be a positive integer, not "${raw}".`);
+    }
+    return value;
+  }
+
+  /** A comma-separated list of positive integers, ascending. */
+  function positiveIntegers(env: Env, name: string): number[] | undefined {
+    const raw = env[name]?.trim();
+    if (!raw) return undefined;
+    return raw
+      .split(',')
+      .map((item) => positiveInteger({ [name]: item }, name, 0))
+      .sort((a, b) => a - b);
+  }
+
+  function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+    const raw = env[name]?.trim();
+    if (!raw) return fallback;
+    if (!(allowed as readonly string[]).includes(raw)) {
+      throw configError(`${name} must be one of ${allowed.join(', ')}, not "${raw}".`);
+    }
+    return raw as T;
+  }
+
+  function flag(env: Env, name: string, fallback: boolean): boolean {
+    const raw = env[name]?.trim().toLowerCase();
+    if (!raw) return fallback;
+    if (raw === 'true' || raw === 'false') return raw === 'true';
+    throw configError(`${name} must be true or false, not "${env[name]}".`);
+  }
+
+  return { required, positiveInteger, positiveIntegers, oneOf, flag };
+}
