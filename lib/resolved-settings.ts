@@ -126,8 +126,10 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     throw new ImageTransformerConfigError('eagerSigningSecret is only used with signing: true.');
   }
 
+  // Just over one vCPU (1769 MB is one): a transform is CPU-bound.
   const memorySize = props.memorySize ?? 2048;
   checkInteger('memorySize', memorySize, 128, 10240);
+  // A large source's first AVIF encode takes seconds; a stuck miss is cut off well before CloudFront's 120 s.
   const timeout = props.timeout ?? Duration.seconds(30);
   const timeoutSeconds = timeout.toSeconds();
   checkInteger('timeout (seconds)', timeoutSeconds, 5, 110);
@@ -138,6 +140,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   // 120 s is CloudFront's default quota for an origin's response timeout.
   const originReadTimeoutSeconds = Math.min(120, timeoutSeconds + 10);
 
+  // The origin's own defaults (lambda/origin/config.ts): a deploy and the local emulator agree.
   const limits: OriginLimits = {
     maxSourceBytes: props.maxSourceBytes ?? DEFAULT_LIMITS.maxSourceBytes,
     maxInputPixels: props.maxInputPixels ?? DEFAULT_LIMITS.maxInputPixels,
@@ -195,10 +198,12 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     throw new ImageTransformerConfigError('deploymentConfig is only used with canaryDeployments: true.');
   }
 
+  // Variants nobody asks for again stop costing storage; one still asked for is made again.
   const variantExpirationDays = (props.variantExpiration ?? Duration.days(90)).toDays();
   checkInteger('variantExpiration (days)', variantExpirationDays, 1, 36_500);
   const accessLogDays = (props.accessLogExpiration ?? Duration.days(90)).toDays();
   checkInteger('accessLogExpiration (days)', accessLogDays, 1, 36_500);
+  // Long enough to absorb a flood of one bad URL, short enough that a source being uploaded soon shows.
   const clientErrorTtl = props.clientErrorCachingTtl ?? Duration.seconds(10);
   checkInteger('clientErrorCachingTtl (seconds)', clientErrorTtl.toSeconds(), 0, 31_536_000);
   checkRegion('originShieldRegion', props.originShieldRegion);
@@ -214,6 +219,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   if (certificateArn && !Token.isUnresolved(certificateArn) && !certificateArn.includes(':us-east-1:')) {
     throw new ImageTransformerConfigError(`CloudFront needs a certificate in us-east-1, not ${certificateArn}.`);
   }
+  // The images are public: any page may read them from script (e.g. draw them on a canvas).
   const cors = props.cors === undefined ? { allowOrigins: ['*'] } : props.cors;
   if (cors && cors.allowOrigins.length === 0) {
     throw new ImageTransformerConfigError('cors.allowOrigins is empty; give origins, ["*"], or set cors: false.');
@@ -232,6 +238,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
 
   return {
     grammar,
+    // Smaller files; the slow AVIF encode is paid once per variant.
     avif: props.avif ?? true,
     signing,
     eagerPresets,
@@ -240,8 +247,10 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     variantExpirationDays,
     accessLogging: props.accessLogging ?? true,
     accessLogDays,
+    // Deleting a stack must not delete anyone's images or logs unless asked to.
     removalPolicy: props.autoDeleteObjects ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     autoDeleteObjects: props.autoDeleteObjects ?? false,
+    // Long enough to investigate an incident; CloudWatch's own default keeps logs forever.
     logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     memorySize,
     timeout,
@@ -267,6 +276,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     settleSeconds,
     warmTimeoutSeconds,
     invalidationTimeoutSeconds,
+    // Operations are on by default: problems are seen, alarmed and rolled back without setup.
     originMetrics: props.metrics ?? true,
     metricsNamespace,
     dashboard: props.dashboard ?? true,
@@ -275,6 +285,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     alarmEmail: props.alarmEmail,
     cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
     canaryDeployments,
+    // A bad version meets a tenth of the misses for five minutes, alarms watching, before all of them.
     deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
   };
 }
