@@ -13,6 +13,9 @@
 // Operating it (lib/monitoring.ts): the origin's metrics in Embedded Metric
 // Format, a dashboard, alarms (optionally to SNS), and CodeDeploy canaries
 // that move the `live` alias and roll back when a deployment alarm fires.
+//
+// This file holds the props and the wiring: lib/resolved-settings.ts resolves
+// the props once, and each part in lib/parts/ builds its resources.
 
 import type { CustomResource, Duration, SecretValue } from 'aws-cdk-lib';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';

@@ -172,7 +172,13 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
   const concurrencyCap =
     props.concurrencyCap === undefined
       ? undefined
-      : buildConcurrencyCap(scope, { ...props, cap: props.concurrencyCap, floor: props.provisionedConcurrency ?? 0, originFunction, originVersion: version });
+      : buildConcurrencyCap(scope, {
+          ...props,
+          cap: props.concurrencyCap,
+          floor: props.provisionedConcurrency ?? 0,
+          originFunction,
+          originVersion: version,
+        });
   const functionUrl = alias.addFunctionUrl({
     authType: lambda.FunctionUrlAuthType.AWS_IAM,
     // Streamed: the viewer gets the variant before the invocation stores it (lambda/origin/index.ts).
