@@ -1,0 +1,79 @@
+// The buckets: the source (created here or imported), the cache of variants,
+// and the access log bucket. Built in the ImageTransformer's own scope, so
+// their logical IDs are those of a construct with no parts.
+
+import { Duration } from 'aws-cdk-lib';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { FAILURES_PREFIX } from '../../lambda/origin/failures';
+import type { ResolvedSettings } from '../resolved-settings';
+import { ACCESS_LOGGING_OFF, acknowledge } from './nag';
+
+export type BucketsProps = Pick<
+  ResolvedSettings,
+  'sourceBucket' | 'variantExpirationDays' | 'accessLogging' | 'accessLogDays' | 'removalPolicy' | 'autoDeleteObjects'
+>;
+
+export interface Buckets {
+  /** The originals: props.sourceBucket, or a new private bucket. */
+  readonly sourceBucket: s3.IBucket;
+  /** The variants, keyed by canonical URI, expiring after variantExpirationDays. */
+  readonly cacheBucket: s3.Bucket;
+  /** CloudFront standard logs and S3 server access logs; only with accessLogging. */
+  readonly logBucket?: s3.Bucket;
+}
+
+/** Creates the buckets in `scope`: `LogBucket`, `SourceBucket` (unless imported), `CacheBucket`. */
+export function buildBuckets(scope: Construct, props: BucketsProps): Buckets {
+  const privateBucket = {
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    minimumTLSVersion: 1.2,
+    removalPolicy: props.removalPolicy,
+    autoDeleteObjects: props.autoDeleteObjects,
+  };
+
+  let logBucket: s3.Bucket | undefined;
+  if (props.accessLogging) {
+    logBucket = new s3.Bucket(scope, 'LogBucket', {
+      ...privateBucket,
+      // CloudFront standard logs are delivered with an ACL grant, which needs ACLs
+      // enabled; S3 server access logs use the bucket policy either way.
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(props.accessLogDays) }],
+    });
+    acknowledge(
+      logBucket,
+      'AwsSolutions-S1',
+      'This is the access-log bucket itself; logging it into itself would log its own log writes in a loop, and S3 advises against it.',
+    );
+  }
+  const serverAccessLogs = (prefix: string) => (logBucket ? { serverAccessLogsBucket: logBucket, serverAccessLogsPrefix: prefix } : {});
+
+  const sourceBucket =
+    props.sourceBucket ??
+    new s3.Bucket(scope, 'SourceBucket', {
+      ...privateBucket,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      ...serverAccessLogs('s3/source/'),
+    });
+
+  const cacheBucket = new s3.Bucket(scope, 'CacheBucket', {
+    ...privateBucket,
+    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    lifecycleRules: [
+      { id: 'expire-variants', expiration: Duration.days(props.variantExpirationDays) },
+      // Remembered failures are read only while FAILURE_TTL_SECONDS lasts; S3 removes them a day on.
+      { id: 'expire-remembered-failures', prefix: FAILURES_PREFIX, expiration: Duration.days(1) },
+      { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+    ],
+    ...serverAccessLogs('s3/cache/'),
+  });
+
+  if (!props.accessLogging) {
+    acknowledge(cacheBucket, 'AwsSolutions-S1', ACCESS_LOGGING_OFF);
+    if (!props.sourceBucket) acknowledge(sourceBucket, 'AwsSolutions-S1', ACCESS_LOGGING_OFF);
+  }
+  return { sourceBucket, cacheBucket, ...(logBucket ? { logBucket } : {}) };
+}

@@ -1,0 +1,199 @@
+// The origin Lambda: sharp behind the `live` alias's Function URL, which
+// CloudFront reaches through OAC when the cache bucket has no variant yet.
+// Built in the ImageTransformer's own scope (logical IDs unchanged).
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CustomResource } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import type { ResolvedSettings } from '../resolved-settings';
+import { ImageTransformerConfigError } from '../settings';
+import { buildConcurrencyCap } from './concurrency-cap';
+import { PROJECT_FUNCTION, PROJECT_ROOT, lambdaEntry, ownLogsAndRole } from './lambda-project';
+import { acknowledge, wildcardFinding } from './nag';
+
+/** The name of the origin Lambda's alias that the Function URL (and so CloudFront) invokes. */
+export const ORIGIN_ALIAS_NAME = 'live';
+
+export interface OriginFunctionProps
+  extends Pick<
+    ResolvedSettings,
+    | 'grammar'
+    | 'memorySize'
+    | 'timeout'
+    | 'timeBudgetMs'
+    | 'failureTtlSeconds'
+    | 'limits'
+    | 'svgPolicy'
+    | 'cacheControl'
+    | 'reservedConcurrency'
+    | 'provisionedConcurrency'
+    | 'concurrencyCap'
+    | 'metricsNamespace'
+    | 'originMetrics'
+    | 'logRetention'
+    | 'removalPolicy'
+  > {
+  /** Read: the originals. */
+  readonly sourceBucket: s3.IBucket;
+  /** Written: the variants. */
+  readonly cacheBucket: s3.IBucket;
+}
+
+export interface OriginFunction {
+  readonly function: nodejs.NodejsFunction;
+  /** The version this deployment published. */
+  readonly version: lambda.IVersion;
+  /** `live`: what the Function URL invokes and canary deployments shift. */
+  readonly alias: lambda.Alias;
+  /** The alias's Function URL (AWS_IAM, streamed). */
+  readonly functionUrl: lambda.FunctionUrl;
+  /** The deploy-time concurrency cap; absent with a fixed reservedConcurrency. */
+  readonly concurrencyCap?: CustomResource;
+}
+
+/** The sharp version in package.json: the one the arm64 reinstall must fetch. */
+function sharpVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
+  const version = pkg.dependencies?.sharp;
+  if (!version) throw new ImageTransformerConfigError('package.json must list sharp in "dependencies".');
+  return version;
+}
+
+/** A POSIX shell single-quoted string. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Creates the origin in `scope`: `OriginLogs`, `OriginRole`, `OriginFunction`, `OriginLive` and its URL, the concurrency cap. */
+export function buildOriginFunction(scope: Construct, props: OriginFunctionProps): OriginFunction {
+  const { sourceBucket, cacheBucket, grammar, limits } = props;
+  const { logGroup, role } = ownLogsAndRole(scope, 'Origin', 'edge-image-transformer origin: read sources, write variants, write its own logs', props);
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'ReadSources',
+      actions: ['s3:GetObject'],
+      resources: [sourceBucket.arnForObjects('*')],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      // Without it S3 answers 403, not 404, for a missing source key.
+      sid: 'TellMissingSourcesApart',
+      actions: ['s3:ListBucket'],
+      resources: [sourceBucket.bucketArn],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'WriteVariants',
+      actions: ['s3:PutObject'],
+      resources: [cacheBucket.arnForObjects('*')],
+    }),
+  );
+  sourceBucket.encryptionKey?.grantDecrypt(role);
+
+  const arm64SharpVersion = sharpVersion();
+  const originFunction = new nodejs.NodejsFunction(scope, 'OriginFunction', {
+    description: 'edge-image-transformer origin: makes a missing variant with sharp',
+    entry: lambdaEntry('origin'),
+    ...PROJECT_FUNCTION,
+    memorySize: props.memorySize,
+    timeout: props.timeout,
+    role,
+    logGroup,
+    reservedConcurrentExecutions: props.reservedConcurrency,
+    environment: {
+      SOURCE_BUCKET: sourceBucket.bucketName,
+      CACHE_BUCKET: cacheBucket.bucketName,
+      MAX_SOURCE_BYTES: String(limits.maxSourceBytes),
+      MAX_INPUT_PIXELS: String(limits.maxInputPixels),
+      MAX_DIMENSION: String(grammar.maxDimension),
+      MAX_FRAMES: String(limits.maxFrames),
+      TIME_BUDGET_MS: String(props.timeBudgetMs),
+      MAX_INLINE_BYTES: String(limits.maxInlineBytes),
+      CACHE_CONTROL: props.cacheControl,
+      FAILURE_TTL_SECONDS: String(props.failureTtlSeconds),
+      ...(props.svgPolicy ? { SVG_POLICY: props.svgPolicy } : {}),
+      ...(grammar.sizes ? { SIZES: grammar.sizes.join(',') } : {}),
+      METRICS_NAMESPACE: props.metricsNamespace,
+      ...(props.originMetrics ? {} : { METRICS: 'false' }),
+    },
+    bundling: {
+      minify: true,
+      sourceMap: true,
+      sourcesContent: false,
+      // The AWS SDK is bundled rather than taken from the runtime: the code runs
+      // with the versions in package-lock.json that the tests ran (conditional
+      // PutObject included), not whichever SDK the runtime ships that month.
+      bundleAwsSDK: true,
+      // The SDK's ES module builds, which esbuild tree-shakes: a quarter less code
+      // to load at a cold start (`npm run bench`, "Memory and cold start").
+      mainFields: ['module', 'main'],
+      // sharp is a native module: installed next to the bundle, not bundled...
+      nodeModules: ['sharp'],
+      commandHooks: {
+        beforeBundling: () => [],
+        beforeInstall: () => [],
+        // ...and the install above is for the build machine's platform. Reinstall it
+        // for the Lambda (linux arm64 glibc), then drop other platforms' binaries.
+        afterBundling: (_inputDir: string, outputDir: string) => [
+          // ONE command: local bundling runs each command in its own shell, from the
+          // project root, so a separate `cd` would not hold and the install would
+          // rewrite the project's own node_modules for arm64.
+          [
+            `cd ${shellQuote(outputDir)}`,
+            'test -f package.json',
+            `npm install --no-save --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc sharp@${arm64SharpVersion}`,
+            'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
+            'test -d node_modules/@img/sharp-linux-arm64',
+            'test -d node_modules/@img/sharp-libvips-linux-arm64',
+          ].join(' && '),
+        ],
+      },
+    },
+  });
+
+  // CloudFront reaches the origin through the live alias, never $LATEST: each deployment
+  // publishes a version, and the alias moves to it (in a canary, CodeDeploy moves it).
+  const version = originFunction.currentVersion;
+  const alias = new lambda.Alias(scope, 'OriginLive', {
+    aliasName: ORIGIN_ALIAS_NAME,
+    version,
+    description: 'edge-image-transformer origin: the version CloudFront invokes',
+    ...(props.provisionedConcurrency ? { provisionedConcurrentExecutions: props.provisionedConcurrency } : {}),
+  });
+  const concurrencyCap =
+    props.concurrencyCap === undefined
+      ? undefined
+      : buildConcurrencyCap(scope, {
+          ...props,
+          cap: props.concurrencyCap,
+          floor: props.provisionedConcurrency ?? 0,
+          originFunction,
+          originVersion: version,
+        });
+  const functionUrl = alias.addFunctionUrl({
+    authType: lambda.FunctionUrlAuthType.AWS_IAM,
+    // Streamed: the viewer gets the variant before the invocation stores it (lambda/origin/index.ts).
+    invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
+  });
+
+  acknowledge(
+    role,
+    wildcardFinding(scope, sourceBucket.arnForObjects('*')),
+    'The origin reads whichever source key a viewer names: s3:GetObject (a single action) on the source bucket objects, nothing else.',
+  );
+  acknowledge(
+    role,
+    wildcardFinding(scope, cacheBucket.arnForObjects('*')),
+    'Variant keys are derived from any source key: s3:PutObject (a single action, conditional If-None-Match writes) on the cache bucket objects only.',
+  );
+  return { function: originFunction, version, alias, functionUrl, ...(concurrencyCap ? { concurrencyCap } : {}) };
+}

@@ -1,0 +1,291 @@
+// The ImageTransformer's props resolved once: every default applied, every
+// setting checked, and every value derived from others (the time budget, the
+// timeouts that wait for the origin, the invalidation Lambda's timeout)
+// computed here, each with its reason. The parts (lib/parts/) read only these.
+
+import { Duration, RemovalPolicy, type SecretValue, Stack, Token } from 'aws-cdk-lib';
+import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { IConstruct } from 'constructs';
+import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
+import {
+  DEFAULT_CACHE_CONTROL,
+  DEFAULT_FAILURE_TTL_SECONDS,
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_INLINE_BYTES,
+  type SvgPolicy,
+} from '../lambda/origin/config';
+import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
+import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion } from './settings';
+import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
+
+/**
+ * The origin's default concurrency cap. At 2048 MB, 50 misses at once cost at
+ * most about $4.80 an hour of arm64 Lambda (50 x 2 GB x 3600 s at list
+ * price) when a flood of distinct URLs hits it, while still making 25 to 50
+ * new variants a second at a miss's usual 1 to 2 s: far more than a site's
+ * steady miss rate, since every variant is made once.
+ */
+export const DEFAULT_ORIGIN_CONCURRENCY_CAP = 50;
+
+/** The origin's limits on what it reads and answers inline. */
+export interface OriginLimits {
+  readonly maxSourceBytes: number;
+  readonly maxInputPixels: number;
+  readonly maxFrames: number;
+  readonly maxInlineBytes: number;
+}
+
+/** Every setting of one ImageTransformer, defaults applied and checked (see ImageTransformerProps for each). */
+export interface ResolvedSettings {
+  // URL grammar: what the edge enforces and the origin and warming requests follow.
+  readonly grammar: GrammarOptions;
+  readonly avif: boolean;
+  readonly signing: boolean;
+  readonly eagerPresets: string[];
+  readonly eagerSigningSecret?: SecretValue;
+
+  // Storage.
+  readonly sourceBucket?: s3.IBucket;
+  readonly variantExpirationDays: number;
+  readonly accessLogging: boolean;
+  readonly accessLogDays: number;
+  /** What happens to the buckets and log groups created here when the stack is deleted. */
+  readonly removalPolicy: RemovalPolicy;
+  readonly autoDeleteObjects: boolean;
+  readonly logRetention: logs.RetentionDays;
+
+  // Origin Lambda.
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  /** The origin's own deadline (TIME_BUDGET_MS), below its timeout. */
+  readonly timeBudgetMs: number;
+  /** How long CloudFront waits for the origin's answer. */
+  readonly originReadTimeoutSeconds: number;
+  readonly failureTtlSeconds: number;
+  readonly limits: OriginLimits;
+  readonly svgPolicy?: SvgPolicy;
+  readonly cacheControl: string;
+  readonly browserMaxAgeSeconds: number;
+  readonly reservedConcurrency?: number;
+  readonly provisionedConcurrency?: number;
+  /** The deploy-time cap (0: remove any); undefined with a fixed reservedConcurrency. */
+  readonly concurrencyCap?: number;
+
+  // CloudFront.
+  readonly domainNames: string[];
+  readonly certificate?: acm.ICertificate;
+  readonly priceClass: cloudfront.PriceClass;
+  readonly originShieldRegion?: string;
+  readonly cors: ImageTransformerCors | false;
+  readonly clientErrorTtl: Duration;
+  readonly webAclId?: string;
+  readonly geoRestriction?: cloudfront.GeoRestriction;
+  readonly comment: string;
+
+  // Invalidation Lambda.
+  /** How long after the first purge the second one runs: once a miss that read the old source is over. */
+  readonly settleSeconds: number;
+  /** How long one warming request waits for the origin. */
+  readonly warmTimeoutSeconds: number;
+  readonly invalidationTimeoutSeconds: number;
+
+  // Operations.
+  readonly originMetrics: boolean;
+  readonly metricsNamespace: string;
+  readonly dashboard: boolean;
+  readonly alarms: boolean;
+  readonly alarmTopic?: sns.ITopic;
+  readonly alarmEmail?: string;
+  readonly cloudFrontAdditionalMetrics: boolean;
+  readonly canaryDeployments: boolean;
+  readonly deploymentConfig: codedeploy.ILambdaDeploymentConfig;
+}
+
+/** Applies the defaults to `props`, checks them, and derives the values the parts share. */
+export function resolveSettings(scope: IConstruct, props: ImageTransformerProps): ResolvedSettings {
+  const grammar: GrammarOptions = checkGrammar({
+    maxDimension: props.maxDimension ?? DEFAULT_GRAMMAR_OPTIONS.maxDimension,
+    sizes: props.sizes,
+    presets: props.presets,
+    presetsOnly: props.presetsOnly,
+  });
+  const signing = props.signing ?? false;
+  const eagerPresets = props.eagerPresets ?? [];
+  checkEagerPresets(eagerPresets, grammar);
+  if (signing && eagerPresets.length > 0 && !props.eagerSigningSecret) {
+    throw new ImageTransformerConfigError(
+      'eagerPresets with signing need eagerSigningSecret (the secret, also in the KeyValueStore, that warming requests are signed with).',
+    );
+  }
+  if (props.eagerSigningSecret && !signing) {
+    throw new ImageTransformerConfigError('eagerSigningSecret is only used with signing: true.');
+  }
+
+  // Just over one vCPU (1769 MB is one): a transform is CPU-bound.
+  const memorySize = props.memorySize ?? 2048;
+  checkInteger('memorySize', memorySize, 128, 10240);
+  // A large source's first AVIF encode takes seconds; a stuck miss is cut off well before CloudFront's 120 s.
+  const timeout = props.timeout ?? Duration.seconds(30);
+  const timeoutSeconds = timeout.toSeconds();
+  checkInteger('timeout (seconds)', timeoutSeconds, 5, 110);
+  const timeoutMs = timeoutSeconds * 1000;
+  // Leave time to log and answer 504 before Lambda kills the invocation.
+  const timeBudgetMs = timeoutMs - Math.max(2000, Math.round(timeoutMs / 10));
+  // A cold start's init phase (loading sharp) comes on top of the Lambda timeout;
+  // 120 s is CloudFront's default quota for an origin's response timeout.
+  const originReadTimeoutSeconds = Math.min(120, timeoutSeconds + 10);
+
+  // The origin's own defaults (lambda/origin/config.ts): a deploy and the local emulator agree.
+  const limits: OriginLimits = {
+    maxSourceBytes: props.maxSourceBytes ?? DEFAULT_LIMITS.maxSourceBytes,
+    maxInputPixels: props.maxInputPixels ?? DEFAULT_LIMITS.maxInputPixels,
+    maxFrames: props.maxFrames ?? DEFAULT_LIMITS.maxFrames,
+    maxInlineBytes: props.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES,
+  };
+  checkInteger('maxSourceBytes', limits.maxSourceBytes, 1, 5 * 1024 ** 3);
+  checkInteger('maxInputPixels', limits.maxInputPixels, 1, Number.MAX_SAFE_INTEGER);
+  checkInteger('maxFrames', limits.maxFrames, 1, 100_000);
+  // 4.5 MiB keeps a whole response, headers included, in the 6 MB Lambda streams at full speed.
+  checkInteger('maxInlineBytes', limits.maxInlineBytes, 1, 4_718_592);
+  const cacheControl = props.cacheControl ?? DEFAULT_CACHE_CONTROL;
+  if (!Token.isUnresolved(cacheControl) && (!cacheControl.trim() || /[\r\n]/.test(cacheControl))) {
+    throw new ImageTransformerConfigError(`cacheControl must be a one-line header value, not ${JSON.stringify(cacheControl)}.`);
+  }
+  const browserMaxAgeSeconds = (props.browserMaxAge ?? Duration.seconds(DEFAULT_BROWSER_MAX_AGE_SECONDS)).toSeconds();
+  checkInteger('browserMaxAge (seconds)', browserMaxAgeSeconds, 0, 31_536_000);
+  checkInteger('originReservedConcurrency', props.originReservedConcurrency, 1, 100_000);
+  checkInteger('originProvisionedConcurrency', props.originProvisionedConcurrency, 1, 100_000);
+  if (props.originConcurrencyCap !== undefined && props.originReservedConcurrency !== undefined) {
+    throw new ImageTransformerConfigError('originConcurrencyCap is only used without originReservedConcurrency (a fixed reservation).');
+  }
+  if (props.originConcurrencyCap !== false) checkInteger('originConcurrencyCap', props.originConcurrencyCap, 1, 100_000);
+  if (
+    props.originProvisionedConcurrency !== undefined &&
+    props.originReservedConcurrency !== undefined &&
+    !Token.isUnresolved(props.originProvisionedConcurrency) &&
+    !Token.isUnresolved(props.originReservedConcurrency) &&
+    props.originProvisionedConcurrency > props.originReservedConcurrency
+  ) {
+    throw new ImageTransformerConfigError(
+      `originProvisionedConcurrency (${props.originProvisionedConcurrency}) cannot exceed originReservedConcurrency (${props.originReservedConcurrency}).`,
+    );
+  }
+  // A fixed reservation needs no cap; `false` is a cap of 0, which removes any reservation the cap made.
+  const cap = props.originConcurrencyCap ?? DEFAULT_ORIGIN_CONCURRENCY_CAP;
+  const concurrencyCap = props.originReservedConcurrency !== undefined ? undefined : cap === false ? 0 : cap;
+
+  // Two deployments in one account and region need two namespaces: the stack name tells them apart.
+  const metricsNamespace = props.metricsNamespace ?? `EdgeImageTransformer/${Stack.of(scope).stackName}`;
+  if (!Token.isUnresolved(metricsNamespace) && (!/^[0-9A-Za-z.\-_/#: ]{1,255}$/.test(metricsNamespace) || metricsNamespace.startsWith('AWS/'))) {
+    throw new ImageTransformerConfigError(
+      `metricsNamespace ${JSON.stringify(metricsNamespace)} is not a CloudWatch namespace (1-255 of A-Z a-z 0-9 . - _ / # : and space, not starting with AWS/).`,
+    );
+  }
+  const alarms = props.alarms ?? true;
+  if (!alarms && (props.alarmTopic || props.alarmEmail)) {
+    throw new ImageTransformerConfigError('alarmTopic and alarmEmail need alarms (alarms: false turns them off).');
+  }
+  if (props.alarmEmail !== undefined && !Token.isUnresolved(props.alarmEmail) && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(props.alarmEmail)) {
+    throw new ImageTransformerConfigError(`alarmEmail ${JSON.stringify(props.alarmEmail)} is not an email address.`);
+  }
+  const canaryDeployments = props.canaryDeployments ?? true;
+  if (props.deploymentConfig && !canaryDeployments) {
+    throw new ImageTransformerConfigError('deploymentConfig is only used with canaryDeployments: true.');
+  }
+
+  // Variants nobody asks for again stop costing storage; one still asked for is made again.
+  const variantExpirationDays = (props.variantExpiration ?? Duration.days(90)).toDays();
+  checkInteger('variantExpiration (days)', variantExpirationDays, 1, 36_500);
+  const accessLogDays = (props.accessLogExpiration ?? Duration.days(90)).toDays();
+  checkInteger('accessLogExpiration (days)', accessLogDays, 1, 36_500);
+  // Long enough to absorb a flood of one bad URL, short enough that a source being uploaded soon shows.
+  const clientErrorTtl = props.clientErrorCachingTtl ?? Duration.seconds(10);
+  checkInteger('clientErrorCachingTtl (seconds)', clientErrorTtl.toSeconds(), 0, 31_536_000);
+  checkRegion('originShieldRegion', props.originShieldRegion);
+
+  const domainNames = props.domainNames ?? [];
+  if (domainNames.length > 0 && !props.certificate) {
+    throw new ImageTransformerConfigError('domainNames need a certificate (an ACM certificate in us-east-1 covering them).');
+  }
+  if (props.certificate && domainNames.length === 0) {
+    throw new ImageTransformerConfigError('a certificate is only used with domainNames; give the domain names it covers.');
+  }
+  const certificateArn = props.certificate?.certificateArn;
+  if (certificateArn && !Token.isUnresolved(certificateArn) && !certificateArn.includes(':us-east-1:')) {
+    throw new ImageTransformerConfigError(`CloudFront needs a certificate in us-east-1, not ${certificateArn}.`);
+  }
+  // The images are public: any page may read them from script (e.g. draw them on a canvas).
+  const cors = props.cors === undefined ? { allowOrigins: ['*'] } : props.cors;
+  if (cors && cors.allowOrigins.length === 0) {
+    throw new ImageTransformerConfigError('cors.allowOrigins is empty; give origins, ["*"], or set cors: false.');
+  }
+
+  // Purging and invalidating take seconds, twice: the second time once a miss that read
+  // the old source must be over (the origin's timeout, and a margin for its answer to
+  // reach CloudFront). Warming eager presets waits for the origin: one request per
+  // preset and negotiable format (3 Accept headers), 4 at a time
+  // (lambda/invalidate/warm.ts), each up to the origin's read timeout.
+  const settleSeconds = timeoutSeconds + 5;
+  const warmTimeoutSeconds = originReadTimeoutSeconds + 5;
+  const warmRounds = Math.ceil((eagerPresets.length * 3) / 4);
+  // 900 s is Lambda's longest timeout.
+  const invalidationTimeoutSeconds = Math.min(900, 60 + settleSeconds + warmRounds * warmTimeoutSeconds);
+
+  return {
+    grammar,
+    // Smaller files; the slow AVIF encode is paid once per variant.
+    avif: props.avif ?? true,
+    signing,
+    eagerPresets,
+    eagerSigningSecret: props.eagerSigningSecret,
+    sourceBucket: props.sourceBucket,
+    variantExpirationDays,
+    accessLogging: props.accessLogging ?? true,
+    accessLogDays,
+    // Deleting a stack must not delete anyone's images or logs unless asked to.
+    removalPolicy: props.autoDeleteObjects ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    autoDeleteObjects: props.autoDeleteObjects ?? false,
+    // Long enough to investigate an incident; CloudWatch's own default keeps logs forever.
+    logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    memorySize,
+    timeout,
+    timeBudgetMs,
+    originReadTimeoutSeconds,
+    failureTtlSeconds: (props.failureTtl ?? Duration.seconds(DEFAULT_FAILURE_TTL_SECONDS)).toSeconds(),
+    limits,
+    svgPolicy: props.svgPolicy,
+    cacheControl,
+    browserMaxAgeSeconds,
+    reservedConcurrency: props.originReservedConcurrency,
+    provisionedConcurrency: props.originProvisionedConcurrency,
+    concurrencyCap,
+    domainNames,
+    certificate: props.certificate,
+    priceClass: props.priceClass ?? cloudfront.PriceClass.PRICE_CLASS_ALL,
+    originShieldRegion: props.originShieldRegion,
+    cors,
+    clientErrorTtl,
+    webAclId: props.webAclId,
+    geoRestriction: props.geoRestriction,
+    comment: props.comment ?? 'edge-image-transformer',
+    settleSeconds,
+    warmTimeoutSeconds,
+    invalidationTimeoutSeconds,
+    // Operations are on by default: problems are seen, alarmed and rolled back without setup.
+    originMetrics: props.metrics ?? true,
+    metricsNamespace,
+    dashboard: props.dashboard ?? true,
+    alarms,
+    alarmTopic: props.alarmTopic,
+    alarmEmail: props.alarmEmail,
+    cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
+    canaryDeployments,
+    // A bad version meets a tenth of the misses for five minutes, alarms watching, before all of them.
+    deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+  };
+}

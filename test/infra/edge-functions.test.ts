@@ -1,0 +1,78 @@
+// The edge functions part (lib/parts/edge-functions.ts) as synthesized.
+
+import { Duration } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { distributionConfig, functionCode, type Json, only, originFunction, refs, resources, synth, type Synthesized, synthesize, viewerRequest, viewerResponse } from './synth';
+
+const { base, full, imported } = synthesize('base', 'full', 'imported');
+
+// ---------------------------------------------------------------- edge
+
+describe('viewer-request CloudFront Function', () => {
+  it('runs on cloudfront-js-2.0, published, inline code under 10 KB, on viewer requests', () => {
+    for (const s of [base, full, imported]) {
+      expect(resources(s, 'AWS::CloudFront::Function')).toHaveLength(2);
+      const [id, fn] = viewerRequest(s);
+      expect(fn.Properties.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
+      expect(fn.Properties.AutoPublish).toBe(true);
+      const code = functionCode(s);
+      expect(Buffer.byteLength(code)).toBeGreaterThan(1000);
+      expect(Buffer.byteLength(code)).toBeLessThanOrEqual(10 * 1024);
+      expect(distributionConfig(s).DefaultCacheBehavior.FunctionAssociations).toEqual([
+        { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [id, 'FunctionARN'] } },
+        { EventType: 'viewer-response', FunctionARN: { 'Fn::GetAtt': [viewerResponse(s)[0], 'FunctionARN'] } },
+      ]);
+    }
+  });
+
+  it('carries the deployment grammar and format choice', () => {
+    expect(functionCode(base)).toContain('maxDimension:8192');
+    expect(functionCode(full)).toContain('maxDimension:4096');
+    expect(functionCode(full)).toContain('sizes:[320,640,1280]');
+    expect(functionCode(full)).toContain('thumb');
+    expect(functionCode(full)).toMatch(/avif:(!1|false)/);
+    expect(functionCode(base)).toMatch(/avif:(!0|true)/);
+  });
+
+  it('with signing on, reads its secrets from a KeyValueStore associated with it', () => {
+    const [kvsId] = only(full, 'AWS::CloudFront::KeyValueStore');
+    const [, fn] = viewerRequest(full);
+    expect(fn.Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([
+      { KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } },
+    ]);
+    // The code names the same store.
+    expect(refs(fn.Properties.FunctionCode)).toEqual([kvsId]);
+    expect(JSON.stringify(fn.Properties.FunctionCode)).toContain('signing-secrets');
+    expect(full.stack.transformer.keyValueStore).toBeDefined();
+  });
+
+  it('with signing off, has no KeyValueStore', () => {
+    expect(resources(base, 'AWS::CloudFront::KeyValueStore')).toHaveLength(0);
+    expect(viewerRequest(base)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toBeUndefined();
+    expect(base.stack.transformer.keyValueStore).toBeUndefined();
+  });
+});
+
+describe('browser lifetime (viewer-response CloudFront Function)', () => {
+  it("tells viewers browserMaxAge (an hour by default) instead of the variants' Cache-Control, which CloudFront keeps", () => {
+    const code = (s: Synthesized) => viewerResponse(s)[1].Properties.FunctionCode as string;
+    expect(viewerResponse(base)[1].Properties).toMatchObject({ AutoPublish: true, FunctionConfig: { Runtime: 'cloudfront-js-2.0' } });
+    expect(code(base)).toContain('var VARIANT = "public, max-age=31536000, immutable";\nvar BROWSER = "public, max-age=3600";');
+    expect(code(full)).toContain('var VARIANT = "public, max-age=86400";');
+    const custom = synth(() => ({ browserMaxAge: Duration.days(1), cacheControl: 'public, max-age=604800' }));
+    expect(code(custom)).toContain('var VARIANT = "public, max-age=604800";\nvar BROWSER = "public, max-age=86400";');
+    expect(code(synth(() => ({ browserMaxAge: Duration.seconds(0) })))).toContain('var BROWSER = "public, no-cache";');
+  });
+
+  it("CloudFront still caches by the origin's header: minimum TTL 0 (no-store stays uncached), no Cache-Control in the response headers policy", () => {
+    for (const s of [base, full]) {
+      expect(only(s, 'AWS::CloudFront::CachePolicy')[1].Properties.CachePolicyConfig.MinTTL).toBe(0);
+      // A policy header applies to every status: it would make no-store errors and redirects cacheable in browsers.
+      const policy = only(s, 'AWS::CloudFront::ResponseHeadersPolicy')[1].Properties.ResponseHeadersPolicyConfig;
+      const custom = (policy.CustomHeadersConfig?.Items ?? []) as Json[];
+      expect(custom.map((header) => header.Header.toLowerCase())).not.toContain('cache-control');
+    }
+    const origin = originFunction(base).Properties.Environment.Variables;
+    expect(origin.CACHE_CONTROL).toBe('public, max-age=31536000, immutable');
+  });
+});

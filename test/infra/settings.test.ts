@@ -1,0 +1,99 @@
+// Props are checked at synth time (lib/resolved-settings.ts, lib/settings.ts).
+
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
+import { describe, expect, it } from 'vitest';
+import { ImageTransformerConfigError, type ImageTransformerProps } from '../../lib/image-transformer';
+import { ImageTransformerStack } from '../../lib/stack';
+import { CERTIFICATE_ARN, ENV } from './synth';
+
+// ---------------------------------------------------------------- validation
+
+describe('props are checked at synth time', () => {
+  const attempt = (props: (stack: Stack) => ImageTransformerProps) => () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    new ImageTransformerStack(app, 'Images', { env: ENV, transformer: props });
+  };
+  const rejects = (props: (stack: Stack) => ImageTransformerProps, message: RegExp) => {
+    expect(attempt(props)).toThrow(ImageTransformerConfigError);
+    expect(attempt(props)).toThrow(message);
+  };
+
+  it('presets go through the grammar: unknown names and bad values fail', () => {
+    rejects(() => ({ presets: { thumb: { widht: '200' } } }), /preset "thumb" has an unknown parameter "widht"/);
+    // Only the edge writes accept, from the viewer's Accept header.
+    rejects(() => ({ presets: { hero: { accept: 'avif' } } }), /preset "hero" has an unknown parameter "accept"; known parameters: (?!.*accept)/);
+    rejects(() => ({ presets: { thumb: { width: '20x' } } }), /preset "thumb" is invalid: .*width/);
+    rejects(() => ({ presets: { thumb: { fit: 'squash' } } }), /preset "thumb" is invalid: .*fit/);
+    rejects(() => ({ presets: { 'no spaces': { width: '200' } } }), /preset name "no spaces"/);
+    rejects(() => ({ presets: { loop: { preset: 'loop' } } }), /may not contain "preset"/);
+    rejects(() => ({ presets: { empty: {} } }), /preset "empty" is empty/);
+    rejects(() => ({ presets: { big: { width: '2000' } }, sizes: [320, 640] }), /preset "big" is invalid: .*640/);
+    rejects(() => ({ presets: { big: { width: '9000' } } }), /preset "big" is invalid: .*width/);
+  });
+
+  it('presetsOnly needs presets; eager presets must exist', () => {
+    rejects(() => ({ presetsOnly: true }), /presetsOnly needs at least one preset/);
+    rejects(() => ({ presets: { thumb: { width: '200' } }, eagerPresets: ['thumbnail'] }), /eagerPresets names "thumbnail"/);
+    rejects(
+      () => ({ presets: { thumb: { width: '200' } }, eagerPresets: ['thumb'], signing: true }),
+      /eagerPresets with signing need eagerSigningSecret/,
+    );
+  });
+
+  it('sizes and dimensions are whole numbers in range', () => {
+    rejects(() => ({ sizes: [] }), /sizes must list at least one width/);
+    rejects(() => ({ sizes: [320, 12.5] }), /sizes \(12.5\)/);
+    rejects(() => ({ sizes: [320, 10_000] }), /sizes \(10000\) must be an integer from 1 to 8192/);
+    rejects(() => ({ maxDimension: 20_000 }), /maxDimension must be an integer from 1 to 16383/);
+  });
+
+  it('Lambda settings are in range', () => {
+    rejects(() => ({ timeout: Duration.minutes(5) }), /timeout \(seconds\) must be an integer from 5 to 110/);
+    rejects(() => ({ memorySize: 64 }), /memorySize must be an integer from 128 to 10240/);
+    rejects(() => ({ maxInlineBytes: 6_000_000 }), /maxInlineBytes/);
+    rejects(() => ({ cacheControl: 'max-age=1\r\nx: y' }), /cacheControl must be a one-line header value/);
+    rejects(() => ({ browserMaxAge: Duration.days(400) }), /browserMaxAge \(seconds\) must be an integer from 0 to 31536000/);
+  });
+
+  it('a custom domain needs a us-east-1 certificate, and the other way round', () => {
+    rejects(() => ({ domainNames: ['img.example.com'] }), /domainNames need a certificate/);
+    rejects(
+      (stack) => ({ certificate: acm.Certificate.fromCertificateArn(stack, 'C', CERTIFICATE_ARN) }),
+      /a certificate is only used with domainNames/,
+    );
+    rejects(
+      (stack) => ({
+        domainNames: ['img.example.com'],
+        certificate: acm.Certificate.fromCertificateArn(stack, 'C', CERTIFICATE_ARN.replace('us-east-1', 'eu-west-1')),
+      }),
+      /certificate in us-east-1/,
+    );
+  });
+
+  it('operations settings', () => {
+    rejects(() => ({ originReservedConcurrency: 50, originProvisionedConcurrency: 60 }), /originProvisionedConcurrency \(60\) cannot exceed originReservedConcurrency \(50\)/);
+    rejects(() => ({ originProvisionedConcurrency: 0 }), /originProvisionedConcurrency must be an integer from 1/);
+    rejects(() => ({ originConcurrencyCap: 0 }), /originConcurrencyCap must be an integer from 1/);
+    rejects(() => ({ originConcurrencyCap: 20, originReservedConcurrency: 20 }), /originConcurrencyCap is only used without originReservedConcurrency/);
+    rejects(() => ({ alarmEmail: 'oncall' }), /alarmEmail "oncall" is not an email address/);
+    rejects(() => ({ alarms: false, alarmEmail: 'oncall@example.com' }), /alarmTopic and alarmEmail need alarms/);
+    rejects(
+      () => ({ canaryDeployments: false, deploymentConfig: codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE }),
+      /deploymentConfig is only used with canaryDeployments: true/,
+    );
+    rejects(() => ({ metricsNamespace: 'AWS/Lambda' }), /metricsNamespace "AWS\/Lambda" is not a CloudWatch namespace/);
+    rejects(() => ({ metricsNamespace: 'images|prod' }), /metricsNamespace/);
+  });
+
+  it('other settings', () => {
+    rejects(() => ({ originShieldRegion: 'Frankfurt' }), /originShieldRegion must be an AWS region/);
+    rejects(() => ({ cors: { allowOrigins: [] } }), /cors.allowOrigins is empty/);
+    rejects(() => ({ variantExpiration: Duration.days(0) }), /variantExpiration \(days\)/);
+  });
+
+  it('accepts a valid configuration with presets in presets-only mode', () => {
+    expect(attempt(() => ({ presets: { thumb: { width: '200', height: '200' } }, presetsOnly: true }))).not.toThrow();
+  });
+});
