@@ -80,20 +80,14 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
     measured: RequestMetrics,
     endsAt: number,
     respond: (response: FunctionUrlResponse) => FunctionUrlResponse,
+    /** Aborted, with the error to answer, when this URI's transform is remembered to fail. */
+    failed: AbortSignal,
   ) {
     const timings = measured.timings;
     const deadline = performance.now() + budgetMs;
-    // The failure check rides along with the source's read: it costs the miss no time.
-    const [source, remembered] = await timed(timings, 'fetch', () =>
-      withDeadline(
-        Promise.all([
-          fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes),
-          rememberedFailure(s3, config.cacheBucket, request.uri, config.failureTtlSeconds),
-        ]),
-        deadline,
-      ),
+    const source = await timed(timings, 'fetch', () =>
+      withDeadline(fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes), deadline),
     );
-    if (remembered) throw remembered;
     measured.sourceBytes = source.bytes.length;
     let made;
     try {
@@ -101,12 +95,15 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
         transforms.run(
           { bytes: source.bytes, ops: request.ops, limits: config, budget: budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length) },
           deadline,
+          failed,
         ),
       );
     } catch (error) {
-      // Remembered only when the transform itself was the cost, not a slow read that left it no time.
+      // Remembered only when the transform itself was the cost, not a slow read that left it no
+      // time, and not again when it is the remembered failure itself.
       const ranLong = (timings.transform ?? 0) >= config.timeBudgetMs / 2;
-      if (error instanceof HttpError && isExpensive(error) && (ranLong || error.code === 'internal_error')) {
+      const expensive = error instanceof HttpError && isExpensive(error) && error !== failed.reason;
+      if (expensive && (ranLong || error.code === 'internal_error')) {
         respond(errorResponse(error));
         await rememberFailure(s3, config.cacheBucket, request.uri, error, abortAt(endsAt)).catch((failure: unknown) =>
           log({ level: 'error', event: 'remember_failed', uri: request.uri, detail: String(failure) }),
@@ -191,7 +188,15 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
       }
       uri = request.uri;
       const remaining = context ? context.getRemainingTimeInMillis() - TIMEOUT_MARGIN_MS : Infinity;
-      return await serve(event, request, Math.min(config.timeBudgetMs, remaining), measured, performance.now() + remaining, respond);
+      // The failure check runs beside the source's read and the transform, so a miss never waits
+      // for it: a remembered failure stops the transform (and its process) as soon as it is known.
+      const failed = new AbortController();
+      const check = rememberedFailure(s3, config.cacheBucket, uri, config.failureTtlSeconds).then((failure) => failure && failed.abort(failure));
+      try {
+        return await serve(event, request, Math.min(config.timeBudgetMs, remaining), measured, performance.now() + remaining, respond, failed.signal);
+      } finally {
+        await check; // its S3 call does not outlive the request
+      }
     } catch (error) {
       if (error instanceof HttpError) {
         log({

@@ -51,8 +51,9 @@ export interface TransformProcesses {
    * Runs one transform in an idle child (started if none is idle). At
    * `deadline` (a performance.now() time) the child is killed and the promise
    * rejects with a 504 HttpError; if the child dies for any other reason, with a 500.
+   * When `cancel` aborts, the child is killed too and the promise rejects with its reason.
    */
-  run(job: TransformJob, deadline: number): Promise<TransformResult>;
+  run(job: TransformJob, deadline: number, cancel?: AbortSignal): Promise<TransformResult>;
   /** Settles once every child alive now has started (Node and libvips loaded). */
   ready(): Promise<void>;
   /** The pids of the children alive now (for measurements). */
@@ -142,7 +143,8 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
     waiting.shift()?.();
   }
 
-  async function run(job: TransformJob, deadline: number): Promise<TransformResult> {
+  async function run(job: TransformJob, deadline: number, cancel?: AbortSignal): Promise<TransformResult> {
+    cancel?.throwIfAborted();
     const child = await acquire();
     // A child still starting (a cold start, or the one replacing a killed child) costs the request no budget.
     const waited = performance.now();
@@ -153,6 +155,7 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
         clearTimeout(timer);
         child.off('message', onMessage);
         child.off('exit', onExit);
+        cancel?.removeEventListener('abort', onCancel);
         release(child, healthy);
         outcome();
       };
@@ -167,6 +170,8 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
         () => settle(false, () => reject(new HttpError('timeout', 'The image took too long to transform.', 'transform process killed at the deadline'))),
         Math.max(0, deadline - performance.now()),
       );
+      const onCancel = () => settle(false, () => reject(cancel?.reason));
+      cancel?.addEventListener('abort', onCancel);
       child.on('message', onMessage);
       child.once('exit', onExit);
       child.send(job);
