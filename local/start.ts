@@ -140,6 +140,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${signing ? ', signed URLs required' : ''}`);
 
   const quiet = () => {};
+  // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
+  const transforms = transformProcesses(availableParallelism());
   const emulator = createEmulator({
     s3,
     cacheBucket,
@@ -150,8 +152,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
       s3,
       config: originConfig({ sourceBucket, cacheBucket }, options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
       log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
-      // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
-      transforms: transformProcesses(availableParallelism()),
+      transforms,
     }),
   });
 
@@ -206,6 +207,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await emulator.settled();
+      transforms.close();
     },
   };
 }
