@@ -16,8 +16,14 @@ export const FAILURES_PREFIX = '.failures/';
 
 export const failureKey = (uri: string) => FAILURES_PREFIX + createHash('sha256').update(uri).digest('hex');
 
-/** Failures that cost a full invocation: a transform killed at the deadline, or its process dying. */
-export const isExpensive = (error: HttpError) => error.code === 'timeout' || error.code === 'internal_error';
+/**
+ * Whether a transform's failure cost a full invocation and is worth remembering: its
+ * process died, or it was killed at the deadline after using at least half the budget
+ * itself (not a slow read that left it no time).
+ */
+export function worthRemembering(error: HttpError, transformMs: number, timeBudgetMs: number): boolean {
+  return error.code === 'internal_error' || (error.code === 'timeout' && transformMs >= timeBudgetMs / 2);
+}
 
 interface StoredFailure {
   code: ErrorCode;

@@ -6,7 +6,7 @@ import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { encodeKeyPath, isGrammarError, parseCanonicalUri, variantKey, viewerQuery, type CanonicalRequest } from '../grammar';
 import type { OriginConfig } from './config';
 import { HttpError } from './errors';
-import { rememberedFailure, rememberFailure, isExpensive } from './failures';
+import { rememberedFailure, rememberFailure, worthRemembering } from './failures';
 import { budgetFor } from './image/budget';
 import { errorStack, type Logger } from '../common/log';
 import { requestMetrics, type MetricsOptions, type Phase, type RequestMetrics } from './metrics';
@@ -99,11 +99,10 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
         ),
       );
     } catch (error) {
-      // Remembered only when the transform itself was the cost, not a slow read that left it no
-      // time, and not again when it is the remembered failure itself.
-      const ranLong = (timings.transform ?? 0) >= config.timeBudgetMs / 2;
-      const expensive = error instanceof HttpError && isExpensive(error) && error !== failed.reason;
-      if (expensive && (ranLong || error.code === 'internal_error')) {
+      // The remembered failure itself is not remembered again (that would extend it forever).
+      const remember =
+        error instanceof HttpError && error !== failed.reason && worthRemembering(error, timings.transform ?? 0, config.timeBudgetMs);
+      if (remember) {
         respond(errorResponse(error));
         await rememberFailure(s3, config.cacheBucket, request.uri, error, abortAt(endsAt)).catch((failure: unknown) =>
           log({ level: 'error', event: 'remember_failed', uri: request.uri, detail: String(failure) }),

@@ -29,7 +29,7 @@ export const MEMORY_SHARE = 0.75;
  * Resident memory of the two processes before any work, in MB: the handler
  * with the AWS SDK, and the child with Node and libvips, measured with `npm run bounds`.
  */
-export const BASE_RSS_MB = { handler: 90, child: 80 };
+const BASE_RSS_MB = { handler: 90, child: 80 };
 
 /** Of the time budget, the share the predicted transform may take: the rest is the fetch and the model's error. */
 const TIME_SHARE = 0.75;
@@ -43,7 +43,7 @@ export function budgetFor(memoryMb: number, timeBudgetMs: number, sourceBytes: n
   // The source is held by the handler, copied through the pipe, and held by the child.
   return {
     memoryBytes: allowance * 1024 * 1024 - 3 * sourceBytes,
-    seconds: ((timeBudgetMs / 1000) * TIME_SHARE * Math.min(1, memoryMb / MB_PER_VCPU)),
+    seconds: (timeBudgetMs / 1000) * TIME_SHARE * Math.min(1, memoryMb / MB_PER_VCPU),
   };
 }
 
@@ -52,7 +52,7 @@ const SAMPLE_BYTES: Record<string, number> = {
   uchar: 1, char: 1, ushort: 2, short: 2, uint: 4, int: 4, float: 4, complex: 8, double: 8, dpcomplex: 16,
 };
 
-export const sampleBytes = (depth: string | undefined) => SAMPLE_BYTES[depth ?? 'uchar'] ?? 8;
+const sampleBytes = (depth: string | undefined) => SAMPLE_BYTES[depth ?? 'uchar'] ?? 8;
 
 /** Decode and resize, CPU seconds per source megapixel as decoded (worst case: noise, one thread). */
 const DECODE_SECONDS_PER_MP: Record<SourceInfo['format'], number> = {
@@ -66,7 +66,7 @@ const DECODE_SECONDS_PER_MP: Record<SourceInfo['format'], number> = {
  * worst case would refuse ordinary animations: its rate is that of smooth
  * photographic frames, and the deadline kill bounds the rest.
  */
-export const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
+const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
   jpeg: 0.09, png: 0.1, webp: 0.32, avif: 1.25, gif: 1.7,
 };
 
@@ -142,17 +142,13 @@ export function chooseFormat(work: Work, info: SourceInfo, candidates: EncodedFo
   if (chosen) return chosen;
   const last = candidates[candidates.length - 1] as EncodedFormat;
   const seconds = predictSeconds(work, info, last) * SAFETY;
+  const need =
+    seconds > budget.seconds
+      ? `take about ${Math.ceil(seconds)} s, over the ${budget.seconds.toFixed(1)} s allowed`
+      : `need about ${megabytes(predictBytes(work, last) * SAFETY)} MB, over the ${megabytes(budget.memoryBytes)} MB allowed`;
   const size = `${info.width}x${info.height}${work.frames > 1 ? ` x ${work.frames} frames` : ''}`;
-  if (seconds > budget.seconds) {
-    throw new HttpError(
-      'too_costly',
-      `Making this ${last.toUpperCase()} from a ${size} source would take about ${Math.ceil(seconds)} s, over the ${budget.seconds.toFixed(1)} s allowed; ask for a smaller size${candidates.length === 1 ? ' or another format' : ''}.`,
-    );
-  }
-  throw new HttpError(
-    'too_costly',
-    `Making this ${last.toUpperCase()} from a ${size} source would need about ${megabytes(predictBytes(work, last) * SAFETY)} MB, over the ${megabytes(budget.memoryBytes)} MB allowed; ask for a smaller size${candidates.length === 1 ? ' or another format' : ''}.`,
-  );
+  const instead = candidates.length === 1 ? 'a smaller size or another format' : 'a smaller size';
+  throw new HttpError('too_costly', `Making this ${last.toUpperCase()} from a ${size} source would ${need}; ask for ${instead}.`);
 }
 
 /**
@@ -160,7 +156,7 @@ export function chooseFormat(work: Work, info: SourceInfo, candidates: EncodedFo
  * factor) when the output is that much smaller, counted conservatively: it
  * keeps twice the target's resolution, as sharp does before its final resize.
  */
-export function shrinkOnLoad(format: SourceInfo['format'], reduction: number, ops: Ops): number {
+function shrinkOnLoad(format: SourceInfo['format'], reduction: number, ops: Ops): number {
   if (format !== 'jpeg' && format !== 'webp') return 1;
   // Crops and strategies that read the whole image at its decoded size defeat it.
   if (ops.position === 'entropy' || ops.position === 'attention') return 1;
