@@ -62,6 +62,14 @@ export interface TransformProcesses {
   close(): void;
 }
 
+/** Rejects with the signal's reason once it aborts. */
+function whenAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
 /** A child at work keeps the parent's event loop alive; an idle one does not. */
 function hold(child: ChildProcess): void {
   child.ref();
@@ -148,7 +156,12 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
     const child = await acquire();
     // A child still starting (a cold start, or the one replacing a killed child) costs the request no budget.
     const waited = performance.now();
-    await ready.get(child);
+    try {
+      await Promise.race([ready.get(child), ...(cancel ? [whenAborted(cancel)] : [])]);
+    } catch (error) {
+      release(child, cancel?.aborted === true); // cancelled: the child is fine; else it died starting
+      throw error;
+    }
     deadline += performance.now() - waited;
     return new Promise<TransformResult>((resolve, reject) => {
       const settle = (healthy: boolean, outcome: () => void) => {
@@ -163,7 +176,7 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
         settle(true, () => {
           if (answer.ok) resolve({ variant: { ...answer.variant, body: Buffer.from(answer.variant.body) }, report: answer.report });
           else if (answer.bug) reject(new Error(answer.detail ?? answer.message));
-          else reject(Object.assign(new HttpError(answer.code, answer.message, answer.detail), { report: answer.report }));
+          else reject(new HttpError(answer.code, answer.message, answer.detail));
         });
       const onExit = (code: number | null, signal: string | null) => settle(false, () => reject(childEnded(code, signal)));
       const timer = setTimeout(
