@@ -1,17 +1,23 @@
 // Generates the viewer-request CloudFront Function file from
 // lambda/edge/viewer-request.ts and the grammar: one self-contained,
 // minified file in the cloudfront-js-2.0 language subset, with the
-// deployment's settings baked in, under CloudFront's 10 KB limit.
+// deployment's fixed settings baked in. Its sizes and presets are read from
+// the KeyValueStore (lambda/edge/store.ts), so the file's size does not
+// depend on them.
 
 import { buildSync } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { presetRefusal, type GrammarOptions } from '../lambda/grammar/index';
-import { SIGNING_SECRETS_KEY, type EdgeSettings } from '../lambda/edge/viewer-request';
+import type { EdgeSettings } from '../lambda/edge/viewer-request';
+import { SIGNING_SECRETS_KEY } from '../lambda/edge/store';
 
 export { SIGNING_SECRETS_KEY };
 
 /** CloudFront's limit on a function's code, in bytes. */
 export const MAX_FUNCTION_BYTES = 10_240;
+
+/** What the viewer-request function may use with signing on, leaving room for the parameters to come. */
+export const EDGE_BUDGET_BYTES = 7_000;
 
 /** Length of a KeyValueStore id (a UUID); a CDK token standing in for one may be shorter. */
 const KVS_ID_LENGTH = 36;
@@ -27,16 +33,23 @@ export interface EdgeFunctionSettings {
   /** Whether `format=auto` may choose AVIF for browsers that accept it. No default: say which. */
   avif: boolean;
   /**
-   * Signed URLs. Absent (the default): signing is off and `sig` is ignored.
-   * Present: every request needs a valid `sig`; the secrets are read at
-   * request time from this KeyValueStore (associate it with the function),
-   * key `signing-secrets` (SIGNING_SECRETS_KEY), value: the active secrets
-   * separated by newlines or commas.
+   * Signed URLs: every request needs a valid `sig`, checked against the
+   * secrets under `signing-secrets` (SIGNING_SECRETS_KEY) in the store: the
+   * active secrets separated by newlines or commas. False: `sig` is ignored.
    */
-  signing?: {
-    /** The KeyValueStore's id (`KeyValueStore.keyValueStoreId`; a CDK token is fine). */
-    keyValueStoreId: string;
-  };
+  signing: boolean;
+  /**
+   * The KeyValueStore the function reads (associate it with the function):
+   * its signing secrets, and the sizes and presets a deploy writes there
+   * (deploymentEntries). Required with signing, sizes or presets. Its id,
+   * `KeyValueStore.keyValueStoreId`; a CDK token is fine.
+   */
+  keyValueStoreId?: string;
+}
+
+/** Whether the function reads a KeyValueStore: with signing, sizes or presets. */
+export function needsKeyValueStore(settings: Omit<EdgeFunctionSettings, 'keyValueStoreId'>): boolean {
+  return settings.signing || !!settings.grammar.sizes || Object.keys(settings.grammar.presets ?? {}).length > 0;
 }
 
 const RUNTIME_CRYPTO = fileURLToPath(new URL('../lambda/edge/runtime-crypto.ts', import.meta.url));
@@ -87,16 +100,18 @@ function bundle(settings: EdgeSettings): string {
   return file.text.trim();
 }
 
-/** The top-level handler CloudFront calls: reads the secrets when signing is on, then the bundle. */
-function wrapper(settings: EdgeFunctionSettings): string {
-  if (!settings.signing) return `function handler(event){return ${GLOBAL}(event)}`;
-  const id = JSON.stringify(settings.signing.keyValueStoreId);
-  const key = JSON.stringify(SIGNING_SECRETS_KEY);
-  // A missing key or a failed read leaves no secret to verify with: every
-  // signed request is refused (403), and the reason is logged.
+/**
+ * The top-level handler CloudFront calls: the bundle's answer, after reading
+ * from the store the keys it asks for. A key that cannot be read (missing,
+ * or a failed read) is left out; the bundle decides what that means. Reads
+ * are awaited one by one: CloudFront advises against promise combinators,
+ * which cost function memory.
+ */
+function wrapper(storeId: string | undefined): string {
+  if (storeId === undefined) return `function handler(event){return ${GLOBAL}(event)}`;
   return (
-    `async function handler(event){var s;try{s=await cf.kvs(${id}).get(${key})}` +
-    `catch(e){console.log("signing secrets unavailable: "+e)}return ${GLOBAL}(event,s)}`
+    `async function handler(event){var r=${GLOBAL}(event),s=cf.kvs(${JSON.stringify(storeId)}),v,k,i;` +
+    `while(r.keys){v={};for(i=0;i<r.keys.length;i++){k=r.keys[i];try{v[k]=await s.get(k)}catch(e){}}r=r.next(v)}return r}`
   );
 }
 
@@ -114,19 +129,34 @@ function checkPresets(grammar: GrammarOptions): void {
  */
 export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): string {
   checkPresets(settings.grammar);
-  const edge: EdgeSettings = { grammar: settings.grammar, avif: settings.avif, signing: !!settings.signing };
+  const storeId = needsKeyValueStore(settings) ? settings.keyValueStoreId : undefined;
+  if (needsKeyValueStore(settings) && storeId === undefined) {
+    throw new Error('The viewer-request function needs a KeyValueStore (keyValueStoreId) for signing, sizes or presets.');
+  }
+  const edge: EdgeSettings = {
+    grammar: { maxDimension: settings.grammar.maxDimension, presetsOnly: settings.grammar.presetsOnly },
+    avif: settings.avif,
+    signing: settings.signing,
+    sizes: !!settings.grammar.sizes,
+    presets: Object.keys(settings.grammar.presets ?? {}).length > 0,
+  };
   const imports = ["import crypto from 'crypto';"];
-  if (settings.signing) imports.push("import cf from 'cloudfront';");
-  const code = [...imports, `var ${GLOBAL};`, bundle(edge), wrapper(settings), ''].join('\n');
+  if (storeId !== undefined) imports.push("import cf from 'cloudfront';");
+  const code = [...imports, `var ${GLOBAL};`, bundle(edge), wrapper(storeId), ''].join('\n');
 
+  checkFunctionSize(code, storeId);
+  return code;
+}
+
+/** Throws when `code` exceeds CloudFront's 10 KB, counting the store id as long as the real one. */
+export function checkFunctionSize(code: string, storeId?: string): void {
   // At synth time the store id is a CDK token, which may be shorter than the id it becomes.
-  const idShortfall = settings.signing ? Math.max(0, KVS_ID_LENGTH - settings.signing.keyValueStoreId.length) : 0;
+  const idShortfall = storeId !== undefined ? Math.max(0, KVS_ID_LENGTH - storeId.length) : 0;
   const bytes = Buffer.byteLength(code, 'utf8') + idShortfall;
   if (bytes > MAX_FUNCTION_BYTES) {
     throw new Error(
       `The viewer-request function is ${bytes} bytes, over CloudFront's limit of ${MAX_FUNCTION_BYTES}. ` +
-        'Define fewer or smaller presets or sizes, or shorten the grammar.',
+        'Shorten the grammar or the edge function.',
     );
   }
-  return code;
 }

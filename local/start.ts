@@ -18,7 +18,8 @@ import { createInvalidationHandler } from '../lambda/invalidate/handler';
 import { DEFAULT_LIMITS, originConfig, type SvgPolicy } from '../lambda/origin/config';
 import { createOriginHandler } from '../lambda/origin/handler';
 import { transformProcesses } from '../lambda/origin/transform-process';
-import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode } from '../lib/edge-function';
+import { deploymentEntries, SIGNING_SECRETS_KEY } from '../lambda/edge/store';
+import { viewerRequestFunctionCode } from '../lib/edge-function';
 import { contentTypeOf } from './content-types';
 import { createEmulator } from './emulator';
 import { generateSamples, type Sample } from './samples';
@@ -135,8 +136,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   log(`seeded ${sources.length} ${options.images ? `files from ${options.images}` : 'generated samples'} into bucket ${sourceBucket}`);
 
   const grammar: GrammarOptions = { ...DEFAULT_GRAMMAR_OPTIONS, presets: LOCAL_PRESETS };
-  const signing = options.signingSecret ? { keyValueStoreId: 'local-key-value-store' } : undefined;
-  const functionCode = viewerRequestFunctionCode({ grammar, avif: true, signing });
+  const signing = options.signingSecret !== undefined;
+  const functionCode = viewerRequestFunctionCode({ grammar, avif: true, signing, keyValueStoreId: 'local-key-value-store' });
   log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${signing ? ', signed URLs required' : ''}`);
 
   const quiet = () => {};
@@ -146,7 +147,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     s3,
     cacheBucket,
     functionCode,
-    keyValues: options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {},
+    keyValues: { ...deploymentEntries(grammar), ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}) },
     edgeCache: options.edgeCache,
     origin: createOriginHandler({
       s3,

@@ -38,20 +38,22 @@ export function deploymentEntries(grammar: GrammarOptions): Record<string, strin
   const presets = grammar.presets ?? {};
   const names = Object.keys(presets);
   if (names.length > 0) entries[PRESET_NAMES_KEY] = namesList(names);
-  for (const name of names) {
+  names.forEach((name) => {
     const preset = presets[name] ?? {};
     entries[PRESET_KEY_PREFIX + name] = Object.keys(preset)
       .map((param) => encodeURIComponent(param) + '=' + encodeURIComponent(preset[param] ?? ''))
       .join('&');
-  }
-  for (const [key, value] of Object.entries(entries)) {
+  });
+  // Written with forEach, not for-of: the edge bundle includes this file, and its target lacks for-of.
+  Object.keys(entries).forEach((key) => {
+    const value = entries[key] as string;
     if (bytes(key) > MAX_STORE_KEY_BYTES) {
       throw new Error(`The KeyValueStore key "${key.slice(0, 60)}..." is ${bytes(key)} bytes, over CloudFront's ${MAX_STORE_KEY_BYTES}: shorten the preset's name.`);
     }
     if (bytes(value) > MAX_STORE_VALUE_BYTES) {
       throw new Error(`The KeyValueStore value of "${key}" is ${bytes(value)} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES}: ${key === SIZES_KEY ? 'allow fewer sizes' : 'shorten the preset'}.`);
     }
-  }
+  });
   return entries;
 }
 

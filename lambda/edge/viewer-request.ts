@@ -1,14 +1,16 @@
 // The viewer-request CloudFront Function (cloudfront-js-2.0): every request in,
 // either the request rewritten to its canonical URI or a 400/403 answered at
 // the edge. lib/edge-function.ts bundles this file with the grammar into the
-// one self-contained file CloudFront runs, with the deployment's settings
-// baked in; it adds the top-level `async function handler(event)` that reads
-// the signing secrets from the KeyValueStore and calls the function made here.
+// one self-contained file CloudFront runs, with the deployment's fixed
+// settings baked in; it adds the top-level `async function handler(event)`
+// that reads from the KeyValueStore (the signing secrets, the sizes and the
+// presets: lambda/edge/store.ts) the keys the function made here asks for.
 //
 // Nothing here may be `async`: the runtime allows `async` on top-level
 // function declarations only ("async closures are not supported"), and
 // esbuild cannot lower async functions without generators, which the runtime
-// lacks too. The KeyValueStore read therefore happens in the generated wrapper.
+// lacks too. So the function returns a StoreRead when it needs values, and
+// the generated wrapper reads them and calls its `next`.
 //
 // What CloudFront hands a Function (checked against the CloudFront docs and
 // field reports): `uri` and the query string names and values exactly as the
@@ -18,26 +20,34 @@
 // so values put there must be percent-encoded here.
 
 import {
-  canonicalRequest,
+  canonicalOps,
+  canonicalUri,
+  decodeKeyPath,
   isGrammarError,
-  PARAMS_BY_NAME,
+  parseViewerQuery,
+  presetName,
+  SIGNATURE_PARAM,
   splitQuery,
+  unknownPreset,
   verifySignature,
   type GrammarOptions,
-  type Param,
+  type Preset,
 } from '../grammar/index';
+import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, SIZES_KEY } from './store';
 
-/** The deployment's settings, fixed when the function file is generated. */
+/** The deployment's settings baked into the function; its sizes and presets are in the store. */
 export interface EdgeSettings {
-  grammar: GrammarOptions;
+  /** The grammar's options but `sizes` and `presets`. */
+  grammar: Pick<GrammarOptions, 'maxDimension' | 'presetsOnly'>;
   /** Whether `format=auto` may choose AVIF. */
   avif: boolean;
   /** Whether every request must carry a valid `sig`. */
   signing: boolean;
+  /** Whether the store holds allowed sizes. */
+  sizes: boolean;
+  /** Whether the store holds presets. */
+  presets: boolean;
 }
-
-/** The KeyValueStore key whose value holds the active signing secrets. */
-export const SIGNING_SECRETS_KEY = 'signing-secrets';
 
 /** One query parameter, header or cookie in CloudFront's event object. */
 export interface CloudFrontValue {
@@ -69,10 +79,18 @@ export interface ViewerRequestEvent {
   request: CloudFrontRequest;
 }
 
-export type ViewerRequestFunction = (
-  event: ViewerRequestEvent,
-  secrets?: string,
-) => CloudFrontRequest | CloudFrontResponse;
+/** KeyValueStore values by key; a key that could not be read is absent. */
+export type StoreValues = { [key: string]: string | undefined };
+
+/** What the function needs read from the KeyValueStore before it can answer. */
+export interface StoreRead {
+  keys: string[];
+  next(values: StoreValues): Outcome;
+}
+
+export type Outcome = CloudFrontRequest | CloudFrontResponse | StoreRead;
+
+export type ViewerRequestFunction = (event: ViewerRequestEvent) => Outcome;
 
 /**
  * The active secrets in the KeyValueStore value: separated by newlines or
@@ -87,7 +105,6 @@ export function parseSecrets(value: string | undefined): string[] {
     .filter((secret) => secret !== '');
 }
 
-const hasOwn = (object: object, name: string) => Object.prototype.hasOwnProperty.call(object, name);
 
 /** Every value of a parameter or header, in order (`multiValue` holds them all when repeated). */
 function valuesOf(field: CloudFrontValue): string[] {
@@ -109,20 +126,6 @@ function rawQuery(querystring: CloudFrontValues): string {
   return parts.join('&');
 }
 
-/**
- * A recognised parameter as the origin is sent it: canonical name, value as
- * the grammar reads it (`W=0640` is `width=640`), or undefined for any other
- * name, canonical-only ones (`accept`) included. Only called once the grammar
- * has accepted the request.
- */
-function forwarded(pair: [string, string], options: GrammarOptions): [string, string] | undefined {
-  const name = pair[0].toLowerCase();
-  if (name === 'preset' || name === 'p') return ['preset', pair[1]];
-  if (!hasOwn(PARAMS_BY_NAME, name)) return undefined;
-  const param = PARAMS_BY_NAME[name] as Param;
-  return [param.name, String(param.parse(pair[1], options))];
-}
-
 function response(statusCode: number, statusDescription: string, code: string, message: string): CloudFrontResponse {
   return {
     statusCode,
@@ -139,56 +142,101 @@ function response(statusCode: number, statusDescription: string, code: string, m
 
 const forbidden = (message: string) => response(403, 'Forbidden', 'invalid_signature', message);
 
-export function createViewerRequest(settings: EdgeSettings): ViewerRequestFunction {
-  const options = settings.grammar;
+/** The allowed sizes as the store holds them; without them no request can be checked, so none is answered. */
+function sizesFrom(value: string | undefined): number[] {
+  if (value === undefined) throw new Error('The allowed sizes could not be read from the KeyValueStore.');
+  return value.split(',').map(Number);
+}
 
-  return (event, secrets) => {
+/** A preset's parameters from its query-string form in the store. */
+function presetFrom(value: string): Preset {
+  const preset: Preset = {};
+  splitQuery(value).forEach((pair) => {
+    preset[pair[0]] = pair[1];
+  });
+  return preset;
+}
+
+/** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
+function refusing(answer: () => Outcome): Outcome {
+  try {
+    return answer();
+  } catch (error) {
+    if (isGrammarError(error)) return response(400, 'Bad Request', error.code, error.message);
+    throw error;
+  }
+}
+
+export function createViewerRequest(settings: EdgeSettings): ViewerRequestFunction {
+  return (event) => {
     const request = event.request;
     // The distribution allows GET and HEAD only; anything else CloudFront
     // refuses itself. Should a behaviour ever allow more, it is not ours to
     // rewrite: pass it through untouched.
     if (request.method !== 'GET' && request.method !== 'HEAD') return request;
 
-    const accept = request.headers.accept ? valuesOf(request.headers.accept).join(',') : '';
-    let pairs: [string, string][];
-    let signed: string;
-    let uri: string;
-    try {
-      pairs = splitQuery(rawQuery(request.querystring));
-      // Signatures cover the URI before format=auto is negotiated, so that
-      // one signed URL serves every browser (see lambda/grammar/sign.ts).
-      signed = canonicalRequest(request.uri, pairs, options).uri;
-      uri = canonicalRequest(request.uri, pairs, options, { accept, avif: settings.avif }).uri;
-    } catch (error) {
-      if (isGrammarError(error)) return response(400, 'Bad Request', error.code, error.message);
-      throw error;
-    }
+    return refusing(() => {
+      const pairs = splitQuery(rawQuery(request.querystring));
+      const key = decodeKeyPath(request.uri);
+      const preset = presetName(pairs);
+      const presetKey = PRESET_KEY_PREFIX + preset;
+      const keys: string[] = [];
+      if (settings.signing) keys.push(SIGNING_SECRETS_KEY);
+      if (settings.sizes) keys.push(SIZES_KEY);
+      if (preset !== undefined && settings.presets) keys.push(presetKey);
 
-    const sigs = pairs.filter((pair) => pair[0].toLowerCase() === 'sig').map((pair) => pair[1]);
-    if (settings.signing) {
-      if (sigs.length === 0) return forbidden('This URL must be signed: add its sig parameter.');
-      if (sigs.length > 1) return forbidden('The sig parameter is given more than once.');
-      if (!verifySignature(signed, sigs[0] as string, parseSecrets(secrets))) {
-        return forbidden('The URL signature is not valid for this image and these parameters.');
-      }
-    }
+      const rewrite = (values: StoreValues): Outcome => {
+        const options: GrammarOptions = {
+          maxDimension: settings.grammar.maxDimension,
+          presetsOnly: settings.grammar.presetsOnly,
+          sizes: settings.sizes ? sizesFrom(values[SIZES_KEY]) : undefined,
+          presets: {},
+        };
+        if (preset !== undefined) {
+          const definition = values[presetKey];
+          if (definition === undefined) {
+            if (!settings.presets) throw unknownPreset(preset, '');
+            // Unknown: the names only word the refusal, so they are read only for it.
+            return { keys: [PRESET_NAMES_KEY], next: (names) => refusing(() => { throw unknownPreset(preset, names[PRESET_NAMES_KEY] || ''); }) };
+          }
+          (options.presets as { [name: string]: Preset })[preset] = presetFrom(definition);
+        }
+        const query = parseViewerQuery(pairs, options);
+        const sigs = pairs.filter((pair) => pair[0].toLowerCase() === SIGNATURE_PARAM).map((pair) => pair[1]);
+        if (settings.signing) {
+          // Signatures cover the URI before format=auto is negotiated, so that
+          // one signed URL serves every browser (see lambda/grammar/sign.ts).
+          const secrets = values[SIGNING_SECRETS_KEY];
+          if (secrets === undefined) console.log('signing secrets unavailable');
+          if (sigs.length === 0) return forbidden('This URL must be signed: add its sig parameter.');
+          if (sigs.length > 1) return forbidden('The sig parameter is given more than once.');
+          if (!verifySignature(canonicalUri(key, canonicalOps(query.params, options)), sigs[0] as string, parseSecrets(secrets))) {
+            return forbidden('The URL signature is not valid for this image and these parameters.');
+          }
+        }
 
-    // The cache key is the URI alone: it records what Accept allowed
-    // (`accept=avif` or `accept=webp`), so Accept never has to enter it.
-    request.uri = uri;
-    // The origin sees only the viewer's recognised parameters, with their
-    // canonical names and values, and the signature: nothing else a viewer
-    // adds (S3's response-content-type or versionId, say) reaches an origin.
-    // The same parameters make the same canonical URI again, for any Accept
-    // and in presets-only mode, so the origin can send a viewer back through
-    // the edge with them (lambda/origin/handler.ts, oversized variants).
-    const querystring: CloudFrontValues = {};
-    pairs.forEach((pair) => {
-      const param = forwarded(pair, options);
-      if (param) querystring[param[0]] = { value: encodeURIComponent(param[1]) };
+        // The cache key is the URI alone: it records what Accept allowed
+        // (`accept=avif` or `accept=webp`), so Accept never has to enter it.
+        const accept = request.headers.accept ? valuesOf(request.headers.accept).join(',') : '';
+        request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept, avif: settings.avif }));
+        // The origin sees only the preset and the viewer's own recognised
+        // parameters, with their canonical names and values, and the
+        // signature: nothing else a viewer adds (S3's response-content-type or
+        // versionId, say) reaches an origin. They make the same canonical URI
+        // again, for any Accept and in presets-only mode, so the origin can
+        // send a viewer back through the edge with them (lambda/origin/handler.ts,
+        // oversized variants).
+        const querystring: CloudFrontValues = {};
+        const own = query.own as { [name: string]: unknown };
+        if (preset !== undefined) querystring.preset = { value: encodeURIComponent(preset) };
+        Object.keys(own).forEach((name) => {
+          querystring[name] = { value: encodeURIComponent(String(own[name])) };
+        });
+        if (settings.signing) querystring[SIGNATURE_PARAM] = { value: encodeURIComponent(sigs[0] as string) };
+        request.querystring = querystring;
+        return request;
+      };
+      return keys.length ? { keys, next: (values) => refusing(() => rewrite(values)) } : rewrite({});
     });
-    if (settings.signing) querystring.sig = { value: encodeURIComponent(sigs[0] as string) };
-    request.querystring = querystring;
-    return request;
   };
 }

@@ -8,6 +8,7 @@ import { decodeKeyPath, encodeKeyPath } from './key';
 import {
   PARAMS,
   PARAMS_BY_NAME,
+  PRESET_SPELLINGS,
   VIEWER_PARAMS,
   type GrammarOptions,
   type NegotiatedFormat,
@@ -68,51 +69,68 @@ function paramNamed(spelling: string, canonical: boolean): Param | undefined {
   return canonical ? PARAMS.filter((param) => param.canonicalOnly && param.name === spelling)[0] : undefined;
 }
 
+/** The preset a viewer names (`preset` or `p`), or undefined; throws when one is named twice. */
+export function presetName(pairs: [string, string][]): string | undefined {
+  const given = pairs.filter((pair) => PRESET_SPELLINGS.indexOf(pair[0].toLowerCase()) !== -1);
+  if (given.length === 0) return undefined;
+  const name = (given[0] as [string, string])[1];
+  if (given.length > 1) throw invalidParameter('preset', name, 'a single value (preset is given more than once)');
+  return name;
+}
+
+/** The refusal of a preset the deployment does not define; `names` lists those it does, comma-separated. */
+export function unknownPreset(name: string, names: string) {
+  return invalidParameter('preset', name, `one of ${names || '(no presets are defined)'}`);
+}
+
 /** The pairs a `preset` parameter stands for, or none. */
 function presetPairs(pairs: [string, string][], options: GrammarOptions): [string, string][] {
-  const given = pairs.filter((pair) => PRESET_NAMES.indexOf(pair[0].toLowerCase()) !== -1);
-  if (given.length === 0) return [];
-  const name = (given[0] as [string, string])[1];
+  const name = presetName(pairs);
+  if (name === undefined) return [];
   const presets = options.presets || {};
-  if (given.length > 1) throw invalidParameter('preset', name, 'a single value (preset is given more than once)');
-  if (!hasOwn(presets, name)) {
-    throw invalidParameter('preset', name, `one of ${Object.keys(presets).join(', ') || '(no presets are defined)'}`);
-  }
+  if (!hasOwn(presets, name)) throw unknownPreset(name, Object.keys(presets).join(', '));
   const preset = presets[name] as Preset;
   return Object.keys(preset).map((param) => [param, preset[param] as string] as [string, string]);
 }
 
-const PRESET_NAMES = ['preset', 'p'];
+/** A viewer's parameters: all of them (a preset's, overridden by the viewer's own), and the viewer's own. */
+export interface ViewerQuery {
+  params: ViewerParams;
+  own: ViewerParams;
+}
 
 /**
  * Parses a viewer's parameters. Names are case-insensitive; unknown names are
  * ignored. A preset's parameters come first and the viewer's own override them.
  */
-export function parseViewerParams(pairs: [string, string][], options: GrammarOptions): ViewerParams {
+export function parseViewerQuery(pairs: [string, string][], options: GrammarOptions): ViewerQuery {
   return parseParams(pairs, options, false);
 }
 
-/** parseViewerParams, or with `canonical` the ops of a canonical URI (canonical-only ops included). */
-function parseParams(pairs: [string, string][], options: GrammarOptions, canonical: boolean): ParsedParams {
+export function parseViewerParams(pairs: [string, string][], options: GrammarOptions): ViewerParams {
+  return parseViewerQuery(pairs, options).params;
+}
+
+/** parseViewerQuery, or with `canonical` the ops of a canonical URI (canonical-only ops included). */
+function parseParams(pairs: [string, string][], options: GrammarOptions, canonical: boolean): { params: ParsedParams; own: ParsedParams } {
   const params: { [name: string]: unknown } = {};
   presetPairs(pairs, options).forEach((pair) => {
     const param = paramNamed(pair[0].toLowerCase(), false);
     if (param) params[param.name] = param.parse(pair[1], options);
   });
-  const given: { [name: string]: boolean } = {};
+  const own: { [name: string]: unknown } = {};
   pairs.forEach((pair) => {
     const param = paramNamed(pair[0].toLowerCase(), canonical);
     if (!param) return;
     if (options.presetsOnly) {
       throw invalidParameter(param.name, pair[1], 'no parameter but preset (this deployment serves presets only)');
     }
-    if (given[param.name]) {
+    if (hasOwn(own, param.name)) {
       throw invalidParameter(param.name, pair[1], `a single value (${param.name} is given more than once)`);
     }
-    given[param.name] = true;
-    params[param.name] = param.parse(pair[1], options);
+    params[param.name] = own[param.name] = param.parse(pair[1], options);
   });
-  return params as ParsedParams;
+  return { params: params as ParsedParams, own: own as ParsedParams };
 }
 
 /** Whether an Accept header accepts a media type (case-insensitive; `q=0` means no). */
@@ -255,7 +273,7 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
   // Re-serialising refuses aliases, defaults, dpr, format=auto, `accept` beside a format
   // and any other spelling. Presets are a viewer's shorthand: a canonical URI holds their expansion.
   const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes };
-  const ops = canonicalOps(parseParams(pairs, canonicalOptions, true), canonicalOptions);
+  const ops = canonicalOps(parseParams(pairs, canonicalOptions, true).params, canonicalOptions);
   const canonical = canonicalUri(key, ops);
   if (canonical !== uri) throw notCanonical(uri);
   return { key, ops, uri: canonical };

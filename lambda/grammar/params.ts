@@ -1,9 +1,12 @@
-// The URL parameters of the contract, one declarative record each (name,
-// aliases, how to parse a value, when it changes the image, whether a viewer
-// may give it). The order of PARAMS is the fixed order of ops in the
-// canonical URI, so adding a parameter touches this file only.
+// The URL parameters of the contract: one declarative record each (aliases,
+// the kind of value and how to parse it, when it changes the image, whether a
+// viewer may give it). The order of PARAM_TABLE is the fixed order of ops in
+// the canonical URI. Adding an operation is one record here and one step in
+// the origin's pipeline: the client's types, the edge's lookups and the
+// canonical URI derive from this table, and tests check the README's
+// parameter table and the playground's form against it.
 
-import { invalidParameter, parseBoolean, parseChoice, parseColour, parseDecimal, parseInteger } from './validate';
+import { boolean, choice, colour, decimal, integer, invalidParameter } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -84,8 +87,12 @@ export interface GrammarOptions {
 
 export const DEFAULT_GRAMMAR_OPTIONS: GrammarOptions = { maxDimension: 8192 };
 
+/** Parses one value of the parameter `name`; throws a GrammarError naming it. */
+export type ValueParser = (name: string, raw: string, options: GrammarOptions) => ParsedParams[keyof ParsedParams];
+
 export interface Param {
   name: keyof ParsedParams;
+  /** Other spellings a viewer may use (lower-case). */
   aliases: string[];
   parse(raw: string, options: GrammarOptions): ParsedParams[keyof ParsedParams];
   /** False when, given the other ops, the value cannot change the image; it is then dropped. */
@@ -97,37 +104,26 @@ export interface Param {
   canonicalOnly?: boolean;
 }
 
+/** A record of the table: a Param without its name, which is the record's key. */
+type ParamRecord = Omit<Param, 'name' | 'aliases' | 'parse'> & { aliases?: string[]; parse: ValueParser };
+
 const bothSides = (ops: Ops) => ops.width !== undefined && ops.height !== undefined;
 const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';
 const isLossy = (format: OutputFormat | undefined) =>
   format === undefined || format === 'jpeg' || format === 'webp' || format === 'avif';
 
-export const PARAMS: Param[] = [
-  {
-    name: 'width',
-    aliases: ['w'],
-    parse: (raw, options) => parseInteger('width', raw, 1, options.maxDimension),
-  },
-  {
-    name: 'height',
-    aliases: ['h'],
-    parse: (raw, options) => parseInteger('height', raw, 1, options.maxDimension),
-  },
-  {
-    name: 'dpr',
-    aliases: [],
-    parse: (raw) => parseDecimal('dpr', raw, 1, 4),
-  },
-  {
-    name: 'fit',
-    aliases: [],
-    parse: (raw) => parseChoice('fit', raw, FITS),
+/** Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required. */
+const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
+  width: { aliases: ['w'], parse: integer(1) },
+  height: { aliases: ['h'], parse: integer(1) },
+  dpr: { parse: decimal(1, 4) },
+  fit: {
+    parse: choice(FITS),
     matters: (ops) => bothSides(ops) && ops.fit !== 'cover',
   },
-  {
-    name: 'position',
+  position: {
     aliases: ['pos', 'gravity'],
-    parse: (raw) => parseChoice('position', raw, POSITIONS),
+    parse: choice(POSITIONS),
     matters: (ops) => {
       const fit = effectiveFit(ops);
       const strategy = ops.position === 'entropy' || ops.position === 'attention';
@@ -135,83 +131,56 @@ export const PARAMS: Param[] = [
       return bothSides(ops) && ops.position !== 'center' && (fit === 'cover' || (fit === 'contain' && !strategy));
     },
   },
-  {
-    name: 'enlarge',
-    aliases: [],
-    parse: (raw) => parseBoolean('enlarge', raw),
+  enlarge: {
+    parse: boolean,
     matters: (ops) => ops.enlarge === true && (ops.width !== undefined || ops.height !== undefined),
   },
-  {
-    name: 'rotate',
-    aliases: [],
-    parse: (raw) => {
-      // Leading zeros are fine (`090`), as for every integer.
+  rotate: {
+    // Leading zeros are fine (`090`), as for every integer.
+    parse: (name, raw) => {
       const angle = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-      if (!(angle >= 0 && angle <= 270 && angle % 90 === 0)) throw invalidParameter('rotate', raw, 'one of 0, 90, 180, 270');
-      return angle as Rotation | 0;
+      if (!(angle >= 0 && angle <= 270 && angle % 90 === 0)) throw invalidParameter(name, raw, 'one of 0, 90, 180, 270');
+      return angle as Rotation;
     },
     matters: (ops) => ops.rotate !== (0 as number),
   },
-  {
-    name: 'flip',
-    aliases: [],
-    parse: (raw) => parseBoolean('flip', raw),
-    matters: (ops) => ops.flip === true,
-  },
-  {
-    name: 'flop',
-    aliases: [],
-    parse: (raw) => parseBoolean('flop', raw),
-    matters: (ops) => ops.flop === true,
-  },
-  {
-    name: 'grayscale',
-    aliases: ['greyscale'],
-    parse: (raw) => parseBoolean('grayscale', raw),
-    matters: (ops) => ops.grayscale === true,
-  },
-  {
-    name: 'blur',
-    aliases: [],
-    parse: (raw) => parseDecimal('blur', raw, 0.3, 100),
-  },
-  {
-    name: 'sharpen',
-    aliases: [],
-    parse: (raw) => parseDecimal('sharpen', raw, 0.5, 10),
-  },
-  {
-    name: 'background',
-    aliases: ['bg'],
-    parse: (raw) => parseColour('background', raw),
-  },
-  {
-    name: 'quality',
+  flip: { parse: boolean, matters: (ops) => ops.flip === true },
+  flop: { parse: boolean, matters: (ops) => ops.flop === true },
+  grayscale: { aliases: ['greyscale'], parse: boolean, matters: (ops) => ops.grayscale === true },
+  blur: { parse: decimal(0.3, 100) },
+  sharpen: { parse: decimal(0.5, 10) },
+  background: { aliases: ['bg'], parse: colour },
+  quality: {
     aliases: ['q'],
-    parse: (raw) => parseInteger('quality', raw, 1, 100),
+    parse: integer(1, 100),
     // Without an explicit format the default is not known at the edge (with `accept` the origin
     // chooses among the accepted formats, and a signature covers the URI before negotiation),
     // so any quality given is kept.
     matters: (ops) =>
       ops.format === undefined || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
   },
-  {
-    name: 'format',
+  format: {
     aliases: ['fm', 'f'],
-    parse: (raw) => {
-      const format = parseChoice('format', raw, REQUESTED_FORMATS);
+    parse: (name, raw, options) => {
+      const format = choice(REQUESTED_FORMATS)(name, raw, options);
       return format === 'jpg' ? 'jpeg' : format;
     },
   },
-  {
-    // Stands where `format` would, which it excludes.
-    name: 'accept',
-    aliases: [],
-    parse: (raw) => parseChoice('accept', raw, NEGOTIATED_FORMATS),
-    matters: (ops) => ops.format === undefined,
-    canonicalOnly: true,
-  },
-];
+  // Stands where `format` would, which it excludes.
+  accept: { parse: choice(NEGOTIATED_FORMATS), matters: (ops) => ops.format === undefined, canonicalOnly: true },
+};
+
+export const PARAMS: Param[] = Object.keys(PARAM_TABLE).map((key) => {
+  const name = key as keyof ParsedParams;
+  const record = PARAM_TABLE[name];
+  return {
+    name,
+    aliases: record.aliases || [],
+    parse: (raw: string, options: GrammarOptions) => record.parse(name, raw, options),
+    matters: record.matters,
+    canonicalOnly: record.canonicalOnly,
+  };
+});
 
 /** The parameters a viewer may give, in op order. */
 export const VIEWER_PARAMS: Param[] = PARAMS.filter((param) => !param.canonicalOnly);
@@ -224,3 +193,8 @@ VIEWER_PARAMS.forEach((param) => {
     PARAMS_BY_NAME[alias] = param;
   });
 });
+
+/** The spellings of the parameter that names a preset. */
+export const PRESET_SPELLINGS = ['preset', 'p'];
+/** The parameter that carries a URL's signature. */
+export const SIGNATURE_PARAM = 'sig';

@@ -1,8 +1,9 @@
-// Value parsers shared by every parameter. Each either returns the parsed value
+// Value parsers shared by the parameters. Each either returns the parsed value
 // or throws one uniform message naming the parameter, the value and what is
 // allowed, e.g. `Invalid width "abc": expected an integer from 1 to 8192.`
 
 import { grammarError, type GrammarError } from './errors';
+import type { GrammarOptions, ValueParser } from './params';
 
 /** Longest value quoted back in a message, so an absurd value cannot bloat a response. */
 const MAX_QUOTED = 40;
@@ -12,41 +13,48 @@ export function invalidParameter(name: string, value: string, expected: string):
   return grammarError('invalid_parameter', `Invalid ${name} "${quoted}": expected ${expected}.`);
 }
 
-export function parseInteger(name: string, raw: string, min: number, max: number): number {
-  const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= min && value <= max)) {
-    throw invalidParameter(name, raw, `an integer from ${min} to ${max}`);
-  }
-  return value;
+/** An integer from `min` to `max`; without `max`, to the deployment's maxDimension. */
+export function integer(min: number, max?: number): ValueParser {
+  return (name, raw, options) => {
+    const top = max === undefined ? options.maxDimension : max;
+    const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+    if (!(value >= min && value <= top)) throw invalidParameter(name, raw, `an integer from ${min} to ${top}`);
+    return value;
+  };
 }
 
 /** A decimal with at most one significant digit after the point: `1.5`, `1.50`, `2`, `.3`. */
-export function parseDecimal(name: string, raw: string, min: number, max: number): number {
-  const value = /^(?=\.?\d)\d{0,4}(\.\d?0*)?$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= min && value <= max)) {
-    throw invalidParameter(name, raw, `a number from ${min} to ${max} with at most one decimal`);
-  }
-  return value;
+export function decimal(min: number, max: number): ValueParser {
+  return (name, raw) => {
+    const value = /^(?=\.?\d)\d{0,4}(\.\d?0*)?$/.test(raw) ? Number(raw) : NaN;
+    if (!(value >= min && value <= max)) {
+      throw invalidParameter(name, raw, `a number from ${min} to ${max} with at most one decimal`);
+    }
+    return value;
+  };
 }
 
-export function parseBoolean(name: string, raw: string): boolean {
+export const boolean: ValueParser = (name, raw) => {
   const value = raw.toLowerCase();
   if (value === 'true' || value === '1') return true;
   if (value === 'false' || value === '0') return false;
   throw invalidParameter(name, raw, 'true, false, 1 or 0');
-}
+};
 
-export function parseChoice<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
-  const value = raw.toLowerCase() as T;
-  if (allowed.indexOf(value) === -1) throw invalidParameter(name, raw, `one of ${allowed.join(', ')}`);
-  return value;
+/** One of `allowed`, in any letter case; returns it lower-case. */
+export function choice<T extends string>(allowed: readonly T[]): (name: string, raw: string, options: GrammarOptions) => T {
+  return (name, raw) => {
+    const value = raw.toLowerCase() as T;
+    if (allowed.indexOf(value) === -1) throw invalidParameter(name, raw, `one of ${allowed.join(', ')}`);
+    return value;
+  };
 }
 
 /** `rgb`, `rrggbb` or `rrggbbaa` hex, optionally with `#`; returns `rrggbb` or `rrggbbaa`, lower-case. */
-export function parseColour(name: string, raw: string): string {
+export const colour: ValueParser = (name, raw) => {
   const hex = raw.replace(/^#/, '').toLowerCase();
   if (/^[0-9a-f]{3}$/.test(hex)) return hex.replace(/(.)/g, '$1$1');
   if (/^[0-9a-f]{6}$/.test(hex)) return hex;
   if (/^[0-9a-f]{8}$/.test(hex)) return hex.slice(6) === 'ff' ? hex.slice(0, 6) : hex;
   throw invalidParameter(name, raw, 'a hex colour rgb, rrggbb or rrggbbaa');
-}
+};

@@ -31,7 +31,8 @@ export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps):
       viewerRequestFunctionCode({
         grammar: props.grammar,
         avif: props.avif,
-        ...(keyValueStore ? { signing: { keyValueStoreId: keyValueStore.keyValueStoreId } } : {}),
+        signing: !!props.signing,
+        keyValueStoreId: keyValueStore?.keyValueStoreId,
       }),
     ),
     keyValueStore,

@@ -1,6 +1,8 @@
 // Deployment settings the edge tests generate the function for.
 
-import type { EdgeFunctionSettings } from '../../lib/edge-function';
+import { viewerRequestFunctionCode, type EdgeFunctionSettings } from '../../lib/edge-function';
+import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
+import { loadFunction, type LoadedFunction } from '../../local/cloudfront-function';
 
 /** Next.js's default deviceSizes + imageSizes. */
 export const SIZES = [16, 32, 48, 64, 96, 128, 256, 384, 640, 750, 828, 1080, 1200, 1920, 2048, 3840];
@@ -21,24 +23,38 @@ export const KVS_ID = 'a1b2c3d4-5678-90ab-cdef-EXAMPLE11111';
 export const REALISTIC: EdgeFunctionSettings = {
   grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS },
   avif: true,
-  signing: { keyValueStoreId: KVS_ID },
+  signing: true,
+  keyValueStoreId: KVS_ID,
 };
 
 export const OPEN: EdgeFunctionSettings = {
   grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS },
   avif: true,
+  signing: false,
+  keyValueStoreId: KVS_ID,
 };
 
-export const ANY_SIZE: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: true };
+export const ANY_SIZE: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: true, signing: false };
 
-export const NO_AVIF: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: false };
+export const NO_AVIF: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: false, signing: false };
 
 export const PRESETS_ONLY: EdgeFunctionSettings = {
   grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS, presetsOnly: true },
   avif: true,
-  signing: { keyValueStoreId: KVS_ID },
+  signing: true,
+  keyValueStoreId: KVS_ID,
 };
 
 export const CHROMIUM_ACCEPT = 'image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8';
 export const SAFARI_ACCEPT = 'image/webp,image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5';
 export const ANY_ACCEPT = '*/*';
+
+/**
+ * The function generated for `settings`, run on a store holding what a
+ * deploy writes (sizes, presets) and, when given, the signing secrets.
+ */
+export function loadEdge(settings: EdgeFunctionSettings, secrets?: string): LoadedFunction {
+  const store = deploymentEntries(settings.grammar);
+  if (secrets !== undefined) store[SIGNING_SECRETS_KEY] = secrets;
+  return loadFunction(viewerRequestFunctionCode(settings), store);
+}

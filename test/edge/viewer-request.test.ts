@@ -12,6 +12,8 @@ import {
   ANY_ACCEPT,
   ANY_SIZE,
   CHROMIUM_ACCEPT,
+  KVS_ID,
+  loadEdge,
   NO_AVIF,
   OPEN,
   PRESETS_ONLY,
@@ -39,11 +41,11 @@ let signed: LoadedFunction;
 let presetsOnly: LoadedFunction;
 
 beforeAll(() => {
-  open = loadFunction(viewerRequestFunctionCode(OPEN));
-  anySize = loadFunction(viewerRequestFunctionCode(ANY_SIZE));
-  noAvif = loadFunction(viewerRequestFunctionCode(NO_AVIF));
-  signed = loadFunction(viewerRequestFunctionCode(REALISTIC), { [SIGNING_SECRETS_KEY]: `${CURRENT}\n${OLD}` });
-  presetsOnly = loadFunction(viewerRequestFunctionCode(PRESETS_ONLY), { [SIGNING_SECRETS_KEY]: CURRENT });
+  open = loadEdge(OPEN);
+  anySize = loadEdge(ANY_SIZE);
+  noAvif = loadEdge(NO_AVIF);
+  signed = loadEdge(REALISTIC, `${CURRENT}\n${OLD}`);
+  presetsOnly = loadEdge(PRESETS_ONLY, CURRENT);
 });
 
 /** The rewritten request, failing the test when the function answered instead. */
@@ -133,9 +135,7 @@ describe('normalisation', () => {
   });
 
   it('percent-encodes what it forwards, since CloudFront sends values as written', async () => {
-    const fn = loadFunction(
-      viewerRequestFunctionCode({ grammar: { maxDimension: 100, presets: { 'sq uare&1=%': { width: '10' } } }, avif: true }),
-    );
+    const fn = loadEdge({ grammar: { maxDimension: 100, presets: { 'sq uare&1=%': { width: '10' } } }, avif: true, signing: false, keyValueStoreId: KVS_ID });
     const request = rewritten(await fn.handler(viewerEvent('/a.jpg', 'p=sq+uare%261%3D%25&x=%3Cscript%3E')));
     expect(request.uri).toBe('/a.jpg/width=10');
     expect(forwardedQuery(request)).toBe('preset=sq%20uare%261%3D%25');
@@ -298,9 +298,8 @@ describe('signatures', () => {
   });
 
   it('reads secrets separated by newlines or commas, ignoring blanks and surrounding spaces', async () => {
-    const code = viewerRequestFunctionCode(REALISTIC);
     for (const value of [`${OLD},${CURRENT}`, ` ${OLD} ,\r\n\n ${CURRENT}\n`, `${CURRENT}`]) {
-      const fn = loadFunction(code, { [SIGNING_SECRETS_KEY]: value });
+      const fn = loadEdge(REALISTIC, value);
       expect(await uriOf(fn, '/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query)}`)).toBe(
         '/a.jpg/width=640,height=384,fit=inside',
       );
@@ -332,10 +331,10 @@ describe('signatures', () => {
   });
 
   it('refuses everything, and logs why, when the KeyValueStore has no secrets', async () => {
-    const fn = loadFunction(viewerRequestFunctionCode(REALISTIC), {});
+    const fn = loadEdge(REALISTIC);
     expectError(await fn.handler(viewerEvent('/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query)}`)), 403, 'invalid_signature');
     expect(fn.logs.join('\n')).toMatch(/signing secrets unavailable/);
-    const empty = loadFunction(viewerRequestFunctionCode(REALISTIC), { [SIGNING_SECRETS_KEY]: ' ,\n' });
+    const empty = loadEdge(REALISTIC, ' ,\n');
     expectError(await empty.handler(viewerEvent('/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query, '')}`)), 403, 'invalid_signature');
   });
 

@@ -74,7 +74,7 @@ const javaScriptOf = (path: string) => transformSync(readFileSync(path, 'utf8'),
 
 const collected = [
   ...FOLDERS.flatMap((folder) => typeScriptFiles(join(ROOT, folder))).flatMap((path) => expressionsIn(javaScriptOf(path), relative(ROOT, path))),
-  ...expressionsIn(viewerRequestFunctionCode({ grammar: DEFAULT_GRAMMAR_OPTIONS, avif: true }), 'the generated edge function'),
+  ...expressionsIn(viewerRequestFunctionCode({ grammar: DEFAULT_GRAMMAR_OPTIONS, avif: true, signing: true, keyValueStoreId: 'store' }), 'the generated edge function'),
 ];
 const unreadable = collected.filter((found) => found.source === undefined);
 const expressions = collected.filter((found): found is Expression & { source: string } => found.source !== undefined);
