@@ -55,6 +55,9 @@ export function needsKeyValueStore(settings: Omit<EdgeFunctionSettings, 'keyValu
 const RUNTIME_CRYPTO = fileURLToPath(new URL('../lambda/edge/runtime-crypto.ts', import.meta.url));
 const ENTRY = fileURLToPath(new URL('../lambda/edge/viewer-request.ts', import.meta.url));
 
+/** Properties of the grammar's and the edge's own objects, which the bundle may rename. */
+const MANGLED_PROPERTIES = /^(aliases|matters|canonicalOnly|maxDimension|presetsOnly|signing|sizes|presets|params|own|grammar)$/;
+
 /** Global the bundle assigns the request function to; the wrapper below calls it. */
 const GLOBAL = 'viewerRequest';
 
@@ -75,7 +78,7 @@ const RUNTIME_SUPPORTS = {
 function bundle(settings: EdgeSettings): string {
   const result = buildSync({
     stdin: {
-      contents: `import { createViewerRequest } from ${JSON.stringify(ENTRY)};\n${GLOBAL} = createViewerRequest(__EDGE_SETTINGS__);\n`,
+      contents: `import { createViewerRequest } from ${JSON.stringify(ENTRY)};\n${GLOBAL} = createViewerRequest(${JSON.stringify(settings)});\n`,
       resolveDir: fileURLToPath(new URL('.', import.meta.url)),
       sourcefile: 'edge-entry.ts',
       loader: 'ts',
@@ -87,12 +90,15 @@ function bundle(settings: EdgeSettings): string {
     target: 'es5',
     supported: RUNTIME_SUPPORTS,
     minify: true,
+    // Internal property names, shortened: none is a name CloudFront, the runtime or a
+    // canonical URI knows. Quoted ones too, so the settings literal above matches.
+    mangleProps: MANGLED_PROPERTIES,
+    mangleQuoted: true,
     legalComments: 'none',
     charset: 'ascii',
     // The grammar imports `crypto` (sign.ts); the runtime provides it, bound by
     // the generated file's first line (see lambda/edge/runtime-crypto.ts).
     alias: { crypto: RUNTIME_CRYPTO },
-    define: { __EDGE_SETTINGS__: JSON.stringify(settings) },
     logLevel: 'silent',
   });
   const file = result.outputFiles[0];
@@ -110,8 +116,8 @@ function bundle(settings: EdgeSettings): string {
 function wrapper(storeId: string | undefined): string {
   if (storeId === undefined) return `function handler(event){return ${GLOBAL}(event)}`;
   return (
-    `async function handler(event){var r=${GLOBAL}(event),s=cf.kvs(${JSON.stringify(storeId)}),v,k,i;` +
-    `while(r.keys){v={};for(i=0;i<r.keys.length;i++){k=r.keys[i];try{v[k]=await s.get(k)}catch(e){}}r=r.next(v)}return r}`
+    `async function handler(event){var r=${GLOBAL}(event),s=cf.kvs(${JSON.stringify(storeId)}),v={},k,i;` +
+    `if(r.keys){for(i=0;i<r.keys.length;i++){k=r.keys[i];try{v[k]=await s.get(k)}catch(e){}}r=r.next(v)}return r}`
   );
 }
 

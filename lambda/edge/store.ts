@@ -12,7 +12,7 @@ export const SIGNING_SECRETS_KEY = 'signing-secrets';
 export const SIZES_KEY = 'sizes';
 /** Every preset's name, comma-separated, for the message that refuses an unknown one. */
 export const PRESET_NAMES_KEY = 'presets';
-/** Followed by a preset's name; the value is its parameters as a query string: `width=200&fit=cover`. */
+/** Followed by a preset's name; the value is its parameters as JSON: `{"width":"200","fit":"cover"}`. */
 export const PRESET_KEY_PREFIX = 'preset:';
 
 /** CloudFront's limits on a key and a value, in UTF-8 bytes. */
@@ -39,10 +39,7 @@ export function deploymentEntries(grammar: GrammarOptions): Record<string, strin
   const names = Object.keys(presets);
   if (names.length > 0) entries[PRESET_NAMES_KEY] = namesList(names);
   names.forEach((name) => {
-    const preset = presets[name] ?? {};
-    entries[PRESET_KEY_PREFIX + name] = Object.keys(preset)
-      .map((param) => encodeURIComponent(param) + '=' + encodeURIComponent(preset[param] ?? ''))
-      .join('&');
+    entries[PRESET_KEY_PREFIX + name] = JSON.stringify(presets[name]);
   });
   // Written with forEach, not for-of: the edge bundle includes this file, and its target lacks for-of.
   Object.keys(entries).forEach((key) => {

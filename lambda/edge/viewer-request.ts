@@ -23,11 +23,11 @@ import {
   canonicalOps,
   canonicalUri,
   decodeKeyPath,
+  decodeQueryComponent,
   isGrammarError,
   parseViewerQuery,
   presetName,
   SIGNATURE_PARAM,
-  splitQuery,
   unknownPreset,
   verifySignature,
   type GrammarOptions,
@@ -85,10 +85,13 @@ export type StoreValues = { [key: string]: string | undefined };
 /** What the function needs read from the KeyValueStore before it can answer. */
 export interface StoreRead {
   keys: string[];
-  next(values: StoreValues): Outcome;
+  next(values: StoreValues): Answer;
 }
 
-export type Outcome = CloudFrontRequest | CloudFrontResponse | StoreRead;
+/** A rewritten request, or a response answered at the edge. */
+export type Answer = CloudFrontRequest | CloudFrontResponse;
+
+export type Outcome = Answer | StoreRead;
 
 export type ViewerRequestFunction = (event: ViewerRequestEvent) => Outcome;
 
@@ -111,19 +114,15 @@ function valuesOf(field: CloudFrontValue): string[] {
   return field.multiValue && field.multiValue.length ? field.multiValue.map((item) => item.value) : [field.value];
 }
 
-/**
- * The query string as the viewer sent it, rebuilt from CloudFront's object
- * form, so that the grammar's own `splitQuery` decodes it (`+` as a space,
- * malformed escapes refused) exactly as it does everywhere else.
- */
-function rawQuery(querystring: CloudFrontValues): string {
-  const parts: string[] = [];
+/** The query's name/value pairs, decoded by the grammar's own rules (`+` as a space, malformed escapes refused). */
+function queryPairs(querystring: CloudFrontValues): [string, string][] {
+  const pairs: [string, string][] = [];
   Object.keys(querystring).forEach((name) => {
     valuesOf(querystring[name] as CloudFrontValue).forEach((value) => {
-      parts.push(name + '=' + value);
+      pairs.push([decodeQueryComponent(name), decodeQueryComponent(value)]);
     });
   });
-  return parts.join('&');
+  return pairs;
 }
 
 function response(statusCode: number, statusDescription: string, code: string, message: string): CloudFrontResponse {
@@ -144,21 +143,12 @@ const forbidden = (message: string) => response(403, 'Forbidden', 'invalid_signa
 
 /** The allowed sizes as the store holds them; without them no request can be checked, so none is answered. */
 function sizesFrom(value: string | undefined): number[] {
-  if (value === undefined) throw new Error('The allowed sizes could not be read from the KeyValueStore.');
+  if (value === undefined) throw new Error('No sizes in the KeyValueStore');
   return value.split(',').map(Number);
 }
 
-/** A preset's parameters from its query-string form in the store. */
-function presetFrom(value: string): Preset {
-  const preset: Preset = {};
-  splitQuery(value).forEach((pair) => {
-    preset[pair[0]] = pair[1];
-  });
-  return preset;
-}
-
 /** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
-function refusing(answer: () => Outcome): Outcome {
+function refusing<T extends Outcome>(answer: () => T): T | CloudFrontResponse {
   try {
     return answer();
   } catch (error) {
@@ -176,16 +166,17 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
     if (request.method !== 'GET' && request.method !== 'HEAD') return request;
 
     return refusing(() => {
-      const pairs = splitQuery(rawQuery(request.querystring));
+      const pairs = queryPairs(request.querystring);
       const key = decodeKeyPath(request.uri);
       const preset = presetName(pairs);
       const presetKey = PRESET_KEY_PREFIX + preset;
       const keys: string[] = [];
       if (settings.signing) keys.push(SIGNING_SECRETS_KEY);
       if (settings.sizes) keys.push(SIZES_KEY);
-      if (preset !== undefined && settings.presets) keys.push(presetKey);
+      // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
+      if (preset !== undefined && settings.presets) keys.push(presetKey, PRESET_NAMES_KEY);
 
-      const rewrite = (values: StoreValues): Outcome => {
+      const rewrite = (values: StoreValues): Answer => {
         const options: GrammarOptions = {
           maxDimension: settings.grammar.maxDimension,
           presetsOnly: settings.grammar.presetsOnly,
@@ -194,12 +185,8 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
         };
         if (preset !== undefined) {
           const definition = values[presetKey];
-          if (definition === undefined) {
-            if (!settings.presets) throw unknownPreset(preset, '');
-            // Unknown: the names only word the refusal, so they are read only for it.
-            return { keys: [PRESET_NAMES_KEY], next: (names) => refusing(() => { throw unknownPreset(preset, names[PRESET_NAMES_KEY] || ''); }) };
-          }
-          (options.presets as { [name: string]: Preset })[preset] = presetFrom(definition);
+          if (definition === undefined) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');
+          (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
         }
         const query = parseViewerQuery(pairs, options);
         const sigs = pairs.filter((pair) => pair[0].toLowerCase() === SIGNATURE_PARAM).map((pair) => pair[1]);

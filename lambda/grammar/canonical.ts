@@ -50,7 +50,8 @@ export function splitQuery(query: string): [string, string][] {
   return pairs;
 }
 
-function decodeQueryComponent(text: string): string {
+/** A query name or value decoded: `+` is a space; a malformed escape is refused. */
+export function decodeQueryComponent(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch (_malformed) {
@@ -166,9 +167,7 @@ function snap(name: string, value: number, sizes: number[]): number {
 
 /** Folds `dpr` into the dimensions, keeping them within maxDimension and the aspect ratio. */
 function applyDpr(ops: Ops, dpr: number, maxDimension: number): void {
-  let scale = dpr;
-  if (ops.width !== undefined) scale = Math.min(scale, maxDimension / ops.width);
-  if (ops.height !== undefined) scale = Math.min(scale, maxDimension / ops.height);
+  const scale = Math.min(dpr, maxDimension / Math.max(ops.width || 0, ops.height || 0));
   if (ops.width !== undefined) ops.width = Math.max(1, Math.round(ops.width * scale));
   if (ops.height !== undefined) ops.height = Math.max(1, Math.round(ops.height * scale));
 }
