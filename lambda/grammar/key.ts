@@ -28,10 +28,9 @@ export function validateKey(key: string): string {
     throw invalidKey('it is not valid Unicode');
   }
   if (bytes > MAX_KEY_BYTES) throw invalidKey(`it is longer than ${MAX_KEY_BYTES} bytes`);
-  key.split('/').forEach((segment) => {
-    if (segment === '') throw invalidKey('it has an empty path segment');
-    if (segment === '.' || segment === '..') throw invalidKey(`it has a "${segment}" path segment`);
-  });
+  // The first empty, `.` or `..` segment, if any.
+  const segment = /(?:^|\/)(\.{0,2})(?:\/|$)/.exec(key);
+  if (segment) throw invalidKey(segment[1] ? `it has a "${segment[1]}" path segment` : 'it has an empty path segment');
   return key;
 }
 
@@ -48,13 +47,8 @@ export function decodeKeyPath(path: string): string {
 
 /** RFC 3986 encoding of each segment: only unreserved characters stay literal, as SigV4 expects. */
 export function encodeKeyPath(key: string): string {
-  return (
-    '/' +
-    key
-      .split('/')
-      .map((segment) =>
-        encodeURIComponent(segment).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()),
-      )
-      .join('/')
-  );
+  // encodeURIComponent leaves `!'()*`; escape them too, and put the slashes back.
+  return ('/' + encodeURIComponent(key))
+    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
+    .replace(/%2F/g, '/');
 }

@@ -13,26 +13,21 @@ export function invalidParameter(name: string, value: string, expected: string):
   return grammarError('invalid_parameter', `Invalid ${name} "${quoted}": expected ${expected}.`);
 }
 
-/** An integer from `min` to `max`; without `max`, to the deployment's maxDimension. */
-export function integer(min: number, max?: number): ValueParser {
+/** A number written as `pattern` allows, from `min` to `max`; `kind` words what is expected. */
+function number(pattern: RegExp, kind: string, min: number, max?: number): ValueParser {
   return (name, raw, options) => {
     const top = max === undefined ? options.maxDimension : max;
-    const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-    if (!(value >= min && value <= top)) throw invalidParameter(name, raw, `an integer from ${min} to ${top}`);
+    const value = pattern.test(raw) ? Number(raw) : NaN;
+    if (!(value >= min && value <= top)) throw invalidParameter(name, raw, `${kind} from ${min} to ${top}${kind === 'a number' ? ' with at most one decimal' : ''}`);
     return value;
   };
 }
 
+/** An integer from `min` to `max`; without `max`, to the deployment's maxDimension. */
+export const integer = (min: number, max?: number) => number(/^\d{1,9}$/, 'an integer', min, max);
+
 /** A decimal with at most one significant digit after the point: `1.5`, `1.50`, `2`, `.3`. */
-export function decimal(min: number, max: number): ValueParser {
-  return (name, raw) => {
-    const value = /^(?=\.?\d)\d{0,4}(\.\d?0*)?$/.test(raw) ? Number(raw) : NaN;
-    if (!(value >= min && value <= max)) {
-      throw invalidParameter(name, raw, `a number from ${min} to ${max} with at most one decimal`);
-    }
-    return value;
-  };
-}
+export const decimal = (min: number, max: number) => number(/^(?=\.?\d)\d{0,4}(\.\d?0*)?$/, 'a number', min, max);
 
 export const boolean: ValueParser = (name, raw) => {
   const value = raw.toLowerCase();
