@@ -69,7 +69,7 @@ export interface ResolvedSettings {
   readonly originReadTimeoutSeconds: number;
   readonly failureTtlSeconds: number;
   readonly limits: OriginLimits;
-  readonly svgPolicy?: SvgPolicy;
+  readonly svgPolicy: SvgPolicy;
   readonly cacheControl: string;
   readonly browserMaxAgeSeconds: number;
   readonly reservedConcurrency?: number;
@@ -259,7 +259,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     originReadTimeoutSeconds,
     failureTtlSeconds: (props.failureTtl ?? Duration.seconds(DEFAULT_FAILURE_TTL_SECONDS)).toSeconds(),
     limits,
-    svgPolicy: props.svgPolicy,
+    svgPolicy: props.svgPolicy ?? DEFAULT_LIMITS.svgPolicy,
     cacheControl,
     browserMaxAgeSeconds,
     reservedConcurrency: props.originReservedConcurrency,
