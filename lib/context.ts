@@ -10,6 +10,7 @@ import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { mustBe } from '../lambda/common/checks';
 import type { Preset } from '../lambda/grammar';
 import { SVG_POLICIES, type SvgPolicy } from '../lambda/origin/config';
 import type { ImageTransformerProps } from './image-transformer';
@@ -63,7 +64,7 @@ export type ContextKey = keyof typeof CONTEXT_KEYS;
 type Lookup = (key: ContextKey) => unknown;
 
 const bad = (key: string, expected: string, value: unknown): never => {
-  throw new ImageTransformerConfigError(`context ${key}=${JSON.stringify(value)} is not valid: expected ${expected}.`);
+  throw new ImageTransformerConfigError(mustBe(`context ${key}`, expected, value));
 };
 
 function text(get: Lookup, key: ContextKey): string | undefined {
@@ -126,7 +127,7 @@ function presets(get: Lookup): { [name: string]: Preset } | undefined {
   // Numbers and booleans are accepted for convenience (`"width": 200`) and made strings.
   const result: { [name: string]: Preset } = {};
   for (const [name, preset] of Object.entries(value as Record<string, unknown>)) {
-    if (typeof preset !== 'object' || preset === null || Array.isArray(preset)) bad('presets', `preset "${name}" to be an object`, raw);
+    if (typeof preset !== 'object' || preset === null || Array.isArray(preset)) bad(`presets.${name}`, 'an object of parameters, e.g. {"width":"200"}', preset);
     result[name] = Object.fromEntries(Object.entries(preset as Record<string, unknown>).map(([param, v]) => [param, String(v)]));
   }
   return result;
@@ -166,7 +167,7 @@ const DEPLOYMENT_CONFIGS: Record<string, codedeploy.ILambdaDeploymentConfig> = {
 function deploymentConfig(get: Lookup): codedeploy.ILambdaDeploymentConfig | undefined {
   const value = text(get, 'deploymentConfig');
   if (value === undefined) return undefined;
-  return DEPLOYMENT_CONFIGS[value.toUpperCase()] ?? bad('deploymentConfig', Object.keys(DEPLOYMENT_CONFIGS).join(', '), value);
+  return DEPLOYMENT_CONFIGS[value.toUpperCase()] ?? bad('deploymentConfig', `one of ${Object.keys(DEPLOYMENT_CONFIGS).join(', ')}`, value);
 }
 
 /** What the app itself reads: the stack name, and whether cdk-nag runs. */

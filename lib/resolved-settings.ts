@@ -11,6 +11,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
+import { mustBe } from '../lambda/common/checks';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
 import {
   DEFAULT_CACHE_CONTROL,
@@ -68,7 +69,7 @@ export interface ResolvedSettings {
   readonly originReadTimeoutSeconds: number;
   readonly failureTtlSeconds: number;
   readonly limits: OriginLimits;
-  readonly svgPolicy?: SvgPolicy;
+  readonly svgPolicy: SvgPolicy;
   readonly cacheControl: string;
   readonly browserMaxAgeSeconds: number;
   readonly reservedConcurrency?: number;
@@ -154,7 +155,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   checkInteger('maxInlineBytes', limits.maxInlineBytes, 1, 4_718_592);
   const cacheControl = props.cacheControl ?? DEFAULT_CACHE_CONTROL;
   if (!Token.isUnresolved(cacheControl) && (!cacheControl.trim() || /[\r\n]/.test(cacheControl))) {
-    throw new ImageTransformerConfigError(`cacheControl must be a one-line header value, not ${JSON.stringify(cacheControl)}.`);
+    throw new ImageTransformerConfigError(mustBe('cacheControl', 'a one-line header value', cacheControl));
   }
   const browserMaxAgeSeconds = (props.browserMaxAge ?? Duration.seconds(DEFAULT_BROWSER_MAX_AGE_SECONDS)).toSeconds();
   checkInteger('browserMaxAge (seconds)', browserMaxAgeSeconds, 0, 31_536_000);
@@ -183,7 +184,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   const metricsNamespace = props.metricsNamespace ?? `EdgeImageTransformer/${Stack.of(scope).stackName}`;
   if (!Token.isUnresolved(metricsNamespace) && (!/^[0-9A-Za-z.\-_/#: ]{1,255}$/.test(metricsNamespace) || metricsNamespace.startsWith('AWS/'))) {
     throw new ImageTransformerConfigError(
-      `metricsNamespace ${JSON.stringify(metricsNamespace)} is not a CloudWatch namespace (1-255 of A-Z a-z 0-9 . - _ / # : and space, not starting with AWS/).`,
+      mustBe('metricsNamespace', 'a CloudWatch namespace (1-255 of A-Z a-z 0-9 . - _ / # : and space, not starting with AWS/)', metricsNamespace),
     );
   }
   const alarms = props.alarms ?? true;
@@ -191,7 +192,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     throw new ImageTransformerConfigError('alarmTopic and alarmEmail need alarms (alarms: false turns them off).');
   }
   if (props.alarmEmail !== undefined && !Token.isUnresolved(props.alarmEmail) && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(props.alarmEmail)) {
-    throw new ImageTransformerConfigError(`alarmEmail ${JSON.stringify(props.alarmEmail)} is not an email address.`);
+    throw new ImageTransformerConfigError(mustBe('alarmEmail', 'an email address', props.alarmEmail));
   }
   const canaryDeployments = props.canaryDeployments ?? true;
   if (props.deploymentConfig && !canaryDeployments) {
@@ -217,12 +218,12 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   }
   const certificateArn = props.certificate?.certificateArn;
   if (certificateArn && !Token.isUnresolved(certificateArn) && !certificateArn.includes(':us-east-1:')) {
-    throw new ImageTransformerConfigError(`CloudFront needs a certificate in us-east-1, not ${certificateArn}.`);
+    throw new ImageTransformerConfigError(mustBe('certificate', 'in us-east-1 (the only region CloudFront takes certificates from)', certificateArn));
   }
   // The images are public: any page may read them from script (e.g. draw them on a canvas).
   const cors = props.cors === undefined ? { allowOrigins: ['*'] } : props.cors;
   if (cors && cors.allowOrigins.length === 0) {
-    throw new ImageTransformerConfigError('cors.allowOrigins is empty; give origins, ["*"], or set cors: false.');
+    throw new ImageTransformerConfigError(mustBe('cors.allowOrigins', 'at least one origin, or ["*"] (for none, set cors: false)', cors.allowOrigins));
   }
 
   // Purging and invalidating take seconds, twice: the second time once a miss that read
@@ -258,7 +259,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     originReadTimeoutSeconds,
     failureTtlSeconds: (props.failureTtl ?? Duration.seconds(DEFAULT_FAILURE_TTL_SECONDS)).toSeconds(),
     limits,
-    svgPolicy: props.svgPolicy,
+    svgPolicy: props.svgPolicy ?? DEFAULT_LIMITS.svgPolicy,
     cacheControl,
     browserMaxAgeSeconds,
     reservedConcurrency: props.originReservedConcurrency,

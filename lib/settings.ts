@@ -4,6 +4,7 @@
 // that names the setting, instead of failing viewers' requests after a deploy.
 
 import { Token } from 'aws-cdk-lib';
+import { mustBe } from '../lambda/common/checks';
 import {
   PARAMS_BY_NAME,
   presetRefusal,
@@ -36,7 +37,7 @@ const NOT_IN_PRESET = new Set(['preset', 'p', 'sig']);
 export function checkInteger(name: string, value: number | undefined, min: number, max: number): void {
   if (value === undefined || Token.isUnresolved(value)) return;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    fail(`${name} must be an integer from ${min} to ${max}, not ${value}.`);
+    fail(mustBe(name, `an integer from ${min} to ${max}`, value));
   }
 }
 
@@ -44,9 +45,9 @@ export function checkInteger(name: string, value: number | undefined, min: numbe
 export function checkSizes(sizes: number[] | undefined, maxDimension: number): number[] | undefined {
   if (sizes === undefined) return undefined;
   if (!Array.isArray(sizes) || sizes.length === 0) {
-    fail('sizes must list at least one width (or be left out to allow any size).');
+    fail(mustBe('sizes', 'a list of at least one width (or left out to allow any size)', sizes));
   }
-  sizes.forEach((size) => checkInteger(`sizes (${size})`, size, 1, maxDimension));
+  sizes.forEach((size, index) => checkInteger(`sizes[${index}]`, size, 1, maxDimension));
   return [...new Set(sizes)].sort((a, b) => a - b);
 }
 
@@ -58,13 +59,13 @@ export function checkPresets(grammar: GrammarOptions): void {
   const presets = grammar.presets ?? {};
   for (const name of Object.keys(presets)) {
     if (!PRESET_NAME.test(name)) {
-      fail(`preset name "${name}" must be 1-64 letters, digits, "-" or "_" (it is sent as ?preset=${name}).`);
+      fail(mustBe('a preset name', '1-64 letters, digits, "-" or "_" (it is sent as ?preset=<name>)', name));
     }
     const preset = presets[name] as Preset;
     if (preset === null || typeof preset !== 'object' || Array.isArray(preset)) {
-      fail(`preset "${name}" must be an object of parameter names to values, e.g. { width: '200', fit: 'cover' }.`);
+      fail(mustBe(`preset "${name}"`, "an object of parameter names to values, e.g. { width: '200', fit: 'cover' }", preset));
     }
-    if (Object.keys(preset).length === 0) fail(`preset "${name}" is empty.`);
+    if (Object.keys(preset).length === 0) fail(mustBe(`preset "${name}"`, 'an object of at least one parameter', preset));
     for (const [param, value] of Object.entries(preset)) {
       const spelling = param.toLowerCase();
       if (NOT_IN_PRESET.has(spelling)) fail(`preset "${name}" may not contain "${param}".`);
@@ -73,7 +74,7 @@ export function checkPresets(grammar: GrammarOptions): void {
         fail(`preset "${name}" has an unknown parameter "${param}"; known parameters: ${known}.`);
       }
       if (typeof value !== 'string') {
-        fail(`preset "${name}": the value of ${param} must be a string (e.g. '${String(value)}'), not ${typeof value}.`);
+        fail(mustBe(`the ${param} of preset "${name}"`, 'a string', value));
       }
     }
     // The same code the edge and the origin run; a preset that parses here parses there.
@@ -111,5 +112,5 @@ export function checkGrammar(grammar: GrammarOptions): GrammarOptions {
 /** An AWS region name such as eu-west-1 (Origin Shield). */
 export function checkRegion(name: string, value: string | undefined): void {
   if (value === undefined || Token.isUnresolved(value)) return;
-  if (!/^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(value)) fail(`${name} must be an AWS region such as eu-west-1, not "${value}".`);
+  if (!/^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(value)) fail(mustBe(name, 'an AWS region such as eu-west-1', value));
 }

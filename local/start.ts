@@ -13,7 +13,7 @@ import { join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
-import { DEFAULT_EAGER_ACCEPTS, DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
+import { invalidateConfig } from '../lambda/invalidate/config';
 import { createInvalidationHandler } from '../lambda/invalidate/handler';
 import { DEFAULT_LIMITS, originConfig, type SvgPolicy } from '../lambda/origin/config';
 import { createOriginHandler } from '../lambda/origin/handler';
@@ -167,15 +167,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
         return { id: `local-${Date.now()}` };
       },
     },
-    config: {
-      cacheBucket,
-      distributionId: 'LOCAL',
-      distributionOrigin: 'http://127.0.0.1', // unused: no presets are warmed locally
-      eagerPresets: [],
-      eagerAccepts: DEFAULT_EAGER_ACCEPTS,
-      grammar,
-      warmTimeoutMs: DEFAULT_WARM_TIMEOUT_MS,
-    },
+    // distributionOrigin is unused: no presets are warmed locally.
+    config: invalidateConfig({ cacheBucket, distributionId: 'LOCAL', distributionOrigin: 'http://127.0.0.1' }, { grammar }),
     log: quiet,
     // The second pass runs once the misses in flight are over: the emulator knows which.
     settle: emulator.settled,

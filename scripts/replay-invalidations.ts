@@ -19,9 +19,8 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { S3Event } from 'aws-lambda';
 import { describeError } from '../lambda/common/log';
-import { DEFAULT_GRAMMAR_OPTIONS } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
-import { DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
+import { invalidateConfig } from '../lambda/invalidate/config';
 import { createInvalidationHandler, SourceChangeError } from '../lambda/invalidate/handler';
 import { UsageError } from '../local/command-line';
 import { operatorMain, runIfMain, type Output } from './operator-command';
@@ -142,15 +141,8 @@ export async function replay(options: ReplayOptions, deps: ReplayDependencies, o
   const handle = createInvalidationHandler({
     s3: deps.s3,
     cloudFront: deps.cloudFront,
-    config: {
-      cacheBucket: options.cacheBucket,
-      distributionId: options.distributionId,
-      distributionOrigin: '',
-      eagerPresets: [],
-      eagerAccepts: [],
-      grammar: DEFAULT_GRAMMAR_OPTIONS,
-      warmTimeoutMs: DEFAULT_WARM_TIMEOUT_MS,
-    },
+    // No presets are warmed on a replay: nothing is requested from the distribution.
+    config: invalidateConfig({ cacheBucket: options.cacheBucket, distributionId: options.distributionId, distributionOrigin: '' }),
     // The handler's structured log stays quiet: each message gets its one line below.
     log: () => {},
   });

@@ -1,6 +1,9 @@
 // Readers of a Lambda's environment, as the construct writes it. Each Lambda
 // makes its readers with its own error, so all its messages start the same
-// way and a log search finds them. Values are trimmed; empty means unset.
+// way and a log search finds them; the rest is in the shape of every
+// configuration check (checks.ts). Values are trimmed; empty means unset.
+
+import { mustBe } from './checks';
 
 export type Env = Record<string, string | undefined>;
 
@@ -16,7 +19,7 @@ export function envReaders(configError: (message: string) => Error) {
     if (!raw) return fallback;
     const value = Number(raw);
     if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
-      throw configError(`${name} must be a positive integer, not "${raw}".`);
+      throw configError(mustBe(name, 'a positive integer', raw));
     }
     return value;
   }
@@ -35,7 +38,7 @@ export function envReaders(configError: (message: string) => Error) {
     const raw = env[name]?.trim();
     if (!raw) return fallback;
     if (!(allowed as readonly string[]).includes(raw)) {
-      throw configError(`${name} must be one of ${allowed.join(', ')}, not "${raw}".`);
+      throw configError(mustBe(name, `one of ${allowed.join(', ')}`, raw));
     }
     return raw as T;
   }
@@ -44,7 +47,7 @@ export function envReaders(configError: (message: string) => Error) {
     const raw = env[name]?.trim().toLowerCase();
     if (!raw) return fallback;
     if (raw === 'true' || raw === 'false') return raw === 'true';
-    throw configError(`${name} must be true or false, not "${env[name]}".`);
+    throw configError(mustBe(name, 'true or false', env[name]));
   }
 
   return { required, positiveInteger, positiveIntegers, oneOf, flag };

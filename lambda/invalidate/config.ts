@@ -1,7 +1,10 @@
-// The invalidation Lambda's settings, read once from its environment. Every
-// mistake is reported by name at the first invocation, so a bad deployment
-// fails loudly instead of silently leaving stale variants behind.
+// The invalidation Lambda's settings, read once from its environment, and the
+// environment the construct writes for them: readConfig and
+// invalidationEnvironment are each other's inverse (test/invalidate/config.test.ts).
+// Every mistake is reported by name at the first invocation, so a bad
+// deployment fails loudly instead of silently leaving stale variants behind.
 
+import { mustBe } from '../common/checks';
 import { envReaders, type Env } from '../common/env';
 import { presetRefusal, DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../grammar';
 
@@ -33,18 +36,17 @@ export interface InvalidateConfig {
   /**
    * Whether the edge's `format=auto` may pick AVIF (AVIF, `true` or `false`,
    * default true), so Accept headers that lead to one variant are warmed once.
-   * Optional in code, so configs built by hand (the local emulator) keep working.
    */
-  avif?: boolean;
+  avif: boolean;
   /** Time allowed for one warming request (WARM_TIMEOUT_MS, default 30000). */
   warmTimeoutMs: number;
   /**
    * How long after the first purge and invalidation to do both again
    * (SETTLE_MS): the longest a miss that read the old source can still store
    * its variant or be cached by CloudFront, i.e. the origin Lambda's timeout.
-   * Unset: one pass. Optional in code, so configs built by hand keep working.
+   * 0 (SETTLE_MS unset): one pass.
    */
-  settleMs?: number;
+  settleMs: number;
 }
 
 /** What Chromium, Safari 16+ and Firefox 93+ send, what an older WebP-only browser sends, and what a plain client sends. */
@@ -63,21 +65,25 @@ function json(env: Env, name: string): unknown {
   try {
     return JSON.parse(raw);
   } catch (error) {
-    throw configError(`${name} is not valid JSON (${(error as Error).message}).`);
+    throw configError(mustBe(name, `JSON (${(error as Error).message})`, raw));
   }
 }
 
+/** DISTRIBUTION_DOMAIN names no scheme when it is https (CloudFront's domain name, as the construct has it). */
+const DEFAULT_SCHEME = 'https://';
+
 function distributionOrigin(env: Env): string {
   const raw = required(env, 'DISTRIBUTION_DOMAIN');
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `https://${raw}`;
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : DEFAULT_SCHEME + raw;
+  const notAHost = () => configError(mustBe('DISTRIBUTION_DOMAIN', 'a host name such as d111111abcdef8.cloudfront.net', raw));
   let url: URL;
   try {
     url = new URL(withScheme);
   } catch {
-    throw configError(`DISTRIBUTION_DOMAIN must be a host name such as d111111abcdef8.cloudfront.net, not "${raw}".`);
+    throw notAHost();
   }
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.pathname !== '/' || url.search || url.hash || url.username) {
-    throw configError(`DISTRIBUTION_DOMAIN must be a host name such as d111111abcdef8.cloudfront.net, not "${raw}".`);
+    throw notAHost();
   }
   return url.origin;
 }
@@ -94,7 +100,7 @@ function accepts(env: Env): string[] {
   const value = json(env, 'EAGER_ACCEPTS');
   if (value === undefined) return DEFAULT_EAGER_ACCEPTS;
   if (!Array.isArray(value) || value.length === 0 || !value.every((item) => typeof item === 'string')) {
-    throw configError('EAGER_ACCEPTS must be a JSON array of Accept headers, e.g. ["image/avif,image/webp,*/*","*/*"].');
+    throw configError(mustBe('EAGER_ACCEPTS', 'a JSON array of Accept headers, e.g. ["image/avif,image/webp,*/*","*/*"]', env.EAGER_ACCEPTS));
   }
   return [...new Set(value as string[])];
 }
@@ -105,7 +111,7 @@ function presets(env: Env): { [name: string]: Preset } | undefined {
   const isObject = (item: unknown): item is Record<string, unknown> =>
     typeof item === 'object' && item !== null && !Array.isArray(item);
   if (!isObject(value) || !Object.values(value).every((preset) => isObject(preset) && Object.values(preset).every((v) => typeof v === 'string'))) {
-    throw configError('PRESETS must be a JSON object of presets, e.g. {"thumb":{"width":"200","height":"200"}}, with string values.');
+    throw configError(mustBe('PRESETS', 'a JSON object of presets with string values, e.g. {"thumb":{"width":"200","height":"200"}}', env.PRESETS));
   }
   return value as { [name: string]: Preset };
 }
@@ -126,7 +132,7 @@ export function readConfig(env: Env): InvalidateConfig {
     grammar,
     avif: flag(env, 'AVIF', true),
     warmTimeoutMs: positiveInteger(env, 'WARM_TIMEOUT_MS', DEFAULT_WARM_TIMEOUT_MS),
-    settleMs: positiveInteger(env, 'SETTLE_MS', 0) || undefined,
+    settleMs: positiveInteger(env, 'SETTLE_MS', 0),
   };
 
   if (config.signingSecret && config.eagerPresets.length > 0 && !grammar.presets) {
@@ -143,4 +149,53 @@ export function readConfig(env: Env): InvalidateConfig {
     }
   }
   return config;
+}
+
+/**
+ * The environment readConfig reads back as `config`. Values may be CDK tokens
+ * (the distribution's id and domain name, a secret), which pass through as the
+ * strings they are at synth. What is unset or the default (EAGER_ACCEPTS,
+ * SETTLE_MS, SIZES, PRESETS, SIGNING_SECRET) is left out; the grammar's
+ * presetsOnly is not the Lambda's concern (warming requests name presets).
+ */
+export function invalidationEnvironment(config: InvalidateConfig): Record<string, string> {
+  const { distributionOrigin, eagerAccepts, grammar } = config;
+  const defaultAccepts = JSON.stringify(eagerAccepts) === JSON.stringify(DEFAULT_EAGER_ACCEPTS);
+  return {
+    CACHE_BUCKET: config.cacheBucket,
+    DISTRIBUTION_ID: config.distributionId,
+    DISTRIBUTION_DOMAIN: distributionOrigin.startsWith(DEFAULT_SCHEME) ? distributionOrigin.slice(DEFAULT_SCHEME.length) : distributionOrigin,
+    EAGER_PRESETS: config.eagerPresets.join(','),
+    ...(defaultAccepts ? {} : { EAGER_ACCEPTS: JSON.stringify(eagerAccepts) }),
+    WARM_TIMEOUT_MS: String(config.warmTimeoutMs),
+    ...(config.settleMs ? { SETTLE_MS: String(config.settleMs) } : {}),
+    MAX_DIMENSION: String(grammar.maxDimension),
+    AVIF: String(config.avif),
+    ...(grammar.sizes ? { SIZES: grammar.sizes.join(',') } : {}),
+    ...(grammar.presets ? { PRESETS: JSON.stringify(grammar.presets) } : {}),
+    ...(config.signingSecret ? { SIGNING_SECRET: config.signingSecret } : {}),
+  };
+}
+
+/**
+ * The defaults for this cache bucket and distribution, with `overrides`: how
+ * the construct, the local emulator, replay-invalidations and the tests
+ * configure the invalidation Lambda.
+ */
+export function invalidateConfig(
+  target: Pick<InvalidateConfig, 'cacheBucket' | 'distributionId' | 'distributionOrigin'>,
+  overrides: Partial<InvalidateConfig> = {},
+): InvalidateConfig {
+  return {
+    cacheBucket: target.cacheBucket,
+    distributionId: target.distributionId,
+    distributionOrigin: target.distributionOrigin,
+    eagerPresets: [],
+    eagerAccepts: DEFAULT_EAGER_ACCEPTS,
+    grammar: DEFAULT_GRAMMAR_OPTIONS,
+    avif: true,
+    warmTimeoutMs: DEFAULT_WARM_TIMEOUT_MS,
+    settleMs: 0,
+    ...overrides,
+  };
 }

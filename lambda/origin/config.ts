@@ -1,8 +1,11 @@
-// The origin's settings, read once from the Lambda environment. Every limit
-// has a default chosen for a 2 GB arm64 Lambda; see docs/configuration.md.
+// The origin's settings, read once from the Lambda environment, and the
+// environment the construct writes for them: readConfig and originEnvironment
+// are each other's inverse (test/origin/config.test.ts). Every limit has a
+// default chosen for a 2 GB arm64 Lambda; see docs/configuration.md.
 
 import { envReaders, type Env } from '../common/env';
 import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
+import type { MetricsOptions } from './metrics';
 
 export interface Limits {
   /** Largest source object read, in bytes (MAX_SOURCE_BYTES, default 32 MiB). */
@@ -60,7 +63,7 @@ export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
 export const DEFAULT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const DEFAULT_FAILURE_TTL_SECONDS = 300;
 
-const { required, positiveInteger, positiveIntegers, oneOf } = envReaders(
+const { required, positiveInteger, positiveIntegers, oneOf, flag } = envReaders(
   (message) => new Error(`Invalid origin Lambda configuration: ${message}`),
 );
 
@@ -79,6 +82,45 @@ export function readConfig(env: Env): OriginConfig {
     cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
     sizes: positiveIntegers(env, 'SIZES'),
+  };
+}
+
+/** The metrics settings beside the config (METRICS_NAMESPACE, METRICS), and the version Lambda sets. */
+export function readMetricsOptions(env: Env): MetricsOptions {
+  return {
+    namespace: env.METRICS_NAMESPACE?.trim() || undefined,
+    enabled: flag(env, 'METRICS', true),
+    functionVersion: env.AWS_LAMBDA_FUNCTION_VERSION,
+  };
+}
+
+/**
+ * The environment that readConfig and readMetricsOptions read back as `config`
+ * and `metrics`. Values may be CDK tokens (a bucket's name), which pass through
+ * as the strings they are at synth. SVG_POLICY, SIZES and the metrics settings
+ * are written only when they are not the default; the other limits always,
+ * as deployed templates have them. Lambda itself sets the memory size
+ * (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, from the function's settings) and the version.
+ */
+export function originEnvironment(
+  config: Omit<OriginConfig, 'memorySizeMb'>,
+  metrics: Pick<MetricsOptions, 'namespace' | 'enabled'>,
+): Record<string, string> {
+  return {
+    SOURCE_BUCKET: config.sourceBucket,
+    CACHE_BUCKET: config.cacheBucket,
+    MAX_SOURCE_BYTES: String(config.maxSourceBytes),
+    MAX_INPUT_PIXELS: String(config.maxInputPixels),
+    MAX_DIMENSION: String(config.maxDimension),
+    MAX_FRAMES: String(config.maxFrames),
+    TIME_BUDGET_MS: String(config.timeBudgetMs),
+    MAX_INLINE_BYTES: String(config.maxInlineBytes),
+    CACHE_CONTROL: config.cacheControl,
+    FAILURE_TTL_SECONDS: String(config.failureTtlSeconds),
+    ...(config.svgPolicy !== DEFAULT_LIMITS.svgPolicy ? { SVG_POLICY: config.svgPolicy } : {}),
+    ...(config.sizes ? { SIZES: config.sizes.join(',') } : {}),
+    ...(metrics.namespace ? { METRICS_NAMESPACE: metrics.namespace } : {}),
+    ...(metrics.enabled === false ? { METRICS: 'false' } : {}),
   };
 }
 

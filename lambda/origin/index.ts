@@ -6,7 +6,7 @@
 // which serves transforms and defines no handler.
 
 import type { Writable } from 'node:stream';
-import { readConfig } from './config';
+import { readConfig, readMetricsOptions } from './config';
 import { createOriginHandler, type OriginHandler } from './handler';
 import { jsonLogger } from '../common/log';
 import type { FunctionUrlResponse } from './responses';
@@ -36,12 +36,7 @@ export const handler = isTransformChild ? undefined : awslambda.streamifyRespons
     config: readConfig(process.env),
     log: jsonLogger,
     transforms,
-    // METRICS_NAMESPACE and METRICS are set by the construct (lib/image-transformer.ts).
-    metrics: {
-      namespace: process.env.METRICS_NAMESPACE,
-      enabled: process.env.METRICS !== 'false',
-      functionVersion: process.env.AWS_LAMBDA_FUNCTION_VERSION,
-    },
+    metrics: readMetricsOptions(process.env),
   });
   // Settles after the variant's write: Lambda's Node 24 runtime does not wait for work left running.
   await handle(event, context, (response) => streamResponse(responseStream, response));

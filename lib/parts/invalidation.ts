@@ -12,6 +12,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { invalidateConfig, invalidationEnvironment } from '../../lambda/invalidate/config';
 import type { ResolvedSettings } from '../resolved-settings';
 import { PROJECT_FUNCTION, SMALL_BUNDLING, lambdaEntry, ownLogsAndRole } from './lambda-project';
 import { acknowledge, wildcardFinding } from './nag';
@@ -85,21 +86,30 @@ export function buildInvalidation(scope: Construct, props: InvalidationProps): I
     timeout: Duration.seconds(props.invalidationTimeoutSeconds),
     role,
     logGroup,
-    environment: {
-      CACHE_BUCKET: cacheBucket.bucketName,
-      DISTRIBUTION_ID: distribution.distributionId,
-      DISTRIBUTION_DOMAIN: distribution.distributionDomainName,
-      EAGER_PRESETS: eagerPresets.join(','),
-      WARM_TIMEOUT_MS: String(props.warmTimeoutSeconds * 1000),
-      SETTLE_MS: String(props.settleSeconds * 1000),
-      // The grammar as the edge has it: what a warming URL's signature covers, and
-      // which formats format=auto can negotiate (one warming request per format).
-      MAX_DIMENSION: String(grammar.maxDimension),
-      AVIF: String(props.avif),
-      ...(grammar.sizes ? { SIZES: grammar.sizes.join(',') } : {}),
-      ...(grammar.presets && eagerPresets.length > 0 ? { PRESETS: JSON.stringify(grammar.presets) } : {}),
-      ...(props.eagerSigningSecret ? { SIGNING_SECRET: props.eagerSigningSecret.unsafeUnwrap() } : {}),
-    },
+    environment: invalidationEnvironment(
+      invalidateConfig(
+        {
+          cacheBucket: cacheBucket.bucketName,
+          distributionId: distribution.distributionId,
+          distributionOrigin: `https://${distribution.distributionDomainName}`,
+        },
+        {
+          eagerPresets,
+          // The grammar as the edge has it: what a warming URL's signature covers, and
+          // which formats format=auto can negotiate (one warming request per format);
+          // the presets only when some are warmed, as a Lambda's environment holds 4 KB.
+          grammar: {
+            maxDimension: grammar.maxDimension,
+            sizes: grammar.sizes,
+            presets: eagerPresets.length > 0 ? grammar.presets : undefined,
+          },
+          avif: props.avif,
+          signingSecret: props.eagerSigningSecret?.unsafeUnwrap(),
+          warmTimeoutMs: props.warmTimeoutSeconds * 1000,
+          settleMs: props.settleSeconds * 1000,
+        },
+      ),
+    ),
     bundling: SMALL_BUNDLING,
   });
 

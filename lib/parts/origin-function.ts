@@ -10,6 +10,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { originEnvironment } from '../../lambda/origin/config';
 import type { ResolvedSettings } from '../resolved-settings';
 import { ImageTransformerConfigError } from '../settings';
 import { buildConcurrencyCap } from './concurrency-cap';
@@ -109,22 +110,20 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     role,
     logGroup,
     reservedConcurrentExecutions: props.reservedConcurrency,
-    environment: {
-      SOURCE_BUCKET: sourceBucket.bucketName,
-      CACHE_BUCKET: cacheBucket.bucketName,
-      MAX_SOURCE_BYTES: String(limits.maxSourceBytes),
-      MAX_INPUT_PIXELS: String(limits.maxInputPixels),
-      MAX_DIMENSION: String(grammar.maxDimension),
-      MAX_FRAMES: String(limits.maxFrames),
-      TIME_BUDGET_MS: String(props.timeBudgetMs),
-      MAX_INLINE_BYTES: String(limits.maxInlineBytes),
-      CACHE_CONTROL: props.cacheControl,
-      FAILURE_TTL_SECONDS: String(props.failureTtlSeconds),
-      ...(props.svgPolicy ? { SVG_POLICY: props.svgPolicy } : {}),
-      ...(grammar.sizes ? { SIZES: grammar.sizes.join(',') } : {}),
-      METRICS_NAMESPACE: props.metricsNamespace,
-      ...(props.originMetrics ? {} : { METRICS: 'false' }),
-    },
+    environment: originEnvironment(
+      {
+        sourceBucket: sourceBucket.bucketName,
+        cacheBucket: cacheBucket.bucketName,
+        ...limits,
+        maxDimension: grammar.maxDimension,
+        sizes: grammar.sizes,
+        timeBudgetMs: props.timeBudgetMs,
+        cacheControl: props.cacheControl,
+        failureTtlSeconds: props.failureTtlSeconds,
+        svgPolicy: props.svgPolicy,
+      },
+      { namespace: props.metricsNamespace, enabled: props.originMetrics },
+    ),
     bundling: {
       minify: true,
       sourceMap: true,

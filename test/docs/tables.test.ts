@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_KEYS } from '../../lib/context';
-import { readConfig } from '../../lambda/origin/config';
+import { readConfig, readMetricsOptions } from '../../lambda/origin/config';
 import { codeSpans, firstColumn, readDoc } from './markdown';
 
 const configuration = readDoc('docs/configuration.md');
@@ -14,18 +14,20 @@ function documented(heading: string): string[] {
   return firstColumn(configuration, heading).flatMap(codeSpans).sort();
 }
 
-/** The environment variables readConfig looks at, recorded while it reads a minimal environment. */
+/** The environment variables the origin's readers look at, recorded while they read a minimal environment. */
 function variablesTheOriginReads(): string[] {
   const read = new Set<string>();
-  const env: Record<string, string | undefined> = { SOURCE_BUCKET: 'originals', CACHE_BUCKET: 'variants' };
-  readConfig(
-    new Proxy(env, {
+  const env = new Proxy<Record<string, string | undefined>>(
+    { SOURCE_BUCKET: 'originals', CACHE_BUCKET: 'variants' },
+    {
       get(target, name) {
         if (typeof name === 'string') read.add(name);
         return Reflect.get(target, name);
       },
-    }),
+    },
   );
+  readConfig(env);
+  readMetricsOptions(env);
   return [...read].sort();
 }
 

@@ -32,13 +32,13 @@ describe('context -> props', () => {
     expect(fromContext({ originConcurrencyCap: 'false' }).props.originConcurrencyCap).toBe(false);
     expect(fromContext({ originConcurrencyCap: 'none' }).props.originConcurrencyCap).toBe(false);
     expect(fromContext({ originConcurrencyCap: false }).props.originConcurrencyCap).toBe(false);
-    expect(() => fromContext({ originConcurrencyCap: 'lots' })).toThrow(/context originConcurrencyCap="lots" is not valid: expected a whole number/);
+    expect(() => fromContext({ originConcurrencyCap: 'lots' })).toThrow(/context originConcurrencyCap must be a whole number, not "lots"\./);
   });
 
   it('browserMaxAgeSeconds: whole seconds, 0 included', () => {
     expect(fromContext({ browserMaxAgeSeconds: '86400' }).props.browserMaxAge?.toSeconds()).toBe(86400);
     expect(fromContext({ browserMaxAgeSeconds: 0 }).props.browserMaxAge?.toSeconds()).toBe(0);
-    expect(() => fromContext({ browserMaxAgeSeconds: '1h' })).toThrow(/context browserMaxAgeSeconds="1h" is not valid/);
+    expect(() => fromContext({ browserMaxAgeSeconds: '1h' })).toThrow(/context browserMaxAgeSeconds must be a whole number, not "1h"\./);
   });
 
   it('reads command-line strings', () => {
@@ -135,17 +135,18 @@ describe('context -> props', () => {
       originProvisionedConcurrency: 5,
     });
     expect(fromContext({ deploymentConfig: 'ALL_AT_ONCE' }).props.deploymentConfig).toBe(codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE);
-    expect(() => fromContext({ deploymentConfig: 'slowly' })).toThrow(/context deploymentConfig="slowly" is not valid: expected ALL_AT_ONCE, CANARY_10PERCENT_5MINUTES/);
-    expect(() => fromContext({ canaryDeployments: 'maybe' })).toThrow(/context canaryDeployments="maybe"/);
+    expect(() => fromContext({ deploymentConfig: 'slowly' })).toThrow(/context deploymentConfig must be one of ALL_AT_ONCE, CANARY_10PERCENT_5MINUTES, .*, not "slowly"\./);
+    expect(() => fromContext({ canaryDeployments: 'maybe' })).toThrow(/context canaryDeployments must be true or false, not "maybe"\./);
   });
 
   it('refuses a value it cannot read, naming the key', () => {
-    expect(() => fromContext({ sizes: '320,big' })).toThrow(/context sizes="320,big" is not valid: expected comma-separated whole numbers/);
-    expect(() => fromContext({ signing: 'yes' })).toThrow(/context signing="yes" is not valid: expected true or false/);
-    expect(() => fromContext({ memorySize: '2GB' })).toThrow(/context memorySize="2GB"/);
-    expect(() => fromContext({ presets: '{thumb:' })).toThrow(/context presets=.* expected JSON/);
-    expect(() => fromContext({ presets: '["thumb"]' })).toThrow(/context presets=.* expected a JSON object/);
-    expect(() => fromContext({ priceClass: 'cheap' })).toThrow(/context priceClass="cheap" is not valid: expected 100, 200 or All/);
+    expect(() => fromContext({ sizes: '320,big' })).toThrow(/context sizes must be comma-separated whole numbers, not "320,big"\./);
+    expect(() => fromContext({ signing: 'yes' })).toThrow(/context signing must be true or false, not "yes"\./);
+    expect(() => fromContext({ memorySize: '2GB' })).toThrow(/context memorySize must be a whole number, not "2GB"\./);
+    expect(() => fromContext({ presets: '{thumb:' })).toThrow(/context presets must be JSON \(.+\), not "\{thumb:"\./);
+    expect(() => fromContext({ presets: '["thumb"]' })).toThrow(/context presets must be a JSON object of presets, .*, not "\[\\"thumb\\"\]"\./);
+    expect(() => fromContext({ presets: '{"thumb":"200"}' })).toThrow(/context presets\.thumb must be an object of parameters, .*, not "200"\./);
+    expect(() => fromContext({ priceClass: 'cheap' })).toThrow(/context priceClass must be 100, 200 or All, not "cheap"\./);
   });
 
   it('documents every key it reads', () => {

@@ -26,9 +26,9 @@ describe('props are checked at synth time', () => {
     rejects(() => ({ presets: { hero: { accept: 'avif' } } }), /preset "hero" has an unknown parameter "accept"; known parameters: (?!.*accept)/);
     rejects(() => ({ presets: { thumb: { width: '20x' } } }), /preset "thumb" is invalid: .*width/);
     rejects(() => ({ presets: { thumb: { fit: 'squash' } } }), /preset "thumb" is invalid: .*fit/);
-    rejects(() => ({ presets: { 'no spaces': { width: '200' } } }), /preset name "no spaces"/);
+    rejects(() => ({ presets: { 'no spaces': { width: '200' } } }), /a preset name must be 1-64 letters, digits, "-" or "_" .*, not "no spaces"\./);
     rejects(() => ({ presets: { loop: { preset: 'loop' } } }), /may not contain "preset"/);
-    rejects(() => ({ presets: { empty: {} } }), /preset "empty" is empty/);
+    rejects(() => ({ presets: { empty: {} } }), /preset "empty" must be an object of at least one parameter, not \{\}\./);
     rejects(() => ({ presets: { big: { width: '2000' } }, sizes: [320, 640] }), /preset "big" is invalid: .*640/);
     rejects(() => ({ presets: { big: { width: '9000' } } }), /preset "big" is invalid: .*width/);
   });
@@ -43,10 +43,10 @@ describe('props are checked at synth time', () => {
   });
 
   it('sizes and dimensions are whole numbers in range', () => {
-    rejects(() => ({ sizes: [] }), /sizes must list at least one width/);
-    rejects(() => ({ sizes: [320, 12.5] }), /sizes \(12.5\)/);
-    rejects(() => ({ sizes: [320, 10_000] }), /sizes \(10000\) must be an integer from 1 to 8192/);
-    rejects(() => ({ maxDimension: 20_000 }), /maxDimension must be an integer from 1 to 16383/);
+    rejects(() => ({ sizes: [] }), /sizes must be a list of at least one width .*, not \[\]\./);
+    rejects(() => ({ sizes: [320, 12.5] }), /sizes\[1\] must be an integer from 1 to 8192, not 12\.5\./);
+    rejects(() => ({ sizes: [320, 10_000] }), /sizes\[1\] must be an integer from 1 to 8192, not 10000\./);
+    rejects(() => ({ maxDimension: 20_000 }), /maxDimension must be an integer from 1 to 16383, not 20000\./);
   });
 
   it('Lambda settings are in range', () => {
@@ -68,7 +68,7 @@ describe('props are checked at synth time', () => {
         domainNames: ['img.example.com'],
         certificate: acm.Certificate.fromCertificateArn(stack, 'C', CERTIFICATE_ARN.replace('us-east-1', 'eu-west-1')),
       }),
-      /certificate in us-east-1/,
+      /certificate must be in us-east-1 .*, not "arn:aws:acm:eu-west-1:/,
     );
   });
 
@@ -77,19 +77,19 @@ describe('props are checked at synth time', () => {
     rejects(() => ({ originProvisionedConcurrency: 0 }), /originProvisionedConcurrency must be an integer from 1/);
     rejects(() => ({ originConcurrencyCap: 0 }), /originConcurrencyCap must be an integer from 1/);
     rejects(() => ({ originConcurrencyCap: 20, originReservedConcurrency: 20 }), /originConcurrencyCap is only used without originReservedConcurrency/);
-    rejects(() => ({ alarmEmail: 'oncall' }), /alarmEmail "oncall" is not an email address/);
+    rejects(() => ({ alarmEmail: 'oncall' }), /alarmEmail must be an email address, not "oncall"\./);
     rejects(() => ({ alarms: false, alarmEmail: 'oncall@example.com' }), /alarmTopic and alarmEmail need alarms/);
     rejects(
       () => ({ canaryDeployments: false, deploymentConfig: codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE }),
       /deploymentConfig is only used with canaryDeployments: true/,
     );
-    rejects(() => ({ metricsNamespace: 'AWS/Lambda' }), /metricsNamespace "AWS\/Lambda" is not a CloudWatch namespace/);
+    rejects(() => ({ metricsNamespace: 'AWS/Lambda' }), /metricsNamespace must be a CloudWatch namespace .*, not "AWS\/Lambda"\./);
     rejects(() => ({ metricsNamespace: 'images|prod' }), /metricsNamespace/);
   });
 
   it('other settings', () => {
-    rejects(() => ({ originShieldRegion: 'Frankfurt' }), /originShieldRegion must be an AWS region/);
-    rejects(() => ({ cors: { allowOrigins: [] } }), /cors.allowOrigins is empty/);
+    rejects(() => ({ originShieldRegion: 'Frankfurt' }), /originShieldRegion must be an AWS region such as eu-west-1, not "Frankfurt"\./);
+    rejects(() => ({ cors: { allowOrigins: [] } }), /cors\.allowOrigins must be at least one origin, or \["\*"\] .*, not \[\]\./);
     rejects(() => ({ variantExpiration: Duration.days(0) }), /variantExpiration \(days\)/);
   });
 

@@ -2,7 +2,7 @@
 // clear message for each mistake.
 
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EAGER_ACCEPTS, readConfig } from '../../lambda/invalidate/config';
+import { DEFAULT_EAGER_ACCEPTS, invalidateConfig, invalidationEnvironment, readConfig, type InvalidateConfig } from '../../lambda/invalidate/config';
 
 const BASE = { CACHE_BUCKET: 'cache', DISTRIBUTION_ID: 'E2QWRUHEXAMPLE', DISTRIBUTION_DOMAIN: 'd111111abcdef8.cloudfront.net' };
 const PRESETS = JSON.stringify({ thumb: { width: '200', height: '200' }, hero: { width: '1600', format: 'webp' } });
@@ -19,7 +19,7 @@ describe('readConfig', () => {
       grammar: { maxDimension: 8192, sizes: undefined, presets: undefined },
       avif: true,
       warmTimeoutMs: 30000,
-      settleMs: undefined,
+      settleMs: 0,
     });
   });
 
@@ -55,8 +55,8 @@ describe('readConfig', () => {
     ['DISTRIBUTION_DOMAIN missing', { DISTRIBUTION_DOMAIN: '' }, /DISTRIBUTION_DOMAIN is required/],
     ['DISTRIBUTION_DOMAIN with a path', { DISTRIBUTION_DOMAIN: 'd1.cloudfront.net/images' }, /DISTRIBUTION_DOMAIN must be a host name/],
     ['DISTRIBUTION_DOMAIN not http', { DISTRIBUTION_DOMAIN: 'ftp://d1.cloudfront.net' }, /DISTRIBUTION_DOMAIN must be a host name/],
-    ['EAGER_ACCEPTS not JSON', { EAGER_ACCEPTS: 'image/webp,*/*' }, /EAGER_ACCEPTS is not valid JSON/],
-    ['EAGER_ACCEPTS not a list of strings', { EAGER_ACCEPTS: '[1]' }, /EAGER_ACCEPTS must be a JSON array of Accept headers/],
+    ['EAGER_ACCEPTS not JSON', { EAGER_ACCEPTS: 'image/webp,*/*' }, /EAGER_ACCEPTS must be JSON \(.+\), not "image\/webp,\*\/\*"\.$/],
+    ['EAGER_ACCEPTS not a list of strings', { EAGER_ACCEPTS: '[1]' }, /EAGER_ACCEPTS must be a JSON array of Accept headers, .*, not "\[1\]"\.$/],
     ['PRESETS not an object of string maps', { PRESETS: '{"thumb":{"width":200}}' }, /PRESETS must be a JSON object of presets/],
     ['SIZES not numbers', { SIZES: '320,wide' }, /SIZES must be a positive integer, not "wide"/],
     ['MAX_DIMENSION zero', { MAX_DIMENSION: '0' }, /MAX_DIMENSION must be a positive integer/],
@@ -72,5 +72,43 @@ describe('readConfig', () => {
 
   it('starts every message the same way, so a log search finds them', () => {
     expect(() => readConfig({})).toThrow(/^Invalid invalidation Lambda configuration: /);
+  });
+});
+
+describe('the environment the construct writes for the invalidation Lambda', () => {
+  const target = { cacheBucket: 'cache', distributionId: 'E2QWRUHEXAMPLE', distributionOrigin: 'https://d111111abcdef8.cloudfront.net' };
+  const defaults = invalidateConfig(target);
+  const everySet = invalidateConfig(
+    { ...target, distributionOrigin: 'http://localhost:3000' },
+    {
+      eagerPresets: ['thumb', 'hero'],
+      eagerAccepts: ['image/webp,*/*', '*/*'],
+      signingSecret: 's3cret',
+      grammar: { maxDimension: 4096, sizes: [200, 320, 640, 1600], presets: JSON.parse(PRESETS) },
+      avif: false,
+      warmTimeoutMs: 5000,
+      settleMs: 35000,
+    },
+  );
+
+  it.each<[string, InvalidateConfig]>([
+    ['the defaults', defaults],
+    ['every setting changed', everySet],
+  ])('reads back as what was written: %s', (_name, config) => {
+    expect(readConfig(invalidationEnvironment(config))).toEqual(config);
+  });
+
+  it('has the same defaults as the builder the emulator, replay-invalidations and the tests use', () => {
+    expect(readConfig(BASE)).toEqual(defaults);
+  });
+
+  it('writes CloudFront\'s domain name without its scheme, as the construct has it', () => {
+    expect(invalidationEnvironment(defaults)).toMatchObject({ DISTRIBUTION_DOMAIN: 'd111111abcdef8.cloudfront.net' });
+    expect(invalidationEnvironment(everySet)).toMatchObject({ DISTRIBUTION_DOMAIN: 'http://localhost:3000' });
+  });
+
+  it('leaves out what is unset or the default', () => {
+    const env = invalidationEnvironment(defaults);
+    expect(['EAGER_ACCEPTS', 'SETTLE_MS', 'SIZES', 'PRESETS', 'SIGNING_SECRET'].filter((name) => name in env)).toEqual([]);
   });
 });

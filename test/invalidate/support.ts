@@ -5,25 +5,14 @@
 
 import type { S3Event, S3EventRecord } from 'aws-lambda';
 import type { InvalidationClient, InvalidationRequest, InvalidationResult } from '../../lambda/invalidate/cloudfront';
-import { DEFAULT_EAGER_ACCEPTS, DEFAULT_WARM_TIMEOUT_MS, type InvalidateConfig } from '../../lambda/invalidate/config';
+import { invalidateConfig, type InvalidateConfig } from '../../lambda/invalidate/config';
 import type { Fetch } from '../../lambda/invalidate/warm';
-import { DEFAULT_GRAMMAR_OPTIONS } from '../../lambda/grammar';
 
 export const DISTRIBUTION_ID = 'E2QWRUHEXAMPLE';
 export const DISTRIBUTION_ORIGIN = 'https://d111111abcdef8.cloudfront.net';
 
 export function testConfig(cacheBucket: string, overrides: Partial<InvalidateConfig> = {}): InvalidateConfig {
-  return {
-    cacheBucket,
-    distributionId: DISTRIBUTION_ID,
-    distributionOrigin: DISTRIBUTION_ORIGIN,
-    eagerPresets: [],
-    eagerAccepts: DEFAULT_EAGER_ACCEPTS,
-    grammar: DEFAULT_GRAMMAR_OPTIONS,
-    avif: true,
-    warmTimeoutMs: DEFAULT_WARM_TIMEOUT_MS,
-    ...overrides,
-  };
+  return invalidateConfig({ cacheBucket, distributionId: DISTRIBUTION_ID, distributionOrigin: DISTRIBUTION_ORIGIN }, overrides);
 }
 
 /**

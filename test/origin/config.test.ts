@@ -3,7 +3,14 @@
 // with a bad value fails at startup, naming the variable, in the same words.
 
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, readConfig } from '../../lambda/origin/config';
+import {
+  DEFAULT_LIMITS,
+  originConfig,
+  originEnvironment,
+  readConfig,
+  readMetricsOptions,
+  type OriginConfig,
+} from '../../lambda/origin/config';
 
 const BASE = { SOURCE_BUCKET: 'sources', CACHE_BUCKET: 'variants' };
 
@@ -22,5 +29,51 @@ describe('the origin reads its environment', () => {
     ['a size that is not a number', { SIZES: '320,wide' }, 'SIZES must be a positive integer, not "wide".'],
   ])('refuses %s, naming the variable', (_name, env, message) => {
     expect(() => readConfig({ ...BASE, ...env })).toThrow(`Invalid origin Lambda configuration: ${message}`);
+  });
+});
+
+describe('the environment the construct writes for the origin', () => {
+  // Lambda sets the memory size from the function's settings; the construct never writes it.
+  const asLambdaRunsIt = (env: Record<string, string>, config: OriginConfig) => ({ ...env, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(config.memorySizeMb) });
+
+  const defaults = originConfig({ sourceBucket: 'sources', cacheBucket: 'variants' });
+  const everySet = originConfig(
+    { sourceBucket: 'sources', cacheBucket: 'variants' },
+    {
+      maxSourceBytes: 10_000_000,
+      maxInputPixels: 50_000_000,
+      maxDimension: 4096,
+      maxFrames: 50,
+      timeBudgetMs: 54_000,
+      memorySizeMb: 3008,
+      svgPolicy: 'rasterize',
+      maxInlineBytes: 1_000_000,
+      cacheControl: 'public, max-age=86400',
+      failureTtlSeconds: 60,
+      sizes: [320, 640, 1280],
+    },
+  );
+
+  it.each([
+    ['the defaults', defaults, { namespace: undefined, enabled: true }],
+    ['every setting changed', everySet, { namespace: 'Photos/Images', enabled: false }],
+  ])('reads back as what was written: %s', (_name, config, metrics) => {
+    const env = asLambdaRunsIt(originEnvironment(config, metrics), config);
+    expect(readConfig(env)).toEqual(config);
+    expect(readMetricsOptions(env)).toEqual(metrics);
+  });
+
+  it('has the same defaults as the builder the emulator, the bench and the tests use', () => {
+    expect(readConfig(BASE)).toEqual(defaults);
+    expect(readMetricsOptions({})).toEqual({ enabled: true });
+  });
+
+  it("leaves out what is the default or Lambda's to set", () => {
+    const env = originEnvironment(defaults, { enabled: true });
+    expect(['SVG_POLICY', 'SIZES', 'METRICS', 'METRICS_NAMESPACE', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE'].filter((name) => name in env)).toEqual([]);
+  });
+
+  it('refuses a METRICS that is not true or false, naming it', () => {
+    expect(() => readMetricsOptions({ METRICS: 'off' })).toThrow('Invalid origin Lambda configuration: METRICS must be true or false, not "off".');
   });
 });
