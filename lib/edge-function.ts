@@ -16,9 +16,6 @@ export { SIGNING_SECRETS_KEY };
 /** CloudFront's limit on a function's code, in bytes. */
 export const MAX_FUNCTION_BYTES = 10_240;
 
-/** What the viewer-request function may use with signing on, leaving room for the parameters to come. */
-export const EDGE_BUDGET_BYTES = 7_000;
-
 /** Length of a KeyValueStore id (a UUID); a CDK token standing in for one may be shorter. */
 const KVS_ID_LENGTH = 36;
 

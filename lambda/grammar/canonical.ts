@@ -61,21 +61,21 @@ export function decodeQueryComponent(text: string): string {
 
 const hasOwn = (object: object, name: string) => Object.prototype.hasOwnProperty.call(object, name);
 
-/**
- * The parameter a spelling names; own properties only, so `constructor` is
- * just unknown. Canonical-only ops are named only in a canonical URI.
- */
-function paramNamed(spelling: string, canonical: boolean): Param | undefined {
-  if (hasOwn(PARAMS_BY_NAME, spelling)) return PARAMS_BY_NAME[spelling];
-  return canonical ? PARAMS.filter((param) => param.canonicalOnly && param.name === spelling)[0] : undefined;
-}
+/** Every op under its canonical name, canonical-only ones included: the names a canonical URI may use. */
+const CANONICAL_PARAMS: { [name: string]: Param } = {};
+PARAMS.forEach((param) => {
+  CANONICAL_PARAMS[param.name] = param;
+});
+
+/** The refusal of a parameter given twice. */
+const repeated = (name: string, value: string) => invalidParameter(name, value, `a single value (${name} is given more than once)`);
 
 /** The preset a viewer names (`preset` or `p`), or undefined; throws when one is named twice. */
 export function presetName(pairs: [string, string][]): string | undefined {
   const given = pairs.filter((pair) => PRESET_SPELLINGS.indexOf(pair[0].toLowerCase()) !== -1);
   if (given.length === 0) return undefined;
   const name = (given[0] as [string, string])[1];
-  if (given.length > 1) throw invalidParameter('preset', name, 'a single value (preset is given more than once)');
+  if (given.length > 1) throw repeated('preset', name);
   return name;
 }
 
@@ -105,33 +105,37 @@ export interface ViewerQuery {
  * ignored. A preset's parameters come first and the viewer's own override them.
  */
 export function parseViewerQuery(pairs: [string, string][], options: GrammarOptions): ViewerQuery {
-  return parseParams(pairs, options, false);
+  return parseParams(pairs, options, PARAMS_BY_NAME);
 }
 
 export function parseViewerParams(pairs: [string, string][], options: GrammarOptions): ViewerParams {
   return parseViewerQuery(pairs, options).params;
 }
 
-/** parseViewerQuery, or with `canonical` the ops of a canonical URI (canonical-only ops included). */
-function parseParams(pairs: [string, string][], options: GrammarOptions, canonical: boolean): { params: ParsedParams; own: ParsedParams } {
+/**
+ * parseViewerQuery with `named` the spellings a viewer may use, or the ops of
+ * a canonical URI with CANONICAL_PARAMS. Own properties only, so `constructor`
+ * is just unknown.
+ */
+function parseParams(pairs: [string, string][], options: GrammarOptions, named: { [spelling: string]: Param }): ViewerQuery {
   const params: { [name: string]: unknown } = {};
   presetPairs(pairs, options).forEach((pair) => {
-    const param = paramNamed(pair[0].toLowerCase(), false);
+    const spelling = pair[0].toLowerCase();
+    const param = hasOwn(PARAMS_BY_NAME, spelling) ? PARAMS_BY_NAME[spelling] : undefined;
     if (param) params[param.name] = param.parse(pair[1], options);
   });
   const own: { [name: string]: unknown } = {};
   pairs.forEach((pair) => {
-    const param = paramNamed(pair[0].toLowerCase(), canonical);
-    if (!param) return;
+    const spelling = pair[0].toLowerCase();
+    if (!hasOwn(named, spelling)) return;
+    const param = named[spelling] as Param;
     if (options.presetsOnly) {
       throw invalidParameter(param.name, pair[1], 'no parameter but preset (this deployment serves presets only)');
     }
-    if (hasOwn(own, param.name)) {
-      throw invalidParameter(param.name, pair[1], `a single value (${param.name} is given more than once)`);
-    }
+    if (hasOwn(own, param.name)) throw repeated(param.name, pair[1]);
     params[param.name] = own[param.name] = param.parse(pair[1], options);
   });
-  return { params: params as ParsedParams, own: own as ParsedParams };
+  return { params: params as ViewerParams, own: own as ViewerParams };
 }
 
 /** Whether an Accept header accepts a media type (case-insensitive; `q=0` means no). */
@@ -272,7 +276,7 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
   // Re-serialising refuses aliases, defaults, dpr, format=auto, `accept` beside a format
   // and any other spelling. Presets are a viewer's shorthand: a canonical URI holds their expansion.
   const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes };
-  const ops = canonicalOps(parseParams(pairs, canonicalOptions, true).params, canonicalOptions);
+  const ops = canonicalOps(parseParams(pairs, canonicalOptions, CANONICAL_PARAMS).params, canonicalOptions);
   const canonical = canonicalUri(key, ops);
   if (canonical !== uri) throw notCanonical(uri);
   return { key, ops, uri: canonical };
