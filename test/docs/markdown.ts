@@ -41,6 +41,11 @@ export function headingAnchors(markdown: string): Set<string> {
 
 /** The first cell of each body row of the first table under `heading` (a whole heading line). */
 export function firstColumn(markdown: string, heading: string): string[] {
+  return tableColumn(markdown, heading, 0);
+}
+
+/** Cell `index` (from 0) of each body row of the first table under `heading`. */
+export function tableColumn(markdown: string, heading: string, index: number): string[] {
   const lines = proseLines(markdown);
   const start = lines.indexOf(heading);
   if (start < 0) throw new Error(`No heading "${heading}".`);
@@ -48,7 +53,7 @@ export function firstColumn(markdown: string, heading: string): string[] {
   const rows: string[] = [];
   for (const line of lines.slice(tableStart + 2)) {
     if (!line.startsWith('|')) break;
-    rows.push((line.split('|')[1] ?? '').trim());
+    rows.push((line.split('|')[index + 1] ?? '').trim());
   }
   return rows;
 }

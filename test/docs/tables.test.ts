@@ -1,12 +1,14 @@
-// docs/configuration.md's two tables list exactly what the code reads: every
-// CDK context key bin/app.ts understands, and every environment variable the
-// origin Lambda reads. A key added to the code without a line in the docs (or
-// a line left for a key that is gone) fails here.
+// The documented tables list exactly what the code knows: the README's URL
+// parameters and their aliases (the grammar's parameter table), and
+// docs/configuration.md's CDK context keys and origin environment variables.
+// A parameter or key added to the code without a line in the docs (or a line
+// left for one that is gone) fails here.
 
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_KEYS } from '../../lib/context';
 import { readConfig, readMetricsOptions } from '../../lambda/origin/config';
-import { codeSpans, firstColumn, readDoc } from './markdown';
+import { PRESET_SPELLINGS, SIGNATURE_PARAM, VIEWER_PARAMS } from '../../lambda/grammar/index';
+import { codeSpans, firstColumn, readDoc, tableColumn } from './markdown';
 
 const configuration = readDoc('docs/configuration.md');
 
@@ -40,5 +42,25 @@ describe('docs/configuration.md', () => {
     const variables = variablesTheOriginReads();
     expect(variables).toContain('MAX_SOURCE_BYTES');
     expect(documented('## Origin configuration')).toEqual(variables);
+  });
+});
+
+describe("README.md's URL parameters", () => {
+  const readme = readDoc('README.md');
+  const names = tableColumn(readme, '## URL parameters', 0).map(codeSpans);
+  const aliases = tableColumn(readme, '## URL parameters', 1).map(codeSpans);
+
+  it('lists every parameter a viewer may give, once, and no other', () => {
+    const documented = names.flat().sort();
+    const known = [...VIEWER_PARAMS.map((param) => param.name as string), PRESET_SPELLINGS[0] as string, SIGNATURE_PARAM].sort();
+    expect(documented).toEqual(known);
+  });
+
+  it("gives each parameter exactly the grammar's aliases", () => {
+    const documented = Object.fromEntries(names.flatMap((row, i) => row.map((name) => [name, (aliases[i] ?? []).sort()])));
+    const known = Object.fromEntries(VIEWER_PARAMS.map((param) => [param.name, [...param.aliases].sort()]));
+    known[PRESET_SPELLINGS[0] as string] = PRESET_SPELLINGS.slice(1);
+    known[SIGNATURE_PARAM] = [];
+    expect(documented).toEqual(known);
   });
 });
