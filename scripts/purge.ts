@@ -19,8 +19,8 @@ import { decodeKeyPath, isGrammarError, validateKey } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
 import { coveringPaths, invalidationPath } from '../lambda/invalidate/paths';
 import { deleteVariants, type PurgeResult } from '../lambda/invalidate/purge';
-import { localS3Client } from '../local/s3-client';
-import { UsageError } from '../local/command-line';
+import { localS3Client } from '../local/harness/s3-client';
+import { UsageError } from '../local/harness/command-line';
 import { operatorMain, runIfMain } from './operator-command';
 
 export const USAGE = `usage: npm run purge -- [options] <source-key> [<source-key> ...]

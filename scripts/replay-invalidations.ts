@@ -23,7 +23,7 @@ import { DEFAULT_GRAMMAR_OPTIONS } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
 import { DEFAULT_WARM_TIMEOUT_MS } from '../lambda/invalidate/config';
 import { createInvalidationHandler, SourceChangeError } from '../lambda/invalidate/handler';
-import { UsageError } from '../local/command-line';
+import { UsageError } from '../local/harness/command-line';
 import { operatorMain, runIfMain, type Output } from './operator-command';
 
 export const USAGE = `usage: npm run replay-invalidations -- [options]

@@ -14,7 +14,7 @@ import { createInvalidationHandler, SourceChangeError, type InvalidationReport }
 import type { InvalidateConfig } from '../../lambda/invalidate/config';
 import { invalidationPath } from '../../lambda/invalidate/paths';
 import { canonicalRequest, splitQuery, verifySignature, type GrammarOptions } from '../../lambda/grammar';
-import { localS3Client } from '../../local/s3-client';
+import { localS3Client } from '../../local/harness/s3-client';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
 import {
   DISTRIBUTION_ID,

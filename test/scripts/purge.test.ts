@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
-import { localS3Client } from '../../local/s3-client';
+import { localS3Client } from '../../local/harness/s3-client';
 import { main, parsePurgeArgs, USAGE, type PurgeDependencies } from '../../scripts/purge';
 import { recordingCloudFront, DISTRIBUTION_ID, type RecordingCloudFront } from '../invalidate/support';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
