@@ -37,10 +37,10 @@ import { configureSharp } from '../lambda/origin/sharp-settings';
 import { budgetFor } from '../lambda/origin/image/budget';
 import { transform } from '../lambda/origin/image/transform';
 import { storeVariant } from '../lambda/origin/storage';
-import { commandLine, runCommand, UsageError } from '../local/command-line';
-import { functionUrlEvent } from '../local/function-url';
-import { localS3Client } from '../local/s3-client';
-import type { RunningEmulator } from '../local/start';
+import { commandLine, runCommand, UsageError } from '../local/harness/command-line';
+import { functionUrlEvent } from '../local/emulator/function-url';
+import { localS3Client } from '../local/harness/s3-client';
+import type { RunningEmulator } from '../local/emulator/start';
 import { CACHE_DIR, loadCorpus, PROJECT_ROOT, QUICK_KEYS, writeCacheFile, type Corpus, type Photo } from './bench/corpus';
 import { bare, canonicalOpsOf, OPS, reference, type OpName, type OpSpec } from './bench/ops';
 import { qualityStudy } from './bench/quality';
@@ -673,7 +673,7 @@ function report(args: {
   const { largest, cold, rss } = args.children;
   lines.push(
     `**Memory and cold start.** Peak RSS of a fresh process doing one request on the largest photo (${largest.key}, ${largest.width}x${largest.height}, ${kb(largest.bytes.length)}); ` +
-      `"handler cold miss" is the bundled Lambda entry point (run through local/lambda-runtime.ts: fetch from LocalStack, transform, the streamed response, then the write), the others work on bytes read from disk:`,
+      `"handler cold miss" is the bundled Lambda entry point (run through local/harness/lambda-runtime.ts: fetch from LocalStack, transform, the streamed response, then the write), the others work on bytes read from disk:`,
   );
   lines.push('');
   lines.push(
@@ -750,8 +750,8 @@ async function main() {
   }
 
   // Imported here: --quality and --settings need neither LocalStack nor the emulator.
-  const { startLocalStack } = await import('../local/localstack');
-  const { startEmulator } = await import('../local/start');
+  const { startLocalStack } = await import('../local/harness/localstack');
+  const { startEmulator } = await import('../local/emulator/start');
   const localStack = await startLocalStack({ log: (line) => log(`localstack: ${line}`) });
   const s3 = localS3Client(localStack.endpoint);
   const id = Date.now().toString(36);

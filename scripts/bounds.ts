@@ -22,9 +22,9 @@ import type { FunctionUrlResponse } from '../lambda/origin/responses';
 import { MEMORY_SHARE } from '../lambda/origin/image/budget';
 import { originS3Client } from '../lambda/origin/storage';
 import { transformProcesses } from '../lambda/origin/transform-process';
-import { commandLine, runCommand, UsageError } from '../local/command-line';
-import { functionUrlEvent } from '../local/function-url';
-import { startLocalStack } from '../local/localstack';
+import { commandLine, runCommand, UsageError } from '../local/harness/command-line';
+import { functionUrlEvent } from '../local/emulator/function-url';
+import { startLocalStack } from '../local/harness/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
 import { useBomb } from '../test/hostile/support';
 

@@ -18,9 +18,9 @@
 import { request as httpRequest, Agent } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { originS3Client } from '../lambda/origin/storage';
-import { commandLine, runCommand, UsageError } from '../local/command-line';
-import { startLocalStack } from '../local/localstack';
-import { startEmulator } from '../local/start';
+import { commandLine, runCommand, UsageError } from '../local/harness/command-line';
+import { startLocalStack } from '../local/harness/localstack';
+import { startEmulator } from '../local/emulator/start';
 
 const USAGE = `usage: npm run load -- [--requests N] [--concurrency C] [--miss-ratio F] [--no-edge-cache] [--seed S]
   --requests N      requests to send, then stop (default 3000)

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorStack } from '../lambda/common/log';
-import { UsageError } from '../local/command-line';
+import { UsageError } from '../local/harness/command-line';
 
 export interface Output {
   out(line: string): void;

@@ -1,32 +1,29 @@
 // `npm run purge -- [options] <source-key> [<source-key> ...]`
 //
-// Purges sources by hand with the invalidation Lambda's code (lambda/
-// invalidate/purge.ts, paths.ts, cloudfront.ts), though not in its order:
-// the Lambda invalidates the exact variants it listed before deleting them;
-// this deletes each source's variants first, then sends one CloudFront
-// invalidation with the wildcard /<key>* per source, which also reaches
+// Purges sources by hand with the invalidation Lambda's purge
+// (lambda/invalidate/purge.ts), in its order: list each source's variants,
+// one CloudFront invalidation, then delete what was listed. Unlike the
+// Lambda, it invalidates the wildcard /<key>* per source, which also reaches
 // copies CloudFront holds that the cache bucket no longer has. For when a
 // variant must go now: a source replaced while the Lambda was failing, a bad
-// deploy's variants, a takedown. Reports per key what succeeded and what failed; exits 1 if
-// anything failed, 2 on a usage error.
+// deploy's variants, a takedown. Reports per key what succeeded and what
+// failed; exits 1 if anything failed, 2 on a usage error.
 
 import { parseArgs } from 'node:util';
-import { randomUUID } from 'node:crypto';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { S3Client } from '@aws-sdk/client-s3';
-import { describeError } from '../lambda/common/log';
 import { decodeKeyPath, isGrammarError, validateKey } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
-import { coveringPaths, invalidationPath } from '../lambda/invalidate/paths';
-import { deleteVariants, type PurgeResult } from '../lambda/invalidate/purge';
-import { localS3Client } from '../local/s3-client';
-import { UsageError } from '../local/command-line';
+import { invalidationPath } from '../lambda/invalidate/paths';
+import { purgeFailed, purgeSources, type SourcePurge } from '../lambda/invalidate/purge';
+import { localS3Client } from '../local/harness/s3-client';
+import { UsageError } from '../local/harness/command-line';
 import { operatorMain, runIfMain } from './operator-command';
 
 export const USAGE = `usage: npm run purge -- [options] <source-key> [<source-key> ...]
 
-Deletes each source's variants from the cache bucket, then invalidates them in
-CloudFront (one invalidation, /<key>* per source), and reports per key.
+Invalidates each source in CloudFront (one invalidation, /<key>* per source),
+then deletes its variants from the cache bucket, and reports per key.
 
 A source key is the object key in the source bucket, as is ("photos/my cat.jpg"),
 or the image's URL or URL path, percent-encoded ("/photos/my%20cat.jpg",
@@ -58,7 +55,7 @@ export interface KeyOutcome {
   key?: string;
   /** Why the argument names no source key. */
   invalid?: string;
-  purge?: PurgeResult;
+  purge?: SourcePurge;
   /** The wildcard path that covers this key's variants in the invalidation. */
   path?: string;
 }
@@ -136,7 +133,7 @@ export function sourceKeyOf(arg: string): string {
   return validateKey(arg);
 }
 
-/** Deletes the variants of every key (each whatever happens to the others), then one invalidation for all. */
+/** Purges every key (each whatever happens to the others) with one invalidation for all. */
 export async function purge(options: PurgeOptions, deps: PurgeDependencies): Promise<PurgeReport> {
   const keys: KeyOutcome[] = options.keys.map((arg) => {
     try {
@@ -147,32 +144,19 @@ export async function purge(options: PurgeOptions, deps: PurgeDependencies): Pro
     }
   });
   const valid = keys.filter((outcome) => outcome.key !== undefined);
-  // Variants first, so that CloudFront, once invalidated, finds nothing old in the cache bucket.
-  await Promise.all(
-    valid.map(async (outcome) => {
-      outcome.purge = await deleteVariants(deps.s3, options.cacheBucket, outcome.key!);
-    }),
+  const { cloudFront } = deps;
+  const { distributionId } = options;
+  const invalidation = cloudFront && distributionId ? { cloudFront, distributionId, paths: 'wildcard' as const, reference: 'purge' } : undefined;
+  const { sources, ...invalidationResult } = await purgeSources(
+    valid.map((outcome) => ({ key: outcome.key! })),
+    { s3: deps.s3, cacheBucket: options.cacheBucket, invalidation },
   );
-
-  const report: PurgeReport = { keys, paths: [], ok: false };
-  if (deps.cloudFront && options.distributionId && valid.length > 0) {
-    for (const outcome of valid) outcome.path = invalidationPath(outcome.key!);
-    report.paths = coveringPaths(valid.map((outcome) => outcome.path!));
-    try {
-      const result = await deps.cloudFront.createInvalidation({
-        distributionId: options.distributionId,
-        paths: report.paths,
-        callerReference: `purge-${Date.now()}-${randomUUID()}`,
-      });
-      report.invalidationId = result.id;
-    } catch (error) {
-      report.invalidationError = describeError(error);
-    }
-  }
-  report.ok =
-    keys.every((outcome) => outcome.purge && !outcome.purge.failure && outcome.purge.errors.length === 0) &&
-    report.invalidationError === undefined;
-  return report;
+  valid.forEach((outcome, index) => {
+    outcome.purge = sources[index];
+    if (invalidation) outcome.path = invalidationPath(outcome.key!);
+  });
+  const ok = keys.every((outcome) => outcome.purge && !purgeFailed(outcome.purge)) && invalidationResult.invalidationError === undefined;
+  return { keys, ...invalidationResult, ok };
 }
 
 /** Errors listed in full per key; beyond this only their number. */
@@ -191,7 +175,9 @@ export function formatReport(report: PurgeReport, options: PurgeOptions): string
     const purge = outcome.purge!;
     const parts: string[] = [];
     let failed = false;
-    if (purge.failure) {
+    if (report.invalidationError) {
+      parts.push('nothing deleted until CloudFront accepts the invalidation');
+    } else if (purge.failure) {
       failed = true;
       parts.push(`${purge.deleted} variant(s) deleted, then the cache bucket failed: ${purge.failure}`);
     } else if (purge.errors.length > 0) {

@@ -22,7 +22,7 @@ import { describeError } from '../lambda/common/log';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
 import { invalidateConfig } from '../lambda/invalidate/config';
 import { createInvalidationHandler, SourceChangeError } from '../lambda/invalidate/handler';
-import { UsageError } from '../local/command-line';
+import { UsageError } from '../local/harness/command-line';
 import { operatorMain, runIfMain, type Output } from './operator-command';
 
 export const USAGE = `usage: npm run replay-invalidations -- [options]

@@ -1,7 +1,7 @@
 // Starts one LocalStack S3 per test run; test files reach it through
 // inject('s3Endpoint') (see test/support/s3.ts).
 import type { TestProject } from 'vitest/node';
-import { startLocalStack } from '../local/localstack';
+import { startLocalStack } from '../local/harness/localstack';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -3,22 +3,11 @@
 // from the cache bucket, and (for new sources) the eager presets requested
 // once through the distribution.
 //
-// One pass: list each source's variants, invalidate exactly those URIs (one
-// CloudFront invalidation for the event, see paths.ts), then delete them.
-// Listing first gives the exact paths; deleting last keeps them findable: if
-// CloudFront refuses the invalidation (TooManyInvalidationsInProgress during
-// a bulk change), nothing is deleted, the handler rejects, and the retry
-// lists the same variants again. Deleted right after the invalidation is
-// sent, they are gone before any edge has acted on it, so CloudFront's next
-// request finds nothing old in the cache bucket and the Lambda makes a new
-// variant.
-//
-// A miss that read the old source just before the change may still be
-// running, though: it would store its variant after the purge, and CloudFront
-// could cache its answer after the invalidation. So, with SETTLE_MS, once
-// such a miss must be over, a second pass lists again and invalidates what it
-// finds together with the first pass's paths. Warming comes last, and only
-// for keys whose purges and invalidations succeeded.
+// The purge is purge.ts's, by exact paths: list each source's variants,
+// invalidate exactly those URIs (one CloudFront invalidation for the event,
+// see paths.ts), then delete them; with SETTLE_MS, once a miss that read the
+// old source must be over, a second pass (purge.ts says why). Warming comes
+// last, and only for keys whose purges and invalidations succeeded.
 //
 // Failures: each key is listed and purged whatever happens to the others.
 // Warming failures are logged and otherwise ignored. A failed purge or
@@ -27,15 +16,13 @@
 // then run the event again (every step is idempotent), and the failure queue
 // keeps the event if those fail too (`npm run replay-invalidations`).
 
-import { randomUUID } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 import type { InvalidationClient } from './cloudfront';
 import type { InvalidateConfig } from './config';
-import { sourceChanges, type Change, type IgnoredRecord, type SourceChange } from './events';
-import { describeError, type Logger } from '../common/log';
-import { invalidationPaths, type FoundVariants } from './paths';
-import { deleteKeys, listVariants, type DeleteError } from './purge';
+import { sourceChanges, type Change, type IgnoredRecord } from './events';
+import type { Logger } from '../common/log';
+import { purgeFailed, purgeSources, type SourcePurge } from './purge';
 import { warm, warmRequests, type Fetch, type WarmOutcome } from './warm';
 
 export interface InvalidationDependencies {
@@ -53,12 +40,8 @@ export interface InvalidationDependencies {
   settle?: () => Promise<void>;
 }
 
-export interface KeyReport {
-  key: string;
+export interface KeyReport extends SourcePurge {
   change: Change;
-  deleted: number;
-  errors: DeleteError[];
-  failure?: string;
 }
 
 export interface InvalidationReport {
@@ -84,118 +67,27 @@ export class SourceChangeError extends Error {
 
 export type InvalidationHandler = (event: S3Event) => Promise<InvalidationReport>;
 
-/** Per-key errors logged in full; beyond this only their number. */
-const LOGGED_ERRORS = 20;
-
 export function createInvalidationHandler({ s3, cloudFront, config, log, fetch = globalThis.fetch, settle }: InvalidationDependencies): InvalidationHandler {
   const settled = settle ?? (config.settleMs ? () => new Promise<void>((resolve) => setTimeout(resolve, config.settleMs)) : undefined);
-
-  /** 1. Lists each changed source's variants: what CloudFront can hold of it. */
-  function find(changes: SourceChange[], reports: KeyReport[]): Promise<FoundVariants[]> {
-    return Promise.all(
-      changes.map(async ({ key }, index) => {
-        const listed = await listVariants(s3, config.cacheBucket, key);
-        if (listed.failure) reports[index]!.failure ??= listed.failure;
-        // A list cut short is unknown: that source gets its wildcard path.
-        return { key, variants: listed.failure ? undefined : listed.keys };
-      }),
-    );
-  }
-  /** 2. One invalidation for every path; false when CloudFront refused it. */
-  async function invalidate(result: InvalidationReport, paths: string[], pass: number): Promise<boolean> {
-    if (paths.length === 0) {
-      log({ level: 'info', event: 'nothing_to_invalidate', pass, reason: 'no variant of these sources was found in the cache bucket' });
-      return true;
-    }
-    const callerReference = `${Date.now()}-${randomUUID()}`;
-    try {
-      const answer = await cloudFront.createInvalidation({ distributionId: config.distributionId, paths, callerReference });
-      result.invalidationId = answer.id;
-      result.paths.push(...paths.filter((path) => !result.paths.includes(path)));
-      log({
-        level: 'info',
-        event: 'invalidated',
-        pass,
-        distributionId: config.distributionId,
-        invalidationId: answer.id,
-        status: answer.status,
-        paths,
-        callerReference,
-      });
-      return true;
-    } catch (error) {
-      result.invalidationError ??= describeError(error);
-      log({
-        level: 'error',
-        event: 'invalidation_failed',
-        pass,
-        distributionId: config.distributionId,
-        paths,
-        callerReference,
-        error: describeError(error),
-        // Deleting them now would leave a retry nothing to find, and so nothing to invalidate.
-        reason: 'the variants stay in the cache bucket until a retry invalidates them',
-      });
-      return false;
-    }
-  }
-
-  /** 3. Deletes what was found. */
-  function purge(changes: SourceChange[], found: FoundVariants[], reports: KeyReport[], pass: number): Promise<void[]> {
-    return Promise.all(
-      changes.map(async ({ key, change, events }, index) => {
-        const purged = await deleteKeys(s3, config.cacheBucket, found[index]!.variants ?? []);
-        const keyReport = reports[index]!;
-        keyReport.deleted += purged.deleted;
-        keyReport.errors.push(...purged.errors);
-        if (purged.failure) keyReport.failure ??= purged.failure;
-        const failure = purged.failure ?? (found[index]!.variants ? undefined : keyReport.failure);
-        const failed = failure !== undefined || purged.errors.length > 0;
-        log({
-          level: failed ? 'error' : 'info',
-          event: failed ? 'purge_failed' : 'purged',
-          pass,
-          key,
-          change,
-          events,
-          bucket: config.cacheBucket,
-          deleted: purged.deleted,
-          ...(purged.errors.length ? { errorCount: purged.errors.length, errors: purged.errors.slice(0, LOGGED_ERRORS) } : {}),
-          ...(failure ? { failure } : {}),
-        });
-      }),
-    );
-  }
 
   return async function handle(event) {
     const { changes, ignored } = sourceChanges(event?.Records, config.cacheBucket);
     for (const record of ignored) log({ level: 'info', event: 'ignored', ...record });
 
-    const keys: KeyReport[] = changes.map(({ key, change }) => ({ key, change, deleted: 0, errors: [] }));
-    const result: InvalidationReport = { keys, ignored, paths: [], warmed: [] };
-    if (changes.length > 0) {
-      const first = await find(changes, keys);
-      if (await invalidate(result, invalidationPaths(first), 1)) {
-        await purge(changes, first, keys, 1);
-        if (settled) {
-          // Once every miss that may have read an old source is over: what it stored, and
-          // anything CloudFront cached from it after the first invalidation, go too.
-          log({ level: 'info', event: 'settling', ms: config.settleMs, keys: keys.length });
-          await settled();
-          const second = await find(changes, keys);
-          const both = second.map(({ key, variants }, index) => {
-            const before = first[index]!.variants;
-            return { key, variants: variants && before ? [...before, ...variants] : undefined };
-          });
-          if (await invalidate(result, invalidationPaths(both), 2)) await purge(changes, second, keys, 2);
-        }
-      }
-    }
+    const { sources, ...invalidationResult } = await purgeSources(changes, {
+      s3,
+      cacheBucket: config.cacheBucket,
+      invalidation: { cloudFront, distributionId: config.distributionId, paths: 'exact', reference: 'source-change' },
+      log,
+      settle: settled,
+    });
+    const keys: KeyReport[] = changes.map(({ change }, index) => ({ ...sources[index]!, change }));
+    const result: InvalidationReport = { keys, ignored, ...invalidationResult, warmed: [] };
 
-    // 4. Warm the eager presets of new sources whose old variants are gone everywhere.
+    // Warm the eager presets of new sources whose old variants are gone everywhere.
     if (config.eagerPresets.length > 0) {
       const created = keys.filter((key) => key.change === 'created');
-      const ready = created.filter((key) => key.failure === undefined && key.errors.length === 0 && !result.invalidationError);
+      const ready = created.filter((key) => !purgeFailed(key) && !result.invalidationError);
       for (const key of created) {
         if (!ready.includes(key)) {
           log({ level: 'warn', event: 'warm_skipped', key: key.key, reason: 'its purge or the invalidation failed; a retry will warm it' });
@@ -205,7 +97,7 @@ export function createInvalidationHandler({ s3, cloudFront, config, log, fetch =
       result.warmed = await warm(requests, fetch, config.warmTimeoutMs, log);
     }
 
-    const purgeFailures = keys.filter((key) => key.failure !== undefined || key.errors.length > 0);
+    const purgeFailures = keys.filter(purgeFailed);
     const failed = purgeFailures.length > 0 || result.invalidationError !== undefined;
     log({
       level: failed ? 'error' : 'info',

@@ -1,95 +1,172 @@
-// Deleting a source's variants from the cache bucket. A variant's key is
-// `<source key>/<ops segment>` and an ops segment never holds a '/', so the
-// variants of `a.jpg` are exactly the keys one level below `a.jpg/`. Listing
-// with the delimiter '/' asks S3 for just those: the variants of another
-// source `a.jpg/b.jpg` sit a level deeper and come back folded into a common
-// prefix, untouched.
+// The one purge: what CloudFront and the cache bucket hold of some sources,
+// invalidated and deleted. The invalidation Lambda runs it when a source
+// changes (handler.ts); an operator runs it by hand (`npm run purge`).
+//
+// A pass lists each source's variants, sends one CloudFront invalidation for
+// them all, then deletes what it listed. Invalidating first keeps the
+// variants findable: if CloudFront refuses (TooManyInvalidationsInProgress
+// during a bulk change), nothing is deleted, the caller fails, and its retry
+// lists the same variants again. Deleted first, they would be gone, and a
+// retry that invalidates the variants it finds would find none: CloudFront
+// would keep the old image as long as its Cache-Control allows (a year).
+//
+// The price is a window: an edge may act on the invalidation before the
+// delete lands (one S3 call later) and fetch the old variant from the cache
+// bucket again. With `settle`, a second pass, once every miss that may have
+// read an old source is over, lists again and invalidates what it finds
+// together with the first pass's paths. That invalidation comes after the
+// first delete, so it removes what an edge fetched in the window as well as
+// what a racing miss stored. Without `settle`, running the purge again does
+// the same.
+//
+// Failures are reported, never thrown: each source is purged whatever happens
+// to the others, and the caller decides (the Lambda rejects so that Lambda
+// retries it; the command exits 1). Every step is safe to repeat.
 
-import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { describeError } from '../common/log';
+import { randomUUID } from 'node:crypto';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { describeError, type Logger } from '../common/log';
+import type { InvalidationClient } from './cloudfront';
+import { coveringPaths, invalidationPath, invalidationPaths, type FoundVariants } from './paths';
+import { deleteKeys, listVariants, type DeleteResult } from './variants';
 
-/** DeleteObjects takes at most 1000 keys, which is also ListObjectsV2's largest page. */
-export const DELETE_BATCH = 1000;
-
-export interface DeleteError {
+/** A source to purge; its other fields go into its `purged` log line (the Lambda's change and events). */
+export interface PurgeSource {
   key: string;
-  code: string;
-  message: string;
 }
 
-export interface PurgeResult {
-  /** Variants S3 reported deleted (every key sent, less those it reported errors for). */
-  deleted: number;
-  /** Per-key errors S3 reported from DeleteObjects. */
-  errors: DeleteError[];
-  /** A whole call that failed (listing or deleting), e.g. the bucket is unreachable. */
-  failure?: string;
+export interface PurgeOptions {
+  s3: S3Client;
+  cacheBucket: string;
+  /** Where and how to invalidate; without it the variants are only deleted. */
+  invalidation?: {
+    cloudFront: InvalidationClient;
+    distributionId: string;
+    /**
+     * `exact`: the URIs of the variants found, a source's wildcard only where
+     * they are unknown, too many or ambiguously spelled, and nothing for a source
+     * without variants (paths.ts). `wildcard`: `/<key>*` for every source,
+     * which also reaches copies CloudFront holds that the cache bucket no longer has.
+     */
+    paths: 'exact' | 'wildcard';
+    /** Begins each caller reference, so CloudFront's history says who asked. */
+    reference: string;
+  };
+  log?: Logger;
+  /** Resolves when the second pass may run; one pass without it. */
+  settle?: () => Promise<void>;
 }
 
-/** The prefix a source's variants share. */
-export function variantPrefix(sourceKey: string): string {
-  return sourceKey + '/';
+/** What became of one source. `failure` is a whole S3 call that failed, listing or deleting. */
+export interface SourcePurge extends DeleteResult {
+  key: string;
 }
 
-/** Whether a cache-bucket key is a variant of `sourceKey` (and not of a source below it). */
-export function isVariantOf(cacheKey: string, sourceKey: string): boolean {
-  const prefix = variantPrefix(sourceKey);
-  return cacheKey.startsWith(prefix) && cacheKey.length > prefix.length && !cacheKey.slice(prefix.length).includes('/');
+export interface PurgeReport {
+  /** One per source, in the order given. */
+  sources: SourcePurge[];
+  /** The paths sent to CloudFront, every pass's. */
+  paths: string[];
+  invalidationId?: string;
+  invalidationError?: string;
 }
 
-export interface VariantList {
-  /** The variants' keys in the cache bucket (those listed before a failure, if one happened). */
-  keys: string[];
-  /** Why listing stopped short, e.g. the bucket is unreachable. */
-  failure?: string;
+/** Whether some of a source's variants may still be in the cache bucket. */
+export function purgeFailed(source: SourcePurge): boolean {
+  return source.failure !== undefined || source.errors.length > 0;
 }
 
-/** Lists every variant of `sourceKey`, page by page. Never throws: a failure is returned. */
-export async function listVariants(s3: S3Client, bucket: string, sourceKey: string): Promise<VariantList> {
-  const list: VariantList = { keys: [] };
-  const prefix = variantPrefix(sourceKey);
-  let token: string | undefined;
-  try {
-    do {
-      const page = await s3.send(
-        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token, MaxKeys: DELETE_BATCH }),
-      );
-      // The delimiter already leaves deeper keys out; the check keeps that true whatever S3 returns.
-      list.keys.push(...(page.Contents ?? []).map((object) => object.Key ?? '').filter((key) => isVariantOf(key, sourceKey)));
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
-  } catch (error) {
-    list.failure = describeError(error);
+/** Per-source errors logged in full; beyond this only their number. */
+const LOGGED_ERRORS = 20;
+
+export async function purgeSources(sources: readonly PurgeSource[], options: PurgeOptions): Promise<PurgeReport> {
+  const { s3, cacheBucket, invalidation, log = () => {}, settle } = options;
+  const report: PurgeReport = { sources: sources.map(({ key }) => ({ key, deleted: 0, errors: [] })), paths: [] };
+
+  /** 1. Lists each source's variants: what CloudFront can hold of it. */
+  function find(): Promise<FoundVariants[]> {
+    return Promise.all(
+      sources.map(async ({ key }, index) => {
+        const listed = await listVariants(s3, cacheBucket, key);
+        if (listed.failure) report.sources[index]!.failure ??= listed.failure;
+        // A list cut short is unknown: that source gets its wildcard path.
+        return { key, variants: listed.failure ? undefined : listed.keys };
+      }),
+    );
   }
-  return list;
-}
 
-/** Deletes these keys, at most 1000 per request. Never throws: failures are returned. */
-export async function deleteKeys(s3: S3Client, bucket: string, keys: string[]): Promise<PurgeResult> {
-  const result: PurgeResult = { deleted: 0, errors: [] };
-  try {
-    for (let i = 0; i < keys.length; i += DELETE_BATCH) {
-      const batch = keys.slice(i, i + DELETE_BATCH);
-      const { Errors } = await s3.send(
-        new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
-      );
-      const errors = (Errors ?? []).map((error) => ({
-        key: error.Key ?? '',
-        code: error.Code ?? 'Unknown',
-        message: error.Message ?? '',
-      }));
-      result.errors.push(...errors);
-      result.deleted += batch.length - errors.length;
+  /** 2. One invalidation for every path; false when CloudFront refused it. */
+  async function invalidate(found: FoundVariants[], pass: number): Promise<boolean> {
+    if (!invalidation) return true;
+    const { cloudFront, distributionId } = invalidation;
+    const paths = invalidation.paths === 'exact' ? invalidationPaths(found) : coveringPaths(found.map(({ key }) => invalidationPath(key)));
+    if (paths.length === 0) {
+      log({ level: 'info', event: 'nothing_to_invalidate', pass, reason: 'no variant of these sources was found in the cache bucket' });
+      return true;
     }
-  } catch (error) {
-    result.failure = describeError(error);
+    const callerReference = `${invalidation.reference}-${Date.now()}-${randomUUID()}`;
+    try {
+      const answer = await cloudFront.createInvalidation({ distributionId, paths, callerReference });
+      report.invalidationId = answer.id;
+      report.paths.push(...paths.filter((path) => !report.paths.includes(path)));
+      log({ level: 'info', event: 'invalidated', pass, distributionId, invalidationId: answer.id, status: answer.status, paths, callerReference });
+      return true;
+    } catch (error) {
+      report.invalidationError ??= describeError(error);
+      log({
+        level: 'error',
+        event: 'invalidation_failed',
+        pass,
+        distributionId,
+        paths,
+        callerReference,
+        error: describeError(error),
+        // Deleting them now would leave a retry nothing to find, and so nothing to invalidate.
+        reason: 'the variants stay in the cache bucket until a retry invalidates them',
+      });
+      return false;
+    }
   }
-  return result;
-}
 
-/** Deletes every variant of `sourceKey`: lists them, then deletes what was listed. Never throws. */
-export async function deleteVariants(s3: S3Client, bucket: string, sourceKey: string): Promise<PurgeResult> {
-  const listed = await listVariants(s3, bucket, sourceKey);
-  const result = await deleteKeys(s3, bucket, listed.keys);
-  return listed.failure ? { ...result, failure: result.failure ?? listed.failure } : result;
+  /** 3. Deletes what was found. */
+  function remove(found: FoundVariants[], pass: number): Promise<void[]> {
+    return Promise.all(
+      sources.map(async (source, index) => {
+        const purged = await deleteKeys(s3, cacheBucket, found[index]!.variants ?? []);
+        const sourceReport = report.sources[index]!;
+        sourceReport.deleted += purged.deleted;
+        sourceReport.errors.push(...purged.errors);
+        if (purged.failure) sourceReport.failure ??= purged.failure;
+        const failure = purged.failure ?? (found[index]!.variants ? undefined : sourceReport.failure);
+        const failed = failure !== undefined || purged.errors.length > 0;
+        log({
+          level: failed ? 'error' : 'info',
+          event: failed ? 'purge_failed' : 'purged',
+          pass,
+          ...source,
+          bucket: cacheBucket,
+          deleted: purged.deleted,
+          ...(purged.errors.length ? { errorCount: purged.errors.length, errors: purged.errors.slice(0, LOGGED_ERRORS) } : {}),
+          ...(failure ? { failure } : {}),
+        });
+      }),
+    );
+  }
+
+  if (sources.length === 0) return report;
+  const first = await find();
+  if (!(await invalidate(first, 1))) return report;
+  await remove(first, 1);
+  if (!settle) return report;
+
+  log({ level: 'info', event: 'settling', keys: sources.length });
+  await settle();
+  const second = await find();
+  // The first pass's paths again: this invalidation is the first to follow the first delete.
+  const both = second.map(({ key, variants }, index) => {
+    const before = first[index]!.variants;
+    return { key, variants: variants && before ? [...before, ...variants] : undefined };
+  });
+  if (await invalidate(both, 2)) await remove(second, 2);
+  return report;
 }

@@ -1,15 +1,15 @@
 // Cold start of the origin Lambda, as near as a laptop gets: a fresh Node
 // process imports the esbuild bundle of lambda/origin/index.ts (sharp external,
 // AWS SDK bundled, as the CDK construct builds it) and makes one call, a miss
-// against LocalStack, through local/lambda-runtime.ts's stand-in for the Node
+// against LocalStack, through local/harness/lambda-runtime.ts's stand-in for the Node
 // runtime's response streaming. The environment (buckets, AWS_ENDPOINT_URL_S3)
 // comes from the bench. Imports nothing else but node:, so the import time is
 // the bundle's. Prints one JSON line.
 
 import { pathToFileURL } from 'node:url';
 import { errorStack } from '../../lambda/common/log';
-import { functionUrlEvent } from '../../local/function-url';
-import { installLambdaRuntime, invokeStreaming } from '../../local/lambda-runtime';
+import { functionUrlEvent } from '../../local/emulator/function-url';
+import { installLambdaRuntime, invokeStreaming } from '../../local/harness/lambda-runtime';
 import { maxRssBytes } from './rss';
 
 async function main() {

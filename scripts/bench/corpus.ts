@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { generateSamples } from '../../local/samples';
+import { generateSamples } from '../../local/emulator/samples';
 import type { SourceFacts } from './ops';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { imageUrl, srcset } from '../../lambda/client';
-import { startEmulator, type RunningEmulator } from '../../local/start';
+import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
 import { testS3Client } from '../support/s3';
 import { chromiumMissing, launchChromium, playgroundSettled as settled } from './chromium';
 import type { PageDocument, PageElement, PageImage } from './page-globals';

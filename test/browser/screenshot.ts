@@ -10,9 +10,9 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
-import { startLocalStack } from '../../local/localstack';
-import { localS3Client } from '../../local/s3-client';
-import { startEmulator } from '../../local/start';
+import { startLocalStack } from '../../local/harness/localstack';
+import { localS3Client } from '../../local/harness/s3-client';
+import { startEmulator } from '../../local/emulator/start';
 import { launchChromium, playgroundSettled } from './chromium';
 
 const DEFAULT_OUT = fileURLToPath(new URL('../../docs/playground.png', import.meta.url));

@@ -2,7 +2,7 @@
 
 import { viewerRequestFunctionCode, type EdgeFunctionSettings } from '../../lib/edge-function';
 import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
-import { loadFunction, type LoadedFunction } from '../../local/cloudfront-function';
+import { loadFunction, type LoadedFunction } from '../../local/emulator/cloudfront-function';
 
 /** Next.js's default deviceSizes + imageSizes. */
 export const SIZES = [16, 32, 48, 64, 96, 128, 256, 384, 640, 750, 828, 1080, 1200, 1920, 2048, 3840];

@@ -14,7 +14,7 @@ import {
 } from '../../lib/edge-function';
 import { PRESET_NAMES_KEY, SIZES_KEY } from '../../lambda/edge/store';
 import { ANY_SIZE, KVS_ID, loadEdge, NO_AVIF, OPEN, PRESETS_ONLY, REALISTIC } from './fixtures';
-import { loadFunction, viewerEvent } from '../../local/cloudfront-function';
+import { loadFunction, viewerEvent } from '../../local/emulator/cloudfront-function';
 import { unsupportedSyntax } from './runtime-syntax';
 
 const CONFIGS = { REALISTIC, OPEN, ANY_SIZE, NO_AVIF, PRESETS_ONLY };

@@ -29,7 +29,7 @@ import {
   type FunctionResult,
   type LoadedFunction,
   type ViewerRequest,
-} from '../../local/cloudfront-function';
+} from '../../local/emulator/cloudfront-function';
 
 const CURRENT = 'current-secret-0123456789';
 const OLD = 'old-secret-abcdefghij';

@@ -4,7 +4,7 @@
 // made cacheable).
 
 import { describe, expect, it } from 'vitest';
-import { loadFunction, type Fields, type ViewerEvent } from '../../local/cloudfront-function';
+import { loadFunction, type Fields, type ViewerEvent } from '../../local/emulator/cloudfront-function';
 import { DEFAULT_CACHE_CONTROL } from '../../lambda/origin/config';
 import { browserCacheControl, viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import { unsupportedSyntax } from './runtime-syntax';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { S3_MAX_ATTEMPTS } from '../../lambda/origin/storage';
-import { startEmulator, type RunningEmulator } from '../../local/start';
+import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
 import { startFaultyProxy, type FaultyProxy } from '../support/faulty-proxy';
 import { gradientJpeg } from '../support/images';
 import { createTestBuckets, listKeys, testS3Client, type TestBuckets } from '../support/s3';

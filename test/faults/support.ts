@@ -7,12 +7,12 @@ import { expect, inject } from 'vitest';
 import type { OriginConfig } from '../../lambda/origin/config';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
 import { originS3Client, S3_MAX_ATTEMPTS, S3_TIMEOUTS } from '../../lambda/origin/storage';
-import { decodeResult, functionUrlEvent, type OriginResponse } from '../../local/function-url';
+import { decodeResult, functionUrlEvent, type OriginResponse } from '../../local/emulator/function-url';
 import { startFaultyProxy, type FaultyProxy } from '../support/faulty-proxy';
 import { originConfig } from '../../lambda/origin/config';
 import { listKeys, testS3Client, type TestBuckets } from '../support/s3';
 
-/** The production client, reaching S3 at `endpoint` (a proxy) the way local/s3-client.ts reaches LocalStack. */
+/** The production client, reaching S3 at `endpoint` (a proxy) the way local/harness/s3-client.ts reaches LocalStack. */
 export function proxiedS3Client(endpoint: string): S3Client {
   return originS3Client({
     endpoint,

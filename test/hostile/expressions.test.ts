@@ -22,7 +22,7 @@ const FOLDERS = ['lambda', 'local'];
 /** Expressions deliberately left as they are, by where they are and their source, with the reason. */
 const EXCEPTIONS: { file: string; source: string; reason: string }[] = [
   {
-    file: 'local/localstack.ts',
+    file: 'local/harness/localstack.ts',
     source: '\\/+$',
     reason: "trims the developer's own AWS_ENDPOINT_URL_S3 when the emulator starts: never a request's text",
   },
@@ -90,7 +90,7 @@ describe('regular expressions on untrusted input', () => {
     expect(unreadable.map((found) => `${found.file}: ${found.text}`)).toEqual([]);
     const where = new Set(expressions.map((expression) => expression.file));
     // The collection reaches every place that reads request or source text.
-    for (const file of ['lambda/origin/image/detect.ts', 'lambda/origin/image/svg.ts', 'lambda/grammar/canonical.ts', 'local/edge-cache.ts', 'the generated edge function']) {
+    for (const file of ['lambda/origin/image/detect.ts', 'lambda/origin/image/svg.ts', 'lambda/grammar/canonical.ts', 'local/emulator/edge-cache.ts', 'the generated edge function']) {
       expect(where).toContain(file);
     }
     // Each exception still names an expression that exists, so none outlives its reason.

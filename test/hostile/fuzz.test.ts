@@ -43,7 +43,7 @@ import {
   viewerEvent,
   type FunctionResult,
   type LoadedFunction,
-} from '../../local/cloudfront-function';
+} from '../../local/emulator/cloudfront-function';
 import { KVS_ID, loadEdge } from '../edge/fixtures';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, expect } from 'vitest';
 import { FAILURES_PREFIX, failureKey } from '../../lambda/origin/failures';
-import { startEmulator, type EmulatorStartOptions, type RunningEmulator } from '../../local/start';
+import { startEmulator, type EmulatorStartOptions, type RunningEmulator } from '../../local/emulator/start';
 import { gradientJpeg } from '../support/images';
 import type { OriginResponse, TestOrigin } from '../support/origin';
 import { createTestBuckets, listKeys, putObject, testS3Client } from '../support/s3';

@@ -1,10 +1,10 @@
 // cfn-lint (AWS's CloudFormation linter, a Python tool) for the template tests.
 // Installed once into <project>/.localstack/cfn-lint-venv (git-ignored) from the
-// pinned test/infra/cfn-lint-requirements.txt, by local/python-venv.ts.
+// pinned test/infra/cfn-lint-requirements.txt, by local/harness/python-venv.ts.
 
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ensureVenv } from '../../local/python-venv';
+import { ensureVenv } from '../../local/harness/python-venv';
 
 const REQUIREMENTS = fileURLToPath(new URL('./cfn-lint-requirements.txt', import.meta.url));
 

@@ -14,7 +14,7 @@ import { createInvalidationHandler, SourceChangeError, type InvalidationReport }
 import type { InvalidateConfig } from '../../lambda/invalidate/config';
 import { invalidationPath } from '../../lambda/invalidate/paths';
 import { canonicalRequest, splitQuery, verifySignature, type GrammarOptions } from '../../lambda/grammar';
-import { localS3Client } from '../../local/s3-client';
+import { localS3Client } from '../../local/harness/s3-client';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
 import {
   DISTRIBUTION_ID,
@@ -289,6 +289,29 @@ describe('invalidation', () => {
     expect(report.keys[0]).toMatchObject({ deleted: 2 });
     expect(await cachedUnder('p9/')).toEqual([]);
     expect(fetch.calls.length).toBeGreaterThan(0);
+  });
+
+  it('invalidates while the variants are still in the cache bucket, deletes them, and with SETTLE_MS invalidates the same paths again once they are gone', async () => {
+    await putVariants(['order/a.jpg/original', 'order/a.jpg/width=100']);
+    // What the cache bucket holds of the source at the moment each invalidation is created.
+    const seen: string[][] = [];
+    const cloudFront = recordingCloudFront(async () => {
+      seen.push(await cachedUnder('order/'));
+      return { id: `I${seen.length}EXAMPLE`, status: 'InProgress' };
+    });
+    const { handle } = setup({ settleMs: 50 }, { cloudFront });
+
+    await handle(created('order/a.jpg'));
+
+    // The first: refused, it would have left the variants for the retry to find.
+    expect(seen[0]).toEqual(['order/a.jpg/original', 'order/a.jpg/width=100']);
+    // The second follows the delete: an edge that fetched an old variant in between drops it too.
+    expect(seen[1]).toEqual([]);
+    expect(cloudFront.calls.map((call) => call.paths)).toEqual([
+      ['/order/a.jpg/original', '/order/a.jpg/width=100'],
+      ['/order/a.jpg/original', '/order/a.jpg/width=100'],
+    ]);
+    expect(await cachedUnder('order/')).toEqual([]);
   });
 
   it('reports a purge that fails (no such cache bucket), still invalidates, and rejects', async () => {

@@ -1,5 +1,5 @@
 // The Lambda entry point (lambda/origin/index.ts) as the Node runtime invokes
-// it: a response-streaming handler, run through local/lambda-runtime.ts, its S3
+// it: a response-streaming handler, run through local/harness/lambda-runtime.ts, its S3
 // client configured from the environment as in AWS, reaching LocalStack through
 // a proxy that can hold a write back. The viewer's response must be whole
 // (status, headers, bytes) when the stream ends, before the variant's write;
@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { functionUrlEvent } from '../../local/function-url';
-import { installLambdaRuntime, invokeStreaming, type StreamedResponse } from '../../local/lambda-runtime';
-import { PROJECT_ROOT } from '../../local/python-venv';
+import { functionUrlEvent } from '../../local/emulator/function-url';
+import { installLambdaRuntime, invokeStreaming, type StreamedResponse } from '../../local/harness/lambda-runtime';
+import { PROJECT_ROOT } from '../../local/harness/python-venv';
 import { startFaultyProxy, type FaultyProxy } from '../support/faulty-proxy';
 import { gradientJpeg, noiseImage } from '../support/images';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';

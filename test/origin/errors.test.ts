@@ -7,8 +7,8 @@
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
-import { localS3Client } from '../../local/s3-client';
-import { decodeResult, functionUrlEvent } from '../../local/function-url';
+import { localS3Client } from '../../local/harness/s3-client';
+import { decodeResult, functionUrlEvent } from '../../local/emulator/function-url';
 import { createTestOrigin, type OriginResponse, type TestOrigin } from '../support/origin';
 import { gradientJpeg, noiseImage, opaquePng, pngBomb, pngChunk } from '../support/images';
 import { unreachableS3Endpoint } from '../support/s3';

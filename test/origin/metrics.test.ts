@@ -15,8 +15,8 @@ import {
   formatOf,
   requestMetrics,
 } from '../../lambda/origin/metrics';
-import { decodeResult, functionUrlEvent } from '../../local/function-url';
-import { localS3Client } from '../../local/s3-client';
+import { decodeResult, functionUrlEvent } from '../../local/emulator/function-url';
+import { localS3Client } from '../../local/harness/s3-client';
 import { gradientJpeg, noiseImage } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import { unreachableS3Endpoint } from '../support/s3';

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
-import { localS3Client } from '../../local/s3-client';
+import { localS3Client } from '../../local/harness/s3-client';
 import { main, parsePurgeArgs, USAGE, type PurgeDependencies } from '../../scripts/purge';
 import { recordingCloudFront, DISTRIBUTION_ID, type RecordingCloudFront } from '../invalidate/support';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
@@ -142,20 +142,41 @@ describe('purge', () => {
     expect(await listKeys(buckets.s3, buckets.cacheBucket)).toContain('photos/cat.jpg/original');
   });
 
-  it('reports a failed invalidation against every key, though the variants are gone (exit 1)', async () => {
-    const busy = recordingCloudFront(async () => {
+  it('reports a failed invalidation against every key and deletes nothing (exit 1); run again, it purges', async () => {
+    let busy = true;
+    const cloudFront = recordingCloudFront(async () => {
+      if (!busy) return { id: 'I2EXAMPLE', status: 'InProgress' };
       throw Object.assign(new Error('Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.'), {
         name: 'TooManyInvalidationsInProgress',
       });
     });
-    const result = await run([...flags(), 'photos/cat.jpg', 'a+b.jpg'], { cloudFront: busy });
+    const result = await run([...flags(), 'photos/cat.jpg', 'a+b.jpg'], { cloudFront });
     expect(result.status).toBe(1);
     expect(result.out.slice(1)).toEqual([
-      'FAIL  photos/cat.jpg: 3 variant(s) deleted; invalidating /photos/cat.jpg* failed: TooManyInvalidationsInProgress: Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.',
-      'FAIL  a+b.jpg: 1 variant(s) deleted; invalidating /a* failed: TooManyInvalidationsInProgress: Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.',
+      'FAIL  photos/cat.jpg: nothing deleted until CloudFront accepts the invalidation; invalidating /photos/cat.jpg* failed: TooManyInvalidationsInProgress: Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.',
+      'FAIL  a+b.jpg: nothing deleted until CloudFront accepts the invalidation; invalidating /a* failed: TooManyInvalidationsInProgress: Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.',
       '2 of 2 key(s) failed.',
     ]);
+    expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([...CAT, ...NEIGHBOURS, ...MY_CAT, ...PLUS].sort());
+
+    busy = false;
+    const again = await run([...flags(), 'photos/cat.jpg', 'a+b.jpg'], { cloudFront });
+    expect(again.status).toBe(0);
+    expect(again.out[1]).toBe('ok    photos/cat.jpg: 3 variant(s) deleted; invalidated /photos/cat.jpg* (I2EXAMPLE)');
     expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([...NEIGHBOURS, ...MY_CAT].sort());
+  });
+
+  it('invalidates first, then deletes: CloudFront is asked while the variants are still in the cache bucket', async () => {
+    // What the cache bucket holds at the moment each invalidation is created.
+    const seen: string[][] = [];
+    const cloudFront = recordingCloudFront(async () => {
+      seen.push((await listKeys(buckets.s3, buckets.cacheBucket)).sort());
+      return { id: 'I1EXAMPLE', status: 'InProgress' };
+    });
+    const result = await run([...flags(), 'photos/cat.jpg'], { cloudFront });
+    expect(result.status).toBe(0);
+    expect(seen).toEqual([[...CAT, ...NEIGHBOURS, ...MY_CAT, ...PLUS].sort()]);
+    expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([...NEIGHBOURS, ...MY_CAT, ...PLUS].sort());
   });
 
   it('folds more than 15 keys into the paths CloudFront accepts, and says which covers each', async () => {

@@ -13,7 +13,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { S3Event } from 'aws-lambda';
 import { readBody } from '../support/http';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { localS3Client } from '../../local/s3-client';
+import { localS3Client } from '../../local/harness/s3-client';
 import { failedEvent, main, sqsFailureQueue, USAGE, type FailureQueue, type QueuedFailure } from '../../scripts/replay-invalidations';
 import { created, DISTRIBUTION_ID, recordingCloudFront, removed, s3Event, type RecordingCloudFront } from '../invalidate/support';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';

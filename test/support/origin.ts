@@ -5,7 +5,7 @@ import { afterAll } from 'vitest';
 import { originConfig, type OriginConfig } from '../../lambda/origin/config';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
 import { transformProcesses, type TransformProcesses } from '../../lambda/origin/transform-process';
-import { decodeResult, functionUrlEvent, type OriginResponse } from '../../local/function-url';
+import { decodeResult, functionUrlEvent, type OriginResponse } from '../../local/emulator/function-url';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from './s3';
 
 export type { OriginResponse };

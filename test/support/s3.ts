@@ -11,7 +11,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { inject } from 'vitest';
-import { localS3Client } from '../../local/s3-client';
+import { localS3Client } from '../../local/harness/s3-client';
 
 let client: S3Client | undefined;
 

@@ -12,14 +12,14 @@ import { availableParallelism } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
-import { invalidateConfig } from '../lambda/invalidate/config';
-import { createInvalidationHandler } from '../lambda/invalidate/handler';
-import { DEFAULT_LIMITS, originConfig, type SvgPolicy } from '../lambda/origin/config';
-import { createOriginHandler } from '../lambda/origin/handler';
-import { transformProcesses } from '../lambda/origin/transform-process';
-import { deploymentEntries, SIGNING_SECRETS_KEY } from '../lambda/edge/store';
-import { viewerRequestFunctionCode } from '../lib/edge-function';
+import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../../lambda/grammar';
+import { invalidateConfig } from '../../lambda/invalidate/config';
+import { createInvalidationHandler } from '../../lambda/invalidate/handler';
+import { DEFAULT_LIMITS, originConfig, type SvgPolicy } from '../../lambda/origin/config';
+import { createOriginHandler } from '../../lambda/origin/handler';
+import { transformProcesses } from '../../lambda/origin/transform-process';
+import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
+import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import { contentTypeOf } from './content-types';
 import { createEmulator } from './emulator';
 import { generateSamples, type Sample } from './samples';
@@ -117,7 +117,7 @@ async function createBucket(s3: S3Client, name: string) {
 
 /** lambda/client for the browser, so the playground builds URLs with the project's own helper. */
 function clientScript(): string {
-  const entry = fileURLToPath(new URL('../lambda/client/index.ts', import.meta.url));
+  const entry = fileURLToPath(new URL('../../lambda/client/index.ts', import.meta.url));
   const result = buildSync({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', write: false });
   return result.outputFiles[0]!.text;
 }

@@ -2,7 +2,7 @@
 // (ttlSeconds), expiry against an injected clock, and invalidation paths.
 
 import { describe, expect, it } from 'vitest';
-import { EdgeCache, ttlSeconds, type CachedResponse } from '../../local/edge-cache';
+import { EdgeCache, ttlSeconds, type CachedResponse } from '../../../local/emulator/edge-cache';
 
 function response(status: number, cacheControl?: string): CachedResponse {
   return {

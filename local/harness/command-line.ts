@@ -5,7 +5,7 @@
 // runner ends the process.
 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { errorStack } from '../lambda/common/log';
+import { errorStack } from '../../lambda/common/log';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

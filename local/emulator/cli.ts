@@ -1,9 +1,9 @@
 // `npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <s>]`
 // Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3).
 
-import { commandLine, runCommand, UsageError } from './command-line';
-import { startLocalStack } from './localstack';
-import { localS3Client } from './s3-client';
+import { commandLine, runCommand, UsageError } from '../harness/command-line';
+import { startLocalStack } from '../harness/localstack';
+import { localS3Client } from '../harness/s3-client';
 import { startEmulator } from './start';
 
 const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <secret>]

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 function npm(script: string, args: string[]) {
   return spawnSync('npm', ['run', '--silent', script, '--', ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 30_000 });

@@ -3,7 +3,7 @@
 // Used by the local emulator to invoke the real handler in-process.
 
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import type { FunctionUrlResponse } from '../lambda/origin/responses';
+import type { FunctionUrlResponse } from '../../lambda/origin/responses';
 
 export interface OriginResponse {
   status: number;

@@ -11,7 +11,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
+import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../../support/s3';
 
 let buckets: TestBuckets;
 let s3: S3Client;

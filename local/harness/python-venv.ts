@@ -13,7 +13,7 @@ import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const STATE_DIR = join(PROJECT_ROOT, '.localstack');
 export const LOG_DIR = join(STATE_DIR, 'logs');
 

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canonicalRequest, decodeKeyPath, isGrammarError, signUri, splitQuery, type GrammarOptions } from '../lambda/grammar';
+import { canonicalRequest, decodeKeyPath, isGrammarError, signUri, splitQuery, type GrammarOptions } from '../../lambda/grammar';
 import { contentTypeOf } from './content-types';
 import type { Emulator } from './emulator';
 

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../lambda/origin/config';
-import { startEmulator, type RunningEmulator } from '../../local/start';
+import { DEFAULT_LIMITS } from '../../../lambda/origin/config';
+import { startEmulator, type RunningEmulator } from '../../../local/emulator/start';
 import {
   alphaPng,
   animatedGif,
@@ -27,8 +27,8 @@ import {
   pixelAt,
   png16,
   webpImage,
-} from '../support/images';
-import { createTestBuckets, listKeys, putObject, testS3Client, type TestBuckets } from '../support/s3';
+} from '../../support/images';
+import { createTestBuckets, listKeys, putObject, testS3Client, type TestBuckets } from '../../support/s3';
 
 // ------------------------------------------------------------------ fixtures
 

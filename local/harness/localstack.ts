@@ -4,7 +4,7 @@
 // token, so we run the PyPI package `localstack-core` from a Python 3.13 venv
 // (3.11 and 3.12 start but fail on every S3 call). The venv lives in
 // <project root>/.localstack/venv and is built from the pinned
-// local/localstack-requirements.txt (the unpinned set is broken: cbor2 6
+// local/harness/localstack-requirements.txt (the unpinned set is broken: cbor2 6
 // removed a module LocalStack imports).
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { describe, ensureVenv, LOG_DIR, PROJECT_ROOT, sleep, tail } from './python-venv';
 
 export interface LocalStack {
-  /** e.g. http://127.0.0.1:41234 — use with forcePathStyle (see local/s3-client.ts). */
+  /** e.g. http://127.0.0.1:41234 — use with forcePathStyle (see local/harness/s3-client.ts). */
   endpoint: string;
   /** Stops the server and removes its state. Safe to call twice. */
   stop(): Promise<void>;
@@ -26,7 +26,7 @@ export interface StartOptions {
   log?: (line: string) => void;
 }
 
-const REQUIREMENTS = join(PROJECT_ROOT, 'local', 'localstack-requirements.txt');
+const REQUIREMENTS = join(PROJECT_ROOT, 'local', 'harness', 'localstack-requirements.txt');
 
 const STARTUP_TIMEOUT_MS = 90_000;
 const STOP_GRACE_MS = 10_000;
@@ -57,7 +57,7 @@ async function checkExternalEndpoint(endpoint: string): Promise<void> {
   } catch (error) {
     throw new Error(
       `AWS_ENDPOINT_URL_S3=${endpoint} does not answer (${describe(error)}). ` +
-        'Start that S3 endpoint, or unset AWS_ENDPOINT_URL_S3 so that local/localstack.ts starts LocalStack itself.',
+        'Start that S3 endpoint, or unset AWS_ENDPOINT_URL_S3 so that local/harness/localstack.ts starts LocalStack itself.',
     );
   }
 }

@@ -4,7 +4,7 @@
 // CloudFront applies them. X-Cache and X-Origin say who answered.
 
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { OriginHandler } from '../lambda/origin/handler';
+import type { OriginHandler } from '../../lambda/origin/handler';
 import { isResponse, loadFunction, viewerEvent, forwardedQuery, type FunctionResponse } from './cloudfront-function';
 import { EdgeCache, type CachedResponse } from './edge-cache';
 import { decodeResult, functionUrlEvent } from './function-url';
