@@ -19,8 +19,7 @@ import {
   type CloudFrontKeyValueStoreClientConfig,
 } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import { respond } from '../common/custom-resource';
-import { describeError, jsonLogger } from '../common/log';
+import { customResourceHandler } from '../common/custom-resource';
 import { syncStore, type KeyValueStoreApi, type SyncOutcome } from './sync';
 
 /** The data-plane API through the SDK; `config` is the client's (tests point it at a local server). */
@@ -55,7 +54,7 @@ export function keyValueStoreApi(config: CloudFrontKeyValueStoreClientConfig = {
 export interface EdgeDataProperties {
   /** The viewer-request function's store. */
   KeyValueStoreArn: string;
-  /** The deployment's entries, key to value (`deploymentEntries` at synth); absent when there are none. */
+  /** The deployment's entries, key to value (`deploymentEntries` at synth); empty or absent when there are none. */
   Entries?: Record<string, string>;
 }
 
@@ -65,22 +64,18 @@ const summary = (outcome: SyncOutcome) =>
   '; other keys untouched.';
 
 export function createEdgeDataHandler(api: KeyValueStoreApi, fetchFn: typeof fetch = fetch) {
-  return async function handle(event: CloudFormationCustomResourceEvent): Promise<void> {
-    try {
-      if (event.RequestType === 'Delete') {
-        await respond(event, { status: 'SUCCESS', data: { Message: "Deleted; the store's entries are left to the store's own deletion." } }, fetchFn);
-        return;
-      }
-      const properties = event.ResourceProperties as unknown as EdgeDataProperties;
-      const outcome = await syncStore(api, properties.KeyValueStoreArn, new Map(Object.entries(properties.Entries ?? {})));
-      jsonLogger({ event: 'edge_data_written', ...outcome });
-      await respond(event, { status: 'SUCCESS', data: { Message: summary(outcome) } }, fetchFn);
-    } catch (error) {
-      const reason = describeError(error);
-      jsonLogger({ event: 'edge_data_failed', error: reason });
-      await respond(event, { status: 'FAILED', reason }, fetchFn);
-    }
-  };
+  return customResourceHandler(
+    'edge_data',
+    {
+      deleted: "Deleted; the store's entries are left to the store's own deletion.",
+      async apply(properties) {
+        const { KeyValueStoreArn, Entries } = properties as unknown as EdgeDataProperties;
+        const outcome = await syncStore(api, KeyValueStoreArn, new Map(Object.entries(Entries ?? {})));
+        return { log: { ...outcome }, data: { Message: summary(outcome) } };
+      },
+    },
+    fetchFn,
+  );
 }
 
 let handle: ReturnType<typeof createEdgeDataHandler> | undefined;

@@ -30,7 +30,7 @@ export interface KeyValueStoreApi {
   update(kvsArn: string, ifMatch: string, puts: StoreEntry[], deletes: string[]): Promise<string>;
 }
 
-/** UpdateKeys takes at most 50 keys per call, puts and deletes together (CloudFront's quota; also 3 MB, far above 50 entries). */
+/** UpdateKeys takes at most 50 keys per call, puts and deletes together (CloudFront's quota; its other one, 3 MB a call, 50 entries never reach). */
 export const MAX_KEYS_PER_UPDATE = 50;
 /** Rounds of read-and-write before giving up on a store that keeps changing. */
 export const MAX_ATTEMPTS = 5;
