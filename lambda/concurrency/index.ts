@@ -17,7 +17,7 @@ import {
   PutFunctionConcurrencyCommand,
 } from '@aws-sdk/client-lambda';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import { describeError, jsonLogger } from '../common/log';
+import { customResourceHandler } from '../common/custom-resource';
 import { originConcurrencyCap, type AccountConcurrency, type CapDecision } from './sizing';
 
 /** The Lambda API calls the cap needs, behind an interface so that tests can answer them. */
@@ -67,43 +67,21 @@ export async function applyCap(api: ConcurrencyApi, properties: CapProperties): 
   return decision;
 }
 
-/** The answer CloudFormation waits for, PUT to the pre-signed ResponseURL. */
-export async function respond(
-  event: CloudFormationCustomResourceEvent,
-  outcome: { status: 'SUCCESS' | 'FAILED'; reason?: string; data?: Record<string, string> },
-  fetchFn: typeof fetch = fetch,
-): Promise<void> {
-  const body = JSON.stringify({
-    Status: outcome.status,
-    Reason: outcome.reason ?? outcome.data?.Message ?? outcome.status,
-    // One stable id: an update never looks like a replacement (which would delete the old one).
-    PhysicalResourceId: event.RequestType === 'Create' ? event.LogicalResourceId : event.PhysicalResourceId,
-    StackId: event.StackId,
-    RequestId: event.RequestId,
-    LogicalResourceId: event.LogicalResourceId,
-    Data: outcome.data ?? {},
-  });
-  // The URL is signed without a content type: sending one would break the signature.
-  const response = await fetchFn(event.ResponseURL, { method: 'PUT', body, headers: { 'content-type': '' } });
-  if (!response.ok) throw new Error(`CloudFormation's response URL answered ${response.status}.`);
-}
-
 export function createCapHandler(api: ConcurrencyApi, fetchFn: typeof fetch = fetch) {
-  return async function handle(event: CloudFormationCustomResourceEvent): Promise<void> {
-    try {
-      if (event.RequestType === 'Delete') {
-        await respond(event, { status: 'SUCCESS', data: { Message: 'Deleted; the reservation is left to the function or its deletion.' } }, fetchFn);
-        return;
-      }
-      const decision = await applyCap(api, event.ResourceProperties as unknown as CapProperties);
-      jsonLogger({ event: 'origin_concurrency_cap', reserve: decision.reserve ?? null, message: decision.message });
-      await respond(event, { status: 'SUCCESS', data: { Message: decision.message, ReservedConcurrency: String(decision.reserve ?? 'none') } }, fetchFn);
-    } catch (error) {
-      const reason = describeError(error);
-      jsonLogger({ event: 'origin_concurrency_cap_failed', error: reason });
-      await respond(event, { status: 'FAILED', reason }, fetchFn);
-    }
-  };
+  return customResourceHandler(
+    'origin_concurrency_cap',
+    {
+      deleted: 'Deleted; the reservation is left to the function or its deletion.',
+      async apply(properties) {
+        const decision = await applyCap(api, properties as unknown as CapProperties);
+        return {
+          log: { reserve: decision.reserve ?? null, message: decision.message },
+          data: { Message: decision.message, ReservedConcurrency: String(decision.reserve ?? 'none') },
+        };
+      },
+    },
+    fetchFn,
+  );
 }
 
 let handle: ReturnType<typeof createCapHandler> | undefined;

@@ -3,13 +3,12 @@
 // concurrency is the function's, shared by all its versions: during a
 // canary, both versions behind the live alias draw from it.
 
-import { CustomResource, Duration } from 'aws-cdk-lib';
+import { CustomResource } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../resolved-settings';
-import { PROJECT_FUNCTION, SMALL_BUNDLING, lambdaEntry, ownLogsAndRole } from './lambda-project';
+import { customResourceProvider, lambdaEntry } from './lambda-project';
 import { acknowledge } from './nag';
 
 export interface ConcurrencyCapProps extends Pick<ResolvedSettings, 'logRetention' | 'removalPolicy'> {
@@ -24,36 +23,25 @@ export interface ConcurrencyCapProps extends Pick<ResolvedSettings, 'logRetentio
 
 /** Creates in `scope`: `ConcurrencyCapLogs`, `ConcurrencyCapRole`, `ConcurrencyCapFunction`, `OriginConcurrencyCap`. */
 export function buildConcurrencyCap(scope: Construct, props: ConcurrencyCapProps): CustomResource {
-  const { logGroup, role } = ownLogsAndRole(
-    scope,
-    'ConcurrencyCap',
-    "edge-image-transformer concurrency cap: read the account's concurrency, set the origin's reservation",
-    props,
-  );
-  role.addToPolicy(
-    new iam.PolicyStatement({
-      sid: 'ReadAccountConcurrency',
-      actions: ['lambda:GetAccountSettings'],
-      // An account-level read: it has no resource to name.
-      resources: ['*'],
-    }),
-  );
-  role.addToPolicy(
-    new iam.PolicyStatement({
-      sid: 'SetOriginReservation',
-      actions: ['lambda:GetFunctionConcurrency', 'lambda:PutFunctionConcurrency', 'lambda:DeleteFunctionConcurrency'],
-      resources: [props.originFunction.functionArn],
-    }),
-  );
-  const provider = new nodejs.NodejsFunction(scope, 'ConcurrencyCapFunction', {
-    description: "edge-image-transformer: caps the origin's concurrency at what the account can spare (deploy time)",
+  const { provider, role } = customResourceProvider(scope, 'ConcurrencyCap', {
+    ...props,
     entry: lambdaEntry('concurrency'),
-    ...PROJECT_FUNCTION,
-    memorySize: 256,
-    timeout: Duration.seconds(30),
-    role,
-    logGroup,
-    bundling: SMALL_BUNDLING,
+    description: "edge-image-transformer: caps the origin's concurrency at what the account can spare (deploy time)",
+    roleDescription: "edge-image-transformer concurrency cap: read the account's concurrency, set the origin's reservation",
+    timeoutSeconds: 30,
+    statements: [
+      new iam.PolicyStatement({
+        sid: 'ReadAccountConcurrency',
+        actions: ['lambda:GetAccountSettings'],
+        // An account-level read: it has no resource to name.
+        resources: ['*'],
+      }),
+      new iam.PolicyStatement({
+        sid: 'SetOriginReservation',
+        actions: ['lambda:GetFunctionConcurrency', 'lambda:PutFunctionConcurrency', 'lambda:DeleteFunctionConcurrency'],
+        resources: [props.originFunction.functionArn],
+      }),
+    ],
   });
   acknowledge(
     role,

@@ -1,29 +1,44 @@
 // The CloudFront Functions: viewer-request (validate, canonicalise, check
-// signatures against the KeyValueStore) and viewer-response (the browser's
-// Cache-Control). Built in the ImageTransformer's own scope (logical IDs unchanged).
+// signatures; the secrets, sizes and presets read from its KeyValueStore) and
+// viewer-response (the browser's Cache-Control). Built in the
+// ImageTransformer's own scope (logical IDs unchanged).
 
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import type { Construct } from 'constructs';
+import { deploymentEntries } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../edge-function';
 import type { ResolvedSettings } from '../resolved-settings';
 import { browserCacheControl, viewerResponseFunctionCode } from '../viewer-response-function';
+import { buildEdgeData } from './edge-data';
 
-export type EdgeFunctionsProps = Pick<ResolvedSettings, 'grammar' | 'avif' | 'signing' | 'cacheControl' | 'browserMaxAgeSeconds'>;
+export type EdgeFunctionsProps = Pick<
+  ResolvedSettings,
+  'grammar' | 'avif' | 'signing' | 'cacheControl' | 'browserMaxAgeSeconds' | 'logRetention' | 'removalPolicy'
+>;
 
 export interface EdgeFunctions {
   readonly viewerRequest: cloudfront.Function;
   readonly viewerResponse: cloudfront.Function;
-  /** The store of URL signing secrets; only with signing. */
+  /** The viewer-request function's store: signing secrets, sizes, presets; only with any of them. */
   readonly keyValueStore?: cloudfront.KeyValueStore;
 }
 
-/** Creates in `scope`: `SigningKeys` (with signing), `ViewerRequest`, `ViewerResponse`. */
+/**
+ * Creates in `scope`: `SigningKeys` (the store, with signing, sizes or
+ * presets; the name is from when it held only secrets, and a new one would
+ * replace the store and lose them), the edge data writer (lib/parts/edge-data.ts,
+ * with the store), `ViewerRequest`, `ViewerResponse`.
+ */
 export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps): EdgeFunctions {
-  const keyValueStore = props.signing
-    ? new cloudfront.KeyValueStore(scope, 'SigningKeys', {
-        comment: 'edge-image-transformer URL signing secrets (put them in after deploying)',
-      })
-    : undefined;
+  const entries = deploymentEntries(props.grammar);
+  const keyValueStore =
+    props.signing || Object.keys(entries).length > 0
+      ? new cloudfront.KeyValueStore(scope, 'SigningKeys', {
+          comment: props.signing
+            ? 'edge-image-transformer URL signing secrets (put them in after deploying)'
+            : "edge-image-transformer: the deployment's sizes and presets (written on every deploy)",
+        })
+      : undefined;
   const viewerRequest = new cloudfront.Function(scope, 'ViewerRequest', {
     comment: 'edge-image-transformer: validate, canonicalise and sign-check image requests',
     runtime: cloudfront.FunctionRuntime.JS_2_0,
@@ -31,13 +46,17 @@ export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps):
       viewerRequestFunctionCode({
         grammar: props.grammar,
         avif: props.avif,
-        signing: !!props.signing,
-        keyValueStoreId: keyValueStore?.keyValueStoreId,
+        signing: props.signing,
+        ...(keyValueStore ? { keyValueStoreId: keyValueStore.keyValueStoreId } : {}),
       }),
     ),
     keyValueStore,
     autoPublish: true,
   });
+  if (keyValueStore) {
+    // The new entries are in the store before a function that reads them is published.
+    viewerRequest.node.addDependency(buildEdgeData(scope, { ...props, keyValueStore, entries }));
+  }
 
   const viewerResponse = new cloudfront.Function(scope, 'ViewerResponse', {
     comment: 'edge-image-transformer: browsers keep variants for browserMaxAge, CloudFront for cacheControl',

@@ -1,11 +1,13 @@
-// What the project's own Lambdas (origin, invalidation, concurrency cap) share:
+// What the project's own Lambdas (origin, invalidation, concurrency cap, edge data) share:
 // bundled from this checkout, on arm64, each with its own log group and a role
 // of its own that writes only there.
 
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../resolved-settings';
@@ -14,7 +16,7 @@ import type { ResolvedSettings } from '../resolved-settings';
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The entry file of one of the project's Lambdas, e.g. `lambdaEntry('origin')`. */
-export const lambdaEntry = (name: 'origin' | 'invalidate' | 'concurrency'): string => join(PROJECT_ROOT, 'lambda', name, 'index.ts');
+export const lambdaEntry = (name: 'origin' | 'invalidate' | 'concurrency' | 'edge-data'): string => join(PROJECT_ROOT, 'lambda', name, 'index.ts');
 
 /** The newest Node.js Lambda runtime in aws-cdk-lib 2.276 (nodejs24.x). */
 const RUNTIME = lambda.Runtime.NODEJS_24_X;
@@ -28,7 +30,7 @@ export const PROJECT_FUNCTION = {
   architecture: lambda.Architecture.ARM_64,
 };
 
-/** How the small Lambdas (invalidation, concurrency cap) are bundled: the SDK with them, as tested. */
+/** How the small Lambdas (invalidation, concurrency cap, edge data) are bundled: the SDK with them, as tested. */
 export const SMALL_BUNDLING = { minify: true, sourceMap: true, sourcesContent: false, bundleAwsSDK: true };
 
 /**
@@ -46,4 +48,36 @@ export function ownLogsAndRole(
   const role = new iam.Role(scope, `${name}Role`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
   logGroup.grantWrite(role);
   return { logGroup, role };
+}
+
+export interface CustomResourceProviderProps extends Pick<ResolvedSettings, 'logRetention' | 'removalPolicy'> {
+  /** The Lambda's entry (`lambdaEntry`). */
+  readonly entry: string;
+  readonly description: string;
+  readonly roleDescription: string;
+  /** What its role may do besides writing its logs. */
+  readonly statements: iam.PolicyStatement[];
+  /** The longest one request may take. */
+  readonly timeoutSeconds: number;
+}
+
+/**
+ * The Lambda behind one of the project's custom resources, created in `scope`
+ * with `ownLogsAndRole` and named `<name>Function`: small, bundled with its
+ * SDK, run once per deploy.
+ */
+export function customResourceProvider(scope: Construct, name: string, props: CustomResourceProviderProps): { provider: nodejs.NodejsFunction; role: iam.Role } {
+  const { logGroup, role } = ownLogsAndRole(scope, name, props.roleDescription, props);
+  for (const statement of props.statements) role.addToPolicy(statement);
+  const provider = new nodejs.NodejsFunction(scope, `${name}Function`, {
+    description: props.description,
+    entry: props.entry,
+    ...PROJECT_FUNCTION,
+    memorySize: 256,
+    timeout: Duration.seconds(props.timeoutSeconds),
+    role,
+    logGroup,
+    bundling: SMALL_BUNDLING,
+  });
+  return { provider, role };
 }

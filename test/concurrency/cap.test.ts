@@ -5,10 +5,10 @@
 // rule (at least 100, or the whole quota, stays unreserved), as
 // PutFunctionConcurrency does.
 
-import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { applyCap, createCapHandler, type ConcurrencyApi } from '../../lambda/concurrency';
 import { originConcurrencyCap, UNRESERVED_MINIMUM } from '../../lambda/concurrency/sizing';
+import { customResourceEvent, recordingResponses } from '../support/custom-resource';
 
 describe('originConcurrencyCap (sizing)', () => {
   it('reserves the cap where the account has room', () => {
@@ -133,29 +133,12 @@ describe('applyCap', () => {
 });
 
 describe('the custom resource', () => {
-  function event(requestType: 'Create' | 'Update' | 'Delete', cap = 50): CloudFormationCustomResourceEvent {
-    return {
-      RequestType: requestType,
-      ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:cap',
-      ResponseURL: 'https://cloudformation-custom-resource-response-euwest1.s3.amazonaws.com/signed?X-Amz-Signature=abc',
-      StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/Images/1',
-      RequestId: 'req-1',
-      LogicalResourceId: 'ImageTransformerOriginConcurrencyCap',
-      ResourceType: 'Custom::OriginConcurrencyCap',
-      ResourceProperties: { ServiceToken: 'x', FunctionName: 'Images-Origin', Cap: String(cap), Floor: '0' },
-      ...(requestType === 'Create' ? {} : { PhysicalResourceId: 'ImageTransformerOriginConcurrencyCap' }),
-      ...(requestType === 'Update' ? { OldResourceProperties: { ServiceToken: 'x' } } : {}),
-    } as CloudFormationCustomResourceEvent;
-  }
-
-  function recordingResponses() {
-    const sent: { url: string; init: RequestInit; body: Record<string, unknown> }[] = [];
-    const fetchFn = (async (url: string, init: RequestInit) => {
-      sent.push({ url, init, body: JSON.parse(String(init.body)) });
-      return new Response(null, { status: 200 });
-    }) as typeof fetch;
-    return { sent, fetchFn };
-  }
+  const event = (requestType: 'Create' | 'Update' | 'Delete', cap = 50) =>
+    customResourceEvent(requestType, {
+      logicalId: 'ImageTransformerOriginConcurrencyCap',
+      type: 'Custom::OriginConcurrencyCap',
+      properties: { FunctionName: 'Images-Origin', Cap: String(cap), Floor: '0' },
+    });
 
   it('answers SUCCESS with the decision as its Message, under one stable physical id, PUT without a content type', async () => {
     const { api } = account(50);

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { distributionConfig, functionCode, type Json, only, originFunction, refs, resources, synth, type Synthesized, synthesize, viewerRequest, viewerResponse } from './synth';
 
 const { base, full, imported } = synthesize('base', 'full', 'imported');
+/** Sizes and presets without signing: the store holds the deployment's data only. */
+const presetsOnly = synth(() => ({ sizes: [640, 320], presets: { thumb: { w: '320', fit: 'cover' } } }));
 
 // ---------------------------------------------------------------- edge
 
@@ -46,10 +48,69 @@ describe('viewer-request CloudFront Function', () => {
     expect(full.stack.transformer.keyValueStore).toBeDefined();
   });
 
-  it('with signing off, has no KeyValueStore', () => {
+  it('with signing off and no sizes or presets, has no KeyValueStore', () => {
     expect(resources(base, 'AWS::CloudFront::KeyValueStore')).toHaveLength(0);
     expect(viewerRequest(base)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toBeUndefined();
     expect(base.stack.transformer.keyValueStore).toBeUndefined();
+  });
+});
+
+describe("the deployment's sizes and presets in the KeyValueStore", () => {
+  const edgeData = (s: Synthesized) => only(s, 'Custom::EdgeData');
+
+  it('with sizes or presets and no signing, the function still has a store, named as before so that turning signing on keeps it', () => {
+    const [kvsId, kvs] = only(presetsOnly, 'AWS::CloudFront::KeyValueStore');
+    expect(kvsId).toBe(only(full, 'AWS::CloudFront::KeyValueStore')[0]);
+    expect(kvs.Properties.Comment).toBe("edge-image-transformer: the deployment's sizes and presets (written on every deploy)");
+    expect(viewerRequest(presetsOnly)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([{ KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } }]);
+    // With signing, the store keeps the description it always had.
+    expect(only(full, 'AWS::CloudFront::KeyValueStore')[1].Properties.Comment).toBe('edge-image-transformer URL signing secrets (put them in after deploying)');
+  });
+
+  it('a custom resource carries the entries to write and names the store', () => {
+    const [kvsId] = only(presetsOnly, 'AWS::CloudFront::KeyValueStore');
+    expect(edgeData(presetsOnly)[1].Properties).toMatchObject({
+      KeyValueStoreArn: { 'Fn::GetAtt': [kvsId, 'Arn'] },
+      Entries: { sizes: '320,640', presets: 'thumb', 'preset:thumb': 'w=320&fit=cover' },
+    });
+    expect(edgeData(full)[1].Properties.Entries).toEqual({
+      sizes: '320,640,1280',
+      presets: 'thumb, hero',
+      'preset:thumb': 'width=320&height=320&fit=cover',
+      'preset:hero': 'w=1280&format=webp&q=70',
+    });
+    // Signing alone: no entries, so the deployment keys of an earlier deploy are deleted.
+    expect(edgeData(synth(() => ({ signing: true })))[1].Properties.Entries).toEqual({});
+    expect(resources(base, 'Custom::EdgeData')).toEqual([]);
+  });
+
+  it('the viewer-request function is published only after the entries are written', () => {
+    for (const s of [presetsOnly, full]) {
+      expect(viewerRequest(s)[1].DependsOn).toContain(edgeData(s)[0]);
+    }
+  });
+
+  it("its Lambda's role may read and update that store and nothing else, besides writing its own logs", () => {
+    for (const s of [presetsOnly, full]) {
+      const [kvsId] = only(s, 'AWS::CloudFront::KeyValueStore');
+      const provider = s.json.Resources[refs(edgeData(s)[1].Properties.ServiceToken)[0]!] as Json;
+      const [roleId] = refs(provider.Properties.Role);
+      const [logGroupId] = refs(provider.Properties.LoggingConfig.LogGroup);
+      expect(s.json.Resources[roleId!].Properties.ManagedPolicyArns).toBeUndefined();
+      const statements = resources(s, 'AWS::IAM::Policy')
+        .filter(([, policy]) => refs(policy.Properties.Roles).includes(roleId!))
+        .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Json[]);
+      expect(statements.filter((statement) => [statement.Action].flat().some((action: string) => !action.startsWith('logs:')))).toEqual([
+        {
+          Sid: 'WriteDeploymentEntries',
+          Effect: 'Allow',
+          Action: ['cloudfront-keyvaluestore:DescribeKeyValueStore', 'cloudfront-keyvaluestore:ListKeys', 'cloudfront-keyvaluestore:UpdateKeys'],
+          Resource: { 'Fn::GetAtt': [kvsId, 'Arn'] },
+        },
+      ]);
+      // The log statements name its own log group only.
+      for (const statement of statements) expect([...new Set(refs(statement.Resource))]).toEqual([expect.stringMatching(`^(${kvsId}|${logGroupId})$`)]);
+    }
   });
 });
 

@@ -34,8 +34,9 @@ describe('Lambdas', () => {
   it('run on arm64 with Node.js 22 or newer', () => {
     for (const s of [base, full, imported]) {
       const functions = projectFunctions(s);
-      // Origin, invalidation and (without a fixed originReservedConcurrency) the concurrency cap.
-      expect(functions).toHaveLength(s === full ? 2 : 3);
+      // Origin, invalidation, (without a fixed originReservedConcurrency) the concurrency cap,
+      // and (with a KeyValueStore) the edge data writer.
+      expect(functions).toHaveLength(3);
       for (const [id, fn] of functions) {
         expect(fn.Properties.Architectures, id).toEqual(['arm64']);
         const version = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime);
