@@ -7,7 +7,7 @@
 
 import { canonicalRequest, splitQuery } from '../grammar/canonical';
 import { encodeKeyPath } from '../grammar/key';
-import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../grammar/params';
+import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions } from '../grammar/params';
 import { signUri } from '../grammar/sign';
 import { imageQuery, imageUrl, type ImageParams } from './url';
 
@@ -15,7 +15,7 @@ import { imageQuery, imageUrl, type ImageParams } from './url';
 export function signedUri(key: string, params: ImageParams = {}, options: GrammarOptions = DEFAULT_GRAMMAR_OPTIONS): string {
   const query = imageQuery(params, options);
   const pairs = splitQuery(query);
-  if (!options.presets && pairs.some((pair) => pair[0] === 'preset')) {
+  if (!options.presets && pairs.some((pair) => pair[0] === PRESET_SPELLINGS[0])) {
     throw new Error(
       "Signing a preset URL needs options.presets, the same definitions the edge has: the signature covers the preset's expansion.",
     );

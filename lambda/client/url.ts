@@ -11,18 +11,20 @@
 // needs `crypto`), so a browser bundle of this file is self-contained. Signing
 // lives in ./sign.ts, for servers.
 
-import { canonicalOps, parseViewerParams, viewerQuery } from '../grammar/canonical';
+import { canonicalOps, parseViewerParams, presetName, viewerQuery } from '../grammar/canonical';
 import { encodeKeyPath, validateKey } from '../grammar/key';
 import {
   DEFAULT_GRAMMAR_OPTIONS,
   PARAMS,
   PARAMS_BY_NAME,
+  PRESET_SPELLINGS,
+  SIGNATURE_PARAM,
   VIEWER_PARAMS,
-  type Fit,
   type GrammarOptions,
   type ParsedParams,
-  type Position,
   type RequestedFormat,
+  type Rotation,
+  type ViewerParams,
 } from '../grammar/params';
 import { invalidParameter } from '../grammar/validate';
 
@@ -30,39 +32,27 @@ export type { GrammarOptions } from '../grammar/params';
 
 /**
  * The URL parameters (see the README's parameter table), under their
- * canonical names. At run time aliases (`w`, `q`, `fm`, ...) and any letter
- * case are accepted as the edge accepts them; an unknown name throws.
+ * canonical names, typed from the grammar's own parameter table. At run time
+ * aliases (`w`, `q`, `fm`, ...) and any letter case are accepted as the edge
+ * accepts them; an unknown name throws.
  */
-export interface ImageParams {
-  width?: number;
-  height?: number;
-  dpr?: number;
-  fit?: Fit;
-  position?: Position;
-  enlarge?: boolean;
+export type ImageParams = Omit<ViewerParams, 'format' | 'rotate'> & {
   format?: RequestedFormat | 'jpg';
-  quality?: number;
-  background?: string;
-  blur?: number;
-  sharpen?: number;
-  grayscale?: boolean;
-  rotate?: 0 | 90 | 180 | 270;
-  flip?: boolean;
-  flop?: boolean;
+  rotate?: 0 | Rotation;
   /** A preset name of the deployment; the other parameters override it. */
   preset?: string;
-}
-
-const PRESET_SPELLINGS = ['preset', 'p'];
+};
 
 function toPairs(params: ImageParams): [string, string][] {
   const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
     if (value === undefined) continue;
     const spelling = name.toLowerCase();
-    if (spelling === 'sig') throw new Error('Image parameter "sig" is made by signedImageUrl (lambda/client/sign.ts), not given.');
+    if (spelling === SIGNATURE_PARAM) {
+      throw new Error(`Image parameter "${SIGNATURE_PARAM}" is made by signedImageUrl (lambda/client/sign.ts), not given.`);
+    }
     if (!Object.prototype.hasOwnProperty.call(PARAMS_BY_NAME, spelling) && PRESET_SPELLINGS.indexOf(spelling) === -1) {
-      const known: string[] = VIEWER_PARAMS.map((param) => param.name as string).concat('preset');
+      const known: string[] = VIEWER_PARAMS.map((param) => param.name as string).concat(PRESET_SPELLINGS[0] as string);
       throw new Error(`Unknown image parameter "${name}": expected one of ${known.join(', ')}.`);
     }
     pairs.push([name, typeof value === 'string' ? value : String(value)]);
@@ -97,8 +87,7 @@ export function imageQuery(params: ImageParams = {}, options: GrammarOptions = D
   // matters does not depend on that outcome (a quality stays unless the format is explicit).
   if (presets.length === 0) return viewerQuery(canonicalOps(parseViewerParams(pairs, options), options));
 
-  const name = (presets[0] as [string, string])[1];
-  if (presets.length > 1) throw invalidParameter('preset', name, 'a single value (preset is given more than once)');
+  const name = presetName(pairs) as string;
   if (name === '') throw invalidParameter('preset', name, 'a preset name');
   const overrides = pairs.filter((pair) => !isPreset(pair));
   // With the definitions at hand the grammar checks the name too; without, only the edge can.

@@ -27,6 +27,7 @@ import {
   isGrammarError,
   parseViewerQuery,
   presetName,
+  PRESET_SPELLINGS,
   SIGNATURE_PARAM,
   unknownPreset,
   verifySignature,
@@ -215,7 +216,7 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
         // oversized variants).
         const querystring: CloudFrontValues = {};
         const own = query.own as { [name: string]: unknown };
-        if (preset !== undefined) querystring.preset = { value: encodeURIComponent(preset) };
+        if (preset !== undefined) querystring[PRESET_SPELLINGS[0] as string] = { value: encodeURIComponent(preset) };
         Object.keys(own).forEach((name) => {
           querystring[name] = { value: encodeURIComponent(String(own[name])) };
         });
