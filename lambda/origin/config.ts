@@ -44,8 +44,6 @@ export interface OriginConfig extends Limits {
   cacheControl: string;
   /** How long a transform that ran out of time or crashed is answered from memory, without trying again (FAILURE_TTL_SECONDS). */
   failureTtlSeconds: number;
-  /** Allowed widths and heights, as the edge snaps them (SIZES, comma-separated; default any). */
-  sizes?: number[];
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -63,7 +61,7 @@ export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
 export const DEFAULT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const DEFAULT_FAILURE_TTL_SECONDS = 300;
 
-const { required, positiveInteger, positiveIntegers, oneOf, flag } = envReaders(
+const { required, positiveInteger, oneOf, flag } = envReaders(
   (message) => new Error(`Invalid origin Lambda configuration: ${message}`),
 );
 
@@ -81,7 +79,6 @@ export function readConfig(env: Env): OriginConfig {
     maxInlineBytes: positiveInteger(env, 'MAX_INLINE_BYTES', DEFAULT_MAX_INLINE_BYTES),
     cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
-    sizes: positiveIntegers(env, 'SIZES'),
   };
 }
 
@@ -118,7 +115,6 @@ export function originEnvironment(
     CACHE_CONTROL: config.cacheControl,
     FAILURE_TTL_SECONDS: String(config.failureTtlSeconds),
     ...(config.svgPolicy !== DEFAULT_LIMITS.svgPolicy ? { SVG_POLICY: config.svgPolicy } : {}),
-    ...(config.sizes ? { SIZES: config.sizes.join(',') } : {}),
     ...(metrics.namespace ? { METRICS_NAMESPACE: metrics.namespace } : {}),
     ...(metrics.enabled === false ? { METRICS: 'false' } : {}),
   };

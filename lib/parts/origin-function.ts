@@ -116,7 +116,6 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
         cacheBucket: cacheBucket.bucketName,
         ...limits,
         maxDimension: grammar.maxDimension,
-        sizes: grammar.sizes,
         timeBudgetMs: props.timeBudgetMs,
         cacheControl: props.cacheControl,
         failureTtlSeconds: props.failureTtlSeconds,

@@ -82,8 +82,12 @@ const DEPLOYMENTS: Deployment[] = [
 
 const SECRET = 'fuzz-secret';
 
-/** What the origin is configured with: the grammar's limits, no presets (a canonical URI holds their expansion). */
-const originOptions = (grammar: GrammarOptions): GrammarOptions => ({ maxDimension: grammar.maxDimension, sizes: grammar.sizes });
+/**
+ * What the origin is configured with: the largest dimension. Not the presets
+ * (a canonical URI holds their expansion), nor the sizes: the edge reads them
+ * from its store, which a deploy updates at another moment than the origin.
+ */
+const originOptions = (grammar: GrammarOptions): GrammarOptions => ({ maxDimension: grammar.maxDimension });
 
 // ------------------------------------------------------------------ hostile requests
 

@@ -16,10 +16,10 @@ const BASE = { SOURCE_BUCKET: 'sources', CACHE_BUCKET: 'variants' };
 
 describe('the origin reads its environment', () => {
   it('takes the defaults for what is unset or blank, and trims what is set', () => {
-    const config = readConfig({ ...BASE, MAX_FRAMES: ' ', TIME_BUDGET_MS: ' 5000 ', SIZES: '640, 320 ,1280' });
+    const config = readConfig({ ...BASE, MAX_FRAMES: ' ', TIME_BUDGET_MS: ' 5000 ', MAX_DIMENSION: ' 4096 ' });
     expect(config.maxFrames).toBe(DEFAULT_LIMITS.maxFrames);
     expect(config.timeBudgetMs).toBe(5000);
-    expect(config.sizes).toEqual([320, 640, 1280]);
+    expect(config.maxDimension).toBe(4096);
   });
 
   it.each<[string, Record<string, string>, string]>([
@@ -50,7 +50,6 @@ describe('the environment the construct writes for the origin', () => {
       maxInlineBytes: 1_000_000,
       cacheControl: 'public, max-age=86400',
       failureTtlSeconds: 60,
-      sizes: [320, 640, 1280],
     },
   );
 
