@@ -64,7 +64,7 @@ describe('the custom resource', () => {
     const answer = await deploy(store, 'Update', next);
 
     expect(Object.fromEntries(store.entries)).toEqual({ ...next, [SIGNING_SECRETS_KEY]: SECRETS });
-    expect(store.entries.get('preset:thumb')).toBe('width=400&fit=cover');
+    expect(store.entries.get('preset:thumb')).toBe('{"width":"400","fit":"cover"}');
     expect(store.entries.has('preset:old')).toBe(false);
     // Only what changed is written: the names list, the changed preset, the removed one.
     expect(keysWritten(store).sort()).toEqual(['preset:old', 'preset:thumb', 'presets']);

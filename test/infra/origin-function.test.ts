@@ -43,7 +43,7 @@ describe('origin Lambda', () => {
     }
   });
 
-  it('is configured from the props: limits, sizes, Cache-Control, a time budget below the timeout', () => {
+  it("is configured from the props: limits, Cache-Control, a time budget below the timeout; not the sizes, which are the edge's rule", () => {
     const env = (s: Synthesized) => originFunction(s).Properties.Environment.Variables as Json;
     expect(env(base)).toEqual({
       SOURCE_BUCKET: { Ref: logicalId(base, base.stack.transformer.sourceBucket) },
@@ -66,10 +66,10 @@ describe('origin Lambda', () => {
       MAX_FRAMES: '50',
       TIME_BUDGET_MS: '54000',
       CACHE_CONTROL: 'public, max-age=86400',
-      SIZES: '320,640,1280',
       SVG_POLICY: 'rasterize',
       METRICS_NAMESPACE: 'Photos/Images',
     });
+    expect(env(full)).not.toHaveProperty('SIZES');
     expect(env(full).METRICS).toBeUndefined();
     expect(env(off)).toMatchObject({ METRICS_NAMESPACE: 'EdgeImageTransformer/Images', METRICS: 'false' });
     expect(originFunction(full).Properties).toMatchObject({ MemorySize: 3008, Timeout: 60, ReservedConcurrentExecutions: 50 });

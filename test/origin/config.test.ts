@@ -26,7 +26,7 @@ describe('the origin reads its environment', () => {
     ['a missing bucket', { SOURCE_BUCKET: '' }, 'the environment variable SOURCE_BUCKET is required.'],
     ['a limit in exponent notation', { MAX_SOURCE_BYTES: '1e6' }, 'MAX_SOURCE_BYTES must be a positive integer, not "1e6".'],
     ['a zero limit', { MAX_FRAMES: '0' }, 'MAX_FRAMES must be a positive integer, not "0".'],
-    ['a size that is not a number', { SIZES: '320,wide' }, 'SIZES must be a positive integer, not "wide".'],
+    ['a dimension that is not a number', { MAX_DIMENSION: 'wide' }, 'MAX_DIMENSION must be a positive integer, not "wide".'],
   ])('refuses %s, naming the variable', (_name, env, message) => {
     expect(() => readConfig({ ...BASE, ...env })).toThrow(`Invalid origin Lambda configuration: ${message}`);
   });
