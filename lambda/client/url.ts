@@ -43,6 +43,9 @@ export type ImageParams = Omit<ViewerParams, 'format' | 'rotate'> & {
   preset?: string;
 };
 
+/** The canonical name of every parameter a URL may carry, from the grammar's table: the ops in order, then `preset`. */
+export const IMAGE_PARAM_NAMES: string[] = VIEWER_PARAMS.map((param) => param.name as string).concat(PRESET_SPELLINGS[0] as string);
+
 function toPairs(params: ImageParams): [string, string][] {
   const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
@@ -52,8 +55,7 @@ function toPairs(params: ImageParams): [string, string][] {
       throw new Error(`Image parameter "${SIGNATURE_PARAM}" is made by signedImageUrl (lambda/client/sign.ts), not given.`);
     }
     if (!Object.prototype.hasOwnProperty.call(PARAMS_BY_NAME, spelling) && PRESET_SPELLINGS.indexOf(spelling) === -1) {
-      const known: string[] = VIEWER_PARAMS.map((param) => param.name as string).concat(PRESET_SPELLINGS[0] as string);
-      throw new Error(`Unknown image parameter "${name}": expected one of ${known.join(', ')}.`);
+      throw new Error(`Unknown image parameter "${name}": expected one of ${IMAGE_PARAM_NAMES.join(', ')}.`);
     }
     pairs.push([name, typeof value === 'string' ? value : String(value)]);
   }

@@ -9,7 +9,7 @@
 // shown are exactly the bytes measured. The responsive demo, on the other
 // hand, is a plain <img srcset>: there the browser asks by itself.
 
-import { imageUrl, srcset } from '/_playground/client.js';
+import { IMAGE_PARAM_NAMES, imageUrl, srcset } from '/_playground/client.js';
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -24,10 +24,8 @@ const TINY_WEBP = 'data:image/webp;base64,UklGRiQAAABXRUJQVlA4IBgAAABQAQCdASoBAA
 const ORIGINAL_ACCEPT = '*/*';
 
 const DEFAULTS = { width: '800' };
-const PARAM_FIELDS = [
-  'preset', 'width', 'height', 'dpr', 'fit', 'position', 'enlarge', 'format', 'quality',
-  'background', 'blur', 'sharpen', 'grayscale', 'rotate', 'flip', 'flop',
-];
+/** The form's parameter fields: one per parameter of the grammar's table (test/local/emulator/playground-form.test.ts). */
+const PARAM_FIELDS = IMAGE_PARAM_NAMES;
 const STATUS_TEXT = {
   400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large',
   415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error', 502: 'Bad Gateway',
