@@ -15,7 +15,8 @@ export class ImageTransformerStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ImageTransformerStackProps) {
     super(scope, id, props);
-    this.transformer = new ImageTransformer(this, 'ImageTransformer', props.transformer(this));
+    const transformerProps = props.transformer(this);
+    this.transformer = new ImageTransformer(this, 'ImageTransformer', transformerProps);
     const t = this.transformer;
 
     new CfnOutput(this, 'DistributionDomainName', {
@@ -55,7 +56,8 @@ export class ImageTransformerStack extends Stack {
       });
     }
     if (t.alarmTopic) new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic the alarms notify', value: t.alarmTopic.topicArn });
-    if (t.keyValueStore) {
+    // Without signing the store holds only what each deploy writes: nothing for an operator to put in.
+    if (t.keyValueStore && transformerProps.signing) {
       new CfnOutput(this, 'SigningKeyValueStoreArn', {
         description: 'Put the signing secrets here (key "signing-secrets", comma- or newline-separated)',
         value: t.keyValueStore.keyValueStoreArn,

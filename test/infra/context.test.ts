@@ -193,8 +193,9 @@ describe('bin/app.ts', () => {
           'SourceBucketName',
         ].sort(),
       );
-      const fn = Object.values(template.Resources as Record<string, any>).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.SIZES);
-      expect(fn.Properties.Environment.Variables.SIZES).toBe('320,640,1280');
+      // The sizes reach the edge through its store, which the EdgeData custom resource writes.
+      const edgeData = Object.values(template.Resources as Record<string, any>).find((r) => r.Type === 'Custom::EdgeData');
+      expect(edgeData.Properties.Entries).toMatchObject({ sizes: '320,640,1280', 'preset:thumb': '{"width":"320","height":"320"}' });
       expect(Object.values(template.Resources as Record<string, any>).some((r) => r.Type === 'AWS::CloudFront::KeyValueStore')).toBe(true);
       const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8'));
       expect(report.pluginReports.flatMap((r: { violations: unknown[] }) => r.violations)).toEqual([]);
