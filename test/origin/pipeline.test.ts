@@ -2,6 +2,7 @@
 // judged by decoding what a browser would receive.
 
 import sharp, { type Metadata } from 'sharp';
+import { thumbHashToApproximateAspectRatio, thumbHashToAverageRGBA } from 'thumbhash';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ORIENTATION_CORNERS,
@@ -349,6 +350,26 @@ describe('format=json', () => {
     const placeholder = await sharp(Buffer.from(data!, 'base64')).metadata();
     expect(Math.max(placeholder.width, placeholder.height)).toBeLessThanOrEqual(16);
     expect(description.placeholder.length).toBeLessThan(400);
+  });
+
+  it('gives a ThumbHash of the image as displayed and its dominant colour', async () => {
+    // Stored 200x300 under orientation 6: displayed 300x200, landscape.
+    const turnedJpeg = await orientedJpeg(6, 300, 200);
+    expect((await sharp(turnedJpeg).metadata()).height).toBe(300);
+    await origin.putSource('turned.jpg', turnedJpeg);
+    await origin.putSource('blue.jpg', await sharp({ create: { width: 120, height: 80, channels: 3, background: '#3366cc' } }).jpeg().toBuffer());
+    const turned = (await origin.request('/turned.jpg/format=json')).json();
+    const hash = Buffer.from(turned.thumbhash, 'base64');
+    expect(hash.length).toBeLessThan(40);
+    // ThumbHash keeps the aspect ratio in steps of sevenths: 7/5 for 3:2.
+    expect(thumbHashToApproximateAspectRatio(hash)).toBeCloseTo(7 / 5, 5);
+    const blue = (await origin.request('/blue.jpg/format=json')).json();
+    expect(blue.dominantColor).toMatch(/^#[0-9a-f]{6}$/);
+    const channels = (colour: string) => [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16));
+    channels(blue.dominantColor).forEach((channel, i) => expect(Math.abs(channel - [0x33, 0x66, 0xcc][i]!)).toBeLessThanOrEqual(16));
+    // The hash's own average colour is the photo's.
+    const average = thumbHashToAverageRGBA(Buffer.from(blue.thumbhash, 'base64'));
+    expect([average.r * 255, average.g * 255, average.b * 255].map(Math.round)).toEqual([0x33, 0x66, 0xcc].map((c) => expect.closeTo(c, -1.2)));
   });
 
   it('counts the frames of an animation and reports one frame’s size', async () => {
