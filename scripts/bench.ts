@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [--iterations N] [--ops a,b] [--quality] [--settings]`
+// `npm run bench [-- --quick] [--iterations N] [--ops a,b] [--quality] [--settings] [--first-view]`
 //
 // What a miss costs, against the floor (bare sharp doing the same work on the
 // same bytes) and the AWS sample's naive pipeline, on real photos. For each
@@ -19,6 +19,7 @@
 // the largest photo, cold init of the bundled handler and its size.
 // --quality: the encoder study (bytes vs SSIM vs encode time per setting).
 // --settings: sharp.cache / sharp.concurrency / MALLOC_ARENA_MAX, each in its own process.
+// --first-view: what the first viewer of a negotiated 1600 px AVIF waits for (scripts/bench/first-view.ts).
 // The markdown report goes to stdout and .cache/bench/last.md; progress to stderr.
 
 import { DeleteObjectCommand, CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -45,17 +46,19 @@ import { CACHE_DIR, loadCorpus, PROJECT_ROOT, QUICK_KEYS, writeCacheFile, type C
 import { bare, canonicalOpsOf, OPS, reference, type OpName, type OpSpec } from './bench/ops';
 import { qualityStudy } from './bench/quality';
 import { settingsStudy } from './bench/settings';
+import { firstViewStudy } from './bench/first-view';
 import type { NaiveAnswer, NaiveRequest, NaiveSettings } from './bench/naive-server';
 import { maxRssBytes } from './bench/rss';
 import { decodePlanes, prepareReference, ssimImages } from './bench/ssim';
 import { kb, markdownTable, median, ms, p95, pairedRatio, perSecond, ratio, sum } from './bench/stats';
 
-const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.map((op) => op.name).join(',')}] [--quality] [--settings]
+const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.map((op) => op.name).join(',')}] [--quality] [--settings] [--first-view]
   --quick          3 photos, 1 iteration, no concurrency-2 pass (a smoke test)
   --iterations N   timed passes over the corpus per op and mode (default 2)
   --ops a,b        only these operations
   --quality        the encoder study instead: bytes vs SSIM vs encode time per setting
-  --settings       the sharp settings study instead: cache, concurrency, MALLOC_ARENA_MAX`;
+  --settings       the sharp settings study instead: cache, concurrency, MALLOC_ARENA_MAX
+  --first-view     the first view of a negotiated AVIF instead: WebP at once, the AVIF after`;
 
 type Mode = 'bare' | 'transform' | 'miss' | 'naive' | 'hit';
 const TIMED_MODES: Mode[] = ['bare', 'transform', 'miss', 'naive'];
@@ -715,6 +718,7 @@ async function main() {
     ops: { type: 'string' },
     quality: { type: 'boolean', default: false },
     settings: { type: 'boolean', default: false },
+    'first-view': { type: 'boolean', default: false },
   });
   if (!values) return;
   const iterations = values.iterations ? Number(values.iterations) : values.quick ? 1 : 2;
@@ -770,6 +774,14 @@ async function main() {
     const missBucket = `bench-miss-${id}`;
     const naiveBucket = `bench-naive-${id}`;
     await createBucket(s3, missBucket);
+    if (values['first-view']) {
+      const config = originConfig({ sourceBucket: emulator.sourceBucket, cacheBucket: missBucket });
+      const firstViewHandler = createOriginHandler({ s3, config, log: () => {} });
+      const text = await firstViewStudy(corpus, { s3, cacheBucket: missBucket, handler: firstViewHandler, iterations, log, header: `${machine()}; ${versions()}` });
+      process.stdout.write(text);
+      log(`written to ${await writeCacheFile('first-view.md', text)}`);
+      return;
+    }
     await createBucket(s3, naiveBucket);
     const handler = createOriginHandler({
       s3,

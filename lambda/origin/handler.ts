@@ -4,13 +4,22 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import { encodeKeyPath, isGrammarError, parseCanonicalUri, variantKey, viewerQuery, type CanonicalRequest } from '../grammar';
+import { claimAvif } from './avif-claims';
 import type { OriginConfig } from './config';
 import { HttpError } from './errors';
 import { rememberedFailure, rememberFailure, worthRemembering } from './failures';
 import { budgetFor } from './image/budget';
+import type { TransformOptions } from './image/transform';
 import { errorStack, type Logger } from '../common/log';
 import { requestMetrics, type MetricsOptions, type Phase, type RequestMetrics } from './metrics';
-import { errorResponse, redirectResponse, variantResponse, type FunctionUrlResponse, type ResponseTimings } from './responses';
+import {
+  DEFERRED_AVIF_CACHE_CONTROL,
+  errorResponse,
+  redirectResponse,
+  variantResponse,
+  type FunctionUrlResponse,
+  type ResponseTimings,
+} from './responses';
 import { fetchSource, storeVariant, type StoreOutcome } from './storage';
 import { transformProcesses, type TransformProcesses } from './transform-process';
 
@@ -89,17 +98,44 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
       withDeadline(fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes), deadline),
     );
     measured.sourceBytes = source.bytes.length;
+    const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length);
+    const make = (options: TransformOptions) =>
+      transforms.run({ bytes: source.bytes, ops: request.ops, limits: config, budget, options }, deadline, failed);
+    const answer = { method: event.requestContext.http.method, ifNoneMatch: event.headers?.['if-none-match'], timings: timings as ResponseTimings };
+    /** The AVIF made after the WebP answer, or undefined when another request makes it or it failed (logged). */
+    const followWithAvif = async () => {
+      const started = performance.now();
+      try {
+        if (!(await claimAvif(s3, config.cacheBucket, request.uri, config.timeBudgetMs, abortAt(endsAt)))) {
+          log({ level: 'info', event: 'avif_claimed_elsewhere', uri: request.uri });
+          return undefined;
+        }
+        const avif = await make({});
+        log({ level: 'info', event: 'avif_followed', uri: request.uri, ms: Math.round(performance.now() - started) });
+        return avif;
+      } catch (error) {
+        log({ level: 'error', event: 'avif_follow_failed', uri: request.uri, detail: errorStack(error) });
+        return undefined;
+      }
+    };
     let made;
     try {
-      made = await timed(timings, 'transform', () =>
-        transforms.run(
-          { bytes: source.bytes, ops: request.ops, limits: config, budget: budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length) },
-          deadline,
-          failed,
-        ),
-      );
+      made = await timed(timings, 'transform', () => make({ deferAvif: request.ops.accept === 'avif' }));
+      if (made.variant.avifDeferred && made.variant.body.length <= config.maxInlineBytes) {
+        // The first viewer gets WebP at once, which browsers keep briefly and shared caches not
+        // at all; the AVIF follows the response and is stored for the next viewer.
+        const sent = respond(variantResponse(made.variant, { ...answer, cacheControl: DEFERRED_AVIF_CACHE_CONTROL }));
+        const avif = await followWithAvif();
+        if (!avif) {
+          log({ level: 'info', event: 'variant', uri: request.uri, stored: 'none', bytes: made.variant.body.length, ...timings, ...measured.done(sent.statusCode ?? 200) });
+          return sent;
+        }
+        made = avif;
+      } else if (made.variant.avifDeferred) {
+        // Too large to answer inline, the WebP could only be stored under the AVIF's key: the AVIF is made now.
+        made = await timed(timings, 'transform', () => make({}));
+      }
     } catch (error) {
-      // The remembered failure itself is not remembered again (that would extend it forever).
       const remember =
         error instanceof HttpError && error !== failed.reason && worthRemembering(error, timings.transform ?? 0, config.timeBudgetMs);
       if (remember) {
@@ -115,16 +151,8 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
 
     // Inline, the image is the answer whatever happens to the write: it goes out first.
     const inline = variant.body.length <= config.maxInlineBytes;
-    let response = inline
-      ? respond(
-          variantResponse(variant, {
-            method: event.requestContext.http.method,
-            ifNoneMatch: event.headers?.['if-none-match'],
-            cacheControl: config.cacheControl,
-            timings: timings as ResponseTimings, // both phases ran
-          }),
-        )
-      : undefined;
+    // After a WebP answer the AVIF is only stored: respond() keeps the answer already sent.
+    let response = inline ? respond(variantResponse(variant, { ...answer, cacheControl: config.cacheControl })) : undefined;
 
     let stored: StoreOutcome | 'failed';
     try {
@@ -165,11 +193,14 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
   }
 
   return async function handle(event, context, onResponse) {
-    let responded = false;
+    let sent: FunctionUrlResponse | undefined;
+    /** Sends `response` unless one was sent already; returns the one sent. */
     const respond = (response: FunctionUrlResponse) => {
-      if (!responded) onResponse?.(response);
-      responded = true;
-      return response;
+      if (!sent) {
+        sent = response;
+        onResponse?.(response);
+      }
+      return sent;
     };
     let uri = event.rawPath;
     const measured = requestMetrics(metrics, context?.awsRequestId);

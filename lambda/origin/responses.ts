@@ -22,6 +22,13 @@ export type ResponseTimings = Record<'fetch' | 'transform', number>;
 /** Client errors may be retried soon (the source may appear); server errors are never cached. */
 const CLIENT_ERROR_CACHE_CONTROL = 'public, max-age=10';
 
+/**
+ * The WebP a first viewer gets while its AVIF is made after the response:
+ * browsers keep it a minute, CloudFront not at all (s-maxage=0, and the cache
+ * policy's minimum TTL is 0), so the next request finds the AVIF.
+ */
+export const DEFERRED_AVIF_CACHE_CONTROL = 'public, max-age=60, s-maxage=0';
+
 /** The quoted MD5 of the body: what S3 reports as the stored variant's ETag. */
 export function etagOf(body: Buffer): string {
   return '"' + createHash('md5').update(body).digest('hex') + '"';

@@ -17,7 +17,7 @@ import type { Ops } from '../grammar';
 import { HttpError, type ErrorCode } from './errors';
 import type { Limits } from './config';
 import type { Budget } from './image/budget';
-import type { TransformedVariant } from './image/transform';
+import type { TransformedVariant, TransformOptions } from './image/transform';
 
 /** Set in the child's environment: this process serves transforms. */
 const CHILD_FLAG = 'TRANSFORM_CHILD';
@@ -27,6 +27,7 @@ export interface TransformJob {
   ops: Ops;
   limits: Limits;
   budget: Budget;
+  options?: TransformOptions;
 }
 
 /** What the child measured, when the system tells: its resident memory before the job and its peak during it (MB). */
@@ -251,7 +252,7 @@ async function serveTransforms(): Promise<void> {
     };
     let result: ChildAnswer;
     try {
-      const variant = await transform(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.length), job.ops, job.limits, job.budget);
+      const variant = await transform(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.length), job.ops, job.limits, job.budget, job.options);
       result = { ok: true, variant, report: report() };
     } catch (error) {
       result =

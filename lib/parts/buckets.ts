@@ -5,6 +5,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { AVIF_CLAIMS_PREFIX } from '../../lambda/origin/avif-claims';
 import { FAILURES_PREFIX } from '../../lambda/origin/failures';
 import type { ResolvedSettings } from '../resolved-settings';
 import { ACCESS_LOGGING_OFF, acknowledge } from './nag';
@@ -66,6 +67,8 @@ export function buildBuckets(scope: Construct, props: BucketsProps): Buckets {
       { id: 'expire-variants', expiration: Duration.days(props.variantExpirationDays) },
       // Remembered failures are read only while FAILURE_TTL_SECONDS lasts; S3 removes them a day on.
       { id: 'expire-remembered-failures', prefix: FAILURES_PREFIX, expiration: Duration.days(1) },
+      // A claim on making an AVIF matters for one time budget; S3 removes it a day on.
+      { id: 'expire-avif-claims', prefix: AVIF_CLAIMS_PREFIX, expiration: Duration.days(1) },
       { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
     ],
     ...serverAccessLogs('s3/cache/'),

@@ -9,6 +9,7 @@
 //   anyway is killed at the deadline with nothing left running;
 // - replays: an expensive failure is answered from memory until it expires.
 
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MEMORY_SHARE } from '../../lambda/origin/image/budget';
@@ -92,9 +93,11 @@ describe('time: the encoder is chosen so that it finishes', () => {
     const response = await throughHandler(origin, `/large/photo.jpg/${NEGOTIATED}`, { status: 200 });
     expect(response.headers['content-type']).toBe('image/webp');
     expect((await sharp(response.body).metadata()).width).toBe(4000);
-    // Smaller, the AVIF fits and is made.
+    // Smaller, the AVIF fits: the viewer gets WebP at once, and the AVIF is made after and stored.
     const small = await throughHandler(origin, `/large/photo.jpg/width=1600,${NEGOTIATED}`, { status: 200 });
-    expect(small.headers['content-type']).toBe('image/avif');
+    expect(small.headers['content-type']).toBe('image/webp');
+    const stored = await origin.s3.send(new HeadObjectCommand({ Bucket: origin.cacheBucket, Key: `large/photo.jpg/width=1600,${NEGOTIATED}` }));
+    expect(stored.ContentType).toBe('image/avif');
   });
 
   it('an explicit AVIF of the same size is refused at once with what it would take, and nothing is stored or remembered', async () => {

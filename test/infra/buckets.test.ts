@@ -43,6 +43,7 @@ describe('buckets', () => {
     expect(rules(full)).toContainEqual(expect.objectContaining({ ExpirationInDays: 30, Status: 'Enabled' }));
     // Remembered failures (never served: no viewer URI maps to them) are gone a day on.
     expect(rules(base)).toContainEqual({ Id: 'expire-remembered-failures', Prefix: '.failures/', ExpirationInDays: 1, Status: 'Enabled' });
+    expect(rules(base)).toContainEqual({ Id: 'expire-avif-claims', Prefix: '.avif-claims/', ExpirationInDays: 1, Status: 'Enabled' });
     // Never the source bucket.
     expect(base.json.Resources[logicalId(base, base.stack.transformer.sourceBucket)].Properties.LifecycleConfiguration).toBeUndefined();
   });

@@ -13,12 +13,25 @@ import { applySteps } from './steps';
 export interface TransformedVariant extends Variant {
   width: number;
   height: number;
+  /** Made as WebP although AVIF was negotiated and affordable: the AVIF is to follow the response. */
+  avifDeferred?: boolean;
   /** What the model predicted for the chosen format (budget.ts), for the log and the bounds report. */
   predicted?: { bytes: number; seconds: number };
 }
 
+/**
+ * Encode seconds AVIF may add over WebP to a first view before that view gets
+ * WebP and the AVIF follows the response (see docs/performance.md).
+ */
+export const AVIF_WAIT_SECONDS = 0.1;
+
+export interface TransformOptions {
+  /** A negotiated AVIF that would keep the viewer waiting is made as WebP, marked avifDeferred. */
+  deferAvif?: boolean;
+}
+
 /** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
-export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget: Budget): Promise<TransformedVariant> {
+export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget: Budget, options: TransformOptions = {}): Promise<TransformedVariant> {
   const source = await openSource(bytes, limits);
   if (ops.format === 'json') {
     const description = await describe(source).catch((error: unknown) => {
@@ -30,13 +43,31 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
   const candidates = planOutput(ops, source.info);
   const frames = candidates.animated ? framesToLoad(source.info, limits) : 1;
   const work = describeWork(source.info, ops, frames, limits.maxDimension);
-  const plan = { ...candidates, format: chooseFormat(work, source.info, candidates.candidates, budget) };
+  const affordable = chooseFormat(work, source.info, candidates.candidates, budget);
+  // Deferring costs a second decode and the WebP's encode: worth it only when the viewer
+  // is spared a noticeable wait, and at least as much as the invocation spends again.
+  const webpSeconds = predictSeconds(work, source.info, 'webp');
+  const spared = predictSeconds(work, source.info, 'avif') - webpSeconds;
+  const avifDeferred =
+    options.deferAvif === true &&
+    affordable === 'avif' &&
+    candidates.candidates.includes('webp') &&
+    spared > AVIF_WAIT_SECONDS &&
+    spared >= webpSeconds;
+  const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
   const image = plan.animated ? openFrames(bytes, frames, limits) : source.firstFrame;
   applySteps(image, { ops, info: source.info, plan, limits });
   try {
     const { data, info } = await image.toBuffer({ resolveWithObject: true });
     const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };
-    return { body: data, contentType: CONTENT_TYPES[plan.format], width: info.width, height: info.pageHeight ?? info.height, predicted };
+    return {
+      body: data,
+      contentType: CONTENT_TYPES[plan.format],
+      width: info.width,
+      height: info.pageHeight ?? info.height,
+      predicted,
+      ...(avifDeferred ? { avifDeferred } : {}),
+    };
   } catch (error) {
     throw decodeError(error, limits);
   }

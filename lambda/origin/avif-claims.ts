@@ -1,0 +1,32 @@
+// AVIF without the wait: a first viewer whose AVIF would take noticeably
+// longer to encode than WebP gets WebP at once, and the AVIF is made after the
+// response and stored under the request's key. Two first viewers at the same
+// moment must not both make it, so the making is claimed with a conditional
+// write of a marker in the cache bucket, under a key no canonical URI can name
+// (it has no ops segment) and no viewer reaches.
+
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createHash } from 'node:crypto';
+
+/** Where claims live in the cache bucket (the construct expires this prefix). */
+export const AVIF_CLAIMS_PREFIX = '.avif-claims/';
+
+/**
+ * Claims the making of `uri`'s AVIF: true for the first claimant within a
+ * window of `windowMs`, false for the others. The window is part of the key,
+ * so a claimant that died frees the next window without anyone deleting its
+ * marker.
+ */
+export async function claimAvif(s3: S3Client, bucket: string, uri: string, windowMs: number, abortSignal?: AbortSignal): Promise<boolean> {
+  const window = Math.floor(Date.now() / windowMs);
+  const key = `${AVIF_CLAIMS_PREFIX}${createHash('sha256').update(uri).digest('hex')}-${window}`;
+  try {
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: '', IfNoneMatch: '*', CacheControl: 'no-store' }), { abortSignal });
+    return true;
+  } catch (error) {
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    // 412: claimed already; 409: a concurrent claim is in flight.
+    if (status === 412 || status === 409) return false;
+    throw error;
+  }
+}
