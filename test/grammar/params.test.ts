@@ -175,7 +175,7 @@ describe('invalid values are a 400 naming the parameter, the value and what is a
     ['dpr=4.1', 'Invalid dpr "4.1": expected a number from 1 to 4 with at most one decimal.'],
     ['dpr=1.25', 'Invalid dpr "1.25": expected a number from 1 to 4 with at most one decimal.'],
     ['dpr=2x', 'Invalid dpr "2x": expected a number from 1 to 4 with at most one decimal.'],
-    ['fit=stretch', 'Invalid fit "stretch": expected one of cover, contain, fill, inside, outside.'],
+    ['fit=stretch', 'Invalid fit "stretch": expected one of cover, contain, fill, inside, outside, pad.'],
     ['position=middle', `Invalid position "middle": expected ${POSITIONS}.`],
     ['gravity=north', `Invalid position "north": expected ${POSITIONS}.`],
     ['enlarge=yes', `Invalid enlarge "yes": expected ${BOOLEAN}.`],

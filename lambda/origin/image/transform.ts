@@ -31,8 +31,8 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
   const frames = candidates.animated ? framesToLoad(source.info, limits) : 1;
   const work = describeWork(source.info, ops, frames, limits.maxDimension);
   const plan = { ...candidates, format: chooseFormat(work, source.info, candidates.candidates, budget) };
-  const image = plan.animated ? openFrames(bytes, frames, limits) : source.firstFrame;
-  applySteps(image, { ops, info: source.info, plan, limits });
+  const opened = plan.animated ? openFrames(bytes, frames, limits) : source.firstFrame;
+  const image = await applySteps(opened, { ops, info: source.info, plan, limits });
   try {
     const { data, info } = await image.toBuffer({ resolveWithObject: true });
     const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };
