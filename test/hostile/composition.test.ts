@@ -7,19 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { gradientJpeg } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
-import { throughHandler } from './support';
-
-/** Allocator and libvips' own buffers: what any transform costs beyond the pixels the model counts (as in bounds.test.ts). */
-const NOISE_MB = 40;
-
-interface MemoryLogged {
-  predictedMb: number;
-  transformStartMb: number;
-  TransformRss: number;
-}
-
-const variantLog = (origin: TestOrigin, uri: string) =>
-  origin.logs.filter((entry) => entry.event === 'variant' && entry.uri === uri).at(-1) as unknown as MemoryLogged;
+import { NOISE_MB, throughHandler, variantLog } from './support';
 
 describe('the memory model counts what composition holds', () => {
   let origin: TestOrigin;
