@@ -269,7 +269,8 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
   const pairs: [string, string][] =
     segment === ORIGINAL
       ? []
-      : segment.split(',').map((op) => {
+      : // Ops are comma-separated, and a value may hold commas (`crop=0,0,0.5,0.5`): an op starts at a name and `=`.
+        segment.split(/,(?=[a-z]+=|$)/).map((op) => {
           const eq = op.indexOf('=');
           return [op.slice(0, eq), op.slice(eq + 1)] as [string, string];
         });

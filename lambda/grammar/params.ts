@@ -6,10 +6,19 @@
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
 
-import { boolean, choice, colour, decimal, integer, invalidParameter } from './validate';
+import { boolean, border, choice, colour, decimal, integer, invalidParameter, region } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
+/** `pad` is another name for `contain`: the whole image inside the box, the rest filled. */
+const FIT_SPELLINGS = (FITS as readonly string[]).concat('pad');
+
+/** What fills the rest of contain's box: the background colour, or a blurred copy of the image. */
+export const FILLS = ['background', 'blur'] as const;
+export type Fill = (typeof FILLS)[number];
+
+/** sharp's trim threshold when `trim` is given without one. */
+export const DEFAULT_TRIM = 10;
 
 export const POSITIONS = [
   'center', 'top', 'right', 'bottom', 'left',
@@ -37,14 +46,21 @@ export interface Ops {
   width?: number;
   height?: number;
   fit?: Fit;
+  fill?: Fill;
   position?: Position;
   enlarge?: boolean;
   rotate?: Rotation;
   flip?: boolean;
   flop?: boolean;
+  /** Trim threshold: the largest difference from the corner's colour that is trimmed. */
+  trim?: number;
+  /** `x,y,width,height`, fractions of the image as it stands after orientation, turns and trim. */
+  crop?: string;
   grayscale?: boolean;
   blur?: number;
   sharpen?: number;
+  /** `<width>,<rrggbb or rrggbbaa>`: pixels around the output, and their colour. */
+  border?: string;
   /** `rrggbb` or `rrggbbaa`, lower-case. */
   background?: string;
   quality?: number;
@@ -118,9 +134,13 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   height: { aliases: ['h'], parse: integer(1) },
   dpr: { parse: decimal(1, 4) },
   fit: {
-    parse: choice(FITS),
+    parse: (name, raw, options) => {
+      const fit = choice(FIT_SPELLINGS)(name, raw, options);
+      return fit === 'pad' ? 'contain' : fit;
+    },
     matters: (ops) => bothSides(ops) && ops.fit !== 'cover',
   },
+  fill: { parse: choice(FILLS), matters: (ops) => ops.fill === 'blur' && bothSides(ops) && ops.fit === 'contain' },
   position: {
     aliases: ['pos', 'gravity'],
     parse: choice(POSITIONS),
@@ -146,9 +166,12 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   },
   flip: { parse: boolean, matters: (ops) => ops.flip === true },
   flop: { parse: boolean, matters: (ops) => ops.flop === true },
+  trim: { parse: (name, raw, options) => (raw === '' ? DEFAULT_TRIM : integer(0, 255)(name, raw, options)) },
+  crop: { parse: region, matters: (ops) => ops.crop !== '0,0,1,1' },
   grayscale: { aliases: ['greyscale'], parse: boolean, matters: (ops) => ops.grayscale === true },
   blur: { parse: decimal(0.3, 100) },
   sharpen: { parse: decimal(0.5, 10) },
+  border: { parse: border },
   background: { aliases: ['bg'], parse: colour },
   quality: {
     aliases: ['q'],

@@ -53,3 +53,23 @@ export const colour: ValueParser = (name, raw) => {
   if (/^[0-9a-f]{8}$/.test(hex)) return hex.slice(6) === 'ff' ? hex.slice(0, 6) : hex;
   throw invalidParameter(name, raw, 'a hex colour rgb, rrggbb or rrggbbaa');
 };
+
+/** Crop fractions are counted in ten-thousandths, so that sums are exact. */
+const PARTS = 10000;
+
+/** `x,y,width,height` as fractions of the image, at most four decimals, the region inside it; returns them canonical. */
+export const region: ValueParser = (name, raw) => {
+  const parts = raw.split(',').map((part) => (/^(?=\.?\d)\d?(\.\d{0,4})?$/.test(part) ? Math.round(Number(part) * PARTS) : NaN));
+  const at = (i: number) => parts[i] as number;
+  if (!(parts.length === 4 && at(2) > 0 && at(3) > 0 && at(0) + at(2) <= PARTS && at(1) + at(3) <= PARTS)) {
+    throw invalidParameter(name, raw, 'x,y,width,height: fractions of the image, the region inside it');
+  }
+  return parts.map((part) => part / PARTS).join(',');
+};
+
+/** `<width>` or `<width>,<colour>` (black by default): the width leaves the image at least a pixel within maxDimension. */
+export const border: ValueParser = (name, raw, options) => {
+  const comma = raw.indexOf(',');
+  const width = integer(1, (options.maxDimension - 1) >> 1)(name, comma === -1 ? raw : raw.slice(0, comma), options);
+  return width + ',' + colour(name, comma === -1 ? '000' : raw.slice(comma + 1), options);
+};

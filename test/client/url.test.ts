@@ -169,7 +169,7 @@ describe('imageUrl', () => {
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { width: 0 }))).toBe('Invalid width "0": expected an integer from 1 to 8192.');
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { width: 1.5 }))).toBe('Invalid width "1.5": expected an integer from 1 to 8192.');
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { fit: 'crop' as 'cover' }))).toBe(
-      'Invalid fit "crop": expected one of cover, contain, fill, inside, outside.',
+      'Invalid fit "crop": expected one of cover, contain, fill, inside, outside, pad.',
     );
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { dpr: 5 }))).toBe('Invalid dpr "5": expected a number from 1 to 4 with at most one decimal.');
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { background: 'red' }))).toBe(
@@ -205,7 +205,7 @@ describe('imageUrl', () => {
     expect(() => imageUrl(BASE, 'a.jpg', { constructor: 1 } as ImageParams)).toThrow(/Unknown image parameter "constructor"/);
     // The edge writes accept from the Accept header; a page cannot choose it.
     expect(() => imageUrl(BASE, 'a.jpg', { accept: 'avif' } as ImageParams)).toThrow(
-      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, position, enlarge, rotate, flip, flop, grayscale, blur, sharpen, background, quality, format, preset\.$/,
+      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, enlarge, rotate, flip, flop, trim, crop, grayscale, blur, sharpen, border, background, quality, format, preset\.$/,
     );
     expect(() => imageUrl(BASE, 'a.jpg', { sig: 'x' } as ImageParams)).toThrow(/signedImageUrl/);
     for (const base of ['https://x.example.com/images', 'x.example.com/a', 'ftp://x.example.com', 'https://x.example.com?a=1', '', 'https://user@x.example.com']) {

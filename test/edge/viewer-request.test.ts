@@ -108,6 +108,15 @@ describe('normalisation', () => {
     expect(await uriOf(anySize, '/a.jpg', 'bg=%23FF0000FF&blur=02.0')).toBe('/a.jpg/blur=2,background=ff0000');
   });
 
+  it('spells the composition parameters one way, commas inside their values', async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'w=200&h=200&fit=PAD&fill=blur&crop=.1,0,0.50,1&border=8,%23F00&trim')).toBe(
+      '/a.jpg/width=200,height=200,fit=contain,fill=blur,trim=10,crop=0.1,0,0.5,1,border=8,ff0000',
+    );
+    expect(await uriOf(anySize, '/a.jpg', 'fill=blur&crop=0,0,1,1')).toBe('/a.jpg/original');
+    expectError(await anySize.handler(viewerEvent('/a.jpg', 'crop=0.5,0,0.6,1')), 400, 'invalid_parameter', /crop "0.5,0,0.6,1": expected x,y,width,height/);
+    expectError(await anySize.handler(viewerEvent('/a.jpg', 'border=9000')), 400, 'invalid_parameter', /border "9000": expected an integer from 1 to 4095/);
+  });
+
   it('re-encodes the key one way: spaces, plus signs, unicode, reserved characters', async () => {
     expect(await uriOf(anySize, '/My%20Photos/caf%C3%A9+1%281%29.jpg')).toBe('/My%20Photos/caf%C3%A9%2B1%281%29.jpg/original');
     expect(await uriOf(anySize, '/a/%7Euser/b.jpg')).toBe('/a/~user/b.jpg/original');
@@ -401,7 +410,11 @@ const VALID: Record<string, string[]> = {
   'width w': ['1', '16', '100', '0640', '640', '750', '3840', '4096'],
   'height h': ['16', '200', '0480', '384', '1080'],
   dpr: ['1', '1.5', '2.0', '.5', '3', '4'],
-  fit: ['cover', 'contain', 'INSIDE', 'fill', 'outside'],
+  fit: ['cover', 'contain', 'INSIDE', 'fill', 'outside', 'pad'],
+  fill: ['blur', 'background', 'BLUR'],
+  trim: ['', '0', '10', '255'],
+  crop: ['0,0,1,1', '.25,0,0.5,1', '0.1,0.2,0.3,0.4', '0,0,1,0.9999', '0.5,0.5,0.6,0.1'],
+  border: ['1', '8,fff', '20,%23FF000080', '4095'],
   'position pos gravity': ['center', 'top-left', 'Entropy', 'attention', 'bottom'],
   enlarge: ['true', '0', '1', 'FALSE'],
   'format fm f': ['auto', 'webp', 'AVIF', 'jpg', 'jpeg', 'png', 'gif', 'json'],

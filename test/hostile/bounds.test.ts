@@ -15,27 +15,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { MEMORY_SHARE } from '../../lambda/origin/image/budget';
 import { deepImage, gradientJpeg, type Orientation } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
-import { startHostileEmulator, throughEmulator, throughHandler, useBomb } from './support';
+import { NOISE_MB, startHostileEmulator, throughEmulator, throughHandler, useBomb, variantLog } from './support';
 
 /** What Chromium sends for an <img>: AVIF and WebP accepted, so the edge writes accept=avif. */
 const NEGOTIATED = 'accept=avif';
 
 /** What Chromium sends with an <img>. */
 const CHROMIUM_ACCEPT = 'image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8';
-
-/** Allocator and libvips' own buffers: what any transform costs beyond the pixels the model counts. */
-const NOISE_MB = 40;
-
-/** What a variant's log line says of memory, in MB: the model's prediction and the processes' measurements. */
-interface MemoryLogged {
-  predictedMb: number;
-  transformStartMb: number;
-  TransformRss: number;
-  MemoryRss: number;
-}
-
-const variantLog = (origin: TestOrigin, uri: string) =>
-  origin.logs.filter((entry) => entry.event === 'variant' && entry.uri === uri).at(-1) as unknown as MemoryLogged;
 
 describe('memory: every band count and bit depth in every orientation', () => {
   let origin: TestOrigin;

@@ -353,3 +353,17 @@ export function useBomb(levels: number): string {
   for (let i = 1; i <= levels; i++) defs += `<g id="u${i}">${Array.from({ length: 10 }, (_, j) => `<use href="#u${i - 1}" x="${j}"/>`).join('')}</g>`;
   return square(`<defs>${defs}</defs><use href="#u${levels}"/>`);
 }
+
+/** Allocator and libvips' own buffers: what any transform costs beyond the pixels the model counts. */
+export const NOISE_MB = 40;
+
+/** What a variant's log line says of memory, in MB: the model's prediction and the processes' measurements. */
+export interface MemoryLogged {
+  predictedMb: number;
+  transformStartMb: number;
+  TransformRss: number;
+  MemoryRss: number;
+}
+
+export const variantLog = (origin: TestOrigin, uri: string) =>
+  origin.logs.filter((entry) => entry.event === 'variant' && entry.uri === uri).at(-1) as unknown as MemoryLogged;

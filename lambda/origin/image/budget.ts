@@ -10,7 +10,7 @@ import type { Ops } from '../../grammar';
 import { HttpError } from '../errors';
 import type { SourceInfo } from './input';
 import type { EncodedFormat } from './output';
-import { scaledSize } from './steps';
+import { borderWidth, cropRegion, roomFor, scaledSize, turnedSize } from './steps';
 
 export interface Budget {
   /** Memory the child's work may use, in bytes: what is left of the allowance once both processes' own footprint is counted. */
@@ -90,21 +90,39 @@ export interface Work {
 /** Sources whose decoder produces the whole image (or every frame) at once, not line by line. */
 const WHOLE_IMAGE_DECODERS: SourceInfo['format'][] = ['avif', 'webp', 'gif'];
 
-/** Output size of one frame, as large as the ops allow: the box of cover, contain and fill, else the scaled size. */
-function outputSize(ops: Ops, width: number, height: number, maxDimension: number): [number, number] {
-  let size = scaledSize(ops, width, height);
-  if (!size) {
-    const box: [number, number] = [ops.width as number, ops.height as number];
-    // Without enlargement, cover and fill stop at the source's size; contain pads to the box.
-    size = ops.enlarge || ops.fit === 'contain' ? box : [Math.min(box[0], width), Math.min(box[1], height)];
+/**
+ * The output size of one frame before its border. A trim's result is not
+ * known from the header: each side is bounded as for any part of the image
+ * (the side asked for, or the source's side, or anything with enlargement).
+ */
+function imageSize(ops: Ops, width: number, height: number, room: number): [number, number] {
+  if (ops.trim !== undefined) {
+    const asked = ops.fit !== 'outside';
+    const side = (request: number | undefined, source: number) => (asked && request !== undefined ? request : ops.enlarge ? room : source);
+    return [side(ops.width, width), side(ops.height, height)];
   }
-  const fit = Math.min(1, maxDimension / Math.max(...size));
-  return [Math.max(1, Math.round(size[0] * fit)), Math.max(1, Math.round(size[1] * fit))];
+  const size = scaledSize(ops, width, height);
+  if (size) return size;
+  const box: [number, number] = [ops.width as number, ops.height as number];
+  // Without enlargement, cover and fill stop at the source's size; contain pads to the box.
+  return ops.enlarge || ops.fit === 'contain' ? box : [Math.min(box[0], width), Math.min(box[1], height)];
+}
+
+/** Output size of one frame, as large as the ops allow, border included: the image shrinks to leave the border room within maxDimension. */
+function outputSize(ops: Ops, width: number, height: number, maxDimension: number): [number, number] {
+  const room = roomFor(ops, maxDimension);
+  const size = imageSize(ops, width, height, room);
+  const fit = Math.min(1, room / Math.max(...size));
+  const border = 2 * borderWidth(ops);
+  return [Math.max(1, Math.round(size[0] * fit)) + border, Math.max(1, Math.round(size[1] * fit)) + border];
 }
 
 /** The work of a transform, from the source's header and the ops. */
 export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDimension: number): Work {
-  const [width, height] = ops.rotate === 90 || ops.rotate === 270 ? [info.height, info.width] : [info.width, info.height];
+  const [turnedWidth, turnedHeight] = turnedSize(ops, info);
+  // A crop region's size is known from the header (of a trimmed image, it is bounded by the same fractions of the source).
+  const region = ops.crop ? cropRegion(ops.crop, turnedWidth, turnedHeight) : undefined;
+  const [width, height] = region ? [region.width, region.height] : [turnedWidth, turnedHeight];
   const [outWidth, outHeight] = outputSize(ops, width, height, maxDimension);
   const reduction = Math.min(width / outWidth, height / outHeight);
   const shrink = shrinkOnLoad(info.format, reduction, ops);
@@ -116,6 +134,10 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   let heldBytes = whole ? decodedPixels * frames * pixelBytes : 0;
   // A progressive JPEG's decoder keeps every DCT coefficient, at full size whatever the shrink.
   if (info.format === 'jpeg' && info.progressive) heldBytes += info.width * info.height * info.channels * 2;
+  // Trim holds the decoded image to find its edges, then its result as 8-bit pixels (steps.ts).
+  if (ops.trim !== undefined) heldBytes += decodedPixels * (pixelBytes + info.channels);
+  // A blurred fill holds the image and the canvas it is drawn on as 8-bit pixels, with alpha at most.
+  if (ops.fill === 'blur') heldBytes += 2 * outWidth * outHeight * 4;
   return { decodedPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
 }
 
@@ -158,8 +180,8 @@ export function chooseFormat(work: Work, info: SourceInfo, candidates: EncodedFo
  */
 function shrinkOnLoad(format: SourceInfo['format'], reduction: number, ops: Ops): number {
   if (format !== 'jpeg' && format !== 'webp') return 1;
-  // Crops and strategies that read the whole image at its decoded size defeat it.
-  if (ops.position === 'entropy' || ops.position === 'attention') return 1;
+  // Crops and strategies that read the whole image at its decoded size defeat it, as do trim and crop regions (sharp's rule).
+  if (ops.position === 'entropy' || ops.position === 'attention' || ops.trim !== undefined || ops.crop !== undefined) return 1;
   const shrink = Math.floor(reduction / 2);
   if (format === 'webp') return Math.max(1, shrink);
   return shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1;

@@ -39,10 +39,12 @@ const ACCEPTED: Record<NegotiatedFormat, EncodedFormat[]> = { avif: ['avif', 'we
  * still writes `format=avif` for a negotiated request during a deploy: that
  * counts as explicit. An animation stays animated in WebP or GIF; libvips
  * cannot write animated AVIF, so AVIF becomes WebP there. JPEG and PNG, and
- * quarter turns (which libvips cannot apply to frames), give the first frame.
+ * quarter turns, trim and a blurred fill (which libvips cannot apply frame by
+ * frame), give the first frame.
  */
 export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
-  const animatedSource = info.frames > 1 && ops.rotate !== 90 && ops.rotate !== 270;
+  const firstFrameOnly = ops.rotate === 90 || ops.rotate === 270 || ops.trim !== undefined || ops.fill === 'blur';
+  const animatedSource = info.frames > 1 && !firstFrameOnly;
   const family: EncodedFormat = animatedSource ? 'gif' : info.hasAlpha ? 'png' : 'jpeg';
   const wanted: EncodedFormat[] =
     ops.format !== undefined && ops.format !== 'json' ? [ops.format] : (ops.accept ? ACCEPTED[ops.accept] : []).concat(family);

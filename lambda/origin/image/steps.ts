@@ -1,20 +1,41 @@
 // The transformation as an ordered list of small steps, each doing one thing
-// to the sharp pipeline. sharp runs them in one pass over the decoded pixels.
+// to the sharp pipeline. sharp runs them in one pass over the decoded pixels,
+// in its own fixed order (turns, trim, extract, resize, extend, blur, sharpen,
+// composite); a step that needs the pixels of the steps before it (trim's
+// result size, a blurred fill) ends the pass and starts the next from the
+// pixels held in memory.
 
-import type { Sharp } from 'sharp';
+import sharp, { type OutputInfo, type Sharp } from 'sharp';
 import type { Ops, Position } from '../../grammar';
 import type { Limits } from '../config';
-import type { SourceInfo } from './input';
+import { decodeError, type SourceInfo } from './input';
 import { encode, type OutputPlan } from './output';
 
-export interface StepContext {
+export interface StepInput {
   ops: Ops;
   info: SourceInfo;
   plan: OutputPlan;
   limits: Limits;
 }
 
-type Step = (image: Sharp, context: StepContext) => void;
+interface Region {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+interface StepContext extends StepInput {
+  /** The image's size as the next step sees it: displayed and turned, then trimmed (the crop region is a part of it). */
+  size: [number, number];
+  /** The part of the image kept, as displayed: recorded by crop, cut by resize (sharp takes one extract before its resize). */
+  region?: Region;
+  /** The mirrors sharp makes after its extract rather than before (none with a turn): the extracted region is mirrored to match. */
+  mirrorsAfterExtract: { flip: boolean; flop: boolean };
+}
+
+/** A step changes the pipeline it is given, or returns the pipeline that replaces it. */
+type Step = (image: Sharp, context: StepContext) => void | Promise<Sharp | undefined>;
 
 type Rgba = { r: number; g: number; b: number; alpha: number };
 
@@ -46,6 +67,43 @@ const SHARP_POSITIONS: Record<Position, string> = {
   attention: 'attention',
 };
 
+/** The source's displayed size after the `rotate` op. */
+export function turnedSize(ops: Ops, info: Pick<SourceInfo, 'width' | 'height'>): [number, number] {
+  return ops.rotate === 90 || ops.rotate === 270 ? [info.height, info.width] : [info.width, info.height];
+}
+
+/** The border's width in pixels (0 without one). */
+export const borderWidth = (ops: Ops) => (ops.border ? parseInt(ops.border, 10) : 0);
+
+/** The output's largest side without its border: the border and the image together stay within maxDimension. */
+export const roomFor = (ops: Ops, maxDimension: number) => maxDimension - 2 * borderWidth(ops);
+
+/** `crop`'s fractions as pixels of an image of `width` x `height`: at least one pixel, inside the image. */
+export function cropRegion(crop: string, width: number, height: number): Region {
+  const [x, y, w, h] = crop.split(',').map(Number) as [number, number, number, number];
+  const left = Math.min(width - 1, Math.round(x * width));
+  const top = Math.min(height - 1, Math.round(y * height));
+  return {
+    left,
+    top,
+    width: Math.max(1, Math.round((x + w) * width) - left),
+    height: Math.max(1, Math.round((y + h) * height) - top),
+  };
+}
+
+/** The requested box, scaled down when a border would take the output past maxDimension; a side not asked for stays undefined. */
+function requestedBox(ops: Ops, room: number): [number | undefined, number | undefined] {
+  const shrink = room / Math.max(ops.width ?? 0, ops.height ?? 0);
+  if (!(shrink < 1)) return [ops.width, ops.height];
+  const side = (asked: number | undefined) => (asked === undefined ? undefined : Math.max(1, Math.round(asked * shrink)));
+  return [side(ops.width), side(ops.height)];
+}
+
+/** Where a side of `room` spare pixels puts its offset for `position`: 0 at `low`, all of it at `high`, else half. */
+function along(position: Position, low: string, high: string, room: number): number {
+  return position.includes(low) ? 0 : position.includes(high) ? room : Math.floor(room / 2);
+}
+
 /** The size sharp would produce, for the fits that scale rather than fill a box. */
 export function scaledSize(ops: Ops, width: number, height: number): [number, number] | undefined {
   const scales: number[] = [];
@@ -74,15 +132,51 @@ function preCrop(ops: Ops, width: number, height: number) {
   const cropWidth = Math.min(width, Math.max(1, Math.round(ops.width / scale)));
   const cropHeight = Math.min(height, Math.max(1, Math.round(ops.height / scale)));
   const position = ops.position ?? 'center';
-  const along = (low: string, high: string, room: number) =>
-    position.includes(low) ? 0 : position.includes(high) ? room : Math.floor(room / 2);
   return {
-    left: along('left', 'right', width - cropWidth),
-    top: along('top', 'bottom', height - cropHeight),
+    left: along(position, 'left', 'right', width - cropWidth),
+    top: along(position, 'top', 'bottom', height - cropHeight),
     width: cropWidth,
     height: cropHeight,
   };
 }
+
+/** `inner`, a region of `outer` (or of the whole image without one), in the whole image's coordinates. */
+function within(outer: Region | undefined, inner: Region | undefined): Region | undefined {
+  if (!outer || !inner) return outer ?? inner;
+  return { left: outer.left + inner.left, top: outer.top + inner.top, width: inner.width, height: inner.height };
+}
+
+/** `region` of the image as displayed, in the coordinates sharp extracts from (before the mirrors it makes after). */
+function unmirrored(region: Region, { size, mirrorsAfterExtract }: StepContext): Region {
+  const [width, height] = size;
+  return {
+    left: mirrorsAfterExtract.flop ? width - region.left - region.width : region.left,
+    top: mirrorsAfterExtract.flip ? height - region.top - region.height : region.top,
+    width: region.width,
+    height: region.height,
+  };
+}
+
+const NO_MIRRORS = { flip: false, flop: false };
+
+/** Pixels in memory, decoded as 8-bit sRGB bands by the pipeline so far. */
+type Pixels = { data: Buffer; info: OutputInfo };
+
+/** Runs the pipeline so far into memory; a decode failure there is the source's, as at the end. */
+async function pixels(image: Sharp, limits: Limits): Promise<Pixels> {
+  return image
+    .raw()
+    .toBuffer({ resolveWithObject: true })
+    .catch((error: unknown) => {
+      throw decodeError(error, limits);
+    });
+}
+
+const pipelineOf = ({ data, info }: Pixels) => sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
+
+/** Longest side of the copy of the image that a blurred fill is made from, and its blur. */
+const BACKDROP_SIDE = 48;
+const BACKDROP_SIGMA = 2;
 
 /** The pipeline, in order. Orientation first, so every later step sees the image as displayed. */
 const STEPS: Step[] = [
@@ -95,10 +189,30 @@ const STEPS: Step[] = [
     if (ops.rotate && !plan.animated) image.rotate(ops.rotate);
   },
 
-  function mirror(image, { ops, plan }) {
+  function mirror(image, context) {
+    const { ops, plan } = context;
     const halfTurn = plan.animated && ops.rotate === 180;
-    if (Boolean(ops.flip) !== halfTurn) image.flip();
-    if (Boolean(ops.flop) !== halfTurn) image.flop();
+    const flip = Boolean(ops.flip) !== halfTurn;
+    const flop = Boolean(ops.flop) !== halfTurn;
+    if (flip) image.flip();
+    if (flop) image.flop();
+    // With a turn sharp makes its mirrors before extracting; without, after.
+    const turned = ops.rotate !== undefined && !plan.animated;
+    context.mirrorsAfterExtract = turned ? NO_MIRRORS : { flip, flop };
+  },
+
+  async function trim(image, context) {
+    if (context.ops.trim === undefined) return undefined;
+    // The later steps need the trimmed size, known only from the pixels. A uniform image is kept whole.
+    const trimmed = await pixels(image.trim({ threshold: context.ops.trim }), context.limits);
+    context.size = [trimmed.info.width, trimmed.info.height];
+    context.mirrorsAfterExtract = NO_MIRRORS;
+    return pipelineOf(trimmed);
+  },
+
+  function crop(_image, context) {
+    // Recorded here, cut by resize: sharp takes one extract before its resize, which resize may need for itself.
+    if (context.ops.crop !== undefined) context.region = cropRegion(context.ops.crop, ...context.size);
   },
 
   function flatten(image, context) {
@@ -110,13 +224,17 @@ const STEPS: Step[] = [
   },
 
   function resize(image, context) {
-    const { ops, info, limits } = context;
-    const quarterTurn = ops.rotate === 90 || ops.rotate === 270;
-    const [width, height] = quarterTurn ? [info.height, info.width] : [info.width, info.height];
+    const { ops, limits } = context;
+    const { region: cropped } = context;
+    const [width, height] = cropped ? [cropped.width, cropped.height] : context.size;
+    const room = roomFor(ops, limits.maxDimension);
+    const crop = preCrop(ops, width, height);
+    const region = within(cropped, crop);
+    if (region) image.extract(unmirrored(region, context));
     const scaled = scaledSize(ops, width, height);
     // Keep the output within maxDimension even when the request leaves a side to the aspect ratio.
-    if (scaled && Math.max(...scaled) > limits.maxDimension) {
-      const shrink = limits.maxDimension / Math.max(...scaled);
+    if (scaled && Math.max(...scaled) > room) {
+      const shrink = room / Math.max(...scaled);
       image.resize({
         width: Math.max(1, Math.round(scaled[0] * shrink)),
         height: Math.max(1, Math.round(scaled[1] * shrink)),
@@ -125,19 +243,47 @@ const STEPS: Step[] = [
       return;
     }
     if (ops.width === undefined && ops.height === undefined) return;
-    const crop = preCrop(ops, width, height);
+    const [boxWidth, boxHeight] = requestedBox(ops, room);
     if (crop) {
-      image.extract(crop).resize({ width: ops.width, height: ops.height, fit: 'fill' });
+      image.resize({ width: boxWidth, height: boxHeight, fit: 'fill' });
       return;
     }
     image.resize({
-      width: ops.width,
-      height: ops.height,
-      fit: ops.fit ?? 'cover',
+      width: boxWidth,
+      height: boxHeight,
+      // A blurred fill is drawn under the image by the next step.
+      fit: ops.fill === 'blur' ? 'inside' : ops.fit ?? 'cover',
       position: SHARP_POSITIONS[ops.position ?? 'center'],
       withoutEnlargement: !ops.enlarge,
       background: background(context),
     });
+  },
+
+  async function fill(image, context) {
+    const { ops, limits } = context;
+    if (ops.fill !== 'blur') return undefined;
+    const [width, height] = requestedBox(ops, roomFor(ops, limits.maxDimension)) as [number, number];
+    const inner = await pixels(image, limits);
+    // Blurring a small copy and scaling it up to the box costs the same at any size, and the scaling smooths it further.
+    const scale = BACKDROP_SIDE / Math.max(width, height);
+    const small = await pixels(
+      pipelineOf(inner)
+        .resize(Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale)), { fit: 'cover' })
+        .blur(BACKDROP_SIGMA),
+      limits,
+    );
+    const position = ops.position ?? 'center';
+    const raw = { width: inner.info.width, height: inner.info.height, channels: inner.info.channels };
+    const placed = {
+      input: inner.data,
+      raw,
+      left: along(position, 'left', 'right', width - raw.width),
+      top: along(position, 'top', 'bottom', height - raw.height),
+    };
+    // The whole canvas in memory, so that blur, sharpen and grayscale apply to it all (sharp composites after them).
+    const canvas = await pixels(pipelineOf(small).resize(width, height, { fit: 'fill' }).composite([placed]), limits);
+    context.size = [width, height];
+    return pipelineOf(canvas);
   },
 
   function blur(image, { ops }) {
@@ -154,11 +300,22 @@ const STEPS: Step[] = [
     else image.toColourspace('srgb');
   },
 
+  function border(image, { ops }) {
+    // sharp extends before it blurs and sharpens, so those soften the border's inner edge; grayscale leaves its colour.
+    if (!ops.border) return;
+    const width = borderWidth(ops);
+    image.extend({ top: width, bottom: width, left: width, right: width, background: rgba(ops.border.slice(ops.border.indexOf(',') + 1)) });
+  },
+
   function output(image, { ops, plan }) {
     encode(image, plan, ops);
   },
 ];
 
-export function applySteps(image: Sharp, context: StepContext): void {
-  STEPS.forEach((step) => step(image, context));
+/** Applies every step to `image`; returns the pipeline to run, which a step may have replaced. */
+export async function applySteps(image: Sharp, input: StepInput): Promise<Sharp> {
+  const context: StepContext = { ...input, size: turnedSize(input.ops, input.info), mirrorsAfterExtract: NO_MIRRORS };
+  let current = image;
+  for (const step of STEPS) current = (await step(current, context)) ?? current;
+  return current;
 }

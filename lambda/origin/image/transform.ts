@@ -55,8 +55,8 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
     spared > AVIF_WAIT_SECONDS &&
     spared >= webpSeconds;
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
-  const image = plan.animated ? openFrames(bytes, frames, limits) : source.firstFrame;
-  applySteps(image, { ops, info: source.info, plan, limits });
+  const opened = plan.animated ? openFrames(bytes, frames, limits) : source.firstFrame;
+  const image = await applySteps(opened, { ops, info: source.info, plan, limits });
   try {
     const { data, info } = await image.toBuffer({ resolveWithObject: true });
     const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };
