@@ -19,7 +19,7 @@ import { DEFAULT_LIMITS } from '../lambda/origin/config';
 import { commandLine, UsageError } from '../local/harness/command-line';
 import { markdownTable } from './bench/stats';
 import { BENCH_2026_11_23, type Measured } from './cost/measured';
-import { CLOUDFRONT_PRICES, COMPARISON_PRICES, PRICE_SOURCES, PRICES_DATE, REGION_PRICES, type RegionPrices } from './cost/prices';
+import { CLOUDFRONT_PRICES, COMPARISON_PRICES, PRICES_DATE, REGION_PRICES, type RegionPrices } from './cost/prices';
 import { consoleOutput, runIfMain, type Output } from './operator-command';
 
 export const USAGE = `usage: npm run cost -- [--region ${Object.keys(REGION_PRICES).join('|')}] [--memory MB] [--bench file.json]

@@ -4,14 +4,6 @@
 
 export const PRICES_DATE = '2026-11-24';
 
-export const PRICE_SOURCES = {
-  lambda: 'https://aws.amazon.com/lambda/pricing/ (Arm: first 7.5 billion GB-s a month)',
-  s3: 'https://aws.amazon.com/s3/pricing/ (S3 Standard: first 50 TB a month)',
-  cloudfront: 'https://aws.amazon.com/cloudfront/pricing/ (HTTPS requests, United States, Mexico, Canada, Europe and Israel)',
-  cloudflare: 'https://developers.cloudflare.com/images/pricing/ ($0.50 per 1,000 unique transformations a month, 5,000 included)',
-  vercel: 'https://vercel.com/docs/image-optimization/limits-and-pricing (Pro/Enterprise beyond the included usage, by region)',
-} as const;
-
 export interface RegionPrices {
   /** Lambda, arm64: dollars per GB-second of duration (INIT included) and per request. */
   lambdaGbSecond: number;
@@ -25,17 +17,29 @@ export interface RegionPrices {
 const PER_MILLION = 1e-6;
 const PER_THOUSAND = 1e-3;
 
-/** The origin's and the buckets' region. CloudFront is priced by the viewer's region instead (below). */
+/**
+ * The origin's and the buckets' region. CloudFront is priced by the viewer's region instead (below).
+ * Lambda: https://aws.amazon.com/lambda/pricing/ (Arm, first 7.5 billion GB-s a month; INIT is billed as duration).
+ * S3: https://aws.amazon.com/s3/pricing/ (S3 Standard, first 50 TB a month).
+ */
 export const REGION_PRICES: Record<string, RegionPrices> = {
   'us-east-1': { lambdaGbSecond: 0.0000133334, lambdaRequest: 0.2 * PER_MILLION, s3Get: 0.0004 * PER_THOUSAND, s3Put: 0.005 * PER_THOUSAND, s3GbMonth: 0.023 },
   'eu-west-1': { lambdaGbSecond: 0.0000133334, lambdaRequest: 0.2 * PER_MILLION, s3Get: 0.0004 * PER_THOUSAND, s3Put: 0.005 * PER_THOUSAND, s3GbMonth: 0.023 },
   'eu-central-1': { lambdaGbSecond: 0.0000133334, lambdaRequest: 0.2 * PER_MILLION, s3Get: 0.00043 * PER_THOUSAND, s3Put: 0.0054 * PER_THOUSAND, s3GbMonth: 0.0245 },
 };
 
-/** CloudFront, viewers in North America and Europe: dollars per HTTPS request and per function invocation. */
+/**
+ * CloudFront, viewers in the United States, Mexico, Canada, Europe and Israel: dollars per HTTPS
+ * request and per CloudFront Functions invocation. https://aws.amazon.com/cloudfront/pricing/
+ */
 export const CLOUDFRONT_PRICES = { request: 0.01 / 10_000, functionInvocation: 0.1 * PER_MILLION };
 
-/** Per-transform list prices of the services a team would move from, dollars per transform. */
+/**
+ * Per-transform list prices of the services a team would move from, dollars per transform.
+ * Cloudflare Images: https://developers.cloudflare.com/images/pricing/ ($0.50 per 1,000 unique
+ * transformations a month, 5,000 included). Vercel: https://vercel.com/docs/image-optimization/limits-and-pricing
+ * (Pro and Enterprise beyond the included usage, by region; cache reads and writes are billed besides).
+ */
 export const COMPARISON_PRICES = {
   cloudflareTransform: 0.5 * PER_THOUSAND,
   vercelTransform: { low: 0.05 * PER_THOUSAND, high: 0.0812 * PER_THOUSAND },

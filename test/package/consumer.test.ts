@@ -4,7 +4,8 @@
 // `cdk init` writes, and synthesized WITH bundling: the Lambdas are bundled from
 // the sources the package ships, sharp's linux-arm64 binaries installed by the
 // command hook. Then the packed client in a plain page in Chromium, against the
-// emulator. About a minute, most of it npm and the synth.
+// emulator. 100 s on this project's 2-core machine, 200 s when it is shared with
+// other test runs (load average 11): most of it npm, tsc and the bundling synth.
 
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
