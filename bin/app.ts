@@ -9,8 +9,10 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { appSettingsFromContext, propsFromContext, type ContextKey } from '../lib/context';
+import { assertSupportedNode } from '../lib/node-version';
 import { ImageTransformerStack } from '../lib/stack';
 
+assertSupportedNode();
 const app = new App();
 const get = (key: ContextKey): unknown => app.node.tryGetContext(key);
 const settings = appSettingsFromContext(get);

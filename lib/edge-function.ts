@@ -6,10 +6,11 @@
 // depend on them.
 
 import { buildSync } from 'esbuild';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { presetRefusal, type GrammarOptions } from '../lambda/grammar/index';
 import type { EdgeSettings } from '../lambda/edge/viewer-request';
 import { SIGNING_SECRETS_KEY } from '../lambda/edge/store';
+import { PROJECT_ROOT } from './project-root';
 
 export { SIGNING_SECRETS_KEY };
 
@@ -49,8 +50,9 @@ export function needsKeyValueStore(settings: Omit<EdgeFunctionSettings, 'keyValu
   return settings.signing || !!settings.grammar.sizes || Object.keys(settings.grammar.presets ?? {}).length > 0;
 }
 
-const RUNTIME_CRYPTO = fileURLToPath(new URL('../lambda/edge/runtime-crypto.ts', import.meta.url));
-const ENTRY = fileURLToPath(new URL('../lambda/edge/viewer-request.ts', import.meta.url));
+// The TypeScript sources, in a checkout or the installed package: bundled at synth.
+const RUNTIME_CRYPTO = join(PROJECT_ROOT, 'lambda', 'edge', 'runtime-crypto.ts');
+const ENTRY = join(PROJECT_ROOT, 'lambda', 'edge', 'viewer-request.ts');
 
 /** Properties of the grammar's and the edge's own objects, which the bundle may rename. */
 const MANGLED_PROPERTIES = /^(aliases|matters|canonicalOnly|maxDimension|presetsOnly|signing|sizes|presets|params|own|grammar)$/;
@@ -76,7 +78,7 @@ function bundle(settings: EdgeSettings): string {
   const result = buildSync({
     stdin: {
       contents: `import { createViewerRequest } from ${JSON.stringify(ENTRY)};\n${GLOBAL} = createViewerRequest(${JSON.stringify(settings)});\n`,
-      resolveDir: fileURLToPath(new URL('.', import.meta.url)),
+      resolveDir: PROJECT_ROOT,
       sourcefile: 'edge-entry.ts',
       loader: 'ts',
     },

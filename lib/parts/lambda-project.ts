@@ -1,19 +1,27 @@
 // What the project's own Lambdas (origin, invalidation, concurrency cap, edge data) share:
-// bundled from this checkout, on arm64, each with its own log group and a role
-// of its own that writes only there.
+// bundled at synth from their TypeScript sources (a checkout's, or those the package
+// ships), on arm64, each with its own log group and a role of its own that writes only there.
 
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { PROJECT_ROOT } from '../project-root';
 import type { ResolvedSettings } from '../resolved-settings';
 
-/** Where the project lives: entries, lock file and package.json are found from here. */
-export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export { PROJECT_ROOT };
+
+/**
+ * A checkout bundles with its own lock file. An installed package has none (npm
+ * never publishes one): CDK then takes the app's lock file, found from the
+ * working directory, and that folder as the project root.
+ */
+const LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
+const BUNDLING_ROOT = existsSync(LOCK_FILE) ? { projectRoot: PROJECT_ROOT, depsLockFilePath: LOCK_FILE } : {};
 
 /** The entry file of one of the project's Lambdas, e.g. `lambdaEntry('origin')`. */
 export const lambdaEntry = (name: 'origin' | 'invalidate' | 'concurrency' | 'edge-data'): string => join(PROJECT_ROOT, 'lambda', name, 'index.ts');
@@ -21,11 +29,10 @@ export const lambdaEntry = (name: 'origin' | 'invalidate' | 'concurrency' | 'edg
 /** The newest Node.js Lambda runtime in aws-cdk-lib 2.276 (nodejs24.x). */
 const RUNTIME = lambda.Runtime.NODEJS_24_X;
 
-/** What every Lambda of the project shares: bundled from this checkout, on arm64. */
+/** What every Lambda of the project shares: bundled from its TypeScript sources at synth, on arm64. */
 export const PROJECT_FUNCTION = {
   handler: 'handler',
-  projectRoot: PROJECT_ROOT,
-  depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+  ...BUNDLING_ROOT,
   runtime: RUNTIME,
   architecture: lambda.Architecture.ARM_64,
 };

@@ -1,6 +1,7 @@
 // `npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <s>]`
 // Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3).
 
+import { assertSupportedNode } from '../../lib/node-version';
 import { commandLine, runCommand, UsageError } from '../harness/command-line';
 import { startLocalStack } from '../harness/localstack';
 import { localS3Client } from '../harness/s3-client';
@@ -14,6 +15,7 @@ const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--no-edge-cach
   --signing-secret <s>     require signed URLs, verified with this secret`;
 
 async function main() {
+  assertSupportedNode();
   const args = commandLine(USAGE, {
     port: { type: 'string', default: '3000' },
     images: { type: 'string' },

@@ -1,0 +1,6 @@
+// The package's construct entry (`import { ImageTransformer } from 'edge-image-transformer'`):
+// the construct, its props and the types they use.
+
+export * from './image-transformer';
+export type { Preset } from '../lambda/grammar';
+export type { SvgPolicy } from '../lambda/origin/config';

@@ -1,0 +1,46 @@
+// List prices `npm run cost` uses, per region, with where each comes from and
+// when it was read. On-demand, first pricing tier, no free tier, no Savings
+// Plans. Re-check the pages before relying on a figure; change it here only.
+
+export const PRICES_DATE = '2026-11-24';
+
+export interface RegionPrices {
+  /** Lambda, arm64: dollars per GB-second of duration (INIT included) and per request. */
+  lambdaGbSecond: number;
+  lambdaRequest: number;
+  /** S3 Standard: dollars per GET, per PUT, per GB-month stored. */
+  s3Get: number;
+  s3Put: number;
+  s3GbMonth: number;
+}
+
+const PER_MILLION = 1e-6;
+const PER_THOUSAND = 1e-3;
+
+/**
+ * The origin's and the buckets' region. CloudFront is priced by the viewer's region instead (below).
+ * Lambda: https://aws.amazon.com/lambda/pricing/ (Arm, first 7.5 billion GB-s a month; INIT is billed as duration).
+ * S3: https://aws.amazon.com/s3/pricing/ (S3 Standard, first 50 TB a month).
+ */
+export const REGION_PRICES: Record<string, RegionPrices> = {
+  'us-east-1': { lambdaGbSecond: 0.0000133334, lambdaRequest: 0.2 * PER_MILLION, s3Get: 0.0004 * PER_THOUSAND, s3Put: 0.005 * PER_THOUSAND, s3GbMonth: 0.023 },
+  'eu-west-1': { lambdaGbSecond: 0.0000133334, lambdaRequest: 0.2 * PER_MILLION, s3Get: 0.0004 * PER_THOUSAND, s3Put: 0.005 * PER_THOUSAND, s3GbMonth: 0.023 },
+  'eu-central-1': { lambdaGbSecond: 0.0000133334, lambdaRequest: 0.2 * PER_MILLION, s3Get: 0.00043 * PER_THOUSAND, s3Put: 0.0054 * PER_THOUSAND, s3GbMonth: 0.0245 },
+};
+
+/**
+ * CloudFront, viewers in the United States, Mexico, Canada, Europe and Israel: dollars per HTTPS
+ * request and per CloudFront Functions invocation. https://aws.amazon.com/cloudfront/pricing/
+ */
+export const CLOUDFRONT_PRICES = { request: 0.01 / 10_000, functionInvocation: 0.1 * PER_MILLION };
+
+/**
+ * Per-transform list prices of the services a team would move from, dollars per transform.
+ * Cloudflare Images: https://developers.cloudflare.com/images/pricing/ ($0.50 per 1,000 unique
+ * transformations a month, 5,000 included). Vercel: https://vercel.com/docs/image-optimization/limits-and-pricing
+ * (Pro and Enterprise beyond the included usage, by region; cache reads and writes are billed besides).
+ */
+export const COMPARISON_PRICES = {
+  cloudflareTransform: 0.5 * PER_THOUSAND,
+  vercelTransform: { low: 0.05 * PER_THOUSAND, high: 0.0812 * PER_THOUSAND },
+};

@@ -1,0 +1,226 @@
+// The package as a consumer gets it: `npm pack` (which runs the prepack build),
+// a fresh CDK app in a temporary folder that installs the tarball (with npm's
+// cache first: --prefer-offline), compiled with the TypeScript settings
+// `cdk init` writes, and synthesized WITH bundling: the Lambdas are bundled from
+// the sources the package ships, sharp's linux-arm64 binaries installed by the
+// command hook. Then the packed client in a plain page in Chromium, against the
+// emulator. 100 s on this project's 2-core machine, 200 s when it is shared with
+// other test runs (load average 11): most of it npm, tsc and the bundling synth.
+
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { imageUrl, srcset } from '../../lambda/client';
+import { signedImageUrl } from '../../lambda/client/sign';
+import { viewerRequestFunctionCode } from '../../lib/edge-function';
+import { PROJECT_ROOT } from '../../lib/project-root';
+import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
+import { chromiumMissing, launchChromium } from '../browser/chromium';
+import type { PageImage } from '../browser/page-globals';
+import { testS3Client } from '../support/s3';
+
+const FIXTURES = join(PROJECT_ROOT, 'test', 'package');
+const STEP_TIMEOUT_MS = 240_000;
+
+type Json = Record<string, any>;
+
+interface PackReport {
+  filename: string;
+  size: number;
+  unpackedSize: number;
+  files: { path: string; size: number }[];
+}
+
+function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): SpawnSyncReturns<string> {
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: STEP_TIMEOUT_MS, maxBuffer: 64 << 20 });
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')} failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`.slice(-6000));
+  }
+  return result;
+}
+
+/** The versions the repository develops with, for the consumer's own dependencies. */
+function devVersion(name: string): string {
+  const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+  return pkg.devDependencies[name]!;
+}
+
+const resources = (template: Json, type: string): Json[] => Object.values(template.Resources as Json).filter((r: Json) => r.Type === type);
+
+/** A resource's logical id in the template. */
+function logicalId(template: Json, type: string, match: (resource: Json) => boolean): string {
+  const entry = Object.entries(template.Resources as Json).find(([, r]: [string, Json]) => r.Type === type && match(r));
+  if (!entry) throw new Error(`no ${type} in the template`);
+  return entry[0];
+}
+
+let workdir: string;
+let pack: PackReport;
+
+beforeAll(() => {
+  workdir = mkdtempSync(join(tmpdir(), 'eit-package-'));
+  pack = (JSON.parse(run('npm', ['pack', '--json', '--pack-destination', workdir], PROJECT_ROOT).stdout) as PackReport[])[0]!;
+}, STEP_TIMEOUT_MS);
+
+afterAll(() => {
+  if (workdir) rmSync(workdir, { recursive: true, force: true });
+});
+
+describe('the packed package in a fresh CDK app', () => {
+  let app: string;
+  let template: Json;
+  let printed: Json;
+
+  beforeAll(() => {
+    app = join(workdir, 'app');
+    mkdirSync(app);
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({
+        name: 'consumer-app',
+        private: true,
+        dependencies: {
+          'aws-cdk-lib': devVersion('aws-cdk-lib'),
+          constructs: devVersion('constructs'),
+          'edge-image-transformer': `file:${join(workdir, pack.filename)}`,
+        },
+        devDependencies: { '@types/node': devVersion('@types/node') },
+      }),
+    );
+    for (const file of ['tsconfig.json', 'app.ts']) copyFileSync(join(FIXTURES, 'consumer-app', file), join(app, file));
+    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], app);
+    // The checkout's compiler: the consumer's own settings, its own node_modules.
+    run(join(PROJECT_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], app);
+    const synth = run('node', [join('build', 'app.js')], app, { CDK_OUTDIR: 'cdk.out' });
+    printed = JSON.parse(synth.stdout.trim().split('\n').filter((line) => line.startsWith('{')).pop()!);
+    template = JSON.parse(readFileSync(join(app, 'cdk.out', 'Photos.template.json'), 'utf8'));
+  }, STEP_TIMEOUT_MS * 2);
+
+  it('packs the compiled entries and the Lambda sources, and nothing of the checkout besides', () => {
+    const paths = pack.files.map((file) => file.path);
+    for (const entry of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lambda/client/index.js', 'dist/lambda/client/sign.js', 'dist/lambda/client/next-loader.js']) {
+      expect(paths).toContain(entry);
+    }
+    expect(paths).toContain('lambda/origin/index.ts');
+    expect(paths).toContain('lambda/edge/viewer-request.ts');
+    expect(paths.filter((path) => !/^(dist|lambda)\/|^(package\.json|README\.md)$/.test(path))).toEqual([]);
+    // No binaries: sharp's linux-arm64 build is installed at the consumer's synth.
+    expect(paths.filter((path) => /\.(node|so[.\d]*)$/.test(path))).toEqual([]);
+    expect(pack.size).toBeLessThan(300_000);
+  });
+
+  it('type-checks the consumer against the declarations (misuses are type errors) and runs it as CommonJS', () => {
+    // Reaching here means tsc passed, every @ts-expect-error included, and node ran the
+    // compiled app; the helpers' output equals the checkout's for the same calls.
+    const base = 'img.example.com';
+    expect(printed).toEqual({
+      imageUrl: imageUrl(base, 'photos/my cat.jpg', { width: 640, format: 'webp' }),
+      srcset: srcset(base, 'photos/cat.jpg', [320, 640]),
+      signed: signedImageUrl(base, 'photos/cat.jpg', { width: 320 }, 'a secret'),
+      next: imageUrl(base, 'photos/cat.jpg', { width: 640, quality: 70 }),
+    });
+  });
+
+  it('synthesizes the origin group, the buckets and the origin as the props ask', () => {
+    const [distribution] = resources(template, 'AWS::CloudFront::Distribution');
+    const groups = distribution!.Properties.DistributionConfig.OriginGroups;
+    expect(groups.Quantity).toBe(1);
+    expect(groups.Items[0].FailoverCriteria.StatusCodes.Items).toEqual([403, 404]);
+    expect(groups.Items[0].Members.Quantity).toBe(2);
+    // Source, cache and access-log buckets; the cache bucket expires variants after 30 days.
+    const buckets = resources(template, 'AWS::S3::Bucket');
+    expect(buckets).toHaveLength(3);
+    const expirations = buckets.flatMap((b) => b.Properties.LifecycleConfiguration?.Rules ?? []).map((rule: Json) => rule.ExpirationInDays);
+    expect(expirations).toContain(30);
+    const origin = resources(template, 'AWS::Lambda::Function').find((f) => f.Properties.MemorySize === 1536)!;
+    expect(origin.Properties.Runtime).toBe('nodejs24.x');
+    expect(origin.Properties.Architectures).toEqual(['arm64']);
+  });
+
+  it('grants CloudFront both Function URL permissions on the live alias', () => {
+    const alias = logicalId(template, 'AWS::Lambda::Alias', () => true);
+    const granted = resources(template, 'AWS::Lambda::Permission').filter((p) => p.Properties.Principal === 'cloudfront.amazonaws.com');
+    expect(granted.map((p) => p.Properties.Action).sort()).toEqual(['lambda:InvokeFunction', 'lambda:InvokeFunctionUrl']);
+    for (const permission of granted) expect(permission.Properties.FunctionName).toEqual({ Ref: alias });
+    expect(granted.find((p) => p.Properties.Action === 'lambda:InvokeFunction')!.Properties.InvokedViaFunctionUrl).toBe(true);
+  });
+
+  it('generates the same viewer-request function as the checkout for the same settings', () => {
+    const store = logicalId(template, 'AWS::CloudFront::KeyValueStore', () => true);
+    const fn = resources(template, 'AWS::CloudFront::Function').find((f) => JSON.stringify(f.Properties.FunctionCode).includes('cf.kvs'))!;
+    const STORE_ID = '00000000-0000-4000-8000-000000000000';
+    // The store's id is a token in the template: put a stand-in in its place on both sides.
+    const parts: (string | Json)[] = fn.Properties.FunctionCode['Fn::Join'][1];
+    const code = parts.map((part) => (typeof part === 'string' ? part : (expect(part).toEqual({ 'Fn::GetAtt': [store, 'Id'] }), STORE_ID))).join('');
+    const sizes = [320, 640, 1280];
+    const presets = { thumb: { width: '320', height: '320', fit: 'cover' } };
+    expect(code).toBe(viewerRequestFunctionCode({ grammar: { maxDimension: 8192, sizes, presets }, avif: true, signing: false, keyValueStoreId: STORE_ID }));
+  });
+
+  it("bundles the origin with sharp's linux-arm64 binaries and no other platform's", () => {
+    const origin = resources(template, 'AWS::Lambda::Function').find((f) => f.Properties.MemorySize === 1536)!;
+    const assets = JSON.parse(readFileSync(join(app, 'cdk.out', 'Photos.assets.json'), 'utf8')) as Json;
+    const hash = String(origin.Properties.Code.S3Key).replace(/\.zip$/, '');
+    const asset = join(app, 'cdk.out', assets.files[hash].source.path);
+    expect(existsSync(join(asset, 'index.js'))).toBe(true);
+    expect(readdirSync(join(asset, 'node_modules', '@img')).filter((name) => name.startsWith('sharp-')).sort()).toEqual([
+      'sharp-libvips-linux-arm64',
+      'sharp-linux-arm64',
+    ]);
+  });
+});
+
+const missing = chromiumMissing();
+const CI = process.env.CI === 'true';
+if (missing && !CI) console.warn(`[test/package] browser check skipped: ${missing}`);
+
+describe.skipIf(missing !== undefined && !CI)('the packed client in a plain page in Chromium', () => {
+  let client: string;
+  let emulator: RunningEmulator;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (missing) throw new Error(missing);
+    run('tar', ['-xzf', pack.filename], workdir);
+    client = join(workdir, 'package', 'dist', 'lambda');
+    [emulator, browser] = await Promise.all([startEmulator({ s3: testS3Client(), port: 0, edgeCache: false, log: () => {} }), launchChromium()]);
+  }, STEP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await browser?.close();
+    await emulator?.close();
+  });
+
+  it('loads the client as ES modules, with no bundler, and the images it names come back at the widths asked', async () => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    // A plain site: the page and the package's files, served as they are by the test,
+    // under a path of the emulator's origin (the emulator never sees these requests): a
+    // page from an origin Chromium cannot place may not load images from a loopback address.
+    const SITE = `${emulator.url}/_site`;
+    await page.route(`${SITE}/**`, (route) => {
+      const path = new URL(route.request().url()).pathname.replace(/^\/_site/, '');
+      if (path === '/') return route.fulfill({ contentType: 'text/html', body: readFileSync(join(FIXTURES, 'client-page.html'), 'utf8') });
+      const file = join(client, path.replace(/^\/lambda\//, ''));
+      if (!path.startsWith('/lambda/') || !existsSync(file)) return route.fulfill({ status: 404 });
+      return route.fulfill({ contentType: 'text/javascript', body: readFileSync(file, 'utf8') });
+    });
+    await page.goto(`${SITE}/?base=${encodeURIComponent(emulator.url)}`);
+    await page.waitForFunction('document.body.dataset.state !== undefined', undefined, { timeout: 30_000 });
+    expect(await page.evaluate('document.body.dataset.state')).toBe('ready');
+    expect(errors).toEqual([]);
+    const shown = await page.$$eval('img', (images) => (images as unknown as PageImage[]).map((image) => [image.src, image.naturalWidth, image.naturalHeight]));
+    const key = 'samples/mountains.jpg';
+    expect(shown).toEqual([
+      [imageUrl(emulator.url, key, { width: 480, height: 480, fit: 'cover' }), 480, 480],
+      [imageUrl(emulator.url, key, { width: 320 }), 320, 213],
+      [imageUrl(emulator.url, key, { width: 640 }), 640, 427],
+    ]);
+    await page.close();
+    await emulator.settled();
+  });
+});

@@ -1,0 +1,68 @@
+// `npm run cost`: the arithmetic on figures chosen by hand against the dated
+// list prices, the options, and the README's table, which must be what the
+// command prints for the default settings.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../lib/project-root';
+import { costReport, hitCosts, main, operationCosts, parseCostArgs } from '../../scripts/cost';
+import type { Measured } from '../../scripts/cost/measured';
+
+const MB = 1024 * 1024;
+const ONE_SECOND: Measured = {
+  source: 'by hand',
+  coldInitMs: 500,
+  operations: [{ name: 'one', label: 'one second', missInvocationMs: 1000, variantBytes: MB }],
+};
+
+function captured() {
+  const lines = { out: [] as string[], err: [] as string[] };
+  return { lines, output: { out: (line: string) => lines.out.push(line), err: (line: string) => lines.err.push(line) } };
+}
+
+describe('npm run cost', () => {
+  it('prices a million one-second misses at 1 GB in us-east-1 from the list prices', () => {
+    const [cost] = operationCosts({ region: 'us-east-1', memoryMb: 1024, measured: ONE_SECOND });
+    // Lambda: $0.20 per million requests + 1 GB-s at $0.0000133334, a million times.
+    expect(cost!.lambda).toBeCloseTo(0.2 + 13.3334, 6);
+    // S3: three GETs at $0.0004 per 1,000 and one PUT at $0.005 per 1,000, a million times.
+    expect(cost!.s3).toBeCloseTo(3 * 0.4 + 5, 6);
+    // CloudFront: $0.01 per 10,000 HTTPS requests, two functions at $0.10 per million.
+    expect(cost!.cloudfront).toBeCloseTo(1 + 0.2, 6);
+    expect(cost!.miss).toBeCloseTo(cost!.lambda + cost!.s3 + cost!.cloudfront, 9);
+    // INIT of 500 ms at 1 GB, billed as duration; a 1 MiB variant a month in S3 Standard at $0.023 per GB.
+    expect(cost!.coldStart).toBeCloseTo(0.5 * 13.3334, 6);
+    expect(cost!.storage).toBeCloseTo((0.023 / 1024) * 1e6, 6);
+  });
+
+  it('bills duration by the started millisecond, in proportion to the memory size', () => {
+    const at = (ms: number, memoryMb: number) =>
+      operationCosts({ region: 'us-east-1', memoryMb, measured: { ...ONE_SECOND, operations: [{ name: 'x', label: 'x', missInvocationMs: ms }] } })[0]!.lambda - 0.2;
+    expect(at(0.1, 1024)).toBeCloseTo(at(1, 1024), 9);
+    expect(at(100, 2048)).toBeCloseTo(2 * at(100, 1024), 9);
+  });
+
+  it("prices S3 by the region and hits without the Lambda", () => {
+    const [virginia] = operationCosts({ region: 'us-east-1', memoryMb: 1024, measured: ONE_SECOND });
+    const [frankfurt] = operationCosts({ region: 'eu-central-1', memoryMb: 1024, measured: ONE_SECOND });
+    expect(frankfurt!.s3).toBeGreaterThan(virginia!.s3);
+    expect(hitCosts('us-east-1')).toEqual({ edge: expect.closeTo(1.2, 9), bucket: expect.closeTo(1.6, 9) });
+  });
+
+  it('answers a bad region or memory size with exit status 2 and the usage', async () => {
+    for (const argv of [['--region', 'mars-1'], ['--memory', '64'], ['--memory', 'lots'], ['--nope']]) {
+      const { lines, output } = captured();
+      expect(await main(argv, output)).toBe(2);
+      expect(lines.err.join('\n')).toMatch(/^cost: .*\nusage: npm run cost/);
+    }
+  });
+
+  it("prints the README's table for the default settings", async () => {
+    const { lines, output } = captured();
+    expect(await main([], output)).toBe(0);
+    expect(lines.out.join('\n')).toBe(costReport(parseCostArgs([])!));
+    const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+    expect(readme).toContain(costReport(parseCostArgs([])!).trim());
+  });
+});
