@@ -44,16 +44,12 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
   const frames = candidates.animated ? framesToLoad(source.info, limits) : 1;
   const work = describeWork(source.info, ops, frames, limits.maxDimension);
   const affordable = chooseFormat(work, source.info, candidates.candidates, budget);
-  // Deferring costs a second decode and the WebP's encode: worth it only when the viewer
-  // is spared a noticeable wait, and at least as much as the invocation spends again.
-  const webpSeconds = predictSeconds(work, source.info, 'webp');
-  const spared = predictSeconds(work, source.info, 'avif') - webpSeconds;
+  // Deferring costs the invocation a second decode and the WebP's encode, after the answer.
   const avifDeferred =
     options.deferAvif === true &&
     affordable === 'avif' &&
     candidates.candidates.includes('webp') &&
-    spared > AVIF_WAIT_SECONDS &&
-    spared >= webpSeconds;
+    predictSeconds(work, source.info, 'avif') - predictSeconds(work, source.info, 'webp') > AVIF_WAIT_SECONDS;
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
   const opened = plan.animated ? openFrames(bytes, frames, limits) : source.firstFrame;
   const image = await applySteps(opened, { ops, info: source.info, plan, limits });
