@@ -17,7 +17,7 @@ export interface Description {
 }
 
 export async function describe({ info, firstFrame }: OpenedSource): Promise<Description> {
-  const placeholder = await firstFrame
+  const placeholder = await (await firstFrame())
     .autoOrient()
     .resize(PLACEHOLDER_SIZE, PLACEHOLDER_SIZE, { fit: 'inside' })
     .blur(0.5)

@@ -20,10 +20,11 @@ export interface TransformedVariant extends Variant {
 /** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
 export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget: Budget): Promise<TransformedVariant> {
   const source = await openSource(bytes, limits);
+  const undecodable = (error: unknown): never => {
+    throw decodeError(error, limits);
+  };
   if (ops.format === 'json') {
-    const description = await describe(source).catch((error: unknown) => {
-      throw decodeError(error, limits);
-    });
+    const description = await describe(source).catch(undecodable);
     const body = Buffer.from(JSON.stringify(description));
     return { body, contentType: CONTENT_TYPES.json, width: description.width, height: description.height };
   }
@@ -31,13 +32,13 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
   const frames = candidates.animated ? framesToLoad(source.info, limits) : 1;
   const work = describeWork(source.info, ops, frames, limits.maxDimension);
   const plan = { ...candidates, format: chooseFormat(work, source.info, candidates.candidates, budget) };
-  const image = plan.animated ? openFrames(bytes, frames, limits) : source.firstFrame;
+  const image = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
   applySteps(image, { ops, info: source.info, plan, limits });
   try {
     const { data, info } = await image.toBuffer({ resolveWithObject: true });
     const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };
     return { body: data, contentType: CONTENT_TYPES[plan.format], width: info.width, height: info.pageHeight ?? info.height, predicted };
   } catch (error) {
-    throw decodeError(error, limits);
+    return undecodable(error);
   }
 }
