@@ -104,3 +104,40 @@ export function withProperties(heic: Buffer, properties: Buffer[]): Buffer {
   }
   return grown;
 }
+
+const u16 = (value: number) => Buffer.from([value >> 8, value & 255]);
+
+const fullBox = (type: string, version: number, content: Buffer) => box(type, Buffer.concat([Buffer.from([version, 0, 0, 0]), content]));
+
+/**
+ * A HEIF header written by hand, with no image data: a primary item 1 of
+ * `itemType` whose ispe says `width` x `height`. `ipcoTail` is appended to its
+ * properties, `ipmaTail` (`entries` more entries) to its associations, and
+ * `iloc` replaces its empty item locations: room for hostile structures.
+ */
+export function heifSkeleton(options: {
+  width: number;
+  height: number;
+  itemType?: string;
+  ipcoTail?: Buffer;
+  ipmaTail?: { entries: number; bytes: Buffer };
+  iloc?: Buffer;
+}): Buffer {
+  const { width, height, itemType = 'hvc1', ipcoTail = Buffer.alloc(0), ipmaTail = { entries: 0, bytes: Buffer.alloc(0) } } = options;
+  const ispe = fullBox('ispe', 0, Buffer.concat([u32(width), u32(height)]));
+  const meta = fullBox(
+    'meta',
+    0,
+    Buffer.concat([
+      fullBox('hdlr', 0, Buffer.concat([u32(0), Buffer.from('pict', 'latin1'), Buffer.alloc(13)])),
+      fullBox('pitm', 0, u16(1)),
+      fullBox('iinf', 0, Buffer.concat([u16(1), fullBox('infe', 2, Buffer.concat([u16(1), u16(0), Buffer.from(`${itemType}\0`, 'latin1')]))])),
+      options.iloc ?? fullBox('iloc', 0, Buffer.from([0x44, 0x00, 0, 0])),
+      box('iprp', Buffer.concat([box('ipco', Buffer.concat([ispe, ipcoTail])), fullBox('ipma', 0, Buffer.concat([u32(1 + ipmaTail.entries), u16(1), Buffer.from([1, 0x81]), ipmaTail.bytes]))])),
+    ]),
+  );
+  return Buffer.concat([box('ftyp', Buffer.from('heic\0\0\0\0mif1heic', 'latin1')), meta]);
+}
+
+/** A box's 8-byte header, for hostile sizes. */
+export const boxHeader = (size: number, type: string) => Buffer.concat([u32(size), Buffer.from(type, 'latin1')]);
