@@ -65,7 +65,7 @@ const DECODE_SECONDS_PER_MP: Record<SourceInfo['format'], number> = {
  * per pixel (worst case: noise); and the module's compilation, which every
  * HEIC pays, since a child that has decoded one is replaced (heif.ts).
  */
-const HEIF_DECODER = { moduleBytes: 16 * 1024 * 1024, bytesPerPixel: 14, loadSeconds: 0.5 };
+const HEIF_DECODER = { moduleBytes: 16 * 1024 * 1024, bytesPerPixel: 14, loadSeconds: 1 };
 
 /**
  * Encode, CPU seconds per output megapixel, with the settings of output.ts on
