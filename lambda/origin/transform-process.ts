@@ -43,9 +43,11 @@ export interface TransformResult {
   report: ChildReport;
 }
 
-type ChildAnswer =
+/** `retire`: the child should not serve again (its memory no longer matches the model); it is replaced at once. */
+type ChildAnswer = { retire: boolean } & (
   | { ok: true; variant: TransformedVariant; report: ChildReport }
-  | { ok: false; code: ErrorCode; message: string; detail?: string; bug?: boolean; report: ChildReport };
+  | { ok: false; code: ErrorCode; message: string; detail?: string; bug?: boolean; report: ChildReport }
+);
 
 export interface TransformProcesses {
   /**
@@ -174,7 +176,7 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
         outcome();
       };
       const onMessage = (answer: ChildAnswer) =>
-        settle(true, () => {
+        settle(!answer.retire, () => {
           if (answer.ok) resolve({ variant: { ...answer.variant, body: Buffer.from(answer.variant.body) }, report: answer.report });
           else if (answer.bug) reject(new Error(answer.detail ?? answer.message));
           else reject(new HttpError(answer.code, answer.message, answer.detail));
@@ -237,7 +239,11 @@ function answer(message: ChildAnswer | 'ready'): void {
 }
 
 async function serveTransforms(): Promise<void> {
-  const [{ transform }, { configureSharp }] = await Promise.all([import('./image/transform'), import('./sharp-settings')]);
+  const [{ transform }, { configureSharp }, { heifDecoderLoaded }] = await Promise.all([
+    import('./image/transform'),
+    import('./sharp-settings'),
+    import('./image/heif'),
+  ]);
   configureSharp();
   answer('ready');
   // The parent gone (its invocation environment ended, or a test run), nothing is left to serve.
@@ -253,12 +259,13 @@ async function serveTransforms(): Promise<void> {
     let result: ChildAnswer;
     try {
       const variant = await transform(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.length), job.ops, job.limits, job.budget, job.options);
-      result = { ok: true, variant, report: report() };
+      result = { ok: true, variant, report: report(), retire: heifDecoderLoaded() };
     } catch (error) {
-      result =
+      const failure =
         error instanceof HttpError
-          ? { ok: false, code: error.code, message: error.message, detail: error.detail, report: report() }
-          : { ok: false, code: 'internal_error', message: String(error), detail: errorStack(error), bug: true, report: report() };
+          ? { ok: false as const, code: error.code, message: error.message, detail: error.detail }
+          : { ok: false as const, code: 'internal_error' as const, message: String(error), detail: errorStack(error), bug: true };
+      result = { ...failure, report: report(), retire: heifDecoderLoaded() };
     }
     answer(result);
   });

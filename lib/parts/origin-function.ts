@@ -134,8 +134,9 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
       // The SDK's ES module builds, which esbuild tree-shakes: a quarter less code
       // to load at a cold start (`npm run bench`, "Memory and cold start").
       mainFields: ['module', 'main'],
-      // sharp is a native module: installed next to the bundle, not bundled...
-      nodeModules: ['sharp'],
+      // sharp is a native module, and libheif-js reads its .wasm from beside its own file:
+      // both are installed next to the bundle, not bundled...
+      nodeModules: ['sharp', 'libheif-js'],
       commandHooks: {
         beforeBundling: () => [],
         beforeInstall: () => [],

@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { MAX_JPEG_SCANS } from '../../lambda/origin/image/jpeg';
 import { MAX_SVG_BYTES } from '../../lambda/origin/image/input';
+import { boxHeader, heifSkeleton } from '../support/heic';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import { maxProgressiveScans, progressiveJpeg } from '../support/progressive-jpeg';
 import { expectEmulatorStillServing, startHostileEmulator, throughEmulator, throughHandler, type Expected, type HostileEmulator } from './support';
@@ -103,7 +104,59 @@ const ROWS: Row[] = [
     make: () => progressiveJpeg(1000, 1000, 3, MAX_JPEG_SCANS + 1),
     expected: TOO_MANY_SCANS,
   },
+  // The HEIF header parser (heif.ts) skips each box by its size and reads each field once.
+  {
+    name: 'a HEIF whose ipco holds 4 million empty properties (the primary one of size 0x0)',
+    key: 'heif/properties.heic',
+    bytes: MAX_SOURCE_BYTES,
+    make: () => heifFilling(MAX_SOURCE_BYTES, (room) => heifSkeleton({ width: 0, height: 0, ipcoTail: freeBoxes(room) })),
+    expected: DAMAGED,
+  },
+  {
+    name: 'a HEIF whose ipma associates 255 properties, over and over, with its primary image',
+    key: 'heif/associations.heic',
+    bytes: MAX_SOURCE_BYTES,
+    make: () =>
+      heifFilling(MAX_SOURCE_BYTES, (room) => {
+        const entry = Buffer.concat([Buffer.from([0, 1, 255]), Buffer.alloc(255, 0x7f)]);
+        const entries = Math.floor(room / entry.length);
+        return heifSkeleton({ width: 0, height: 0, ipmaTail: { entries, bytes: Buffer.concat([Buffer.alloc(entries * entry.length, entry), Buffer.alloc(room % entry.length)]) } });
+      }),
+    expected: DAMAGED,
+  },
+  {
+    name: 'a HEIF grid whose iloc lists 3 million items of 65535 extents each, none of them its own',
+    key: 'heif/locations.heic',
+    bytes: MAX_SOURCE_BYTES,
+    make: () =>
+      heifFilling(MAX_SOURCE_BYTES, (room) => {
+        // iloc version 2, every field size 0: an item is 10 bytes (id, method, reference, extent count).
+        const item = Buffer.from([0, 0, 0, 2, 0, 0, 0, 0, 0xff, 0xff]);
+        const items = Math.floor(room / item.length);
+        const count = Buffer.alloc(4);
+        count.writeUInt32BE(items);
+        const content = Buffer.concat([Buffer.from([2, 0, 0, 0, 0, 0]), count, Buffer.alloc(items * item.length, item), Buffer.alloc(room % item.length)]);
+        return heifSkeleton({ width: 64, height: 64, itemType: 'grid', iloc: Buffer.concat([boxHeader(8 + content.length, 'iloc'), content]) });
+      }),
+    expected: DAMAGED,
+  },
 ];
+
+/** Empty `free` boxes filling `bytes` (a multiple of 8 or not: the last box takes the rest). */
+function freeBoxes(bytes: number): Buffer {
+  if (bytes === 0) return Buffer.alloc(0);
+  const boxes = Buffer.alloc(bytes, Buffer.concat([boxHeader(8, 'free')]));
+  boxes.set(boxHeader(8 + (bytes % 8), 'free'), bytes - 8 - (bytes % 8));
+  return boxes;
+}
+
+/** The HEIF `make` builds around `room` bytes of filling, with the room chosen so that it is exactly `bytes` long. */
+function heifFilling(bytes: number, make: (room: number) => Buffer): Buffer {
+  const room = bytes - make(0).length;
+  const made = make(room);
+  if (made.length !== bytes) throw new Error(`built ${made.length} bytes, not ${bytes}`);
+  return made;
+}
 
 let origin: TestOrigin;
 let emulator: HostileEmulator;

@@ -27,6 +27,7 @@ import {
   tiffImage,
   webpImage,
 } from '../support/images';
+import { boxHeader, heifSkeleton } from '../support/heic';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import {
   expectEmulatorStillServing,
@@ -143,7 +144,6 @@ const ROWS: Row[] = [
   { name: 'gzip (an .svgz) named .svg', key: 'not/drawing.svgz', make: () => Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]), seededBytes(100)]), probes: every(UNSUPPORTED) },
   { name: 'an ELF executable named .avif', key: 'not/program.avif', make: () => Buffer.concat([Buffer.from('\x7fELF\x02\x01\x01\x00', 'latin1'), seededBytes(120)]), probes: every(UNSUPPORTED) },
   { name: 'a BMP', key: 'not/bitmap.bmp', make: () => Buffer.concat([Buffer.from('BM', 'latin1'), seededBytes(100)]), probes: every(UNSUPPORTED) },
-  { name: 'a HEIC (HEVC, not AVIF) named .avif', key: 'not/phone.avif', make: () => Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypheic\0\0\0\0mif1heic', 'latin1'), seededBytes(64)]), probes: every(UNSUPPORTED) },
   { name: 'a JPEG XL codestream named .jpg', key: 'not/next.jpg', make: () => Buffer.concat([Buffer.from([0xff, 0x0a]), seededBytes(64)]), probes: every(UNSUPPORTED) },
 
   // --- SVG, refused by default (SVG_POLICY=refuse; svg.test.ts covers rasterize): 415
@@ -204,6 +204,13 @@ const ROWS: Row[] = [
   { name: 'AVIF: its ftyp box only', key: 'broken/ftyp.avif', make: avifFtypOnly, probes: every(DAMAGED) },
   { name: 'AVIF: the first half', key: 'broken/half.avif', make: async () => truncated(await avifImage(200, 150), 0.5), probes: every(DAMAGED) },
   { name: 'AVIF: scrambled after the ftyp box', key: 'broken/scrambled.avif', make: async () => scrambled(await avifImage(200, 150), 40), probes: every(DAMAGED) },
+  // HEIC: refused by the header parser (heif.ts), or by libheif in the transform child.
+  { name: 'HEIC: its ftyp, then random bytes, named .avif', key: 'broken/phone.avif', make: () => Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypheic\0\0\0\0mif1heic', 'latin1'), seededBytes(64)]), probes: every(DAMAGED) },
+  { name: 'HEIC: a whole header and no image data', key: 'broken/empty.heic', make: () => heifSkeleton({ width: 64, height: 64 }), probes: every(DAMAGED) },
+  { name: 'HEIC: a box that claims more than its file', key: 'broken/overrun.heic', make: () => Buffer.concat([heifSkeleton({ width: 64, height: 64 }), boxHeader(1 << 30, 'mdat')]), probes: every(DAMAGED) },
+  { name: 'HEIC: a 64-bit box size of 2^62', key: 'broken/large.heic', make: () => Buffer.concat([heifSkeleton({ width: 64, height: 64 }), boxHeader(1, 'mdat'), Buffer.from([0x40, 0, 0, 0, 0, 0, 0, 0])]), probes: every(DAMAGED) },
+  { name: 'HEIC: a grid whose own size is not its ispe', key: 'broken/grid.heic', make: () => heifSkeleton({ width: 64, height: 64, itemType: 'grid' }), probes: every(DAMAGED) },
+  { name: 'HEIC: a primary item of a type with no decoder (a JPEG)', key: 'broken/jpeg-item.heic', make: () => heifSkeleton({ width: 64, height: 64, itemType: 'jpeg' }), probes: every(DAMAGED) },
   // libvips cannot even open these, which read as "unsupported image format": 415 before the fix.
   { name: 'TIFF: its magic, then garbage', key: 'broken/magic.tiff', make: () => Buffer.concat([Buffer.from('II*\0', 'latin1'), seededBytes(200)]), probes: every(DAMAGED) },
   { name: 'TIFF: the first half', key: 'broken/half.tiff', make: async () => truncated(await tiffImage(100, 80), 0.5), probes: every(DAMAGED) },
@@ -213,6 +220,7 @@ const ROWS: Row[] = [
   { name: 'a PNG bomb of extreme aspect: 1000000x200', maxBytes: 1_000_000, key: 'bomb/line.png', make: () => pngBomb(1_000_000, 200), probes: every(TOO_MANY_PIXELS) },
   { name: 'a JPEG whose header claims 65000x65000', key: 'bomb/claims.jpg', make: () => jpegClaiming(65_000, 65_000), probes: every(TOO_MANY_PIXELS) },
   { name: 'a WebP whose header claims 16383x16383', key: 'bomb/claims.webp', make: () => webpClaiming(16_383, 16_383), probes: every(TOO_MANY_PIXELS) },
+  { name: 'a HEIC whose ispe claims 60000x60000', key: 'bomb/claims.heic', make: () => heifSkeleton({ width: 60_000, height: 60_000 }), probes: every(TOO_MANY_PIXELS) },
 
   // --- hostile but servable: 200, bounded
   {

@@ -15,6 +15,7 @@ import { functionUrlEvent } from '../../local/emulator/function-url';
 import { installLambdaRuntime, invokeStreaming, type StreamedResponse } from '../../local/harness/lambda-runtime';
 import { PROJECT_ROOT } from '../../local/harness/python-venv';
 import { startFaultyProxy, type FaultyProxy } from '../support/faulty-proxy';
+import { heicOf, heifEncMissing } from '../support/heic';
 import { gradientJpeg, noiseImage } from '../support/images';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
 
@@ -31,6 +32,7 @@ beforeAll(async () => {
   proxy = await startFaultyProxy(inject('s3Endpoint'));
   await putObject(buckets.s3, buckets.sourceBucket, 'entry/photo.jpg', await gradientJpeg(800, 600), 'image/jpeg');
   await putObject(buckets.s3, buckets.sourceBucket, 'entry/noise.png', await noiseImage(1200, 1200, 'png'), 'image/png');
+  if (!heifEncMissing()) await putObject(buckets.s3, buckets.sourceBucket, 'entry/phone.heic', heicOf(await gradientJpeg(400, 300)), 'image/heic');
   Object.assign(process.env, {
     SOURCE_BUCKET: buckets.sourceBucket,
     CACHE_BUCKET: buckets.cacheBucket,
@@ -136,8 +138,8 @@ describe('the streaming Lambda entry point', () => {
   });
 });
 
-describe('the bundle as the CDK construct builds it (minified CommonJS, sharp outside)', () => {
-  it('starts its transform child from the bundled file and serves a miss', async () => {
+describe('the bundle as the CDK construct builds it (minified CommonJS, sharp and libheif-js outside)', () => {
+  it('starts its transform child from the bundled file and serves a miss, a HEIC one too', async () => {
     // Inside the project, so that the bundle finds sharp in node_modules as it does next to it in Lambda.
     const outfile = join(PROJECT_ROOT, '.cache', 'test-bundle', `origin-${process.pid}.cjs`);
     await build({
@@ -149,7 +151,7 @@ describe('the bundle as the CDK construct builds it (minified CommonJS, sharp ou
       format: 'cjs',
       minify: true,
       mainFields: ['module', 'main'],
-      external: ['sharp'],
+      external: ['sharp', 'libheif-js'],
       logLevel: 'error',
     });
     const bundled = (await import(pathToFileURL(outfile).href)) as { default: { handler: unknown } };
@@ -158,5 +160,12 @@ describe('the bundle as the CDK construct builds it (minified CommonJS, sharp ou
     await invocation.done;
     expect(response.statusCode).toBe(200);
     expect(await sharp(response.body).metadata()).toMatchObject({ format: 'webp', width: 120 });
+    const missing = heifEncMissing();
+    if (missing) return console.warn(`the bundled HEIC miss is not tried: ${missing}`);
+    const heic = invokeStreaming(bundled.default.handler, functionUrlEvent('/entry/phone.heic/width=100,format=jpeg'), context);
+    const decoded = await heic.response;
+    await heic.done;
+    expect(decoded.statusCode).toBe(200);
+    expect(await sharp(decoded.body).metadata()).toMatchObject({ format: 'jpeg', width: 100, height: 75 });
   });
 });

@@ -99,3 +99,16 @@ describe('JPEG scans', () => {
     expect(counts.at(-1)).toBe(5);
   });
 });
+
+describe('HEIF sniffing', () => {
+  const ftyp = (brands: string) => `\0\0\0\x18ftyp${brands}`;
+  it.each([
+    ['an iPhone photo (heic, mif1)', ftyp('heic\0\0\0\0mif1heic'), 'heic'],
+    ['a burst or sequence (hevc, msf1)', ftyp('hevc\0\0\0\0msf1hevc'), 'heic'],
+    ['a plain HEIF (mif1 only), whose codec libheif finds out', ftyp('mif1\0\0\0\0mif1miaf'), 'heic'],
+    ['an AVIF that lists mif1 too: AVIF first', ftyp('avif\0\0\0\0mif1avifmiaf'), 'avif'],
+    ['an MP4 video', ftyp('isom\0\0\x02\0isomiso2mp41'), undefined],
+  ])('%s is %s', (_name, text, format) => {
+    expect(sniffed(text)).toBe(format);
+  });
+});

@@ -56,8 +56,16 @@ const sampleBytes = (depth: string | undefined) => SAMPLE_BYTES[depth ?? 'uchar'
 
 /** Decode and resize, CPU seconds per source megapixel as decoded (worst case: noise, one thread). */
 const DECODE_SECONDS_PER_MP: Record<SourceInfo['format'], number> = {
-  jpeg: 0.06, png: 0.07, gif: 0.05, webp: 0.12, avif: 0.2, tiff: 0.1, svg: 0.2,
+  jpeg: 0.06, png: 0.07, gif: 0.05, webp: 0.12, avif: 0.2, heic: 0.27, tiff: 0.1, svg: 0.2,
 };
+
+/**
+ * HEIC's decoder, libheif in WebAssembly, beyond the decoded pixels it hands
+ * over: its module, the source copied into its memory, its planes and buffers
+ * per pixel (worst case: noise); and the module's compilation, which every
+ * HEIC pays, since a child that has decoded one is replaced (heif.ts).
+ */
+const HEIF_DECODER = { moduleBytes: 16 * 1024 * 1024, bytesPerPixel: 14, loadSeconds: 1 };
 
 /**
  * Encode, CPU seconds per output megapixel, with the settings of output.ts on
@@ -88,7 +96,7 @@ export interface Work {
 }
 
 /** Sources whose decoder produces the whole image (or every frame) at once, not line by line. */
-const WHOLE_IMAGE_DECODERS: SourceInfo['format'][] = ['avif', 'webp', 'gif'];
+const WHOLE_IMAGE_DECODERS: SourceInfo['format'][] = ['avif', 'webp', 'gif', 'heic'];
 
 /**
  * The output size of one frame before its border. A trim's result is not
@@ -138,12 +146,14 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   if (ops.trim !== undefined) heldBytes += decodedPixels * (pixelBytes + info.channels);
   // A blurred fill holds the image and the canvas it is drawn on as 8-bit pixels, with alpha at most.
   if (ops.fill === 'blur') heldBytes += 2 * outWidth * outHeight * 4;
+  if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decodedPixels * HEIF_DECODER.bytesPerPixel;
   return { decodedPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
 }
 
 export function predictSeconds(work: Work, info: Pick<SourceInfo, 'format'>, format: EncodedFormat): number {
   const megapixels = (pixels: number) => (pixels * work.frames) / 1e6;
-  return megapixels(work.decodedPixels) * DECODE_SECONDS_PER_MP[info.format] + megapixels(work.outputPixels) * ENCODE_SECONDS_PER_MP[format];
+  const load = info.format === 'heic' ? HEIF_DECODER.loadSeconds : 0;
+  return load + megapixels(work.decodedPixels) * DECODE_SECONDS_PER_MP[info.format] + megapixels(work.outputPixels) * ENCODE_SECONDS_PER_MP[format];
 }
 
 export function predictBytes(work: Work, format: EncodedFormat): number {

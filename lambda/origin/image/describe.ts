@@ -31,7 +31,7 @@ export interface Description {
 const hex = (channel: number) => channel.toString(16).padStart(2, '0');
 
 export async function describe({ info, firstFrame }: OpenedSource): Promise<Description> {
-  const small = await firstFrame
+  const small = await (await firstFrame())
     .autoOrient()
     .resize(THUMBHASH_SIZE, THUMBHASH_SIZE, { fit: 'inside' })
     .toColourspace('srgb')

@@ -2,7 +2,7 @@
 
 import { startsAsSvg } from './svg';
 
-export type SourceFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif' | 'tiff' | 'svg';
+export type SourceFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif' | 'heic' | 'tiff' | 'svg';
 
 const ascii = (bytes: Buffer, start: number, end: number) => bytes.toString('latin1', start, end);
 
@@ -13,6 +13,8 @@ export function detectFormat(bytes: Buffer): SourceFormat | undefined {
   if (ascii(bytes, 0, 4) === 'RIFF' && ascii(bytes, 8, 12) === 'WEBP') return 'webp';
   // ISO-BMFF: AVIF names itself as the major brand or among the compatible brands.
   if (ascii(bytes, 4, 8) === 'ftyp' && /avi[fs]/.test(ascii(bytes, 8, 64))) return 'avif';
+  // Otherwise HEIF: HEVC's brands (heic, heix, hevc...) or HEIF's own (mif1, msf1), whose codec libheif finds out.
+  if (ascii(bytes, 4, 8) === 'ftyp' && /he[iv][cxms]|m[is]f1/.test(ascii(bytes, 8, 64))) return 'heic';
   if (ascii(bytes, 0, 4) === 'II*\0' || ascii(bytes, 0, 4) === 'MM\0*') return 'tiff';
   // Like libvips, only the first kilobyte is looked at, however large the source.
   if (startsAsSvg(ascii(bytes, 0, 1024))) return 'svg';

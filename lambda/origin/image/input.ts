@@ -1,11 +1,12 @@
 // Opening a source: its real type, its displayed size and frames, and the
 // limits on pixels and frames. Reads headers only; pixels are decoded once,
-// later, by the pipeline.
+// later, by the pipeline (HEIC's by libheif, then handed to it as raw pixels).
 
 import sharp, { type Sharp, type SharpOptions } from 'sharp';
 import type { Limits } from '../config';
 import { HttpError } from '../errors';
 import { detectFormat, type SourceFormat } from './detect';
+import { decodeHeif, heifHeader } from './heif';
 import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
 import { svgRefusal } from './svg';
 
@@ -29,8 +30,8 @@ export interface SourceInfo {
 
 export interface OpenedSource {
   info: SourceInfo;
-  /** The source's first frame, ready for a pipeline. */
-  firstFrame: Sharp;
+  /** The source's first frame, ready for a pipeline; for HEIC, this is when it is decoded. */
+  firstFrame: () => Promise<Sharp>;
 }
 
 /**
@@ -51,12 +52,13 @@ const decodeOptions = (limits: Limits): SharpOptions => ({
   unlimited: false,
 });
 
-/** Turns libvips' words into the contract's statuses; its text goes to the log only. */
+const tooManyPixels = (limits: Limits, detail: string) =>
+  new HttpError('too_many_pixels', `The source image has more than ${limits.maxInputPixels} pixels.`, detail);
+
+/** Turns libvips' and libheif's words into the contract's statuses; their text goes to the log only. */
 export function decodeError(error: unknown, limits: Limits): HttpError {
   const detail = error instanceof Error ? error.message : String(error);
-  if (/pixel limit/i.test(detail)) {
-    return new HttpError('too_many_pixels', `The source image has more than ${limits.maxInputPixels} pixels.`, detail);
-  }
+  if (/pixel limit/i.test(detail)) return tooManyPixels(limits, detail);
   // libvips' "unsupported image format" lands here too: the bytes were sniffed as a format
   // this service reads (anything else is refused before sharp sees it), so the file is damaged.
   return new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', detail);
@@ -102,7 +104,7 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
   if (format === undefined || (format === 'svg' && !rasterize)) {
     throw new HttpError(
       'unsupported_media_type',
-      `The source is not an image this service reads (JPEG, PNG, WebP, AVIF, GIF${rasterize ? ', TIFF or SVG' : ' or TIFF'}).`,
+      `The source is not an image this service reads (JPEG, PNG, WebP, AVIF, HEIC, GIF${rasterize ? ', TIFF or SVG' : ' or TIFF'}).`,
       format,
     );
   }
@@ -122,6 +124,7 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
   if (scans > MAX_JPEG_SCANS) {
     throw new HttpError('too_many_scans', `The source JPEG has ${scans} scans, more than the ${MAX_JPEG_SCANS} this service decodes.`);
   }
+  if (format === 'heic') return openHeif(bytes, limits);
   const firstFrame = sharp(bytes, decodeOptions(limits));
   let meta;
   try {
@@ -131,7 +134,7 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
   }
   const displayed = meta.autoOrient;
   return {
-    firstFrame,
+    firstFrame: async () => firstFrame,
     info: {
       format,
       width: displayed.width,
@@ -143,6 +146,30 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
       depth: meta.depth,
       orientation: meta.orientation ?? 1,
       progressive: meta.isProgressive ?? false,
+    },
+  };
+}
+
+/**
+ * A HEIF source from its header; its pixels are decoded by libheif when the
+ * pipeline asks for them, as 8-bit RGB(A), turned as the container says: so
+ * there is no EXIF orientation left to apply (orientation 1).
+ */
+function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
+  let header;
+  try {
+    header = heifHeader(bytes);
+  } catch (error) {
+    throw decodeError(error, limits);
+  }
+  const { width, height, hasAlpha } = header;
+  if (width * height > limits.maxInputPixels) throw tooManyPixels(limits, `HEIF header: ${width}x${height}`);
+  const channels = hasAlpha ? 4 : 3;
+  return {
+    info: { format: 'heic', width, height, frames: 1, hasAlpha, bytes: bytes.length, channels, depth: 'uchar', orientation: 1, progressive: false },
+    firstFrame: async () => {
+      const pixels = await decodeHeif(bytes);
+      return sharp(pixels.data, { ...decodeOptions(limits), raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
     },
   };
 }

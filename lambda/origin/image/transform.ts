@@ -33,10 +33,11 @@ export interface TransformOptions {
 /** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
 export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget: Budget, options: TransformOptions = {}): Promise<TransformedVariant> {
   const source = await openSource(bytes, limits);
+  const undecodable = (error: unknown): never => {
+    throw decodeError(error, limits);
+  };
   if (ops.format === 'json') {
-    const description = await describe(source).catch((error: unknown) => {
-      throw decodeError(error, limits);
-    });
+    const description = await describe(source).catch(undecodable);
     const body = Buffer.from(JSON.stringify(description));
     return { body, contentType: CONTENT_TYPES.json, width: description.width, height: description.height };
   }
@@ -51,7 +52,7 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
     candidates.candidates.includes('webp') &&
     predictSeconds(work, source.info, 'avif') - predictSeconds(work, source.info, 'webp') > AVIF_WAIT_SECONDS;
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
-  const opened = plan.animated ? openFrames(bytes, frames, limits) : source.firstFrame;
+  const opened = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
   const image = await applySteps(opened, { ops, info: source.info, plan, limits });
   try {
     const { data, info } = await image.toBuffer({ resolveWithObject: true });
@@ -65,6 +66,6 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
       ...(avifDeferred ? { avifDeferred } : {}),
     };
   } catch (error) {
-    throw decodeError(error, limits);
+    return undecodable(error);
   }
 }
