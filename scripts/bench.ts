@@ -558,6 +558,21 @@ function report(args: {
   );
   lines.push('');
 
+  // What Lambda bills for a miss: the whole invocation (until the variant's write ends) at the memory size.
+  const gigabytes = DEFAULT_LIMITS.memorySizeMb / 1024;
+  lines.push(`**Lambda GB-seconds per miss** at the default memory size (${DEFAULT_LIMITS.memorySizeMb} MB): the median "miss invocation" × ${gigabytes} GB.`);
+  lines.push('');
+  lines.push(
+    markdownTable(
+      ['operation', 'miss invocation (median)', 'GB-s per miss'],
+      ops.map((op) => {
+        const invocation = median(results.of(op.name, 'miss').map((sample) => sample.invocationMs ?? NaN));
+        return [op.label, ms(invocation), ((invocation / 1000) * gigabytes).toFixed(3)];
+      }),
+    ),
+  );
+  lines.push('');
+
   const pooled = (a: Mode, b: Mode) => {
     const ratios: number[] = [];
     for (const op of ops) {

@@ -8,6 +8,7 @@
 //    EXIF says so, toFormat with sharp's default encoder settings, toBuffer).
 
 import sharp, { type Sharp } from 'sharp';
+import { rgbaToThumbHash } from 'thumbhash';
 import { canonicalRequest, DEFAULT_GRAMMAR_OPTIONS, DEFAULT_QUALITY, splitQuery, type Ops } from '../../lambda/grammar';
 
 export type OpName = 'thumb' | 'op1' | 'op2' | 'avif' | 'jpeg' | 'json' | 'gif';
@@ -63,16 +64,23 @@ export const BARE_ENCODERS: Record<Family, (image: Sharp) => Sharp> = {
   gif: (image) => image.gif({ effort: 6 }),
 };
 
-const PLACEHOLDER = (image: Sharp) =>
-  image.rotate().resize(16, 16, { fit: 'inside' }).blur(0.5).webp({ quality: 40, alphaQuality: 40 }).toBuffer();
+/** The placeholders of format=json: a 16 px WebP, a ThumbHash and the dominant colour, from one 100 px copy. */
+async function placeholders(image: Sharp) {
+  const small = await image.rotate().resize(100, 100, { fit: 'inside' }).toColourspace('srgb').ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const raw = { raw: { width: small.info.width, height: small.info.height, channels: 4 as const } };
+  const [webp, stats] = await Promise.all([
+    sharp(small.data, raw).resize(16, 16, { fit: 'inside' }).blur(0.5).webp({ quality: 40, alphaQuality: 40 }).toBuffer(),
+    sharp(small.data, raw).stats(),
+  ]);
+  return { webp: webp.toString('base64'), thumbhash: Buffer.from(rgbaToThumbHash(small.info.width, small.info.height, small.data)).toString('base64'), dominant: stats.dominant };
+}
 
 /** Bare sharp: the same variant as the handler, with nothing around it. */
 export async function bare(op: OpSpec, bytes: Buffer, facts: SourceFacts): Promise<Buffer> {
   if (op.format === 'json') {
     const image = sharp(bytes);
     const meta = await image.metadata();
-    const placeholder = await PLACEHOLDER(image);
-    return Buffer.from(JSON.stringify({ width: meta.autoOrient.width, height: meta.autoOrient.height, placeholder: placeholder.toString('base64') }));
+    return Buffer.from(JSON.stringify({ width: meta.autoOrient.width, height: meta.autoOrient.height, ...(await placeholders(image)) }));
   }
   const family = familyOf(op, facts);
   const image = sharp(bytes, facts.pages > 1 && family !== 'jpeg' && family !== 'png' ? { pages: -1 } : {});

@@ -1,7 +1,7 @@
 // `format=json`: what the source is, plus what a page can show while the real
 // image loads: a tiny blurred WebP, a ThumbHash and the dominant colour. All
 // three come from one small copy of the first frame (at most 100x100 pixels,
-// made with shrink-on-load), so they add a few milliseconds to the decode
+// made with shrink-on-load), so they cost one small resize beyond the decode
 // that describing the source needs anyway.
 
 import sharp from 'sharp';
