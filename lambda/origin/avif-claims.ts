@@ -7,6 +7,7 @@
 
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
+import { lostConditionalWrite } from './storage';
 
 /** Where claims live in the cache bucket (the construct expires this prefix). */
 export const AVIF_CLAIMS_PREFIX = '.avif-claims/';
@@ -24,9 +25,7 @@ export async function claimAvif(s3: S3Client, bucket: string, uri: string, windo
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: '', IfNoneMatch: '*', CacheControl: 'no-store' }), { abortSignal });
     return true;
   } catch (error) {
-    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    // 412: claimed already; 409: a concurrent claim is in flight.
-    if (status === 412 || status === 409) return false;
+    if (lostConditionalWrite(error)) return false;
     throw error;
   }
 }

@@ -102,6 +102,15 @@ export interface Variant {
   contentType: string;
 }
 
+/**
+ * Whether a write with `IfNoneMatch: '*'` lost to another: 412, the key exists;
+ * 409, a concurrent conditional write to it is in flight.
+ */
+export function lostConditionalWrite(error: unknown): boolean {
+  const status = (error as S3Failure).$metadata?.httpStatusCode;
+  return status === 412 || status === 409;
+}
+
 /** `created`, or `exists` when a concurrent miss stored the same variant first. */
 export type StoreOutcome = 'created' | 'exists';
 
@@ -130,10 +139,8 @@ export async function storeVariant(
     );
     return 'created';
   } catch (error) {
-    const failure = error as S3Failure;
-    // 412: the key exists; 409: a concurrent conditional write is in flight. Either way one copy is stored.
-    const status = failure.$metadata?.httpStatusCode;
-    if (status === 412 || status === 409) return 'exists';
+    // Either way one copy is stored.
+    if (lostConditionalWrite(error)) return 'exists';
     throw storageUnavailable(error);
   }
 }
