@@ -12,7 +12,7 @@ export const SIGNING_SECRETS_KEY = 'signing-secrets';
 export const SIZES_KEY = 'sizes';
 /** Every preset's name, comma-separated, for the message that refuses an unknown one. */
 export const PRESET_NAMES_KEY = 'presets';
-/** The watermarks' names with their versions, comma-separated: `logo.1a2b3c4d,badge.5e6f7a8b`. */
+/** The watermarks' versions by name, as JSON: `{"logo":"1a2b3c4d"}`. */
 export const WATERMARKS_KEY = 'watermarks';
 /** Followed by a preset's name; the value is its parameters as JSON: `{"width":"200","fit":"cover"}`. */
 export const PRESET_KEY_PREFIX = 'preset:';
@@ -37,9 +37,7 @@ const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 export function deploymentEntries(grammar: GrammarOptions): Record<string, string> {
   const entries: Record<string, string> = {};
   if (grammar.sizes) entries[SIZES_KEY] = grammar.sizes.join(',');
-  const watermarks = grammar.watermarks ?? {};
-  const versioned = Object.keys(watermarks).map((name) => name + '.' + watermarks[name]);
-  if (versioned.length > 0) entries[WATERMARKS_KEY] = versioned.join(',');
+  if (grammar.watermarks && Object.keys(grammar.watermarks).length > 0) entries[WATERMARKS_KEY] = JSON.stringify(grammar.watermarks);
   const presets = grammar.presets ?? {};
   const names = Object.keys(presets);
   if (names.length > 0) entries[PRESET_NAMES_KEY] = namesList(names);
@@ -53,23 +51,10 @@ export function deploymentEntries(grammar: GrammarOptions): Record<string, strin
       throw new Error(`The KeyValueStore key "${key.slice(0, 60)}..." is ${bytes(key)} bytes, over CloudFront's ${MAX_STORE_KEY_BYTES}: shorten the preset's name.`);
     }
     if (bytes(value) > MAX_STORE_VALUE_BYTES) {
-      throw new Error(`The KeyValueStore value of "${key}" is ${bytes(value)} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES}: ${FEWER[key] ?? 'shorten the preset'}.`);
+      throw new Error(`The KeyValueStore value of "${key}" is ${bytes(value)} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES}: ${key === SIZES_KEY ? 'allow fewer sizes' : key === WATERMARKS_KEY ? 'name fewer watermarks' : 'shorten the preset'}.`);
     }
   });
   return entries;
-}
-
-/** What to do about an entry over CloudFront's limit, by key (a preset's otherwise). */
-const FEWER: Record<string, string> = { [SIZES_KEY]: 'allow fewer sizes', [WATERMARKS_KEY]: 'name fewer watermarks' };
-
-/** The watermarks' versions by name, from the store's value (`parseWatermarks(entries[WATERMARKS_KEY])`). */
-export function parseWatermarks(value: string | undefined): { [name: string]: string } {
-  const watermarks: { [name: string]: string } = {};
-  (value ? value.split(',') : []).forEach((entry) => {
-    const dot = entry.indexOf('.');
-    watermarks[entry.slice(0, dot)] = entry.slice(dot + 1);
-  });
-  return watermarks;
 }
 
 function namesList(names: string[]): string {

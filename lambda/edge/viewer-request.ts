@@ -34,7 +34,7 @@ import {
   type GrammarOptions,
   type Preset,
 } from '../grammar/index';
-import { parseWatermarks, PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, SIZES_KEY, WATERMARKS_KEY } from './store';
+import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, SIZES_KEY, WATERMARKS_KEY } from './store';
 
 /** The deployment's settings baked into the function; its sizes and presets are in the store. */
 export interface EdgeSettings {
@@ -186,7 +186,7 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
           presetsOnly: settings.grammar.presetsOnly,
           sizes: settings.sizes ? sizesFrom(values[SIZES_KEY]) : undefined,
           presets: {},
-          watermarks: parseWatermarks(values[WATERMARKS_KEY]),
+          watermarks: JSON.parse(values[WATERMARKS_KEY] || '{}') as GrammarOptions['watermarks'],
         };
         if (preset !== undefined) {
           const definition = values[presetKey];

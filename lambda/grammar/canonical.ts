@@ -172,9 +172,7 @@ function snap(name: string, value: number, sizes: number[]): number {
 /** `<name>.<version>` for a watermark the deployment names; a version the viewer wrote is replaced. */
 function versionedWatermark(value: string, watermarks: { [name: string]: string }): string {
   const name = value.split('.')[0] as string;
-  if (!hasOwn(watermarks, name)) {
-    throw invalidParameter('watermark', name, `one of ${Object.keys(watermarks).join(', ') || '(no watermarks are defined)'}`);
-  }
+  if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, 'one of ' + (Object.keys(watermarks).join(', ') || '(none)'));
   return name + '.' + watermarks[name];
 }
 

@@ -77,6 +77,6 @@ export const border: ValueParser = (name, raw, options) => {
 /** A watermark's name (lower-case letters, digits, `-`), with its version in a canonical URI: `logo`, `logo.1a2b3c4d`. */
 export const watermark: ValueParser = (name, raw) => {
   const value = raw.toLowerCase();
-  if (!/^[a-z0-9][a-z0-9-]{0,31}(\.[0-9a-f]{8})?$/.test(value)) throw invalidParameter(name, raw, "a watermark's name");
+  if (!/^[a-z0-9][a-z0-9-]{0,31}(\.[0-9a-f]{8})?$/.test(value)) throw invalidParameter(name, raw, 'a name');
   return value;
 };
