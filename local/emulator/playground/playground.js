@@ -639,6 +639,9 @@ function applyConfig(config) {
   const presets = Object.keys(config.presets ?? {});
   $('#preset').replaceChildren(el('option', { value: '', text: 'none' }), ...presets.map((name) => el('option', { value: name, text: name })));
   $('#preset').disabled = presets.length === 0;
+  const watermarks = Object.keys(config.watermarks ?? {});
+  $('#watermark').replaceChildren(el('option', { value: '', text: 'none' }), ...watermarks.map((name) => el('option', { value: name, text: name })));
+  $('#watermark').disabled = watermarks.length === 0;
   if (config.presetsOnly) {
     for (const name of PARAM_FIELDS) if (name !== 'preset') form.elements.namedItem(name).disabled = true;
   }
