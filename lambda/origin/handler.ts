@@ -102,7 +102,8 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
       withDeadline(fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes), deadline),
     );
     measured.sourceBytes = source.bytes.length;
-    const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length);
+    // A watermark's bytes travel to the transform as the source's do.
+    const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));
     const make = (options: TransformOptions) =>
       transforms.run({ bytes: source.bytes, ops: request.ops, limits: config, budget, options: { ...options, watermark } }, deadline, failed);
     const answer = { method: event.requestContext.http.method, ifNoneMatch: event.headers?.['if-none-match'], timings: timings as ResponseTimings };

@@ -56,6 +56,8 @@ describe('imageUrl', () => {
       'https://images.example.com/a.png?quality=70&format=webp',
     );
     expect(imageUrl('http://localhost:3000', 'a.png', { w: 10 } as ImageParams)).toBe('http://localhost:3000/a.png?width=10');
+    // A watermark by name: the edge adds its version, which the URL never carries.
+    expect(imageUrl(BASE, 'a.jpg', { watermark: 'Logo', width: 640 })).toBe('https://d111111abcdef8.cloudfront.net/a.jpg?width=640&watermark=logo');
   });
 
   it.each<[string, ImageParams, string]>([
