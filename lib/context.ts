@@ -24,6 +24,8 @@ export const CONTEXT_KEYS = {
   sizes: 'Allowed widths/heights, comma-separated, e.g. 320,640,1280 (default: any).',
   presets: 'Presets as JSON, e.g. {"thumb":{"width":"200","height":"200","fit":"cover"}} (default: none).',
   presetsOnly: 'true: only ?preset= is accepted (default false).',
+  watermarks: 'Watermarks as JSON, e.g. {"logo":{"file":"brand/logo.png","opacity":0.8}} (default: none).',
+  requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
   avif: 'false: format=auto never picks AVIF (default true).',
   signing: 'true: URLs must be signed; creates the KeyValueStore for the secrets (default false).',
   eagerPresets: 'Presets made when a source is uploaded, comma-separated (default: none).',
@@ -110,23 +112,28 @@ function integers(get: Lookup, key: ContextKey): number[] | undefined {
   return items.map((item) => (/^\d+$/.test(item) ? Number(item) : bad(key, 'comma-separated whole numbers', get(key))));
 }
 
-function presets(get: Lookup): { [name: string]: Preset } | undefined {
-  const raw = get('presets');
+/** A JSON object given as text (`-c key='{...}'`) or as an object (cdk.json); `example` words what it holds. */
+function jsonObject(get: Lookup, key: ContextKey, example: string): Record<string, unknown> | undefined {
+  const raw = get(key);
   if (raw === undefined || raw === null || raw === '') return undefined;
   let value: unknown = raw;
   if (typeof raw === 'string') {
     try {
       value = JSON.parse(raw);
     } catch (error) {
-      bad('presets', `JSON (${(error as Error).message})`, raw);
+      bad(key, `JSON (${(error as Error).message})`, raw);
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    bad('presets', 'a JSON object of presets, e.g. {"thumb":{"width":"200"}}', raw);
-  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) bad(key, `a JSON object of ${example}`, raw);
+  return value as Record<string, unknown>;
+}
+
+function presets(get: Lookup): { [name: string]: Preset } | undefined {
+  const value = jsonObject(get, 'presets', 'presets, e.g. {"thumb":{"width":"200"}}');
+  if (!value) return undefined;
   // Numbers and booleans are accepted for convenience (`"width": 200`) and made strings.
   const result: { [name: string]: Preset } = {};
-  for (const [name, preset] of Object.entries(value as Record<string, unknown>)) {
+  for (const [name, preset] of Object.entries(value)) {
     if (typeof preset !== 'object' || preset === null || Array.isArray(preset)) bad(`presets.${name}`, 'an object of parameters, e.g. {"width":"200"}', preset);
     result[name] = Object.fromEntries(Object.entries(preset as Record<string, unknown>).map(([param, v]) => [param, String(v)]));
   }
@@ -195,6 +202,9 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     sizes: integers(get, 'sizes'),
     presets: presets(get),
     presetsOnly: contextBoolean(get, 'presetsOnly'),
+    // Their fields are checked where the props are (lib/watermarks.ts).
+    watermarks: jsonObject(get, 'watermarks', 'watermarks, e.g. {"logo":{"file":"brand/logo.png"}}') as ImageTransformerProps['watermarks'],
+    requireWatermark: jsonObject(get, 'requireWatermark', 'prefixes to watermark names, e.g. {"users/":"logo"}') as ImageTransformerProps['requireWatermark'],
     avif: contextBoolean(get, 'avif'),
     signing: contextBoolean(get, 'signing'),
     eagerPresets: list(get, 'eagerPresets'),

@@ -24,7 +24,8 @@ export interface EdgeFunctionSettings {
   /**
    * The URL grammar's deployment options: `maxDimension` (required; the
    * grammar's own default is 8192), `sizes` (default: any size),
-   * `presets` (default: none) and `presetsOnly` (default: false). Must
+   * `presets` (default: none), `presetsOnly` (default: false) and
+   * `watermarks` (name to version, default: none). Must
    * equal what the origin Lambda is given, or the two disagree about URLs.
    */
   grammar: GrammarOptions;
@@ -45,9 +46,10 @@ export interface EdgeFunctionSettings {
   keyValueStoreId?: string;
 }
 
-/** Whether the function reads a KeyValueStore: with signing, sizes or presets. */
+/** Whether the function reads a KeyValueStore: with signing, sizes, presets or watermarks. */
 export function needsKeyValueStore(settings: Omit<EdgeFunctionSettings, 'keyValueStoreId'>): boolean {
-  return settings.signing || !!settings.grammar.sizes || Object.keys(settings.grammar.presets ?? {}).length > 0;
+  const { sizes, presets, watermarks } = settings.grammar;
+  return settings.signing || !!sizes || Object.keys(presets ?? {}).length > 0 || Object.keys(watermarks ?? {}).length > 0;
 }
 
 // The TypeScript sources, in a checkout or the installed package: bundled at synth.
@@ -55,7 +57,7 @@ const RUNTIME_CRYPTO = join(PROJECT_ROOT, 'lambda', 'edge', 'runtime-crypto.ts')
 const ENTRY = join(PROJECT_ROOT, 'lambda', 'edge', 'viewer-request.ts');
 
 /** Properties of the grammar's and the edge's own objects, which the bundle may rename. */
-const MANGLED_PROPERTIES = /^(aliases|matters|canonicalOnly|maxDimension|presetsOnly|signing|sizes|presets|params|own|grammar)$/;
+const MANGLED_PROPERTIES = /^(aliases|matters|canonicalOnly|maxDimension|presetsOnly|signing|sizes|presets|watermarks|params|own|grammar)$/;
 
 /** Global the bundle assigns the request function to; the wrapper below calls it. */
 const GLOBAL = 'viewerRequest';
@@ -144,6 +146,7 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
     signing: settings.signing,
     sizes: !!settings.grammar.sizes,
     presets: Object.keys(settings.grammar.presets ?? {}).length > 0,
+    watermarks: Object.keys(settings.grammar.watermarks ?? {}).length > 0,
   };
   const imports = ["import crypto from 'crypto';"];
   if (storeId !== undefined) imports.push("import cf from 'cloudfront';");

@@ -31,6 +31,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Preset } from '../lambda/grammar';
 import type { SvgPolicy } from '../lambda/origin/config';
+import type { WatermarkProps } from './watermarks';
 import type { ImageTransformerAlarms } from './monitoring';
 import { buildBuckets } from './parts/buckets';
 import { buildDelivery } from './parts/delivery';
@@ -112,6 +113,24 @@ export interface ImageTransformerProps {
    * @default false
    */
   readonly presetsOnly?: boolean;
+
+  /**
+   * Watermarks a URL asks for by name with `wm=<name>`: PNG files of the app,
+   * packaged with the origin function (never served as sources), each with its
+   * placement: `{ logo: { file: 'brand/logo.png', position: 'bottom-right', size: 0.2, opacity: 0.8 } }`.
+   * A changed file or placement gets a new version in every canonical URI on
+   * the next deploy, so no variant keeps the old one.
+   * @default - no watermarks
+   */
+  readonly watermarks?: { [name: string]: WatermarkProps };
+
+  /**
+   * Key prefixes served only with a watermark, to its name: `{ 'users/': 'logo' }`.
+   * Under a prefix, a URL without `wm=<name>` is a 403 that says what to add.
+   * (Presets with `presetsOnly` or `signing` are the other way to make every URL carry one.)
+   * @default - none
+   */
+  readonly requireWatermark?: { [prefix: string]: string };
 
   /**
    * Let `format=auto` choose AVIF for browsers that accept it. AVIF files are

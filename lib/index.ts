@@ -4,3 +4,4 @@
 export * from './image-transformer';
 export type { Preset } from '../lambda/grammar';
 export type { SvgPolicy } from '../lambda/origin/config';
+export type { WatermarkProps } from './watermarks';

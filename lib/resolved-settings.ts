@@ -23,6 +23,7 @@ import {
 import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
 import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion } from './settings';
 import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
+import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from './watermarks';
 
 /**
  * The origin's default concurrency cap. At 2048 MB, 50 misses at once cost at
@@ -45,6 +46,9 @@ export interface OriginLimits {
 export interface ResolvedSettings {
   // URL grammar: what the edge enforces and the origin and warming requests follow.
   readonly grammar: GrammarOptions;
+  /** The watermarks, checked and versioned (their versions are also in `grammar.watermarks`). */
+  readonly watermarks: PackagedWatermark[];
+  readonly requireWatermark: { [prefix: string]: string };
   readonly avif: boolean;
   readonly signing: boolean;
   readonly eagerPresets: string[];
@@ -109,11 +113,14 @@ export interface ResolvedSettings {
 
 /** Applies the defaults to `props`, checks them, and derives the values the parts share. */
 export function resolveSettings(scope: IConstruct, props: ImageTransformerProps): ResolvedSettings {
+  const watermarks = packageWatermarks(props.watermarks);
+  const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
   const grammar: GrammarOptions = checkGrammar({
     maxDimension: props.maxDimension ?? DEFAULT_GRAMMAR_OPTIONS.maxDimension,
     sizes: props.sizes,
     presets: props.presets,
     presetsOnly: props.presetsOnly,
+    watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
   });
   const signing = props.signing ?? false;
   const eagerPresets = props.eagerPresets ?? [];
@@ -239,6 +246,8 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
 
   return {
     grammar,
+    watermarks,
+    requireWatermark,
     // Smaller files; the slow AVIF encode is paid once per variant.
     avif: props.avif ?? true,
     signing,

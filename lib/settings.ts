@@ -107,6 +107,7 @@ export function checkGrammar(grammar: GrammarOptions): GrammarOptions {
   if (sizes) checked.sizes = sizes;
   if (grammar.presets && Object.keys(grammar.presets).length > 0) checked.presets = grammar.presets;
   if (grammar.presetsOnly) checked.presetsOnly = true;
+  if (grammar.watermarks && Object.keys(grammar.watermarks).length > 0) checked.watermarks = grammar.watermarks;
   checkPresets(checked);
   return checked;
 }

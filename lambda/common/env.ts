@@ -50,5 +50,19 @@ export function envReaders(configError: (message: string) => Error) {
     throw configError(mustBe(name, 'true or false', env[name]));
   }
 
-  return { required, positiveInteger, positiveIntegers, oneOf, flag };
+  /** A JSON object; its fields are the reader's to check. */
+  function jsonObject(env: Env, name: string): Record<string, unknown> {
+    const raw = env[name]?.trim();
+    if (!raw) return {};
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw configError(mustBe(name, 'a JSON object', raw.slice(0, 40)));
+    return value as Record<string, unknown>;
+  }
+
+  return { required, positiveInteger, positiveIntegers, oneOf, flag, jsonObject };
 }

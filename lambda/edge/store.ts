@@ -12,6 +12,8 @@ export const SIGNING_SECRETS_KEY = 'signing-secrets';
 export const SIZES_KEY = 'sizes';
 /** Every preset's name, comma-separated, for the message that refuses an unknown one. */
 export const PRESET_NAMES_KEY = 'presets';
+/** The watermarks' versions by name, as JSON: `{"logo":"1a2b3c4d"}`. */
+export const WATERMARKS_KEY = 'watermarks';
 /** Followed by a preset's name; the value is its parameters as JSON: `{"width":"200","fit":"cover"}`. */
 export const PRESET_KEY_PREFIX = 'preset:';
 
@@ -21,7 +23,7 @@ export const MAX_STORE_VALUE_BYTES = 1024;
 
 /** Whether a key is one the deployment writes (and so may replace or delete). */
 export function isDeploymentKey(key: string): boolean {
-  return key === SIZES_KEY || key === PRESET_NAMES_KEY || key.indexOf(PRESET_KEY_PREFIX) === 0;
+  return key === SIZES_KEY || key === PRESET_NAMES_KEY || key === WATERMARKS_KEY || key.indexOf(PRESET_KEY_PREFIX) === 0;
 }
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -35,6 +37,7 @@ const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 export function deploymentEntries(grammar: GrammarOptions): Record<string, string> {
   const entries: Record<string, string> = {};
   if (grammar.sizes) entries[SIZES_KEY] = grammar.sizes.join(',');
+  if (grammar.watermarks && Object.keys(grammar.watermarks).length > 0) entries[WATERMARKS_KEY] = JSON.stringify(grammar.watermarks);
   const presets = grammar.presets ?? {};
   const names = Object.keys(presets);
   if (names.length > 0) entries[PRESET_NAMES_KEY] = namesList(names);
@@ -48,7 +51,7 @@ export function deploymentEntries(grammar: GrammarOptions): Record<string, strin
       throw new Error(`The KeyValueStore key "${key.slice(0, 60)}..." is ${bytes(key)} bytes, over CloudFront's ${MAX_STORE_KEY_BYTES}: shorten the preset's name.`);
     }
     if (bytes(value) > MAX_STORE_VALUE_BYTES) {
-      throw new Error(`The KeyValueStore value of "${key}" is ${bytes(value)} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES}: ${key === SIZES_KEY ? 'allow fewer sizes' : 'shorten the preset'}.`);
+      throw new Error(`The KeyValueStore value of "${key}" is ${bytes(value)} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES}: ${key === SIZES_KEY ? 'allow fewer sizes' : key === WATERMARKS_KEY ? 'name fewer watermarks' : 'shorten the preset'}.`);
     }
   });
   return entries;

@@ -34,7 +34,7 @@ import {
   type GrammarOptions,
   type Preset,
 } from '../grammar/index';
-import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, SIZES_KEY } from './store';
+import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, SIZES_KEY, WATERMARKS_KEY } from './store';
 
 /** The deployment's settings baked into the function; its sizes and presets are in the store. */
 export interface EdgeSettings {
@@ -48,6 +48,8 @@ export interface EdgeSettings {
   sizes: boolean;
   /** Whether the store holds presets. */
   presets: boolean;
+  /** Whether the store holds watermarks' versions. */
+  watermarks: boolean;
 }
 
 /** One query parameter, header or cookie in CloudFront's event object. */
@@ -174,6 +176,7 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
       const keys: string[] = [];
       if (settings.signing) keys.push(SIGNING_SECRETS_KEY);
       if (settings.sizes) keys.push(SIZES_KEY);
+      if (settings.watermarks) keys.push(WATERMARKS_KEY);
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
       if (preset !== undefined && settings.presets) keys.push(presetKey, PRESET_NAMES_KEY);
 
@@ -183,6 +186,7 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
           presetsOnly: settings.grammar.presetsOnly,
           sizes: settings.sizes ? sizesFrom(values[SIZES_KEY]) : undefined,
           presets: {},
+          watermarks: JSON.parse(values[WATERMARKS_KEY] || '{}') as GrammarOptions['watermarks'],
         };
         if (preset !== undefined) {
           const definition = values[presetKey];

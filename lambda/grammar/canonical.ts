@@ -169,6 +169,13 @@ function snap(name: string, value: number, sizes: number[]): number {
   throw invalidParameter(name, String(value), `at most ${sizes[sizes.length - 1]}, the largest allowed size`);
 }
 
+/** `<name>.<version>` for a watermark the deployment names; a version the viewer wrote is replaced. */
+function versionedWatermark(value: string, watermarks: { [name: string]: string }): string {
+  const name = value.split('.')[0] as string;
+  if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, 'one of ' + (Object.keys(watermarks).join(', ') || '(none)'));
+  return name + '.' + watermarks[name];
+}
+
 /** Folds `dpr` into the dimensions, keeping them within maxDimension and the aspect ratio. */
 function applyDpr(ops: Ops, dpr: number, maxDimension: number): void {
   const scale = Math.min(dpr, maxDimension / Math.max(ops.width || 0, ops.height || 0));
@@ -195,6 +202,8 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   if (sizes && ops.height !== undefined) ops.height = snap('height', ops.height, sizes);
   ops.format = params.format === 'auto' ? undefined : params.format;
   if (negotiation) ops.accept = negotiateFormat(negotiation);
+  // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
+  if (negotiation && ops.watermark !== undefined) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
   const canonical: Ops = {};
   PARAMS.forEach((param) => {
     const name = param.name as keyof Ops;

@@ -6,7 +6,7 @@
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
 
-import { boolean, border, choice, colour, decimal, integer, invalidParameter, region } from './validate';
+import { boolean, border, choice, colour, decimal, integer, invalidParameter, region, watermark } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -59,6 +59,11 @@ export interface Ops {
   grayscale?: boolean;
   blur?: number;
   sharpen?: number;
+  /**
+   * A watermark the deployment names: `<name>` as a viewer asks, `<name>.<version>`
+   * in a canonical URI (the edge adds the version, so a changed watermark makes new keys).
+   */
+  watermark?: string;
   /** `<width>,<rrggbb or rrggbbaa>`: pixels around the output, and their colour. */
   border?: string;
   /** `rrggbb` or `rrggbbaa`, lower-case. */
@@ -99,6 +104,8 @@ export interface GrammarOptions {
   presets?: { [name: string]: Preset };
   /** When true, `preset` is the only parameter a viewer may give. */
   presetsOnly?: boolean;
+  /** The deployment's watermarks, name to version: the edge writes `<name>.<version>` for `watermark=<name>`. */
+  watermarks?: { [name: string]: string };
 }
 
 export const DEFAULT_GRAMMAR_OPTIONS: GrammarOptions = { maxDimension: 8192 };
@@ -171,6 +178,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   grayscale: { aliases: ['greyscale'], parse: boolean, matters: (ops) => ops.grayscale === true },
   blur: { parse: decimal(0.3, 100) },
   sharpen: { parse: decimal(0.5, 10) },
+  watermark: { aliases: ['wm'], parse: watermark },
   border: { parse: border },
   background: { aliases: ['bg'], parse: colour },
   quality: {

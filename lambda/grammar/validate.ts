@@ -73,3 +73,10 @@ export const border: ValueParser = (name, raw, options) => {
   const width = integer(1, (options.maxDimension - 1) >> 1)(name, comma === -1 ? raw : raw.slice(0, comma), options);
   return width + ',' + colour(name, comma === -1 ? '000' : raw.slice(comma + 1), options);
 };
+
+/** A watermark's name (lower-case letters, digits, `-`), with its version in a canonical URI: `logo`, `logo.1a2b3c4d`. */
+export const watermark: ValueParser = (name, raw) => {
+  const value = raw.toLowerCase();
+  if (!/^[a-z0-9][a-z0-9-]{0,31}(\.[0-9a-f]{8})?$/.test(value)) throw invalidParameter(name, raw, 'a name');
+  return value;
+};

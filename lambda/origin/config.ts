@@ -3,9 +3,11 @@
 // are each other's inverse (test/origin/config.test.ts). Every limit has a
 // default chosen for a 2 GB arm64 Lambda; see docs/configuration.md.
 
+import { resolve } from 'node:path';
 import { envReaders, type Env } from '../common/env';
 import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
 import type { MetricsOptions } from './metrics';
+import type { WatermarkDefinition } from './watermarks';
 
 export interface Limits {
   /** Largest source object read, in bytes (MAX_SOURCE_BYTES, default 32 MiB). */
@@ -44,6 +46,10 @@ export interface OriginConfig extends Limits {
   cacheControl: string;
   /** How long a transform that ran out of time or crashed is answered from memory, without trying again (FAILURE_TTL_SECONDS). */
   failureTtlSeconds: number;
+  /** The watermarks by name (WATERMARKS, JSON; files relative to the function's package). */
+  watermarkDefinitions: Record<string, WatermarkDefinition>;
+  /** Key prefixes served only with a watermark, to the watermark's name (REQUIRE_WATERMARK, JSON). */
+  requireWatermark: Record<string, string>;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -61,7 +67,7 @@ export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
 export const DEFAULT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const DEFAULT_FAILURE_TTL_SECONDS = 300;
 
-const { required, positiveInteger, oneOf, flag } = envReaders(
+const { required, positiveInteger, oneOf, flag, jsonObject } = envReaders(
   (message) => new Error(`Invalid origin Lambda configuration: ${message}`),
 );
 
@@ -79,7 +85,14 @@ export function readConfig(env: Env): OriginConfig {
     maxInlineBytes: positiveInteger(env, 'MAX_INLINE_BYTES', DEFAULT_MAX_INLINE_BYTES),
     cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
+    watermarkDefinitions: packagedWatermarks(jsonObject(env, 'WATERMARKS') as Record<string, WatermarkDefinition>, env.LAMBDA_TASK_ROOT),
+    requireWatermark: jsonObject(env, 'REQUIRE_WATERMARK') as Record<string, string>,
   };
+}
+
+/** The watermarks with their files' paths resolved in the function's package (Lambda's LAMBDA_TASK_ROOT). */
+function packagedWatermarks(watermarks: Record<string, WatermarkDefinition>, root = '.'): Record<string, WatermarkDefinition> {
+  return Object.fromEntries(Object.entries(watermarks).map(([name, definition]) => [name, { ...definition, file: resolve(root, definition.file) }]));
 }
 
 /** The metrics settings beside the config (METRICS_NAMESPACE, METRICS), and the version Lambda sets. */
@@ -115,6 +128,8 @@ export function originEnvironment(
     CACHE_CONTROL: config.cacheControl,
     FAILURE_TTL_SECONDS: String(config.failureTtlSeconds),
     ...(config.svgPolicy !== DEFAULT_LIMITS.svgPolicy ? { SVG_POLICY: config.svgPolicy } : {}),
+    ...(Object.keys(config.watermarkDefinitions).length ? { WATERMARKS: JSON.stringify(config.watermarkDefinitions) } : {}),
+    ...(Object.keys(config.requireWatermark).length ? { REQUIRE_WATERMARK: JSON.stringify(config.requireWatermark) } : {}),
     ...(metrics.namespace ? { METRICS_NAMESPACE: metrics.namespace } : {}),
     ...(metrics.enabled === false ? { METRICS: 'false' } : {}),
   };
@@ -129,6 +144,8 @@ export function originConfig(buckets: Pick<OriginConfig, 'sourceBucket' | 'cache
     maxInlineBytes: DEFAULT_MAX_INLINE_BYTES,
     cacheControl: DEFAULT_CACHE_CONTROL,
     failureTtlSeconds: DEFAULT_FAILURE_TTL_SECONDS,
+    watermarkDefinitions: {},
+    requireWatermark: {},
     ...overrides,
   };
 }

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'not_canonical'
   | 'method_not_allowed'
   | 'not_found'
+  | 'watermark_required'
   | 'source_too_large'
   | 'too_many_pixels'
   | 'too_costly'
@@ -15,6 +16,7 @@ export type ErrorCode =
   | 'undecodable_image'
   | 'internal_error'
   | 'storage_unavailable'
+  | 'watermark_unavailable'
   | 'timeout';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -22,6 +24,7 @@ const STATUS: Record<ErrorCode, number> = {
   invalid_key: 400,
   not_canonical: 400,
   method_not_allowed: 405,
+  watermark_required: 403,
   not_found: 404,
   source_too_large: 413,
   too_many_pixels: 413,
@@ -31,6 +34,7 @@ const STATUS: Record<ErrorCode, number> = {
   undecodable_image: 422,
   internal_error: 500,
   storage_unavailable: 503,
+  watermark_unavailable: 503,
   timeout: 504,
 };
 

@@ -22,6 +22,7 @@ import {
 } from './responses';
 import { fetchSource, storeVariant, type StoreOutcome } from './storage';
 import { transformProcesses, type TransformProcesses } from './transform-process';
+import { checkRequiredWatermark, watermarkFiles } from './watermarks';
 
 export interface OriginDependencies {
   s3: S3Client;
@@ -82,6 +83,8 @@ async function timed<T>(timings: RequestMetrics['timings'], name: Phase, work: (
 }
 
 export function createOriginHandler({ s3, config, log, metrics, transforms = transformProcesses() }: OriginDependencies): OriginHandler {
+  const watermarkImage = watermarkFiles(config.watermarkDefinitions);
+
   async function serve(
     event: LambdaFunctionURLEvent,
     request: CanonicalRequest,
@@ -94,13 +97,15 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
   ) {
     const timings = measured.timings;
     const deadline = performance.now() + budgetMs;
+    const watermark = request.ops.watermark === undefined ? undefined : await watermarkImage(request.ops.watermark);
     const source = await timed(timings, 'fetch', () =>
       withDeadline(fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes), deadline),
     );
     measured.sourceBytes = source.bytes.length;
-    const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length);
+    // A watermark's bytes travel to the transform as the source's do.
+    const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));
     const make = (options: TransformOptions) =>
-      transforms.run({ bytes: source.bytes, ops: request.ops, limits: config, budget, options }, deadline, failed);
+      transforms.run({ bytes: source.bytes, ops: request.ops, limits: config, budget, options: { ...options, watermark } }, deadline, failed);
     const answer = { method: event.requestContext.http.method, ifNoneMatch: event.headers?.['if-none-match'], timings: timings as ResponseTimings };
     /** The AVIF made after the WebP answer, or undefined when another request makes it or it failed (logged). */
     const followWithAvif = async () => {
@@ -217,6 +222,7 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
         throw error;
       }
       uri = request.uri;
+      checkRequiredWatermark(request.key, request.ops.watermark, config.requireWatermark);
       const remaining = context ? context.getRemainingTimeInMillis() - TIMEOUT_MARGIN_MS : Infinity;
       // The failure check runs beside the source's read and the transform, so a miss never waits
       // for it: a remembered failure stops the transform (and its process) as soon as it is known.

@@ -47,6 +47,7 @@ const ALL_ERROR_CODES: Record<ErrorCode, true> = {
   not_canonical: true,
   method_not_allowed: true,
   not_found: true,
+  watermark_required: true,
   source_too_large: true,
   too_many_pixels: true,
   too_costly: true,
@@ -55,6 +56,7 @@ const ALL_ERROR_CODES: Record<ErrorCode, true> = {
   undecodable_image: true,
   internal_error: true,
   storage_unavailable: true,
+  watermark_unavailable: true,
   timeout: true,
 };
 

@@ -16,6 +16,7 @@ import { ImageTransformerConfigError } from '../settings';
 import { buildConcurrencyCap } from './concurrency-cap';
 import { PROJECT_FUNCTION, PROJECT_ROOT, lambdaEntry, ownLogsAndRole } from './lambda-project';
 import { acknowledge, wildcardFinding } from './nag';
+import { packagingCommands } from '../watermarks';
 
 /** The name of the origin Lambda's alias that the Function URL (and so CloudFront) invokes. */
 export const ORIGIN_ALIAS_NAME = 'live';
@@ -30,6 +31,8 @@ export interface OriginFunctionProps
     | 'failureTtlSeconds'
     | 'limits'
     | 'svgPolicy'
+    | 'watermarks'
+    | 'requireWatermark'
     | 'cacheControl'
     | 'reservedConcurrency'
     | 'provisionedConcurrency'
@@ -120,6 +123,8 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
         cacheControl: props.cacheControl,
         failureTtlSeconds: props.failureTtlSeconds,
         svgPolicy: props.svgPolicy,
+        watermarkDefinitions: Object.fromEntries(props.watermarks.map(({ name, definition }) => [name, definition])),
+        requireWatermark: props.requireWatermark,
       },
       { namespace: props.metricsNamespace, enabled: props.originMetrics },
     ),
@@ -153,6 +158,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
             'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
             'test -d node_modules/@img/sharp-linux-arm64',
             'test -d node_modules/@img/sharp-libvips-linux-arm64',
+            ...packagingCommands(props.watermarks, outputDir, shellQuote),
           ].join(' && '),
         ],
       },

@@ -94,3 +94,14 @@ export async function generateSamples(): Promise<Sample[]> {
     { key: 'samples/café menu + specials #1.jpg', body: await sharp(landscape).resize(1200).jpeg().toBuffer(), contentType: 'image/jpeg' },
   ];
 }
+
+/** The playground's watermark, `logo`: a white badge with a dark outline, transparent around it, so it shows on any image. */
+export async function sampleWatermark(): Promise<Buffer> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="480" height="160">
+    <rect x="6" y="6" width="468" height="148" rx="28" fill="#ffffff" fill-opacity="0.85" stroke="#1b2838" stroke-width="8"/>
+    <circle cx="84" cy="80" r="44" fill="#e4572e"/>
+    <rect x="150" y="52" width="290" height="22" rx="11" fill="#1b2838"/>
+    <rect x="150" y="92" width="200" height="18" rx="9" fill="#5b6b7b"/>
+  </svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}

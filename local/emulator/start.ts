@@ -6,9 +6,9 @@ import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/c
 import { buildSync } from 'esbuild';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, stat, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -20,9 +20,10 @@ import { createOriginHandler } from '../../lambda/origin/handler';
 import { transformProcesses } from '../../lambda/origin/transform-process';
 import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
+import { checkRequireWatermark, packageWatermarks, type WatermarkProps } from '../../lib/watermarks';
 import { contentTypeOf } from './content-types';
 import { createEmulator } from './emulator';
-import { generateSamples, type Sample } from './samples';
+import { generateSamples, sampleWatermark, type Sample } from './samples';
 import { createEmulatorServer } from './server';
 import { watchSources } from './source-watcher';
 
@@ -42,6 +43,10 @@ export interface EmulatorStartOptions {
   watchIntervalMs?: number;
   /** The origin's SVG_POLICY (default `refuse`, as deployed). */
   svgPolicy?: SvgPolicy;
+  /** Watermarks as the construct takes them; default one named `logo` (sampleWatermark). */
+  watermarks?: { [name: string]: WatermarkProps };
+  /** Key prefixes served only with a watermark, as the construct takes them. */
+  requireWatermark?: { [prefix: string]: string };
   log(line: string): void;
 }
 
@@ -59,7 +64,15 @@ export interface RunningEmulator {
 export const LOCAL_PRESETS: GrammarOptions['presets'] = {
   thumbnail: { width: '200', height: '200', fit: 'cover' },
   hero: { width: '1600', quality: '70' },
+  branded: { width: '800', height: '800', fit: 'pad', background: 'f4f1ea', wm: 'logo' },
 };
+
+/** The sample watermark as a file, as a deployment's would be. */
+async function writeSampleWatermark(): Promise<string> {
+  const file = join(await mkdtemp(join(tmpdir(), 'watermark-')), 'logo.png');
+  await writeFile(file, await sampleWatermark());
+  return file;
+}
 
 /** A source to put in the bucket; its body is opened only when it is uploaded. */
 interface Upload {
@@ -135,7 +148,12 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   await uploadAll(s3, sourceBucket, sources);
   log(`seeded ${sources.length} ${options.images ? `files from ${options.images}` : 'generated samples'} into bucket ${sourceBucket}`);
 
-  const grammar: GrammarOptions = { ...DEFAULT_GRAMMAR_OPTIONS, presets: LOCAL_PRESETS };
+  const watermarks = packageWatermarks(options.watermarks ?? { logo: { file: await writeSampleWatermark(), opacity: 0.85 } });
+  const grammar: GrammarOptions = {
+    ...DEFAULT_GRAMMAR_OPTIONS,
+    presets: LOCAL_PRESETS,
+    watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
+  };
   const signing = options.signingSecret !== undefined;
   const functionCode = viewerRequestFunctionCode({ grammar, avif: true, signing, keyValueStoreId: 'local-key-value-store' });
   log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${signing ? ', signed URLs required' : ''}`);
@@ -151,7 +169,15 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     edgeCache: options.edgeCache,
     origin: createOriginHandler({
       s3,
-      config: originConfig({ sourceBucket, cacheBucket }, options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
+      config: originConfig(
+        { sourceBucket, cacheBucket },
+        {
+          ...(options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
+          // Read from where they are, rather than from a package folder.
+          watermarkDefinitions: Object.fromEntries(watermarks.map(({ name, source, definition }) => [name, { ...definition, file: source }])),
+          requireWatermark: checkRequireWatermark(options.requireWatermark, watermarks),
+        },
+      ),
       log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
       transforms,
     }),

@@ -94,7 +94,7 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
 
     // The configuration reached the controls and the header.
     expect(await page.$eval('input[name=width]', (input) => (input as unknown as { max: string }).max)).toBe('8192');
-    expect(await page.$$eval('#preset option', (options) => options.map((o) => (o as unknown as { value: string }).value))).toEqual(['', 'thumbnail', 'hero']);
+    expect(await page.$$eval('#preset option', (options) => options.map((o) => (o as unknown as { value: string }).value))).toEqual(['', 'thumbnail', 'hero', 'branded']);
     expect(await page.textContent('#source')).toContain(PHOTO);
     expect(await page.textContent('#url')).toBe(imageUrl(emulator.url, PHOTO, { width: 800 }));
     expect(errors).toEqual([]);
@@ -140,6 +140,32 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     expect(metadata).toMatchObject({ width: 2400, height: 1600, format: 'jpeg', frames: 1 });
     expect(await page.textContent('#json')).toContain('\n  "width": 2400');
     expect(await page.$eval('#result-image', (image) => (image as PageImage).naturalWidth)).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+  });
+
+  it('shows each composition operation from its example button, each a variant of its own size', async () => {
+    const { page, errors } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
+    // The 2400 x 1600 photo: each example's URL and the size the emulator answered with.
+    const examples: [string, Record<string, string | number>, string][] = [
+      ['pad, blurred fill', { width: 600, height: 600, fit: 'contain', fill: 'blur' }, '600 × 600 px'],
+      // The sky's top-left colour runs along the top: trim takes a band off.
+      ['trim', { width: 600, trim: 10 }, '600 × 37'],
+      ['crop', { width: 600, crop: '0.25,0.25,0.5,0.5' }, '600 × 400 px'],
+      ['border', { width: 600, border: '12,1b2838' }, '624 × 424 px'],
+      ['watermark', { width: 600, watermark: 'logo' }, '600 × 400 px'],
+      ['all at once', { width: 600, height: 600, fit: 'contain', fill: 'blur', crop: '0.1,0,0.8,1', watermark: 'logo', border: '8,ffffff' }, '616 × 616 px'],
+    ];
+    expect(await page.$$eval('#examples button', (buttons) => buttons.map((b) => (b as unknown as { textContent: string }).textContent))).toEqual(
+      examples.map(([label]) => label),
+    );
+    for (const [label, params, dimensions] of examples) {
+      await page.click(`#examples button[data-example="${label}"]`);
+      await waitForResult(page, dimensions);
+      expect(await page.textContent('#url'), label).toBe(imageUrl(emulator.url, PHOTO, params));
+      expect((await stats(page, '#result-stats')).status, label).toBe('200');
+    }
     expect(errors).toEqual([]);
   });
 

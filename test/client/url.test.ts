@@ -56,6 +56,8 @@ describe('imageUrl', () => {
       'https://images.example.com/a.png?quality=70&format=webp',
     );
     expect(imageUrl('http://localhost:3000', 'a.png', { w: 10 } as ImageParams)).toBe('http://localhost:3000/a.png?width=10');
+    // A watermark by name: the edge adds its version, which the URL never carries.
+    expect(imageUrl(BASE, 'a.jpg', { watermark: 'Logo', width: 640 })).toBe('https://d111111abcdef8.cloudfront.net/a.jpg?width=640&watermark=logo');
   });
 
   it.each<[string, ImageParams, string]>([
@@ -205,7 +207,7 @@ describe('imageUrl', () => {
     expect(() => imageUrl(BASE, 'a.jpg', { constructor: 1 } as ImageParams)).toThrow(/Unknown image parameter "constructor"/);
     // The edge writes accept from the Accept header; a page cannot choose it.
     expect(() => imageUrl(BASE, 'a.jpg', { accept: 'avif' } as ImageParams)).toThrow(
-      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, enlarge, rotate, flip, flop, trim, crop, grayscale, blur, sharpen, border, background, quality, format, preset\.$/,
+      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, enlarge, rotate, flip, flop, trim, crop, grayscale, blur, sharpen, watermark, border, background, quality, format, preset\.$/,
     );
     expect(() => imageUrl(BASE, 'a.jpg', { sig: 'x' } as ImageParams)).toThrow(/signedImageUrl/);
     for (const base of ['https://x.example.com/images', 'x.example.com/a', 'ftp://x.example.com', 'https://x.example.com?a=1', '', 'https://user@x.example.com']) {

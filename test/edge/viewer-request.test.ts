@@ -356,6 +356,40 @@ describe('signatures', () => {
 
 // --------------------------------------------------------------- rejections
 
+describe('watermarks', () => {
+  const versions = (logo: string) => ({ logo, badge: '0f0e0d0c' });
+  const watermarked = (logo: string): EdgeFunctionSettings => ({ ...REALISTIC, grammar: { ...REALISTIC.grammar, watermarks: versions(logo) } });
+  const before = watermarked('1a2b3c4d');
+  const after = watermarked('99aa88bb');
+
+  it('writes the version the store holds into the canonical URI, whatever the spelling or a version the viewer wrote', async () => {
+    const fn = loadEdge(before, CURRENT);
+    for (const query of ['w=640&wm=logo', 'w=640&WATERMARK=LOGO', 'w=640&wm=logo.deadbeef']) {
+      const signedQuery = `${query}&sig=${sign(before, '/a.jpg', query)}`;
+      expect(await uriOf(fn, '/a.jpg', signedQuery), query).toBe('/a.jpg/width=640,watermark=logo.1a2b3c4d');
+    }
+  });
+
+  it('keeps signed URLs valid across a new watermark version, which gives them new cache keys', async () => {
+    const query = `w=640&wm=logo&sig=${sign(before, '/a.jpg', 'w=640&wm=logo')}`;
+    expect(await uriOf(loadEdge(before, CURRENT), '/a.jpg', query)).toBe('/a.jpg/width=640,watermark=logo.1a2b3c4d');
+    expect(await uriOf(loadEdge(after, CURRENT), '/a.jpg', query)).toBe('/a.jpg/width=640,watermark=logo.99aa88bb');
+  });
+
+  it('refuses a name the deployment does not define, naming those it does', async () => {
+    const fn = loadEdge(before, CURRENT);
+    const query = `w=640&wm=nope&sig=${sign(before, '/a.jpg', 'w=640&wm=nope')}`;
+    expectError(await fn.handler(viewerEvent('/a.jpg', query)), 400, 'invalid_parameter', /^Invalid watermark "nope": expected one of logo, badge\.$/);
+    expectError(await open.handler(viewerEvent('/a.jpg', 'wm=logo')), 400, 'invalid_parameter', /expected one of \(none\)\.$/);
+  });
+
+  it('refuses names that are not names before anything is read', async () => {
+    for (const value of ['', 'Logo!', 'a'.repeat(33), '-logo', 'logo.123', 'logo%2F..']) {
+      expectError(await open.handler(viewerEvent('/a.jpg', `wm=${value}`)), 400, 'invalid_parameter', /expected a name\./);
+    }
+  });
+});
+
 describe('rejections', () => {
   const cases: [string, string, string, RegExp][] = [
     ['/a.jpg', 'w=abc', 'invalid_parameter', /Invalid width "abc": expected an integer from 1 to 8192/],

@@ -4,22 +4,40 @@
 // border is priced with the pixels it adds; a crop region outside the image
 // never reaches sharp.
 
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { gradientJpeg } from '../support/images';
+import { checkedPlacement, watermarkVersion } from '../../lambda/origin/watermarks';
+import { gradientJpeg, noiseImage } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import { NOISE_MB, throughHandler, variantLog } from './support';
 
+/** A 1 MP noise watermark (the largest a deployment may name), as wide as the output. */
+async function largestWatermark() {
+  const bytes = await noiseImage(1024, 1024, 'png');
+  const placement = checkedPlacement('noise', { size: 1, margin: 0 });
+  const file = join(await mkdtemp(join(tmpdir(), 'watermark-bounds-')), 'noise.png');
+  await writeFile(file, bytes);
+  return { noise: { ...placement, file, version: watermarkVersion(bytes, placement) } };
+}
+
 describe('the memory model counts what composition holds', () => {
   let origin: TestOrigin;
+  let watermark: string;
   beforeAll(async () => {
-    origin = await createTestOrigin('composition bounds');
+    const watermarkDefinitions = await largestWatermark();
+    watermark = `watermark=noise.${watermarkDefinitions.noise.version}`;
+    origin = await createTestOrigin('composition bounds', { watermarkDefinitions });
     await origin.putSource('photo.jpg', await gradientJpeg(4000, 3000));
   });
 
   it.each([
-    ['trim: the decoded image and its trimmed pixels', '/photo.jpg/width=300,trim=10'],
-    ['a blurred fill: the image and its canvas', '/photo.jpg/width=3000,height=3000,fit=contain,fill=blur,enlarge=1'],
-  ])('%s stay within the prediction', async (_name, uri) => {
+    ['trim: the decoded image and its trimmed pixels', () => '/photo.jpg/width=300,trim=10'],
+    ['a blurred fill: the image and its canvas', () => '/photo.jpg/width=3000,height=3000,fit=contain,fill=blur,enlarge=1'],
+    ['a watermark: the image, its canvas and the watermark decoded', () => `/photo.jpg/width=3000,${watermark}`],
+  ])('%s stay within the prediction', async (_name, uriOf) => {
+    const uri = uriOf();
     await throughHandler(origin, uri, { status: 200 });
     const logged = variantLog(origin, uri);
     expect(logged.TransformRss - logged.transformStartMb, 'measured work (MB) against the prediction').toBeLessThanOrEqual(

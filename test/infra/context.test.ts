@@ -66,8 +66,12 @@ describe('context -> props', () => {
       corsOrigins: 'https://a.example,https://b.example',
       autoDeleteObjects: 'true',
       cacheControl: 'public, max-age=600',
+      watermarks: '{"logo":{"file":"brand/logo.png","opacity":0.8}}',
+      requireWatermark: '{"users/":"logo"}',
     });
     expect(settings).toEqual({ stackName: 'Photos', nag: false });
+    expect(props.watermarks).toEqual({ logo: { file: 'brand/logo.png', opacity: 0.8 } });
+    expect(props.requireWatermark).toEqual({ 'users/': 'logo' });
     expect(stack.resolve(props.sourceBucket?.bucketName)).toBe('my-photos');
     expect(props.sizes).toEqual([320, 640, 1280]);
     expect(props.maxDimension).toBe(4096);
@@ -146,13 +150,14 @@ describe('context -> props', () => {
     expect(() => fromContext({ presets: '{thumb:' })).toThrow(/context presets must be JSON \(.+\), not "\{thumb:"\./);
     expect(() => fromContext({ presets: '["thumb"]' })).toThrow(/context presets must be a JSON object of presets, .*, not "\[\\"thumb\\"\]"\./);
     expect(() => fromContext({ presets: '{"thumb":"200"}' })).toThrow(/context presets\.thumb must be an object of parameters, .*, not "200"\./);
+    expect(() => fromContext({ watermarks: '["logo.png"]' })).toThrow(/context watermarks must be a JSON object of watermarks, .*, not "\[\\"logo\.png\\"\]"\./);
     expect(() => fromContext({ priceClass: 'cheap' })).toThrow(/context priceClass must be 100, 200 or All, not "cheap"\./);
   });
 
   it('documents every key it reads', () => {
     for (const [key, meaning] of Object.entries(CONTEXT_KEYS)) expect(meaning.length, key).toBeGreaterThan(10);
     const source = readFileSync(join(PROJECT_ROOT, 'lib', 'context.ts'), 'utf8');
-    const read = [...source.matchAll(/\(get, '([A-Za-z]+)'\)|get\('([A-Za-z]+)'\)/g)].map((m) => m[1] ?? m[2]);
+    const read = [...source.matchAll(/\(get, '([A-Za-z]+)'[,)]|get\('([A-Za-z]+)'\)/g)].map((m) => m[1] ?? m[2]);
     expect(new Set(read)).toEqual(new Set(Object.keys(CONTEXT_KEYS)));
   });
 });

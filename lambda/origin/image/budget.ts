@@ -10,6 +10,7 @@ import type { Ops } from '../../grammar';
 import { HttpError } from '../errors';
 import type { SourceInfo } from './input';
 import type { EncodedFormat } from './output';
+import { MAX_WATERMARK_PIXELS } from '../watermarks';
 import { borderWidth, cropRegion, roomFor, scaledSize, turnedSize } from './steps';
 
 export interface Budget {
@@ -146,6 +147,8 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   if (ops.trim !== undefined) heldBytes += decodedPixels * (pixelBytes + info.channels);
   // A blurred fill holds the image and the canvas it is drawn on as 8-bit pixels, with alpha at most.
   if (ops.fill === 'blur') heldBytes += 2 * outWidth * outHeight * 4;
+  // A watermark holds the image and the canvas it is drawn on, as a blurred fill does, and its own decoded pixels.
+  if (ops.watermark !== undefined) heldBytes += 2 * outWidth * outHeight * 4 + 2 * MAX_WATERMARK_PIXELS * 4;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decodedPixels * HEIF_DECODER.bytesPerPixel;
   return { decodedPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
 }

@@ -39,11 +39,12 @@ const ACCEPTED: Record<NegotiatedFormat, EncodedFormat[]> = { avif: ['avif', 'we
  * still writes `format=avif` for a negotiated request during a deploy: that
  * counts as explicit. An animation stays animated in WebP or GIF; libvips
  * cannot write animated AVIF, so AVIF becomes WebP there. JPEG and PNG, and
- * quarter turns, trim and a blurred fill (which libvips cannot apply frame by
- * frame), give the first frame.
+ * quarter turns, trim, a blurred fill and a watermark (which libvips cannot
+ * apply frame by frame), give the first frame.
  */
 export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
-  const firstFrameOnly = ops.rotate === 90 || ops.rotate === 270 || ops.trim !== undefined || ops.fill === 'blur';
+  const firstFrameOnly =
+    ops.rotate === 90 || ops.rotate === 270 || ops.trim !== undefined || ops.fill === 'blur' || ops.watermark !== undefined;
   const animatedSource = info.frames > 1 && !firstFrameOnly;
   const family: EncodedFormat = animatedSource ? 'gif' : info.hasAlpha ? 'png' : 'jpeg';
   const wanted: EncodedFormat[] =

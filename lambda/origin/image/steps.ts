@@ -10,12 +10,14 @@ import type { Ops, Position } from '../../grammar';
 import type { Limits } from '../config';
 import { decodeError, type SourceInfo } from './input';
 import { encode, type OutputPlan } from './output';
+import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
 
 export interface StepInput {
   ops: Ops;
   info: SourceInfo;
   plan: OutputPlan;
   limits: Limits;
+  watermark?: WatermarkImage;
 }
 
 interface Region {
@@ -298,6 +300,35 @@ const STEPS: Step[] = [
     // 8-bit sRGB for every source (CMYK, 16-bit, wide gamut); grayscale is its own colourspace.
     if (ops.grayscale) image.grayscale();
     else image.toColourspace('srgb');
+  },
+
+  async function watermark(image, context) {
+    const { watermark: mark, limits } = context;
+    if (!mark) return undefined;
+    // Drawn on the image as it stands, blurred and turned grey or not, and inside the border that follows.
+    const canvas = await pixels(image, limits);
+    const { width, height } = canvas.info;
+    const { position, margin: marginShare, size, opacity } = mark.placement;
+    const margin = Math.round(marginShare * Math.min(width, height));
+    const room = (side: number) => Math.max(1, side - 2 * margin);
+    const overlay = await sharp(mark.bytes, { limitInputPixels: MAX_WATERMARK_PIXELS })
+      .resize({ width: Math.min(room(width), Math.max(1, Math.round(size * width))), height: room(height), fit: 'inside' })
+      .toColourspace('srgb')
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const { channels } = overlay.info;
+    for (let alpha = channels - 1; alpha < overlay.data.length; alpha += channels) {
+      overlay.data[alpha] = Math.round((overlay.data[alpha] as number) * opacity);
+    }
+    const placed = {
+      input: overlay.data,
+      raw: { width: overlay.info.width, height: overlay.info.height, channels },
+      left: margin + along(position, 'left', 'right', room(width) - overlay.info.width),
+      top: margin + along(position, 'top', 'bottom', room(height) - overlay.info.height),
+    };
+    // In memory again: sharp would composite after the border's extend.
+    return pipelineOf(await pixels(pipelineOf(canvas).composite([placed]), limits));
   },
 
   function border(image, { ops }) {

@@ -9,6 +9,7 @@ import { describe } from './describe';
 import { decodeError, framesToLoad, openFrames, openSource } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
 import { applySteps } from './steps';
+import type { WatermarkImage } from '../watermarks';
 
 export interface TransformedVariant extends Variant {
   width: number;
@@ -28,6 +29,8 @@ export const AVIF_WAIT_SECONDS = 0.1;
 export interface TransformOptions {
   /** A negotiated AVIF that would keep the viewer waiting is made as WebP, marked avifDeferred. */
   deferAvif?: boolean;
+  /** The image `ops.watermark` names, read by the handler. */
+  watermark?: WatermarkImage;
 }
 
 /** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
@@ -53,7 +56,7 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
     predictSeconds(work, source.info, 'avif') - predictSeconds(work, source.info, 'webp') > AVIF_WAIT_SECONDS;
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
   const opened = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
-  const image = await applySteps(opened, { ops, info: source.info, plan, limits });
+  const image = await applySteps(opened, { ops, info: source.info, plan, limits, watermark: options.watermark });
   try {
     const { data, info } = await image.toBuffer({ resolveWithObject: true });
     const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };

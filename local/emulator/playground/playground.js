@@ -24,6 +24,15 @@ const TINY_WEBP = 'data:image/webp;base64,UklGRiQAAABXRUJQVlA4IBgAAABQAQCdASoBAA
 const ORIGINAL_ACCEPT = '*/*';
 
 const DEFAULTS = { width: '800' };
+/** One button per composition operation, and all of them at once: each fills the form with its parameters. */
+const EXAMPLES = {
+  'pad, blurred fill': { width: '600', height: '600', fit: 'contain', fill: 'blur' },
+  trim: { width: '600', trim: '10' },
+  crop: { width: '600', crop: '0.25,0.25,0.5,0.5' },
+  border: { width: '600', border: '12,1b2838' },
+  watermark: { width: '600', watermark: 'logo' },
+  'all at once': { width: '600', height: '600', fit: 'contain', fill: 'blur', crop: '0.1,0,0.8,1', watermark: 'logo', border: '8,ffffff' },
+};
 /** The form's parameter fields: one per parameter of the grammar's table (test/local/emulator/playground-form.test.ts). */
 const PARAM_FIELDS = IMAGE_PARAM_NAMES;
 const STATUS_TEXT = {
@@ -610,6 +619,13 @@ function wire() {
     if (file) void upload(file);
   });
 
+  $('#examples').addEventListener('click', (event) => {
+    const button = event.target.closest('button.example');
+    if (!button) return;
+    writeParams(EXAMPLES[button.dataset.example]);
+    void update();
+  });
+
   document.addEventListener('click', async (event) => {
     const button = event.target.closest('button.copy');
     if (!button) return;
@@ -639,6 +655,12 @@ function applyConfig(config) {
   const presets = Object.keys(config.presets ?? {});
   $('#preset').replaceChildren(el('option', { value: '', text: 'none' }), ...presets.map((name) => el('option', { value: name, text: name })));
   $('#preset').disabled = presets.length === 0;
+  const watermarks = Object.keys(config.watermarks ?? {});
+  $('#watermark').replaceChildren(el('option', { value: '', text: 'none' }), ...watermarks.map((name) => el('option', { value: name, text: name })));
+  $('#watermark').disabled = watermarks.length === 0;
+  // The examples that name a watermark the emulator does not have are left out.
+  const shown = Object.entries(EXAMPLES).filter(([, params]) => !params.watermark || watermarks.includes(params.watermark));
+  $('#examples').replaceChildren(...shown.map(([label]) => el('button', { type: 'button', class: 'example', 'data-example': label, text: label })));
   if (config.presetsOnly) {
     for (const name of PARAM_FIELDS) if (name !== 'preset') form.elements.namedItem(name).disabled = true;
   }

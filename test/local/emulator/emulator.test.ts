@@ -663,6 +663,41 @@ describe('cache semantics', () => {
   });
 });
 
+describe('watermarks', () => {
+  // The emulator's own watermark, `logo` (a white badge outlined in dark blue), on a gradient.
+  const KEY = 'cache/photo.jpg';
+
+  it('puts the watermark on the image from one cache entry for every spelling, and leaves the rest of the image alone', async () => {
+    const plain = await request(edge.url, pathOf(KEY) + '?w=400&format=png');
+    const first = await request(edge.url, pathOf(KEY) + '?w=400&wm=logo&format=png');
+    expect(first.status).toBe(200);
+    expect(origin(first)).toEqual(MISS_LAMBDA);
+    expect(await decoded(first.body)).toMatchObject({ format: 'png', width: 400, height: 300 });
+    // A quarter of the width (100x33), 9 px in from the bottom right (x 291-390, y 258-290); its red dot at (308, 275).
+    const dot = await pixelAt(first.body, 308, 275);
+    expect(dot.r - dot.g, JSON.stringify(dot)).toBeGreaterThan(80);
+    expect(isNear(dot, await pixelAt(plain.body, 308, 275), 20)).toBe(false);
+    expect(await pixelAt(first.body, 40, 40)).toEqual(await pixelAt(plain.body, 40, 40));
+
+    const again = await request(edge.url, pathOf(KEY) + '?format=png&WATERMARK=Logo&width=0400');
+    expect(origin(again)).toEqual(HIT);
+    expect(again.body.equals(first.body)).toBe(true);
+    await edge.settled();
+    const stored = (await cacheKeysUnder(s3, edge.cacheBucket, KEY)).filter((key) => key.includes('watermark='));
+    expect(stored).toEqual([expect.stringMatching(/^cache\/photo\.jpg\/width=400,watermark=logo\.[0-9a-f]{8},format=png$/)]);
+  });
+
+  it('serves a preset that brings the watermark, and refuses a name the deployment does not have at the edge', async () => {
+    const branded = await request(edge.url, pathOf(KEY) + '?preset=branded');
+    expect(branded.status).toBe(200);
+    expect(await decoded(branded.body)).toMatchObject({ width: 800, height: 800 });
+    const unknown = await request(edge.url, pathOf(KEY) + '?w=400&wm=nope');
+    expect(unknown.status).toBe(400);
+    expect(origin(unknown)).toEqual(AT_EDGE);
+    expect(json(unknown)).toEqual({ error: 'invalid_parameter', message: 'Invalid watermark "nope": expected one of logo.' });
+  });
+});
+
 describe('invalidation when a source changes', () => {
   /** Two variants and the original, so there is something to purge; returns their answers. */
   async function warm(key: string) {
