@@ -131,7 +131,7 @@ type ParamRecord = Omit<Param, 'name' | 'aliases' | 'parse'> & { aliases?: strin
 const bothSides = (ops: Ops) => ops.width !== undefined && ops.height !== undefined;
 const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';
 /** A crop that fills the whole box: where a position or a focal point places the image. */
-const coverCrop = (ops: Ops) => bothSides(ops) && effectiveFit(ops) === 'cover';
+export const coverCrop = (ops: Ops) => bothSides(ops) && effectiveFit(ops) === 'cover';
 const isLossy = (format: OutputFormat | undefined) =>
   format === undefined || format === 'jpeg' || format === 'webp' || format === 'avif';
 

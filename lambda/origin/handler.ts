@@ -20,6 +20,7 @@ import {
   type FunctionUrlResponse,
   type ResponseTimings,
 } from './responses';
+import { withSourceFocus } from './source-focus';
 import { fetchSource, storeVariant, type StoreOutcome } from './storage';
 import { transformProcesses, type TransformProcesses } from './transform-process';
 
@@ -99,8 +100,8 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
     );
     measured.sourceBytes = source.bytes.length;
     const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length);
-    const make = (options: TransformOptions) =>
-      transforms.run({ bytes: source.bytes, ops: request.ops, limits: config, budget, options }, deadline, failed);
+    const ops = withSourceFocus(request.ops, source.metadata, config, log, request.uri);
+    const make = (options: TransformOptions) => transforms.run({ bytes: source.bytes, ops, limits: config, budget, options }, deadline, failed);
     const answer = { method: event.requestContext.http.method, ifNoneMatch: event.headers?.['if-none-match'], timings: timings as ResponseTimings };
     /** The AVIF made after the WebP answer, or undefined when another request makes it or it failed (logged). */
     const followWithAvif = async () => {
