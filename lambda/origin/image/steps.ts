@@ -86,7 +86,7 @@ function turnPoint([x, y]: Point, [width, height]: [number, number], angle: numb
 }
 
 /** `point` of an image of `size` mirrored top-bottom (`flip`) and left-right (`flop`). */
-const mirrorPoint = ([x, y]: Point, [width, height]: [number, number], { flip, flop }: { flip: boolean; flop: boolean }): Point => [
+const mirrorPoint = ([x, y]: Point, [width, height]: [number, number], { flip, flop }: StepContext['mirrorsAfterExtract']): Point => [
   flop ? width - x : x,
   flip ? height - y : y,
 ];
@@ -148,7 +148,7 @@ const MAX_COORDINATE = 10_000_000;
  * For an enlarging cover crop of an extreme aspect ratio (a 10000x1 source
  * to 8192x8192), the region of the source to crop before scaling, because
  * sharp would first scale the whole source past libvips' limit. It is cut at
- * the requested position; entropy and attention fall back to the centre.
+ * the focal point or the requested position; entropy and attention fall back to the centre.
  */
 function preCrop(ops: Ops, width: number, height: number, focus: Point | undefined) {
   if (ops.width === undefined || ops.height === undefined || (ops.fit ?? 'cover') !== 'cover' || !ops.enlarge) return undefined;
