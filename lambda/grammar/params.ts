@@ -6,7 +6,7 @@
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
 
-import { boolean, border, choice, colour, decimal, integer, invalidParameter, region, watermark } from './validate';
+import { boolean, border, choice, colour, decimal, integer, invalidParameter, point, region, watermark } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -48,6 +48,11 @@ export interface Ops {
   fit?: Fit;
   fill?: Fill;
   position?: Position;
+  /**
+   * `x,y`: the focal point, fractions of the source as displayed (after EXIF
+   * orientation, before the other ops), on which a cover crop is centred.
+   */
+  fp?: string;
   enlarge?: boolean;
   rotate?: Rotation;
   flip?: boolean;
@@ -132,6 +137,8 @@ type ParamRecord = Omit<Param, 'name' | 'aliases' | 'parse'> & { aliases?: strin
 
 const bothSides = (ops: Ops) => ops.width !== undefined && ops.height !== undefined;
 const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';
+/** A crop that fills the whole box: where a position or a focal point places the image. */
+export const coverCrop = (ops: Ops) => bothSides(ops) && effectiveFit(ops) === 'cover';
 const isLossy = (format: OutputFormat | undefined) =>
   format === undefined || format === 'jpeg' || format === 'webp' || format === 'avif';
 
@@ -145,19 +152,19 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
       const fit = choice(FIT_SPELLINGS)(name, raw, options);
       return fit === 'pad' ? 'contain' : fit;
     },
-    matters: (ops) => bothSides(ops) && ops.fit !== 'cover',
+    matters: (ops) => bothSides(ops) && !coverCrop(ops),
   },
   fill: { parse: choice(FILLS), matters: (ops) => ops.fill === 'blur' && bothSides(ops) && ops.fit === 'contain' },
   position: {
     aliases: ['pos', 'gravity'],
     parse: choice(POSITIONS),
-    matters: (ops) => {
-      const fit = effectiveFit(ops);
-      const strategy = ops.position === 'entropy' || ops.position === 'attention';
-      // Only cover crops (where any position matters); contain only places the image.
-      return bothSides(ops) && ops.position !== 'center' && (fit === 'cover' || (fit === 'contain' && !strategy));
-    },
+    // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
+    matters: (ops) =>
+      ops.position !== 'center' &&
+      (coverCrop(ops) ? !ops.fp : bothSides(ops) && ops.fit === 'contain' && ops.position !== 'entropy' && ops.position !== 'attention'),
   },
+  // A point that places a cover crop; it wins over position (above).
+  fp: { parse: point, matters: coverCrop },
   enlarge: {
     parse: boolean,
     matters: (ops) => ops.enlarge === true && (ops.width !== undefined || ops.height !== undefined),

@@ -54,18 +54,24 @@ export const colour: ValueParser = (name, raw) => {
   throw invalidParameter(name, raw, 'a hex colour rgb, rrggbb or rrggbbaa');
 };
 
-/** Crop fractions are counted in ten-thousandths, so that sums are exact. */
+/** Fractions of the image are counted in ten-thousandths, so that sums are exact. */
 const PARTS = 10000;
 
-/** `x,y,width,height` as fractions of the image, at most four decimals, the region inside it; returns them canonical. */
-export const region: ValueParser = (name, raw) => {
-  const parts = raw.split(',').map((part) => (/^(?=\.?\d)\d?(\.\d{0,4})?$/.test(part) ? Math.round(Number(part) * PARTS) : NaN));
-  const at = (i: number) => parts[i] as number;
-  if (!(parts.length === 4 && at(2) > 0 && at(3) > 0 && at(0) + at(2) <= PARTS && at(1) + at(3) <= PARTS)) {
-    throw invalidParameter(name, raw, 'x,y,width,height: fractions of the image, the region inside it');
-  }
+/**
+ * `count` comma-separated fractions of the image (`names`), at most four
+ * decimals, that `inside` accepts in ten-thousandths (`rule` says how); returns them canonical.
+ */
+const fractions = (count: number, names: string, rule: string, inside: (parts: number[]) => boolean): ValueParser => (name, raw) => {
+  const parts = raw.split(',').map((part) => (/^(?=\.?\d)\d?(\.\d{0,4})?$/.test(part) ? Math.round(+part * PARTS) : NaN));
+  if (!(parts.length === count && inside(parts))) throw invalidParameter(name, raw, names + ': fractions of the image' + rule);
   return parts.map((part) => part / PARTS).join(',');
 };
+
+/** `x,y,width,height`: a region inside the image. */
+export const region = fractions(4, 'x,y,width,height', ', the region inside it', (p) => p[2]! > 0 && p[3]! > 0 && p[0]! + p[2]! <= PARTS && p[1]! + p[3]! <= PARTS);
+
+/** `x,y`: a point of the image. */
+export const point = fractions(2, 'x,y', '', (parts) => parts.every((part) => part <= PARTS));
 
 /** `<width>` or `<width>,<colour>` (black by default): the width leaves the image at least a pixel within maxDimension. */
 export const border: ValueParser = (name, raw, options) => {

@@ -20,6 +20,7 @@ import {
   type FunctionUrlResponse,
   type ResponseTimings,
 } from './responses';
+import { withSourceFocus } from './source-focus';
 import { fetchSource, storeVariant, type StoreOutcome } from './storage';
 import { transformProcesses, type TransformProcesses } from './transform-process';
 import { checkRequiredWatermark, watermarkFiles } from './watermarks';
@@ -104,8 +105,9 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
     measured.sourceBytes = source.bytes.length;
     // A watermark's bytes travel to the transform as the source's do.
     const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));
+    const ops = withSourceFocus(request.ops, source.metadata, config, log, request.uri);
     const make = (options: TransformOptions) =>
-      transforms.run({ bytes: source.bytes, ops: request.ops, limits: config, budget, options: { ...options, watermark } }, deadline, failed);
+      transforms.run({ bytes: source.bytes, ops, limits: config, budget, options: { ...options, watermark } }, deadline, failed);
     const answer = { method: event.requestContext.http.method, ifNoneMatch: event.headers?.['if-none-match'], timings: timings as ResponseTimings };
     /** The AVIF made after the WebP answer, or undefined when another request makes it or it failed (logged). */
     const followWithAvif = async () => {

@@ -41,6 +41,8 @@ export interface Source {
   bytes: Buffer;
   /** The source object's ETag, kept with each variant so staleness can be checked. */
   etag: string;
+  /** Its S3 user metadata (`x-amz-meta-<name>`), names lower-case. */
+  metadata: Record<string, string>;
 }
 
 interface S3Failure {
@@ -94,7 +96,7 @@ export async function fetchSource(s3: S3Client, bucket: string, key: string, max
   } catch (error) {
     throw error instanceof HttpError ? error : storageUnavailable(error);
   }
-  return { bytes: Buffer.concat(chunks, length), etag: response.ETag ?? '' };
+  return { bytes: Buffer.concat(chunks, length), etag: response.ETag ?? '', metadata: response.Metadata ?? {} };
 }
 
 export interface Variant {

@@ -11,12 +11,19 @@ export interface SourceWatcher {
   stop(): void;
 }
 
+/**
+ * Each object's version as a listing tells it: its ETag and its last write.
+ * The ETag alone misses a copy onto itself that only replaces the metadata
+ * (a new focal point): the bytes, and so the ETag, stay the same. The write
+ * time is to the second, so a second such copy within the same second as
+ * the first is seen only with the next change.
+ */
 async function listing(s3: S3Client, bucket: string): Promise<Map<string, string>> {
-  const etags = new Map<string, string>();
+  const versions = new Map<string, string>();
   for await (const page of paginateListObjectsV2({ client: s3 }, { Bucket: bucket })) {
-    for (const object of page.Contents ?? []) etags.set(object.Key!, object.ETag ?? '');
+    for (const object of page.Contents ?? []) versions.set(object.Key!, `${object.ETag ?? ''} ${object.LastModified?.toISOString() ?? ''}`);
   }
-  return etags;
+  return versions;
 }
 
 /** S3 writes event keys form-encoded: a space is '+'. */
@@ -40,7 +47,7 @@ export async function watchSources(options: {
   async function compare() {
     const now = await listing(options.s3, options.bucket);
     const changes: [string, 'ObjectCreated:Put' | 'ObjectRemoved:Delete'][] = [];
-    for (const [key, etag] of now) if (known.get(key) !== etag) changes.push([key, 'ObjectCreated:Put']);
+    for (const [key, version] of now) if (known.get(key) !== version) changes.push([key, 'ObjectCreated:Put']);
     for (const key of known.keys()) if (!now.has(key)) changes.push([key, 'ObjectRemoved:Delete']);
     known = now;
     if (changes.length) await options.onEvent(s3Event(options.bucket, changes));

@@ -167,6 +167,14 @@ describe('imageUrl', () => {
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { preset: 'huge' }, grammar))).toBe('Invalid preset "huge": expected one of thumb.');
   });
 
+  it('puts a focal point on cover crops only, canonical, and checks it as the edge does', () => {
+    const url = imageUrl(BASE, 'a.jpg', { width: 400, height: 400, fp: '.7,0.30', position: 'top' });
+    expect(url).toBe(`https://${BASE}/a.jpg?width=400&height=400&fp=0.7%2C0.3`);
+    expect(atEdge(url)).toBe('/a.jpg/width=400,height=400,fp=0.7,0.3');
+    expect(imageUrl(BASE, 'a.jpg', { width: 400, height: 300, fit: 'inside', fp: '0.7,0.3' })).toBe(`https://${BASE}/a.jpg?width=400&height=300&fit=inside`);
+    expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { fp: '70%,30%' }))).toBe('Invalid fp "70%,30%": expected x,y: fractions of the image.');
+  });
+
   it('throws the grammar message for a bad value, as the edge would answer 400', () => {
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { width: 0 }))).toBe('Invalid width "0": expected an integer from 1 to 8192.');
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { width: 1.5 }))).toBe('Invalid width "1.5": expected an integer from 1 to 8192.');
@@ -207,7 +215,7 @@ describe('imageUrl', () => {
     expect(() => imageUrl(BASE, 'a.jpg', { constructor: 1 } as ImageParams)).toThrow(/Unknown image parameter "constructor"/);
     // The edge writes accept from the Accept header; a page cannot choose it.
     expect(() => imageUrl(BASE, 'a.jpg', { accept: 'avif' } as ImageParams)).toThrow(
-      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, enlarge, rotate, flip, flop, trim, crop, grayscale, blur, sharpen, watermark, border, background, quality, format, preset\.$/,
+      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, fp, enlarge, rotate, flip, flop, trim, crop, grayscale, blur, sharpen, watermark, border, background, quality, format, preset\.$/,
     );
     expect(() => imageUrl(BASE, 'a.jpg', { sig: 'x' } as ImageParams)).toThrow(/signedImageUrl/);
     for (const base of ['https://x.example.com/images', 'x.example.com/a', 'ftp://x.example.com', 'https://x.example.com?a=1', '', 'https://user@x.example.com']) {

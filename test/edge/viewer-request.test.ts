@@ -117,6 +117,14 @@ describe('normalisation', () => {
     expectError(await anySize.handler(viewerEvent('/a.jpg', 'border=9000')), 400, 'invalid_parameter', /border "9000": expected an integer from 1 to 4095/);
   });
 
+  it('keeps a focal point only where it places a cover crop, which it places instead of a position', async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'w=200&h=100&gravity=top&FP=.25,0.7500')).toBe('/a.jpg/width=200,height=100,fp=0.25,0.75');
+    expect(await uriOf(anySize, '/a.jpg', 'w=200&h=100&fit=contain&pos=top&fp=0.25,0.75')).toBe('/a.jpg/width=200,height=100,fit=contain,position=top');
+    expect(await uriOf(anySize, '/a.jpg', 'w=200&fp=0.25,0.75')).toBe('/a.jpg/width=200');
+    expectError(await anySize.handler(viewerEvent('/a.jpg', 'fp=0.5')), 400, 'invalid_parameter', /^Invalid fp "0.5": expected x,y: fractions of the image\.$/);
+    expectError(await anySize.handler(viewerEvent('/a.jpg', 'fp=1,1&fp=0,0')), 400, 'invalid_parameter', /fp is given more than once/);
+  });
+
   it('re-encodes the key one way: spaces, plus signs, unicode, reserved characters', async () => {
     expect(await uriOf(anySize, '/My%20Photos/caf%C3%A9+1%281%29.jpg')).toBe('/My%20Photos/caf%C3%A9%2B1%281%29.jpg/original');
     expect(await uriOf(anySize, '/a/%7Euser/b.jpg')).toBe('/a/~user/b.jpg/original');
@@ -449,6 +457,7 @@ const VALID: Record<string, string[]> = {
   trim: ['', '0', '10', '255'],
   crop: ['0,0,1,1', '.25,0,0.5,1', '0.1,0.2,0.3,0.4', '0,0,1,0.9999', '0.5,0.5,0.6,0.1'],
   border: ['1', '8,fff', '20,%23FF000080', '4095'],
+  fp: ['0,0', '.25,0.75', '1.0000,1', '0.3333,0.5', '1.5,0', '0.5'],
   'position pos gravity': ['center', 'top-left', 'Entropy', 'attention', 'bottom'],
   enlarge: ['true', '0', '1', 'FALSE'],
   'format fm f': ['auto', 'webp', 'AVIF', 'jpg', 'jpeg', 'png', 'gif', 'json'],

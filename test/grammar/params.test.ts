@@ -406,3 +406,86 @@ describe('composition: values outside what is allowed are a 400 naming the param
     expect(performance.now() - start).toBeLessThan(1_000);
   });
 });
+
+// ------------------------------------------------- focal point: fp
+
+describe('fp: the focal point of a cover crop', () => {
+  it.each([
+    ['w=200&h=100&fp=.25,0.750', '/cat.jpg/width=200,height=100,fp=0.25,0.75'],
+    ['w=200&h=100&FP=1.0000,0', '/cat.jpg/width=200,height=100,fp=1,0'],
+    ['w=200&h=100&fit=cover&fp=0.3333,0', '/cat.jpg/width=200,height=100,fp=0.3333,0'],
+    // The point wins over a position or a strategy: they would place the same crop.
+    ['w=200&h=100&gravity=top-left&fp=0.5,0.5', '/cat.jpg/width=200,height=100,fp=0.5,0.5'],
+    ['w=200&h=100&fp=0.5,0.5&position=attention', '/cat.jpg/width=200,height=100,fp=0.5,0.5'],
+    // In op order, after position.
+    ['rotate=90&fp=0.1,0.9&crop=0,0,0.5,1&h=10&w=10', '/cat.jpg/width=10,height=10,fp=0.1,0.9,rotate=90,crop=0,0,0.5,1'],
+    // Contain places the image with position; a focal point has nothing to crop.
+    ['w=10&h=10&fit=contain&pos=left&fp=0.1,0.1', '/cat.jpg/width=10,height=10,fit=contain,position=left'],
+  ])('%s is %s', (query, uri) => {
+    expect(uriOf(query)).toBe(uri);
+  });
+
+  it.each([
+    ['fp=0.2,0.8', 'without a box'],
+    ['w=10&fp=0.2,0.8', 'with one side'],
+    ['w=10&h=10&fit=contain&fp=0.2,0.8', 'with contain'],
+    ['w=10&h=10&fit=pad&fill=blur&fp=0.2,0.8', 'with a blurred fill'],
+    ['w=10&h=10&fit=fill&fp=0.2,0.8', 'with fill'],
+    ['w=10&h=10&fit=inside&fp=0.2,0.8', 'with inside'],
+    ['w=10&h=10&fit=outside&fp=0.2,0.8', 'with outside'],
+    ['w=10&h=10&fp=0.2,0.8&format=json', 'with format=json'],
+  ])('%s drops out (%s)', (query) => {
+    expect(uriOf(query)).not.toMatch(/fp=/);
+  });
+
+  it('two spellings of one crop share one URI, and a canonical URI with fp parses back to itself only', () => {
+    expect(uriOf('w=10&h=10&fp=.5,.50&pos=top')).toBe(uriOf('h=10&fp=0.5000,0.5&w=10'));
+    const uri = '/cat.jpg/width=10,height=10,fp=0.25,0.75,rotate=90';
+    expect(parseCanonicalUri(uri, options).ops).toEqual({ width: 10, height: 10, fp: '0.25,0.75', rotate: 90 });
+    for (const other of [
+      '/cat.jpg/width=10,height=10,fp=.25,0.75',
+      '/cat.jpg/width=10,fp=0.25,0.75',
+      '/cat.jpg/width=10,height=10,position=top,fp=0.25,0.75',
+      '/cat.jpg/width=10,height=10,fp=0.25',
+      '/cat.jpg/fp=0.25,0.75,width=10,height=10',
+    ]) {
+      expect(() => parseCanonicalUri(other, options), other).toThrow();
+    }
+  });
+
+  const POINT = 'x,y: fractions of the image';
+  it.each([
+    ['fp=0.5', `Invalid fp "0.5": expected ${POINT}.`],
+    ['fp=a,b', `Invalid fp "a,b": expected ${POINT}.`],
+    ['fp=1.5,0', `Invalid fp "1.5,0": expected ${POINT}.`],
+    ['fp=0,1.0001', `Invalid fp "0,1.0001": expected ${POINT}.`],
+    ['fp=NaN,NaN', `Invalid fp "NaN,NaN": expected ${POINT}.`],
+    ['fp=Infinity,0', `Invalid fp "Infinity,0": expected ${POINT}.`],
+    ['fp=1e-1,0', `Invalid fp "1e-1,0": expected ${POINT}.`],
+    ['fp=0x1,0', `Invalid fp "0x1,0": expected ${POINT}.`],
+    ['fp=-0.1,0.5', `Invalid fp "-0.1,0.5": expected ${POINT}.`],
+    ['fp=0.5,%200.5', `Invalid fp "0.5, 0.5": expected ${POINT}.`],
+    ['fp=0.00001,0.5', `Invalid fp "0.00001,0.5": expected ${POINT}.`],
+    ['fp=0.5,0.5,0.5', `Invalid fp "0.5,0.5,0.5": expected ${POINT}.`],
+    ['fp=,', `Invalid fp ",": expected ${POINT}.`],
+    ['fp=', `Invalid fp "": expected ${POINT}.`],
+    ['fp', `Invalid fp "": expected ${POINT}.`],
+    ['fp=0.1,0.1&fp=0.1,0.1', 'Invalid fp "0.1,0.1": expected a single value (fp is given more than once).'],
+  ])('%s', (query, message) => {
+    const error = errorOf(query);
+    expect(error.code).toBe('invalid_parameter');
+    expect(error.message).toBe(message);
+  });
+
+  it('a bad fp is refused even where it would not matter, as every bad value is', () => {
+    expect(errorOf('w=10&fit=inside&fp=2,2').message).toBe(`Invalid fp "2,2": expected ${POINT}.`);
+  });
+
+  it('a long hostile fp is refused in linear time, and quoted back short', () => {
+    const start = performance.now();
+    const error = errorOf(`fp=0.${'5'.repeat(50_000)},0.5`);
+    expect(error.message).toBe(`Invalid fp "0.${'5'.repeat(38)}…": expected ${POINT}.`);
+    expect(errorOf(`fp=${',1'.repeat(20_000)}`).code).toBe('invalid_parameter');
+    expect(performance.now() - start).toBeLessThan(1_000);
+  });
+});

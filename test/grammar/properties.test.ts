@@ -44,6 +44,21 @@ const decimalSpelling = (text: string): fc.Arbitrary<string> => {
   );
 };
 
+/** `0.25,1` as `.25,1.0`, `0.2500,1.`: each fraction with or without its leading zero, with trailing zeros up to four decimals. */
+const fractionsSpelling = (text: string): fc.Arbitrary<string> =>
+  fc
+    .tuple(
+      ...text.split(',').map((part) => {
+        const [whole = '', fraction = ''] = part.split('.');
+        return fc.record({ bare: fc.boolean(), point: fc.boolean(), trailing: fc.nat(4 - fraction.length) }).map(({ bare, point, trailing }) => {
+          const decimals = fraction + '0'.repeat(trailing);
+          const integer = whole === '0' && bare && decimals ? '' : whole;
+          return decimals || point ? `${integer}.${decimals}` : integer;
+        });
+      }),
+    )
+    .map((parts) => parts.join(','));
+
 const booleanSpelling = (text: string): fc.Arbitrary<string> =>
   (text === '1' ? fc.constantFrom('1', 'true') : fc.constantFrom('0', 'false')).chain(anyCase);
 
@@ -80,6 +95,12 @@ const SPECS: ParamSpec[] = [
     aliases: ['pos', 'gravity'],
     value: choice('center', 'top', 'right', 'bottom', 'left', 'top-left', 'top-right', 'bottom-left', 'bottom-right', 'entropy', 'attention'),
     spell: anyCase,
+  },
+  {
+    name: 'fp',
+    aliases: [],
+    value: fc.tuple(fc.nat(10000), fc.nat(10000)).map(([x, y]) => `${x / 10000},${y / 10000}`),
+    spell: fractionsSpelling,
   },
   { name: 'enlarge', aliases: [], value: choice('0', '1'), spell: booleanSpelling },
   { name: 'rotate', aliases: [], value: choice('0', '90', '180', '270'), spell: fc.constant },

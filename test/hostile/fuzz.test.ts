@@ -127,7 +127,7 @@ const path = fc.oneof(
 const NAMES = [
   'w', 'width', 'h', 'height', 'dpr', 'fit', 'pos', 'position', 'gravity', 'enlarge', 'fm', 'f', 'format', 'q', 'quality',
   'bg', 'background', 'blur', 'sharpen', 'grayscale', 'greyscale', 'rotate', 'flip', 'flop', 'p', 'preset', 'sig',
-  'fill', 'trim', 'crop', 'border',
+  'fill', 'trim', 'crop', 'border', 'fp',
   'utm_source', '', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'accept',
 ];
 const VALUES = [
@@ -136,7 +136,7 @@ const VALUES = [
   'auto', 'webp', 'avif', 'jpeg', 'jpg', 'png', 'gif', 'json', 'svg', 'true', 'false', 'TRUE', '1 ', ' 1', 'fff', '%23FF000080', 'ff0000ff',
   '90', '180', '270', '45', '090', 'thumb', 'hero', 'og', 'mono', 'nope', '__proto__', 'constructor', '%', '%zz', '%2531', '%00', '%E0%A4',
   '%ED%A0%80', '+', '%2B', '9'.repeat(12), 'pad', 'blur', '0,0,1,1', '0.5,0.5,0.5,0.5', '0.5,0.5,0.6,0.5', '1,0,0,1', '0,0,1', '.1,.1,.1,.1,',
-  '2047', '2048', '49', '50', '10,fff', '10,', ',fff', '255', '256',
+  '2047', '2048', '49', '50', '10,fff', '10,', ',fff', '255', '256', '0.5,0.5', '.25,1.0000', '1,1.0001', '0.5', ',', 'NaN,0', '0.00001,0',
 ];
 
 const anyCase = (text: string) => fc.boolean().map((upper) => (upper ? text.toUpperCase() : text));
@@ -151,6 +151,7 @@ const VALID: Record<string, string[]> = {
   trim: ['', '0', '10'],
   crop: ['0,0,1,1', '0.25,0,0.5,1', '.1,.2,.3,.4'],
   border: ['1', '8,fff', '20,%23FF000080'],
+  fp: ['0,0', '.25,0.75', '1,1.0000', '0.3333,0.5'],
   'pos position gravity': ['center', 'top-left', 'entropy', 'attention'],
   'enlarge flip flop grayscale greyscale': ['true', 'false', '1', '0'],
   'fm f format': ['auto', 'webp', 'avif', 'jpg', 'png', 'gif', 'json'],
@@ -209,7 +210,7 @@ function grammarOutcome(grammar: GrammarOptions, p: string, q: string, negotiati
 const RUNS = 2000;
 
 /** Parameters added after the before-store files were generated: they ignore these names. */
-const BEFORE_STORE_UNKNOWN = ['fill', 'trim', 'crop', 'border'];
+const BEFORE_STORE_UNKNOWN = ['fill', 'trim', 'crop', 'border', 'fp'];
 /** The fits those files know (`pad` came later, and with it the list in a bad fit's message). */
 const BEFORE_STORE_FITS = ['cover', 'contain', 'fill', 'inside', 'outside'];
 

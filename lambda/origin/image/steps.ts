@@ -20,6 +20,9 @@ export interface StepInput {
   watermark?: WatermarkImage;
 }
 
+/** A point of an image in pixels, from its top-left corner (not rounded: a pixel's centre is at .5). */
+type Point = [number, number];
+
 interface Region {
   left: number;
   top: number;
@@ -34,6 +37,8 @@ interface StepContext extends StepInput {
   region?: Region;
   /** The mirrors sharp makes after its extract rather than before (none with a turn): the extracted region is mirrored to match. */
   mirrorsAfterExtract: { flip: boolean; flop: boolean };
+  /** The focal point (`fp`) in the image of `size`, followed through turns, mirrors and trim: the cover crop is centred on it. */
+  focus?: Point;
 }
 
 /** A step changes the pipeline it is given, or returns the pipeline that replaces it. */
@@ -74,6 +79,23 @@ export function turnedSize(ops: Ops, info: Pick<SourceInfo, 'width' | 'height'>)
   return ops.rotate === 90 || ops.rotate === 270 ? [info.height, info.width] : [info.width, info.height];
 }
 
+/** `point` of an image of `size` turned clockwise by `angle`. */
+function turnPoint([x, y]: Point, [width, height]: [number, number], angle: number): Point {
+  if (angle === 90) return [height - y, x];
+  if (angle === 180) return [width - x, height - y];
+  if (angle === 270) return [y, width - x];
+  return [x, y];
+}
+
+/** `point` of an image of `size` mirrored top-bottom (`flip`) and left-right (`flop`). */
+const mirrorPoint = ([x, y]: Point, [width, height]: [number, number], { flip, flop }: StepContext['mirrorsAfterExtract']): Point => [
+  flop ? width - x : x,
+  flip ? height - y : y,
+];
+
+/** How EXIF orientations 1 to 8 turn (clockwise) and then mirror left-right the stored image, as sharp applies them. */
+const ORIENTATIONS: [number, boolean][] = [[0, false], [0, true], [180, false], [180, true], [90, true], [90, false], [270, true], [270, false]];
+
 /** The border's width in pixels (0 without one). */
 export const borderWidth = (ops: Ops) => (ops.border ? parseInt(ops.border, 10) : 0);
 
@@ -106,6 +128,9 @@ function along(position: Position, low: string, high: string, room: number): num
   return position.includes(low) ? 0 : position.includes(high) ? room : Math.floor(room / 2);
 }
 
+/** The offset of a window of `window` pixels on a side of `side`, centred on `at` as nearly as the side allows. */
+const centredOn = (at: number, window: number, side: number) => Math.min(side - window, Math.max(0, Math.round(at - window / 2)));
+
 /** The size sharp would produce, for the fits that scale rather than fill a box. */
 export function scaledSize(ops: Ops, width: number, height: number): [number, number] | undefined {
   const scales: number[] = [];
@@ -125,9 +150,9 @@ const MAX_COORDINATE = 10_000_000;
  * For an enlarging cover crop of an extreme aspect ratio (a 10000x1 source
  * to 8192x8192), the region of the source to crop before scaling, because
  * sharp would first scale the whole source past libvips' limit. It is cut at
- * the requested position; entropy and attention fall back to the centre.
+ * the focal point or the requested position; entropy and attention fall back to the centre.
  */
-function preCrop(ops: Ops, width: number, height: number) {
+function preCrop(ops: Ops, width: number, height: number, focus: Point | undefined) {
   if (ops.width === undefined || ops.height === undefined || (ops.fit ?? 'cover') !== 'cover' || !ops.enlarge) return undefined;
   const scale = Math.max(ops.width / width, ops.height / height);
   if (Math.max(width, height) * scale <= MAX_COORDINATE) return undefined;
@@ -135,11 +160,32 @@ function preCrop(ops: Ops, width: number, height: number) {
   const cropHeight = Math.min(height, Math.max(1, Math.round(ops.height / scale)));
   const position = ops.position ?? 'center';
   return {
-    left: along(position, 'left', 'right', width - cropWidth),
-    top: along(position, 'top', 'bottom', height - cropHeight),
+    left: focus ? centredOn(focus[0], cropWidth, width) : along(position, 'left', 'right', width - cropWidth),
+    top: focus ? centredOn(focus[1], cropHeight, height) : along(position, 'top', 'bottom', height - cropHeight),
     width: cropWidth,
     height: cropHeight,
   };
+}
+
+/**
+ * A cover crop centred on `focus` (a point of the `width` x `height` image):
+ * the whole image scaled as cover scales it, then the box cut from it around
+ * the point. sharp's own cover does the same, at a named position; this keeps
+ * its shrink-on-load, which a cut before scaling would lose.
+ */
+function focusedCover(image: Sharp, [width, height]: [number, number], [boxWidth, boxHeight]: [number, number], focus: Point, enlarge: boolean): void {
+  const scale = Math.min(Math.max(boxWidth / width, boxHeight / height), enlarge ? Infinity : 1);
+  const scaledWidth = Math.max(1, Math.round(width * scale));
+  const scaledHeight = Math.max(1, Math.round(height * scale));
+  // Without enlargement a small source keeps its size and the box shrinks to it, as in sharp's cover.
+  const cropWidth = Math.min(boxWidth, scaledWidth);
+  const cropHeight = Math.min(boxHeight, scaledHeight);
+  image.resize({ width: scaledWidth, height: scaledHeight, fit: 'fill' }).extract({
+    left: centredOn(focus[0] * scale, cropWidth, scaledWidth),
+    top: centredOn(focus[1] * scale, cropHeight, scaledHeight),
+    width: cropWidth,
+    height: cropHeight,
+  });
 }
 
 /** `inner`, a region of `outer` (or of the whole image without one), in the whole image's coordinates. */
@@ -201,13 +247,18 @@ const STEPS: Step[] = [
     // With a turn sharp makes its mirrors before extracting; without, after.
     const turned = ops.rotate !== undefined && !plan.animated;
     context.mirrorsAfterExtract = turned ? NO_MIRRORS : { flip, flop };
+    // sharp mirrors before it turns.
+    const displayed: [number, number] = [context.info.width, context.info.height];
+    if (context.focus) context.focus = turnPoint(mirrorPoint(context.focus, displayed, { flip, flop }), displayed, turned ? ops.rotate! : 0);
   },
 
   async function trim(image, context) {
     if (context.ops.trim === undefined) return undefined;
     // The later steps need the trimmed size, known only from the pixels. A uniform image is kept whole.
     const trimmed = await pixels(image.trim({ threshold: context.ops.trim }), context.limits);
-    context.size = [trimmed.info.width, trimmed.info.height];
+    const size: [number, number] = [trimmed.info.width, trimmed.info.height];
+    if (context.focus) context.focus = trimmedFocus(context.focus, context, trimmed.info, size);
+    context.size = size;
     context.mirrorsAfterExtract = NO_MIRRORS;
     return pipelineOf(trimmed);
   },
@@ -230,7 +281,9 @@ const STEPS: Step[] = [
     const { region: cropped } = context;
     const [width, height] = cropped ? [cropped.width, cropped.height] : context.size;
     const room = roomFor(ops, limits.maxDimension);
-    const crop = preCrop(ops, width, height);
+    // The focal point in the part of the image kept.
+    const focus: Point | undefined = context.focus && cropped ? [context.focus[0] - cropped.left, context.focus[1] - cropped.top] : context.focus;
+    const crop = preCrop(ops, width, height, focus);
     const region = within(cropped, crop);
     if (region) image.extract(unmirrored(region, context));
     const scaled = scaledSize(ops, width, height);
@@ -248,6 +301,11 @@ const STEPS: Step[] = [
     const [boxWidth, boxHeight] = requestedBox(ops, room);
     if (crop) {
       image.resize({ width: boxWidth, height: boxHeight, fit: 'fill' });
+      return;
+    }
+    // A focal point comes only with a cover crop (the grammar drops it elsewhere).
+    if (focus) {
+      focusedCover(image, [width, height], [boxWidth!, boxHeight!], focus, Boolean(ops.enlarge));
       return;
     }
     image.resize({
@@ -343,9 +401,37 @@ const STEPS: Step[] = [
   },
 ];
 
+/**
+ * The focal point after trim, in the trimmed image of `size`. sharp reports
+ * where the kept part starts in the image it trimmed: the image as displayed
+ * when it turned first (with a turn), else the stored one, which it orients
+ * and mirrors after trimming.
+ */
+function trimmedFocus(focus: Point, { ops, plan, info, size: before, mirrorsAfterExtract }: StepContext, offsets: OutputInfo, size: [number, number]): Point {
+  const shift = (point: Point): Point => [point[0] + (offsets.trimOffsetLeft ?? 0), point[1] + (offsets.trimOffsetTop ?? 0)];
+  if (ops.rotate !== undefined && !plan.animated) return shift(focus);
+  const [angle, flop] = ORIENTATIONS[info.orientation - 1] ?? [0, false];
+  const mirrors = { flip: mirrorsAfterExtract.flip, flop: mirrorsAfterExtract.flop !== flop };
+  const stored = (displayed: [number, number]): [number, number] => (angle % 180 ? [displayed[1], displayed[0]] : displayed);
+  const inStored = turnPoint(mirrorPoint(focus, before, mirrors), before, (360 - angle) % 360);
+  return mirrorPoint(turnPoint(shift(inStored), stored(size), angle), size, mirrors);
+}
+
+/** The focal point of `fp` in the image as displayed. */
+function focusOf(ops: Ops, info: SourceInfo): Point | undefined {
+  if (ops.fp === undefined) return undefined;
+  const [x, y] = ops.fp.split(',').map(Number) as [number, number];
+  return [x * info.width, y * info.height];
+}
+
 /** Applies every step to `image`; returns the pipeline to run, which a step may have replaced. */
 export async function applySteps(image: Sharp, input: StepInput): Promise<Sharp> {
-  const context: StepContext = { ...input, size: turnedSize(input.ops, input.info), mirrorsAfterExtract: NO_MIRRORS };
+  const context: StepContext = {
+    ...input,
+    size: turnedSize(input.ops, input.info),
+    mirrorsAfterExtract: NO_MIRRORS,
+    focus: focusOf(input.ops, input.info),
+  };
   let current = image;
   for (const step of STEPS) current = (await step(current, context)) ?? current;
   return current;

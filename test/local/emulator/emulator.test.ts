@@ -4,7 +4,7 @@
 // LocalStack. Sources are generated into a temporary folder; responses are
 // decoded with sharp.
 
-import { DeleteObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -28,6 +28,7 @@ import {
   pixelAt,
   png16,
   webpImage,
+  type Rgb,
 } from '../../support/images';
 import { createTestBuckets, listKeys, putObject, testS3Client, type TestBuckets } from '../../support/s3';
 
@@ -788,6 +789,37 @@ describe('invalidation when a source changes', () => {
     const head = await s3.send(new HeadObjectCommand({ Bucket: edge.cacheBucket, Key: stored[0] }));
     expect(head.ETag).toBe(after.headers.get('etag'));
     expect(json(await request(edge.url, pathOf(key) + '?fm=json'))).toMatchObject({ width: 200, height: 300 });
+  });
+
+  it("a focal point set by copying the source onto itself (its metadata replaced) moves the crop: the watcher sees the copy", async () => {
+    const key = 'focus/card.jpg';
+    // A tall thin crop of the 300x200 card: its colour says where across the card it was cut.
+    const cropped = async (expected: Rgb) =>
+      eventually(`the crop at the ${JSON.stringify(expected)} block`, async () => {
+        const answer = await request(edge.url, pathOf(key) + '?w=20&h=100&format=jpeg');
+        return answer.status === 200 && isNear(await pixelAt(answer.body, 10, 10), expected) ? answer : undefined;
+      });
+    await s3.send(
+      new PutObjectCommand({ Bucket: edge.sourceBucket, Key: key, Body: await orientedJpeg(1, 300, 200), ContentType: 'image/jpeg', Metadata: { 'focal-point': '0.1,0.5' } }),
+    );
+    const writtenAt = Date.now();
+    await cropped(ORIENTATION_CORNERS.topLeft);
+    // A listing tells writes apart to the second, and the copy keeps the bytes and so the ETag.
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(writtenAt / 1000 + 1) * 1000 - Date.now() + 20));
+    await s3.send(
+      new CopyObjectCommand({
+        Bucket: edge.sourceBucket,
+        Key: key,
+        CopySource: `${edge.sourceBucket}/${encodeURIComponent(key)}`,
+        MetadataDirective: 'REPLACE',
+        Metadata: { 'focal-point': '0.9,0.5' },
+        ContentType: 'image/jpeg',
+      }),
+    );
+    const moved = await cropped(ORIENTATION_CORNERS.topRight);
+    expect(origin(moved)).toEqual(MISS_LAMBDA);
+    await edge.settled();
+    expect(await cacheKeysUnder(s3, edge.cacheBucket, key)).toEqual([`${key}/width=20,height=100,format=jpeg`]);
   });
 
   it('a deleted source becomes a 404, and its variants are gone', async () => {
