@@ -16,9 +16,33 @@
 // object, and a browser subtracts it from max-age, so an image CloudFront has
 // held for a day would be stale on arrival under a one-hour browser lifetime
 // and revalidated on every use.
+//
+// And it says Vary on the client hints to a viewer who asked `width=auto` or
+// `dpr=auto`: CloudFront keys the variant on the canonical URI, where the
+// edge wrote the width the hints chose, but browsers and proxies key on the
+// URL they asked for, which is the same for a phone and a desktop. An
+// explicit URL does not vary on hints. The function reads `auto` from the
+// query, whichever spelling it sees: the viewer's own, or the one the
+// viewer-request function forwards (`width=auto`). Presets cannot hold `auto`
+// (presetRefusal), as the query would not show it.
+
+import { PARAMS } from '../lambda/grammar/index';
 
 /** How long browsers and proxies keep a variant by default: an hour (see browserMaxAge). */
 export const DEFAULT_BROWSER_MAX_AGE_SECONDS = 3600;
+
+/** What every image response varies on: the format negotiated from Accept. */
+export const FORMAT_VARY = 'Accept';
+/** The hints `width=auto` reads (the DPR only without Sec-CH-Width), and Save-Data. */
+export const WIDTH_HINTS_VARY = 'Sec-CH-Width, Sec-CH-Viewport-Width, Sec-CH-DPR, Save-Data';
+/** The hints `dpr=auto` alone reads. */
+export const DPR_HINTS_VARY = 'Sec-CH-DPR, Save-Data';
+
+/** Every spelling of a parameter a viewer may give (lower-case). */
+function spellings(name: string): string[] {
+  const param = PARAMS.find((candidate) => candidate.name === name) as (typeof PARAMS)[number];
+  return [param.name as string].concat(param.aliases);
+}
 
 /** The statuses whose Cache-Control is the variant's: the image, a range of it, and a revalidation. */
 const REWRITTEN_STATUSES = [200, 206, 304];
@@ -41,12 +65,36 @@ export function viewerResponseFunctionCode(settings: ViewerResponseSettings): st
     `var VARIANT = ${JSON.stringify(settings.variantCacheControl)};`,
     `var BROWSER = ${JSON.stringify(settings.browserCacheControl)};`,
     `var STATUSES = ${JSON.stringify(REWRITTEN_STATUSES)};`,
+    `var HINTED = [[${JSON.stringify(spellings('width'))}, ${JSON.stringify(WIDTH_HINTS_VARY)}], [${JSON.stringify(spellings('dpr'))}, ${JSON.stringify(DPR_HINTS_VARY)}]];`,
+    '',
+    '/** The hints this request\'s `auto` parameters read, or an empty string. */',
+    'function hintsVaried(querystring) {',
+    '  var autos = [];',
+    '  Object.keys(querystring).forEach(function (name) {',
+    '    var field = querystring[name];',
+    '    (field.multiValue || [field]).forEach(function (one) {',
+    '      var value = one.value;',
+    '      try { value = decodeURIComponent(value); } catch (e) {}',
+    "      if (value.toLowerCase() === 'auto') autos.push(name.toLowerCase());",
+    '    });',
+    '  });',
+    '  for (var i = 0; i < HINTED.length; i++) {',
+    '    if (HINTED[i][0].some(function (spelling) { return autos.indexOf(spelling) !== -1; })) return HINTED[i][1];',
+    '  }',
+    "  return '';",
+    '}',
+    '',
     'function handler(event) {',
     '  var response = event.response;',
     "  var header = response.headers['cache-control'];",
     '  if (STATUSES.indexOf(response.statusCode) !== -1 && header && header.value === VARIANT) {',
     "    response.headers['cache-control'] = { value: BROWSER };",
     '    delete response.headers.age;',
+    '  }',
+    '  var hints = hintsVaried(event.request.querystring);',
+    '  if (hints) {',
+    '    var vary = response.headers.vary;',
+    `    response.headers.vary = { value: (vary ? vary.value : ${JSON.stringify(FORMAT_VARY)}) + ', ' + hints };`,
     '  }',
     '  return response;',
     '}',

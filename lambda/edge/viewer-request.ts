@@ -208,9 +208,10 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
         }
 
         // The cache key is the URI alone: it records what Accept allowed
-        // (`accept=avif` or `accept=webp`), so Accept never has to enter it.
-        const accept = request.headers.accept ? valuesOf(request.headers.accept).join(',') : '';
-        request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept, avif: settings.avif }));
+        // (`accept=avif` or `accept=webp`) and the width the client hints
+        // gave `width=auto`, so no header has to enter it.
+        const header = (name: string) => valuesOf(request.headers[name] || { value: '' }).join(',');
+        request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept: header('accept'), avif: settings.avif, header }));
         // The origin sees only the preset and the viewer's own recognised
         // parameters, with their canonical names and values, and the
         // signature: nothing else a viewer adds (S3's response-content-type or

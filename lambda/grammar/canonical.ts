@@ -6,8 +6,11 @@
 import { grammarError, isGrammarError } from './errors';
 import { decodeKeyPath, encodeKeyPath } from './key';
 import {
+  AUTO_FALLBACK_WIDTH,
+  AUTO_WIDTHS,
   PARAMS,
   PARAMS_BY_NAME,
+  SAVE_DATA_QUALITY,
   PRESET_SPELLINGS,
   VIEWER_PARAMS,
   type GrammarOptions,
@@ -16,9 +19,13 @@ import {
   type Param,
   type ParsedParams,
   type Preset,
+  type UnresolvedOps,
   type ViewerParams,
 } from './params';
 import { invalidParameter } from './validate';
+
+/** The value of `width` and `dpr` that the edge resolves from client hints. */
+const AUTO = 'auto';
 
 /** The ops segment of a request with no transformation. */
 export const ORIGINAL = 'original';
@@ -28,11 +35,18 @@ export interface Negotiation {
   accept?: string;
   /** Whether `format=auto` may choose AVIF. Default true. */
   avif?: boolean;
+  /**
+   * The viewer's header of a lower-case name, repeated ones joined by commas:
+   * `width=auto` and `dpr=auto` read the client hints (`sec-ch-width`,
+   * `sec-ch-viewport-width`, `sec-ch-dpr`, `save-data`). No other request does.
+   */
+  header?: (name: string) => string | undefined;
 }
 
-export interface CanonicalRequest {
+/** A request's key and ops; before negotiation (signatures, the URL helper) the ops may hold `auto`. */
+export interface CanonicalRequest<O extends UnresolvedOps = Ops> {
   key: string;
-  ops: Ops;
+  ops: O;
   /** `/<encoded key>/<ops segment>` */
   uri: string;
 }
@@ -176,61 +190,109 @@ function versionedWatermark(value: string, watermarks: { [name: string]: string 
   return name + '.' + watermarks[name];
 }
 
+/** The ops that are sizes: `dpr` multiplies them, and the deployment's sizes bound them. */
+const SIDES = ['width', 'height'] as const;
+
 /** Folds `dpr` into the dimensions, keeping them within maxDimension and the aspect ratio. */
 function applyDpr(ops: Ops, dpr: number, maxDimension: number): void {
   const scale = Math.min(dpr, maxDimension / Math.max(ops.width || 0, ops.height || 0));
-  if (ops.width !== undefined) ops.width = Math.max(1, Math.round(ops.width * scale));
-  if (ops.height !== undefined) ops.height = Math.max(1, Math.round(ops.height * scale));
+  SIDES.forEach((side) => {
+    if (ops[side] !== undefined) ops[side] = Math.max(1, Math.round((ops[side] as number) * scale));
+  });
+}
+
+type Header = (name: string) => string | undefined;
+const noHeader: Header = () => undefined;
+
+/** The ops while they are worked out: the viewer's `dpr` among them until it is folded in. */
+type WorkingOps = Omit<UnresolvedOps, 'dpr'> & { dpr?: number | 'auto'; [name: string]: unknown };
+
+/** The client hint `Sec-CH-<name>`'s number, else 0: absent, not a plain number (`1e3`, `-1`), or a list (sent twice: `390,390`). */
+const hint = (header: Header, name: string): number => {
+  const value = header('sec-ch-' + name) as string;
+  return /^\d+(\.\d+)?$/.test(value) ? +value : 0;
+};
+
+/**
+ * Resolves `width=auto` and `dpr=auto` from the client hints, in place. The
+ * width is `Sec-CH-Width` (device pixels already), else `Sec-CH-Viewport-Width`
+ * times the DPR, else AUTO_FALLBACK_WIDTH, snapped up to the sizes (or
+ * AUTO_WIDTHS) and held within the largest and maxDimension. `dpr=auto` is
+ * `Sec-CH-DPR` rounded up to a half, or 1 without it. `Save-Data: on` sets a
+ * quality not given to SAVE_DATA_QUALITY. So no hint makes a variant that
+ * explicit parameters could not.
+ */
+function resolveHints(ops: WorkingOps, options: GrammarOptions, header: Header): void {
+  const dpr = hint(header, 'dpr') || 1;
+  const ladder = options.sizes || AUTO_WIDTHS;
+  if (/^on$/i.test(header('save-data') as string) && ops.quality === undefined) ops.quality = SAVE_DATA_QUALITY;
+  if (ops.width !== AUTO) ops.dpr = Math.ceil(dpr * 2) / 2;
+  else {
+    const wanted = hint(header, 'width') || hint(header, 'viewport-width') * dpr || AUTO_FALLBACK_WIDTH;
+    ops.width = Math.min(snap('width', Math.min(wanted, ladder[ladder.length - 1] as number), ladder), options.maxDimension);
+  }
 }
 
 /**
  * The canonical ops for a viewer's parameters: aliases resolved, defaults and
- * no-ops dropped. With a negotiation, `format=auto` (or none) becomes `accept`;
- * without, `accept` is what `params` say (only a canonical URI can say it).
+ * no-ops dropped. With a negotiation, `format=auto` (or none) becomes `accept`,
+ * and `width=auto` and `dpr=auto` are resolved from the client hints; without,
+ * `accept` is what `params` say (only a canonical URI can say it) and `auto`
+ * stays, as signatures cover it.
  */
 // No default parameter values here: cloudfront-js-2.0 lacks them and esbuild cannot lower them.
-export function canonicalOps(params: ParsedParams, options: GrammarOptions, negotiation?: Negotiation): Ops {
+export function canonicalOps(params: ParsedParams, options: GrammarOptions, negotiation: Negotiation): Ops;
+export function canonicalOps(params: ParsedParams, options: GrammarOptions, negotiation?: Negotiation): UnresolvedOps;
+export function canonicalOps(params: ParsedParams, options: GrammarOptions, negotiation?: Negotiation): UnresolvedOps {
   // Metadata describes the source, so no other op can change it.
   if (params.format === 'json') return { format: 'json' };
-  const ops: Ops = {};
+  const ops: WorkingOps = {};
   PARAMS.forEach((param) => {
-    if (param.name !== 'dpr') (ops as { [name: string]: unknown })[param.name] = params[param.name];
+    (ops as { [name: string]: unknown })[param.name] = params[param.name];
   });
-  if (params.dpr !== undefined && params.dpr !== 1) applyDpr(ops, params.dpr, options.maxDimension);
+  // Beside width=auto a dpr is already counted in the hinted width.
+  if (ops.width === AUTO) ops.dpr = undefined;
+  const auto = ops.width === AUTO || ops.dpr === AUTO;
+  if (auto && negotiation) resolveHints(ops, options, negotiation.header || noHeader);
+  const dpr = ops.dpr;
   const sizes = options.sizes;
-  if (sizes && ops.width !== undefined) ops.width = snap('width', ops.width, sizes);
-  if (sizes && ops.height !== undefined) ops.height = snap('height', ops.height, sizes);
+  if (dpr !== AUTO) {
+    ops.dpr = undefined;
+    if (dpr && dpr !== 1) applyDpr(ops as Ops, dpr, options.maxDimension);
+  }
+  SIDES.forEach((side) => {
+    // `auto` (before negotiation) is no size yet.
+    if (sizes && typeof ops[side] === 'number') ops[side] = snap(side, ops[side] as number, sizes);
+  });
   ops.format = params.format === 'auto' ? undefined : params.format;
   if (negotiation) ops.accept = negotiateFormat(negotiation);
   // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
   if (negotiation && ops.watermark !== undefined) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
-  const canonical: Ops = {};
+  const canonical: { [name: string]: unknown } = {};
   PARAMS.forEach((param) => {
-    const name = param.name as keyof Ops;
-    if (ops[name] !== undefined && (!param.matters || param.matters(ops))) {
-      (canonical as { [name: string]: unknown })[name] = ops[name];
-    }
+    const name = param.name;
+    if (ops[name] !== undefined && (!param.matters || param.matters(ops as Ops))) canonical[name] = ops[name];
   });
   return canonical;
 }
 
 /** The ops named by `params` as name/text pairs in PARAMS order, booleans as `1`. */
-function opEntries(ops: Ops, params: Param[]): [string, string][] {
+function opEntries(ops: UnresolvedOps, params: Param[]): [string, string][] {
   const entries: [string, string][] = [];
   params.forEach((param) => {
-    const value = ops[param.name as keyof Ops];
+    const value = ops[param.name as keyof UnresolvedOps];
     if (value !== undefined) entries.push([param.name, value === true ? '1' : String(value)]);
   });
   return entries;
 }
 
 /** `width=640,accept=avif`, or `original` when there are no ops. */
-export function opsSegment(ops: Ops): string {
+export function opsSegment(ops: UnresolvedOps): string {
   const entries = opEntries(ops, PARAMS);
   return entries.length ? entries.map((entry) => entry[0] + '=' + entry[1]).join(',') : ORIGINAL;
 }
 
-export function canonicalUri(key: string, ops: Ops): string {
+export function canonicalUri(key: string, ops: UnresolvedOps): string {
   return encodeKeyPath(key) + '/' + opsSegment(ops);
 }
 
@@ -240,12 +302,19 @@ export function variantKey(key: string, ops: Ops): string {
 }
 
 /** What the edge does to every request: path and query in, one canonical request out. */
+export function canonicalRequest(path: string, pairs: [string, string][], options: GrammarOptions, negotiation: Negotiation): CanonicalRequest;
 export function canonicalRequest(
   path: string,
   pairs: [string, string][],
   options: GrammarOptions,
   negotiation?: Negotiation,
-): CanonicalRequest {
+): CanonicalRequest<UnresolvedOps>;
+export function canonicalRequest(
+  path: string,
+  pairs: [string, string][],
+  options: GrammarOptions,
+  negotiation?: Negotiation,
+): CanonicalRequest<UnresolvedOps> {
   const key = decodeKeyPath(path);
   const ops = canonicalOps(parseViewerParams(pairs, options), options, negotiation);
   return { key, ops, uri: canonicalUri(key, ops) };
@@ -259,6 +328,9 @@ export function canonicalRequest(
 export function presetRefusal(name: string, options: GrammarOptions): string | undefined {
   try {
     canonicalRequest('/preset-check.jpg', [['preset', name]], options, { accept: 'image/webp' });
+    const ops = canonicalRequest('/preset-check.jpg', [['preset', name]], options).ops;
+    // The viewer-response function reads `auto` from the URL to add Vary; it cannot see a preset's.
+    if (ops.width === 'auto' || ops.dpr) return 'width=auto and dpr=auto belong in the URL beside the preset, not in it.';
     return undefined;
   } catch (error) {
     if (isGrammarError(error)) return error.message;
@@ -288,8 +360,9 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
   const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes };
   const ops = canonicalOps(parseParams(pairs, canonicalOptions, CANONICAL_PARAMS).params, canonicalOptions);
   const canonical = canonicalUri(key, ops);
-  if (canonical !== uri) throw notCanonical(uri);
-  return { key, ops, uri: canonical };
+  // `auto` is resolved at the edge, never stored.
+  if (canonical !== uri || ops.width === 'auto' || ops.dpr) throw notCanonical(uri);
+  return { key, ops: ops as Ops, uri: canonical };
 }
 
 function notCanonical(uri: string) {
@@ -301,7 +374,7 @@ function notCanonical(uri: string) {
  * the edge writes: `accept` is negotiated anew, so it holds for the same
  * Accept header.
  */
-export function viewerQuery(ops: Ops): string {
+export function viewerQuery(ops: UnresolvedOps): string {
   return opEntries(ops, VIEWER_PARAMS)
     .map((entry) => entry[0] + '=' + encodeURIComponent(entry[1]))
     .join('&');

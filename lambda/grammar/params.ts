@@ -41,6 +41,16 @@ export type Rotation = 90 | 180 | 270;
 /** Default encoder quality per lossy format; a request for the default is a no-op. */
 export const DEFAULT_QUALITY = { jpeg: 80, webp: 80, avif: 50 } as const;
 
+/**
+ * The widths `width=auto` snaps up to when the deployment sets no sizes: few,
+ * so that hints make few variants (a deployment's sizes replace them).
+ */
+export const AUTO_WIDTHS = [160, 320, 640, 960, 1280, 1920, 2560, 3840];
+/** What `width=auto` asks for without a usable hint (Firefox, Safari): a full-width image on most screens. */
+export const AUTO_FALLBACK_WIDTH = 1280;
+/** The quality of a `width=auto` or `dpr=auto` request that says `Save-Data: on` and gives none. */
+export const SAVE_DATA_QUALITY = 40;
+
 /** The canonical operations: what a variant is made of. */
 export interface Ops {
   width?: number;
@@ -85,11 +95,23 @@ export interface Ops {
   accept?: NegotiatedFormat;
 }
 
-/** What a viewer's query may say: the ops, plus `dpr`, plus `format=auto`, minus what only the edge writes. */
-export interface ViewerParams extends Omit<Ops, 'format' | 'accept'> {
-  dpr?: number;
+/**
+ * What a viewer's query may say: the ops, plus `dpr`, plus `format=auto`, minus
+ * what only the edge writes. `width=auto` and `dpr=auto` are resolved by the
+ * edge from the viewer's client hints.
+ */
+export interface ViewerParams extends Omit<Ops, 'width' | 'format' | 'accept'> {
+  width?: number | 'auto';
+  dpr?: number | 'auto';
   format?: RequestedFormat;
 }
+
+/**
+ * The ops before the edge has resolved client hints: what a signature covers
+ * and the URL helper writes. `width=auto` and `dpr=auto` stay; a canonical URI
+ * never holds them.
+ */
+export type UnresolvedOps = Omit<Ops, 'width'> & { width?: number | 'auto'; dpr?: 'auto' };
 
 /** What the parameter records parse: a viewer's parameters, or the ops of a canonical URI. */
 export type ParsedParams = ViewerParams & Pick<Ops, 'accept'>;
@@ -135,6 +157,9 @@ export interface Param {
 /** A record of the table: a Param without its name, which is the record's key. */
 type ParamRecord = Omit<Param, 'name' | 'aliases' | 'parse'> & { aliases?: string[]; parse: ValueParser };
 
+/** `auto` in any letter case, else what `parse` reads. */
+const orAuto = (parse: ValueParser): ValueParser => (name, raw, options) => (raw.toLowerCase() === 'auto' ? 'auto' : parse(name, raw, options));
+
 const bothSides = (ops: Ops) => ops.width !== undefined && ops.height !== undefined;
 const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';
 /** A crop that fills the whole box: where a position or a focal point places the image. */
@@ -144,9 +169,9 @@ const isLossy = (format: OutputFormat | undefined) =>
 
 /** Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required. */
 const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
-  width: { aliases: ['w'], parse: integer(1) },
+  width: { aliases: ['w'], parse: orAuto(integer(1)) },
   height: { aliases: ['h'], parse: integer(1) },
-  dpr: { parse: decimal(1, 4) },
+  dpr: { parse: orAuto(decimal(1, 4)) },
   fit: {
     parse: (name, raw, options) => {
       const fit = choice(FIT_SPELLINGS)(name, raw, options);

@@ -10,6 +10,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../resolved-settings';
+import { FORMAT_VARY } from '../viewer-response-function';
 import type { EdgeFunctions } from './edge-functions';
 import { ACCESS_LOGGING_OFF, acknowledge } from './nag';
 
@@ -108,7 +109,9 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
       : {}),
     securityHeadersBehavior: { contentTypeOptions: { override: true } },
     // S3 cannot store a Vary header, yet one URL carries another format for another browser.
-    customHeadersBehavior: { customHeaders: [{ header: 'Vary', value: 'Accept', override: true }] },
+    // Not over a Vary already there: the viewer-response function's, which adds the client
+    // hints for `width=auto` (it keeps Accept, whichever of the two CloudFront applies first).
+    customHeadersBehavior: { customHeaders: [{ header: 'Vary', value: FORMAT_VARY, override: false }] },
     // S3 details that are nobody's business.
     removeHeaders: ['x-amz-meta-source-etag', 'x-amz-server-side-encryption'],
   });

@@ -269,3 +269,14 @@ describe('srcset', () => {
     expect(() => srcset(BASE, 'a.jpg', [100], { w: 5 } as ImageParams)).toThrow(/widths as an argument/);
   });
 });
+
+describe('width: auto', () => {
+  it('writes auto for the edge to resolve from client hints, and refuses it in a srcset', () => {
+    expect(imageUrl('img.example.com', 'photos/cat.jpg', { width: 'auto' })).toBe('https://img.example.com/photos/cat.jpg?width=auto');
+    expect(imageUrl('img.example.com', 'photos/cat.jpg', { w: 'AUTO', dpr: 'auto', quality: 70 } as ImageParams)).toBe(
+      'https://img.example.com/photos/cat.jpg?width=auto&quality=70',
+    );
+    expect(imageUrl('img.example.com', 'photos/cat.jpg', { width: 300, dpr: 'auto' })).toBe('https://img.example.com/photos/cat.jpg?width=300&dpr=auto');
+    expect(() => srcset('img.example.com', 'photos/cat.jpg', [320], { dpr: 'auto' })).toThrow(/srcset takes no dpr/);
+  });
+});

@@ -7,7 +7,16 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode, type EdgeFunctionSettings } from '../../lib/edge-function';
-import { canonicalRequest, isGrammarError, signUri, splitQuery, type GrammarOptions } from '../../lambda/grammar/index';
+import {
+  AUTO_FALLBACK_WIDTH,
+  AUTO_WIDTHS,
+  canonicalRequest,
+  isGrammarError,
+  SAVE_DATA_QUALITY,
+  signUri,
+  splitQuery,
+  type GrammarOptions,
+} from '../../lambda/grammar/index';
 import {
   ANY_ACCEPT,
   ANY_SIZE,
@@ -359,6 +368,106 @@ describe('signatures', () => {
     const request = rewritten(await open.handler(viewerEvent('/a.jpg', 'w=640&sig=whatever')));
     expect(request.uri).toBe('/a.jpg/width=640');
     expect(request.querystring).toEqual({ width: { value: '640' } });
+  });
+});
+
+// ------------------------------------------------------------- client hints
+
+describe('width=auto and dpr=auto', () => {
+  /** The canonical URI for a query and the viewer's client hint headers. */
+  async function hinted(fn: LoadedFunction, query: string, headers: Record<string, string | string[]>): Promise<string> {
+    return rewritten(await fn.handler(viewerEvent('/a.jpg', query, { headers }))).uri;
+  }
+  const PHONE = { 'sec-ch-width': '1170', 'sec-ch-dpr': '3', 'sec-ch-viewport-width': '390' };
+  const DESKTOP = { 'sec-ch-width': '640', 'sec-ch-dpr': '1', 'sec-ch-viewport-width': '1280' };
+
+  it('writes the hinted width into the URI, snapped up to the sizes: Sec-CH-Width is device pixels already', async () => {
+    expect(await hinted(open, 'w=auto', PHONE)).toBe('/a.jpg/width=1200');
+    expect(await hinted(open, 'W=AUTO', DESKTOP)).toBe('/a.jpg/width=640');
+    expect(await hinted(open, 'width=auto&h=300&fit=inside', DESKTOP)).toBe('/a.jpg/width=640,height=384,fit=inside');
+  });
+
+  it('snaps to the default ladder without sizes, so hints make as few variants as explicit widths', async () => {
+    expect(AUTO_WIDTHS).toEqual([160, 320, 640, 960, 1280, 1920, 2560, 3840]);
+    expect(await hinted(anySize, 'w=auto', PHONE)).toBe('/a.jpg/width=1280');
+    expect(await hinted(anySize, 'w=auto', { 'sec-ch-width': '100' })).toBe('/a.jpg/width=160');
+    const widths = new Set<string>();
+    for (let width = 1; width <= 5000; width += 7) widths.add(await hinted(anySize, 'w=auto', { 'sec-ch-width': String(width) }));
+    expect([...widths]).toEqual(AUTO_WIDTHS.map((width) => `/a.jpg/width=${width}`));
+  });
+
+  it('without Sec-CH-Width (an <img> without sizes) takes the viewport times the DPR, and without hints the documented fallback', async () => {
+    expect(await hinted(anySize, 'w=auto', { 'sec-ch-viewport-width': '390', 'sec-ch-dpr': '3' })).toBe('/a.jpg/width=1280');
+    expect(await hinted(anySize, 'w=auto', { 'sec-ch-viewport-width': '390' })).toBe('/a.jpg/width=640');
+    expect(AUTO_FALLBACK_WIDTH).toBe(1280);
+    expect(await hinted(anySize, 'w=auto', {})).toBe('/a.jpg/width=1280');
+    expect(await hinted(open, 'w=auto', {})).toBe('/a.jpg/width=1920');
+  });
+
+  it('dpr=auto multiplies an explicit width by the hinted DPR rounded up to a half, and is 1 without it', async () => {
+    expect(await hinted(anySize, 'w=300&dpr=auto', PHONE)).toBe('/a.jpg/width=900');
+    expect(await hinted(anySize, 'w=300&h=200&dpr=auto', { 'sec-ch-dpr': '2.625' })).toBe('/a.jpg/width=900,height=600');
+    expect(await hinted(anySize, 'w=300&dpr=auto', { 'sec-ch-dpr': '1.25' })).toBe('/a.jpg/width=450');
+    expect(await hinted(anySize, 'w=300&dpr=auto', {})).toBe('/a.jpg/width=300');
+    expect(await hinted(open, 'w=300&dpr=auto', PHONE)).toBe('/a.jpg/width=1080');
+    // Beside width=auto the DPR is in the hinted width already.
+    expect(await hinted(anySize, 'w=auto&dpr=auto', PHONE)).toBe('/a.jpg/width=1280');
+    expect(await hinted(anySize, 'w=auto&dpr=2', DESKTOP)).toBe('/a.jpg/width=640');
+  });
+
+  it('with Save-Data: on, lowers a quality not given, and keeps one given', async () => {
+    expect(await hinted(anySize, 'w=auto', { ...DESKTOP, 'save-data': 'on' })).toBe(`/a.jpg/width=640,quality=${SAVE_DATA_QUALITY}`);
+    expect(await hinted(anySize, 'w=300&dpr=auto', { 'save-data': 'ON' })).toBe(`/a.jpg/width=300,quality=${SAVE_DATA_QUALITY}`);
+    expect(await hinted(anySize, 'w=auto&q=90', { ...DESKTOP, 'save-data': 'on' })).toBe('/a.jpg/width=640,quality=90');
+    expect(await hinted(anySize, 'w=auto', { ...DESKTOP, 'save-data': 'off' })).toBe('/a.jpg/width=640');
+  });
+
+  it('ignores hints without an auto parameter, so explicit URLs keep one cache entry', async () => {
+    const all = { ...PHONE, 'save-data': 'on' };
+    expect(await hinted(anySize, 'w=300', all)).toBe('/a.jpg/width=300');
+    expect(await hinted(anySize, 'w=300&dpr=2', all)).toBe('/a.jpg/width=600');
+    expect(await hinted(anySize, '', all)).toBe('/a.jpg/original');
+  });
+
+  it('holds hostile hints within the limits, and never answers them with an error', async () => {
+    const cases: [Record<string, string | string[]>, string][] = [
+      [{ 'sec-ch-width': '10000' }, '/a.jpg/width=3840'],
+      [{ 'sec-ch-width': '9'.repeat(400) }, '/a.jpg/width=3840'],
+      [{ 'sec-ch-width': '0' }, '/a.jpg/width=1280'],
+      [{ 'sec-ch-width': '-390' }, '/a.jpg/width=1280'],
+      [{ 'sec-ch-width': 'NaN' }, '/a.jpg/width=1280'],
+      [{ 'sec-ch-width': '1e3' }, '/a.jpg/width=1280'],
+      [{ 'sec-ch-width': '0x500' }, '/a.jpg/width=1280'],
+      [{ 'sec-ch-width': '' }, '/a.jpg/width=1280'],
+      [{ 'sec-ch-width': ['390', '1170'] }, '/a.jpg/width=1280'],
+      [{ 'sec-ch-width': '390, 1170' }, '/a.jpg/width=1280'],
+      [{ 'sec-ch-viewport-width': '390', 'sec-ch-dpr': '1000' }, '/a.jpg/width=3840'],
+      [{ 'sec-ch-viewport-width': '390', 'sec-ch-dpr': '-3' }, '/a.jpg/width=640'],
+    ];
+    for (const [headers, uri] of cases) expect(await hinted(anySize, 'w=auto', headers), JSON.stringify(headers)).toBe(uri);
+    // maxDimension holds over the ladder, and a huge DPR over an explicit width.
+    const small = loadEdge({ grammar: { maxDimension: 100 }, avif: true, signing: false });
+    expect(await hinted(small, 'w=auto', PHONE)).toBe('/a.jpg/width=100');
+    expect(await hinted(anySize, 'w=300&dpr=auto', { 'sec-ch-dpr': '1e308' })).toBe('/a.jpg/width=300');
+    expect(await hinted(anySize, 'w=3000&dpr=auto', { 'sec-ch-dpr': '99999' })).toBe('/a.jpg/width=8192');
+  });
+
+  it('refuses other values, and auto for other parameters, with the usual 400', async () => {
+    expectError(await anySize.handler(viewerEvent('/a.jpg', 'w=automatic')), 400, 'invalid_parameter', /width "automatic"/);
+    expectError(await anySize.handler(viewerEvent('/a.jpg', 'h=auto')), 400, 'invalid_parameter', /height "auto"/);
+    expectError(await anySize.handler(viewerEvent('/a.jpg', 'w=auto&width=auto')), 400, 'invalid_parameter', /given more than once/);
+  });
+
+  it('forwards auto to the origin as given, so a redirect back through the edge resolves the same hints again', async () => {
+    const request = rewritten(await anySize.handler(viewerEvent('/a.jpg', 'W=Auto&dpr=AUTO', { headers: PHONE })));
+    expect(forwardedQuery(request)).toBe('width=auto&dpr=auto');
+  });
+
+  it('checks a signature over the URI with auto, so an explicit width\'s signature does not open every hinted width', async () => {
+    const autoSig = sign(REALISTIC, '/a.jpg', 'w=auto');
+    expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=auto&sig=${autoSig}`, { headers: PHONE }))).uri).toBe('/a.jpg/width=1200');
+    const fixedSig = sign(REALISTIC, '/a.jpg', 'w=1200');
+    expectError(await signed.handler(viewerEvent('/a.jpg', `w=auto&sig=${fixedSig}`, { headers: PHONE })), 403, 'invalid_signature');
   });
 });
 

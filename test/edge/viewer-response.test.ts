@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadFunction, type Fields, type ViewerEvent } from '../../local/emulator/cloudfront-function';
 import { DEFAULT_CACHE_CONTROL } from '../../lambda/origin/config';
-import { browserCacheControl, viewerResponseFunctionCode } from '../../lib/viewer-response-function';
+import { browserCacheControl, DPR_HINTS_VARY, viewerResponseFunctionCode, WIDTH_HINTS_VARY } from '../../lib/viewer-response-function';
 import { unsupportedSyntax } from './runtime-syntax';
 
 const CODE = viewerResponseFunctionCode({ variantCacheControl: DEFAULT_CACHE_CONTROL, browserCacheControl: browserCacheControl(3600) });
@@ -29,7 +29,7 @@ describe('the file', () => {
   it('uses only cloudfront-js-2.0 syntax, imports nothing, and is tiny', () => {
     expect(unsupportedSyntax(CODE)).toEqual([]);
     expect(CODE).not.toMatch(/\bimport\b|\brequire\(/);
-    expect(Buffer.byteLength(CODE)).toBeLessThan(1024);
+    expect(Buffer.byteLength(CODE)).toBeLessThan(2048);
   });
 });
 
@@ -59,5 +59,48 @@ describe('browserCacheControl', () => {
   it('is a max-age for browsers and proxies alike (no s-maxage: proxies must not keep it longer), no-cache for 0', () => {
     expect(browserCacheControl(86400)).toBe('public, max-age=86400');
     expect(browserCacheControl(0)).toBe('public, no-cache');
+  });
+});
+
+describe('Vary on client hints', () => {
+  const VARIANT = { 'cache-control': DEFAULT_CACHE_CONTROL, 'content-type': 'image/avif' };
+
+  /** The Vary a viewer receives for a 200 answered to a request with this query. */
+  async function varyFor(querystring: Fields, headers: Record<string, string> = VARIANT): Promise<string | undefined> {
+    const fields: Fields = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, { value }]));
+    const event = {
+      version: '1.0',
+      context: { distributionDomainName: 'd111111abcdef8.cloudfront.net', distributionId: 'EDFDVBD6EXAMPLE', eventType: 'viewer-response', requestId: 'r' },
+      viewer: { ip: '198.51.100.11' },
+      request: { method: 'GET', uri: '/photos/cat.jpg/width=1280,accept=avif', querystring, headers: {}, cookies: {} },
+      response: { statusCode: 200, statusDescription: '', headers: fields, cookies: {} },
+    };
+    const result = (await loadFunction(CODE).handler(event as unknown as ViewerEvent)) as unknown as { headers: Fields };
+    return result.headers.vary?.value;
+  }
+
+  it('adds the width hints for width=auto, in any spelling, the query as the viewer sent it or as the edge forwards it', async () => {
+    const queries: Fields[] = [{ w: { value: 'auto' } }, { W: { value: 'AUTO' } }, { width: { value: 'auto' } }, { w: { value: '%61uto' } }, { width: { value: 'auto' }, dpr: { value: 'auto' } }];
+    for (const query of queries) {
+      expect(await varyFor(query), JSON.stringify(query)).toBe(`Accept, ${WIDTH_HINTS_VARY}`);
+    }
+    expect(WIDTH_HINTS_VARY).toBe('Sec-CH-Width, Sec-CH-Viewport-Width, Sec-CH-DPR, Save-Data');
+  });
+
+  it('adds only the DPR and Save-Data for dpr=auto beside an explicit width', async () => {
+    expect(await varyFor({ width: { value: '640' }, dpr: { value: 'auto' } })).toBe(`Accept, ${DPR_HINTS_VARY}`);
+    expect(DPR_HINTS_VARY).toBe('Sec-CH-DPR, Save-Data');
+  });
+
+  it('keeps a Vary already there (the origin\'s), and reads a repeated parameter\'s every value', async () => {
+    expect(await varyFor({ width: { value: 'auto' } }, { ...VARIANT, vary: 'Accept' })).toBe(`Accept, ${WIDTH_HINTS_VARY}`);
+    expect(await varyFor({ w: { value: '640', multiValue: [{ value: '640' }, { value: 'auto' }] } })).toBe(`Accept, ${WIDTH_HINTS_VARY}`);
+  });
+
+  it('leaves explicit URLs, and auto in other parameters, without hints', async () => {
+    expect(await varyFor({})).toBeUndefined();
+    expect(await varyFor({ width: { value: '640' }, format: { value: 'auto' } })).toBeUndefined();
+    expect(await varyFor({ w: { value: '640' } }, { ...VARIANT, vary: 'Accept' })).toBe('Accept');
+    expect(await varyFor({ w: { value: '%E0%A4' }, h: { value: 'auto' } })).toBeUndefined();
   });
 });

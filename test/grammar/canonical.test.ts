@@ -11,6 +11,7 @@ import {
   encodeKeyPath,
   isGrammarError,
   parseCanonicalUri,
+  presetRefusal,
   splitQuery,
   viewerQuery,
   type GrammarError,
@@ -384,5 +385,30 @@ describe('viewerQuery', () => {
       expect(viewerQuery(negotiated)).toBe('width=640&quality=70');
       expect(canonicalRequest('/c', splitQuery(viewerQuery(negotiated)), options, { accept }).ops).toEqual(negotiated);
     }
+  });
+});
+
+describe('width=auto and dpr=auto', () => {
+  const options = { maxDimension: 8192 };
+  const hints = (headers: Record<string, string>) => ({ accept: '', header: (name: string) => headers[name] });
+
+  it('stay auto before negotiation (what a signature covers), and resolve with one', () => {
+    expect(canonicalRequest('/cat.jpg', splitQuery('W=Auto&dpr=AUTO&q=70'), options).uri).toBe('/cat.jpg/width=auto,quality=70');
+    expect(canonicalRequest('/cat.jpg', splitQuery('w=300&dpr=auto'), options).uri).toBe('/cat.jpg/width=300,dpr=auto');
+    expect(canonicalRequest('/cat.jpg', splitQuery('w=auto'), options, hints({ 'sec-ch-width': '700' })).uri).toBe('/cat.jpg/width=960');
+    expect(canonicalRequest('/cat.jpg', splitQuery('w=300&dpr=auto'), options, hints({ 'sec-ch-dpr': '2' })).uri).toBe('/cat.jpg/width=600');
+  });
+
+  it('never stand in a canonical URI: the origin refuses them', () => {
+    for (const uri of ['/cat.jpg/width=auto', '/cat.jpg/width=300,dpr=auto', '/cat.jpg/dpr=auto']) {
+      expect(() => parseCanonicalUri(uri, options), uri).toThrow(/Not a canonical image URI/);
+    }
+  });
+
+  it('cannot be in a preset, whose auto the viewer-response function could not see to add Vary', () => {
+    const grammar = { maxDimension: 8192, presets: { hero: { w: 'auto', q: '70' }, thumb: { width: '200', dpr: 'Auto' }, ok: { width: '200', format: 'auto' } } };
+    expect(presetRefusal('hero', grammar)).toMatch(/width=auto and dpr=auto belong in the URL beside the preset/);
+    expect(presetRefusal('thumb', grammar)).toMatch(/belong in the URL/);
+    expect(presetRefusal('ok', grammar)).toBeUndefined();
   });
 });

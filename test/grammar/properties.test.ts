@@ -306,7 +306,7 @@ describe('properties', () => {
         ({ max, width, height, dpr }) => {
           const opts: GrammarOptions = { maxDimension: max };
           const { ops } = canonicalRequest('/k', splitQuery(`w=${width}&h=${height}&dpr=${dpr}`), opts);
-          const w = ops.width!;
+          const w = ops.width as number;
           const h = ops.height!;
           expect(w).toBeGreaterThanOrEqual(width);
           expect(h).toBeGreaterThanOrEqual(height);

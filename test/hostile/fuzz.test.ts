@@ -34,6 +34,7 @@ import {
   viewerQuery,
   type CanonicalRequest,
   type GrammarOptions,
+  type Negotiation,
 } from '../../lambda/grammar/index';
 import { SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import {
@@ -143,9 +144,9 @@ const anyCase = (text: string) => fc.boolean().map((upper) => (upper ? text.toUp
 
 /** Valid values per parameter (each name's aliases share them), so that many requests get through. */
 const VALID: Record<string, string[]> = {
-  'w width': ['16', '100', '640', '0640', '3840'],
+  'w width': ['16', '100', '640', '0640', '3840', 'auto'],
   'h height': ['16', '480', '1080'],
-  dpr: ['1', '1.5', '2', '3.0'],
+  dpr: ['1', '1.5', '2', '3.0', 'auto'],
   fit: ['cover', 'contain', 'inside', 'outside', 'fill', 'pad'],
   fill: ['blur', 'background'],
   trim: ['', '0', '10'],
@@ -186,6 +187,10 @@ const accept = fc.oneof(
   fc.string({ unit, maxLength: 20 }),
 );
 
+/** Client hint headers, absent or any of them with a plausible or hostile value (for width=auto, dpr=auto). */
+const HINT_VALUES = ['390', '1170', '0', '-1', '10000', '1e3', '2.625', '3', '99999', 'NaN', '', ' 640', '390,1170', '9'.repeat(30), 'on', 'ON', 'off'];
+const hints = fc.dictionary(fc.constantFrom('sec-ch-width', 'sec-ch-viewport-width', 'sec-ch-dpr', 'save-data'), fc.constantFrom(...HINT_VALUES), { maxKeys: 4 });
+
 // ------------------------------------------------------------------ helpers
 
 /** A function's result with its forwarded query in name order: CloudFront builds the origin's query from it whatever the order. */
@@ -197,7 +202,7 @@ function comparable(result: FunctionResult): unknown {
 type Outcome = { request: CanonicalRequest } | { code: string };
 
 /** The grammar's answer; anything thrown but a GrammarError fails the property. */
-function grammarOutcome(grammar: GrammarOptions, p: string, q: string, negotiation: { accept: string; avif: boolean }): Outcome {
+function grammarOutcome(grammar: GrammarOptions, p: string, q: string, negotiation: Negotiation & { accept: string }): Outcome {
   try {
     return { request: canonicalRequest(p, splitQuery(q), grammar, negotiation) };
   } catch (error) {
@@ -213,6 +218,8 @@ const RUNS = 2000;
 const BEFORE_STORE_UNKNOWN = ['fill', 'trim', 'crop', 'border', 'fp'];
 /** The fits those files know (`pad` came later, and with it the list in a bad fit's message). */
 const BEFORE_STORE_FITS = ['cover', 'contain', 'fill', 'inside', 'outside'];
+/** Spellings whose value `auto` came later (client hints): those files refuse it. */
+const BEFORE_STORE_NO_AUTO = ['w', 'width', 'dpr'];
 
 /** Whether the before-store files read `query` as the current grammar does (or refuse it alike). */
 function knownBeforeStore(query: string): boolean {
@@ -224,7 +231,11 @@ function knownBeforeStore(query: string): boolean {
   }
   return pairs.every(([name, value]) => {
     const spelled = name.toLowerCase();
-    return !BEFORE_STORE_UNKNOWN.includes(spelled) && (spelled !== 'fit' || BEFORE_STORE_FITS.includes(value.toLowerCase()));
+    return (
+      !BEFORE_STORE_UNKNOWN.includes(spelled) &&
+      (spelled !== 'fit' || BEFORE_STORE_FITS.includes(value.toLowerCase())) &&
+      !(BEFORE_STORE_NO_AUTO.includes(spelled) && value.toLowerCase() === 'auto')
+    );
   });
 }
 
@@ -276,9 +287,9 @@ describe.each(DEPLOYMENTS.map((deployment, i) => [deployment.label, deployment, 
   it('the generated edge function and the handler agree: rewritten means parsed alike, refused means refused alike', async () => {
     let rewritten = 0;
     await fc.assert(
-      fc.asyncProperty(path, query, accept, async (p, q, a) => {
-        const result = await functions[index]!.handler(viewerEvent(p, q, a ? { headers: { accept: a } } : {}));
-        const grammar = grammarOutcome(deployment.grammar, p, q, { accept: a, avif: deployment.avif });
+      fc.asyncProperty(path, query, accept, hints, async (p, q, a, h) => {
+        const result = await functions[index]!.handler(viewerEvent(p, q, { headers: { ...h, ...(a ? { accept: a } : {}) } }));
+        const grammar = grammarOutcome(deployment.grammar, p, q, { accept: a, avif: deployment.avif, header: (name) => h[name] });
         if (isResponse(result)) {
           expect(result.statusCode).toBe(400);
           expect(grammar).toEqual({ code: JSON.parse(result.body.data).error });

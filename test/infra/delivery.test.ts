@@ -107,9 +107,9 @@ describe('distribution', () => {
     }
   });
 
-  it('adds Vary: Accept to every response, since variants from the cache bucket carry none', () => {
+  it('adds Vary: Accept to every response, since variants from the cache bucket carry none, but not over the hints the viewer-response function adds', () => {
     const config = only(base, 'AWS::CloudFront::ResponseHeadersPolicy')[1].Properties.ResponseHeadersPolicyConfig;
-    expect(config.CustomHeadersConfig).toEqual({ Items: [{ Header: 'Vary', Value: 'Accept', Override: true }] });
+    expect(config.CustomHeadersConfig).toEqual({ Items: [{ Header: 'Vary', Value: 'Accept', Override: false }] });
   });
 
   it('adds CORS (any origin by default, GET/HEAD) and nosniff', () => {
