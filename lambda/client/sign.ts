@@ -8,7 +8,7 @@
 // folder, for the variants it allows (lambda/grammar/sign.ts, signedText).
 
 import { canonicalRequest, canonicalUri, opsSegment, splitQuery } from '../grammar/canonical';
-import { encodeKeyPath, validateKey } from '../grammar/key';
+import { validateKey } from '../grammar/key';
 import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions, type Ops, type SignatureParams } from '../grammar/params';
 import { signedText, signUri } from '../grammar/sign';
 import { imageQuery, imageUrl, withSignature, type ImageParams } from './url';
@@ -20,6 +20,7 @@ export type SigningKey = string | { secret: string; expires?: ExpiryTime };
 export type ExpiryTime = Date | number;
 
 export interface PrefixGrant {
+  /** The signing secret. */
   secret: string;
   /** When the grant stops working. Advised: a grant covers a whole folder. */
   expires?: ExpiryTime;
@@ -52,7 +53,7 @@ function signedOps(params: ImageParams, options: GrammarOptions): Ops {
       "Signing a preset URL needs options.presets, the same definitions the edge has: the signature covers the preset's expansion.",
     );
   }
-  return canonicalRequest('/signed', pairs, options).ops;
+  return canonicalRequest('/any-key', pairs, options).ops; // the ops do not depend on the key
 }
 
 /** The canonical URI a signature for this request covers, e.g. `/photos/cat.jpg/width=640`. */
@@ -74,7 +75,7 @@ function signatureQuery(signature: SignatureParams): string {
 
 /**
  * imageUrl(base, key, params, options) with `sig` appended, and `exp` before
- * it when the key says when the URL expires. Give `options` as the edge has
+ * it when `signingKey` says when the URL expires. Give `options` as the edge has
  * them (sizes, presets).
  */
 export function signedImageUrl(
@@ -108,8 +109,8 @@ export function signedPrefix(prefix: string, grant: PrefixGrant, options: Gramma
     allow: grant.allow && grant.allow.map((params) => opsSegment(signedOps(params, options))).join(' '),
   };
   if (signature.allow === '') throw new Error('signedPrefix: an empty allow list would allow nothing; leave it out to allow any parameters.');
-  // What the edge verifies for any request the grant allows (they all have the same text): here
-  // one under the folder, for the first variant allowed.
+  // Every request the grant covers has the same text: signedText gives it for one of them, a
+  // path under the folder with the first variant allowed.
   const allowed = grant.allow ? signedOps(grant.allow[0] as ImageParams, options) : {};
   signature.sig = signUri(signedText(folder + '/', allowed, signature) as string, grant.secret);
   return signatureQuery(signature);

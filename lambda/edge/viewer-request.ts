@@ -221,7 +221,7 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
         const querystring: CloudFrontValues = {};
         const forward = (values: object) =>
           Object.keys(values).forEach((name) => {
-            querystring[name] = { value: encodeURIComponent(String(values[name as keyof typeof values])) };
+            querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
           });
         if (preset !== undefined) querystring[PRESET_SPELLINGS[0] as string] = { value: encodeURIComponent(preset) };
         forward(query.own);

@@ -61,8 +61,8 @@ export function signatureParams(pairs: [string, string][]): SignatureParams {
  *
  * A prefix covers the keys under it, by whole segments of the decoded key:
  * `users/42` (or `users/42/`) covers `users/42/a.jpg`, not `users/420/a.jpg`
- * nor `users/42` itself. A prefix holding `..`, an empty segment or an escape
- * matches no key, since keys cannot hold them.
+ * nor `users/42` itself. A prefix holding `..` or an empty segment matches
+ * no key, since keys cannot hold them.
  */
 export function signedText(key: string, ops: Ops, signature: SignatureParams): string | undefined {
   if (signature.prefix === undefined) return canonicalUri(key, ops) + (signature.exp ? '\n' + signature.exp : '');
