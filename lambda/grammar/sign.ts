@@ -9,6 +9,7 @@
 
 import crypto from 'crypto';
 import { canonicalUri, opsSegment, singleValue } from './canonical';
+import { encodeKeyPath } from './key';
 import { SIGNATURE_PARAMS, type Ops, type SignatureParams } from './params';
 
 export const SIGNATURE_LENGTH = 32;
@@ -57,7 +58,7 @@ export function signatureParams(pairs: [string, string][]): SignatureParams {
  * ops before negotiation. Each kind has its own shape, so that no signature
  * of one kind verifies as another: a canonical URI starts with `/` and holds
  * no newline; with an expiry, a newline and `exp` follow it; a prefix grant
- * is the JSON array [prefix, exp or null, allow or null].
+ * is the JSON array [encoded prefix, exp or null, allow or null].
  *
  * A prefix covers the keys under it, by whole segments of the decoded key:
  * `users/42` (or `users/42/`) covers `users/42/a.jpg`, not `users/420/a.jpg`
@@ -68,5 +69,7 @@ export function signedText(key: string, ops: Ops, signature: SignatureParams): s
   if (signature.prefix === undefined) return canonicalUri(key, ops) + (signature.exp ? '\n' + signature.exp : '');
   const prefix = signature.prefix.replace(/\/$/, '');
   const allowed = signature.allow === undefined || signature.allow.split(' ').indexOf(opsSegment(ops)) !== -1;
-  return key.indexOf(prefix + '/') === 0 && allowed ? JSON.stringify([prefix, signature.exp, signature.allow]) : undefined;
+  // The prefix encoded as in a canonical URI, so that the text is ASCII like every other (the HMAC
+  // then has the same bytes in every runtime).
+  return key.indexOf(prefix + '/') === 0 && allowed ? JSON.stringify([encodeKeyPath(prefix), signature.exp, signature.allow]) : undefined;
 }

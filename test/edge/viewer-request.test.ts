@@ -427,6 +427,8 @@ describe('expiring signatures', () => {
       expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=${exp}&sig=${sig}`)), 403, 'invalid_signature', /not valid/);
     }
     expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=1&exp=2&sig=${sig}`)), 400, 'invalid_parameter', /exp .*more than once/);
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&prefix=a&Prefix=b&sig=${sig}`)), 400, 'invalid_parameter', /prefix .*more than once/);
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&allow=a&ALLOW=a&sig=${sig}`)), 400, 'invalid_parameter', /allow .*more than once/);
   });
 
   it('sets no limit on how far ahead a signer may set the time: the signature covers it', async () => {
@@ -471,6 +473,14 @@ describe('prefix grants', () => {
       const [again, forwarded] = redirectTarget(request);
       expect(await uriOf(signed, again, forwarded)).toBe(request.uri);
     }
+  });
+
+  it('signs a folder of any name as ASCII text, the same bytes in every runtime', async () => {
+    const folder = 'café/日本 #1';
+    const text = signedText(`${folder}/a.jpg`, {}, { prefix: folder, exp: '1795489791' });
+    expect(text).toBe('["/caf%C3%A9/%E6%97%A5%E6%9C%AC%20%231","1795489791",null]');
+    const url = withSignature(imageUrl(BASE, `${folder}/a.jpg`, { width: 640 }, options), grantFor(folder));
+    expect(rewritten(await edgeAnswer(signed, url)).uri).toBe('/caf%C3%A9/%E6%97%A5%E6%9C%AC%20%231/a.jpg/width=640');
   });
 
   it('verifies for no key outside it: whole segments of the decoded key, case and escapes included', async () => {
