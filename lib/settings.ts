@@ -8,7 +8,7 @@ import { mustBe } from '../lambda/common/checks';
 import {
   PARAMS_BY_NAME,
   PRESET_SPELLINGS,
-  SIGNATURE_PARAM,
+  SIGNATURE_PARAMS,
   presetRefusal,
   type GrammarOptions,
   type Preset,
@@ -33,7 +33,7 @@ export const MAX_OUTPUT_DIMENSION = 16383;
 const PRESET_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Parameter names a preset may not contain: they are not image operations. */
-const NOT_IN_PRESET = new Set([...PRESET_SPELLINGS, SIGNATURE_PARAM]);
+const NOT_IN_PRESET = new Set<string>([...PRESET_SPELLINGS, ...SIGNATURE_PARAMS]);
 
 /** Checks an integer setting; CDK tokens (e.g. CfnParameters) are left to CloudFormation. */
 export function checkInteger(name: string, value: number | undefined, min: number, max: number): void {

@@ -25,6 +25,12 @@
 // query, whichever spelling it sees: the viewer's own, or the one the
 // viewer-request function forwards (`width=auto`). Presets cannot hold `auto`
 // (presetRefusal), as the query would not show it.
+//
+// A signed URL that expires (`exp`, Unix seconds) is kept no longer than it
+// lives: max-age is the seconds it has left when fewer. The edge refuses it
+// from then on, but a copy a browser or proxy holds would outlive it. `exp`
+// is read by any letter case, from the query as the viewer sent it or as the
+// viewer-request function forwards it (the same name and value).
 
 import { PARAMS } from '../lambda/grammar/index';
 
@@ -47,23 +53,27 @@ function spellings(name: string): string[] {
 /** The statuses whose Cache-Control is the variant's: the image, a range of it, and a revalidation. */
 const REWRITTEN_STATUSES = [200, 206, 304];
 
+const MAX_AGE = 'public, max-age=';
+const NO_CACHE = 'public, no-cache';
+
 /** What viewers are told: `public, max-age=<seconds>`, or for 0 `public, no-cache` (always revalidate). */
 export function browserCacheControl(maxAgeSeconds: number): string {
-  return maxAgeSeconds === 0 ? 'public, no-cache' : `public, max-age=${maxAgeSeconds}`;
+  return maxAgeSeconds === 0 ? NO_CACHE : MAX_AGE + maxAgeSeconds;
 }
 
 export interface ViewerResponseSettings {
   /** The Cache-Control the origin gives variants (the construct's cacheControl). */
   variantCacheControl: string;
-  /** The Cache-Control viewers get for them instead. */
-  browserCacheControl: string;
+  /** How long viewers keep them instead (browserCacheControl), or less for a URL that expires sooner. */
+  browserMaxAgeSeconds: number;
 }
 
 /** The function's code, for `FunctionCode.fromInline` with `FunctionRuntime.JS_2_0`. */
 export function viewerResponseFunctionCode(settings: ViewerResponseSettings): string {
   return [
     `var VARIANT = ${JSON.stringify(settings.variantCacheControl)};`,
-    `var BROWSER = ${JSON.stringify(settings.browserCacheControl)};`,
+    `var BROWSER = ${JSON.stringify(browserCacheControl(settings.browserMaxAgeSeconds))};`,
+    `var BROWSER_SECONDS = ${settings.browserMaxAgeSeconds};`,
     `var STATUSES = ${JSON.stringify(REWRITTEN_STATUSES)};`,
     `var HINTED = [[${JSON.stringify(spellings('width'))}, ${JSON.stringify(WIDTH_HINTS_VARY)}], [${JSON.stringify(spellings('dpr'))}, ${JSON.stringify(DPR_HINTS_VARY)}]];`,
     '',
@@ -88,7 +98,7 @@ export function viewerResponseFunctionCode(settings: ViewerResponseSettings): st
     '  var response = event.response;',
     "  var header = response.headers['cache-control'];",
     '  if (STATUSES.indexOf(response.statusCode) !== -1 && header && header.value === VARIANT) {',
-    "    response.headers['cache-control'] = { value: BROWSER };",
+    "    response.headers['cache-control'] = { value: browserLifetime(event.request.querystring) };",
     '    delete response.headers.age;',
     '  }',
     '  var hints = hintsVaried(event.request.querystring);',
@@ -97,6 +107,12 @@ export function viewerResponseFunctionCode(settings: ViewerResponseSettings): st
     `    response.headers.vary = { value: (vary ? vary.value : ${JSON.stringify(FORMAT_VARY)}) + ', ' + hints };`,
     '  }',
     '  return response;',
+    '}',
+    'function browserLifetime(query) {',
+    '  var left = NaN;',
+    "  for (var name in query) if (name.toLowerCase() === 'exp') left = Math.floor(Number(query[name].value) - Date.now() / 1000);",
+    '  if (!(left < BROWSER_SECONDS)) return BROWSER;',
+    `  return left > 0 ? ${JSON.stringify(MAX_AGE)} + left : ${JSON.stringify(NO_CACHE)};`,
     '}',
     '',
   ].join('\n');

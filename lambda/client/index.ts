@@ -1,4 +1,4 @@
 // The browser entry of the URL helper: unsigned URLs and srcsets, no
 // dependencies, no Node built-ins. Signed URLs: ./sign.ts (server side only).
 
-export { IMAGE_PARAM_NAMES, imageOrigin, imageQuery, imageUrl, srcset, type GrammarOptions, type ImageParams } from './url';
+export { IMAGE_PARAM_NAMES, imageOrigin, imageQuery, imageUrl, srcset, withSignature, type GrammarOptions, type ImageParams } from './url';

@@ -18,7 +18,7 @@ import {
   PARAMS,
   PARAMS_BY_NAME,
   PRESET_SPELLINGS,
-  SIGNATURE_PARAM,
+  SIGNATURE_PARAMS,
   VIEWER_PARAMS,
   type GrammarOptions,
   type ParsedParams,
@@ -51,8 +51,8 @@ function toPairs(params: ImageParams): [string, string][] {
   for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
     if (value === undefined) continue;
     const spelling = name.toLowerCase();
-    if (spelling === SIGNATURE_PARAM) {
-      throw new Error(`Image parameter "${SIGNATURE_PARAM}" is made by signedImageUrl (lambda/client/sign.ts), not given.`);
+    if ((SIGNATURE_PARAMS as string[]).indexOf(spelling) !== -1) {
+      throw new Error(`Image parameter "${name}" is made by signedImageUrl or signedPrefix (lambda/client/sign.ts), not given.`);
     }
     if (!Object.prototype.hasOwnProperty.call(PARAMS_BY_NAME, spelling) && PRESET_SPELLINGS.indexOf(spelling) === -1) {
       throw new Error(`Unknown image parameter "${name}": expected one of ${IMAGE_PARAM_NAMES.join(', ')}.`);
@@ -126,6 +126,14 @@ export function imageUrl(base: string, key: string, params: ImageParams = {}, op
   validateKey(key);
   const query = imageQuery(params, options);
   return origin + encodeKeyPath(key) + (query ? '?' + query : '');
+}
+
+/**
+ * `url` with signature parameters appended: how a page signs the URLs it
+ * builds with a prefix grant its server made (signedPrefix in ./sign.ts).
+ */
+export function withSignature(url: string, signature: string): string {
+  return url + (url.indexOf('?') === -1 ? '?' : '&') + signature;
 }
 
 /** The width a request for `width` gets: snapped up to the next allowed size when sizes are known. */

@@ -28,7 +28,8 @@ import {
   parseViewerQuery,
   presetName,
   PRESET_SPELLINGS,
-  SIGNATURE_PARAM,
+  signatureParams,
+  signedText,
   unknownPreset,
   verifySignature,
   type GrammarOptions,
@@ -172,6 +173,8 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
       const pairs = queryPairs(request.querystring);
       const key = decodeKeyPath(request.uri);
       const preset = presetName(pairs);
+      // Read before the store, so that a repeated sig is a 400 like any repeated parameter.
+      const signature = settings.signing ? signatureParams(pairs) : {};
       const presetKey = PRESET_KEY_PREFIX + preset;
       const keys: string[] = [];
       if (settings.signing) keys.push(SIGNING_SECRETS_KEY);
@@ -194,15 +197,16 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
           (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
         }
         const query = parseViewerQuery(pairs, options);
-        const sigs = pairs.filter((pair) => pair[0].toLowerCase() === SIGNATURE_PARAM).map((pair) => pair[1]);
         if (settings.signing) {
           // Signatures cover the URI before format=auto is negotiated, so that
           // one signed URL serves every browser (see lambda/grammar/sign.ts).
           const secrets = values[SIGNING_SECRETS_KEY];
           if (secrets === undefined) console.log('signing secrets unavailable');
-          if (sigs.length === 0) return forbidden('This URL must be signed: add its sig parameter.');
-          if (sigs.length > 1) return forbidden('The sig parameter is given more than once.');
-          if (!verifySignature(canonicalUri(key, canonicalOps(query.params, options)), sigs[0] as string, parseSecrets(secrets))) {
+          if (signature.sig === undefined) return forbidden('This URL must be signed: add its sig parameter.');
+          // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
+          if (+(signature.exp as string) <= Date.now() / 1000) return forbidden('This URL has expired.');
+          const text = signedText(key, canonicalOps(query.params, options), signature);
+          if (text === undefined || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
             return forbidden('The URL signature is not valid for this image and these parameters.');
           }
         }
@@ -214,18 +218,19 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
         request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept: header('accept'), avif: settings.avif, header }));
         // The origin sees only the preset and the viewer's own recognised
         // parameters, with their canonical names and values, and the
-        // signature: nothing else a viewer adds (S3's response-content-type or
-        // versionId, say) reaches an origin. They make the same canonical URI
-        // again, for any Accept and in presets-only mode, so the origin can
-        // send a viewer back through the edge with them (lambda/origin/handler.ts,
-        // oversized variants).
+        // signature with its scope: nothing else a viewer adds (S3's
+        // response-content-type or versionId, say) reaches an origin. They make
+        // the same canonical URI and signature again, for any Accept and in
+        // presets-only mode, so the origin can send a viewer back through the
+        // edge with them (lambda/origin/handler.ts, oversized variants).
         const querystring: CloudFrontValues = {};
-        const own = query.own as { [name: string]: unknown };
+        const forward = (values: object) =>
+          Object.keys(values).forEach((name) => {
+            querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
+          });
         if (preset !== undefined) querystring[PRESET_SPELLINGS[0] as string] = { value: encodeURIComponent(preset) };
-        Object.keys(own).forEach((name) => {
-          querystring[name] = { value: encodeURIComponent(String(own[name])) };
-        });
-        if (settings.signing) querystring[SIGNATURE_PARAM] = { value: encodeURIComponent(sigs[0] as string) };
+        forward(query.own);
+        forward(signature);
         request.querystring = querystring;
         return request;
       };

@@ -84,14 +84,17 @@ PARAMS.forEach((param) => {
 /** The refusal of a parameter given twice. */
 const repeated = (name: string, value: string) => invalidParameter(name, value, `a single value (${name} is given more than once)`);
 
-/** The preset a viewer names (`preset` or `p`), or undefined; throws when one is named twice. */
-export function presetName(pairs: [string, string][]): string | undefined {
-  const given = pairs.filter((pair) => PRESET_SPELLINGS.indexOf(pair[0].toLowerCase()) !== -1);
+/** The value of the parameter spelled as `spellings` (the first its name), or undefined; throws when it is given twice. */
+export function singleValue(pairs: [string, string][], spellings: string[]): string | undefined {
+  const given = pairs.filter((pair) => spellings.indexOf(pair[0].toLowerCase()) !== -1);
   if (given.length === 0) return undefined;
-  const name = (given[0] as [string, string])[1];
-  if (given.length > 1) throw repeated('preset', name);
-  return name;
+  const value = (given[0] as [string, string])[1];
+  if (given.length > 1) throw repeated(spellings[0] as string, value);
+  return value;
 }
+
+/** The preset a viewer names (`preset` or `p`), or undefined; throws when one is named twice. */
+export const presetName = (pairs: [string, string][]) => singleValue(pairs, PRESET_SPELLINGS);
 
 /** The refusal of a preset the deployment does not define; `names` lists those it does, comma-separated. */
 export function unknownPreset(name: string, names: string) {

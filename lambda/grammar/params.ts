@@ -261,3 +261,20 @@ VIEWER_PARAMS.forEach((param) => {
 export const PRESET_SPELLINGS = ['preset', 'p'];
 /** The parameter that carries a URL's signature. */
 export const SIGNATURE_PARAM = 'sig';
+
+/**
+ * A URL's signature and what it covers beyond one canonical URI, named by the
+ * parameters that give them: `sig`; `exp`, when the URL stops working (Unix
+ * seconds); `prefix`, a folder whose every key the signature covers; `allow`,
+ * with a prefix, the variants allowed (canonical ops segments separated by
+ * spaces; absent: any). None of them enters the canonical URI or the cache key.
+ */
+export interface SignatureParams {
+  sig?: string;
+  exp?: string;
+  prefix?: string;
+  allow?: string;
+}
+
+/** The names of the SignatureParams, as a URL gives them (in any letter case). */
+export const SIGNATURE_PARAMS: (keyof SignatureParams)[] = [SIGNATURE_PARAM, 'exp', 'prefix', 'allow'];

@@ -8,7 +8,7 @@ import type { Construct } from 'constructs';
 import { deploymentEntries } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../edge-function';
 import type { ResolvedSettings } from '../resolved-settings';
-import { browserCacheControl, viewerResponseFunctionCode } from '../viewer-response-function';
+import { viewerResponseFunctionCode } from '../viewer-response-function';
 import { buildEdgeData } from './edge-data';
 
 export type EdgeFunctionsProps = Pick<
@@ -64,7 +64,7 @@ export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps):
     code: cloudfront.FunctionCode.fromInline(
       viewerResponseFunctionCode({
         variantCacheControl: props.cacheControl,
-        browserCacheControl: browserCacheControl(props.browserMaxAgeSeconds),
+        browserMaxAgeSeconds: props.browserMaxAgeSeconds,
       }),
     ),
     autoPublish: true,

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_KEYS } from '../../lib/context';
 import { readConfig, readMetricsOptions } from '../../lambda/origin/config';
-import { PRESET_SPELLINGS, SIGNATURE_PARAM, VIEWER_PARAMS } from '../../lambda/grammar/index';
+import { PRESET_SPELLINGS, SIGNATURE_PARAMS, VIEWER_PARAMS } from '../../lambda/grammar/index';
 import { codeSpans, firstColumn, readDoc, tableColumn } from './markdown';
 
 const configuration = readDoc('docs/configuration.md');
@@ -52,7 +52,7 @@ describe("README.md's URL parameters", () => {
 
   it('lists every parameter a viewer may give, once, and no other', () => {
     const documented = names.flat().sort();
-    const known = [...VIEWER_PARAMS.map((param) => param.name as string), PRESET_SPELLINGS[0] as string, SIGNATURE_PARAM].sort();
+    const known = [...VIEWER_PARAMS.map((param) => param.name as string), PRESET_SPELLINGS[0] as string, ...SIGNATURE_PARAMS].sort();
     expect(documented).toEqual(known);
   });
 
@@ -60,7 +60,7 @@ describe("README.md's URL parameters", () => {
     const documented = Object.fromEntries(names.flatMap((row, i) => row.map((name) => [name, (aliases[i] ?? []).sort()])));
     const known = Object.fromEntries(VIEWER_PARAMS.map((param) => [param.name, [...param.aliases].sort()]));
     known[PRESET_SPELLINGS[0] as string] = PRESET_SPELLINGS.slice(1);
-    known[SIGNATURE_PARAM] = [];
+    for (const name of SIGNATURE_PARAMS) known[name] = [];
     expect(documented).toEqual(known);
   });
 });

@@ -13,10 +13,14 @@ import {
   canonicalRequest,
   isGrammarError,
   SAVE_DATA_QUALITY,
+  signedText,
   signUri,
   splitQuery,
   type GrammarOptions,
+  type SignatureParams,
 } from '../../lambda/grammar/index';
+import { signedImageUrl, signedPrefix } from '../../lambda/client/sign';
+import { imageUrl, withSignature, type ImageParams } from '../../lambda/client';
 import {
   ANY_ACCEPT,
   ANY_SIZE,
@@ -293,7 +297,7 @@ describe('signatures', () => {
     expect(request.querystring.sig).toEqual({ value: sig });
   });
 
-  it('answers 403 for a missing, wrong or repeated signature', async () => {
+  it('answers 403 for a missing or wrong signature, 400 for a repeated one (like any repeated parameter)', async () => {
     const sig = sign(REALISTIC, '/a.jpg', query);
     expectError(await signed.handler(viewerEvent('/a.jpg', query)), 403, 'invalid_signature', /must be signed/);
     expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=`)), 403, 'invalid_signature');
@@ -301,7 +305,7 @@ describe('signatures', () => {
     expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig.slice(1)}`)), 403, 'invalid_signature');
     expectError(await signed.handler(viewerEvent('/a.jpg', `w=641&fit=inside&h=384&sig=${sig}`)), 403, 'invalid_signature');
     expectError(await signed.handler(viewerEvent('/b.jpg', `${query}&sig=${sig}`)), 403, 'invalid_signature');
-    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig}&SIG=${sig}`)), 403, 'invalid_signature', /more than once/);
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig}&SIG=${sig}`)), 400, 'invalid_parameter', /sig .*more than once/);
   });
 
   it('does not let a signed URL be stretched into another variant by adding a quality', async () => {
@@ -471,7 +475,213 @@ describe('width=auto and dpr=auto', () => {
   });
 });
 
-// --------------------------------------------------------------- rejections
+// ------------------------------------------------- expiring signatures
+
+/** Unix seconds, `offset` from now: tests build their times from the clock the function reads. */
+const secondsFromNow = (offset: number) => String(Math.floor(Date.now() / 1000) + offset);
+
+/** Path and query of a URL the client helper made, as a viewer sends them. */
+function viewerPartsOf(url: string): [string, string] {
+  const parsed = new URL(url);
+  return [parsed.pathname, parsed.search.slice(1)];
+}
+
+/** What the function does with a URL the client helper made. */
+async function edgeAnswer(fn: LoadedFunction, url: string, accept?: string): Promise<FunctionResult> {
+  const [path, query] = viewerPartsOf(url);
+  return fn.handler(viewerEvent(path, query, accept ? { headers: { accept } } : {}));
+}
+
+/** A signature made the way a signer with `secret` would, for any scope, even one the helper refuses to make (an expired one). */
+function signScoped(path: string, query: string, signature: SignatureParams, secret = CURRENT): string {
+  const request = canonicalRequest(path, splitQuery(query), REALISTIC.grammar);
+  return signUri(signedText(request.key, request.ops, signature) as string, secret);
+}
+
+describe('expiring signatures', () => {
+  const query = 'w=640&fit=inside&h=384';
+  const URI = '/a.jpg/width=640,height=384,fit=inside';
+
+  it('serves an unexpired URL from the cache entry an unsigned one would use, forwarding exp to the origin', async () => {
+    const soon = signedImageUrl('img.example.com', 'a.jpg', { w: 640, fit: 'inside', h: 384 } as ImageParams, { secret: CURRENT, expires: Date.now() / 1000 + 60 | 0 });
+    const later = signedImageUrl('img.example.com', 'a.jpg', { w: 640, fit: 'inside', h: 384 } as ImageParams, { secret: CURRENT, expires: new Date(Date.now() + 86_400_000) });
+    expect(soon).toMatch(/\?width=640&height=384&fit=inside&exp=\d{10}&sig=[\w-]{32}$/);
+    const [first, second] = [rewritten(await edgeAnswer(signed, soon)), rewritten(await edgeAnswer(signed, later))];
+    // Two expiries of one image: one cache key, one variant.
+    expect([first.uri, second.uri]).toEqual([URI, URI]);
+    expect(first.querystring.exp).toEqual({ value: new URL(soon).searchParams.get('exp') });
+    // The origin can send the viewer back through the edge (an oversized variant) and it still verifies.
+    const [again, forwarded] = redirectTarget(first);
+    expect(await uriOf(signed, again, forwarded)).toBe(URI);
+  });
+
+  it('answers 403 once the time has passed, even though the signature is right', async () => {
+    for (const exp of [secondsFromNow(-1), secondsFromNow(0), secondsFromNow(-86_400 * 365)]) {
+      const sig = signScoped('/a.jpg', query, { exp });
+      expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=${exp}&sig=${sig}`)), 403, 'invalid_signature', /^This URL has expired\.$/);
+    }
+  });
+
+  it('does not let the time be changed, added or removed', async () => {
+    const exp = secondsFromNow(60);
+    const sig = signScoped('/a.jpg', query, { exp });
+    const plainSig = sign(REALISTIC, '/a.jpg', query);
+    for (const changed of [
+      `${query}&exp=${Number(exp) + 1}&sig=${sig}`, // later
+      `${query}&exp=0${exp}&sig=${sig}`, // the same time spelled otherwise is not what was signed
+      `${query}&sig=${sig}`, // removed
+      `${query}&exp=${exp}&sig=${plainSig}`, // a lasting signature given an expiry
+    ]) {
+      expectError(await signed.handler(viewerEvent('/a.jpg', changed)), 403, 'invalid_signature', /not valid/);
+    }
+    expect(await uriOf(signed, '/a.jpg', `${query}&EXP=${exp}&sig=${sig}`)).toBe(URI); // names are case-insensitive
+  });
+
+  it('refuses malformed, negative, fractional and huge times: past ones as expired, the rest as unsigned', async () => {
+    const sig = signScoped('/a.jpg', query, { exp: secondsFromNow(60) });
+    for (const exp of ['-5', '1.5', '', '%20', '0x10']) {
+      expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=${exp}&sig=${sig}`)), 403, 'invalid_signature', /expired/);
+    }
+    for (const exp of ['abc', '1e400', '9'.repeat(20), 'Infinity', `${secondsFromNow(60)}.0`]) {
+      expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=${exp}&sig=${sig}`)), 403, 'invalid_signature', /not valid/);
+    }
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=1&exp=2&sig=${sig}`)), 400, 'invalid_parameter', /exp .*more than once/);
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&prefix=a&Prefix=b&sig=${sig}`)), 400, 'invalid_parameter', /prefix .*more than once/);
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&allow=a&ALLOW=a&sig=${sig}`)), 400, 'invalid_parameter', /allow .*more than once/);
+  });
+
+  it('sets no limit on how far ahead a signer may set the time: the signature covers it', async () => {
+    const exp = '9999999999'; // 2286
+    expect(await uriOf(signed, '/a.jpg', `${query}&exp=${exp}&sig=${signScoped('/a.jpg', query, { exp })}`)).toBe(URI);
+  });
+
+  it('verifies with any active secret, so a rotation keeps expiring URLs working', async () => {
+    const exp = secondsFromNow(60);
+    expect(await uriOf(signed, '/a.jpg', `${query}&exp=${exp}&sig=${signScoped('/a.jpg', query, { exp }, OLD)}`)).toBe(URI);
+    const retired = signScoped('/a.jpg', query, { exp }, 'retired-secret');
+    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=${exp}&sig=${retired}`)), 403, 'invalid_signature', /not valid/);
+  });
+
+  it('ignores exp, prefix and allow, and forwards none, when signing is off, even an expired time', async () => {
+    const request = rewritten(await open.handler(viewerEvent('/a.jpg', `w=640&exp=${secondsFromNow(-10)}&prefix=a&allow=x&sig=y`)));
+    expect(request.querystring).toEqual({ width: { value: '640' } });
+  });
+});
+
+// ------------------------------------------------------------ prefix grants
+
+describe('prefix grants', () => {
+  const BASE = 'img.example.com';
+  const options = REALISTIC.grammar;
+  const grantFor = (prefix: string, allow?: ImageParams[], secret = CURRENT) =>
+    signedPrefix(prefix, { secret, expires: new Date(Date.now() + 3_600_000), allow }, options);
+  const urlWith = (grant: string, path: string, query = '') => withSignature(`https://${BASE}${path}${query ? '?' + query : ''}`, grant);
+
+  it('verifies for every key under the prefix, at any depth, with any parameters when none are bound', async () => {
+    const grant = grantFor('users/42/');
+    expect(grant).toMatch(/^prefix=users\/42&exp=\d{10}&sig=[\w-]{32}$/);
+    for (const [key, params] of [
+      ['users/42/a.jpg', { width: 640 }],
+      ['users/42/albums/2026/b c.png', { blur: 5, format: 'webp' }],
+      ['users/42/x', {}],
+    ] as [string, ImageParams][]) {
+      const request = rewritten(await edgeAnswer(signed, withSignature(imageUrl(BASE, key, params, options), grant)));
+      expect(request.uri.startsWith('/' + key.replace(' ', '%20') + '/')).toBe(true);
+      // Forwarded for the origin's redirect, which comes back through the edge and verifies again.
+      expect(Object.keys(request.querystring)).toEqual(expect.arrayContaining(['prefix', 'exp', 'sig']));
+      const [again, forwarded] = redirectTarget(request);
+      expect(await uriOf(signed, again, forwarded)).toBe(request.uri);
+    }
+  });
+
+  it('signs a folder of any name as ASCII text, the same bytes in every runtime', async () => {
+    const folder = 'café/日本 #1';
+    const text = signedText(`${folder}/a.jpg`, {}, { prefix: folder, exp: '1795489791' });
+    expect(text).toBe('["/caf%C3%A9/%E6%97%A5%E6%9C%AC%20%231","1795489791",null]');
+    const url = withSignature(imageUrl(BASE, `${folder}/a.jpg`, { width: 640 }, options), grantFor(folder));
+    expect(rewritten(await edgeAnswer(signed, url)).uri).toBe('/caf%C3%A9/%E6%97%A5%E6%9C%AC%20%231/a.jpg/width=640');
+  });
+
+  it('verifies for no key outside it: whole segments of the decoded key, case and escapes included', async () => {
+    const grant = grantFor('users/42');
+    for (const path of ['/users/420/a.jpg', '/users/4/a.jpg', '/users/42', '/Users/42/a.jpg', '/users/42%252Fa.jpg', '/users/a.jpg', '/other/users/42/a.jpg']) {
+      expectError(await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grant, path)))), 403, 'invalid_signature', /not valid/);
+    }
+    expectError(await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grantFor('users/4'), '/users/42/a.jpg')))), 403, 'invalid_signature');
+    // `..` (sent raw: a browser resolves it before sending) never reaches a prefix check: such a key is refused first.
+    for (const path of ['/users/42/../43/a.jpg', '/users/42/%2E%2E/43/a.jpg', '/users/42//a.jpg']) {
+      expectError(await signed.handler(viewerEvent(path, grant)), 400, 'invalid_key');
+    }
+    // An encoded slash in the path names the same key, so the same object: the grant covers it.
+    expect(await uriOf(signed, ...viewerPartsOf(urlWith(grant, '/users%2F42/a.jpg')))).toBe('/users/42/a.jpg/original');
+  });
+
+  it('reads the prefix with or without its trailing slash and in any escaping, and refuses any other prefix with its signature', async () => {
+    const sig = new URLSearchParams(grantFor('users/42')).get('sig');
+    const rest = `exp=${new URLSearchParams(grantFor('users/42')).get('exp')}&sig=${sig}`;
+    for (const prefix of ['users/42', 'users/42/', 'users%2F42%2F']) {
+      expect(await uriOf(signed, '/users/42/a.jpg', `prefix=${prefix}&${rest}`)).toBe('/users/42/a.jpg/original');
+    }
+    for (const prefix of ['users', 'users/42/a.jpg', 'users/42/../42', 'users/42//', '', 'users/42/x/..', 'USERS/42']) {
+      expectError(await signed.handler(viewerEvent('/users/42/a.jpg/b.jpg', `prefix=${encodeURIComponent(prefix)}&${rest}`)), 403, 'invalid_signature');
+    }
+  });
+
+  it('allows only the variants it is bound to, checked on the canonical request', async () => {
+    const grant = grantFor('users/42', [{ width: 320 }, { width: 640 }, { preset: 'thumb' }]);
+    expect(grant).toContain('&allow=width%3D384+width%3D640+width%3D256,height%3D256,fit%3Dcontain,background%3Dffffff&');
+    for (const query of ['width=640', 'W=0640', 'w=320&dpr=2', 'w=300', 'p=thumb', 'w=640&format=auto', 'w=640&fit=cover']) {
+      expect(rewritten(await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grant, '/users/42/a.jpg', query))))).uri).toMatch(/^\/users\/42\/a\.jpg\//);
+    }
+    for (const query of ['', 'w=1080', 'w=640&q=90', 'w=640&blur=3', 'w=640&format=png', 'p=thumb&w=640', 'p=avatar', 'format=json', 'w=640&h=640']) {
+      expectError(await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grant, '/users/42/a.jpg', query)))), 403, 'invalid_signature', /not valid/);
+    }
+  });
+
+  it('does not let its binding, prefix or time be changed, added or removed', async () => {
+    const bound = new URLSearchParams(grantFor('users/42', [{ width: 640 }]));
+    const change = (name: string, value?: string) => {
+      const copy = new URLSearchParams(bound);
+      if (value === undefined) copy.delete(name);
+      else copy.set(name, value);
+      return copy.toString();
+    };
+    for (const query of [
+      change('allow'), // unbound
+      change('allow', 'width=640 width=3840'),
+      change('allow', 'width=3840'),
+      change('prefix', 'users'),
+      change('exp'),
+      change('exp', String(Number(bound.get('exp')) + 60)),
+    ]) {
+      const request = query.includes('3840') ? 'w=3840&' + query : 'w=640&' + query;
+      expectError(await signed.handler(viewerEvent('/users/42/a.jpg', request)), 403, 'invalid_signature', /not valid/);
+    }
+    expect(await uriOf(signed, '/users/42/a.jpg', 'w=640&' + bound.toString())).toBe('/users/42/a.jpg/width=640');
+  });
+
+  it('refuses a URL signature turned into a grant, a grant turned into a URL signature, and two signatures', async () => {
+    const urlSig = sign(REALISTIC, '/users/42/a.jpg', 'w=640');
+    expectError(await signed.handler(viewerEvent('/users/42/a.jpg', `w=640&prefix=users/42&sig=${urlSig}`)), 403, 'invalid_signature', /not valid/);
+    const grant = new URLSearchParams(grantFor('users/42'));
+    expectError(await signed.handler(viewerEvent('/users/42/a.jpg', `w=640&exp=${grant.get('exp')}&sig=${grant.get('sig')}`)), 403, 'invalid_signature');
+    expectError(
+      await signed.handler(viewerEvent('/users/42/a.jpg', `w=640&${grant.toString()}&sig=${urlSig}`)),
+      400,
+      'invalid_parameter',
+      /sig .*more than once/,
+    );
+  });
+
+  it('expires like any signature, and verifies with any active secret', async () => {
+    const exp = secondsFromNow(-1);
+    const sig = signUri(signedText('users/42/a.jpg', {}, { prefix: 'users/42', exp }) as string, CURRENT);
+    expectError(await signed.handler(viewerEvent('/users/42/a.jpg', `prefix=users/42&exp=${exp}&sig=${sig}`)), 403, 'invalid_signature', /expired/);
+    expect(await uriOf(signed, ...viewerPartsOf(urlWith(grantFor('users/42', undefined, OLD), '/users/42/a.jpg')))).toBe('/users/42/a.jpg/original');
+  });
+});
+
+// --------------------------------------------------------------- watermarks
 
 describe('watermarks', () => {
   const versions = (logo: string) => ({ logo, badge: '0f0e0d0c' });
@@ -506,6 +716,8 @@ describe('watermarks', () => {
     }
   });
 });
+
+// --------------------------------------------------------------- rejections
 
 describe('rejections', () => {
   const cases: [string, string, string, RegExp][] = [

@@ -9,19 +9,19 @@ import { DEFAULT_CACHE_CONTROL } from '../../lambda/origin/config';
 import { browserCacheControl, DPR_HINTS_VARY, viewerResponseFunctionCode, WIDTH_HINTS_VARY } from '../../lib/viewer-response-function';
 import { unsupportedSyntax } from './runtime-syntax';
 
-const CODE = viewerResponseFunctionCode({ variantCacheControl: DEFAULT_CACHE_CONTROL, browserCacheControl: browserCacheControl(3600) });
+const CODE = viewerResponseFunctionCode({ variantCacheControl: DEFAULT_CACHE_CONTROL, browserMaxAgeSeconds: 3600 });
 
 /** What the viewer receives for an answer of `status` with these headers. */
-async function viewerGets(status: number, headers: Record<string, string>): Promise<Fields> {
+async function viewerGets(status: number, headers: Record<string, string>, querystring: Fields = {}, code = CODE): Promise<Fields> {
   const fields: Fields = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, { value }]));
   const event = {
     version: '1.0',
     context: { distributionDomainName: 'd111111abcdef8.cloudfront.net', distributionId: 'EDFDVBD6EXAMPLE', eventType: 'viewer-response', requestId: 'r' },
     viewer: { ip: '198.51.100.11' },
-    request: { method: 'GET', uri: '/photos/cat.jpg/width=640', querystring: {}, headers: {}, cookies: {} },
+    request: { method: 'GET', uri: '/photos/cat.jpg/width=640', querystring, headers: {}, cookies: {} },
     response: { statusCode: status, statusDescription: '', headers: fields, cookies: {} },
   };
-  const result = (await loadFunction(CODE).handler(event as unknown as ViewerEvent)) as unknown as { headers: Fields };
+  const result = (await loadFunction(code).handler(event as unknown as ViewerEvent)) as unknown as { headers: Fields };
   return result.headers;
 }
 
@@ -52,6 +52,36 @@ describe('what a viewer receives', () => {
 
   it('a response without Cache-Control stays without one', async () => {
     expect(await viewerGets(200, { etag: '"x"' })).toEqual({ etag: { value: '"x"' } });
+  });
+});
+
+describe('a URL that expires', () => {
+  const variant = { 'cache-control': DEFAULT_CACHE_CONTROL };
+  const inSeconds = (offset: number) => ({ value: String(Math.floor(Date.now() / 1000) + offset) });
+  const maxAge = (headers: Fields) => Number(/^public, max-age=(\d+)$/.exec(headers['cache-control']!.value)?.[1]);
+
+  it.each([200, 304])('is kept (%i) only for the seconds it has left, when fewer than the browser lifetime', async (status) => {
+    const left = maxAge(await viewerGets(status, variant, { w: { value: '640' }, exp: inSeconds(600), sig: { value: 'x' } }));
+    // The seconds left, give or take the one the test takes to run.
+    expect(left).toBeGreaterThanOrEqual(598);
+    expect(left).toBeLessThanOrEqual(600);
+    expect(maxAge(await viewerGets(status, variant, { EXP: inSeconds(60) }))).toBeLessThanOrEqual(60);
+  });
+
+  it('is kept for the browser lifetime when it lives longer, and a URL without exp too', async () => {
+    for (const query of [{ exp: inSeconds(86_400) }, { exp: { value: '9999999999' } }, {}, { expires: inSeconds(10) }] as Fields[]) {
+      expect((await viewerGets(200, variant, query))['cache-control']).toEqual({ value: 'public, max-age=3600' });
+    }
+  });
+
+  it('is kept by nobody once its time is up, and never longer than browserMaxAge 0 allows', async () => {
+    expect((await viewerGets(200, variant, { exp: inSeconds(0) }))['cache-control']).toEqual({ value: 'public, no-cache' });
+    const none = viewerResponseFunctionCode({ variantCacheControl: DEFAULT_CACHE_CONTROL, browserMaxAgeSeconds: 0 });
+    expect((await viewerGets(200, variant, { exp: inSeconds(600) }, none))['cache-control']).toEqual({ value: 'public, no-cache' });
+  });
+
+  it('leaves errors and redirects as the origin sent them', async () => {
+    expect(await viewerGets(302, { 'cache-control': 'no-store' }, { exp: inSeconds(600) })).toEqual({ 'cache-control': { value: 'no-store' } });
   });
 });
 

@@ -28,6 +28,7 @@ describe('props are checked at synth time', () => {
     rejects(() => ({ presets: { thumb: { fit: 'squash' } } }), /preset "thumb" is invalid: .*fit/);
     rejects(() => ({ presets: { 'no spaces': { width: '200' } } }), /a preset name must be 1-64 letters, digits, "-" or "_" .*, not "no spaces"\./);
     rejects(() => ({ presets: { loop: { preset: 'loop' } } }), /may not contain "preset"/);
+    for (const param of ['sig', 'exp', 'prefix', 'allow']) rejects(() => ({ presets: { signed: { [param]: '1' } } }), new RegExp(`may not contain "${param}"`));
     rejects(() => ({ presets: { empty: {} } }), /preset "empty" must be an object of at least one parameter, not \{\}\./);
     rejects(() => ({ presets: { big: { width: '2000' } }, sizes: [320, 640] }), /preset "big" is invalid: .*640/);
     rejects(() => ({ presets: { big: { width: '9000' } } }), /preset "big" is invalid: .*width/);

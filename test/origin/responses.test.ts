@@ -18,6 +18,10 @@ import {
 } from '../../lambda/grammar';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_MAX_INLINE_BYTES } from '../../lambda/origin/config';
 import { createTestOrigin, type OriginResponse, type TestOrigin } from '../support/origin';
+import { imageUrl, withSignature } from '../../lambda/client';
+import { signedImageUrl, signedPrefix } from '../../lambda/client/sign';
+import { forwardedQuery, isResponse, viewerEvent } from '../../local/emulator/cloudfront-function';
+import { KVS_ID, loadEdge } from '../edge/fixtures';
 import { alphaPng, animatedGif, gradientJpeg, noiseImage } from '../support/images';
 
 const md5 = (body: Buffer) => createHash('md5').update(body).digest('hex');
@@ -296,6 +300,30 @@ describe('variants too large to return inline', () => {
     expect(response.headers.location).toBe('/photo.jpg?width=100&quality=70');
     expect(canonicalRequest('/photo.jpg', splitQuery('width=100&quality=70'), DEFAULT_GRAMMAR_OPTIONS, { accept: 'image/webp,*/*' }).uri).toBe(canonical);
     expect((await headCached(small, variantKeyOf(canonical))).ContentType).toBe('image/webp');
+  });
+
+  it('for an expiring or prefix-signed URL, the Location keeps the signature, and the edge verifies it again', async () => {
+    const secret = 'origin-test-secret';
+    const edge = loadEdge({ grammar: DEFAULT_GRAMMAR_OPTIONS, avif: true, signing: true, keyValueStoreId: KVS_ID }, secret);
+    const small = await createTestOrigin('responses signed redirect', { maxInlineBytes: 100 });
+    await small.putSource('users/42/photo.jpg', photo);
+    const expires = new Date(Date.now() + 600_000);
+    const grant = signedPrefix('users/42', { secret, expires, allow: [{ width: 90, format: 'webp' }] });
+    for (const url of [
+      signedImageUrl('img.example.com', 'users/42/photo.jpg', { width: 100, format: 'webp' }, { secret, expires }),
+      withSignature(imageUrl('img.example.com', 'users/42/photo.jpg', { width: 90, format: 'webp' }), grant),
+    ]) {
+      const { pathname, search } = new URL(url);
+      const forwarded = await edge.handler(viewerEvent(pathname, search.slice(1)));
+      if (isResponse(forwarded)) throw new Error(`the edge refused ${url}: ${forwarded.body.data}`);
+      // The origin ignores the signature's parameters, like any query, and hands them back.
+      const response = await small.request(`${forwarded.uri}?${forwardedQuery(forwarded)}`);
+      expect(response.status, url).toBe(302);
+      const [path = '', query = ''] = response.headers.location!.split('?');
+      expect(query).toMatch(/(^|&)sig=/);
+      const again = await edge.handler(viewerEvent(path, query));
+      expect(isResponse(again) ? again.body.data : again.uri).toBe(forwarded.uri);
+    }
   });
 
   it('a failed store still serves an image that fits inline, and logs store_failed', async () => {

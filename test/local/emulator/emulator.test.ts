@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../../lambda/origin/config';
 import { DEFERRED_AVIF_CACHE_CONTROL } from '../../../lambda/origin/responses';
 import { startEmulator, type RunningEmulator } from '../../../local/emulator/start';
+import { imageUrl, withSignature } from '../../../lambda/client';
+import { signedImageUrl, signedPrefix } from '../../../lambda/client/sign';
 import {
   alphaPng,
   animatedGif,
@@ -917,6 +919,45 @@ describe('signed URLs', () => {
     expect(alias.status).toBe(200);
     expect(origin(alias)).toEqual(HIT);
     expect(alias.headers.get('etag')).toBe(answers[1]!.headers.get('etag'));
+  });
+});
+
+describe('expiring signed URLs and prefix grants', () => {
+  const KEY = 'signed/café #1.jpg';
+  const pathAndQuery = (url: string) => url.slice(new URL(url).origin.length);
+
+  it('answers 403 at the edge once a URL has expired, though its variant is still in the edge cache', async () => {
+    const expires = Math.floor(Date.now() / 1000) + 2;
+    const url = pathAndQuery(signedImageUrl(signed.url, KEY, { width: 120 }, { secret: SIGNING_SECRET, expires }));
+    const first = await request(signed.url, url);
+    expect([first.status, origin(first)]).toEqual([200, MISS_LAMBDA]);
+    const cached = await request(signed.url, url);
+    expect([cached.status, origin(cached)]).toEqual([200, HIT]);
+
+    // The same URL, once its time has passed: the function runs before the cache.
+    await new Promise((resolve) => setTimeout(resolve, expires * 1000 - Date.now() + 100));
+    const expired = await request(signed.url, url);
+    expect([expired.status, origin(expired)]).toEqual([403, AT_EDGE]);
+    expect(json(expired)).toEqual({ error: 'invalid_signature', message: 'This URL has expired.' });
+
+    // The variant stays cached, under the one key every expiry of this image shares.
+    const renewed = await request(signed.url, pathAndQuery(signedImageUrl(signed.url, KEY, { width: 120 }, { secret: SIGNING_SECRET, expires: expires + 3600 })));
+    expect([renewed.status, origin(renewed)]).toEqual([200, HIT]);
+    expect(renewed.headers.get('etag')).toBe(first.headers.get('etag'));
+  });
+
+  it('serves every image under a granted folder in the variants the grant allows, and nothing else', async () => {
+    const grant = signedPrefix('signed', { secret: SIGNING_SECRET, expires: new Date(Date.now() + 60_000), allow: [{ width: 80 }] });
+    const allowed = await request(signed.url, pathAndQuery(withSignature(imageUrl(signed.url, KEY, { width: 80 }), grant)), { client: 'webp' });
+    expect(allowed.status).toBe(200);
+    expect(await sharp(allowed.body).metadata()).toMatchObject({ format: 'webp', width: 80 });
+    for (const url of [imageUrl(signed.url, KEY, { width: 81 }), imageUrl(signed.url, KEY)]) {
+      const refused = await request(signed.url, pathAndQuery(withSignature(url, grant)));
+      expect([refused.status, origin(refused)], url).toEqual([403, AT_EDGE]);
+    }
+    const outside = signedPrefix('sign', { secret: SIGNING_SECRET, allow: [{ width: 80 }] });
+    const refused = await request(signed.url, pathAndQuery(withSignature(imageUrl(signed.url, KEY, { width: 80 }), outside)));
+    expect([refused.status, origin(refused)]).toEqual([403, AT_EDGE]);
   });
 });
 
