@@ -9,7 +9,7 @@
 
 import { canonicalRequest, canonicalUri, opsSegment, splitQuery } from '../grammar/canonical';
 import { validateKey } from '../grammar/key';
-import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions, type Ops, type SignatureParams } from '../grammar/params';
+import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions, type SignatureParams, type UnresolvedOps } from '../grammar/params';
 import { signedText, signUri } from '../grammar/sign';
 import { imageQuery, imageUrl, withSignature, type ImageParams } from './url';
 
@@ -46,7 +46,7 @@ function expiryParam(expires: ExpiryTime, now: number): string {
 }
 
 /** The canonical ops a request for `params` has at the edge, before negotiation. */
-function signedOps(params: ImageParams, options: GrammarOptions): Ops {
+function signedOps(params: ImageParams, options: GrammarOptions): UnresolvedOps {
   const pairs = splitQuery(imageQuery(params, options));
   if (!options.presets && pairs.some((pair) => pair[0] === PRESET_SPELLINGS[0])) {
     throw new Error(

@@ -10,7 +10,7 @@
 import crypto from 'crypto';
 import { canonicalUri, opsSegment, singleValue } from './canonical';
 import { encodeKeyPath } from './key';
-import { SIGNATURE_PARAMS, type Ops, type SignatureParams } from './params';
+import { SIGNATURE_PARAMS, type SignatureParams, type UnresolvedOps } from './params';
 
 export const SIGNATURE_LENGTH = 32;
 
@@ -65,7 +65,7 @@ export function signatureParams(pairs: [string, string][]): SignatureParams {
  * nor `users/42` itself. A prefix holding `..` or an empty segment matches
  * no key, since keys cannot hold them.
  */
-export function signedText(key: string, ops: Ops, signature: SignatureParams): string | undefined {
+export function signedText(key: string, ops: UnresolvedOps, signature: SignatureParams): string | undefined {
   if (signature.prefix === undefined) return canonicalUri(key, ops) + (signature.exp ? '\n' + signature.exp : '');
   const prefix = signature.prefix.replace(/\/$/, '');
   const allowed = signature.allow === undefined || signature.allow.split(' ').indexOf(opsSegment(ops)) !== -1;
