@@ -207,7 +207,7 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
           if (+(signature.exp as string) <= Date.now() / 1000) return forbidden('This URL has expired.');
           const text = signedText(key, canonicalOps(query.params, options), signature);
           if (text === undefined || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
-            return forbidden('The URL signature is not valid for this image and these parameters.');
+            return forbidden('The signature does not match this URL.');
           }
         }
 

@@ -22,7 +22,7 @@ import {
   type UnresolvedOps,
   type ViewerParams,
 } from './params';
-import { invalidParameter } from './validate';
+import { invalidParameter, oneOf } from './validate';
 
 /** The value of `width` and `dpr` that the edge resolves from client hints. */
 const AUTO = 'auto';
@@ -76,10 +76,13 @@ export function decodeQueryComponent(text: string): string {
 const hasOwn = (object: object, name: string) => Object.prototype.hasOwnProperty.call(object, name);
 
 /** Every op under its canonical name, canonical-only ones included: the names a canonical URI may use. */
-const CANONICAL_PARAMS: { [name: string]: Param } = {};
-PARAMS.forEach((param) => {
-  CANONICAL_PARAMS[param.name] = param;
-});
+function canonicalParams(): { [name: string]: Param } {
+  const named: { [name: string]: Param } = {};
+  PARAMS.forEach((param) => {
+    named[param.name] = param;
+  });
+  return named;
+}
 
 /** The refusal of a parameter given twice. */
 const repeated = (name: string, value: string) => invalidParameter(name, value, `a single value (${name} is given more than once)`);
@@ -98,7 +101,7 @@ export const presetName = (pairs: [string, string][]) => singleValue(pairs, PRES
 
 /** The refusal of a preset the deployment does not define; `names` lists those it does, comma-separated. */
 export function unknownPreset(name: string, names: string) {
-  return invalidParameter('preset', name, `one of ${names || '(no presets are defined)'}`);
+  return invalidParameter('preset', name, oneOf(names));
 }
 
 /** The pairs a `preset` parameter stands for, or none. */
@@ -131,26 +134,26 @@ export function parseViewerParams(pairs: [string, string][], options: GrammarOpt
 
 /**
  * parseViewerQuery with `named` the spellings a viewer may use, or the ops of
- * a canonical URI with CANONICAL_PARAMS. Own properties only, so `constructor`
+ * a canonical URI with canonicalParams(). Own properties only, so `constructor`
  * is just unknown.
  */
 function parseParams(pairs: [string, string][], options: GrammarOptions, named: { [spelling: string]: Param }): ViewerQuery {
+  // A preset's names are a viewer's spellings; a canonical URI names no preset.
+  const paramOf = (pair: [string, string]) => (hasOwn(named, pair[0].toLowerCase()) ? named[pair[0].toLowerCase()] : undefined);
   const params: { [name: string]: unknown } = {};
   presetPairs(pairs, options).forEach((pair) => {
-    const spelling = pair[0].toLowerCase();
-    const param = hasOwn(PARAMS_BY_NAME, spelling) ? PARAMS_BY_NAME[spelling] : undefined;
-    if (param) params[param.name] = param.parse(pair[1], options);
+    const param = paramOf(pair);
+    if (param) params[param.name] = param.read(pair[1], options);
   });
   const own: { [name: string]: unknown } = {};
   pairs.forEach((pair) => {
-    const spelling = pair[0].toLowerCase();
-    if (!hasOwn(named, spelling)) return;
-    const param = named[spelling] as Param;
+    const param = paramOf(pair);
+    if (!param) return;
     if (options.presetsOnly) {
       throw invalidParameter(param.name, pair[1], 'no parameter but preset (this deployment serves presets only)');
     }
     if (hasOwn(own, param.name)) throw repeated(param.name, pair[1]);
-    params[param.name] = own[param.name] = param.parse(pair[1], options);
+    params[param.name] = own[param.name] = param.read(pair[1], options);
   });
   return { params: params as ViewerParams, own: own as ViewerParams };
 }
@@ -189,7 +192,7 @@ function snap(name: string, value: number, sizes: number[]): number {
 /** `<name>.<version>` for a watermark the deployment names; a version the viewer wrote is replaced. */
 function versionedWatermark(value: string, watermarks: { [name: string]: string }): string {
   const name = value.split('.')[0] as string;
-  if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, 'one of ' + (Object.keys(watermarks).join(', ') || '(none)'));
+  if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, oneOf(Object.keys(watermarks).join(', ')));
   return name + '.' + watermarks[name];
 }
 
@@ -361,7 +364,7 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
   // Re-serialising refuses aliases, defaults, dpr, format=auto, `accept` beside a format
   // and any other spelling. Presets are a viewer's shorthand: a canonical URI holds their expansion.
   const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes };
-  const ops = canonicalOps(parseParams(pairs, canonicalOptions, CANONICAL_PARAMS).params, canonicalOptions);
+  const ops = canonicalOps(parseParams(pairs, canonicalOptions, canonicalParams()).params, canonicalOptions);
   const canonical = canonicalUri(key, ops);
   // `auto` is resolved at the edge, never stored.
   if (canonical !== uri || ops.width === 'auto' || ops.dpr) throw notCanonical(uri);

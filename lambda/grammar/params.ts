@@ -37,6 +37,7 @@ export const NEGOTIATED_FORMATS = ['avif', 'webp'] as const;
 export type NegotiatedFormat = (typeof NEGOTIATED_FORMATS)[number];
 
 export type Rotation = 90 | 180 | 270;
+const ROTATIONS = ['0', '90', '180', '270'];
 
 /** Default encoder quality per lossy format; a request for the default is a no-op. */
 export const DEFAULT_QUALITY = { jpeg: 80, webp: 80, avif: 50 } as const;
@@ -144,7 +145,7 @@ export interface Param {
   name: keyof ParsedParams;
   /** Other spellings a viewer may use (lower-case). */
   aliases: string[];
-  parse(raw: string, options: GrammarOptions): ParsedParams[keyof ParsedParams];
+  read(raw: string, options: GrammarOptions): ParsedParams[keyof ParsedParams];
   /** False when, given the other ops, the value cannot change the image; it is then dropped. */
   matters?(ops: Ops): boolean;
   /**
@@ -155,7 +156,7 @@ export interface Param {
 }
 
 /** A record of the table: a Param without its name, which is the record's key. */
-type ParamRecord = Omit<Param, 'name' | 'aliases' | 'parse'> & { aliases?: string[]; parse: ValueParser };
+type ParamRecord = Omit<Param, 'name' | 'aliases' | 'read'> & { aliases?: string[]; read: ValueParser };
 
 /** `auto` in any letter case, else what `parse` reads. */
 const orAuto = (parse: ValueParser): ValueParser => (name, raw, options) => (raw.toLowerCase() === 'auto' ? 'auto' : parse(name, raw, options));
@@ -169,53 +170,49 @@ const isLossy = (format: OutputFormat | undefined) =>
 
 /** Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required. */
 const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
-  width: { aliases: ['w'], parse: orAuto(integer(1)) },
-  height: { aliases: ['h'], parse: integer(1) },
-  dpr: { parse: orAuto(decimal(1, 4)) },
+  width: { aliases: ['w'], read: orAuto(integer(1)) },
+  height: { aliases: ['h'], read: integer(1) },
+  dpr: { read: orAuto(decimal(1, 4)) },
   fit: {
-    parse: (name, raw, options) => {
+    read: (name, raw, options) => {
       const fit = choice(FIT_SPELLINGS)(name, raw, options);
       return fit === 'pad' ? 'contain' : fit;
     },
     matters: (ops) => bothSides(ops) && !coverCrop(ops),
   },
-  fill: { parse: choice(FILLS), matters: (ops) => ops.fill === 'blur' && bothSides(ops) && ops.fit === 'contain' },
+  fill: { read: choice(FILLS), matters: (ops) => ops.fill === 'blur' && bothSides(ops) && ops.fit === 'contain' },
   position: {
     aliases: ['pos', 'gravity'],
-    parse: choice(POSITIONS),
+    read: choice(POSITIONS),
     // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
     matters: (ops) =>
       ops.position !== 'center' &&
       (coverCrop(ops) ? !ops.fp : bothSides(ops) && ops.fit === 'contain' && ops.position !== 'entropy' && ops.position !== 'attention'),
   },
   // A point that places a cover crop; it wins over position (above).
-  fp: { parse: point, matters: coverCrop },
+  fp: { read: point, matters: coverCrop },
   enlarge: {
-    parse: boolean,
+    read: boolean,
     matters: (ops) => ops.enlarge === true && (ops.width !== undefined || ops.height !== undefined),
   },
   rotate: {
     // Leading zeros are fine (`090`), as for every integer.
-    parse: (name, raw) => {
-      const angle = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
-      if (!(angle >= 0 && angle <= 270 && angle % 90 === 0)) throw invalidParameter(name, raw, 'one of 0, 90, 180, 270');
-      return angle as Rotation;
-    },
+    read: (name, raw, options) => Number(choice(ROTATIONS)(name, raw.replace(/^0+(?=\d)/, ''), options)) as Rotation,
     matters: (ops) => ops.rotate !== (0 as number),
   },
-  flip: { parse: boolean, matters: (ops) => ops.flip === true },
-  flop: { parse: boolean, matters: (ops) => ops.flop === true },
-  trim: { parse: (name, raw, options) => (raw === '' ? DEFAULT_TRIM : integer(0, 255)(name, raw, options)) },
-  crop: { parse: region, matters: (ops) => ops.crop !== '0,0,1,1' },
-  grayscale: { aliases: ['greyscale'], parse: boolean, matters: (ops) => ops.grayscale === true },
-  blur: { parse: decimal(0.3, 100) },
-  sharpen: { parse: decimal(0.5, 10) },
-  watermark: { aliases: ['wm'], parse: watermark },
-  border: { parse: border },
-  background: { aliases: ['bg'], parse: colour },
+  flip: { read: boolean, matters: (ops) => ops.flip === true },
+  flop: { read: boolean, matters: (ops) => ops.flop === true },
+  trim: { read: (name, raw, options) => (raw === '' ? DEFAULT_TRIM : integer(0, 255)(name, raw, options)) },
+  crop: { read: region, matters: (ops) => ops.crop !== '0,0,1,1' },
+  grayscale: { aliases: ['greyscale'], read: boolean, matters: (ops) => ops.grayscale === true },
+  blur: { read: decimal(0.3, 100) },
+  sharpen: { read: decimal(0.5, 10) },
+  watermark: { aliases: ['wm'], read: watermark },
+  border: { read: border },
+  background: { aliases: ['bg'], read: colour },
   quality: {
     aliases: ['q'],
-    parse: integer(1, 100),
+    read: integer(1, 100),
     // Without an explicit format the default is not known at the edge (with `accept` the origin
     // chooses among the accepted formats, and a signature covers the URI before negotiation),
     // so any quality given is kept.
@@ -224,13 +221,13 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   },
   format: {
     aliases: ['fm', 'f'],
-    parse: (name, raw, options) => {
+    read: (name, raw, options) => {
       const format = choice(REQUESTED_FORMATS)(name, raw, options);
       return format === 'jpg' ? 'jpeg' : format;
     },
   },
   // Stands where `format` would, which it excludes.
-  accept: { parse: choice(NEGOTIATED_FORMATS), matters: (ops) => ops.format === undefined, canonicalOnly: true },
+  accept: { read: choice(NEGOTIATED_FORMATS), matters: (ops) => ops.format === undefined, canonicalOnly: true },
 };
 
 export const PARAMS: Param[] = Object.keys(PARAM_TABLE).map((key) => {
@@ -239,7 +236,7 @@ export const PARAMS: Param[] = Object.keys(PARAM_TABLE).map((key) => {
   return {
     name,
     aliases: record.aliases || [],
-    parse: (raw: string, options: GrammarOptions) => record.parse(name, raw, options),
+    read: (raw: string, options: GrammarOptions) => record.read(name, raw, options),
     matters: record.matters,
     canonicalOnly: record.canonicalOnly,
   };

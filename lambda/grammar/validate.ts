@@ -30,10 +30,9 @@ export const integer = (min: number, max?: number) => number(/^\d{1,9}$/, 'an in
 export const decimal = (min: number, max: number) => number(/^(?=\.?\d)\d{0,4}(\.\d?0*)?$/, 'a number', min, max);
 
 export const boolean: ValueParser = (name, raw) => {
-  const value = raw.toLowerCase();
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  throw invalidParameter(name, raw, 'true, false, 1 or 0');
+  const index = ['false', 'true', '0', '1'].indexOf(raw.toLowerCase());
+  if (index === -1) throw invalidParameter(name, raw, 'true, false, 1 or 0');
+  return index % 2 === 1;
 };
 
 /** One of `allowed`, in any letter case; returns it lower-case. */
@@ -48,10 +47,9 @@ export function choice<T extends string>(allowed: readonly T[]): (name: string, 
 /** `rgb`, `rrggbb` or `rrggbbaa` hex, optionally with `#`; returns `rrggbb` or `rrggbbaa`, lower-case. */
 export const colour: ValueParser = (name, raw) => {
   const hex = raw.replace(/^#/, '').toLowerCase();
-  if (/^[0-9a-f]{3}$/.test(hex)) return hex.replace(/(.)/g, '$1$1');
-  if (/^[0-9a-f]{6}$/.test(hex)) return hex;
-  if (/^[0-9a-f]{8}$/.test(hex)) return hex.slice(6) === 'ff' ? hex.slice(0, 6) : hex;
-  throw invalidParameter(name, raw, 'a hex colour rgb, rrggbb or rrggbbaa');
+  if (!/^([0-9a-f]{3}){1,2}$|^[0-9a-f]{8}$/.test(hex)) throw invalidParameter(name, raw, 'a hex colour rgb, rrggbb or rrggbbaa');
+  // An opaque alpha says nothing: `rrggbbff` is `rrggbb`.
+  return hex.length === 3 ? hex.replace(/(.)/g, '$1$1') : hex.slice(6) === 'ff' ? hex.slice(0, 6) : hex;
 };
 
 /** Fractions of the image are counted in ten-thousandths, so that sums are exact. */
@@ -80,9 +78,12 @@ export const border: ValueParser = (name, raw, options) => {
   return width + ',' + colour(name, comma === -1 ? '000' : raw.slice(comma + 1), options);
 };
 
-/** A watermark's name (lower-case letters, digits, `-`), with its version in a canonical URI: `logo`, `logo.1a2b3c4d`. */
-export const watermark: ValueParser = (name, raw) => {
-  const value = raw.toLowerCase();
-  if (!/^[a-z0-9][a-z0-9-]{0,31}(\.[0-9a-f]{8})?$/.test(value)) throw invalidParameter(name, raw, 'a name');
-  return value;
-};
+/**
+ * A watermark's name, lower-case (`logo`), with its version in a canonical URI
+ * (`logo.1a2b3c4d`). Only the deployment's names are accepted: the edge looks
+ * the name up to version it (canonical.ts), and the origin to draw it.
+ */
+export const watermark: ValueParser = (_name, raw) => raw.toLowerCase();
+
+/** What a parameter that names one of a list expects: `one of a, b`, or `one of (none)`. */
+export const oneOf = (names: string) => 'one of ' + (names || '(none)');

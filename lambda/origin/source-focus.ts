@@ -21,7 +21,7 @@ export function withSourceFocus(ops: Ops, metadata: Record<string, string>, opti
   if (raw === undefined) return ops;
   let fp: string;
   try {
-    fp = PARAMS_BY_NAME['fp']!.parse(raw, options) as string;
+    fp = PARAMS_BY_NAME['fp']!.read(raw, options) as string;
   } catch (error) {
     if (!isGrammarError(error)) throw error;
     log({ level: 'warn', event: 'focal_point_ignored', uri, detail: `x-amz-meta-${FOCAL_POINT_METADATA}: ${error.message}` });

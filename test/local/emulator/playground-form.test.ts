@@ -28,7 +28,7 @@ function controls(): Map<string, { attributes: Record<string, string>; options?:
 
 const accepts = (param: Param, value: string) => {
   try {
-    param.parse(value, DEFAULT_GRAMMAR_OPTIONS);
+    param.read(value, DEFAULT_GRAMMAR_OPTIONS);
     return true;
   } catch {
     return false;
