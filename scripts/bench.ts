@@ -16,7 +16,8 @@
 //   hit        the variant from the cache bucket, over HTTP through the emulator
 //              (generated CloudFront Function + cache bucket; edge cache off)
 // then images/s at concurrency 2, quality (SSIM) of the outputs, peak RSS on
-// the largest photo, cold init of the bundled handler and its size.
+// the largest photo, cold init of the bundled handler and its size, and what a
+// composed op (pad + watermark) costs against the same resize without it.
 // --quality: the encoder study (bytes vs SSIM vs encode time per setting).
 // --settings: sharp.cache / sharp.concurrency / MALLOC_ARENA_MAX, each in its own process.
 // --first-view: what the first viewer of a negotiated 1600 px AVIF waits for (scripts/bench/first-view.ts).
