@@ -16,7 +16,8 @@
 //   hit        the variant from the cache bucket, over HTTP through the emulator
 //              (generated CloudFront Function + cache bucket; edge cache off)
 // then images/s at concurrency 2, quality (SSIM) of the outputs, peak RSS on
-// the largest photo, cold init of the bundled handler and its size.
+// the largest photo, cold init of the bundled handler and its size, and what a
+// composed op (pad + watermark) costs against the same resize without it.
 // --quality: the encoder study (bytes vs SSIM vs encode time per setting).
 // --settings: sharp.cache / sharp.concurrency / MALLOC_ARENA_MAX, each in its own process.
 // --first-view: what the first viewer of a negotiated 1600 px AVIF waits for (scripts/bench/first-view.ts).
@@ -26,8 +27,9 @@ import { DeleteObjectCommand, CreateBucketCommand, type S3Client } from '@aws-sd
 import { spawn, spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { readFileSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { cpus, loadavg, totalmem, availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { gzipSync } from 'node:zlib';
 import sharp from 'sharp';
@@ -43,7 +45,10 @@ import { functionUrlEvent } from '../local/emulator/function-url';
 import { localS3Client } from '../local/harness/s3-client';
 import type { RunningEmulator } from '../local/emulator/start';
 import { CACHE_DIR, loadCorpus, PROJECT_ROOT, QUICK_KEYS, writeCacheFile, type Corpus, type Photo } from './bench/corpus';
-import { bare, canonicalOpsOf, OPS, reference, type OpName, type OpSpec } from './bench/ops';
+import {
+  bare, canonicalOpsOf, OPS, readBenchWatermark, reference, sampleHas, transformOptions, WATERMARK_NAME, WATERMARK_PLACEMENT,
+  type BenchWatermark, type OpName, type OpSpec,
+} from './bench/ops';
 import { qualityStudy } from './bench/quality';
 import { settingsStudy } from './bench/settings';
 import { firstViewStudy } from './bench/first-view';
@@ -109,7 +114,7 @@ class Results {
     return (this.samples.get(this.id(op, mode)) ?? []).filter(filter);
   }
   /** Per photo: the median over iterations (for per-photo ratios and, of invocations, images/s at c=1). */
-  perPhoto(op: OpName, mode: Mode, filter?: (sample: Sample) => boolean, of: 'ms' | 'invocationMs' = 'ms'): Map<string, number> {
+  perPhoto(op: OpName, mode: Mode, filter?: (sample: Sample) => boolean, of: 'ms' | 'invocationMs' | 'cpuMs' = 'ms'): Map<string, number> {
     const byPhoto = new Map<string, number[]>();
     for (const sample of this.of(op, mode, filter)) {
       if (!byPhoto.has(sample.photo)) byPhoto.set(sample.photo, []);
@@ -124,6 +129,8 @@ interface Context {
   endpoint: string;
   emulator: RunningEmulator;
   handler: OriginHandler;
+  /** The composed op's watermark, deployed to the handler and the emulator's edge. */
+  watermark: BenchWatermark;
   /** The store time of the handler's last `variant` log line. */
   lastStoreMs: number;
   missBucket: string;
@@ -148,7 +155,7 @@ function serverTiming(header: string | undefined): Record<string, number> {
 }
 
 async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, iteration: number): Promise<Sample> {
-  const ops = canonicalOpsOf(op, photo.key);
+  const ops = canonicalOpsOf(op, photo.key, ctx.watermark);
   const key = variantKey(photo.key, ops);
   const first = iteration === 0;
   const cpuSince = (start: NodeJS.CpuUsage) => {
@@ -158,7 +165,7 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
   if (mode === 'bare') {
     const cpu = process.cpuUsage();
     const start = performance.now();
-    const out = await bare(op, photo.bytes, photo.facts);
+    const out = await bare(op, photo.bytes, photo.facts, ctx.watermark);
     const elapsed = performance.now() - start;
     if (first) ctx.bareBytes.set(outputId(op, photo), out.length);
     return { photo: photo.key, iteration, ms: elapsed, cpuMs: cpuSince(cpu), bytes: out.length };
@@ -166,7 +173,7 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
   if (mode === 'transform') {
     const cpu = process.cpuUsage();
     const start = performance.now();
-    const variant = await transform(photo.bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length));
+    const variant = await transform(photo.bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length), transformOptions(ops, ctx.watermark));
     const elapsed = performance.now() - start;
     if (first) ctx.outputs.set(outputId(op, photo), variant.body);
     return { photo: photo.key, iteration, ms: elapsed, cpuMs: cpuSince(cpu), bytes: variant.body.length };
@@ -198,7 +205,7 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
   }
   // hit: the variant must be in the emulator's cache bucket, as the first miss would have left it.
   if (!ctx.seeded.has(key)) {
-    const body = ctx.outputs.get(outputId(op, photo)) ?? (await transform(photo.bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length))).body;
+    const body = ctx.outputs.get(outputId(op, photo)) ?? (await transform(photo.bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length), transformOptions(ops, ctx.watermark))).body;
     const contentType = op.format === 'json' ? 'application/json' : `image/${(await sharp(body).metadata()).format.replace('heif', 'avif')}`;
     await storeVariant(ctx.s3, ctx.emulator.cacheBucket, key, { body, contentType }, DEFAULT_CACHE_CONTROL, '');
     ctx.seeded.add(key);
@@ -217,9 +224,9 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
 const itemsOf = (corpus: Corpus, op: OpSpec) => (op.animated ? corpus.animations : corpus.photos);
 /** The sample's AVIF (sharp's default effort 4) takes 5 to 25 s per photo here: it runs once, on the largest originals. */
 const NAIVE_AVIF_MP = 14;
-/** format=json is not in the sample. */
+/** Ops beyond the sample's URL API (format=json, fit, a watermark) are not in it. */
 const naiveRuns = (op: OpSpec, iteration: number, photo: Photo) =>
-  op.format !== 'json' && (op.format !== 'avif' || (iteration <= 0 && photo.megapixels >= NAIVE_AVIF_MP));
+  sampleHas(op) && (op.format !== 'avif' || (iteration <= 0 && photo.megapixels >= NAIVE_AVIF_MP));
 
 async function interleaved(ctx: Context, corpus: Corpus, ops: OpSpec[], iterations: number, results: Results) {
   const started = performance.now();
@@ -247,7 +254,7 @@ async function interleaved(ctx: Context, corpus: Corpus, ops: OpSpec[], iteratio
 async function concurrent(ctx: Context, mode: Mode, op: OpSpec, items: Photo[]): Promise<number> {
   if (mode === 'miss') {
     for (const photo of items) {
-      await ctx.s3.send(new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: variantKey(photo.key, canonicalOpsOf(op, photo.key)) }));
+      await ctx.s3.send(new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: variantKey(photo.key, canonicalOpsOf(op, photo.key, ctx.watermark)) }));
     }
   }
   let next = 0;
@@ -267,7 +274,7 @@ async function concurrency2(ctx: Context, corpus: Corpus, ops: OpSpec[]): Promis
   const c2 = new Map<string, number>();
   for (const op of ops) {
     const items = itemsOf(corpus, op);
-    const modes: Mode[] = ['bare', 'miss', ...(op.format === 'json' || op.format === 'avif' ? [] : ['naive' as Mode])];
+    const modes: Mode[] = ['bare', 'miss', ...(!sampleHas(op) || op.format === 'avif' ? [] : ['naive' as Mode])];
     for (const mode of modes) {
       progress(`concurrency 2 · ${op.name} · ${mode}`);
       const wall = await concurrent(ctx, mode, op, items);
@@ -290,11 +297,11 @@ interface QualityRow {
   naiveChroma: number[];
 }
 
-/** SSIM of the first iteration's handler and naive outputs against the uncompressed resize. */
+/** SSIM of the first iteration's handler and naive outputs against the uncompressed resize (of the ops the sample has). */
 async function qualityOfOutputs(ctx: Context, corpus: Corpus, ops: OpSpec[]): Promise<QualityRow[]> {
   const rows: QualityRow[] = [];
   for (const op of ops) {
-    if (op.format === 'json' || op.animated) continue;
+    if (!sampleHas(op) || op.animated) continue;
     const row: QualityRow = { op: op.name, photos: 0, handlerBytes: 0, naiveBytes: 0, handlerSsim: [], naiveSsim: [], handlerChroma: [], naiveChroma: [] };
     for (const photo of corpus.photos) {
       progress(`quality · ${op.name} · ${photo.key}`);
@@ -460,12 +467,13 @@ async function childMeasurements(ctx: Context, corpus: Corpus, ops: OpSpec[], bu
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'test',
     AWS_SECRET_ACCESS_KEY: 'test',
+    WATERMARKS: JSON.stringify({ [WATERMARK_NAME]: ctx.watermark.definition }),
   };
   const cold: ColdRow[] = [];
   const rss: RssRow[] = [];
   for (const op of ops) {
     const photo = op.animated ? corpus.animations[0]! : largest;
-    const opsOf = canonicalOpsOf(op, photo.key);
+    const opsOf = canonicalOpsOf(op, photo.key, ctx.watermark);
     progress(`cold start and peak RSS · ${op.name} · ${photo.key}`);
     await ctx.s3.send(new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: variantKey(photo.key, opsOf) }));
     const coldRun = runChild(built.coldChild, [built.origin, canonicalUri(photo.key, opsOf)], env);
@@ -475,9 +483,9 @@ async function childMeasurements(ctx: Context, corpus: Corpus, ops: OpSpec[], bu
     progress(`peak RSS · ${op.name} · ${photo.key}`);
     const row: RssRow = {
       op: op.name,
-      bare: runChild(built.child, ['bare', op.name, photo.path]).maxRss,
-      transform: runChild(built.child, ['transform', op.name, photo.path]).maxRss,
-      naive: op.format === 'json' ? undefined : runChild(built.child, ['naive', op.name, photo.path]).maxRss,
+      bare: runChild(built.child, ['bare', op.name, photo.path, ctx.watermark.definition.file]).maxRss,
+      transform: runChild(built.child, ['transform', op.name, photo.path, ctx.watermark.definition.file]).maxRss,
+      naive: sampleHas(op) ? runChild(built.child, ['naive', op.name, photo.path]).maxRss : undefined,
     };
     rss.push(row);
   }
@@ -526,12 +534,11 @@ function report(args: {
 
   const msCell = (values: number[]) => (values.length ? `${ms(median(values))} / ${ms(p95(values))}` : '—');
   const times = (op: OpName, mode: Mode) => results.of(op, mode).map((sample) => sample.ms);
-  const perPhotoRatio = (op: OpName, a: Mode, b: Mode, filter?: (s: Sample) => boolean) => {
-    const x = results.perPhoto(op, a, filter);
-    const y = results.perPhoto(op, b, filter);
+  const photoRatio = (x: Map<string, number>, y: Map<string, number>) => {
     const keys = [...x.keys()].filter((key) => y.has(key));
     return pairedRatio(keys.map((key) => x.get(key)!), keys.map((key) => y.get(key)!));
   };
+  const perPhotoRatio = (op: OpName, a: Mode, b: Mode, filter?: (s: Sample) => boolean) => photoRatio(results.perPhoto(op, a, filter), results.perPhoto(op, b, filter));
 
   lines.push(
     '**Latency per request**, milliseconds, median / p95 over photos × iterations. "handler miss" is the time to the response (fetch from LocalStack and transform: the variant is written after it), ' +
@@ -572,6 +579,36 @@ function report(args: {
     ),
   );
   lines.push('');
+
+  const composed = ops.filter((op) => op.baseline && ops.some((other) => other.name === op.baseline));
+  if (composed.length) {
+    lines.push(
+      '**Composition** against the same resize without it, on the same photos (median of the per-photo ratios of medians). ' +
+        'The miss invocation is what Lambda bills, so its ratio is the ratio of GB-seconds; CPU time (all threads) is steadier than wall time on a shared machine:',
+    );
+    lines.push('');
+    lines.push(
+      markdownTable(
+        ['operation', 'against', 'bare / bare', 'bare CPU / same', 'transform / transform', 'transform CPU / same', 'miss invocation (GB-s) / same', 'transform / against\'s bare'],
+        composed.map((op) => {
+          const against = op.baseline!;
+          const of = (mode: Mode, a: OpName, b: OpName, what: 'ms' | 'invocationMs' | 'cpuMs' = 'ms') =>
+            ratio(photoRatio(results.perPhoto(a, mode, undefined, what), results.perPhoto(b, mode, undefined, what)));
+          return [
+            op.name,
+            against,
+            of('bare', op.name, against),
+            of('bare', op.name, against, 'cpuMs'),
+            of('transform', op.name, against),
+            of('transform', op.name, against, 'cpuMs'),
+            of('miss', op.name, against, 'invocationMs'),
+            ratio(photoRatio(results.perPhoto(op.name, 'transform'), results.perPhoto(against, 'bare'))),
+          ];
+        }),
+      ),
+    );
+    lines.push('');
+  }
 
   const pooled = (a: Mode, b: Mode) => {
     const ratios: number[] = [];
@@ -770,18 +807,21 @@ async function main() {
 
   // Imported here: --quality and --settings need neither LocalStack nor the emulator.
   const { startLocalStack } = await import('../local/harness/localstack');
-  const { startEmulator } = await import('../local/emulator/start');
+  const { startEmulator, writeSampleWatermark } = await import('../local/emulator/start');
   const localStack = await startLocalStack({ log: (line) => log(`localstack: ${line}`) });
   const s3 = localS3Client(localStack.endpoint);
   const id = Date.now().toString(36);
   let emulator: RunningEmulator | undefined;
   let naiveServer: NaiveServer | undefined;
+  // Rendered now (an SVG), never a file of the repository.
+  const watermark = await readBenchWatermark(await writeSampleWatermark());
   try {
     emulator = await startEmulator({
       s3,
       port: 0,
       images: corpus.dir,
       edgeCache: false,
+      watermarks: { [WATERMARK_NAME]: { file: watermark.definition.file, ...WATERMARK_PLACEMENT } },
       buckets: { source: `bench-src-${id}`, cache: `bench-cache-${id}` },
       watchIntervalMs: 3_600_000,
       log: (line) => log(`emulator: ${line}`),
@@ -800,7 +840,7 @@ async function main() {
     await createBucket(s3, naiveBucket);
     const handler = createOriginHandler({
       s3,
-      config: originConfig({ sourceBucket: emulator.sourceBucket, cacheBucket: missBucket }),
+      config: originConfig({ sourceBucket: emulator.sourceBucket, cacheBucket: missBucket }, { watermarkDefinitions: { [WATERMARK_NAME]: watermark.definition } }),
       log: (entry) => {
         if (entry.event === 'variant') ctx.lastStoreMs = entry.store as number;
         else log(`handler: ${JSON.stringify(entry)}`);
@@ -808,7 +848,7 @@ async function main() {
     });
     naiveServer = await startNaiveServer(localStack.endpoint);
     const ctx: Context = {
-      s3, endpoint: localStack.endpoint, emulator, handler, lastStoreMs: NaN, missBucket, naiveBucket, naive: naiveServer,
+      s3, endpoint: localStack.endpoint, emulator, handler, watermark, lastStoreMs: NaN, missBucket, naiveBucket, naive: naiveServer,
       outputs: new Map(), naiveOutputs: new Map(), bareBytes: new Map(), seeded: new Set(),
     };
 
@@ -848,6 +888,7 @@ async function main() {
     naiveServer?.stop();
     await emulator?.close();
     await localStack.stop();
+    await rm(dirname(watermark.definition.file), { recursive: true });
   }
 }
 

@@ -68,7 +68,7 @@ export const LOCAL_PRESETS: GrammarOptions['presets'] = {
 };
 
 /** The sample watermark as a file, as a deployment's would be. */
-async function writeSampleWatermark(): Promise<string> {
+export async function writeSampleWatermark(): Promise<string> {
   const file = join(await mkdtemp(join(tmpdir(), 'watermark-')), 'logo.png');
   await writeFile(file, await sampleWatermark());
   return file;

@@ -11,7 +11,7 @@ import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { budgetFor } from '../../lambda/origin/image/budget';
 import { transform } from '../../lambda/origin/image/transform';
 import { configureSharp } from '../../lambda/origin/sharp-settings';
-import { bare, canonicalOpsOf, naive, OPS, type OpName, type OpSpec, type SourceFacts } from './ops';
+import { bare, canonicalOpsOf, naive, OPS, readBenchWatermark, transformOptions, type OpName, type OpSpec, type SourceFacts } from './ops';
 import { maxRssBytes } from './rss';
 
 function opNamed(name: string): OpSpec {
@@ -25,18 +25,23 @@ async function facts(bytes: Buffer): Promise<SourceFacts> {
   return { format: meta.format, hasAlpha: meta.hasAlpha, pages: meta.pages ?? 1 };
 }
 
-async function once(mode: string, name: OpName, file: string) {
+/** `watermarkFile`: the bench's watermark, for an op that draws it. */
+async function once(mode: string, name: OpName, file: string, watermarkFile?: string) {
   // The handler's sharp settings (cache off, threads per vCPU); the sample's are sharp's defaults.
   if (mode !== 'naive') configureSharp();
   const op = opNamed(name);
   const bytes = readFileSync(file);
   const sourceFacts = await facts(bytes);
+  const watermark = watermarkFile === undefined ? undefined : await readBenchWatermark(watermarkFile);
   const rssBefore = process.memoryUsage().rss;
   const start = performance.now();
   let out: Buffer | null;
-  if (mode === 'bare') out = await bare(op, bytes, sourceFacts);
+  if (mode === 'bare') out = await bare(op, bytes, sourceFacts, watermark);
   else if (mode === 'naive') out = (await naive(op, bytes))?.body ?? null;
-  else out = (await transform(bytes, canonicalOpsOf(op, 'k'), DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 60_000, bytes.length))).body;
+  else {
+    const ops = canonicalOpsOf(op, 'k', watermark);
+    out = (await transform(bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 60_000, bytes.length), transformOptions(ops, watermark))).body;
+  }
   return { ms: performance.now() - start, bytes: out?.length ?? null, rssBefore, maxRss: maxRssBytes() };
 }
 
@@ -80,7 +85,7 @@ async function settings(job: SettingsJob) {
 async function main() {
   const [mode, ...args] = process.argv.slice(2);
   let result: unknown;
-  if (mode === 'bare' || mode === 'transform' || mode === 'naive') result = await once(mode, args[0] as OpName, args[1]!);
+  if (mode === 'bare' || mode === 'transform' || mode === 'naive') result = await once(mode, args[0] as OpName, args[1]!, args[2]);
   else if (mode === 'settings') result = await settings(JSON.parse(args[0]!) as SettingsJob);
   else throw new Error(`unknown mode ${mode}`);
   process.stdout.write(JSON.stringify(result) + '\n');

@@ -6,12 +6,16 @@
 //  - naive: what the AWS image-optimization sample does (sharp with
 //    failOn 'none' and animated: true, a metadata() call, resize, rotate when
 //    EXIF says so, toFormat with sharp's default encoder settings, toBuffer).
+//    It has no format=json, no fit (it always covers the box) and no watermark.
 
-import sharp, { type Sharp } from 'sharp';
+import { readFile } from 'node:fs/promises';
+import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
 import { canonicalRequest, DEFAULT_GRAMMAR_OPTIONS, DEFAULT_QUALITY, splitQuery, type Ops } from '../../lambda/grammar';
+import type { TransformOptions } from '../../lambda/origin/image/transform';
+import { checkedPlacement, watermarkVersion, type WatermarkDefinition } from '../../lambda/origin/watermarks';
 
-export type OpName = 'thumb' | 'op1' | 'op2' | 'avif' | 'jpeg' | 'json' | 'gif';
+export type OpName = 'thumb' | 'op1' | 'op2' | 'avif' | 'jpeg' | 'json' | 'gif' | 'inside' | 'composed';
 
 export interface OpSpec {
   name: OpName;
@@ -24,7 +28,19 @@ export interface OpSpec {
   format?: 'webp' | 'jpeg' | 'avif' | 'json';
   /** Runs on the animated source only (the other ops run on the photos). */
   animated?: boolean;
+  /** sharp's fit into the box; absent: cover, the handler's default. */
+  fit?: 'inside' | 'contain';
+  /** The padding's colour (hex) of fit=pad, which is contain. */
+  background?: string;
+  /** Draws the bench's watermark (WATERMARK_NAME). */
+  watermark?: boolean;
+  /** The same op without its composition: the report gives this op's cost against it. */
+  baseline?: OpName;
 }
+
+/** The composed op's watermark: the playground's logo, placed as the playground places it. */
+export const WATERMARK_NAME = 'logo';
+export const WATERMARK_PLACEMENT = checkedPlacement(WATERMARK_NAME, { opacity: 0.85 });
 
 export const OPS: readonly OpSpec[] = [
   { name: 'thumb', label: 'thumbnail 200x200 cover (source family)', query: 'w=200&h=200&fit=cover', width: 200, height: 200 },
@@ -34,11 +50,40 @@ export const OPS: readonly OpSpec[] = [
   { name: 'jpeg', label: '1200 w JPEG', query: 'w=1200&format=jpeg', width: 1200, format: 'jpeg' },
   { name: 'json', label: 'format=json', query: 'format=json', format: 'json' },
   { name: 'gif', label: 'animated GIF 240 w', query: 'w=240', width: 240, animated: true },
+  { name: 'inside', label: '800x800 inside (source family)', query: 'w=800&h=800&fit=inside', width: 800, height: 800, fit: 'inside' },
+  {
+    name: 'composed',
+    label: 'composed: 800x800 pad + watermark (source family)',
+    query: `w=800&h=800&fit=pad&background=f4f1ea&wm=${WATERMARK_NAME}`,
+    width: 800, height: 800, fit: 'contain', background: 'f4f1ea', watermark: true, baseline: 'inside',
+  },
 ];
 
-/** The canonical ops the edge makes of an op's query (no Accept header). */
-export function canonicalOpsOf(op: OpSpec, key: string): Ops {
-  return canonicalRequest('/' + key, splitQuery(op.query), DEFAULT_GRAMMAR_OPTIONS, { accept: '' }).ops;
+/** The AWS sample's URL API covers the op (see naive). */
+export const sampleHas = (op: OpSpec): op is OpSpec & { format?: Exclude<OpSpec['format'], 'json'> } =>
+  op.format !== 'json' && op.fit === undefined && !op.watermark;
+
+/** The watermark as the bench deploys it: its definition (for the origin and, by version, the edge) and its bytes. */
+export interface BenchWatermark {
+  definition: WatermarkDefinition;
+  bytes: Buffer;
+}
+
+/** The watermark in `file` (a PNG the bench renders at start, never a file of the repository). */
+export async function readBenchWatermark(file: string): Promise<BenchWatermark> {
+  const bytes = await readFile(file);
+  return { bytes, definition: { ...WATERMARK_PLACEMENT, file, version: watermarkVersion(bytes, WATERMARK_PLACEMENT) } };
+}
+
+/** The canonical ops the edge makes of an op's query (no Accept header), with the watermark's version when it names one. */
+export function canonicalOpsOf(op: OpSpec, key: string, watermark?: BenchWatermark): Ops {
+  const watermarks: Record<string, string> = watermark ? { [WATERMARK_NAME]: watermark.definition.version } : {};
+  return canonicalRequest('/' + key, splitQuery(op.query), { ...DEFAULT_GRAMMAR_OPTIONS, watermarks }, { accept: '' }).ops;
+}
+
+/** What the handler gives transform() for canonical `ops`: the watermark they name (canonicalOpsOf had it). */
+export function transformOptions(ops: Ops, watermark?: BenchWatermark): TransformOptions {
+  return ops.watermark === undefined || !watermark ? {} : { watermark: { bytes: watermark.bytes, placement: WATERMARK_PLACEMENT } };
 }
 
 export interface SourceFacts {
@@ -75,8 +120,25 @@ async function placeholders(image: Sharp) {
   return { webp: webp.toString('base64'), thumbhash: Buffer.from(rgbaToThumbHash(small.info.width, small.info.height, small.data)).toString('base64'), dominant: stats.dominant };
 }
 
-/** Bare sharp: the same variant as the handler, with nothing around it. */
-export async function bare(op: OpSpec, bytes: Buffer, facts: SourceFacts): Promise<Buffer> {
+/**
+ * The watermark where the handler draws it (lambda/origin/image/steps.ts) on a
+ * box of this size: bottom-right inside the margin, its alpha times the opacity.
+ */
+async function bareOverlay(watermark: BenchWatermark, width: number, height: number): Promise<OverlayOptions> {
+  const { margin: share, size, opacity } = WATERMARK_PLACEMENT;
+  const margin = Math.round(share * Math.min(width, height));
+  const { data, info } = await sharp(watermark.bytes)
+    .resize({ width: Math.round(size * width), height: height - 2 * margin, fit: 'inside' })
+    .ensureAlpha()
+    .linear([1, 1, 1, opacity], [0, 0, 0, 0])
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const raw = { width: info.width, height: info.height, channels: info.channels };
+  return { input: data, raw, left: width - margin - info.width, top: height - margin - info.height };
+}
+
+/** Bare sharp: the same variant as the handler, with nothing around it (one pass: sharp composites after the resize). */
+export async function bare(op: OpSpec, bytes: Buffer, facts: SourceFacts, watermark?: BenchWatermark): Promise<Buffer> {
   if (op.format === 'json') {
     const image = sharp(bytes);
     const meta = await image.metadata();
@@ -87,8 +149,11 @@ export async function bare(op: OpSpec, bytes: Buffer, facts: SourceFacts): Promi
   image.rotate();
   if (family === 'jpeg' && facts.hasAlpha) image.flatten({ background: '#ffffff' });
   if (op.width !== undefined || op.height !== undefined) {
-    image.resize({ width: op.width, height: op.height, fit: 'cover', withoutEnlargement: true });
+    image.resize({
+      width: op.width, height: op.height, fit: op.fit ?? 'cover', withoutEnlargement: true, ...(op.background ? { background: `#${op.background}` } : {}),
+    });
   }
+  if (op.watermark) image.composite([await bareOverlay(watermark!, op.width!, op.height!)]);
   return BARE_ENCODERS[family](image).toBuffer();
 }
 
@@ -103,9 +168,9 @@ export async function reference(op: OpSpec, bytes: Buffer, facts: SourceFacts) {
   return image.toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
 }
 
-/** The AWS sample's pipeline. null: the sample has no such operation (format=json). */
+/** The AWS sample's pipeline. null: the sample has no such operation (sampleHas). */
 export async function naive(op: OpSpec, bytes: Uint8Array): Promise<{ body: Buffer; contentType: string } | null> {
-  if (op.format === 'json') return null;
+  if (!sampleHas(op)) return null;
   let image = sharp(bytes, { failOn: 'none', animated: true });
   const metadata = await image.metadata();
   const resize: { width?: number; height?: number } = {};

@@ -1,8 +1,17 @@
-// The benchmark's pure helpers (statistics, SSIM, interpolation). The benchmark
+// The benchmark's pure helpers (statistics, SSIM, interpolation), and its
+// composed op's bare sharp against the handler's transform. The benchmark
 // itself is `npm run bench`, never part of `npm test`.
 
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../lambda/origin/config';
+import { budgetFor } from '../../lambda/origin/image/budget';
+import { transform } from '../../lambda/origin/image/transform';
+import { sampleWatermark } from '../../local/emulator/samples';
+import { bare, canonicalOpsOf, naive, OPS, readBenchWatermark, transformOptions } from '../../scripts/bench/ops';
 import { bytesAtSsim } from '../../scripts/bench/quality';
 import { decodePlanes, prepareReference, ssimImages, ssimPlane, ycbcrPlanes } from '../../scripts/bench/ssim';
 import { markdownTable, median, p95, pairedRatio, quantile } from '../../scripts/bench/stats';
@@ -107,5 +116,45 @@ describe('bytes at equal SSIM', () => {
   it('does not extrapolate', () => {
     expect(bytesAtSsim(sweep, 0.99)).toBeNaN();
     expect(bytesAtSsim(sweep, 0.8)).toBeNaN();
+  });
+});
+
+describe('the composed op (pad + watermark)', () => {
+  const composed = OPS.find((op) => op.name === 'composed')!;
+
+  /** The bottom-right corner of an 800x800 output, where the watermark goes. */
+  const CORNER = { left: 560, top: 690, width: 240, height: 110 };
+
+  /** Mean absolute difference per channel of the corners of two outputs, decoded to RGB. */
+  async function meanDifference(a: Buffer, b: Buffer): Promise<number> {
+    const [x, y] = await Promise.all([a, b].map((image) => sharp(image).extract(CORNER).removeAlpha().raw().toBuffer()));
+    let total = 0;
+    for (let i = 0; i < x!.length; i++) total += Math.abs(x![i]! - y![i]!);
+    return total / x!.length;
+  }
+
+  it('is drawn by bare sharp as by the handler, and is not in the AWS sample', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bench-watermark-'));
+    try {
+      await writeFile(join(dir, 'logo.png'), await sampleWatermark());
+      const watermark = await readBenchWatermark(join(dir, 'logo.png'));
+      const source = await sharp(Uint8Array.from(texture(1500, 1000, 3)), { raw: { width: 1500, height: 1000, channels: 1 } })
+        .toColourspace('srgb')
+        .jpeg()
+        .toBuffer();
+      const ops = canonicalOpsOf(composed, 'photo.jpg', watermark);
+      expect(ops.watermark).toBe(`logo.${watermark.definition.version}`);
+      const handler = (await transform(source, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 60_000, source.length), transformOptions(ops, watermark))).body;
+      const floor = await bare(composed, source, { format: 'jpeg', hasAlpha: false, pages: 1 }, watermark);
+      const padOnly = await sharp(source).resize({ width: 800, height: 800, fit: 'contain', background: '#f4f1ea' }).jpeg().toBuffer();
+      expect((await sharp(floor).metadata()).width).toBe(800);
+      expect((await sharp(floor).metadata()).height).toBe(800);
+      expect(await meanDifference(floor, handler)).toBeLessThan(1);
+      // The watermark is there: both differ from the padded image alone.
+      expect(await meanDifference(floor, padOnly)).toBeGreaterThan(20);
+      expect(await naive(composed, source)).toBeNull();
+    } finally {
+      await rm(dir, { recursive: true });
+    }
   });
 });
