@@ -27,7 +27,6 @@ import {
   isGrammarError,
   parseViewerQuery,
   presetName,
-  PRESET_SPELLINGS,
   signatureParams,
   signedText,
   unknownPreset,
@@ -173,6 +172,7 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
       const pairs = queryPairs(request.querystring);
       const key = decodeKeyPath(request.uri);
       const preset = presetName(pairs);
+      const named = preset !== undefined;
       // Read before the store, so that a repeated sig is a 400 like any repeated parameter.
       const signature = settings.signing ? signatureParams(pairs) : {};
       const presetKey = PRESET_KEY_PREFIX + preset;
@@ -181,7 +181,7 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
       if (settings.sizes) keys.push(SIZES_KEY);
       if (settings.watermarks) keys.push(WATERMARKS_KEY);
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
-      if (preset !== undefined && settings.presets) keys.push(presetKey, PRESET_NAMES_KEY);
+      if (named && settings.presets) keys.push(presetKey, PRESET_NAMES_KEY);
 
       const rewrite = (values: StoreValues): Answer => {
         const options: GrammarOptions = {
@@ -191,7 +191,7 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
           presets: {},
           watermarks: JSON.parse(values[WATERMARKS_KEY] || '{}') as GrammarOptions['watermarks'],
         };
-        if (preset !== undefined) {
+        if (named) {
           const definition = values[presetKey];
           if (definition === undefined) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');
           (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
@@ -202,12 +202,12 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
           // one signed URL serves every browser (see lambda/grammar/sign.ts).
           const secrets = values[SIGNING_SECRETS_KEY];
           if (secrets === undefined) console.log('signing secrets unavailable');
-          if (signature.sig === undefined) return forbidden('This URL must be signed: add its sig parameter.');
+          if (signature.sig === undefined) return forbidden('This URL must be signed.');
           // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
           if (+(signature.exp as string) <= Date.now() / 1000) return forbidden('This URL has expired.');
           const text = signedText(key, canonicalOps(query.params, options), signature);
           if (text === undefined || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
-            return forbidden('The signature does not match this URL.');
+            return forbidden('The signature is not valid for this URL.');
           }
         }
 
@@ -228,7 +228,8 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
           Object.keys(values).forEach((name) => {
             querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
           });
-        if (preset !== undefined) querystring[PRESET_SPELLINGS[0] as string] = { value: encodeURIComponent(preset) };
+        // Under its first spelling, `preset`.
+        if (named) forward({ preset });
         forward(query.own);
         forward(signature);
         request.querystring = querystring;

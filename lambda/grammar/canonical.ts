@@ -101,7 +101,7 @@ export const presetName = (pairs: [string, string][]) => singleValue(pairs, PRES
 
 /** The refusal of a preset the deployment does not define; `names` lists those it does, comma-separated. */
 export function unknownPreset(name: string, names: string) {
-  return invalidParameter('preset', name, oneOf(names));
+  return invalidParameter('preset', name, oneOf(names, 'presets'));
 }
 
 /** The pairs a `preset` parameter stands for, or none. */
@@ -192,7 +192,7 @@ function snap(name: string, value: number, sizes: number[]): number {
 /** `<name>.<version>` for a watermark the deployment names; a version the viewer wrote is replaced. */
 function versionedWatermark(value: string, watermarks: { [name: string]: string }): string {
   const name = value.split('.')[0] as string;
-  if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, oneOf(Object.keys(watermarks).join(', ')));
+  if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, oneOf(Object.keys(watermarks).join(', '), 'watermarks'));
   return name + '.' + watermarks[name];
 }
 
@@ -271,9 +271,11 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
     if (sizes && typeof ops[side] === 'number') ops[side] = snap(side, ops[side] as number, sizes);
   });
   ops.format = params.format === 'auto' ? undefined : params.format;
-  if (negotiation) ops.accept = negotiateFormat(negotiation);
-  // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
-  if (negotiation && ops.watermark !== undefined) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
+  if (negotiation) {
+    ops.accept = negotiateFormat(negotiation);
+    // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
+    if (ops.watermark !== undefined) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
+  }
   const canonical: { [name: string]: unknown } = {};
   PARAMS.forEach((param) => {
     const name = param.name;

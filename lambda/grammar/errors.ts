@@ -9,13 +9,15 @@ export interface GrammarError extends Error {
   code: GrammarErrorCode;
 }
 
+const NAME = 'GrammarError';
+
 export function grammarError(code: GrammarErrorCode, message: string): GrammarError {
   const error = new Error(message) as GrammarError;
-  error.name = 'GrammarError';
+  error.name = NAME;
   error.code = code;
   return error;
 }
 
 export function isGrammarError(error: unknown): error is GrammarError {
-  return error instanceof Error && error.name === 'GrammarError';
+  return error instanceof Error && error.name === NAME;
 }

@@ -37,7 +37,6 @@ export const NEGOTIATED_FORMATS = ['avif', 'webp'] as const;
 export type NegotiatedFormat = (typeof NEGOTIATED_FORMATS)[number];
 
 export type Rotation = 90 | 180 | 270;
-const ROTATIONS = ['0', '90', '180', '270'];
 
 /** Default encoder quality per lossy format; a request for the default is a no-op. */
 export const DEFAULT_QUALITY = { jpeg: 80, webp: 80, avif: 50 } as const;
@@ -197,7 +196,11 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   },
   rotate: {
     // Leading zeros are fine (`090`), as for every integer.
-    read: (name, raw, options) => Number(choice(ROTATIONS)(name, raw.replace(/^0+(?=\d)/, ''), options)) as Rotation,
+    read: (name, raw) => {
+      const angle = Number(raw);
+      if (!(/^\d{1,9}$/.test(raw) && angle <= 270 && angle % 90 === 0)) throw invalidParameter(name, raw, 'one of 0, 90, 180, 270');
+      return angle as Rotation;
+    },
     matters: (ops) => ops.rotate !== (0 as number),
   },
   flip: { read: boolean, matters: (ops) => ops.flip === true },

@@ -85,5 +85,5 @@ export const border: ValueParser = (name, raw, options) => {
  */
 export const watermark: ValueParser = (_name, raw) => raw.toLowerCase();
 
-/** What a parameter that names one of a list expects: `one of a, b`, or `one of (none)`. */
-export const oneOf = (names: string) => 'one of ' + (names || '(none)');
+/** What a parameter that names one of the deployment's `what` expects: `one of a, b`, or none if it defines none. */
+export const oneOf = (names: string, what: string) => 'one of ' + (names || '(no ' + what + ' are defined)');

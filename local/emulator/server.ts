@@ -107,6 +107,8 @@ export function createEmulatorServer(options: ServerOptions): Server {
     return sendJson(response, 404, { error: 'not_found', message: 'No such playground API.' });
   }
 
+  const CLIENT_HINTS = 'Sec-CH-Width, Sec-CH-DPR, Sec-CH-Viewport-Width';
+
   async function staticFile(response: ServerResponse, name: string) {
     if (name === 'client.js') {
       return send(response, 200, { 'content-type': contentTypeOf(name)!, 'cache-control': 'no-store' }, options.clientScript);
@@ -115,7 +117,10 @@ export function createEmulatorServer(options: ServerOptions): Server {
     if (!path.startsWith(PLAYGROUND)) return sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
     try {
       const body = await readFile(path);
-      send(response, 200, { 'content-type': contentTypeOf(path) ?? 'application/octet-stream', 'cache-control': 'no-store' }, body);
+      const headers: Record<string, string> = { 'content-type': contentTypeOf(path) ?? 'application/octet-stream', 'cache-control': 'no-store' };
+      // The page opts in to the client hints `width=auto` and `dpr=auto` read (same origin: no delegation needed).
+      if (name === 'index.html') headers['accept-ch'] = CLIENT_HINTS;
+      send(response, 200, headers, body);
     } catch {
       sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
     }

@@ -143,6 +143,17 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     expect(errors).toEqual([]);
   });
 
+  it('resolves width=auto from the hints the page opted in to: a 1280 px viewport at DPR 2 gets the whole 2400 px photo', async () => {
+    const { page, errors } = await newPage({ deviceScaleFactor: 2 });
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
+    await page.fill('input[name=width]', 'auto');
+    // 1280 CSS px x 2 snaps up to 2560, above the source: without hints it would be the 1280 px fallback.
+    await waitForResult(page, '2400 × 1600 px');
+    expect(await page.textContent('#url')).toBe(imageUrl(emulator.url, PHOTO, { width: 'auto' }));
+    expect(errors).toEqual([]);
+  });
+
   it('shows each composition operation from its example button, each a variant of its own size', async () => {
     const { page, errors } = await newPage();
     await page.goto(`${emulator.url}/`);
