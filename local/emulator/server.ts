@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canonicalRequest, decodeKeyPath, isGrammarError, signUri, splitQuery, type GrammarOptions } from '../../lambda/grammar';
+import { canonicalRequest, decodeKeyPath, isGrammarError, signedText, signUri, splitQuery, type GrammarOptions, type SignatureParams } from '../../lambda/grammar';
 import { contentTypeOf } from './content-types';
 import type { Emulator } from './emulator';
 
@@ -100,9 +100,16 @@ export function createEmulatorServer(options: ServerOptions): Server {
       const path = url.searchParams.get('path') ?? '';
       const query = url.searchParams.get('query') ?? '';
       if (!settings.signingSecret) return sendJson(response, 200, { url: path + (query ? '?' + query : '') });
-      const signed = canonicalRequest(path, splitQuery(query), settings.grammar).uri;
-      const sig = signUri(signed, settings.signingSecret);
-      return sendJson(response, 200, { url: `${path}?${query ? query + '&' : ''}sig=${sig}` });
+      // `expires`: seconds from now the URL stops working (absent: it never does).
+      const expires = url.searchParams.get('expires');
+      if (expires !== null && !/^[1-9]\d{0,7}$/.test(expires)) {
+        return sendJson(response, 400, { error: 'invalid_parameter', message: `Invalid expires "${expires.slice(0, 20)}": expected whole seconds from now, 1 to 99999999.` });
+      }
+      const { key, ops } = canonicalRequest(path, splitQuery(query), settings.grammar);
+      const signature: SignatureParams = expires === null ? {} : { exp: String(Math.floor(Date.now() / 1000) + Number(expires)) };
+      const sig = signUri(signedText(key, ops, signature) as string, settings.signingSecret);
+      const scope = signature.exp === undefined ? '' : `exp=${signature.exp}&`;
+      return sendJson(response, 200, { url: `${path}?${query ? query + '&' : ''}${scope}sig=${sig}` });
     }
     return sendJson(response, 404, { error: 'not_found', message: 'No such playground API.' });
   }

@@ -195,6 +195,8 @@ async function signed(url) {
   if (!state.config.signing) return url;
   const parsed = new URL(url);
   const query = new URLSearchParams({ path: parsed.pathname, query: parsed.search.slice(1) });
+  // An expiring URL: `exp` under the signature, refused at the edge once passed (cached or not).
+  if ($('#lifetime').value) query.set('expires', $('#lifetime').value);
   const body = await getJson(`/_api/sign?${query}`);
   return parsed.origin + body.url;
 }
@@ -599,6 +601,7 @@ function wire() {
   });
   $('#source').addEventListener('change', () => void update());
   $('#accept').addEventListener('change', () => void update());
+  $('#lifetime').addEventListener('change', () => void update());
   for (const id of ['#widths', '#sizes-attr', '#base']) $(id).addEventListener('input', scheduleUpdate);
 
   $('#upload').addEventListener('change', (event) => {
@@ -655,6 +658,7 @@ function applyConfig(config) {
   const presets = Object.keys(config.presets ?? {});
   $('#preset').replaceChildren(el('option', { value: '', text: 'none' }), ...presets.map((name) => el('option', { value: name, text: name })));
   $('#preset').disabled = presets.length === 0;
+  $('#lifetime-row').hidden = !config.signing;
   const watermarks = Object.keys(config.watermarks ?? {});
   $('#watermark').replaceChildren(el('option', { value: '', text: 'none' }), ...watermarks.map((name) => el('option', { value: name, text: name })));
   $('#watermark').disabled = watermarks.length === 0;

@@ -902,6 +902,23 @@ describe('signed URLs', () => {
     expect(await listKeys(s3, signed.cacheBucket)).toEqual([]);
   });
 
+  it('signs a URL that expires when asked, which the edge serves until then; refuses a lifetime that is not whole seconds', async () => {
+    const answer = await request(signed.url, `/_api/sign?path=${encodeURIComponent(PATH)}&query=${encodeURIComponent(QUERY)}&expires=60`);
+    const url = String(json(answer).url);
+    const exp = Number(new URL(url, signed.url).searchParams.get('exp'));
+    expect(exp - Date.now() / 1000).toBeGreaterThan(50);
+    expect(exp - Date.now() / 1000).toBeLessThanOrEqual(60);
+    expect((await request(signed.url, url)).status).toBe(200);
+    // The same signature without its time, or with another, is not valid.
+    expect((await request(signed.url, url.replace(/exp=\d+&/, ''))).status).toBe(403);
+    expect((await request(signed.url, url.replace(/exp=\d+/, `exp=${exp + 3600}`))).status).toBe(403);
+    for (const expires of ['0', '-5', '1.5', 'soon']) {
+      const refused = await request(signed.url, `/_api/sign?path=${encodeURIComponent(PATH)}&query=w%3D1&expires=${expires}`);
+      expect(refused.status, expires).toBe(400);
+      expect(json(refused).error).toBe('invalid_parameter');
+    }
+  });
+
   it('serves a URL from /_api/sign, in every spelling, to every client', async () => {
     const url = await signedUrl(PATH, QUERY);
     expect(url.startsWith(`${PATH}?${QUERY}&sig=`)).toBe(true);
