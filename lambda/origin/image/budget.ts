@@ -147,7 +147,7 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   if (ops.trim !== undefined) heldBytes += decodedPixels * (pixelBytes + info.channels);
   // A blurred fill holds the image and the canvas it is drawn on as 8-bit pixels, with alpha at most.
   if (ops.fill === 'blur') heldBytes += 2 * outWidth * outHeight * 4;
-  // A watermark holds the image and the canvas it is drawn on, as a blurred fill does, and its own decoded pixels.
+  // A watermark holds the image it is drawn on as pixels (under a border, the result too) and its own decoded pixels.
   if (ops.watermark !== undefined) heldBytes += 2 * outWidth * outHeight * 4 + 2 * MAX_WATERMARK_PIXELS * 4;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decodedPixels * HEIF_DECODER.bytesPerPixel;
   return { decodedPixels, frames, heldBytes, outputPixels: outWidth * outHeight };

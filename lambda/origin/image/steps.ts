@@ -385,8 +385,9 @@ const STEPS: Step[] = [
       left: margin + along(position, 'left', 'right', room(width) - overlay.info.width),
       top: margin + along(position, 'top', 'bottom', room(height) - overlay.info.height),
     };
-    // In memory again: sharp would composite after the border's extend.
-    return pipelineOf(await pixels(pipelineOf(canvas).composite([placed]), limits));
+    const composited = pipelineOf(canvas).composite([placed]);
+    // Under a border, in memory again: sharp would composite after the border's extend.
+    return context.ops.border ? pipelineOf(await pixels(composited, limits)) : composited;
   },
 
   function border(image, { ops }) {
