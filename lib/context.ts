@@ -10,7 +10,7 @@ import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { mustBe } from '../lambda/common/checks';
+import { isObject, mustBe } from '../lambda/common/checks';
 import type { Preset } from '../lambda/grammar';
 import { SVG_POLICIES, type SvgPolicy } from '../lambda/origin/config';
 import type { ImageTransformerProps } from './image-transformer';
@@ -124,8 +124,7 @@ function jsonObject(get: Lookup, key: ContextKey, example: string): Record<strin
       bad(key, `JSON (${(error as Error).message})`, raw);
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) bad(key, `a JSON object of ${example}`, raw);
-  return value as Record<string, unknown>;
+  return isObject(value) ? value : bad(key, `a JSON object of ${example}`, raw);
 }
 
 function presets(get: Lookup): { [name: string]: Preset } | undefined {
@@ -134,7 +133,7 @@ function presets(get: Lookup): { [name: string]: Preset } | undefined {
   // Numbers and booleans are accepted for convenience (`"width": 200`) and made strings.
   const result: { [name: string]: Preset } = {};
   for (const [name, preset] of Object.entries(value)) {
-    if (typeof preset !== 'object' || preset === null || Array.isArray(preset)) bad(`presets.${name}`, 'an object of parameters, e.g. {"width":"200"}', preset);
+    if (!isObject(preset)) bad(`presets.${name}`, 'an object of parameters, e.g. {"width":"200"}', preset);
     result[name] = Object.fromEntries(Object.entries(preset as Record<string, unknown>).map(([param, v]) => [param, String(v)]));
   }
   return result;

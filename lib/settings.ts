@@ -4,7 +4,7 @@
 // that names the setting, instead of failing viewers' requests after a deploy.
 
 import { Token } from 'aws-cdk-lib';
-import { mustBe } from '../lambda/common/checks';
+import { isObject, mustBe } from '../lambda/common/checks';
 import {
   PARAMS_BY_NAME,
   PRESET_SPELLINGS,
@@ -64,7 +64,7 @@ export function checkPresets(grammar: GrammarOptions): void {
       fail(mustBe('a preset name', '1-64 letters, digits, "-" or "_" (it is sent as ?preset=<name>)', name));
     }
     const preset = presets[name] as Preset;
-    if (preset === null || typeof preset !== 'object' || Array.isArray(preset)) {
+    if (!isObject(preset)) {
       fail(mustBe(`preset "${name}"`, "an object of parameter names to values, e.g. { width: '200', fit: 'cover' }", preset));
     }
     if (Object.keys(preset).length === 0) fail(mustBe(`preset "${name}"`, 'an object of at least one parameter', preset));

@@ -8,3 +8,8 @@
 export function mustBe(name: string, expected: string, value: unknown): string {
   return `${name} must be ${expected}, not ${JSON.stringify(value)}.`;
 }
+
+/** A JSON object: neither null nor an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

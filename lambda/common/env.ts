@@ -3,7 +3,7 @@
 // way and a log search finds them; the rest is in the shape of every
 // configuration check (checks.ts). Values are trimmed; empty means unset.
 
-import { mustBe } from './checks';
+import { isObject, mustBe } from './checks';
 
 export type Env = Record<string, string | undefined>;
 
@@ -60,8 +60,8 @@ export function envReaders(configError: (message: string) => Error) {
     } catch {
       value = undefined;
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw configError(mustBe(name, 'a JSON object', raw.slice(0, 40)));
-    return value as Record<string, unknown>;
+    if (!isObject(value)) throw configError(mustBe(name, 'a JSON object', raw.slice(0, 40)));
+    return value;
   }
 
   return { required, positiveInteger, positiveIntegers, oneOf, flag, jsonObject };

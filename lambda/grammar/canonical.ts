@@ -75,7 +75,11 @@ export function decodeQueryComponent(text: string): string {
 
 const hasOwn = (object: object, name: string) => Object.prototype.hasOwnProperty.call(object, name);
 
-/** Every op under its canonical name, canonical-only ones included: the names a canonical URI may use. */
+/**
+ * Every op under its canonical name, canonical-only ones included: the names a
+ * canonical URI may use. Made per call rather than at load, so that the edge
+ * function, which parses no canonical URI, leaves it out of its bundle.
+ */
 function canonicalParams(): { [name: string]: Param } {
   const named: { [name: string]: Param } = {};
   PARAMS.forEach((param) => {
