@@ -26,6 +26,7 @@ export const CONTEXT_KEYS = {
   presetsOnly: 'true: only ?preset= is accepted (default false).',
   watermarks: 'Watermarks as JSON, e.g. {"logo":{"file":"brand/logo.png","opacity":0.8}} (default: none).',
   requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
+  webOrigins: 'Key prefixes served from web sites, as JSON, e.g. {"shop/":{"url":"https://shop.example.com/images/","revalidateSeconds":3600}} (default: none).',
   avif: 'false: format=auto never picks AVIF (default true).',
   signing: 'true: URLs must be signed; creates the KeyValueStore for the secrets (default false).',
   eagerPresets: 'Presets made when a source is uploaded, comma-separated (default: none).',
@@ -127,6 +128,18 @@ function jsonObject(get: Lookup, key: ContextKey, example: string): Record<strin
   return isObject(value) ? value : bad(key, `a JSON object of ${example}`, raw);
 }
 
+/** `{"<prefix>": {"url": ..., "revalidateSeconds": ...}}`; the fields are checked where the props are. */
+function webOrigins(get: Lookup): ImageTransformerProps['webOrigins'] {
+  const given = jsonObject(get, 'webOrigins', 'prefixes to sites, e.g. {"shop/":{"url":"https://shop.example.com/images/"}}');
+  if (!given) return undefined;
+  return Object.fromEntries(
+    Object.entries(given).map(([prefix, origin]) => {
+      const { url, revalidateSeconds } = (isObject(origin) ? origin : {}) as { url: string; revalidateSeconds?: number };
+      return [prefix, { url, ...(revalidateSeconds === undefined ? {} : { revalidateAfter: Duration.seconds(revalidateSeconds) }) }];
+    }),
+  );
+}
+
 function presets(get: Lookup): { [name: string]: Preset } | undefined {
   const value = jsonObject(get, 'presets', 'presets, e.g. {"thumb":{"width":"200"}}');
   if (!value) return undefined;
@@ -204,6 +217,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     // Their fields are checked where the props are (lib/watermarks.ts).
     watermarks: jsonObject(get, 'watermarks', 'watermarks, e.g. {"logo":{"file":"brand/logo.png"}}') as ImageTransformerProps['watermarks'],
     requireWatermark: jsonObject(get, 'requireWatermark', 'prefixes to watermark names, e.g. {"users/":"logo"}') as ImageTransformerProps['requireWatermark'],
+    webOrigins: webOrigins(get),
     avif: contextBoolean(get, 'avif'),
     signing: contextBoolean(get, 'signing'),
     eagerPresets: list(get, 'eagerPresets'),

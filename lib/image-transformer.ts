@@ -54,6 +54,17 @@ export interface ImageTransformerCors {
   readonly maxAge?: Duration;
 }
 
+/** A site a key prefix is served from (see {@link ImageTransformerProps.webOrigins}). */
+export interface WebOriginProps {
+  /** The base URL a key's remainder is appended to: http(s), ending in `/`, without credentials, query or fragment. */
+  readonly url: string;
+  /**
+   * How long a variant is served before the site is asked whether its image changed.
+   * @default Duration.days(1)
+   */
+  readonly revalidateAfter?: Duration;
+}
+
 export interface ImageTransformerProps {
   // ------------------------------------------------------------------ storage
 
@@ -131,6 +142,20 @@ export interface ImageTransformerProps {
    * @default - none
    */
   readonly requireWatermark?: { [prefix: string]: string };
+
+  /**
+   * Key prefixes served from web sites instead of the source bucket:
+   * `{ 'shop/': { url: 'https://shop.example.com/images/' } }` serves
+   * `/shop/a/b.jpg?w=640` from `https://shop.example.com/images/a/b.jpg`. The
+   * origin fetches from that host alone (redirects included), only at public
+   * addresses, within maxSourceBytes and the time budget, and reads the type
+   * from the bytes ([web sources](docs/hostile-input.md#web-sources)). Each
+   * prefix gets its own cache behavior, whose origin is the Lambda: it serves
+   * the variant it stored for `revalidateAfter`, then asks the site whether
+   * the image changed (ETag, Last-Modified) and makes it again if it did.
+   * @default - none
+   */
+  readonly webOrigins?: { [prefix: string]: WebOriginProps };
 
   /**
    * Let `format=auto` choose AVIF for browsers that accept it. AVIF files are
@@ -526,6 +551,7 @@ export class ImageTransformer extends Construct {
       originAlias: this.originAlias,
       edgeFunctions,
       logBucket: this.logBucket,
+      webPrefixes: Object.keys(settings.webOrigins),
     });
 
     const invalidation = buildInvalidation(this, {

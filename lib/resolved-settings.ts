@@ -20,6 +20,7 @@ import {
   DEFAULT_MAX_INLINE_BYTES,
   type SvgPolicy,
 } from '../lambda/origin/config';
+import { checkedWebOrigins, type WebOrigin } from '../lambda/origin/web/origins';
 import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
 import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion } from './settings';
 import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
@@ -49,6 +50,8 @@ export interface ResolvedSettings {
   /** The watermarks, checked and versioned (their versions are also in `grammar.watermarks`). */
   readonly watermarks: PackagedWatermark[];
   readonly requireWatermark: { [prefix: string]: string };
+  /** The web origins by key prefix, checked, revalidation in seconds. */
+  readonly webOrigins: Record<string, WebOrigin>;
   readonly avif: boolean;
   readonly signing: boolean;
   readonly eagerPresets: string[];
@@ -115,6 +118,11 @@ export interface ResolvedSettings {
 export function resolveSettings(scope: IConstruct, props: ImageTransformerProps): ResolvedSettings {
   const watermarks = packageWatermarks(props.watermarks);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
+  const webOrigins = checkedWebOrigins(
+    Object.fromEntries(Object.entries(props.webOrigins ?? {}).map(([prefix, origin]) => [prefix, { url: origin.url, revalidateSeconds: origin.revalidateAfter?.toSeconds() }])),
+    'webOrigins',
+    (message) => new ImageTransformerConfigError(message),
+  );
   const grammar: GrammarOptions = checkGrammar({
     maxDimension: props.maxDimension ?? DEFAULT_GRAMMAR_OPTIONS.maxDimension,
     sizes: props.sizes,
@@ -248,6 +256,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     grammar,
     watermarks,
     requireWatermark,
+    webOrigins,
     // Smaller files; the slow AVIF encode is paid once per variant.
     avif: props.avif ?? true,
     signing,

@@ -8,6 +8,7 @@ import { envReaders, type Env } from '../common/env';
 import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
 import type { MetricsOptions } from './metrics';
 import type { WatermarkDefinition } from './watermarks';
+import { checkedWebOrigins, type WebOrigin } from './web/origins';
 
 export interface Limits {
   /** Largest source object read, in bytes (MAX_SOURCE_BYTES, default 32 MiB). */
@@ -50,6 +51,8 @@ export interface OriginConfig extends Limits {
   watermarkDefinitions: Record<string, WatermarkDefinition>;
   /** Key prefixes served only with a watermark, to the watermark's name (REQUIRE_WATERMARK, JSON). */
   requireWatermark: Record<string, string>;
+  /** Key prefixes served from web sites instead of the bucket (WEB_ORIGINS, JSON). */
+  webOrigins: Record<string, WebOrigin>;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -67,9 +70,8 @@ export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
 export const DEFAULT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const DEFAULT_FAILURE_TTL_SECONDS = 300;
 
-const { required, positiveInteger, oneOf, flag, jsonObject } = envReaders(
-  (message) => new Error(`Invalid origin Lambda configuration: ${message}`),
-);
+const configError = (message: string) => new Error(`Invalid origin Lambda configuration: ${message}`);
+const { required, positiveInteger, oneOf, flag, jsonObject } = envReaders(configError);
 
 export function readConfig(env: Env): OriginConfig {
   return {
@@ -87,6 +89,7 @@ export function readConfig(env: Env): OriginConfig {
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
     watermarkDefinitions: packagedWatermarks(jsonObject(env, 'WATERMARKS') as Record<string, WatermarkDefinition>, env.LAMBDA_TASK_ROOT),
     requireWatermark: jsonObject(env, 'REQUIRE_WATERMARK') as Record<string, string>,
+    webOrigins: checkedWebOrigins(jsonObject(env, 'WEB_ORIGINS'), 'WEB_ORIGINS', configError),
   };
 }
 
@@ -130,6 +133,7 @@ export function originEnvironment(
     ...(config.svgPolicy !== DEFAULT_LIMITS.svgPolicy ? { SVG_POLICY: config.svgPolicy } : {}),
     ...(Object.keys(config.watermarkDefinitions).length ? { WATERMARKS: JSON.stringify(config.watermarkDefinitions) } : {}),
     ...(Object.keys(config.requireWatermark).length ? { REQUIRE_WATERMARK: JSON.stringify(config.requireWatermark) } : {}),
+    ...(Object.keys(config.webOrigins).length ? { WEB_ORIGINS: JSON.stringify(config.webOrigins) } : {}),
     ...(metrics.namespace ? { METRICS_NAMESPACE: metrics.namespace } : {}),
     ...(metrics.enabled === false ? { METRICS: 'false' } : {}),
   };
@@ -146,6 +150,7 @@ export function originConfig(buckets: Pick<OriginConfig, 'sourceBucket' | 'cache
     failureTtlSeconds: DEFAULT_FAILURE_TTL_SECONDS,
     watermarkDefinitions: {},
     requireWatermark: {},
+    webOrigins: {},
     ...overrides,
   };
 }

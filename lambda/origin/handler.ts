@@ -21,9 +21,12 @@ import {
   type ResponseTimings,
 } from './responses';
 import { withSourceFocus } from './source-focus';
-import { fetchSource, storeVariant, type StoreOutcome } from './storage';
+import { fetchSource, storeVariant, type Source, type StoreOutcome, type Variant } from './storage';
 import { transformProcesses, type TransformProcesses } from './transform-process';
 import { checkRequiredWatermark, watermarkFiles } from './watermarks';
+import { fetchWebSource } from './web/fetch';
+import { webSourceFor, type WebSource } from './web/origins';
+import { readWebVariant, storeWebVariant, type StoredWebVariant } from './web/variants';
 
 export interface OriginDependencies {
   s3: S3Client;
@@ -33,6 +36,11 @@ export interface OriginDependencies {
   metrics?: MetricsOptions;
   /** Where transforms run: one warm child process by default (Lambda serves one request at a time). */
   transforms?: TransformProcesses;
+  /**
+   * Lets web origins on loopback addresses through: for tests and the local
+   * emulator only, which set it in code. No environment variable or prop does.
+   */
+  allowLoopbackWebOrigins?: boolean;
 }
 
 /** The part of Lambda's context the handler uses: how long until the invocation is killed, and its id. */
@@ -41,6 +49,35 @@ export interface InvocationContext {
   /** Lambda's id of this invocation, logged with the request. */
   awsRequestId?: string;
 }
+
+/** Where a request's source comes from, and how its variant is kept and answered. */
+interface Sourcing {
+  fetch(deadline: number): Promise<Source>;
+  store(variant: Variant & { sourceEtag: string }, abortSignal?: AbortSignal): Promise<StoreOutcome>;
+  cacheControl: string;
+  /**
+   * Whether a variant too large to return inline is answered by a redirect to
+   * itself, which CloudFront then finds in the cache bucket. A web source's
+   * path has no cache-bucket origin, so its variants are always answered inline.
+   */
+  redirectsLarge: boolean;
+}
+
+/** One request's work, as `handle` hands it on. */
+interface Job {
+  event: LambdaFunctionURLEvent;
+  request: CanonicalRequest;
+  budgetMs: number;
+  measured: RequestMetrics;
+  /** When the invocation ends (performance.now() time). */
+  endsAt: number;
+  respond: (response: FunctionUrlResponse) => FunctionUrlResponse;
+  /** Aborted, with the error to answer, when this URI's transform is remembered to fail. */
+  failed: AbortSignal;
+}
+
+/** What a stale web variant is served with while its source cannot be reached: a minute. */
+const STALE_CACHE_CONTROL = 'public, max-age=60';
 
 /** Time kept back from Lambda's own timeout to answer 504 and log it. */
 const TIMEOUT_MARGIN_MS = 1000;
@@ -83,25 +120,95 @@ async function timed<T>(timings: RequestMetrics['timings'], name: Phase, work: (
   }
 }
 
-export function createOriginHandler({ s3, config, log, metrics, transforms = transformProcesses() }: OriginDependencies): OriginHandler {
+export function createOriginHandler({
+  s3,
+  config,
+  log,
+  metrics,
+  transforms = transformProcesses(),
+  allowLoopbackWebOrigins = false,
+}: OriginDependencies): OriginHandler {
   const watermarkImage = watermarkFiles(config.watermarkDefinitions);
 
-  async function serve(
-    event: LambdaFunctionURLEvent,
-    request: CanonicalRequest,
-    budgetMs: number,
-    measured: RequestMetrics,
-    endsAt: number,
-    respond: (response: FunctionUrlResponse) => FunctionUrlResponse,
-    /** Aborted, with the error to answer, when this URI's transform is remembered to fail. */
-    failed: AbortSignal,
-  ) {
+  /** A bucket's source: read from S3, its variant written once (a change is purged by its event). */
+  function bucketSourcing(request: CanonicalRequest): Sourcing {
+    return {
+      fetch: (deadline) => withDeadline(fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes), deadline),
+      store: (variant, abortSignal) =>
+        storeVariant(s3, config.cacheBucket, variantKey(request.key, request.ops), variant, config.cacheControl, variant.sourceEtag, abortSignal),
+      cacheControl: config.cacheControl,
+      redirectsLarge: true,
+    };
+  }
+
+  /**
+   * A web source's variant: the stored one while it is younger than the origin's
+   * revalidation time; then the source is asked conditionally, and a 304 renews
+   * the stored copy, a new body is transformed and replaces it, and an
+   * unreachable source leaves the stored copy served briefly.
+   */
+  async function serveWeb(job: Job, web: WebSource): Promise<FunctionUrlResponse> {
+    const { request, measured, respond } = job;
+    const started = performance.now();
+    const key = variantKey(request.key, request.ops);
+    const revalidate = web.origin.revalidateSeconds;
+    const cacheControl = `public, max-age=${revalidate}`;
+    const stored = await readWebVariant(s3, config.cacheBucket, key, abortAt(job.endsAt));
+    const answerStored = (copy: StoredWebVariant, served: 'current' | 'revalidated' | 'stale', cacheControl: string) => {
+      const response = respond(
+        variantResponse(copy.variant, {
+          method: job.event.requestContext.http.method,
+          ifNoneMatch: job.event.headers?.['if-none-match'],
+          cacheControl,
+          timings: measured.timings as ResponseTimings,
+        }),
+      );
+      log({ level: 'info', event: 'web_variant', uri: request.uri, served, bytes: copy.variant.body.length, ...measured.timings, ...measured.done(response.statusCode) });
+      return response;
+    };
+    const age = stored ? (Date.now() - stored.checkedAt) / 1000 : Infinity;
+    if (stored && age < revalidate) return answerStored(stored, 'current', `public, max-age=${Math.ceil(revalidate - age)}`);
+
+    let fetched;
+    try {
+      fetched = await timed(measured.timings, 'fetch', () =>
+        fetchWebSource(web.url, {
+          allowedHosts: [web.host],
+          maxBytes: config.maxSourceBytes,
+          signal: AbortSignal.timeout(Math.max(1, Math.floor(job.budgetMs))),
+          validators: stored?.validators,
+          allowLoopback: allowLoopbackWebOrigins,
+        }),
+      );
+    } catch (error) {
+      if (!(stored && error instanceof HttpError && error.status >= 500)) throw error;
+      log({ level: 'warn', event: 'web_source_unavailable', uri: request.uri, code: error.code, detail: error.detail });
+      return answerStored(stored, 'stale', STALE_CACHE_CONTROL);
+    }
+    if (fetched.status === 'not-modified') {
+      // Only a stored copy's validators are sent, so only a stored copy is ever confirmed.
+      const current = stored as StoredWebVariant;
+      const response = answerStored(current, 'revalidated', cacheControl);
+      await storeWebVariant(s3, config.cacheBucket, key, current.variant, current.validators, cacheControl, abortAt(job.endsAt)).catch((error: unknown) =>
+        log({ level: 'error', event: 'store_failed', uri: request.uri, detail: String(error) }),
+      );
+      return response;
+    }
+    const validators = { etag: fetched.etag, lastModified: fetched.lastModified };
+    return serve({ ...job, budgetMs: job.budgetMs - (performance.now() - started) }, {
+      fetch: async () => ({ bytes: fetched.bytes, etag: fetched.etag ?? fetched.lastModified ?? '', metadata: {} }),
+      store: (variant, abortSignal) =>
+        storeWebVariant(s3, config.cacheBucket, key, variant, validators, cacheControl, abortSignal).then(() => 'replaced' as const),
+      cacheControl,
+      redirectsLarge: false,
+    });
+  }
+
+  async function serve({ event, request, budgetMs, measured, endsAt, respond, failed }: Job, sourcing: Sourcing) {
     const timings = measured.timings;
     const deadline = performance.now() + budgetMs;
     const watermark = request.ops.watermark === undefined ? undefined : await watermarkImage(request.ops.watermark);
-    const source = await timed(timings, 'fetch', () =>
-      withDeadline(fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes), deadline),
-    );
+    const source = await timed(timings, 'fetch', () => sourcing.fetch(deadline));
     measured.sourceBytes = source.bytes.length;
     // A watermark's bytes travel to the transform as the source's do.
     const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));
@@ -109,6 +216,7 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
     const make = (options: TransformOptions) =>
       transforms.run({ bytes: source.bytes, ops, limits: config, budget, options: { ...options, watermark } }, deadline, failed);
     const answer = { method: event.requestContext.http.method, ifNoneMatch: event.headers?.['if-none-match'], timings: timings as ResponseTimings };
+    const answeredInline = (body: Buffer) => body.length <= config.maxInlineBytes || !sourcing.redirectsLarge;
     /** The AVIF made after the WebP answer, or undefined when another request makes it or it failed (logged). */
     const followWithAvif = async () => {
       const started = performance.now();
@@ -128,7 +236,7 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
     let made;
     try {
       made = await timed(timings, 'transform', () => make({ deferAvif: request.ops.accept === 'avif' }));
-      if (made.variant.avifDeferred && made.variant.body.length <= config.maxInlineBytes) {
+      if (made.variant.avifDeferred && answeredInline(made.variant.body)) {
         // The first viewer gets WebP at once, which browsers keep briefly and shared caches not
         // at all; the AVIF follows the response and is stored for the next viewer.
         const sent = respond(variantResponse(made.variant, { ...answer, cacheControl: DEFERRED_AVIF_CACHE_CONTROL }));
@@ -157,15 +265,13 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
     measured.transformRssMb = made.report.peakRssMb;
 
     // Inline, the image is the answer whatever happens to the write: it goes out first.
-    const inline = variant.body.length <= config.maxInlineBytes;
+    const inline = answeredInline(variant.body);
     // After a WebP answer the AVIF is only stored: respond() keeps the answer already sent.
-    let response = inline ? respond(variantResponse(variant, { ...answer, cacheControl: config.cacheControl })) : undefined;
+    let response = inline ? respond(variantResponse(variant, { ...answer, cacheControl: sourcing.cacheControl })) : undefined;
 
     let stored: StoreOutcome | 'failed';
     try {
-      stored = await timed(timings, 'store', () =>
-        storeVariant(s3, config.cacheBucket, variantKey(request.key, request.ops), variant, config.cacheControl, variant.sourceEtag, abortAt(endsAt)),
-      );
+      stored = await timed(timings, 'store', () => sourcing.store(variant, abortAt(endsAt)));
     } catch (error) {
       // The image is still good: serve it, and let the next miss try the write again.
       stored = 'failed';
@@ -231,7 +337,9 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
       const failed = new AbortController();
       const check = rememberedFailure(s3, config.cacheBucket, uri, config.failureTtlSeconds).then((failure) => failure && failed.abort(failure));
       try {
-        return await serve(event, request, Math.min(config.timeBudgetMs, remaining), measured, performance.now() + remaining, respond, failed.signal);
+        const job = { event, request, budgetMs: Math.min(config.timeBudgetMs, remaining), measured, endsAt: performance.now() + remaining, respond, failed: failed.signal };
+        const web = webSourceFor(request.key, config.webOrigins);
+        return await (web ? serveWeb(job, web) : serve(job, bucketSourcing(request)));
       } finally {
         await check; // its S3 call does not outlive the request
       }

@@ -113,8 +113,11 @@ export function lostConditionalWrite(error: unknown): boolean {
   return status === 412 || status === 409;
 }
 
-/** `created`, or `exists` when a concurrent miss stored the same variant first. */
-export type StoreOutcome = 'created' | 'exists';
+/**
+ * `created`, or `exists` when a concurrent miss stored the same variant first;
+ * `replaced` for a web source's variant, which is rewritten when its source changes.
+ */
+export type StoreOutcome = 'created' | 'exists' | 'replaced';
 
 export async function storeVariant(
   s3: S3Client,

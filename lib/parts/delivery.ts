@@ -37,6 +37,8 @@ export interface DeliveryProps
   readonly edgeFunctions: EdgeFunctions;
   /** Where CloudFront writes its standard logs; none without. */
   readonly logBucket?: s3.IBucket;
+  /** Key prefixes of web origins: each gets a behavior whose only origin is the Function URL. */
+  readonly webPrefixes: string[];
 }
 
 /** CloudFront custom error responses may name only these statuses. */
@@ -46,15 +48,16 @@ const SERVER_ERROR_STATUSES = [500, 501, 502, 503, 504];
 /** Creates in `scope`: `CachePolicy`, `OriginRequestPolicy`, `ResponseHeaders`, `Distribution`. */
 export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfront.Distribution {
   const shield = props.originShieldRegion ? { originShieldRegion: props.originShieldRegion } : {};
+  const functionUrlOrigin = origins.FunctionUrlOrigin.withOriginAccessControl(props.originFunctionUrl, {
+    readTimeout: Duration.seconds(props.originReadTimeoutSeconds),
+    ...shield,
+  });
   const origin = new origins.OriginGroup({
     primaryOrigin: origins.S3BucketOrigin.withOriginAccessControl(props.cacheBucket, {
       originAccessLevels: [cloudfront.AccessLevel.READ],
       ...shield,
     }),
-    fallbackOrigin: origins.FunctionUrlOrigin.withOriginAccessControl(props.originFunctionUrl, {
-      readTimeout: Duration.seconds(props.originReadTimeoutSeconds),
-      ...shield,
-    }),
+    fallbackOrigin: functionUrlOrigin,
     // Failover is judged on the primary's answer only. S3 behind OAC says 403 (or 404
     // with list access) for a variant not made yet: that is the one reason to go to the
     // Lambda. An S3 5xx is not: the Lambda is the last origin, it needs S3 too, and
@@ -116,24 +119,27 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
     removeHeaders: ['x-amz-meta-source-etag', 'x-amz-server-side-encryption'],
   });
 
+  const behavior = {
+    viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+    allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+    cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
+    cachePolicy,
+    originRequestPolicy,
+    responseHeadersPolicy,
+    // Images are already compressed; format=json answers are a few hundred bytes.
+    compress: false,
+    functionAssociations: [
+      { function: props.edgeFunctions.viewerRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
+      { function: props.edgeFunctions.viewerResponse, eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE },
+    ],
+  };
   const customDomain = props.domainNames.length > 0;
   const distribution = new cloudfront.Distribution(scope, 'Distribution', {
     comment: props.comment,
-    defaultBehavior: {
-      origin,
-      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-      allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
-      cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
-      cachePolicy,
-      originRequestPolicy,
-      responseHeadersPolicy,
-      // Images are already compressed; format=json answers are a few hundred bytes.
-      compress: false,
-      functionAssociations: [
-        { function: props.edgeFunctions.viewerRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
-        { function: props.edgeFunctions.viewerResponse, eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE },
-      ],
-    },
+    defaultBehavior: { origin, ...behavior },
+    // A web source's variants change in place, so the cache bucket cannot answer for them:
+    // the Lambda serves what it stored while it is current and asks the site after that.
+    additionalBehaviors: Object.fromEntries(props.webPrefixes.map((prefix) => [`/${prefix}*`, { origin: functionUrlOrigin, ...behavior }])),
     httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
     enableIpv6: true,
     priceClass: props.priceClass,

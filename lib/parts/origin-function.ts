@@ -11,6 +11,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { originEnvironment } from '../../lambda/origin/config';
+import { FAILURES_PREFIX } from '../../lambda/origin/failures';
 import type { ResolvedSettings } from '../resolved-settings';
 import { ImageTransformerConfigError } from '../settings';
 import { buildConcurrencyCap } from './concurrency-cap';
@@ -33,6 +34,7 @@ export interface OriginFunctionProps
     | 'svgPolicy'
     | 'watermarks'
     | 'requireWatermark'
+    | 'webOrigins'
     | 'cacheControl'
     | 'reservedConcurrency'
     | 'provisionedConcurrency'
@@ -78,6 +80,7 @@ function shellQuote(text: string): string {
 /** Creates the origin in `scope`: `OriginLogs`, `OriginRole`, `OriginFunction`, `OriginLive` and its URL, the concurrency cap. */
 export function buildOriginFunction(scope: Construct, props: OriginFunctionProps): OriginFunction {
   const { sourceBucket, cacheBucket, grammar, limits } = props;
+  const ownRecords = [FAILURES_PREFIX, ...Object.keys(props.webOrigins)];
   const { logGroup, role } = ownLogsAndRole(scope, 'Origin', 'edge-image-transformer origin: read sources, write variants, write its own logs', props);
   role.addToPolicy(
     new iam.PolicyStatement({
@@ -99,6 +102,15 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
       sid: 'WriteVariants',
       actions: ['s3:PutObject'],
       resources: [cacheBucket.arnForObjects('*')],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      // A miss reads back only what it wrote itself: the failures it remembers, and the
+      // variants of web sources, which it serves until they are checked upstream again.
+      sid: 'ReadOwnRecords',
+      actions: ['s3:GetObject'],
+      resources: ownRecords.map((prefix) => cacheBucket.arnForObjects(prefix + '*')),
     }),
   );
   sourceBucket.encryptionKey?.grantDecrypt(role);
@@ -125,6 +137,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
         svgPolicy: props.svgPolicy,
         watermarkDefinitions: Object.fromEntries(props.watermarks.map(({ name, definition }) => [name, definition])),
         requireWatermark: props.requireWatermark,
+        webOrigins: props.webOrigins,
       },
       { namespace: props.metricsNamespace, enabled: props.originMetrics },
     ),
@@ -200,5 +213,12 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     wildcardFinding(scope, cacheBucket.arnForObjects('*')),
     'Variant keys are derived from any source key: s3:PutObject (a single action, conditional If-None-Match writes) on the cache bucket objects only.',
   );
+  for (const prefix of ownRecords) {
+    acknowledge(
+      role,
+      wildcardFinding(scope, cacheBucket.arnForObjects(prefix + '*')),
+      `s3:GetObject (a single action) on the cache bucket's "${prefix}" objects only, which the origin itself writes.`,
+    );
+  }
   return { function: originFunction, version, alias, functionUrl, ...(concurrencyCap ? { concurrencyCap } : {}) };
 }

@@ -1,18 +1,36 @@
-// `npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <s>]`
+// `npm start -- [--port <n>] [--images <dir>] [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <s>]`
 // Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3).
 
 import { assertSupportedNode } from '../../lib/node-version';
 import { commandLine, runCommand, UsageError } from '../harness/command-line';
 import { startLocalStack } from '../harness/localstack';
 import { localS3Client } from '../harness/s3-client';
+import { mustBe } from '../../lambda/common/checks';
+import { checkedWebOrigins, type WebOrigin } from '../../lambda/origin/web/origins';
 import { startEmulator } from './start';
 
-const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <secret>]
+/** Locally a changed page should show soon: a minute, where a deployment's default is a day. */
+const LOCAL_REVALIDATE_SECONDS = 60;
+
+const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <secret>]
   --port <n>               port on 127.0.0.1 (default 3000)
   --images <dir>           upload every file under <dir>, keyed by its relative path, as "aws s3 sync" would
                            (default: generated samples)
+  --web <prefix>=<url>     serve keys under <prefix> from the site at <url>, loopback allowed, e.g.
+                           --web site/=http://127.0.0.1:8080/images/; variants are checked again after
+                           ${LOCAL_REVALIDATE_SECONDS} s (repeatable)
   --no-edge-cache          send every request to the origins, as with caching disabled
   --signing-secret <s>     require signed URLs, verified with this secret`;
+
+/** `--web <prefix>=<url>` options as the emulator's web origins, checked as a deployment's are. */
+function webOrigins(values: string[]): Record<string, WebOrigin> {
+  const given = values.map((value) => {
+    const at = value.indexOf('=');
+    if (at < 0) throw new UsageError(mustBe('--web', '<prefix>=<url>', value));
+    return [value.slice(0, at), { url: value.slice(at + 1), revalidateSeconds: LOCAL_REVALIDATE_SECONDS }];
+  });
+  return checkedWebOrigins(Object.fromEntries(given), '--web', (message) => new UsageError(message));
+}
 
 async function main() {
   assertSupportedNode();
@@ -21,6 +39,7 @@ async function main() {
     images: { type: 'string' },
     'no-edge-cache': { type: 'boolean', default: false },
     'signing-secret': { type: 'string' },
+    web: { type: 'string', multiple: true, default: [] },
   });
   if (!args) return;
   const port = Number(args.port);
@@ -37,6 +56,7 @@ async function main() {
       images: args.images,
       edgeCache: !args['no-edge-cache'],
       signingSecret: args['signing-secret'],
+      webOrigins: webOrigins(args.web),
       log,
     });
   } catch (error) {

@@ -1,7 +1,8 @@
 // The deployed request path, on a laptop: the generated CloudFront Function,
 // an edge cache keyed by the canonical URI, then the origin group (the S3
 // cache bucket first, the real origin handler on a 403/404), exactly as
-// CloudFront applies them. X-Cache and X-Origin say who answered.
+// CloudFront applies them; a web origin's prefix goes to the origin handler
+// alone, as its own cache behavior does. X-Cache and X-Origin say who answered.
 
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { OriginHandler } from '../../lambda/origin/handler';
@@ -20,6 +21,11 @@ export interface EmulatorOptions {
   origin: OriginHandler;
   /** Whether responses are kept in the edge cache. */
   edgeCache: boolean;
+  /**
+   * Key prefixes of web origins: their own cache behavior goes to the origin
+   * handler alone, which keeps their variants in the cache bucket itself.
+   */
+  webPrefixes?: string[];
 }
 
 export interface ViewerRequest {
@@ -136,8 +142,9 @@ export function createEmulator(options: EmulatorOptions) {
     const cached = cache.get(uri);
     if (cached) return answer(request, cached, { 'x-cache': 'Hit from cloudfront' });
 
+    const web = (options.webPrefixes ?? []).some((prefix) => decodeURIComponent(uri.slice(1)).startsWith(prefix));
     let origin: Origin = 'cache-bucket';
-    let response = await fromCacheBucket(uri);
+    let response = web ? undefined : await fromCacheBucket(uri);
     if (!response) {
       origin = 'lambda';
       response = await fromLambda(uri, forwardedQuery(result), request);

@@ -18,6 +18,7 @@ import { createInvalidationHandler } from '../../lambda/invalidate/handler';
 import { DEFAULT_LIMITS, originConfig, type SvgPolicy } from '../../lambda/origin/config';
 import { createOriginHandler } from '../../lambda/origin/handler';
 import { transformProcesses } from '../../lambda/origin/transform-process';
+import type { WebOrigin } from '../../lambda/origin/web/origins';
 import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import { checkRequireWatermark, packageWatermarks, type WatermarkProps } from '../../lib/watermarks';
@@ -47,6 +48,8 @@ export interface EmulatorStartOptions {
   watermarks?: { [name: string]: WatermarkProps };
   /** Key prefixes served only with a watermark, as the construct takes them. */
   requireWatermark?: { [prefix: string]: string };
+  /** Key prefixes served from web sites, loopback ones included (the emulator allows them, a deployment never does). */
+  webOrigins?: Record<string, WebOrigin>;
   log(line: string): void;
 }
 
@@ -167,6 +170,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     functionCode,
     keyValues: { ...deploymentEntries(grammar), ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}) },
     edgeCache: options.edgeCache,
+    webPrefixes: Object.keys(options.webOrigins ?? {}),
     origin: createOriginHandler({
       s3,
       config: originConfig(
@@ -176,10 +180,12 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
           // Read from where they are, rather than from a package folder.
           watermarkDefinitions: Object.fromEntries(watermarks.map(({ name, source, definition }) => [name, { ...definition, file: source }])),
           requireWatermark: checkRequireWatermark(options.requireWatermark, watermarks),
+          webOrigins: options.webOrigins ?? {},
         },
       ),
       log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
       transforms,
+      allowLoopbackWebOrigins: true,
     }),
   });
 

@@ -60,6 +60,23 @@ describe('origin group', () => {
   });
 });
 
+describe('web origins', () => {
+  it('send each web prefix to the Lambda alone, with the same policies and edge functions as every other path', () => {
+    const config = distributionConfig(full);
+    const [behavior, ...others] = config.CacheBehaviors as Json[];
+    expect(others).toHaveLength(0);
+    expect(behavior.PathPattern).toBe('/shop/*');
+    const origin = config.Origins.find((o: Json) => o.Id === behavior.TargetOriginId);
+    expect(refs(origin.DomainName)).toEqual([logicalId(full, full.stack.transformer.originFunctionUrl)]);
+    // The same Function URL origin the group falls back to: no third origin, no second OAC.
+    expect(config.Origins).toHaveLength(2);
+    const { PathPattern, TargetOriginId, ...rest } = behavior;
+    const { TargetOriginId: _group, ...defaults } = config.DefaultCacheBehavior;
+    expect(rest).toEqual(defaults);
+    expect(distributionConfig(base).CacheBehaviors).toBeUndefined();
+  });
+});
+
 describe('distribution', () => {
   it('keys the cache on the URI alone: no query strings, headers or cookies', () => {
     const [policyId, policy] = only(base, 'AWS::CloudFront::CachePolicy');

@@ -75,7 +75,7 @@ describe('origin Lambda', () => {
     expect(originFunction(full).Properties).toMatchObject({ MemorySize: 3008, Timeout: 60, ReservedConcurrentExecutions: 50 });
   });
 
-  it('reads sources and writes variants, nothing more (plus its own log group)', () => {
+  it('reads sources, writes variants and reads back its own records, nothing more (plus its own log group)', () => {
     const t = base.stack.transformer;
     const allowed = roleActions(base, t.originFunction.role!);
     expect(allowed.map((st) => [actionsOf(st).join(','), refs(st.Resource)])).toEqual([
@@ -83,12 +83,18 @@ describe('origin Lambda', () => {
       ['s3:GetObject', [logicalId(base, t.sourceBucket)]],
       ['s3:ListBucket', [logicalId(base, t.sourceBucket)]],
       ['s3:PutObject', [logicalId(base, t.cacheBucket)]],
+      ['s3:GetObject', [logicalId(base, t.cacheBucket)]],
     ]);
     // Object actions on objects, the bucket action on the bucket.
-    const byAction = Object.fromEntries(allowed.map((st) => [actionsOf(st)[0], JSON.stringify(st.Resource)]));
-    expect(byAction['s3:GetObject']).toContain('/*');
-    expect(byAction['s3:PutObject']).toContain('/*');
-    expect(byAction['s3:ListBucket']).not.toContain('/*');
+    const resource = (sid: string) => JSON.stringify(allowed.find((st) => st.Sid === sid)!.Resource);
+    expect(resource('ReadSources')).toContain('/*');
+    expect(resource('WriteVariants')).toContain('/*');
+    expect(resource('TellMissingSourcesApart')).not.toContain('/*');
+    // The cache bucket is read only where the origin keeps its remembered failures, and with
+    // web origins their variants, which it serves itself.
+    expect(resource('ReadOwnRecords')).toMatch(/"\/\.failures\/\*"\]/);
+    const fullRead = roleActions(full, full.stack.transformer.originFunction.role!).find((st) => st.Sid === 'ReadOwnRecords')!;
+    expect(JSON.stringify(fullRead.Resource)).toMatch(/\/\.failures\/\*".*\/shop\/\*"/);
     // No managed policies (AWSLambdaBasicExecutionRole would allow any log group).
     const role = base.json.Resources[logicalId(base, t.originFunction.role!)];
     expect(role.Properties.ManagedPolicyArns).toBeUndefined();

@@ -71,6 +71,7 @@ export const FULL = (stack: Stack): ImageTransformerProps => ({
   alarmEmail: 'images-oncall@example.com',
   metricsNamespace: 'Photos/Images',
   deploymentConfig: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_1MINUTE,
+  webOrigins: { 'shop/': { url: 'https://shop.example.com/images/', revalidateAfter: Duration.hours(1) } },
 });
 
 export const ALARM_TOPIC_ARN = 'arn:aws:sns:us-east-1:123456789012:paging';

@@ -1,0 +1,63 @@
+// A web source's variants in the cache bucket. Unlike a bucket's, they are
+// replaced in place when their source changes, since no event says it did:
+// each keeps the source's validators (ETag, Last-Modified) to ask it
+// conditionally, and its own write time says when it was last known current.
+
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Variant } from '../storage';
+import type { WebValidators } from './fetch';
+
+export interface StoredWebVariant {
+  variant: Variant;
+  validators: WebValidators;
+  /** When the source was last known to be this one (ms since the epoch): the object's write time. */
+  checkedAt: number;
+}
+
+const ETAG = 'source-etag';
+const LAST_MODIFIED = 'source-last-modified';
+
+/**
+ * The stored variant under `key`, or undefined when there is none or it cannot
+ * be read: the source is then fetched again, which only costs a transform.
+ */
+export async function readWebVariant(s3: S3Client, bucket: string, key: string, abortSignal?: AbortSignal): Promise<StoredWebVariant | undefined> {
+  try {
+    const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal });
+    const body = Buffer.from(await object.Body!.transformToByteArray());
+    const metadata = object.Metadata ?? {};
+    return {
+      variant: { body, contentType: object.ContentType ?? 'application/octet-stream' },
+      validators: { etag: metadata[ETAG] || undefined, lastModified: metadata[LAST_MODIFIED] || undefined },
+      checkedAt: object.LastModified?.getTime() ?? 0,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes (or rewrites, which renews its write time) the variant of a web source. */
+export async function storeWebVariant(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  variant: Variant,
+  validators: WebValidators,
+  cacheControl: string,
+  abortSignal?: AbortSignal,
+): Promise<void> {
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: variant.body,
+      ContentType: variant.contentType,
+      CacheControl: cacheControl,
+      Metadata: {
+        ...(validators.etag ? { [ETAG]: validators.etag } : {}),
+        ...(validators.lastModified ? { [LAST_MODIFIED]: validators.lastModified } : {}),
+      },
+    }),
+    { abortSignal },
+  );
+}
