@@ -28,7 +28,11 @@ export interface TestOrigin extends TestBuckets {
  * A handler on fresh buckets for one test file; the buckets are removed after
  * the file's tests. `overrides` changes limits or settings for this origin.
  */
-export async function createTestOrigin(label: string, overrides: Partial<OriginConfig> = {}): Promise<TestOrigin> {
+export async function createTestOrigin(
+  label: string,
+  overrides: Partial<OriginConfig> = {},
+  options: { allowLoopbackWebOrigins?: boolean } = {},
+): Promise<TestOrigin> {
   const buckets = await createTestBuckets(label);
   afterAll(() => buckets.cleanup());
   const config = originConfig(buckets, overrides);
@@ -36,7 +40,7 @@ export async function createTestOrigin(label: string, overrides: Partial<OriginC
   const transforms = transformProcesses();
   afterAll(() => transforms.close());
   await transforms.ready(); // the time a test measures is the request's, not Node's start
-  const handle = createOriginHandler({ s3: buckets.s3, config, log: (entry) => logs.push(entry), transforms });
+  const handle = createOriginHandler({ s3: buckets.s3, config, log: (entry) => logs.push(entry), transforms, ...options });
   return {
     ...buckets,
     config,
