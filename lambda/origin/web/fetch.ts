@@ -8,7 +8,7 @@ import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
 import https from 'node:https';
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { HttpError } from '../errors';
+import { HttpError, sourceTooLarge } from '../errors';
 import { detectFormat, SNIFF_BYTES } from '../image/detect';
 import { checkedAddresses, unavailable, type Resolve } from './destination';
 
@@ -40,8 +40,6 @@ export const USER_AGENT = 'edge-image-transformer';
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 const timedOut = () => new HttpError('timeout', 'The source did not arrive in time.', 'web source: the fetch was aborted at the deadline');
-
-const tooLarge = (limit: number) => new HttpError('source_too_large', `The source image is larger than the ${limit}-byte limit.`);
 
 /** Exactly these headers, and the Host and Connection Node adds: no cookie, no authorization, nothing of the viewer's. */
 function requestHeaders(validators: WebFetchOptions['validators']): OutgoingHttpHeaders {
@@ -91,7 +89,7 @@ function get(url: URL, addresses: LookupAddress[], headers: OutgoingHttpHeaders,
 
 /** The body, at most `maxBytes`, refused as soon as its first bytes show it is no image. */
 async function readImage(response: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  if (Number(response.headers['content-length'] ?? 0) > maxBytes) throw tooLarge(maxBytes);
+  if (Number(response.headers['content-length'] ?? 0) > maxBytes) throw sourceTooLarge(maxBytes);
   const chunks: Buffer[] = [];
   let length = 0;
   let sniffed = false;
@@ -103,7 +101,7 @@ async function readImage(response: IncomingMessage, maxBytes: number): Promise<B
   };
   for await (const chunk of response) {
     length += (chunk as Buffer).length;
-    if (length > maxBytes) throw tooLarge(maxBytes);
+    if (length > maxBytes) throw sourceTooLarge(maxBytes);
     chunks.push(chunk as Buffer);
     if (!sniffed && length >= SNIFF_BYTES) sniff();
   }
@@ -114,7 +112,7 @@ async function readImage(response: IncomingMessage, maxBytes: number): Promise<B
 /** What an upstream status other than 200, 304 or a redirect means to a viewer. */
 function upstreamFailure(status: number): HttpError {
   // Like a bucket without ListBucket, many sites answer 401 or 403 for what they will not serve.
-  if ([401, 403, 404, 410].includes(status)) return new HttpError('not_found', 'No source image has this key.', `web source answered ${status}`);
+  if ([401, 403, 404, 410].includes(status)) return new HttpError('not_found', 'The web origin has no image at this path.', `web source answered ${status}`);
   return unavailable(`web source answered ${status}`);
 }
 
