@@ -80,8 +80,10 @@ function get(url: URL, addresses: LookupAddress[], headers: OutgoingHttpHeaders,
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
     // A fresh connection each time (no agent's pool), to the checked addresses; Node keeps the
-    // URL's host name for the Host header, TLS SNI and the certificate check.
-    const request = client.request(url, { headers, agent: false, lookup: pinnedLookup(addresses), signal }, resolve);
+    // URL's host name for the Host header, TLS SNI and the certificate check, which no
+    // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment may turn off.
+    const connection = { agent: false, lookup: pinnedLookup(addresses), rejectUnauthorized: true } as const;
+    const request = client.request(url, { headers, signal, ...connection }, resolve);
     request.on('error', reject);
     request.end();
   });

@@ -248,6 +248,14 @@ describe('bodies', () => {
     await allClosed();
   });
 
+  it('takes a body cut short of its Content-Length as a broken origin (502), not as a truncated image', async () => {
+    routes.set('/cut.png', (response) => {
+      response.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length });
+      response.write(png.subarray(0, png.length - 10), () => response.destroy());
+    });
+    expect(await failure(at('/cut.png'))).toMatchObject({ status: 502, code: 'source_unavailable' });
+  });
+
   it('ends a body that trickles forever at the deadline (504), instead of waiting', async () => {
     routes.set('/slow.png', (response) => {
       response.writeHead(200, { 'content-type': 'image/png' });
@@ -339,7 +347,12 @@ describe('https', () => {
       expect(error).toMatchObject({ code: 'source_unavailable', detail: expect.stringMatching(/self[- ]signed/i) });
       expect(names).toEqual([HOST]);
       expect(requests).toBe(0); // nothing was sent over a connection whose certificate failed
+      // Nor does the environment's switch for every TLS client in the process turn the check off.
+      process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+      expect(await failure(url)).toMatchObject({ code: 'source_unavailable', detail: expect.stringMatching(/self[- ]signed/i) });
+      expect(requests).toBe(0);
     } finally {
+      delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
       server.close();
     }
   });

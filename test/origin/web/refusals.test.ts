@@ -69,6 +69,8 @@ describe('a refused address is never connected to', () => {
       const error = await refusal(url);
       expect([error.status, error.code], url).toEqual([403, 'source_not_allowed']);
       expect(error.detail, url).toMatch(/127\.0\.0\.0\/8|0\.0\.0\.0\/8|::\/96|::ffff:0:0\/96/);
+      // The viewer learns that it is refused, never which address or range: that is for the log.
+      expect(error.message, url).toBe('The source is not at an address this service may fetch from.');
     }
     expect(reached()).toBe(0);
   });
