@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'undecodable_image'
   | 'internal_error'
   | 'storage_unavailable'
+  | 'source_not_allowed'
+  | 'source_unavailable'
   | 'watermark_unavailable'
   | 'timeout';
 
@@ -25,6 +27,7 @@ const STATUS: Record<ErrorCode, number> = {
   not_canonical: 400,
   method_not_allowed: 405,
   watermark_required: 403,
+  source_not_allowed: 403,
   not_found: 404,
   source_too_large: 413,
   too_many_pixels: 413,
@@ -33,6 +36,7 @@ const STATUS: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   undecodable_image: 422,
   internal_error: 500,
+  source_unavailable: 502,
   storage_unavailable: 503,
   watermark_unavailable: 503,
   timeout: 504,
@@ -52,3 +56,6 @@ export class HttpError extends Error {
     this.status = STATUS[code];
   }
 }
+
+/** A source over the byte limit, wherever it is read from (a bucket, a web origin). */
+export const sourceTooLarge = (limit: number) => new HttpError('source_too_large', `The source image is larger than the ${limit}-byte limit.`);

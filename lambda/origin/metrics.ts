@@ -56,6 +56,8 @@ const ALL_ERROR_CODES: Record<ErrorCode, true> = {
   undecodable_image: true,
   internal_error: true,
   storage_unavailable: true,
+  source_not_allowed: true,
+  source_unavailable: true,
   watermark_unavailable: true,
   timeout: true,
 };

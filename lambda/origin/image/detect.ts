@@ -4,6 +4,9 @@ import { startsAsSvg } from './svg';
 
 export type SourceFormat = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif' | 'heic' | 'tiff' | 'svg';
 
+/** No format is told by more than a source's first kilobyte (SVG's, like libvips): a prefix this long sniffs as the whole. */
+export const SNIFF_BYTES = 1024;
+
 const ascii = (bytes: Buffer, start: number, end: number) => bytes.toString('latin1', start, end);
 
 export function detectFormat(bytes: Buffer): SourceFormat | undefined {
@@ -16,7 +19,6 @@ export function detectFormat(bytes: Buffer): SourceFormat | undefined {
   // Otherwise HEIF: HEVC's brands (heic, heix, hevc...) or HEIF's own (mif1, msf1), whose codec libheif finds out.
   if (ascii(bytes, 4, 8) === 'ftyp' && /he[iv][cxms]|m[is]f1/.test(ascii(bytes, 8, 64))) return 'heic';
   if (ascii(bytes, 0, 4) === 'II*\0' || ascii(bytes, 0, 4) === 'MM\0*') return 'tiff';
-  // Like libvips, only the first kilobyte is looked at, however large the source.
-  if (startsAsSvg(ascii(bytes, 0, 1024))) return 'svg';
+  if (startsAsSvg(ascii(bytes, 0, SNIFF_BYTES))) return 'svg';
   return undefined;
 }
