@@ -119,7 +119,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   const watermarks = packageWatermarks(props.watermarks);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
   const webOrigins = checkedWebOrigins(
-    Object.fromEntries(Object.entries(props.webOrigins ?? {}).map(([prefix, origin]) => [prefix, { url: origin.url, revalidateSeconds: origin.revalidateAfter?.toSeconds() }])),
+    Object.fromEntries(Object.entries(props.webOrigins ?? {}).map(([prefix, origin]) => [prefix, { url: origin.url, revalidateSeconds: origin.revalidateAfter?.toSeconds({ integral: false }) }])),
     'webOrigins',
     (message) => new ImageTransformerConfigError(message),
   );

@@ -68,10 +68,13 @@ describe('context -> props', () => {
       cacheControl: 'public, max-age=600',
       watermarks: '{"logo":{"file":"brand/logo.png","opacity":0.8}}',
       requireWatermark: '{"users/":"logo"}',
+      webOrigins: '{"shop/":{"url":"https://shop.example.com/images/","revalidateSeconds":3600}}',
     });
     expect(settings).toEqual({ stackName: 'Photos', nag: false });
     expect(props.watermarks).toEqual({ logo: { file: 'brand/logo.png', opacity: 0.8 } });
     expect(props.requireWatermark).toEqual({ 'users/': 'logo' });
+    expect(props.webOrigins?.['shop/']?.url).toBe('https://shop.example.com/images/');
+    expect(props.webOrigins?.['shop/']?.revalidateAfter?.toSeconds()).toBe(3600);
     expect(stack.resolve(props.sourceBucket?.bucketName)).toBe('my-photos');
     expect(props.sizes).toEqual([320, 640, 1280]);
     expect(props.maxDimension).toBe(4096);

@@ -94,6 +94,18 @@ describe('props are checked at synth time', () => {
     rejects(() => ({ variantExpiration: Duration.days(0) }), /variantExpiration \(days\)/);
   });
 
+  it('web origins: a plain key prefix, an http(s) base URL in its normal form, whole seconds', () => {
+    const site = (url: string, revalidateAfter?: Duration) => ({ url, ...(revalidateAfter ? { revalidateAfter } : {}) });
+    rejects(() => ({ webOrigins: { '/shop/': site('https://shop.example.com/') } }), /a key of webOrigins must be a key prefix such as "shop\/".*, not "\/shop\/"\./);
+    rejects(() => ({ webOrigins: { 'shop': site('https://shop.example.com/') } }), /not "shop"\./);
+    rejects(() => ({ webOrigins: { '../': site('https://shop.example.com/') } }), /not "\.\.\/"\./);
+    rejects(() => ({ webOrigins: { 'shop/': site('ftp://shop.example.com/') } }), /webOrigins\["shop\/"\]\.url must be an http\(s\) URL, not "ftp:/);
+    rejects(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/images') } }), /ending in "\/"/);
+    rejects(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/?token=1') } }), /without a query or fragment/);
+    rejects(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/', Duration.millis(500)) } }), /revalidateSeconds must be a whole number of seconds/);
+    expect(attempt(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/images/', Duration.minutes(5)) } }))).not.toThrow();
+  });
+
   it('accepts a valid configuration with presets in presets-only mode', () => {
     expect(attempt(() => ({ presets: { thumb: { width: '200', height: '200' } }, presetsOnly: true }))).not.toThrow();
   });

@@ -27,6 +27,16 @@ describe('the origin reads its environment', () => {
     ['a limit in exponent notation', { MAX_SOURCE_BYTES: '1e6' }, 'MAX_SOURCE_BYTES must be a positive integer, not "1e6".'],
     ['a zero limit', { MAX_FRAMES: '0' }, 'MAX_FRAMES must be a positive integer, not "0".'],
     ['a dimension that is not a number', { MAX_DIMENSION: 'wide' }, 'MAX_DIMENSION must be a positive integer, not "wide".'],
+    [
+      'a web origin with credentials',
+      { WEB_ORIGINS: '{"shop/":{"url":"https://me:pw@shop.example.com/"}}' },
+      'WEB_ORIGINS["shop/"].url must be a URL without credentials, not "https://me:pw@shop.example.com/".',
+    ],
+    [
+      'a web origin inside another',
+      { WEB_ORIGINS: '{"shop/":{"url":"https://a.example/"},"shop/x/":{"url":"https://b.example/"}}' },
+      'a key of WEB_ORIGINS must be outside the other prefixes (it is inside "shop/"), not "shop/x/".',
+    ],
   ])('refuses %s, naming the variable', (_name, env, message) => {
     expect(() => readConfig({ ...BASE, ...env })).toThrow(`Invalid origin Lambda configuration: ${message}`);
   });
@@ -50,6 +60,7 @@ describe('the environment the construct writes for the origin', () => {
       maxInlineBytes: 1_000_000,
       cacheControl: 'public, max-age=86400',
       failureTtlSeconds: 60,
+      webOrigins: { 'shop/': { url: 'https://shop.example.com/images/', revalidateSeconds: 3600 } },
     },
   );
 

@@ -5,7 +5,9 @@
 
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Variant } from '../storage';
-import type { WebValidators } from './fetch';
+import type { WebFetchOptions } from './fetch';
+
+type WebValidators = NonNullable<WebFetchOptions['validators']>;
 
 export interface StoredWebVariant {
   variant: Variant;
