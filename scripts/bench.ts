@@ -207,7 +207,7 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
   if (!ctx.seeded.has(key)) {
     const body = ctx.outputs.get(outputId(op, photo)) ?? (await transform(photo.bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length), transformOptions(ops, ctx.watermark))).body;
     const contentType = op.format === 'json' ? 'application/json' : `image/${(await sharp(body).metadata()).format.replace('heif', 'avif')}`;
-    await storeVariant(ctx.s3, ctx.emulator.cacheBucket, key, { body, contentType }, DEFAULT_CACHE_CONTROL, '');
+    await storeVariant(ctx.s3, ctx.emulator.cacheBucket, key, { body, contentType }, { cacheControl: DEFAULT_CACHE_CONTROL, metadata: { 'source-etag': '' } });
     ctx.seeded.add(key);
   }
   const url = `${ctx.emulator.url}${encodeKeyPath(photo.key)}?${op.query}`;

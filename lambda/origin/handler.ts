@@ -135,7 +135,14 @@ export function createOriginHandler({
     return {
       fetch: (deadline) => withDeadline(fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes), deadline),
       store: (variant, abortSignal) =>
-        storeVariant(s3, config.cacheBucket, variantKey(request.key, request.ops), variant, config.cacheControl, variant.sourceEtag, abortSignal),
+        storeVariant(
+          s3,
+          config.cacheBucket,
+          variantKey(request.key, request.ops),
+          variant,
+          { cacheControl: config.cacheControl, metadata: { 'source-etag': variant.sourceEtag } },
+          abortSignal,
+        ),
       cacheControl: config.cacheControl,
       redirectsLarge: true,
     };
@@ -198,7 +205,7 @@ export function createOriginHandler({
     return serve({ ...job, budgetMs: job.budgetMs - (performance.now() - started) }, {
       fetch: async () => ({ bytes: fetched.bytes, etag: fetched.etag ?? fetched.lastModified ?? '', metadata: {} }),
       store: (variant, abortSignal) =>
-        storeWebVariant(s3, config.cacheBucket, key, variant, validators, cacheControl, abortSignal).then(() => 'replaced' as const),
+        storeWebVariant(s3, config.cacheBucket, key, variant, validators, cacheControl, abortSignal),
       cacheControl,
       redirectsLarge: false,
     });

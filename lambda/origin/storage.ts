@@ -119,13 +119,20 @@ export function lostConditionalWrite(error: unknown): boolean {
  */
 export type StoreOutcome = 'created' | 'exists' | 'replaced';
 
+/** How a variant is written: its Cache-Control and user metadata, and whether it may replace a stored copy. */
+export interface StoreOptions {
+  cacheControl: string;
+  metadata: Record<string, string>;
+  /** Only a web source's variant is rewritten; a bucket's is written once (If-None-Match). */
+  replace?: boolean;
+}
+
 export async function storeVariant(
   s3: S3Client,
   bucket: string,
   key: string,
   variant: Variant,
-  cacheControl: string,
-  sourceEtag: string,
+  { cacheControl, metadata, replace = false }: StoreOptions,
   /** Ends the write, attempts and backoff included (e.g. when the invocation is about to end). */
   abortSignal?: AbortSignal,
 ): Promise<StoreOutcome> {
@@ -137,12 +144,12 @@ export async function storeVariant(
         Body: variant.body,
         ContentType: variant.contentType,
         CacheControl: cacheControl,
-        Metadata: { 'source-etag': sourceEtag },
-        IfNoneMatch: '*',
+        Metadata: metadata,
+        ...(replace ? {} : { IfNoneMatch: '*' }),
       }),
       { abortSignal },
     );
-    return 'created';
+    return replace ? 'replaced' : 'created';
   } catch (error) {
     // Either way one copy is stored.
     if (lostConditionalWrite(error)) return 'exists';

@@ -3,8 +3,8 @@
 // each keeps the source's validators (ETag, Last-Modified) to ask it
 // conditionally, and its own write time says when it was last known current.
 
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Variant } from '../storage';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { storeVariant, type StoreOutcome, type Variant } from '../storage';
 import type { WebFetchOptions } from './fetch';
 
 type WebValidators = NonNullable<WebFetchOptions['validators']>;
@@ -39,7 +39,7 @@ export async function readWebVariant(s3: S3Client, bucket: string, key: string, 
 }
 
 /** Writes (or rewrites, which renews its write time) the variant of a web source. */
-export async function storeWebVariant(
+export function storeWebVariant(
   s3: S3Client,
   bucket: string,
   key: string,
@@ -47,19 +47,13 @@ export async function storeWebVariant(
   validators: WebValidators,
   cacheControl: string,
   abortSignal?: AbortSignal,
-): Promise<void> {
-  await s3.send(
-    new PutObjectCommand({
-      Bucket: bucket,
-      Key: key,
-      Body: variant.body,
-      ContentType: variant.contentType,
-      CacheControl: cacheControl,
-      Metadata: {
-        ...(validators.etag ? { [ETAG]: validators.etag } : {}),
-        ...(validators.lastModified ? { [LAST_MODIFIED]: validators.lastModified } : {}),
-      },
-    }),
-    { abortSignal },
+): Promise<StoreOutcome> {
+  // S3 metadata is ASCII: a validator that is not is left out, and the source then fetched whole.
+  const metadata = Object.fromEntries(
+    [
+      [ETAG, validators.etag],
+      [LAST_MODIFIED, validators.lastModified],
+    ].filter((entry): entry is [string, string] => /^[\x20-\x7e]{1,1024}$/.test(entry[1] ?? '')),
   );
+  return storeVariant(s3, bucket, key, variant, { cacheControl, metadata, replace: true }, abortSignal);
 }
