@@ -81,8 +81,9 @@ function get(url: URL, addresses: LookupAddress[], headers: OutgoingHttpHeaders,
     const client = url.protocol === 'https:' ? https : http;
     // A fresh connection each time (no agent's pool), to the checked addresses; Node keeps the
     // URL's host name for the Host header, TLS SNI and the certificate check, which no
-    // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment may turn off.
-    const connection = { agent: false, lookup: pinnedLookup(addresses), rejectUnauthorized: true } as const;
+    // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment may turn off. Each checked address is
+    // tried in turn (an IPv6 one first is no use where there is no IPv6 route, as in Lambda).
+    const connection = { agent: false, lookup: pinnedLookup(addresses), autoSelectFamily: true, rejectUnauthorized: true } as const;
     const request = client.request(url, { headers, signal, ...connection }, resolve);
     request.on('error', reject);
     request.end();
