@@ -10,21 +10,15 @@ import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { HttpError, sourceTooLarge } from '../errors';
 import { detectFormat, SNIFF_BYTES } from '../image/detect';
-import { checkedAddresses, unavailable, type Resolve } from './destination';
+import { checkedAddresses, unavailable, type DestinationRules } from './destination';
 
-export interface WebFetchOptions {
-  /** Hosts a URL (and every redirect) may name, lower-case, exact match (e.g. 'images.example.com'). */
-  allowedHosts: readonly string[];
+export interface WebFetchOptions extends DestinationRules {
   /** Bytes read at most; more is 413 source_too_large (Content-Length first, then counted). */
   maxBytes: number;
-  /** Ends the whole fetch (name resolution, connection, redirects, body): the caller's deadline. */
+  /** Ends the whole fetch (name resolution, connection, redirects, body): the caller's deadline. Any abort is a 504 timeout. */
   signal: AbortSignal;
   /** The validators of the copy we have, for a conditional request. */
   validators?: { etag?: string; lastModified?: string };
-  /** Test-only: lets loopback addresses through. Set only by code (tests, the local emulator), never from an environment variable or CDK prop. */
-  allowLoopback?: boolean;
-  /** Test-only: resolves host names instead of the system's resolver. */
-  resolve?: Resolve;
 }
 
 export type WebFetchResult =
