@@ -13,15 +13,18 @@ import { addressRefusal } from './addresses';
 /** Resolves a host name to all its addresses, as `dns.lookup` with `all` does. */
 export type Resolve = (hostname: string) => Promise<LookupAddress[]>;
 
-export const systemResolve: Resolve = (hostname) => lookup(hostname, { all: true, verbatim: true });
+const systemResolve: Resolve = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
 export interface DestinationRules {
+  /** Hosts a URL (and every redirect) may name, lower-case, exact match (e.g. 'images.example.com'). */
   allowedHosts: readonly string[];
+  /** Test-only: lets loopback addresses through. Set only by code (tests, the local emulator), never from an environment variable or CDK prop. */
   allowLoopback?: boolean;
+  /** Test-only: resolves host names instead of the system's resolver. */
   resolve?: Resolve;
 }
 
-export const notAllowed = (detail: string) =>
+const notAllowed = (detail: string) =>
   new HttpError('source_not_allowed', 'The source is not at an address this service may fetch from.', detail);
 
 export const unavailable = (detail: string) =>

@@ -10,21 +10,15 @@ import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { HttpError, sourceTooLarge } from '../errors';
 import { detectFormat, SNIFF_BYTES } from '../image/detect';
-import { checkedAddresses, unavailable, type Resolve } from './destination';
+import { checkedAddresses, unavailable, type DestinationRules } from './destination';
 
-export interface WebFetchOptions {
-  /** Hosts a URL (and every redirect) may name, lower-case, exact match (e.g. 'images.example.com'). */
-  allowedHosts: readonly string[];
+export interface WebFetchOptions extends DestinationRules {
   /** Bytes read at most; more is 413 source_too_large (Content-Length first, then counted). */
   maxBytes: number;
-  /** Ends the whole fetch (name resolution, connection, redirects, body): the caller's deadline. */
+  /** Ends the whole fetch (name resolution, connection, redirects, body): the caller's deadline. Any abort is a 504 timeout. */
   signal: AbortSignal;
   /** The validators of the copy we have, for a conditional request. */
   validators?: { etag?: string; lastModified?: string };
-  /** Test-only: lets loopback addresses through. Set only by code (tests, the local emulator), never from an environment variable or CDK prop. */
-  allowLoopback?: boolean;
-  /** Test-only: resolves host names instead of the system's resolver. */
-  resolve?: Resolve;
 }
 
 export type WebFetchResult =
@@ -81,8 +75,9 @@ function get(url: URL, addresses: LookupAddress[], headers: OutgoingHttpHeaders,
     const client = url.protocol === 'https:' ? https : http;
     // A fresh connection each time (no agent's pool), to the checked addresses; Node keeps the
     // URL's host name for the Host header, TLS SNI and the certificate check, which no
-    // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment may turn off.
-    const connection = { agent: false, lookup: pinnedLookup(addresses), rejectUnauthorized: true } as const;
+    // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment may turn off. Each checked address is
+    // tried in turn (an IPv6 one first is no use where there is no IPv6 route, as in Lambda).
+    const connection = { agent: false, lookup: pinnedLookup(addresses), autoSelectFamily: true, rejectUnauthorized: true } as const;
     const request = client.request(url, { headers, signal, ...connection }, resolve);
     request.on('error', reject);
     request.end();

@@ -3,6 +3,8 @@
 // IPv4 address, and the spellings of an IP in a URL that WHATWG parsing
 // turns into one.
 
+import { BlockList, isIPv4 } from 'node:net';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { addressRefusal } from '../../../lambda/origin/web/addresses';
 
@@ -120,6 +122,60 @@ describe('addresses a web source may be fetched from', () => {
     for (const address of ['0.0.0.0', '::', '10.0.0.1', '169.254.169.254', 'fd00:ec2::254', '::ffff:127.0.0.1', '::127.0.0.1', '64:ff9b::7f00:1']) {
       expect(addressRefusal(address, true), address).toBeDefined();
     }
+  });
+});
+
+describe('every address, against an independent oracle', () => {
+  // node:net's BlockList, given the refused ranges above by their first and last addresses, judges
+  // random addresses too: no gap between the ranges, and nothing refused beyond them.
+  const oracle = new BlockList();
+  for (const [first, last] of REFUSED) oracle.addRange(first, last, isIPv4(first) ? 'ipv4' : 'ipv6');
+  const v4Number = (address: string) => address.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
+  const v4Text = (value: number) => [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join('.');
+  // Anywhere, or within 1000 of a range's end, where an off-by-one prefix length would show.
+  const edges = REFUSED.filter(([first]) => isIPv4(first)).flatMap(([first, last]) => [v4Number(first), v4Number(last) + 1]);
+  const nearEdge = fc.tuple(fc.constantFrom(...edges), fc.integer({ min: -1000, max: 1000 })).map(([edge, offset]) => edge + offset);
+  const v4 = fc
+    .oneof(fc.nat(2 ** 32 - 1), nearEdge)
+    .filter((value) => value >= 0 && value < 2 ** 32)
+    .map(v4Text);
+  const group = fc.nat(0xffff).map((value) => value.toString(16));
+
+  it('refuses an IPv4 address exactly when it is in a refused range', () => {
+    fc.assert(
+      fc.property(v4, (address) => (addressRefusal(address) !== undefined) === oracle.check(address, 'ipv4')),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('refuses an IPv6 address in global unicast exactly when it is in a refused range', () => {
+    // The refused ranges inside 2000::/3 are small: half the draws start where they are, next to their ends.
+    const first = fc.oneof(fc.integer({ min: 0x2000, max: 0x3fff }), fc.constantFrom(0x2001, 0x3fff));
+    const second = fc.oneof(fc.nat(0xffff), fc.constantFrom(0x0, 0x1ff, 0x200, 0xdb7, 0xdb8, 0xdb9, 0xfff, 0x1000));
+    const globalUnicast = fc
+      .tuple(first, second, fc.array(group, { minLength: 6, maxLength: 6 }))
+      .map(([one, two, rest]) => [one.toString(16), two.toString(16), ...rest].join(':'))
+      .filter((address) => !address.startsWith('2002:')); // 6to4: below
+    fc.assert(
+      fc.property(globalUnicast, (address) => (addressRefusal(address) !== undefined) === oracle.check(address, 'ipv6')),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('judges mapped, NAT64 and 6to4 addresses by the IPv4 address they carry', () => {
+    const hex = (address: string) => address.split('.').map((octet) => Number(octet).toString(16).padStart(2, '0'));
+    const carriers = v4.chain((inner) => {
+      const [a, b, c, d] = hex(inner);
+      return fc.constantFrom(
+        [inner, `::ffff:${inner}`],
+        [inner, `64:ff9b::${a}${b}:${c}${d}`],
+        [inner, `2002:${a}${b}:${c}${d}::1`],
+      );
+    });
+    fc.assert(
+      fc.property(carriers, ([inner, address]) => (addressRefusal(address) !== undefined) === oracle.check(inner!, 'ipv4')),
+      { numRuns: 20_000 },
+    );
   });
 });
 

@@ -88,6 +88,13 @@ describe('a fetch that succeeds', () => {
     expect(origin.requests[0]!.headers.host).toBe(`${HOST}:${origin.port}`);
   });
 
+  it('tries the next checked address when the first does not answer', async () => {
+    routes.set('/a.png', (response) => image(response));
+    // Nothing listens on ::1 at the IPv4 origin's port: that first connection is refused.
+    const resolve = async (): Promise<LookupAddress[]> => [{ address: '::1', family: 6 }, { address: '127.0.0.1', family: 4 }];
+    expect(await fetchWebSource(at('/a.png'), options({ resolve }))).toMatchObject({ status: 'fetched', bytes: png });
+  });
+
   it('sends exactly a fixed User-Agent, Accept: image/*, no compression, and nothing else', async () => {
     routes.set('/a.png', (response) => image(response));
     await fetchWebSource(at('/a.png'), options());
