@@ -3,7 +3,7 @@
 
 import { GetObjectCommand, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import { HttpError } from './errors';
+import { HttpError, sourceTooLarge } from './errors';
 
 /** Attempts per S3 call: the SDK's standard retries (500/502/503/504, SlowDown, timeouts, resets, refusals) with jittered backoff. */
 export const S3_MAX_ATTEMPTS = 3;
@@ -60,10 +60,6 @@ function storageUnavailable(error: unknown): HttpError {
   );
 }
 
-function tooLarge(limit: number): HttpError {
-  return new HttpError('source_too_large', `The source image is larger than the ${limit}-byte limit.`);
-}
-
 export async function fetchSource(s3: S3Client, bucket: string, key: string, maxBytes: number): Promise<Source> {
   let response;
   try {
@@ -79,7 +75,7 @@ export async function fetchSource(s3: S3Client, bucket: string, key: string, max
   const body = response.Body as Readable;
   if ((response.ContentLength ?? 0) > maxBytes) {
     body.destroy();
-    throw tooLarge(maxBytes);
+    throw sourceTooLarge(maxBytes);
   }
   // Count while reading too: Content-Length is S3's word, the bytes are the truth.
   const chunks: Buffer[] = [];
@@ -89,7 +85,7 @@ export async function fetchSource(s3: S3Client, bucket: string, key: string, max
       length += (chunk as Buffer).length;
       if (length > maxBytes) {
         body.destroy();
-        throw tooLarge(maxBytes);
+        throw sourceTooLarge(maxBytes);
       }
       chunks.push(chunk as Buffer);
     }
