@@ -11,6 +11,7 @@ import { rememberedFailure, rememberFailure, worthRemembering } from './failures
 import { budgetFor } from './image/budget';
 import type { TransformOptions } from './image/transform';
 import { errorStack, type Logger } from '../common/log';
+import { sourceObject } from '../common/sources';
 import { requestMetrics, type MetricsOptions, type Phase, type RequestMetrics } from './metrics';
 import {
   DEFERRED_AVIF_CACHE_CONTROL,
@@ -99,9 +100,8 @@ export function createOriginHandler({ s3, config, log, metrics, transforms = tra
     const timings = measured.timings;
     const deadline = performance.now() + budgetMs;
     const watermark = request.ops.watermark === undefined ? undefined : await watermarkImage(request.ops.watermark);
-    const source = await timed(timings, 'fetch', () =>
-      withDeadline(fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes), deadline),
-    );
+    const { bucket, objectKey } = sourceObject(request.key, config.sourceBucket, config.sourceBuckets);
+    const source = await timed(timings, 'fetch', () => withDeadline(fetchSource(s3, bucket, objectKey, config.maxSourceBytes), deadline));
     measured.sourceBytes = source.bytes.length;
     // A watermark's bytes travel to the transform as the source's do.
     const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));

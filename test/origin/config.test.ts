@@ -27,6 +27,18 @@ describe('the origin reads its environment', () => {
     ['a limit in exponent notation', { MAX_SOURCE_BYTES: '1e6' }, 'MAX_SOURCE_BYTES must be a positive integer, not "1e6".'],
     ['a zero limit', { MAX_FRAMES: '0' }, 'MAX_FRAMES must be a positive integer, not "0".'],
     ['a dimension that is not a number', { MAX_DIMENSION: 'wide' }, 'MAX_DIMENSION must be a positive integer, not "wide".'],
+    ['buckets that are not a JSON object', { SOURCE_BUCKETS: '["archive/"]' }, 'SOURCE_BUCKETS must be a JSON object, not "[\\"archive/\\"]".'],
+    ['a prefixed bucket without a name', { SOURCE_BUCKETS: '{"archive/":""}' }, 'the SOURCE_BUCKETS bucket of "archive/" must be a bucket name, not "".'],
+    [
+      'a bucket prefix without its slash',
+      { SOURCE_BUCKETS: '{"archive":"old"}' },
+      'a SOURCE_BUCKETS prefix must be a key prefix ending with "/" such as "archive/" (it does not end with "/"), not "archive".',
+    ],
+    [
+      'overlapping bucket prefixes',
+      { SOURCE_BUCKETS: '{"a/":"one","a/b/":"two"}' },
+      'SOURCE_BUCKETS prefixes "a/" and "a/b/" overlap: a key under both could not say which bucket it reads.',
+    ],
   ])('refuses %s, naming the variable', (_name, env, message) => {
     expect(() => readConfig({ ...BASE, ...env })).toThrow(`Invalid origin Lambda configuration: ${message}`);
   });
@@ -40,6 +52,7 @@ describe('the environment the construct writes for the origin', () => {
   const everySet = originConfig(
     { sourceBucket: 'sources', cacheBucket: 'variants' },
     {
+      sourceBuckets: { 'archive/': 'old-photos', 'press/kit/': 'press' },
       maxSourceBytes: 10_000_000,
       maxInputPixels: 50_000_000,
       maxDimension: 4096,
@@ -69,7 +82,7 @@ describe('the environment the construct writes for the origin', () => {
 
   it("leaves out what is the default or Lambda's to set", () => {
     const env = originEnvironment(defaults, { enabled: true });
-    expect(['SVG_POLICY', 'SIZES', 'METRICS', 'METRICS_NAMESPACE', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE'].filter((name) => name in env)).toEqual([]);
+    expect(['SOURCE_BUCKETS', 'SVG_POLICY', 'SIZES', 'METRICS', 'METRICS_NAMESPACE', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE'].filter((name) => name in env)).toEqual([]);
   });
 
   it('refuses a METRICS that is not true or false, naming it', () => {
