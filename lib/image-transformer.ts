@@ -69,6 +69,22 @@ export interface ImageTransformerProps {
   readonly sourceBucket?: s3.IBucket;
 
   /**
+   * More buckets of originals, each serving the keys under a prefix:
+   * `{ 'archive/': archiveBucket }` serves `https://<domain>/archive/2020/a.jpg?w=640`
+   * from object `2020/a.jpg` of archiveBucket (the prefix is not part of its
+   * keys, so an existing bucket works as it is). Every other key reads
+   * sourceBucket, as without this. Prefixes end with "/" and none starts
+   * another; a bucket serves one prefix. The origin Lambda may only
+   * s3:GetObject from them. Changes reach the invalidation Lambda through
+   * EventBridge, which the construct turns on for each of them (for an
+   * imported bucket through CDK's notifications custom resource, which keeps
+   * the bucket's other notifications); the buckets must be in the stack's
+   * account and region. See "Several buckets" in docs/configuration.md.
+   * @default - none: every key reads sourceBucket
+   */
+  readonly sourceBuckets?: { [prefix: string]: s3.IBucket };
+
+  /**
    * How long a generated variant stays in the cache bucket before S3 deletes
    * it (it is made again on the next request). Whole days.
    * @default Duration.days(90)
@@ -453,6 +469,8 @@ export class ImageTransformer extends Construct {
   public readonly distribution: cloudfront.Distribution;
   /** The bucket of original images (created or imported). */
   public readonly sourceBucket: s3.IBucket;
+  /** The buckets of originals mapped to key prefixes (props.sourceBuckets). */
+  public readonly sourceBuckets: { [prefix: string]: s3.IBucket };
   /** The bucket of generated variants, keyed by canonical URI. */
   public readonly cacheBucket: s3.Bucket;
   /** The sharp Lambda that makes variants (the fallback origin). */
@@ -504,6 +522,7 @@ export class ImageTransformer extends Construct {
 
     const buckets = buildBuckets(this, settings);
     this.sourceBucket = buckets.sourceBucket;
+    this.sourceBuckets = settings.sourceBuckets;
     this.cacheBucket = buckets.cacheBucket;
     this.logBucket = buckets.logBucket;
 

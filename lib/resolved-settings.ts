@@ -21,7 +21,7 @@ import {
   type SvgPolicy,
 } from '../lambda/origin/config';
 import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
-import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion } from './settings';
+import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion, checkSourceBuckets } from './settings';
 import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
 import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from './watermarks';
 
@@ -56,6 +56,8 @@ export interface ResolvedSettings {
 
   // Storage.
   readonly sourceBucket?: s3.IBucket;
+  /** Buckets of originals by key prefix, checked. */
+  readonly sourceBuckets: { [prefix: string]: s3.IBucket };
   readonly variantExpirationDays: number;
   readonly accessLogging: boolean;
   readonly accessLogDays: number;
@@ -254,6 +256,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     eagerPresets,
     eagerSigningSecret: props.eagerSigningSecret,
     sourceBucket: props.sourceBucket,
+    sourceBuckets: checkSourceBuckets(props.sourceBuckets ?? {}, props.sourceBucket),
     variantExpirationDays,
     accessLogging: props.accessLogging ?? true,
     accessLogDays,
