@@ -1,16 +1,18 @@
-// `npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <s>]`
+// `npm start -- [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--no-edge-cache] [--signing-secret <s>]`
 // Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3).
 
 import { assertSupportedNode } from '../../lib/node-version';
 import { commandLine, runCommand, UsageError } from '../harness/command-line';
 import { startLocalStack } from '../harness/localstack';
 import { localS3Client } from '../harness/s3-client';
-import { startEmulator } from './start';
+import { prefixFoldersOf, startEmulator } from './start';
 
-const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--no-edge-cache] [--signing-secret <secret>]
+const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--no-edge-cache] [--signing-secret <secret>]
   --port <n>               port on 127.0.0.1 (default 3000)
   --images <dir>           upload every file under <dir>, keyed by its relative path, as "aws s3 sync" would
                            (default: generated samples)
+  --bucket <prefix>=<dir>  serve the keys under <prefix> (e.g. archive/) from a second bucket, holding the
+                           files under <dir> keyed without the prefix, as a deployment's sourceBuckets; repeatable
   --no-edge-cache          send every request to the origins, as with caching disabled
   --signing-secret <s>     require signed URLs, verified with this secret`;
 
@@ -19,12 +21,14 @@ async function main() {
   const args = commandLine(USAGE, {
     port: { type: 'string', default: '3000' },
     images: { type: 'string' },
+    bucket: { type: 'string', multiple: true },
     'no-edge-cache': { type: 'boolean', default: false },
     'signing-secret': { type: 'string' },
   });
   if (!args) return;
   const port = Number(args.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${args.port}"`);
+  const prefixFolders = prefixFoldersOf(args.bucket ?? []);
 
   const started = performance.now();
   const log = (line: string) => console.log(`[emulator] ${line}`);
@@ -35,6 +39,7 @@ async function main() {
       s3: localS3Client(localStack.endpoint),
       port,
       images: args.images,
+      prefixFolders,
       edgeCache: !args['no-edge-cache'],
       signingSecret: args['signing-secret'],
       log,
@@ -42,7 +47,7 @@ async function main() {
   } catch (error) {
     await localStack.stop();
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use; pick another with --port`);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`no such folder: ${args.images}`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`no such folder: ${(error as NodeJS.ErrnoException).path}`);
     throw error;
   }
   log(`edge cache ${args['no-edge-cache'] ? 'off' : 'on'}; S3 at ${localStack.endpoint}`);
