@@ -41,7 +41,7 @@ export function isBridgeEvent(event: SourceEvent | undefined): event is S3Bridge
 export type Change = 'created' | 'removed';
 
 export interface SourceChange {
-  /** The source key, decoded. */
+  /** The URL key: the object's key, decoded, after its bucket's prefix if it has one. */
   key: string;
   /** `created` when any record for the key created it; warming is then worth trying. */
   change: Change;
