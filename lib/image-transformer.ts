@@ -6,6 +6,7 @@
 //                           2. on 403/404: the origin Lambda's `live` alias, through
 //                              its Function URL (OAC, AWS_IAM)
 //   source bucket ─ created/removed events ─▶ invalidation Lambda
+//   sourceBuckets (by key prefix) ─ EventBridge: Object Created/Deleted ─▶ the same
 //             (purge the source's variants, invalidate CloudFront, eager presets)
 //             ─ an event still failing after Lambda's retries ─▶ failure queue (SQS),
 //               alarmed, replayed with `npm run replay-invalidations`
