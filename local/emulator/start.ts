@@ -26,7 +26,7 @@ import { createEmulator } from './emulator';
 import { generateSamples, sampleWatermark, type Sample } from './samples';
 import { createEmulatorServer } from './server';
 import { watchSources, type Delivery } from './source-watcher';
-import { prefixesRefusal, type PrefixBuckets } from '../../lambda/common/sources';
+import { prefixesRefusal, urlKey, type PrefixBuckets } from '../../lambda/common/sources';
 import { UsageError } from '../harness/command-line';
 
 export interface EmulatorStartOptions {
@@ -264,7 +264,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     sourceBucket,
     cacheBucket,
     sourceBuckets,
-    sources: [...sources.map((source) => source.key), ...prefixSources],
+    // The default bucket's keys under a mapped prefix are not served.
+    sources: [...sources.map((source) => source.key).filter((key) => urlKey(sourceBucket, key, sourceBuckets) !== undefined), ...prefixSources],
     settled: emulator.settled,
     async close() {
       for (const watcher of watchers) watcher.stop();
