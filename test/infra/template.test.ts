@@ -21,7 +21,7 @@ describe('logical IDs', () => {
   const before = JSON.parse(readFileSync(new URL('./logical-ids.json', import.meta.url), 'utf8')) as Record<string, Record<string, string>>;
 
   it('every resource of an existing deployment keeps its logical ID and type (new resources only)', () => {
-    for (const [name, s] of Object.entries({ base, full, imported, off })) {
+    for (const [name, s] of Object.entries({ base, full, imported, off, buckets })) {
       const now = Object.fromEntries(Object.entries(s.json.Resources as Json).map(([id, resource]) => [id, resource.Type]));
       const expected = before[name]!;
       expect(Object.keys(expected).length, name).toBeGreaterThan(25);
