@@ -20,6 +20,7 @@ import { ImageTransformerConfigError } from './settings';
 export const CONTEXT_KEYS = {
   stackName: 'CloudFormation stack name (default EdgeImageTransformer).',
   sourceBucket: 'Name of an existing bucket of originals to serve (default: create one).',
+  sourceBuckets: 'More existing buckets of originals by key prefix, as JSON, e.g. {"archive/":"my-archive-bucket"} (default: none).',
   maxDimension: 'Largest width/height, integer (default 8192).',
   sizes: 'Allowed widths/heights, comma-separated, e.g. 320,640,1280 (default: any).',
   presets: 'Presets as JSON, e.g. {"thumb":{"width":"200","height":"200","fit":"cover"}} (default: none).',
@@ -152,6 +153,18 @@ function presets(get: Lookup): { [name: string]: Preset } | undefined {
   return result;
 }
 
+/** Imported by name, each in its own construct named after its prefix (a construct id may not hold "/"). */
+function sourceBuckets(scope: Construct, get: Lookup): { [prefix: string]: s3.IBucket } | undefined {
+  const value = jsonObject(get, 'sourceBuckets', 'key prefixes to bucket names, e.g. {"archive/":"my-archive-bucket"}');
+  if (!value) return undefined;
+  return Object.fromEntries(
+    Object.entries(value).map(([prefix, name]) => {
+      if (typeof name !== 'string' || name.trim() === '') bad(`sourceBuckets.${prefix}`, 'a bucket name', name);
+      return [prefix, s3.Bucket.fromBucketName(scope, `ImportedSourceBucket-${encodeURIComponent(prefix)}`, (name as string).trim())];
+    }),
+  );
+}
+
 function svgPolicy(get: Lookup): SvgPolicy | undefined {
   const value = text(get, 'svgPolicy');
   if (value === undefined) return undefined;
@@ -210,6 +223,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
 
   return {
     sourceBucket: sourceBucketName ? s3.Bucket.fromBucketName(scope, 'ImportedSourceBucket', sourceBucketName) : undefined,
+    sourceBuckets: sourceBuckets(scope, get),
     maxDimension: integer(get, 'maxDimension'),
     sizes: integers(get, 'sizes'),
     presets: presets(get),

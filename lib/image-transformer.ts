@@ -6,6 +6,7 @@
 //                           2. on 403/404: the origin Lambda's `live` alias, through
 //                              its Function URL (OAC, AWS_IAM)
 //   source bucket ─ created/removed events ─▶ invalidation Lambda
+//   sourceBuckets (by key prefix) ─ EventBridge: Object Created/Deleted ─▶ the same
 //             (purge the source's variants, invalidate CloudFront, eager presets)
 //             ─ an event still failing after Lambda's retries ─▶ failure queue (SQS),
 //               alarmed, replayed with `npm run replay-invalidations`
@@ -78,6 +79,22 @@ export interface ImageTransformerProps {
    * @default - a new private bucket (Block Public Access, TLS only, S3-managed encryption)
    */
   readonly sourceBucket?: s3.IBucket;
+
+  /**
+   * More buckets of originals, each serving the keys under a prefix:
+   * `{ 'archive/': archiveBucket }` serves `https://<domain>/archive/2020/a.jpg?w=640`
+   * from object `2020/a.jpg` of archiveBucket (the prefix is not part of its
+   * keys, so an existing bucket works as it is). Every other key reads
+   * sourceBucket, as without this. Prefixes end with "/" and none starts
+   * another; a bucket serves one prefix. The origin Lambda may only
+   * s3:GetObject from them. Changes reach the invalidation Lambda through
+   * EventBridge, which the construct turns on for each of them (for an
+   * imported bucket through CDK's notifications custom resource, which keeps
+   * the bucket's other notifications); the buckets must be in the stack's
+   * account and region. See "Several buckets" in docs/configuration.md.
+   * @default - none: every key reads sourceBucket
+   */
+  readonly sourceBuckets?: { [prefix: string]: s3.IBucket };
 
   /**
    * How long a generated variant stays in the cache bucket before S3 deletes
@@ -478,6 +495,8 @@ export class ImageTransformer extends Construct {
   public readonly distribution: cloudfront.Distribution;
   /** The bucket of original images (created or imported). */
   public readonly sourceBucket: s3.IBucket;
+  /** The buckets of originals mapped to key prefixes (props.sourceBuckets). */
+  public readonly sourceBuckets: { [prefix: string]: s3.IBucket };
   /** The bucket of generated variants, keyed by canonical URI. */
   public readonly cacheBucket: s3.Bucket;
   /** The sharp Lambda that makes variants (the fallback origin). */
@@ -529,6 +548,7 @@ export class ImageTransformer extends Construct {
 
     const buckets = buildBuckets(this, settings);
     this.sourceBucket = buckets.sourceBucket;
+    this.sourceBuckets = settings.sourceBuckets;
     this.cacheBucket = buckets.cacheBucket;
     this.logBucket = buckets.logBucket;
 

@@ -20,9 +20,10 @@ import {
   DEFAULT_MAX_INLINE_BYTES,
   type SvgPolicy,
 } from '../lambda/origin/config';
+import { prefixesRefusal } from '../lambda/common/sources';
 import { checkedWebOrigins, type WebOrigin } from '../lambda/origin/web/origins';
 import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
-import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion } from './settings';
+import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion, checkSourceBuckets } from './settings';
 import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
 import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from './watermarks';
 
@@ -59,6 +60,8 @@ export interface ResolvedSettings {
 
   // Storage.
   readonly sourceBucket?: s3.IBucket;
+  /** Buckets of originals by key prefix, checked. */
+  readonly sourceBuckets: { [prefix: string]: s3.IBucket };
   readonly variantExpirationDays: number;
   readonly accessLogging: boolean;
   readonly accessLogDays: number;
@@ -123,6 +126,10 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     'webOrigins',
     (message) => new ImageTransformerConfigError(message),
   );
+  const sourceBuckets = checkSourceBuckets(props.sourceBuckets ?? {}, props.sourceBucket);
+  // A key is read from one place: no bucket's prefix may hold a site's, or the other way round.
+  const overlap = prefixesRefusal('sourceBuckets and webOrigins', [...Object.keys(sourceBuckets), ...Object.keys(webOrigins)]);
+  if (overlap) throw new ImageTransformerConfigError(overlap);
   const grammar: GrammarOptions = checkGrammar({
     maxDimension: props.maxDimension ?? DEFAULT_GRAMMAR_OPTIONS.maxDimension,
     sizes: props.sizes,
@@ -263,6 +270,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     eagerPresets,
     eagerSigningSecret: props.eagerSigningSecret,
     sourceBucket: props.sourceBucket,
+    sourceBuckets,
     variantExpirationDays,
     accessLogging: props.accessLogging ?? true,
     accessLogDays,

@@ -4,7 +4,9 @@
 // that names the setting, instead of failing viewers' requests after a deploy.
 
 import { Token } from 'aws-cdk-lib';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { isObject, mustBe } from '../lambda/common/checks';
+import { prefixesRefusal } from '../lambda/common/sources';
 import {
   PARAMS_BY_NAME,
   PRESET_SPELLINGS,
@@ -116,4 +118,21 @@ export function checkGrammar(grammar: GrammarOptions): GrammarOptions {
 export function checkRegion(name: string, value: string | undefined): void {
   if (value === undefined || Token.isUnresolved(value)) return;
   if (!/^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(value)) fail(mustBe(name, 'an AWS region such as eu-west-1', value));
+}
+
+/**
+ * The buckets mapped to key prefixes: prefixes that make valid, distinct keys
+ * (lambda/common/sources.ts), and each bucket once and apart from the default
+ * source bucket, or an object's change could not be mapped back to one URL key.
+ */
+export function checkSourceBuckets(buckets: { [prefix: string]: s3.IBucket }, sourceBucket: s3.IBucket | undefined): { [prefix: string]: s3.IBucket } {
+  const refusal = prefixesRefusal('sourceBuckets', Object.keys(buckets));
+  if (refusal) fail(refusal);
+  const seen: [string, s3.IBucket][] = sourceBucket ? [['(the sourceBucket)', sourceBucket]] : [];
+  for (const [prefix, bucket] of Object.entries(buckets)) {
+    const same = seen.find(([, other]) => other === bucket || (!Token.isUnresolved(bucket.bucketName) && other.bucketName === bucket.bucketName));
+    if (same) fail(`sourceBuckets maps "${prefix}" to the bucket of ${same[0]}: each bucket serves one prefix, and the sourceBucket none.`);
+    seen.push([`"${prefix}"`, bucket]);
+  }
+  return buckets;
 }

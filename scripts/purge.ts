@@ -25,8 +25,9 @@ export const USAGE = `usage: npm run purge -- [options] <source-key> [<source-ke
 Invalidates each source in CloudFront (one invalidation, /<key>* per source),
 then deletes its variants from the cache bucket, and reports per key.
 
-A source key is the object key in the source bucket, as is ("photos/my cat.jpg"),
-or the image's URL or URL path, percent-encoded ("/photos/my%20cat.jpg",
+A source key is the object key in the source bucket, as is ("photos/my cat.jpg";
+in a bucket of sourceBuckets, after its prefix: "archive/2020/a.jpg"), or the
+image's URL or URL path, percent-encoded ("/photos/my%20cat.jpg",
 "https://img.example.com/photos/my%20cat.jpg?w=640").
 
 options:

@@ -17,10 +17,11 @@ import { parseArgs } from 'node:util';
 import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { S3Event } from 'aws-lambda';
 import { describeError } from '../lambda/common/log';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
+import { readSourceBuckets, type PrefixBuckets } from '../lambda/common/sources';
 import { invalidateConfig } from '../lambda/invalidate/config';
+import { isBridgeEvent, type SourceEvent } from '../lambda/invalidate/events';
 import { createInvalidationHandler, SourceChangeError } from '../lambda/invalidate/handler';
 import { UsageError } from '../local/harness/command-line';
 import { operatorMain, runIfMain, type Output } from './operator-command';
@@ -36,6 +37,8 @@ options:
   --queue-url URL          the failure queue (stack output InvalidationFailureQueueUrl; or $FAILURE_QUEUE_URL)
   --cache-bucket NAME      the cache bucket (stack output CacheBucketName; or $CACHE_BUCKET)
   --distribution-id ID     the distribution (stack output DistributionId; or $DISTRIBUTION_ID)
+  --source-buckets JSON    the buckets mapped to key prefixes, as the invalidation Lambda's SOURCE_BUCKETS
+                           has them, e.g. '{"archive/":"my-archive"}' (or $SOURCE_BUCKETS; default: none)
   --region REGION          the stack's region (default: the AWS SDK's)
   -h, --help               this text
 
@@ -45,6 +48,7 @@ export interface ReplayOptions {
   queueUrl: string;
   cacheBucket: string;
   distributionId: string;
+  sourceBuckets: PrefixBuckets;
   region?: string;
 }
 
@@ -97,6 +101,7 @@ export function parseReplayArgs(argv: string[], env: Record<string, string | und
         'queue-url': { type: 'string' },
         'cache-bucket': { type: 'string' },
         'distribution-id': { type: 'string' },
+        'source-buckets': { type: 'string' },
         region: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -114,22 +119,35 @@ export function parseReplayArgs(argv: string[], env: Record<string, string | und
   }
   if (!cacheBucket) throw new UsageError('the cache bucket is needed: --cache-bucket NAME (or $CACHE_BUCKET).');
   if (!distributionId) throw new UsageError('the distribution is needed: --distribution-id ID (or $DISTRIBUTION_ID).');
-  return { queueUrl, cacheBucket, distributionId, region: values.region };
+  const sourceBuckets = readSourceBuckets({ SOURCE_BUCKETS: values['source-buckets'] ?? env.SOURCE_BUCKETS }, (message) => new UsageError(`--source-buckets: ${message}`));
+  return { queueUrl, cacheBucket, distributionId, sourceBuckets, region: values.region };
 }
 
-/** The S3 event inside a Lambda on-failure record; throws, saying why, for anything else. */
-export function failedEvent(body: string): S3Event {
+/**
+ * The S3 event (a notification, or an EventBridge event of a bucket mapped to
+ * a prefix) inside a Lambda on-failure record; throws, saying why, for anything
+ * else, and for an EventBridge event of a bucket `sourceBuckets` does not map,
+ * which would otherwise be replayed as nothing to do and removed.
+ */
+export function failedEvent(body: string, sourceBuckets: PrefixBuckets = {}): SourceEvent {
   let record: unknown;
   try {
     record = JSON.parse(body);
   } catch {
     throw new Error('not JSON, so not an on-failure record of the invalidation Lambda');
   }
-  const payload = (record as { requestPayload?: { Records?: unknown } } | null)?.requestPayload;
-  if (!payload || !Array.isArray(payload.Records)) {
+  const payload = (record as { requestPayload?: { Records?: unknown } } | null)?.requestPayload as SourceEvent | undefined;
+  if (isBridgeEvent(payload) && payload.source === 'aws.s3') {
+    const bucket = payload.detail?.bucket?.name;
+    if (!Object.values(sourceBuckets).includes(bucket)) {
+      throw new Error(`an EventBridge event of bucket ${JSON.stringify(bucket)}, which --source-buckets does not map to a prefix`);
+    }
+    return payload;
+  }
+  if (!payload || !Array.isArray((payload as { Records?: unknown }).Records)) {
     throw new Error('no requestPayload.Records: not an on-failure record of the invalidation Lambda');
   }
-  return payload as S3Event;
+  return payload;
 }
 
 function describe(error: unknown): string {
@@ -142,7 +160,10 @@ export async function replay(options: ReplayOptions, deps: ReplayDependencies, o
     s3: deps.s3,
     cloudFront: deps.cloudFront,
     // No presets are warmed on a replay: nothing is requested from the distribution.
-    config: invalidateConfig({ cacheBucket: options.cacheBucket, distributionId: options.distributionId, distributionOrigin: '' }),
+    config: invalidateConfig(
+      { cacheBucket: options.cacheBucket, distributionId: options.distributionId, distributionOrigin: '' },
+      { sourceBuckets: options.sourceBuckets },
+    ),
     // The handler's structured log stays quiet: each message gets its one line below.
     log: () => {},
   });
@@ -154,7 +175,7 @@ export async function replay(options: ReplayOptions, deps: ReplayDependencies, o
     for (const message of batch) {
       seen.add(message.id);
       try {
-        const report = await handle(failedEvent(message.body));
+        const report = await handle(failedEvent(message.body, options.sourceBuckets));
         await deps.queue.delete(message.receipt);
         const keys = report.keys.map((key) => `${key.key} (${key.deleted} variant(s) deleted)`).join(', ') || 'no source key';
         const invalidated = report.invalidationId ? `; invalidated ${report.paths.length} path(s) (${report.invalidationId})` : '; nothing to invalidate';

@@ -6,11 +6,18 @@
 
 import { mustBe } from '../common/checks';
 import { envReaders, type Env } from '../common/env';
+import { readSourceBuckets, sourceBucketsEnvironment, type PrefixBuckets } from '../common/sources';
 import { presetRefusal, DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions, type Preset } from '../grammar';
 
 export interface InvalidateConfig {
   /** Bucket holding the variants, `<source key>/<ops>` (CACHE_BUCKET). */
   cacheBucket: string;
+  /**
+   * Key prefixes served from other buckets than the default source bucket
+   * (SOURCE_BUCKETS, as the origin has it): an object of one of those buckets
+   * changes the URL key prefix + object key.
+   */
+  sourceBuckets: PrefixBuckets;
   /** The distribution whose edge caches are invalidated (DISTRIBUTION_ID). */
   distributionId: string;
   /**
@@ -124,6 +131,7 @@ export function readConfig(env: Env): InvalidateConfig {
   };
   const config: InvalidateConfig = {
     cacheBucket: required(env, 'CACHE_BUCKET'),
+    sourceBuckets: readSourceBuckets(env, configError),
     distributionId: required(env, 'DISTRIBUTION_ID'),
     distributionOrigin: distributionOrigin(env),
     eagerPresets: nameList(env, 'EAGER_PRESETS'),
@@ -163,6 +171,7 @@ export function invalidationEnvironment(config: InvalidateConfig): Record<string
   const defaultAccepts = JSON.stringify(eagerAccepts) === JSON.stringify(DEFAULT_EAGER_ACCEPTS);
   return {
     CACHE_BUCKET: config.cacheBucket,
+    ...sourceBucketsEnvironment(config.sourceBuckets),
     DISTRIBUTION_ID: config.distributionId,
     DISTRIBUTION_DOMAIN: distributionOrigin.startsWith(DEFAULT_SCHEME) ? distributionOrigin.slice(DEFAULT_SCHEME.length) : distributionOrigin,
     EAGER_PRESETS: config.eagerPresets.join(','),
@@ -188,6 +197,7 @@ export function invalidateConfig(
 ): InvalidateConfig {
   return {
     cacheBucket: target.cacheBucket,
+    sourceBuckets: {},
     distributionId: target.distributionId,
     distributionOrigin: target.distributionOrigin,
     eagerPresets: [],

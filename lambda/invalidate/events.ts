@@ -1,14 +1,47 @@
-// S3 event notifications -> the source keys that changed. S3 writes an event's
-// object key form-encoded (a space is '+', a literal '+' is '%2B', other bytes
-// are UTF-8 percent escapes), so it is decoded here before anything else sees it.
+// What changed -> the URL keys whose variants are stale. Two shapes come in:
+// S3 event notifications from the default source bucket (`Records`), whose
+// object keys S3 writes form-encoded (a space is '+', a literal '+' is '%2B',
+// other bytes are UTF-8 percent escapes), decoded here before anything else
+// sees them; and EventBridge's "Object Created" / "Object Deleted" events from
+// the buckets mapped to prefixes, one object each, its key as it is. An
+// object is mapped back to its URL key (lambda/common/sources.ts).
 
 import type { S3EventRecord } from 'aws-lambda';
 import { isGrammarError, validateKey } from '../grammar';
+import { urlKey, type PrefixBuckets } from '../common/sources';
+
+/** An S3 event as EventBridge delivers it (the fields this Lambda reads). */
+export interface S3BridgeEvent {
+  source: 'aws.s3';
+  'detail-type': string;
+  detail: { bucket: { name: string }; object: { key: string } };
+}
+
+/** What the invalidation Lambda is invoked with: an S3 notification, or an S3 event through EventBridge. */
+export type SourceEvent = { Records?: S3EventRecord[] } | S3BridgeEvent;
+
+/** One object's change, from either shape. */
+interface ObjectNotice {
+  /** The S3 event name, or EventBridge's detail type. */
+  eventName: string;
+  bucket: string;
+  /** The key as the event spelled it. */
+  rawKey: string;
+  /** The object key, decoded; undefined when it is not valid percent-encoded UTF-8. */
+  objectKey: string | undefined;
+  /** Through EventBridge, which only the buckets mapped to prefixes send to this Lambda. */
+  bridged: boolean;
+}
+
+/** Whether `event` came through EventBridge. */
+export function isBridgeEvent(event: SourceEvent | undefined): event is S3BridgeEvent {
+  return event !== undefined && 'detail' in event;
+}
 
 export type Change = 'created' | 'removed';
 
 export interface SourceChange {
-  /** The source key, decoded. */
+  /** The URL key: the object's key, decoded, after its bucket's prefix if it has one. */
   key: string;
   /** `created` when any record for the key created it; warming is then worth trying. */
   change: Change;
@@ -28,18 +61,41 @@ export function decodeEventKey(rawKey: string): string {
   return decodeURIComponent(rawKey.replace(/\+/g, '%20'));
 }
 
-/** ObjectCreated:* makes a new source; ObjectRemoved:* and lifecycle expirations end one. */
+function decodedOrUndefined(rawKey: string): string | undefined {
+  try {
+    return decodeEventKey(rawKey);
+  } catch {
+    return undefined;
+  }
+}
+
+function notices(event: SourceEvent | undefined): ObjectNotice[] {
+  if (isBridgeEvent(event)) {
+    const key = event.detail?.object?.key ?? '';
+    return [{ eventName: event['detail-type'] ?? '', bucket: event.detail?.bucket?.name ?? '', rawKey: key, objectKey: key, bridged: true }];
+  }
+  return ((event as { Records?: S3EventRecord[] } | undefined)?.Records ?? []).map((record) => {
+    const rawKey = record.s3?.object?.key ?? '';
+    return { eventName: record.eventName ?? '', bucket: record.s3?.bucket?.name ?? '', rawKey, objectKey: decodedOrUndefined(rawKey), bridged: false };
+  });
+}
+
+/**
+ * ObjectCreated:* (EventBridge: Object Created) makes a new source;
+ * ObjectRemoved:*, lifecycle expirations (EventBridge: Object Deleted, either way) end one.
+ */
 function changeOf(eventName: string): Change | undefined {
-  if (eventName.startsWith('ObjectCreated:')) return 'created';
-  if (eventName.startsWith('ObjectRemoved:') || eventName.startsWith('LifecycleExpiration:')) return 'removed';
+  if (eventName.startsWith('ObjectCreated:') || eventName === 'Object Created') return 'created';
+  if (eventName.startsWith('ObjectRemoved:') || eventName.startsWith('LifecycleExpiration:') || eventName === 'Object Deleted') return 'removed';
   return undefined;
 }
 
 /**
- * The distinct source keys an event's records change, in first-seen order.
+ * The distinct URL keys an event's records change, in first-seen order.
  * Records this Lambda has nothing to do for (other event types, keys the
- * edge would never serve, records from the cache bucket itself) are returned
- * apart, with the reason, so the handler can log them.
+ * edge would never serve, records from the cache bucket itself, keys of the
+ * default bucket that a mapped prefix hides) are returned apart, with the
+ * reason, so the handler can log them.
  *
  * Records are not ordered by `sequencer`: every key is purged and invalidated
  * whatever happened last, and a key is warmed if any record created it
@@ -47,14 +103,13 @@ function changeOf(eventName: string): Change | undefined {
  * record per notification to Lambda in practice.
  */
 export function sourceChanges(
-  records: S3EventRecord[] | undefined,
+  event: SourceEvent | undefined,
   cacheBucket: string,
+  sourceBuckets: PrefixBuckets,
 ): { changes: SourceChange[]; ignored: IgnoredRecord[] } {
   const byKey = new Map<string, SourceChange>();
   const ignored: IgnoredRecord[] = [];
-  for (const record of records ?? []) {
-    const eventName = record.eventName ?? '';
-    const rawKey = record.s3?.object?.key ?? '';
+  for (const { eventName, bucket, rawKey, objectKey, bridged } of notices(event)) {
     const ignore = (reason: string) => ignored.push({ eventName, rawKey, reason });
 
     const change = changeOf(eventName);
@@ -62,17 +117,32 @@ export function sourceChanges(
       ignore('not an object created or removed event');
       continue;
     }
-    if (record.s3?.bucket?.name === cacheBucket) {
+    if (bucket === cacheBucket) {
       // A notification on the cache bucket would make this Lambda chase its own deletions.
       ignore('the event is from the cache bucket, not a source bucket');
       continue;
     }
+    if (bridged && !Object.values(sourceBuckets).includes(bucket)) {
+      // Any other bucket's key would be taken for the default bucket's, and purge the wrong variants.
+      ignore(`the event is from bucket "${bucket}", which no prefix maps`);
+      continue;
+    }
+    if (objectKey === undefined) {
+      ignore('the key is not valid percent-encoded UTF-8');
+      continue;
+    }
+    const mapped = urlKey(bucket, objectKey, sourceBuckets);
+    if (mapped === undefined) {
+      ignore('the key is under a prefix served from another bucket');
+      continue;
+    }
     let key: string;
     try {
-      key = validateKey(decodeEventKey(rawKey));
+      key = validateKey(mapped);
     } catch (error) {
       // A key the edge refuses (empty segment, "..", a folder marker ending in "/") has no variants.
-      ignore(isGrammarError(error) ? error.message : `the key is not valid percent-encoded UTF-8`);
+      if (!isGrammarError(error)) throw error;
+      ignore(error.message);
       continue;
     }
     const seen = byKey.get(key);

@@ -1,5 +1,5 @@
-// The source-changed Lambda: an S3 event notification from the source bucket
-// in; the changed sources' variants invalidated in CloudFront and deleted
+// The source-changed Lambda: an S3 event notification from the source bucket,
+// or an EventBridge S3 event from a bucket mapped to a prefix, in; the changed sources' variants invalidated in CloudFront and deleted
 // from the cache bucket, and (for new sources) the eager presets requested
 // once through the distribution.
 //
@@ -17,10 +17,9 @@
 // keeps the event if those fail too (`npm run replay-invalidations`).
 
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { S3Event } from 'aws-lambda';
 import type { InvalidationClient } from './cloudfront';
 import type { InvalidateConfig } from './config';
-import { sourceChanges, type Change, type IgnoredRecord } from './events';
+import { sourceChanges, type Change, type IgnoredRecord, type SourceEvent } from './events';
 import type { Logger } from '../common/log';
 import { purgeFailed, purgeSources, type SourcePurge } from './purge';
 import { warm, warmRequests, type Fetch, type WarmOutcome } from './warm';
@@ -65,13 +64,13 @@ export class SourceChangeError extends Error {
   }
 }
 
-export type InvalidationHandler = (event: S3Event) => Promise<InvalidationReport>;
+export type InvalidationHandler = (event: SourceEvent) => Promise<InvalidationReport>;
 
 export function createInvalidationHandler({ s3, cloudFront, config, log, fetch = globalThis.fetch, settle }: InvalidationDependencies): InvalidationHandler {
   const settled = settle ?? (config.settleMs ? () => new Promise<void>((resolve) => setTimeout(resolve, config.settleMs)) : undefined);
 
   return async function handle(event) {
-    const { changes, ignored } = sourceChanges(event?.Records, config.cacheBucket);
+    const { changes, ignored } = sourceChanges(event, config.cacheBucket, config.sourceBuckets);
     for (const record of ignored) log({ level: 'info', event: 'ignored', ...record });
 
     const { sources, ...invalidationResult } = await purgeSources(changes, {

@@ -5,6 +5,7 @@
 
 import { resolve } from 'node:path';
 import { envReaders, type Env } from '../common/env';
+import { readSourceBuckets, sourceBucketsEnvironment, type PrefixBuckets } from '../common/sources';
 import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
 import type { MetricsOptions } from './metrics';
 import type { WatermarkDefinition } from './watermarks';
@@ -39,7 +40,10 @@ export const SVG_POLICIES = ['refuse', 'rasterize'] as const;
 export type SvgPolicy = (typeof SVG_POLICIES)[number];
 
 export interface OriginConfig extends Limits {
+  /** The bucket of every source key outside `sourceBuckets`' prefixes (SOURCE_BUCKET). */
   sourceBucket: string;
+  /** Key prefixes read from other buckets, without the prefix (SOURCE_BUCKETS, JSON; lambda/common/sources.ts). */
+  sourceBuckets: PrefixBuckets;
   cacheBucket: string;
   /** Largest body returned inline; larger variants are redirected to the cache bucket (MAX_INLINE_BYTES). */
   maxInlineBytes: number;
@@ -76,6 +80,7 @@ const { required, positiveInteger, oneOf, flag, jsonObject } = envReaders(config
 export function readConfig(env: Env): OriginConfig {
   return {
     sourceBucket: required(env, 'SOURCE_BUCKET'),
+    sourceBuckets: readSourceBuckets(env, configError),
     cacheBucket: required(env, 'CACHE_BUCKET'),
     maxSourceBytes: positiveInteger(env, 'MAX_SOURCE_BYTES', DEFAULT_LIMITS.maxSourceBytes),
     maxInputPixels: positiveInteger(env, 'MAX_INPUT_PIXELS', DEFAULT_LIMITS.maxInputPixels),
@@ -121,6 +126,7 @@ export function originEnvironment(
 ): Record<string, string> {
   return {
     SOURCE_BUCKET: config.sourceBucket,
+    ...sourceBucketsEnvironment(config.sourceBuckets),
     CACHE_BUCKET: config.cacheBucket,
     MAX_SOURCE_BYTES: String(config.maxSourceBytes),
     MAX_INPUT_PIXELS: String(config.maxInputPixels),
@@ -145,6 +151,7 @@ export function originConfig(buckets: Pick<OriginConfig, 'sourceBucket' | 'cache
     ...DEFAULT_LIMITS,
     sourceBucket: buckets.sourceBucket,
     cacheBucket: buckets.cacheBucket,
+    sourceBuckets: {},
     maxInlineBytes: DEFAULT_MAX_INLINE_BYTES,
     cacheControl: DEFAULT_CACHE_CONTROL,
     failureTtlSeconds: DEFAULT_FAILURE_TTL_SECONDS,

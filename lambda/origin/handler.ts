@@ -11,6 +11,7 @@ import { rememberedFailure, rememberFailure, worthRemembering } from './failures
 import { budgetFor } from './image/budget';
 import type { TransformOptions } from './image/transform';
 import { errorStack, type Logger } from '../common/log';
+import { sourceObject } from '../common/sources';
 import { requestMetrics, type MetricsOptions, type Phase, type RequestMetrics } from './metrics';
 import {
   DEFERRED_AVIF_CACHE_CONTROL,
@@ -133,7 +134,10 @@ export function createOriginHandler({
   /** A bucket's source: read from S3, its variant written once (a change is purged by its event). */
   function bucketSourcing(request: CanonicalRequest): Sourcing {
     return {
-      fetch: (deadline) => withDeadline(fetchSource(s3, config.sourceBucket, request.key, config.maxSourceBytes), deadline),
+      fetch: (deadline) => {
+        const { bucket, objectKey } = sourceObject(request.key, config.sourceBucket, config.sourceBuckets);
+        return withDeadline(fetchSource(s3, bucket, objectKey, config.maxSourceBytes), deadline);
+      },
       store: (variant, abortSignal) =>
         storeVariant(
           s3,

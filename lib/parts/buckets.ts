@@ -24,6 +24,11 @@ export interface Buckets {
   readonly logBucket?: s3.Bucket;
 }
 
+/** The buckets' names by prefix, as the Lambdas' environment has them (tokens until deploy). */
+export function bucketNames(buckets: { [prefix: string]: s3.IBucket }): { [prefix: string]: string } {
+  return Object.fromEntries(Object.entries(buckets).map(([prefix, bucket]) => [prefix, bucket.bucketName]));
+}
+
 /** Creates the buckets in `scope`: `LogBucket`, `SourceBucket` (unless imported), `CacheBucket`. */
 export function buildBuckets(scope: Construct, props: BucketsProps): Buckets {
   const privateBucket = {

@@ -5,6 +5,8 @@
 
 import { Duration, Stack } from 'aws-cdk-lib';
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -15,12 +17,14 @@ import type { Construct } from 'constructs';
 import { invalidateConfig, invalidationEnvironment } from '../../lambda/invalidate/config';
 import type { ResolvedSettings } from '../resolved-settings';
 import { PROJECT_FUNCTION, SMALL_BUNDLING, lambdaEntry, ownLogsAndRole } from './lambda-project';
+import { bucketNames } from './buckets';
 import { acknowledge, wildcardFinding } from './nag';
 
 export interface InvalidationProps
   extends Pick<
     ResolvedSettings,
     | 'grammar'
+    | 'sourceBuckets'
     | 'avif'
     | 'eagerPresets'
     | 'eagerSigningSecret'
@@ -30,7 +34,7 @@ export interface InvalidationProps
     | 'logRetention'
     | 'removalPolicy'
   > {
-  /** Whose created/removed events start an invalidation. */
+  /** Whose created/removed notifications start an invalidation (sourceBuckets' come through EventBridge). */
   readonly sourceBucket: s3.IBucket;
   /** Where a changed source's variants are purged from. */
   readonly cacheBucket: s3.IBucket;
@@ -47,7 +51,10 @@ export interface Invalidation {
 /** The id CDK gives its one-per-stack S3 notifications custom resource Lambda. */
 const BUCKET_NOTIFICATIONS_HANDLER_ID = 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834';
 
-/** Creates in `scope`: `InvalidationLogs`, `InvalidationRole`, `InvalidationFunction`, `InvalidationFailures`, the source's notifications. */
+/**
+ * Creates in `scope`: `InvalidationLogs`, `InvalidationRole`, `InvalidationFunction`, `InvalidationFailures`,
+ * the source's notifications and, with sourceBuckets, `SourceBucketEvents`.
+ */
 export function buildInvalidation(scope: Construct, props: InvalidationProps): Invalidation {
   const { cacheBucket, distribution, grammar, eagerPresets } = props;
   const { logGroup, role } = ownLogsAndRole(
@@ -94,6 +101,7 @@ export function buildInvalidation(scope: Construct, props: InvalidationProps): I
           distributionOrigin: `https://${distribution.distributionDomainName}`,
         },
         {
+          sourceBuckets: bucketNames(props.sourceBuckets),
           eagerPresets,
           // The grammar as the edge has it: what a warming URL's signature covers, and
           // which formats format=auto can negotiate (one warming request per format);
@@ -129,9 +137,33 @@ export function buildInvalidation(scope: Construct, props: InvalidationProps): I
   const notify = new s3n.LambdaDestination(invalidationFunction);
   props.sourceBucket.addEventNotification(s3.EventType.OBJECT_CREATED, notify);
   props.sourceBucket.addEventNotification(s3.EventType.OBJECT_REMOVED, notify);
+  notifyThroughEventBridge(scope, Object.values(props.sourceBuckets), invalidationFunction);
 
   acknowledgeInvalidationFindings(scope, role, failureQueue, cacheBucket);
   return { function: invalidationFunction, failureQueue };
+}
+
+/**
+ * The buckets mapped to prefixes tell the invalidation Lambda of their changes
+ * through EventBridge, not S3 notifications: an imported bucket may already
+ * notify someone of the same events, and S3 refuses a second configuration
+ * that overlaps it (so would CDK's notifications resource, on deploy).
+ * Turning EventBridge delivery on adds to a bucket's notifications without
+ * touching them. EventBridge invokes the Lambda asynchronously, so its
+ * retries and failure queue apply as to S3's notifications.
+ */
+function notifyThroughEventBridge(scope: Construct, buckets: s3.IBucket[], invalidationFunction: nodejs.NodejsFunction): void {
+  if (buckets.length === 0) return;
+  for (const bucket of buckets) bucket.enableEventBridgeNotification();
+  new events.Rule(scope, 'SourceBucketEvents', {
+    description: 'edge-image-transformer: objects created or deleted in the buckets mapped to key prefixes',
+    eventPattern: {
+      source: ['aws.s3'],
+      detailType: ['Object Created', 'Object Deleted'],
+      detail: { bucket: { name: buckets.map((bucket) => bucket.bucketName) } },
+    },
+    targets: [new targets.LambdaFunction(invalidationFunction)],
+  });
 }
 
 /** The deliberate cdk-nag findings of this part, each with its reason. */

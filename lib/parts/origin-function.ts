@@ -14,6 +14,7 @@ import { originEnvironment } from '../../lambda/origin/config';
 import { FAILURES_PREFIX } from '../../lambda/origin/failures';
 import type { ResolvedSettings } from '../resolved-settings';
 import { ImageTransformerConfigError } from '../settings';
+import { bucketNames } from './buckets';
 import { buildConcurrencyCap } from './concurrency-cap';
 import { PROJECT_FUNCTION, PROJECT_ROOT, lambdaEntry, ownLogsAndRole } from './lambda-project';
 import { acknowledge, wildcardFinding } from './nag';
@@ -26,6 +27,7 @@ export interface OriginFunctionProps
   extends Pick<
     ResolvedSettings,
     | 'grammar'
+    | 'sourceBuckets'
     | 'memorySize'
     | 'timeout'
     | 'timeBudgetMs'
@@ -44,7 +46,7 @@ export interface OriginFunctionProps
     | 'logRetention'
     | 'removalPolicy'
   > {
-  /** Read: the originals. */
+  /** Read: the originals (those outside sourceBuckets' prefixes). */
   readonly sourceBucket: s3.IBucket;
   /** Written: the variants. */
   readonly cacheBucket: s3.IBucket;
@@ -79,14 +81,15 @@ function shellQuote(text: string): string {
 
 /** Creates the origin in `scope`: `OriginLogs`, `OriginRole`, `OriginFunction`, `OriginLive` and its URL, the concurrency cap. */
 export function buildOriginFunction(scope: Construct, props: OriginFunctionProps): OriginFunction {
-  const { sourceBucket, cacheBucket, grammar, limits } = props;
+  const { sourceBucket, sourceBuckets, cacheBucket, grammar, limits } = props;
+  const prefixBuckets = Object.values(sourceBuckets);
   const ownRecords = [FAILURES_PREFIX, ...Object.keys(props.webOrigins)];
   const { logGroup, role } = ownLogsAndRole(scope, 'Origin', 'edge-image-transformer origin: read sources, write variants, write its own logs', props);
   role.addToPolicy(
     new iam.PolicyStatement({
       sid: 'ReadSources',
       actions: ['s3:GetObject'],
-      resources: [sourceBucket.arnForObjects('*')],
+      resources: [sourceBucket, ...prefixBuckets].map((bucket) => bucket.arnForObjects('*')),
     }),
   );
   role.addToPolicy(
@@ -113,7 +116,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
       resources: ownRecords.map((prefix) => cacheBucket.arnForObjects(prefix + '*')),
     }),
   );
-  sourceBucket.encryptionKey?.grantDecrypt(role);
+  for (const bucket of [sourceBucket, ...prefixBuckets]) bucket.encryptionKey?.grantDecrypt(role);
 
   const arm64SharpVersion = sharpVersion();
   const originFunction = new nodejs.NodejsFunction(scope, 'OriginFunction', {
@@ -128,6 +131,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     environment: originEnvironment(
       {
         sourceBucket: sourceBucket.bucketName,
+        sourceBuckets: bucketNames(sourceBuckets),
         cacheBucket: cacheBucket.bucketName,
         ...limits,
         maxDimension: grammar.maxDimension,
@@ -203,11 +207,13 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
   });
 
-  acknowledge(
-    role,
-    wildcardFinding(scope, sourceBucket.arnForObjects('*')),
-    'The origin reads whichever source key a viewer names: s3:GetObject (a single action) on the source bucket objects, nothing else.',
-  );
+  for (const bucket of [sourceBucket, ...prefixBuckets]) {
+    acknowledge(
+      role,
+      wildcardFinding(scope, bucket.arnForObjects('*')),
+      'The origin reads whichever source key a viewer names: s3:GetObject (a single action) on the source bucket objects, nothing else.',
+    );
+  }
   acknowledge(
     role,
     wildcardFinding(scope, cacheBucket.arnForObjects('*')),

@@ -1,35 +1,34 @@
-// `npm start -- [--port <n>] [--images <dir>] [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <s>]`
+// `npm start -- [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <s>]`
 // Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3).
 
 import { assertSupportedNode } from '../../lib/node-version';
 import { commandLine, runCommand, UsageError } from '../harness/command-line';
 import { startLocalStack } from '../harness/localstack';
 import { localS3Client } from '../harness/s3-client';
-import { mustBe } from '../../lambda/common/checks';
 import { checkedWebOrigins, type WebOrigin } from '../../lambda/origin/web/origins';
-import { startEmulator } from './start';
+import { prefixedValues, startEmulator } from './start';
 
 /** Locally a changed page should show soon: a minute, where a deployment's default is a day. */
 const LOCAL_REVALIDATE_SECONDS = 60;
 
-const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <secret>]
+const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--web <prefix>=<url>]...
+                 [--no-edge-cache] [--signing-secret <secret>]
   --port <n>               port on 127.0.0.1 (default 3000)
   --images <dir>           upload every file under <dir>, keyed by its relative path, as "aws s3 sync" would
                            (default: generated samples)
-  --web <prefix>=<url>     serve keys under <prefix> from the site at <url>, loopback allowed, e.g.
-                           --web site/=http://127.0.0.1:8080/images/; variants are checked again after
-                           ${LOCAL_REVALIDATE_SECONDS} s (repeatable)
+  --bucket <prefix>=<dir>  serve the keys under <prefix> (e.g. archive/) from a second bucket, holding the
+                           files under <dir> keyed without the prefix, as a deployment's sourceBuckets; repeatable
+  --web <prefix>=<url>     serve the keys under <prefix> from the site at <url>, loopback allowed, as a
+                           deployment's webOrigins, e.g. --web site/=http://127.0.0.1:8080/images/; variants
+                           are checked again after ${LOCAL_REVALIDATE_SECONDS} s; repeatable
   --no-edge-cache          send every request to the origins, as with caching disabled
   --signing-secret <s>     require signed URLs, verified with this secret`;
 
 /** `--web <prefix>=<url>` options as the emulator's web origins, checked as a deployment's are. */
 function webOrigins(values: string[]): Record<string, WebOrigin> {
-  const given = values.map((value) => {
-    const at = value.indexOf('=');
-    if (at < 0) throw new UsageError(mustBe('--web', '<prefix>=<url>', value));
-    return [value.slice(0, at), { url: value.slice(at + 1), revalidateSeconds: LOCAL_REVALIDATE_SECONDS }];
-  });
-  return checkedWebOrigins(Object.fromEntries(given), '--web', (message) => new UsageError(message));
+  const urls = prefixedValues('--web', 'site/=http://127.0.0.1:8080/images/', values);
+  const given = Object.fromEntries(Object.entries(urls).map(([prefix, url]) => [prefix, { url, revalidateSeconds: LOCAL_REVALIDATE_SECONDS }]));
+  return checkedWebOrigins(given, '--web', (message) => new UsageError(message));
 }
 
 async function main() {
@@ -37,13 +36,15 @@ async function main() {
   const args = commandLine(USAGE, {
     port: { type: 'string', default: '3000' },
     images: { type: 'string' },
+    bucket: { type: 'string', multiple: true },
     'no-edge-cache': { type: 'boolean', default: false },
     'signing-secret': { type: 'string' },
-    web: { type: 'string', multiple: true, default: [] },
+    web: { type: 'string', multiple: true },
   });
   if (!args) return;
   const port = Number(args.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${args.port}"`);
+  const prefixFolders = prefixedValues('--bucket', 'archive/=./photos', args.bucket ?? []);
 
   const started = performance.now();
   const log = (line: string) => console.log(`[emulator] ${line}`);
@@ -54,15 +55,16 @@ async function main() {
       s3: localS3Client(localStack.endpoint),
       port,
       images: args.images,
+      prefixFolders,
       edgeCache: !args['no-edge-cache'],
       signingSecret: args['signing-secret'],
-      webOrigins: webOrigins(args.web),
+      webOrigins: webOrigins(args.web ?? []),
       log,
     });
   } catch (error) {
     await localStack.stop();
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use; pick another with --port`);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`no such folder: ${args.images}`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`no such folder: ${(error as NodeJS.ErrnoException).path}`);
     throw error;
   }
   log(`edge cache ${args['no-edge-cache'] ? 'off' : 'on'}; S3 at ${localStack.endpoint}`);

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { canonicalRequest, decodeKeyPath, isGrammarError, signedText, signUri, splitQuery, type GrammarOptions, type SignatureParams } from '../../lambda/grammar';
+import { sourceObject, urlKey, type PrefixBuckets } from '../../lambda/common/sources';
 import { contentTypeOf } from './content-types';
 import type { Emulator } from './emulator';
 
@@ -23,6 +24,8 @@ export interface ServerOptions {
   emulator: Emulator;
   s3: S3Client;
   sourceBucket: string;
+  /** Buckets serving key prefixes, as the origin has them: listed and uploaded to under their prefixes. */
+  sourceBuckets: PrefixBuckets;
   settings: PlaygroundSettings;
   /** Called after a playground upload replaced a source, as S3 would notify. */
   onSourceChanged(key: string): Promise<void>;
@@ -65,16 +68,22 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
 }
 
 export function createEmulatorServer(options: ServerOptions): Server {
-  const { emulator, s3, sourceBucket, settings } = options;
+  const { emulator, s3, sourceBucket, sourceBuckets, settings } = options;
 
+  /** Every source a URL reaches, by its URL key: each bucket's objects (the default bucket's under a mapped prefix are not). */
   async function listSources() {
     const keys: { key: string; bytes: number }[] = [];
-    let token: string | undefined;
-    do {
-      const page = await s3.send(new ListObjectsV2Command({ Bucket: sourceBucket, ContinuationToken: token }));
-      for (const object of page.Contents ?? []) keys.push({ key: object.Key!, bytes: object.Size ?? 0 });
-      token = page.NextContinuationToken;
-    } while (token);
+    for (const bucket of [sourceBucket, ...Object.values(sourceBuckets)]) {
+      let token: string | undefined;
+      do {
+        const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
+        for (const object of page.Contents ?? []) {
+          const key = urlKey(bucket, object.Key!, sourceBuckets);
+          if (key !== undefined) keys.push({ key, bytes: object.Size ?? 0 });
+        }
+        token = page.NextContinuationToken;
+      } while (token);
+    }
     return keys;
   }
 
@@ -91,7 +100,8 @@ export function createEmulatorServer(options: ServerOptions): Server {
         response.setHeader('connection', 'close');
         return sendJson(response, 413, { error: 'source_too_large', message: `The upload is larger than ${options.maxUploadBytes} bytes.` });
       }
-      await s3.send(new PutObjectCommand({ Bucket: sourceBucket, Key: key, Body: body, ContentType: request.headers['content-type'] }));
+      const { bucket, objectKey } = sourceObject(key, sourceBucket, sourceBuckets);
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: objectKey, Body: body, ContentType: request.headers['content-type'] }));
       await options.onSourceChanged(key);
       return sendJson(response, 201, { key });
     }

@@ -26,7 +26,9 @@ import { contentTypeOf } from './content-types';
 import { createEmulator } from './emulator';
 import { generateSamples, sampleWatermark, type Sample } from './samples';
 import { createEmulatorServer } from './server';
-import { watchSources } from './source-watcher';
+import { watchSources, type Delivery } from './source-watcher';
+import { prefixesRefusal, urlKey, type PrefixBuckets } from '../../lambda/common/sources';
+import { UsageError } from '../harness/command-line';
 
 export interface EmulatorStartOptions {
   s3: S3Client;
@@ -34,6 +36,11 @@ export interface EmulatorStartOptions {
   port: number;
   /** Upload every file under this folder, keyed by its relative path, as `aws s3 sync` would; otherwise generated samples. */
   images?: string;
+  /**
+   * More source buckets, each serving a key prefix (a deployment's sourceBuckets):
+   * the folder to upload into each, as `images` is, e.g. `{ 'archive/': './photos' }`.
+   */
+  prefixFolders?: { [prefix: string]: string };
   /** Keep responses in the in-memory edge cache (like CloudFront). */
   edgeCache: boolean;
   /** Require signed URLs, verified with this secret (as if it were in the KeyValueStore). */
@@ -57,6 +64,9 @@ export interface RunningEmulator {
   url: string;
   sourceBucket: string;
   cacheBucket: string;
+  /** The buckets serving key prefixes (prefixFolders), by prefix. */
+  sourceBuckets: PrefixBuckets;
+  /** Every source's URL key. */
   sources: string[];
   /** Resolves when the variants of the misses answered so far are stored (the origin answers before it stores). */
   settled(): Promise<void>;
@@ -138,8 +148,27 @@ function clientScript(): string {
   return result.outputFiles[0]!.text;
 }
 
+/**
+ * A repeated `<prefix>=<value>` option (`--bucket archive/=./photos`, `--web shop/=<url>`)
+ * as prefixes to values; what the prefixes and values must be is checked where they are used.
+ */
+export function prefixedValues(option: string, example: string, values: string[]): { [prefix: string]: string } {
+  const mapped: { [prefix: string]: string } = {};
+  for (const value of values) {
+    const split = value.indexOf('=');
+    if (split < 1 || split === value.length - 1) throw new UsageError(`${option} must be <prefix>=<value>, e.g. ${example}, not "${value}"`);
+    const prefix = value.slice(0, split);
+    if (prefix in mapped) throw new UsageError(`${option} names the prefix "${prefix}" twice`);
+    mapped[prefix] = value.slice(split + 1);
+  }
+  return mapped;
+}
+
 export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
   const { s3, log } = options;
+  const prefixes = Object.entries(options.prefixFolders ?? {});
+  const refusal = prefixesRefusal('--bucket', prefixes.map(([prefix]) => prefix));
+  if (refusal) throw new UsageError(refusal);
   // Random too: two emulators started in the same millisecond would otherwise share buckets.
   const suffix = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   const sourceBucket = options.buckets?.source ?? `source-${suffix}`;
@@ -150,6 +179,17 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   if (sources.length === 0) throw new Error(`No files under ${options.images}.`);
   await uploadAll(s3, sourceBucket, sources);
   log(`seeded ${sources.length} ${options.images ? `files from ${options.images}` : 'generated samples'} into bucket ${sourceBucket}`);
+
+  const sourceBuckets: PrefixBuckets = Object.fromEntries(prefixes.map(([prefix], index) => [prefix, `source-${index + 2}-${suffix}`]));
+  const prefixSources: string[] = [];
+  for (const [prefix, folder] of prefixes) {
+    const bucket = sourceBuckets[prefix]!;
+    const files = await filesIn(folder);
+    await createBucket(s3, bucket);
+    await uploadAll(s3, bucket, files);
+    prefixSources.push(...files.map((file) => prefix + file.key));
+    log(`seeded ${files.length} files from ${folder} into bucket ${bucket}, served under ${prefix}`);
+  }
 
   const watermarks = packageWatermarks(options.watermarks ?? { logo: { file: await writeSampleWatermark(), opacity: 0.85 } });
   const grammar: GrammarOptions = {
@@ -176,6 +216,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
       config: originConfig(
         { sourceBucket, cacheBucket },
         {
+          sourceBuckets,
           ...(options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
           // Read from where they are, rather than from a package folder.
           watermarkDefinitions: Object.fromEntries(watermarks.map(({ name, source, definition }) => [name, { ...definition, file: source }])),
@@ -200,19 +241,24 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
       },
     },
     // distributionOrigin is unused: no presets are warmed locally.
-    config: invalidateConfig({ cacheBucket, distributionId: 'LOCAL', distributionOrigin: 'http://127.0.0.1' }, { grammar }),
+    config: invalidateConfig({ cacheBucket, distributionId: 'LOCAL', distributionOrigin: 'http://127.0.0.1' }, { grammar, sourceBuckets }),
     log: quiet,
     // The second pass runs once the misses in flight are over: the emulator knows which.
     settle: emulator.settled,
   });
-  const watcher = await watchSources({ s3, bucket: sourceBucket, intervalMs: options.watchIntervalMs ?? 2000, onEvent: invalidate });
+  // Each bucket's changes reach the invalidation handler as they would deployed (lib/parts/invalidation.ts).
+  const watch = (bucket: string, delivery: Delivery) => watchSources({ s3, bucket, delivery, intervalMs: options.watchIntervalMs ?? 2000, onEvent: invalidate });
+  const watchers = await Promise.all([watch(sourceBucket, 'notification'), ...Object.values(sourceBuckets).map((bucket) => watch(bucket, 'eventbridge'))]);
 
   const server = createEmulatorServer({
     emulator,
     s3,
     sourceBucket,
+    sourceBuckets,
     settings: { grammar, avif: true, signingSecret: options.signingSecret },
-    onSourceChanged: () => watcher.poll(),
+    onSourceChanged: async () => {
+      await Promise.all(watchers.map((watcher) => watcher.poll()));
+    },
     clientScript: clientScript(),
     maxUploadBytes: DEFAULT_LIMITS.maxSourceBytes,
   });
@@ -226,10 +272,12 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     url,
     sourceBucket,
     cacheBucket,
-    sources: sources.map((source) => source.key),
+    sourceBuckets,
+    // The default bucket's keys under a mapped prefix are not served.
+    sources: [...sources.map((source) => source.key).filter((key) => urlKey(sourceBucket, key, sourceBuckets) !== undefined), ...prefixSources],
     settled: emulator.settled,
     async close() {
-      watcher.stop();
+      for (const watcher of watchers) watcher.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await emulator.settled();

@@ -46,6 +46,7 @@ describe('context -> props', () => {
       stackName: 'Photos',
       nag: 'false',
       sourceBucket: 'my-photos',
+      sourceBuckets: '{"archive/":"my-archive","press/kit/":" my-press-kit "}',
       sizes: '320, 640,1280',
       maxDimension: '4096',
       presets: '{"thumb":{"width":200,"height":"200","fit":"cover"}}',
@@ -76,6 +77,10 @@ describe('context -> props', () => {
     expect(props.webOrigins?.['shop/']?.url).toBe('https://shop.example.com/images/');
     expect(props.webOrigins?.['shop/']?.revalidateAfter?.toSeconds()).toBe(3600);
     expect(stack.resolve(props.sourceBucket?.bucketName)).toBe('my-photos');
+    expect(Object.fromEntries(Object.entries(props.sourceBuckets!).map(([prefix, bucket]) => [prefix, stack.resolve(bucket.bucketName)]))).toEqual({
+      'archive/': 'my-archive',
+      'press/kit/': 'my-press-kit',
+    });
     expect(props.sizes).toEqual([320, 640, 1280]);
     expect(props.maxDimension).toBe(4096);
     // Numbers in preset JSON are made strings, as the grammar takes them.
@@ -155,6 +160,8 @@ describe('context -> props', () => {
     expect(() => fromContext({ presets: '{"thumb":"200"}' })).toThrow(/context presets\.thumb must be an object of parameters, .*, not "200"\./);
     expect(() => fromContext({ watermarks: '["logo.png"]' })).toThrow(/context watermarks must be a JSON object of watermarks, .*, not "\[\\"logo\.png\\"\]"\./);
     expect(() => fromContext({ priceClass: 'cheap' })).toThrow(/context priceClass must be 100, 200 or All, not "cheap"\./);
+    expect(() => fromContext({ sourceBuckets: 'archive/=old' })).toThrow(/context sourceBuckets must be JSON \(.+\), not "archive\/=old"\./);
+    expect(() => fromContext({ sourceBuckets: '{"archive/":7}' })).toThrow(/context sourceBuckets\.archive\/ must be a bucket name, not 7\./);
   });
 
   it('documents every key it reads', () => {
@@ -177,6 +184,7 @@ describe('bin/app.ts', () => {
         presets: '{"thumb":{"width":"320","height":"320"}}',
         signing: 'true',
         accessLogging: 'false',
+        sourceBuckets: '{"archive/":"my-archive"}',
       };
       vi.stubEnv('CDK_CONTEXT_JSON', JSON.stringify(context));
       vi.stubEnv('CDK_OUTDIR', outdir);

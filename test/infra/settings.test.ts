@@ -3,6 +3,7 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
 import { ImageTransformerConfigError, type ImageTransformerProps } from '../../lib/image-transformer';
 import { ImageTransformerStack } from '../../lib/stack';
@@ -96,7 +97,8 @@ describe('props are checked at synth time', () => {
 
   it('web origins: a plain key prefix, an http(s) base URL in its normal form, whole seconds', () => {
     const site = (url: string, revalidateAfter?: Duration) => ({ url, ...(revalidateAfter ? { revalidateAfter } : {}) });
-    rejects(() => ({ webOrigins: { '/shop/': site('https://shop.example.com/') } }), /a key of webOrigins must be a key prefix such as "shop\/".*, not "\/shop\/"\./);
+    rejects(() => ({ webOrigins: { '/shop/': site('https://shop.example.com/') } }), /a webOrigins prefix must be a key prefix ending with "\/" such as "archive\/" .*, not "\/shop\/"\./);
+    rejects(() => ({ webOrigins: { 'shop %/': site('https://shop.example.com/') } }), /a webOrigins prefix must be made of letters, digits, .*, not "shop %\/"\./);
     rejects(() => ({ webOrigins: { 'shop': site('https://shop.example.com/') } }), /not "shop"\./);
     rejects(() => ({ webOrigins: { '../': site('https://shop.example.com/') } }), /not "\.\.\/"\./);
     rejects(() => ({ webOrigins: { 'shop/': site('ftp://shop.example.com/') } }), /webOrigins\["shop\/"\]\.url must be an http\(s\) URL, not "ftp:/);
@@ -104,6 +106,11 @@ describe('props are checked at synth time', () => {
     rejects(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/?token=1') } }), /without a query or fragment/);
     rejects(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/', Duration.millis(500)) } }), /revalidateSeconds must be a whole number of seconds/);
     expect(attempt(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/images/', Duration.minutes(5)) } }))).not.toThrow();
+    // A key is read from one place only.
+    rejects(
+      (stack) => ({ sourceBuckets: { 'shop/': s3.Bucket.fromBucketName(stack, 'Shop', 'shop-images') }, webOrigins: { 'shop/old/': site('https://shop.example.com/') } }),
+      /sourceBuckets and webOrigins prefixes "shop\/" and "shop\/old\/" overlap/,
+    );
   });
 
   it('accepts a valid configuration with presets in presets-only mode', () => {

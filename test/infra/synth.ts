@@ -1,6 +1,6 @@
 // What the template test files share: the configurations they synthesize
 // (defaults, everything optional on, an imported bucket in us-east-1,
-// operations off) and helpers that read the synthesized CloudFormation.
+// operations off, buckets mapped to prefixes) and helpers that read the synthesized CloudFormation.
 // Bundling is skipped ('aws:cdk:bundling-stacks': []) so each synth takes
 // seconds; a bundling synth is `npm run synth`.
 
@@ -83,6 +83,15 @@ export const IMPORTED = (stack: Stack): ImageTransformerProps => ({
 });
 export const US_EAST_1 = { ...ENV, region: 'us-east-1' };
 
+/** A created source bucket, two existing buckets serving key prefixes, and a web site serving another: every kind of source in one stack. */
+export const PREFIX_BUCKETS = (stack: Stack): ImageTransformerProps => ({
+  sourceBuckets: {
+    'archive/': s3.Bucket.fromBucketName(stack, 'Archive', 'my-archive'),
+    'press/kit/': s3.Bucket.fromBucketName(stack, 'PressKit', 'my-press-kit'),
+  },
+  webOrigins: { 'shop/': { url: 'https://shop.example.com/images/' } },
+});
+
 /** Every operations feature turned off. */
 export const OFF: ImageTransformerProps = {
   metrics: false,
@@ -98,6 +107,7 @@ const CONFIGURATIONS = {
   full: [FULL, ENV],
   imported: [IMPORTED, US_EAST_1],
   off: [() => OFF, ENV],
+  buckets: [PREFIX_BUCKETS, ENV],
 } as const;
 
 /**

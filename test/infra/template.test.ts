@@ -13,7 +13,7 @@ import { ImageTransformerStack } from '../../lib/stack';
 import { cfnLint, type CfnLintMatch } from './cfn-lint';
 import { actionsOf, ENV, type Json, logicalId, projectFunctions, refs, resources, statements, type Synthesized, synthesize } from './synth';
 
-const { base, full, imported, off } = synthesize('base', 'full', 'imported', 'off');
+const { base, full, imported, off, buckets } = synthesize('base', 'full', 'imported', 'off', 'buckets');
 
 // ---------------------------------------------------------------- logical IDs
 
@@ -21,7 +21,7 @@ describe('logical IDs', () => {
   const before = JSON.parse(readFileSync(new URL('./logical-ids.json', import.meta.url), 'utf8')) as Record<string, Record<string, string>>;
 
   it('every resource of an existing deployment keeps its logical ID and type (new resources only)', () => {
-    for (const [name, s] of Object.entries({ base, full, imported, off })) {
+    for (const [name, s] of Object.entries({ base, full, imported, off, buckets })) {
       const now = Object.fromEntries(Object.entries(s.json.Resources as Json).map(([id, resource]) => [id, resource.Type]));
       const expected = before[name]!;
       expect(Object.keys(expected).length, name).toBeGreaterThan(25);
@@ -88,7 +88,7 @@ describe('stack outputs', () => {
 
 describe('IAM', () => {
   it('allows no wildcard action anywhere (no "*", no "s3:*", no "service:*")', () => {
-    for (const s of [base, full, imported]) {
+    for (const s of [base, full, imported, buckets]) {
       for (const statement of statements(s).filter((st) => st.Effect === 'Allow')) {
         for (const action of actionsOf(statement)) {
           expect(action, JSON.stringify(statement)).not.toBe('*');
@@ -126,7 +126,7 @@ function acknowledgements(root: IConstruct): { path: string; id: string; reason:
 
 describe('cdk-nag AwsSolutions', () => {
   it('finds nothing unacknowledged, in every configuration', () => {
-    for (const s of [base, full, imported, off]) {
+    for (const s of [base, full, imported, off, buckets]) {
       const report = new AwsSolutionsChecks(s.app).validateScope(s.app);
       const summary = report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
       expect(summary, s.stack.stackName).toEqual([]);
@@ -192,7 +192,7 @@ describe('cdk-nag AwsSolutions', () => {
     expect(ids(full).filter((id) => /CFR2|CFR4/.test(id))).toEqual([]);
     expect(ids(imported)).toContain('ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::my-photos/*]');
 
-    for (const s of [base, full, imported, off]) {
+    for (const s of [base, full, imported, off, buckets]) {
       for (const { path, id, reason } of acknowledgements(s.stack).filter((a) => a.id.startsWith('AwsSolutions-'))) {
         expect(reason.length, `${path} ${id}: "${reason}"`).toBeGreaterThanOrEqual(60);
       }
@@ -208,7 +208,7 @@ describe('cfn-lint', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'eit-cfn-lint-'));
-    const files = Object.entries({ base, full, imported, off }).map(([name, s]) => {
+    const files = Object.entries({ base, full, imported, off, buckets }).map(([name, s]) => {
       const file = join(dir, `${name}.template.json`);
       writeFileSync(file, JSON.stringify(s.json, null, 1));
       return file;

@@ -11,6 +11,7 @@ describe('readConfig', () => {
   it('reads the required values and applies defaults', () => {
     expect(readConfig(BASE)).toEqual({
       cacheBucket: 'cache',
+      sourceBuckets: {},
       distributionId: 'E2QWRUHEXAMPLE',
       distributionOrigin: 'https://d111111abcdef8.cloudfront.net',
       eagerPresets: [],
@@ -36,9 +37,11 @@ describe('readConfig', () => {
       WARM_TIMEOUT_MS: '5000',
       SETTLE_MS: '35000',
       AVIF: 'False',
+      SOURCE_BUCKETS: ' {"archive/":"old-photos","press/kit/":"press"} ',
     });
     expect(config).toMatchObject({
       distributionOrigin: 'http://localhost:3000',
+      sourceBuckets: { 'archive/': 'old-photos', 'press/kit/': 'press' },
       eagerPresets: ['thumb', 'hero'],
       eagerAccepts: ['image/webp,*/*'],
       signingSecret: 's3cret',
@@ -81,6 +84,7 @@ describe('the environment the construct writes for the invalidation Lambda', () 
   const everySet = invalidateConfig(
     { ...target, distributionOrigin: 'http://localhost:3000' },
     {
+      sourceBuckets: { 'archive/': 'old-photos' },
       eagerPresets: ['thumb', 'hero'],
       eagerAccepts: ['image/webp,*/*', '*/*'],
       signingSecret: 's3cret',
@@ -109,6 +113,6 @@ describe('the environment the construct writes for the invalidation Lambda', () 
 
   it('leaves out what is unset or the default', () => {
     const env = invalidationEnvironment(defaults);
-    expect(['EAGER_ACCEPTS', 'SETTLE_MS', 'SIZES', 'PRESETS', 'SIGNING_SECRET'].filter((name) => name in env)).toEqual([]);
+    expect(['SOURCE_BUCKETS', 'EAGER_ACCEPTS', 'SETTLE_MS', 'SIZES', 'PRESETS', 'SIGNING_SECRET'].filter((name) => name in env)).toEqual([]);
   });
 });

@@ -1,9 +1,10 @@
-// S3 event records -> changed source keys. S3 form-encodes the key in an
-// event; decoding it wrong would purge the wrong source (or none).
+// S3 event records and EventBridge S3 events -> changed URL keys. S3
+// form-encodes the key in a notification; decoding it wrong, or mapping a
+// mapped bucket's object to the wrong URL key, would purge the wrong source (or none).
 
 import { describe, expect, it } from 'vitest';
 import { decodeEventKey, sourceChanges } from '../../lambda/invalidate/events';
-import { s3Event, s3EventKey } from './support';
+import { bridgeEvent, s3Event, s3EventKey } from './support';
 
 describe('decodeEventKey', () => {
   it.each([
@@ -34,8 +35,9 @@ describe('sourceChanges', () => {
         { eventName: 'ObjectCreated:Put', rawKey: 'a+1.jpg' },
         { eventName: 'ObjectCreated:Copy', rawKey: 'b.jpg' },
         { eventName: 'ObjectRemoved:DeleteMarkerCreated', rawKey: 'a%201.jpg' },
-      ]).Records,
+      ]),
       'cache',
+      {},
     );
     expect(ignored).toEqual([]);
     expect(changes).toEqual([
@@ -45,6 +47,46 @@ describe('sourceChanges', () => {
   });
 
   it('copes with a missing Records array', () => {
-    expect(sourceChanges(undefined, 'cache')).toEqual({ changes: [], ignored: [] });
+    expect(sourceChanges(undefined, 'cache', {})).toEqual({ changes: [], ignored: [] });
+    expect(sourceChanges({}, 'cache', {})).toEqual({ changes: [], ignored: [] });
+  });
+});
+
+describe('sourceChanges with buckets mapped to prefixes', () => {
+  const buckets = { 'archive/': 'old-photos', 'press/kit/': 'press-bucket' };
+
+  it('maps an EventBridge event of a mapped bucket to prefix + key, the key taken as it is', () => {
+    expect(sourceChanges(bridgeEvent('Object Created', 'old-photos', '2020/a b+c%.jpg'), 'cache', buckets).changes).toEqual([
+      { key: 'archive/2020/a b+c%.jpg', change: 'created', events: ['Object Created'] },
+    ]);
+    expect(sourceChanges(bridgeEvent('Object Deleted', 'press-bucket', 'logo.png'), 'cache', buckets).changes).toEqual([
+      { key: 'press/kit/logo.png', change: 'removed', events: ['Object Deleted'] },
+    ]);
+  });
+
+  it('reads the default bucket as before, and ignores its keys that a prefix now serves from another bucket', () => {
+    const { changes, ignored } = sourceChanges(
+      s3Event([
+        { eventName: 'ObjectCreated:Put', rawKey: 'archive2/a.jpg' },
+        { eventName: 'ObjectCreated:Put', rawKey: 'archive/a.jpg' },
+      ]),
+      'cache',
+      buckets,
+    );
+    expect(changes.map((change) => change.key)).toEqual(['archive2/a.jpg']);
+    expect(ignored).toEqual([{ eventName: 'ObjectCreated:Put', rawKey: 'archive/a.jpg', reason: 'the key is under a prefix served from another bucket' }]);
+  });
+
+  it('ignores EventBridge events it has nothing to do for, with the reason', () => {
+    const { changes, ignored } = sourceChanges(bridgeEvent('Object Tags Added', 'old-photos', 'a.jpg'), 'cache', buckets);
+    expect(changes).toEqual([]);
+    expect(ignored).toEqual([{ eventName: 'Object Tags Added', rawKey: 'a.jpg', reason: 'not an object created or removed event' }]);
+    // Only mapped buckets send EventBridge events here; any other's key would be taken for the default bucket's.
+    expect(sourceChanges(bridgeEvent('Object Created', 'someone-else', 'a.jpg'), 'cache', buckets)).toEqual({
+      changes: [],
+      ignored: [{ eventName: 'Object Created', rawKey: 'a.jpg', reason: 'the event is from bucket "someone-else", which no prefix maps' }],
+    });
+    // A folder marker has no variants, whichever bucket it is in.
+    expect(sourceChanges(bridgeEvent('Object Created', 'old-photos', '2020/'), 'cache', buckets).ignored[0]?.reason).toMatch(/empty path segment/);
   });
 });

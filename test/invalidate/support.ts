@@ -6,6 +6,7 @@
 import type { S3Event, S3EventRecord } from 'aws-lambda';
 import type { InvalidationClient, InvalidationRequest, InvalidationResult } from '../../lambda/invalidate/cloudfront';
 import { invalidateConfig, type InvalidateConfig } from '../../lambda/invalidate/config';
+import type { S3BridgeEvent } from '../../lambda/invalidate/events';
 import type { Fetch } from '../../lambda/invalidate/warm';
 
 export const DISTRIBUTION_ID = 'E2QWRUHEXAMPLE';
@@ -58,6 +59,28 @@ export function s3Event(records: RecordSpec[]): S3Event {
       }),
     ),
   };
+}
+
+/** An S3 event as EventBridge delivers it to a rule's Lambda target: one object, its key not encoded. */
+export function bridgeEvent(detailType: string, bucket: string, key: string): S3BridgeEvent {
+  return {
+    version: '0',
+    id: '17793124-05d4-b198-2fde-7ededc63b103',
+    'detail-type': detailType,
+    source: 'aws.s3',
+    account: '111122223333',
+    time: new Date().toISOString(),
+    region: 'us-east-1',
+    resources: [`arn:aws:s3:::${bucket}`],
+    detail: {
+      version: '0',
+      bucket: { name: bucket },
+      object: { key, size: 1024, etag: '0123456789abcdef0123456789abcdef', sequencer: '00617F08299329D189' },
+      'request-id': 'N4N7GDK58NMKJ12R',
+      requester: '123456789012',
+      reason: detailType === 'Object Created' ? 'PutObject' : 'DeleteObject',
+    },
+  } as S3BridgeEvent;
 }
 
 /** One record per key, each key encoded as S3 would. */

@@ -35,7 +35,19 @@ describe('the origin reads its environment', () => {
     [
       'a web origin inside another',
       { WEB_ORIGINS: '{"shop/":{"url":"https://a.example/"},"shop/x/":{"url":"https://b.example/"}}' },
-      'a key of WEB_ORIGINS must be outside the other prefixes (it is inside "shop/"), not "shop/x/".',
+      'WEB_ORIGINS prefixes "shop/" and "shop/x/" overlap: a key under both could not say where it is read from.',
+    ],
+    ['buckets that are not a JSON object', { SOURCE_BUCKETS: '["archive/"]' }, 'SOURCE_BUCKETS must be a JSON object, not "[\\"archive/\\"]".'],
+    ['a prefixed bucket without a name', { SOURCE_BUCKETS: '{"archive/":""}' }, 'the SOURCE_BUCKETS bucket of "archive/" must be a bucket name, not "".'],
+    [
+      'a bucket prefix without its slash',
+      { SOURCE_BUCKETS: '{"archive":"old"}' },
+      'a SOURCE_BUCKETS prefix must be a key prefix ending with "/" such as "archive/" (it does not end with "/"), not "archive".',
+    ],
+    [
+      'overlapping bucket prefixes',
+      { SOURCE_BUCKETS: '{"a/":"one","a/b/":"two"}' },
+      'SOURCE_BUCKETS prefixes "a/" and "a/b/" overlap: a key under both could not say where it is read from.',
     ],
   ])('refuses %s, naming the variable', (_name, env, message) => {
     expect(() => readConfig({ ...BASE, ...env })).toThrow(`Invalid origin Lambda configuration: ${message}`);
@@ -50,6 +62,7 @@ describe('the environment the construct writes for the origin', () => {
   const everySet = originConfig(
     { sourceBucket: 'sources', cacheBucket: 'variants' },
     {
+      sourceBuckets: { 'archive/': 'old-photos', 'press/kit/': 'press' },
       maxSourceBytes: 10_000_000,
       maxInputPixels: 50_000_000,
       maxDimension: 4096,
@@ -80,7 +93,7 @@ describe('the environment the construct writes for the origin', () => {
 
   it("leaves out what is the default or Lambda's to set", () => {
     const env = originEnvironment(defaults, { enabled: true });
-    expect(['SVG_POLICY', 'SIZES', 'METRICS', 'METRICS_NAMESPACE', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE'].filter((name) => name in env)).toEqual([]);
+    expect(['SOURCE_BUCKETS', 'SVG_POLICY', 'SIZES', 'METRICS', 'METRICS_NAMESPACE', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE'].filter((name) => name in env)).toEqual([]);
   });
 
   it('refuses a METRICS that is not true or false, naming it', () => {

@@ -14,14 +14,15 @@ import type { S3Event } from 'aws-lambda';
 import { readBody } from '../support/http';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { localS3Client } from '../../local/harness/s3-client';
+import type { S3BridgeEvent } from '../../lambda/invalidate/events';
 import { failedEvent, main, sqsFailureQueue, USAGE, type FailureQueue, type QueuedFailure } from '../../scripts/replay-invalidations';
-import { created, DISTRIBUTION_ID, recordingCloudFront, removed, s3Event, type RecordingCloudFront } from '../invalidate/support';
+import { bridgeEvent, created, DISTRIBUTION_ID, recordingCloudFront, removed, s3Event, type RecordingCloudFront } from '../invalidate/support';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
 
 const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/Images-InvalidationFailures';
 
 /** What Lambda puts in an on-failure destination for an event that failed every attempt. */
-function failureRecord(event: S3Event): string {
+function failureRecord(event: S3Event | S3BridgeEvent): string {
   return JSON.stringify({
     version: '1.0',
     timestamp: '2026-11-23T10:00:00.000Z',
@@ -67,13 +68,13 @@ beforeEach(async () => {
   return () => buckets.cleanup();
 });
 
-async function run(bodies: string[], options: { cloudFront?: RecordingCloudFront } = {}) {
+async function run(bodies: string[], options: { cloudFront?: RecordingCloudFront; args?: string[] } = {}) {
   const cloudFront = options.cloudFront ?? recordingCloudFront();
   const memory = memoryQueue(bodies);
   const out: string[] = [];
   const err: string[] = [];
   const status = await main(
-    ['--queue-url', QUEUE_URL, '--cache-bucket', buckets.cacheBucket, '--distribution-id', DISTRIBUTION_ID],
+    ['--queue-url', QUEUE_URL, '--cache-bucket', buckets.cacheBucket, '--distribution-id', DISTRIBUTION_ID, ...(options.args ?? [])],
     { out: (line) => out.push(line), err: (line) => err.push(line) },
     () => ({ s3: localS3Client(inject('s3Endpoint')), cloudFront: cloudFront.client, queue: memory.queue }),
     {},
@@ -137,6 +138,22 @@ describe('replay', () => {
     expect(result.cloudFront.calls).toEqual([]);
   });
 
+  it("replays a mapped bucket's EventBridge event with --source-buckets, and keeps one it cannot map", async () => {
+    await putVariants(['archive/2020/a.jpg/original', '2020/a.jpg/original']);
+    const record = failureRecord(bridgeEvent('Object Deleted', 'my-archive', '2020/a.jpg'));
+
+    const unmapped = await run([record]);
+    expect(unmapped.status).toBe(1);
+    expect(unmapped.out[1]).toBe('FAIL  m1: Error: an EventBridge event of bucket "my-archive", which --source-buckets does not map to a prefix; left in the queue');
+    expect(unmapped.waiting()).toEqual(['m1']);
+
+    const mapped = await run([record], { args: ['--source-buckets', '{"archive/":"my-archive"}'] });
+    expect(mapped.status).toBe(0);
+    expect(mapped.out[1]).toBe('ok    m1: archive/2020/a.jpg (1 variant(s) deleted); invalidated 1 path(s) (I1EXAMPLE)');
+    // The default bucket's key of the same name was not this object's.
+    expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual(['2020/a.jpg/original']);
+  });
+
   it('reads the queue until it is empty (more than the 10 messages of one receive)', async () => {
     const keys = Array.from({ length: 12 }, (_, i) => `many/${i}.jpg`);
     await putVariants(keys.map((key) => `${key}/original`));
@@ -167,6 +184,7 @@ describe('usage', () => {
     [['--queue-url', QUEUE_URL], /the cache bucket is needed/],
     [['--queue-url', QUEUE_URL, '--cache-bucket', 'b'], /the distribution is needed/],
     [['--queue-url', QUEUE_URL, '--cache-bucket', 'b', '--distribution-id', 'E1', 'extra'], /Unexpected argument 'extra'/],
+    [['--queue-url', QUEUE_URL, '--cache-bucket', 'b', '--distribution-id', 'E1', '--source-buckets', '{"archive":"x"}'], /--source-buckets: a SOURCE_BUCKETS prefix must be/],
   ])('%j is a usage error (exit 2, the usage on stderr)', async (argv, message) => {
     const err: string[] = [];
     const status = await main(argv as string[], { out: () => {}, err: (line) => err.push(line) }, () => {

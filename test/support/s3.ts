@@ -59,7 +59,8 @@ function bucketLabel(label: string): string {
   return cleaned || 'test';
 }
 
-async function deleteBucket(s3: S3Client, bucket: string): Promise<void> {
+/** Empties and deletes `bucket`; nothing when it is gone already. */
+export async function deleteBucket(s3: S3Client, bucket: string): Promise<void> {
   try {
     const keys = await listKeys(s3, bucket);
     for (let i = 0; i < keys.length; i += 1000) {

@@ -4,6 +4,7 @@
 // that site's host may answer it (redirects included).
 
 import { isObject, mustBe } from '../../common/checks';
+import { prefixesRefusal } from '../../common/sources';
 import { encodeKeyPath } from '../../grammar';
 
 export interface WebOrigin {
@@ -15,6 +16,9 @@ export interface WebOrigin {
 
 /** A day: a web source has no event that says it changed, so its variants are checked this often. */
 export const DEFAULT_REVALIDATE_SECONDS = 86_400;
+
+/** Path segments of letters, digits, `.`, `_` and `-` (prefixesRefusal has refused `.` and `..` already). */
+const PATH_PATTERN_PREFIX = /^(?:[A-Za-z0-9._-]+\/)+$/;
 
 export interface WebSource {
   url: URL;
@@ -34,15 +38,6 @@ export function webSourceFor(key: string, origins: Record<string, WebOrigin>): W
   const origin = origins[prefix] as WebOrigin;
   const url = new URL(origin.url + encodeKeyPath(key.slice(prefix.length)).slice(1));
   return { url, host: url.hostname, origin };
-}
-
-/**
- * Why `prefix` cannot be a source's key prefix, or undefined when it can: one or
- * more path segments of letters, digits, `.`, `_` or `-`, each ending in `/`,
- * which a CloudFront path pattern (`/<prefix>*`) matches as written.
- */
-export function prefixProblem(prefix: string): string | undefined {
-  return /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]*\/)+$/.test(prefix) ? undefined : 'a key prefix such as "shop/" (letters, digits, ".", "_", "-"; ending in "/")';
 }
 
 /**
@@ -71,13 +66,13 @@ export function webOriginUrlProblem(url: string): string | undefined {
  */
 export function checkedWebOrigins(given: Record<string, unknown>, name: string, fail: (message: string) => Error): Record<string, WebOrigin> {
   const prefixes = Object.keys(given);
+  const refusal = prefixesRefusal(name, prefixes);
+  if (refusal) throw fail(refusal);
   return Object.fromEntries(
     prefixes.map((prefix) => {
       const field = `${name}[${JSON.stringify(prefix)}]`;
-      const problem = prefixProblem(prefix);
-      if (problem) throw fail(mustBe(`a key of ${name}`, problem, prefix));
-      const inside = prefixes.find((other) => other !== prefix && prefix.startsWith(other));
-      if (inside) throw fail(mustBe(`a key of ${name}`, `outside the other prefixes (it is inside "${inside}")`, prefix));
+      // Each web prefix is also a CloudFront path pattern (`/<prefix>*`), matched as written.
+      if (!PATH_PATTERN_PREFIX.test(prefix)) throw fail(mustBe(`a ${name} prefix`, 'made of letters, digits, ".", "_" and "-", which a CloudFront path pattern matches as written', prefix));
       const origin = given[prefix];
       if (!isObject(origin)) throw fail(mustBe(field, 'an object such as {"url":"https://example.com/images/"}', origin));
       const urlProblem = typeof origin.url === 'string' ? webOriginUrlProblem(origin.url) : 'an absolute http(s) URL';
