@@ -6,10 +6,7 @@ import { commandLine, runCommand, UsageError } from '../harness/command-line';
 import { startLocalStack } from '../harness/localstack';
 import { localS3Client } from '../harness/s3-client';
 import { checkedWebOrigins, type WebOrigin } from '../../lambda/origin/web/origins';
-import { prefixedValues, startEmulator } from './start';
-
-/** Locally a changed page should show soon: a minute, where a deployment's default is a day. */
-const LOCAL_REVALIDATE_SECONDS = 60;
+import { DEMO_WEB_PREFIX, LOCAL_REVALIDATE_SECONDS, prefixedValues, startEmulator } from './start';
 
 const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--web <prefix>=<url>]...
                  [--no-edge-cache] [--signing-secret <secret>]
@@ -20,7 +17,8 @@ const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--bucket <pref
                            files under <dir> keyed without the prefix, as a deployment's sourceBuckets; repeatable
   --web <prefix>=<url>     serve the keys under <prefix> from the site at <url>, loopback allowed, as a
                            deployment's webOrigins, e.g. --web site/=http://127.0.0.1:8080/images/; variants
-                           are checked again after ${LOCAL_REVALIDATE_SECONDS} s; repeatable
+                           are checked again after ${LOCAL_REVALIDATE_SECONDS} s; repeatable. Without it, the generated
+                           samples are also served from a site on loopback, under ${DEMO_WEB_PREFIX}
   --no-edge-cache          send every request to the origins, as with caching disabled
   --signing-secret <s>     require signed URLs, verified with this secret`;
 
@@ -58,7 +56,7 @@ async function main() {
       prefixFolders,
       edgeCache: !args['no-edge-cache'],
       signingSecret: args['signing-secret'],
-      webOrigins: webOrigins(args.web ?? []),
+      ...(args.web ? { webOrigins: webOrigins(args.web) } : {}),
       log,
     });
   } catch (error) {

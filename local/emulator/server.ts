@@ -33,6 +33,8 @@ export interface ServerOptions {
   clientScript: string;
   /** Largest upload accepted from the playground. */
   maxUploadBytes: number;
+  /** Web sources the playground lists too (a site cannot be listed, but the emulator's own demo site's are known). */
+  webSources: { key: string; bytes: number }[];
 }
 
 const PLAYGROUND = fileURLToPath(new URL('./playground/', import.meta.url));
@@ -72,7 +74,7 @@ export function createEmulatorServer(options: ServerOptions): Server {
 
   /** Every source a URL reaches, by its URL key: each bucket's objects (the default bucket's under a mapped prefix are not). */
   async function listSources() {
-    const keys: { key: string; bytes: number }[] = [];
+    const keys: { key: string; bytes: number }[] = [...options.webSources];
     for (const bucket of [sourceBucket, ...Object.values(sourceBuckets)]) {
       let token: string | undefined;
       do {

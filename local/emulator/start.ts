@@ -23,6 +23,7 @@ import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store'
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import { checkRequireWatermark, packageWatermarks, type WatermarkProps } from '../../lib/watermarks';
 import { contentTypeOf } from './content-types';
+import { startDemoSite } from './demo-site';
 import { createEmulator } from './emulator';
 import { generateSamples, sampleWatermark, type Sample } from './samples';
 import { createEmulatorServer } from './server';
@@ -164,6 +165,12 @@ export function prefixedValues(option: string, example: string, values: string[]
   return mapped;
 }
 
+/** Locally a changed image should show soon: web variants are checked again after a minute, where a deployment's default is a day. */
+export const LOCAL_REVALIDATE_SECONDS = 60;
+
+/** Where the generated samples are served from as a web site's (startDemoSite). */
+export const DEMO_WEB_PREFIX = 'web/';
+
 export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
   const { s3, log } = options;
   const prefixes = Object.entries(options.prefixFolders ?? {});
@@ -175,7 +182,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   const cacheBucket = options.buckets?.cache ?? `cache-${suffix}`;
   await Promise.all([createBucket(s3, sourceBucket), createBucket(s3, cacheBucket)]);
 
-  const sources = options.images ? await filesIn(options.images) : samples(await generateSamples());
+  const generated = options.images === undefined ? await generateSamples() : [];
+  const sources = options.images === undefined ? samples(generated) : await filesIn(options.images);
   if (sources.length === 0) throw new Error(`No files under ${options.images}.`);
   await uploadAll(s3, sourceBucket, sources);
   log(`seeded ${sources.length} ${options.images ? `files from ${options.images}` : 'generated samples'} into bucket ${sourceBucket}`);
@@ -190,6 +198,13 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     prefixSources.push(...files.map((file) => prefix + file.key));
     log(`seeded ${files.length} files from ${folder} into bucket ${bucket}, served under ${prefix}`);
   }
+
+  // With the generated samples and no site given, a site on loopback serves them too, under `web/`.
+  const demoSite = generated.length > 0 && options.webOrigins === undefined ? await startDemoSite(generated) : undefined;
+  const webOrigins = demoSite ? { [DEMO_WEB_PREFIX]: { url: demoSite.url, revalidateSeconds: LOCAL_REVALIDATE_SECONDS } } : (options.webOrigins ?? {});
+  const overlap = prefixesRefusal('--bucket and --web', [...Object.keys(sourceBuckets), ...Object.keys(webOrigins)]);
+  if (overlap) throw new UsageError(overlap);
+  if (demoSite) log(`serving the samples as a web site at ${demoSite.url}, under ${DEMO_WEB_PREFIX}`);
 
   const watermarks = packageWatermarks(options.watermarks ?? { logo: { file: await writeSampleWatermark(), opacity: 0.85 } });
   const grammar: GrammarOptions = {
@@ -210,7 +225,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     functionCode,
     keyValues: { ...deploymentEntries(grammar), ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}) },
     edgeCache: options.edgeCache,
-    webPrefixes: Object.keys(options.webOrigins ?? {}),
+    webPrefixes: Object.keys(webOrigins),
     origin: createOriginHandler({
       s3,
       config: originConfig(
@@ -221,7 +236,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
           // Read from where they are, rather than from a package folder.
           watermarkDefinitions: Object.fromEntries(watermarks.map(({ name, source, definition }) => [name, { ...definition, file: source }])),
           requireWatermark: checkRequireWatermark(options.requireWatermark, watermarks),
-          webOrigins: options.webOrigins ?? {},
+          webOrigins,
         },
       ),
       log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
@@ -261,6 +276,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     },
     clientScript: clientScript(),
     maxUploadBytes: DEFAULT_LIMITS.maxSourceBytes,
+    webSources: demoSite ? generated.map((sample) => ({ key: DEMO_WEB_PREFIX + sample.key, bytes: sample.body.length })) : [],
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -281,6 +297,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await emulator.settled();
+      await demoSite?.close();
       transforms.close();
     },
   };

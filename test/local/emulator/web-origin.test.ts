@@ -46,6 +46,28 @@ async function get(base: string, path: string) {
 }
 
 describe('a web origin in the emulator', () => {
+  it('with the generated samples and no --web, serves them from a site of its own under web/, listed by the playground', async () => {
+    const buckets = await createTestBuckets('web-demo');
+    afterAll(() => buckets.cleanup());
+    const started = await startEmulator({
+      s3: buckets.s3,
+      port: 0,
+      edgeCache: false,
+      buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
+      log: () => {},
+    });
+    running.push(started);
+    const listed = (await (await fetch(started.url + '/_api/sources')).json()) as { key: string }[];
+    const sample = started.sources.find((key) => key.endsWith('.jpg'))!;
+    expect(listed.map((source) => source.key)).toContain('web/' + sample);
+    const response = await get(started.url, `/web/${sample}?w=64`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-origin')).toBe('lambda');
+    expect((await sharp(response.body).metadata()).width).toBe(64);
+    // The bucket's copy is not involved: the cache bucket origin never answered.
+    expect((await get(started.url, `/web/${sample}?w=64`)).headers.get('x-origin')).toBe('lambda');
+  });
+
   it('serves the site\'s image through the edge, then from the edge cache', async () => {
     const { url } = await emulator(true);
     const first = await get(url, '/shop/photos/dog.jpg?w=100');
