@@ -24,7 +24,7 @@ export interface DestinationRules {
   resolve?: Resolve;
 }
 
-const notAllowed = (detail: string) =>
+export const notAllowed = (detail: string) =>
   new HttpError('source_not_allowed', 'The source is not at an address this service may fetch from.', detail);
 
 export const unavailable = (detail: string) =>

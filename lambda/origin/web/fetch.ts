@@ -10,7 +10,7 @@ import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { HttpError, sourceTooLarge } from '../errors';
 import { detectFormat, SNIFF_BYTES } from '../image/detect';
-import { checkedAddresses, unavailable, type DestinationRules } from './destination';
+import { checkedAddresses, notAllowed, unavailable, type DestinationRules } from './destination';
 
 export interface WebFetchOptions extends DestinationRules {
   /** Bytes read at most; more is 413 source_too_large (Content-Length first, then counted). */
@@ -152,10 +152,14 @@ export async function fetchWebSource(url: URL, options: WebFetchOptions): Promis
   }
 }
 
-function redirectTarget(location: string, from: URL): URL {
+/** Where a redirect from `from` leads; never from https down to http, which would send the fetch in the clear. */
+export function redirectTarget(location: string, from: URL): URL {
+  let target: URL;
   try {
-    return new URL(location, from);
+    target = new URL(location, from);
   } catch {
     throw unavailable(`redirect to an invalid URL ${location.slice(0, 200)}`);
   }
+  if (from.protocol === 'https:' && target.protocol === 'http:') throw notAllowed(`redirect from https to ${target.href.slice(0, 200)}`);
+  return target;
 }

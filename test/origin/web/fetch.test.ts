@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HttpError } from '../../../lambda/origin/errors';
-import { fetchWebSource, MAX_REDIRECTS, USER_AGENT, type WebFetchOptions } from '../../../lambda/origin/web/fetch';
+import { fetchWebSource, MAX_REDIRECTS, redirectTarget, USER_AGENT, type WebFetchOptions } from '../../../lambda/origin/web/fetch';
 import { opaquePng } from '../../support/images';
 import { startWebOrigin, type WebOrigin } from '../../support/web-origin';
 
@@ -227,6 +227,15 @@ describe('redirects', () => {
       expect((await failure(at('/go'))).code, target).toBe('source_not_allowed');
       expect(origin.requests.map((request) => request.path), target).toEqual(['/go']);
     }
+  });
+
+  it('refuses a redirect from https down to http, on the same host too', () => {
+    const from = new URL('https://images.example.com/a.png');
+    for (const location of ['http://images.example.com/a.png', 'http://images.example.com:443/b.png']) {
+      expect(() => redirectTarget(location, from), location).toThrow(expect.objectContaining({ code: 'source_not_allowed' }));
+    }
+    expect(redirectTarget('/b.png', from).href).toBe('https://images.example.com/b.png');
+    expect(redirectTarget('https://images.example.com/c.png', new URL('http://images.example.com/')).protocol).toBe('https:');
   });
 });
 
