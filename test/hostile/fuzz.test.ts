@@ -156,7 +156,7 @@ const VALID: Record<string, string[]> = {
   'pos position gravity': ['center', 'top-left', 'entropy', 'attention'],
   'enlarge flip flop grayscale greyscale': ['true', 'false', '1', '0'],
   'fm f format': ['auto', 'webp', 'avif', 'jpg', 'png', 'gif', 'json'],
-  'q quality': ['1', '50', '80', '100'],
+  'q quality': ['1', '50', '80', '100', 'auto', 'AUTO'],
   'bg background': ['fff', '%23FF000080', 'ff0000ff', '00000000'],
   blur: ['0.3', '2', '100'],
   sharpen: ['0.5', '10'],

@@ -1,4 +1,4 @@
-// lambda/origin/image/ssimulacra2.ts against an independent implementation:
+// scripts/bench/ssimulacra2.ts against an independent implementation:
 // PyPI's `ssimulacra2` 0.3.0 (numpy, scipy), installed once into
 // .localstack/ssimulacra2-venv (git-ignored) from the pinned
 // ssimulacra2-requirements.txt beside this file. Both score the same PNGs:
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ssimulacra2, type RgbImage } from '../../lambda/origin/image/ssimulacra2';
+import { rgbOf, ssimulacra2, type RgbImage } from '../../scripts/bench/ssimulacra2';
 import { ensureVenv } from '../../local/harness/python-venv';
 
 const REQUIREMENTS = fileURLToPath(new URL('./ssimulacra2-requirements.txt', import.meta.url));
@@ -31,11 +31,6 @@ async function scene(width: number, height: number): Promise<Buffer> {
   const drawn = await sharp(Buffer.from(svg)).removeAlpha().raw().toBuffer();
   const mixed = Buffer.from(drawn.map((value, i) => Math.max(0, Math.min(255, value + (grain[i]! - 128) / 2))));
   return sharp(mixed, { raw: { width, height, channels: 3 } }).png().toBuffer();
-}
-
-async function rgb(png: Buffer): Promise<RgbImage> {
-  const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
 }
 
 const DISTORTIONS: { name: string; make: (original: Buffer) => Promise<Buffer> }[] = [
@@ -86,7 +81,7 @@ describe('SSIMULACRA 2', () => {
     const { stdout } = await promisify(execFile)(python, ['-c', script, JSON.stringify(cases.map((c) => [c.original, c.distorted]))]);
     const expected = JSON.parse(stdout) as number[];
     const actual = await Promise.all(
-      cases.map(async (c) => ssimulacra2(await rgb(await readFile(c.original)), await rgb(await readFile(c.distorted)))),
+      cases.map(async (c) => ssimulacra2(await rgbOf(await readFile(c.original)), await rgbOf(await readFile(c.distorted)))),
     );
     const table = cases.map((c, i) => `${c.name}: ${actual[i]!.toFixed(3)} (reference ${expected[i]!.toFixed(3)})`).join('\n');
     for (const [i] of cases.entries()) expect(Math.abs(actual[i]! - expected[i]!), table).toBeLessThan(0.05);

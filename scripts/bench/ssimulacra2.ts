@@ -9,6 +9,8 @@
 // the top and bottom, as in PyPI's `ssimulacra2` 0.3.0, which the tests
 // compare it with. Time and memory are linear in the pixels: MEMORY_PER_PIXEL.
 
+import sharp from 'sharp';
+
 /** sRGB 8-bit pixels, interleaved RGB (3 channels), row by row. */
 export interface RgbImage {
   data: Uint8Array;
@@ -249,4 +251,10 @@ export function ssimulacra2(original: RgbImage, distorted: RgbImage): number {
   const x = weighted * 0.9562382616834844;
   const mapped = 2.326765642916932 * x - 0.020884521182843837 * x * x + 6.248496625763138e-5 * x * x * x;
   return mapped > 0 ? 100 - 10 * mapped ** 0.6276336467831387 : 100;
+}
+
+/** An encoded image as SSIMULACRA 2 takes it: sRGB, flattened onto white as the bench's references are. */
+export async function rgbOf(image: Buffer): Promise<RgbImage> {
+  const { data, info } = await sharp(image).flatten({ background: '#ffffff' }).toColourspace('srgb').removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height };
 }
