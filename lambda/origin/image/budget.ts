@@ -170,7 +170,7 @@ export function predictSeconds(work: Work, info: Pick<SourceInfo, 'format'>, for
 export function predictBytes(work: Work, format: EncodedFormat): number {
   // quality=auto holds the output as pixels (alpha at most) and the proxy's copy of them.
   const proxy = proxyPixels(work, format);
-  return work.heldBytes + (proxy && (work.outputPixels + proxy) * 4) + work.outputPixels * work.frames * ENCODER_BYTES_PER_PIXEL[format];
+  return work.heldBytes + (proxy ? (work.outputPixels + proxy) * 4 : 0) + work.outputPixels * work.frames * ENCODER_BYTES_PER_PIXEL[format];
 }
 
 const megabytes = (bytes: number) => Math.ceil(bytes / 1024 / 1024);
