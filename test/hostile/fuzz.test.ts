@@ -226,8 +226,8 @@ const RUNS = 2000;
 const BEFORE_STORE_UNKNOWN = ['fill', 'trim', 'crop', 'border', 'fp', 'exp', 'prefix', 'allow', 'sig'];
 /** The fits those files know (`pad` came later, and with it the list in a bad fit's message). */
 const BEFORE_STORE_FITS = ['cover', 'contain', 'fill', 'inside', 'outside'];
-/** Spellings whose value `auto` came later (client hints): those files refuse it. */
-const BEFORE_STORE_NO_AUTO = ['w', 'width', 'dpr'];
+/** Spellings whose value `auto` came later (client hints, then quality=auto): those files refuse it. */
+const BEFORE_STORE_NO_AUTO = ['w', 'width', 'dpr', 'q', 'quality'];
 
 /** Whether the before-store files read `query` as the current grammar does (or refuse it alike). */
 function knownBeforeStore(query: string): boolean {
