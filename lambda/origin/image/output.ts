@@ -79,7 +79,8 @@ export function encode(image: Sharp, plan: Pick<OutputPlan, 'format'>, quality?:
       // luma SSIM and 15% less encode time. Even so a 1600 px AVIF takes about 1 s of CPU
       // (up to 2.4 s on detailed photos) against 0.27 s for WebP, for 21% fewer bytes at
       // equal SSIM; effort 4 (sharp's default) takes 10x longer still. Effort 1 saves only 8%
-      // over WebP, effort 0 nothing.
+      // over WebP, effort 0 nothing. sharp's default tune, iq: at equal SSIMULACRA 2, ssim needs
+      // 24.5% more bytes and psnr 28.8% (at equal luma SSIM only 1.5% and 4.9%).
       return image.avif({ quality: quality ?? DEFAULT_QUALITY.avif, effort: 2, chromaSubsampling: '4:2:0' });
     case 'png':
       return image.png({ compressionLevel: 6 });
