@@ -83,7 +83,7 @@ export interface Ops {
   border?: string;
   /** `rrggbb` or `rrggbbaa`, lower-case. */
   background?: string;
-  /** 1..100, or `auto`: the origin chooses per image for a perceptual target (lambda/origin/image/auto-quality.ts). */
+  /** 1..100, or `auto`: the origin chooses an AVIF's per image, for a perceptual target (lambda/origin/image/auto-quality.ts). */
   quality?: number | 'auto';
   /** Asked for explicitly: the origin makes exactly this format. */
   format?: OutputFormat;

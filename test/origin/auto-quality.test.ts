@@ -43,11 +43,24 @@ describe('the AVIF quality chosen', () => {
     expect(forBusy).toBeLessThanOrEqual(AVIF_AUTO_QUALITY.max);
   });
 
-  it('is read from a 256x256 sample of a large image, and from the whole of a narrow one', async () => {
-    const large = proxyOf(await pixelsOf(await gradientJpeg(1600, 1000)));
-    expect([large.info.width, large.info.height]).toEqual([256, 256]);
-    const narrow = await pixelsOf(await gradientJpeg(200, 800));
-    expect(proxyOf(narrow).data).toBe(narrow.data);
+  it.each([
+    [1600, 1000, 256, 256],
+    [1600, 200, 256, 192],
+    [2000, 40, 256, 40],
+    [300, 200, 300, 200], // no larger than the sample: the whole image
+  ])('is read from a sample of at most 256x256 pixels (%ix%i: %ix%i)', async (width, height, sampleWidth, sampleHeight) => {
+    const image = await pixelsOf(await gradientJpeg(width, height));
+    const sample = proxyOf(image);
+    expect([sample.info.width, sample.info.height]).toEqual([sampleWidth, sampleHeight]);
+    expect(sample.data.length).toBe(sampleWidth * sampleHeight * image.info.channels);
+  });
+
+  it('takes its tiles from the image, unchanged', async () => {
+    const image = await pixelsOf(busy);
+    const sample = proxyOf(image);
+    // The first tile's first row is a run of the image's pixels: its first 64 pixels match somewhere in the image's rows.
+    const firstRow = sample.data.subarray(0, 64 * 3);
+    expect(image.data.indexOf(firstRow)).toBeGreaterThanOrEqual(0);
   });
 });
 

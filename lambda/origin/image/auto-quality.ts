@@ -29,31 +29,35 @@ export const AVIF_AUTO_QUALITY = { trial: 50, intercept: 65.2, slope: 11.9, min:
 /** Whether the quality of an output is chosen per image: `quality=auto` on a still AVIF. */
 export const choosesQuality = (quality: Ops['quality'], format: string, animated: boolean) => quality === 'auto' && format === 'avif' && !animated;
 
-/** The proxy: up to GRID x GRID tiles of TILE pixels, spread evenly over the image and on TILE_STEP boundaries (the encoders' blocks). */
+/** The proxy: up to GRID x GRID tiles of TILE pixels, spread evenly over the image on TILE_STEP boundaries (the encoders' block grid). */
 const TILE = 64;
 const GRID = 4;
 const TILE_STEP = 16;
 /** The proxy's largest size in pixels, for the memory model. */
 export const PROXY_PIXELS = (TILE * GRID) ** 2;
 
-/** The tiles of `pixels` side by side (the whole image when it is no larger than the proxy in either direction). */
+/** The tiles of `pixels` side by side, at most PROXY_PIXELS (the whole image when it is no larger). */
 export function proxyOf({ data, info }: Pixels): Pixels {
   const { width, height, channels } = info;
-  const side = TILE * GRID;
-  if (width <= side || height <= side) return { data, info };
-  const out = Buffer.alloc(side * side * channels);
-  const start = (extent: number, index: number) => Math.floor(((extent - TILE) * (index + 0.5)) / GRID / TILE_STEP) * TILE_STEP;
-  for (let row = 0; row < GRID; row++) {
-    for (let column = 0; column < GRID; column++) {
-      const left = start(width, column);
-      const top = start(height, row);
-      for (let y = 0; y < TILE; y++) {
+  if (width * height <= PROXY_PIXELS) return { data, info };
+  // A side shorter than a tile gives tiles of its length, one across it.
+  const [tileWidth, tileHeight] = [Math.min(TILE, width), Math.min(TILE, height)];
+  const [columns, rows] = [Math.min(GRID, Math.floor(width / tileWidth)), Math.min(GRID, Math.floor(height / tileHeight))];
+  const outWidth = columns * tileWidth;
+  const out = Buffer.alloc(outWidth * rows * tileHeight * channels);
+  const start = (extent: number, tile: number, count: number, index: number) =>
+    Math.floor(((extent - tile) * (index + 0.5)) / count / TILE_STEP) * TILE_STEP;
+  for (let row = 0; row < rows; row++) {
+    for (let column = 0; column < columns; column++) {
+      const left = start(width, tileWidth, columns, column);
+      const top = start(height, tileHeight, rows, row);
+      for (let y = 0; y < tileHeight; y++) {
         const from = ((top + y) * width + left) * channels;
-        data.copy(out, ((row * TILE + y) * side + column * TILE) * channels, from, from + TILE * channels);
+        data.copy(out, ((row * tileHeight + y) * outWidth + column * tileWidth) * channels, from, from + tileWidth * channels);
       }
     }
   }
-  return { data: out, info: { width: side, height: side, channels } };
+  return { data: out, info: { width: outWidth, height: rows * tileHeight, channels } };
 }
 
 /** The AVIF quality this image needs, from one trial encode of its proxy with `encodeAt`. */
