@@ -26,7 +26,7 @@ const SWEEPS: { op: string; format: LossyFormat; qualities: [number, number, num
 ];
 
 /** One photo's score and bytes at every quality step of the sweep's range. */
-interface Curve {
+export interface Curve {
   score: number[];
   bytes: number[];
 }
@@ -44,7 +44,7 @@ function curveOf(qualities: number[], scores: number[], bytes: number[]): Curve 
 }
 
 /** The fewest total bytes with the mean score at least `target` and no image under `floor`: one price per point for all images, bisected. */
-function best(curves: Curve[], target: number, floor: number): { bytes: number; mean: number } {
+export function best(curves: Curve[], target: number, floor: number): { bytes: number; mean: number } {
   const pick = (price: number) =>
     curves.map((curve) => {
       let chosen = -1;
@@ -66,7 +66,7 @@ function best(curves: Curve[], target: number, floor: number): { bytes: number; 
 }
 
 /** Every image at `target` (the nearest step at or above it, the top of the range when none is). */
-function equal(curves: Curve[], target: number): number {
+export function equal(curves: Curve[], target: number): number {
   return sum(curves.map((curve) => {
     const i = curve.score.findIndex((score) => score >= target);
     return curve.bytes[i < 0 ? curve.bytes.length - 1 : i]!;
