@@ -83,7 +83,8 @@ export interface Ops {
   border?: string;
   /** `rrggbb` or `rrggbbaa`, lower-case. */
   background?: string;
-  quality?: number;
+  /** 1..100, or `auto`: the origin chooses an AVIF's per image, for a perceptual target (lambda/origin/image/auto-quality.ts). */
+  quality?: number | 'auto';
   /** Asked for explicitly: the origin makes exactly this format. */
   format?: OutputFormat;
   /**
@@ -215,7 +216,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   background: { aliases: ['bg'], read: colour },
   quality: {
     aliases: ['q'],
-    read: integer(1, 100),
+    read: orAuto(integer(1, 100)),
     // Without an explicit format the default is not known at the edge (with `accept` the origin
     // chooses among the accepted formats, and a signature covers the URI before negotiation),
     // so any quality given is kept.

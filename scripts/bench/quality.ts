@@ -11,6 +11,7 @@ import sharp, { type AvifOptions, type GifOptions, type JpegOptions, type Sharp,
 import type { Corpus, Photo } from './corpus';
 import { OPS, reference, type OpSpec } from './ops';
 import { decodePlanes, prepareReference, ssimImages, type Reference } from './ssim';
+import { rgbOf, ssimulacra2 } from './ssimulacra2';
 import { kb, markdownTable, mean, median, ms, sum } from './stats';
 
 interface Candidate {
@@ -27,6 +28,8 @@ interface Study {
   candidates: Candidate[];
   /** Photos for this study (AVIF encodes are slow). */
   photos: (corpus: Corpus) => Photo[];
+  /** Scored with SSIMULACRA 2 too, which then decides "bytes at the reference's score" (it costs about 2 s per megapixel here). */
+  perceptual?: boolean;
 }
 
 const jpeg = (family: string, options: JpegOptions, qualities: number[], currentFamily: boolean): Candidate[] =>
@@ -98,6 +101,18 @@ const STUDIES: Study[] = [
     ],
   },
   {
+    // AVIF's tune (sharp 0.35 defaults lossy AVIF to iq, made for perceptual metrics), at 800 px to keep SSIMULACRA 2 affordable.
+    op: op('op1'),
+    title: 'AVIF tune, 800 px wide (effort 2, 4:2:0)',
+    photos: all,
+    perceptual: true,
+    candidates: [
+      ...avif('AVIF tune iq (sharp default, current)', { effort: 2, chromaSubsampling: '4:2:0', tune: 'iq' }, [40, 50, 60], 50),
+      ...avif('AVIF tune ssim', { effort: 2, chromaSubsampling: '4:2:0', tune: 'ssim' }, [40, 50, 60]),
+      ...avif('AVIF tune psnr', { effort: 2, chromaSubsampling: '4:2:0', tune: 'psnr' }, [40, 50, 60]),
+    ],
+  },
+  {
     op: op('gif'),
     title: 'Animated GIF, 240 px wide (q: effort; SSIM rewards the banding of undithered output: look at the frames too)',
     photos: (corpus) => corpus.animations,
@@ -115,6 +130,8 @@ const STUDIES: Study[] = [
 interface Row {
   candidate: Candidate;
   bytes: number[];
+  /** SSIMULACRA 2, for a perceptual study. */
+  score: number[];
   ssimY: number[];
   ssimC: number[];
   encodeMs: number[];
@@ -122,7 +139,7 @@ interface Row {
   encodeCpuMs: number[];
 }
 
-/** Total bytes a family needs to reach `targetSsim` (mean luma SSIM), interpolated along its quality sweep. */
+/** Total bytes a family needs to reach `targetSsim` (a mean score: luma SSIM, or SSIMULACRA 2), interpolated along its quality sweep. */
 export function bytesAtSsim(points: { ssim: number; bytes: number }[], targetSsim: number): number {
   const sorted = [...points].sort((a, b) => a.ssim - b.ssim);
   if (sorted.length === 0) return NaN;
@@ -152,7 +169,7 @@ export async function qualityStudy(
   lines.push('');
   for (const study of STUDIES.filter((candidate) => options.ops.includes(candidate.op.name))) {
     const photos = study.photos(corpus);
-    const rows = study.candidates.map((candidate): Row => ({ candidate, bytes: [], ssimY: [], ssimC: [], encodeMs: [], encodeCpuMs: [] }));
+    const rows = study.candidates.map((candidate): Row => ({ candidate, bytes: [], score: [], ssimY: [], ssimC: [], encodeMs: [], encodeCpuMs: [] }));
     const resizeMs: { photo: Photo; ms: number }[] = [];
     for (const [index, photo] of photos.entries()) {
       const cpuStart = process.cpuUsage();
@@ -172,6 +189,7 @@ export async function qualityStudy(
         row.encodeMs.push(performance.now() - encodeStart);
         row.encodeCpuMs.push((cpu.user + cpu.system) / 1000);
         const ssim = await ssimImages(planes, out);
+        if (study.perceptual) row.score.push(ssimulacra2({ data: ref.data, width: raw.width, height: raw.height }, await rgbOf(out)));
         row.bytes.push(out.length);
         row.ssimY.push(ssim.y);
         row.ssimC.push(ssim.c);
@@ -181,25 +199,28 @@ export async function qualityStudy(
     options.log(`${study.title} done`);
 
     const current = rows.find((row) => row.candidate.current) ?? rows[0]!;
-    const target = mean(current.ssimY);
+    const decisive = (row: Row) => (study.perceptual ? row.score : row.ssimY);
+    const target = mean(decisive(current));
     const currentBytes = sum(current.bytes);
     const families = [...new Set(rows.map((row) => row.candidate.family))];
     const atTarget = new Map(
       families.map((family) => {
-        const points = rows.filter((row) => row.candidate.family === family).map((row) => ({ ssim: mean(row.ssimY), bytes: sum(row.bytes) }));
+        const points = rows.filter((row) => row.candidate.family === family).map((row) => ({ ssim: mean(decisive(row)), bytes: sum(row.bytes) }));
         return [family, bytesAtSsim(points, target)];
       }),
     );
-    lines.push(`**${study.title}** (${photos.length} photos; reference: ${current.candidate.family} q${current.candidate.quality}, mean SSIM Y ${target.toFixed(4)}, ${kb(currentBytes)}):`);
+    const metric = study.perceptual ? `mean SSIMULACRA 2 ${target.toFixed(2)}` : `mean SSIM Y ${target.toFixed(4)}`;
+    lines.push(`**${study.title}** (${photos.length} photos; reference: ${current.candidate.family} q${current.candidate.quality}, ${metric}, ${kb(currentBytes)}):`);
     lines.push('');
     lines.push(
       markdownTable(
-        ['setting', 'q', 'bytes (sum)', 'vs reference', 'SSIM Y', 'SSIM C', 'encode CPU ms median', 'encode CPU ms max', 'encode wall ms median', 'decode+resize+encode CPU ms, max over ≥ 8 MP', 'family: bytes at reference SSIM'],
+        ['setting', 'q', 'bytes (sum)', 'vs reference', ...(study.perceptual ? ['SSIMULACRA 2'] : []), 'SSIM Y', 'SSIM C', 'encode CPU ms median', 'encode CPU ms max', 'encode wall ms median', 'decode+resize+encode CPU ms, max over ≥ 8 MP', `family: bytes at reference ${study.perceptual ? 'SSIMULACRA 2' : 'SSIM'}`],
         rows.map((row) => [
           row.candidate.family,
           String(row.candidate.quality),
           kb(sum(row.bytes)),
           `${((sum(row.bytes) / currentBytes - 1) * 100).toFixed(1)}%`,
+          ...(study.perceptual ? [mean(row.score).toFixed(2)] : []),
           mean(row.ssimY).toFixed(4),
           mean(row.ssimC).toFixed(4),
           ms(median(row.encodeCpuMs)),

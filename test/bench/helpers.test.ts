@@ -1,4 +1,4 @@
-// The benchmark's pure helpers (statistics, SSIM, interpolation), and its
+// The benchmark's pure helpers (statistics, SSIM, interpolation, the quality bound), and its
 // composed op's bare sharp against the handler's transform. The benchmark
 // itself is `npm run bench`, never part of `npm test`.
 
@@ -13,6 +13,7 @@ import { transform } from '../../lambda/origin/image/transform';
 import { sampleWatermark } from '../../local/emulator/samples';
 import { bare, canonicalOpsOf, naive, OPS, readBenchWatermark, transformOptions } from '../../scripts/bench/ops';
 import { bytesAtSsim } from '../../scripts/bench/quality';
+import { best, equal, type Curve } from '../../scripts/bench/quality-bound';
 import { decodePlanes, prepareReference, ssimImages, ssimPlane, ycbcrPlanes } from '../../scripts/bench/ssim';
 import { markdownTable, median, p95, pairedRatio, quantile } from '../../scripts/bench/stats';
 
@@ -156,5 +157,24 @@ describe('the composed op (pad + watermark)', () => {
     } finally {
       await rm(dir, { recursive: true });
     }
+  });
+});
+
+describe('the per-image quality bound', () => {
+  // Two images over three quality steps: the first gains many points per byte, the second few.
+  const cheap: Curve = { score: [60, 70, 80], bytes: [100, 110, 120] };
+  const dear: Curve = { score: [60, 70, 80], bytes: [100, 200, 400] };
+
+  it('spends bytes where they buy the most score, keeping the mean and the floor', () => {
+    // Today both sit at the middle step: mean 70, 310 bytes.
+    const result = best([cheap, dear], 70, 60);
+    expect(result.mean).toBeGreaterThanOrEqual(70);
+    expect(result.bytes).toBe(120 + 100); // the cheap image up to 80, the dear one down to 60
+    expect(best([cheap, dear], 70, 65).bytes).toBe(110 + 200); // a floor of 65 keeps the dear one at 70
+  });
+
+  it('counts every image held at the mean, the top of its range when it cannot reach it', () => {
+    expect(equal([cheap, dear], 70)).toBe(110 + 200);
+    expect(equal([cheap, dear], 90)).toBe(120 + 400);
   });
 });

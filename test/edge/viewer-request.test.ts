@@ -314,6 +314,14 @@ describe('signatures', () => {
     expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=640&sig=${sig}`, avif))).uri).toBe('/a.jpg/width=640,accept=avif');
     // A quality is never a default without an explicit format, so it is part of what the signature covers.
     expectError(await signed.handler(viewerEvent('/a.jpg', `w=640&q=80&sig=${sig}`, avif)), 403, 'invalid_signature');
+    expectError(await signed.handler(viewerEvent('/a.jpg', `w=640&q=auto&sig=${sig}`, avif)), 403, 'invalid_signature');
+  });
+
+  it('covers quality=auto: its own variant, which a fixed quality cannot borrow', async () => {
+    const sig = sign(REALISTIC, '/a.jpg', 'w=640&q=auto');
+    const avif = { headers: { accept: 'image/avif,image/webp,*/*' } };
+    expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=640&q=AUTO&sig=${sig}`, avif))).uri).toBe('/a.jpg/width=640,quality=auto,accept=avif');
+    expectError(await signed.handler(viewerEvent('/a.jpg', `w=640&q=50&sig=${sig}`, avif)), 403, 'invalid_signature');
   });
 
   it('accepts a signature made with an older secret still in the list, and none made with a removed one', async () => {

@@ -92,6 +92,7 @@ describe('defaults and no-ops are dropped', () => {
     ['q=50&format=avif', 'format=avif'],
     ['q=60&fm=png', 'format=png'],
     ['q=60&fm=gif', 'format=gif'],
+    ['q=auto&fm=png', 'format=png'],
   ])('?%s -> %s', (query, segment) => {
     expect(uriOf(query)).toBe(`/cat.jpg/${segment}`);
   });
@@ -106,6 +107,9 @@ describe('defaults and no-ops are dropped', () => {
     ['q=80', 'quality=80'],
     ['q=50&fm=webp', 'quality=50,format=webp'],
     ['q=70', 'quality=70'],
+    // Chosen per image by the origin: a mode of its own, with its own cache key, in any letter case.
+    ['q=Auto&fm=webp', 'quality=auto,format=webp'],
+    ['quality=auto', 'quality=auto'],
   ])('but keeps what changes the image: ?%s -> %s', (query, segment) => {
     expect(uriOf(query)).toBe(`/cat.jpg/${segment}`);
   });
@@ -296,6 +300,7 @@ describe('parseCanonicalUri', () => {
     '/a/accept=avif',
     '/a/width=640,quality=80,accept=webp',
     '/a/quality=50,accept=avif',
+    '/a/width=640,quality=auto,accept=avif',
   ])('accepts %s', (uri) => {
     const parsed = parseCanonicalUri(uri, options);
     expect(parsed.uri).toBe(uri);

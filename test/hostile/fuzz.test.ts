@@ -156,7 +156,7 @@ const VALID: Record<string, string[]> = {
   'pos position gravity': ['center', 'top-left', 'entropy', 'attention'],
   'enlarge flip flop grayscale greyscale': ['true', 'false', '1', '0'],
   'fm f format': ['auto', 'webp', 'avif', 'jpg', 'png', 'gif', 'json'],
-  'q quality': ['1', '50', '80', '100'],
+  'q quality': ['1', '50', '80', '100', 'auto', 'AUTO'],
   'bg background': ['fff', '%23FF000080', 'ff0000ff', '00000000'],
   blur: ['0.3', '2', '100'],
   sharpen: ['0.5', '10'],
@@ -226,8 +226,8 @@ const RUNS = 2000;
 const BEFORE_STORE_UNKNOWN = ['fill', 'trim', 'crop', 'border', 'fp', 'exp', 'prefix', 'allow', 'sig'];
 /** The fits those files know (`pad` came later, and with it the list in a bad fit's message). */
 const BEFORE_STORE_FITS = ['cover', 'contain', 'fill', 'inside', 'outside'];
-/** Spellings whose value `auto` came later (client hints): those files refuse it. */
-const BEFORE_STORE_NO_AUTO = ['w', 'width', 'dpr'];
+/** Spellings whose value `auto` came later (client hints, then quality=auto): those files refuse it. */
+const BEFORE_STORE_NO_AUTO = ['w', 'width', 'dpr', 'q', 'quality'];
 
 /** Whether the before-store files read `query` as the current grammar does (or refuse it alike). */
 function knownBeforeStore(query: string): boolean {

@@ -8,6 +8,7 @@
 
 import type { Ops } from '../../grammar';
 import { HttpError } from '../errors';
+import { choosesQuality, PROXY_PIXELS } from './auto-quality';
 import type { SourceInfo } from './input';
 import type { EncodedFormat } from './output';
 import { MAX_WATERMARK_PIXELS } from '../watermarks';
@@ -94,6 +95,8 @@ export interface Work {
   heldBytes: number;
   /** Output pixels of one frame. */
   outputPixels: number;
+  /** The quality asked for: with `auto`, an AVIF is held as pixels and a proxy of them encoded first (auto-quality.ts). */
+  quality: Ops['quality'];
 }
 
 /** Sources whose decoder produces the whole image (or every frame) at once, not line by line. */
@@ -150,17 +153,24 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   // A watermark holds the image it is drawn on as pixels (under a border, the result too) and its own decoded pixels.
   if (ops.watermark !== undefined) heldBytes += 2 * outWidth * outHeight * 4 + 2 * MAX_WATERMARK_PIXELS * 4;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decodedPixels * HEIF_DECODER.bytesPerPixel;
-  return { decodedPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
+  return { decodedPixels, frames, heldBytes, outputPixels: outWidth * outHeight, quality: ops.quality };
 }
+
+/** The proxy's pixels that quality=auto encodes before the output, in `format` (none when the quality is not chosen). */
+const proxyPixels = (work: Work, format: EncodedFormat) =>
+  choosesQuality(work.quality, format, work.frames > 1) ? Math.min(PROXY_PIXELS, work.outputPixels) : 0;
 
 export function predictSeconds(work: Work, info: Pick<SourceInfo, 'format'>, format: EncodedFormat): number {
   const megapixels = (pixels: number) => (pixels * work.frames) / 1e6;
   const load = info.format === 'heic' ? HEIF_DECODER.loadSeconds : 0;
-  return load + megapixels(work.decodedPixels) * DECODE_SECONDS_PER_MP[info.format] + megapixels(work.outputPixels) * ENCODE_SECONDS_PER_MP[format];
+  const encoded = megapixels(work.outputPixels) + proxyPixels(work, format) / 1e6;
+  return load + megapixels(work.decodedPixels) * DECODE_SECONDS_PER_MP[info.format] + encoded * ENCODE_SECONDS_PER_MP[format];
 }
 
 export function predictBytes(work: Work, format: EncodedFormat): number {
-  return work.heldBytes + work.outputPixels * work.frames * ENCODER_BYTES_PER_PIXEL[format];
+  // quality=auto holds the output as pixels (alpha at most) and the proxy's copy of them.
+  const proxy = proxyPixels(work, format);
+  return work.heldBytes + (proxy ? (work.outputPixels + proxy) * 4 : 0) + work.outputPixels * work.frames * ENCODER_BYTES_PER_PIXEL[format];
 }
 
 const megabytes = (bytes: number) => Math.ceil(bytes / 1024 / 1024);

@@ -9,6 +9,7 @@ import sharp, { type OutputInfo, type Sharp } from 'sharp';
 import type { Ops, Position } from '../../grammar';
 import type { Limits } from '../config';
 import { decodeError, type SourceInfo } from './input';
+import { autoQuality, choosesQuality } from './auto-quality';
 import { encode, type OutputPlan } from './output';
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
 
@@ -397,8 +398,15 @@ const STEPS: Step[] = [
     image.extend({ top: width, bottom: width, left: width, right: width, background: rgba(ops.border.slice(ops.border.indexOf(',') + 1)) });
   },
 
-  function output(image, { ops, plan }) {
-    encode(image, plan, ops);
+  async function output(image, { ops, plan, limits }) {
+    if (!choosesQuality(ops.quality, plan.format, plan.animated)) {
+      encode(image, plan, ops.quality === 'auto' ? undefined : ops.quality);
+      return;
+    }
+    // The image in memory once: a proxy of it is encoded to choose the quality, then the whole.
+    const made = await pixels(image, limits);
+    const quality = await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial));
+    return encode(pipelineOf(made), plan, quality);
   },
 ];
 

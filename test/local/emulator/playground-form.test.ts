@@ -74,4 +74,16 @@ describe('the playground form', () => {
       expect(accepts(param, String(Number(max) + Number(step))), `${name} refuses above its max`).toBe(false);
     }
   });
+
+  it('lets a text field take auto exactly where the grammar does (width, dpr, quality)', () => {
+    const takeAuto: string[] = [];
+    for (const [name, control] of form) {
+      const param = PARAMS_BY_NAME[name];
+      if (!param || control.attributes.pattern === undefined) continue;
+      const formTakes = new RegExp(`^(?:${control.attributes.pattern})$`).test('auto');
+      expect(formTakes, name).toBe(accepts(param, 'auto'));
+      if (formTakes) takeAuto.push(name);
+    }
+    expect(takeAuto.sort()).toEqual(['dpr', 'quality', 'width']);
+  });
 });
