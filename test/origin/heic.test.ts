@@ -2,11 +2,12 @@
 // by libheif (WebAssembly) in the transform child, then the same pipeline as any
 // photo. Skipped with the reason when heif-enc is missing, except in CI.
 
+import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { heifHeader } from '../../lambda/origin/image/heif';
-import { heicOf, heifEncMissing, imir, irot, withProperties } from '../support/heic';
-import { ORIENTATION_CORNERS, isNear, orientedJpeg, pixelAt } from '../support/images';
+import { box, heicOf, heifEncMissing, imir, irot, withProperties } from '../support/heic';
+import { ORIENTATION_CORNERS, isNear, orientedJpeg, pixelAt, pngChunk } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
 const missing = heifEncMissing();
@@ -63,6 +64,49 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
     const response = await origin.request(`/turned/${orientation}.heic/format=png`);
     expect(response.status, response.body.toString('utf8', 0, 200)).toBe(200);
     await expectCornered(response.body, 300, 200);
+  });
+
+  it('shows an iPhone-like Display P3 photo in its own colours, converted to sRGB, not read as sRGB', async () => {
+    // An orange as Display P3 pixels, with libvips' own Display P3 profile embedded (as iPhones embed theirs).
+    const P3 = { r: 200, g: 100, b: 50 };
+    const p3 = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#000' } }).withIccProfile('p3').png().toBuffer();
+    const profile = (await sharp(p3).metadata()).icc!;
+    const pixels = Buffer.alloc(64 * 64 * 3);
+    for (let i = 0; i < pixels.length; i += 3) pixels.set([P3.r, P3.g, P3.b], i);
+    // sharp would convert the pixels to a profile it is given: the profile is put in the PNG by hand instead.
+    const png = await sharp(pixels, { raw: { width: 64, height: 64, channels: 3 } }).png().toBuffer();
+    const iccp = pngChunk('iCCP', Buffer.concat([Buffer.from('p3\0\0', 'latin1'), deflateSync(profile)]));
+    const tagged = Buffer.concat([png.subarray(0, 33), iccp, png.subarray(33)]);
+    expect((await sharp(tagged).metadata()).icc?.equals(profile), 'the PNG carries the P3 profile').toBe(true);
+    const heic = heicOf(tagged, { quality: 95 });
+    expect(heifHeader(heic).colourProfile).toBeInstanceOf(Buffer);
+    await origin.putSource('p3.heic', heic);
+    const response = await origin.request('/p3.heic/format=png');
+    expect(response.status, response.body.toString('utf8', 0, 200)).toBe(200);
+    // What libvips makes of the same tagged PNG: the orange in sRGB, more saturated than the numbers read as sRGB.
+    const expected = await pixelAt(await sharp(tagged).png().toBuffer(), 32, 32);
+    const shown = await pixelAt(response.body, 32, 32);
+    expect(isNear(shown, expected, 6), `${JSON.stringify(shown)} vs ${JSON.stringify(expected)}`).toBe(true);
+    expect(isNear(shown, P3, 8), `${JSON.stringify(shown)} is not the P3 numbers read as sRGB`).toBe(false);
+  });
+
+  it('converts a HEIC whose colour is Display P3 by its CICP code (colr nclx, primaries 12), as libheif leaves it', async () => {
+    const P3 = { r: 200, g: 100, b: 50 };
+    const pixels = Buffer.alloc(64 * 64 * 3);
+    for (let i = 0; i < pixels.length; i += 3) pixels.set([P3.r, P3.g, P3.b], i);
+    const untagged = heicOf(await sharp(pixels, { raw: { width: 64, height: 64, channels: 3 } }).png().toBuffer(), { quality: 95 });
+    // colour primaries 12 (P3, D65), transfer 13 (sRGB's curve), matrix 6, full range.
+    const nclx = box('colr', Buffer.from([...Buffer.from('nclx', 'latin1'), 0, 12, 0, 13, 0, 6, 0x80]));
+    const heic = withProperties(untagged, [nclx]);
+    expect(heifHeader(untagged).colourProfile).toBeUndefined();
+    expect(heifHeader(heic).colourProfile).toBe('display-p3');
+    await origin.putSource('p3-nclx.heic', heic);
+    const response = await origin.request('/p3-nclx.heic/format=png');
+    expect(response.status, response.body.toString('utf8', 0, 200)).toBe(200);
+    const shown = await pixelAt(response.body, 32, 32);
+    // The same orange as the profile-carrying photo above: redder and less green than the numbers read as sRGB.
+    expect(shown.r).toBeGreaterThan(P3.r + 8);
+    expect(shown.g).toBeLessThan(P3.g - 3);
   });
 
   it('describes it with format=json: the displayed size, after irot', async () => {

@@ -70,6 +70,13 @@ const DECODE_SECONDS_PER_MP: Record<SourceInfo['format'], number> = {
 const HEIF_DECODER = { moduleBytes: 16 * 1024 * 1024, bytesPerPixel: 14, loadSeconds: 1 };
 
 /**
+ * A HEIF's pixels in another colour space than sRGB (an iPhone's Display P3):
+ * their copy in a file that carries the profile and libvips' copy of it, per
+ * channel of a pixel; and the conversion to sRGB at full size, per megapixel.
+ */
+const HEIF_PROFILE = { copiesPerChannel: 2, secondsPerMP: 0.04 };
+
+/**
  * Encode, CPU seconds per output megapixel, with the settings of output.ts on
  * one thread: the worst case (noise) for every format but GIF. GIF's palette
  * search costs 20 to 50 times more on noise than on photos or drawings, so a
@@ -153,6 +160,7 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   // A watermark holds the image it is drawn on as pixels (under a border, the result too) and its own decoded pixels.
   if (ops.watermark !== undefined) heldBytes += 2 * outWidth * outHeight * 4 + 2 * MAX_WATERMARK_PIXELS * 4;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decodedPixels * HEIF_DECODER.bytesPerPixel;
+  if (info.colourProfile) heldBytes += decodedPixels * info.channels * HEIF_PROFILE.copiesPerChannel;
   return { decodedPixels, frames, heldBytes, outputPixels: outWidth * outHeight, quality: ops.quality };
 }
 
@@ -160,9 +168,9 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
 const proxyPixels = (work: Work, format: EncodedFormat) =>
   choosesQuality(work.quality, format, work.frames > 1) ? Math.min(PROXY_PIXELS, work.outputPixels) : 0;
 
-export function predictSeconds(work: Work, info: Pick<SourceInfo, 'format'>, format: EncodedFormat): number {
+export function predictSeconds(work: Work, info: Pick<SourceInfo, 'format' | 'colourProfile'>, format: EncodedFormat): number {
   const megapixels = (pixels: number) => (pixels * work.frames) / 1e6;
-  const load = info.format === 'heic' ? HEIF_DECODER.loadSeconds : 0;
+  const load = (info.format === 'heic' ? HEIF_DECODER.loadSeconds : 0) + (info.colourProfile ? megapixels(work.decodedPixels) * HEIF_PROFILE.secondsPerMP : 0);
   const encoded = megapixels(work.outputPixels) + proxyPixels(work, format) / 1e6;
   return load + megapixels(work.decodedPixels) * DECODE_SECONDS_PER_MP[info.format] + encoded * ENCODE_SECONDS_PER_MP[format];
 }

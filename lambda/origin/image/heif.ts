@@ -13,6 +13,30 @@ export interface HeifHeader {
   width: number;
   height: number;
   hasAlpha: boolean;
+  /**
+   * The colour space of the decoded RGB when it is not sRGB: the ICC profile
+   * the file carries (`colr` of type `prof`, as iPhones write Display P3), or
+   * `display-p3` for the CICP primaries of Display P3 (`colr` of type `nclx`).
+   */
+  colourProfile?: Buffer | 'display-p3';
+}
+
+/** CICP colour primaries 12: P3 with the D65 white point, as Display P3 has. */
+const CICP_DISPLAY_P3 = 12;
+
+/**
+ * Whether an ICC profile describes itself as sRGB, whose pixels need no
+ * conversion: its `desc` tag, found in the tag table (12 bytes an entry,
+ * bounded by the profile's length), holds "sRGB" in ASCII or UTF-16.
+ */
+function describesSrgb(icc: Buffer): boolean {
+  const tags = icc.length >= 132 ? icc.readUInt32BE(128) : 0;
+  for (let at = 132; at + 12 <= icc.length && at < 132 + tags * 12; at += 12) {
+    if (icc.toString('latin1', at, at + 4) !== 'desc') continue;
+    const start = icc.readUInt32BE(at + 4);
+    return icc.toString('latin1', start, Math.min(icc.length, start + icc.readUInt32BE(at + 8))).replace(/\0/g, '').includes('sRGB');
+  }
+  return false;
 }
 
 export interface Box {
@@ -215,6 +239,7 @@ export function heifHeader(bytes: Buffer): HeifHeader {
   let size: [number, number] | undefined;
   let quarterTurns = 0;
   let hasAlpha = false;
+  let colourProfile: HeifHeader['colourProfile'];
   let index = 0;
   eachBox(bytes, ipco.start, ipco.end, (property) => {
     index++;
@@ -229,6 +254,12 @@ export function heifHeader(bytes: Buffer): HeifHeader {
       size = [fields.uint(4), fields.uint(4)];
     } else if (property.type === 'irot') {
       quarterTurns = reader(bytes, property).uint(1) & 3;
+    } else if (property.type === 'colr' && !colourProfile) {
+      const fields = reader(bytes, property);
+      const kind = fields.type();
+      const icc = bytes.subarray(fields.at, property.end);
+      if ((kind === 'prof' || kind === 'rICC') && !describesSrgb(icc)) colourProfile = icc;
+      else if (kind === 'nclx' && fields.uint(2) === CICP_DISPLAY_P3) colourProfile = 'display-p3';
     }
   });
   if (!size || size[0] === 0 || size[1] === 0) throw new HeifDamaged('the primary item has no size (ispe)');
@@ -237,7 +268,7 @@ export function heifHeader(bytes: Buffer): HeifHeader {
     if (width !== size[0] || height !== size[1]) throw new HeifDamaged(`the grid is ${width}x${height}, its ispe ${size[0]}x${size[1]}`);
   }
   const [width, height] = quarterTurns % 2 === 1 ? [size[1], size[0]] : size;
-  return { width, height, hasAlpha };
+  return { width, height, hasAlpha, ...(colourProfile ? { colourProfile } : {}) };
 }
 
 /** The decoded primary image: interleaved 8-bit RGB or RGBA, turned and mirrored as the container says. */

@@ -6,6 +6,7 @@ import sharp, { type Sharp, type SharpOptions } from 'sharp';
 import type { Limits } from '../config';
 import { HttpError } from '../errors';
 import { detectFormat, type SourceFormat } from './detect';
+import { withColourProfile } from './colour-profile';
 import { decodeHeif, heifHeader } from './heif';
 import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
 import { svgRefusal } from './svg';
@@ -26,6 +27,8 @@ export interface SourceInfo {
   orientation: number;
   /** A progressive JPEG or an interlaced PNG: decoders that hold more than a line at a time. */
   progressive: boolean;
+  /** A HEIF whose pixels are not sRGB: they are copied into a file that carries their profile, and converted (colour-profile.ts). */
+  colourProfile?: boolean;
 }
 
 export interface OpenedSource {
@@ -153,7 +156,8 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
 /**
  * A HEIF source from its header; its pixels are decoded by libheif when the
  * pipeline asks for them, as 8-bit RGB(A), turned as the container says: so
- * there is no EXIF orientation left to apply (orientation 1).
+ * there is no EXIF orientation left to apply (orientation 1). Pixels in
+ * another colour space than sRGB carry its profile into the pipeline.
  */
 function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
   let header;
@@ -166,9 +170,22 @@ function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
   if (width * height > limits.maxInputPixels) throw tooManyPixels(limits, `HEIF header: ${width}x${height}`);
   const channels = hasAlpha ? 4 : 3;
   return {
-    info: { format: 'heic', width, height, frames: 1, hasAlpha, bytes: bytes.length, channels, depth: 'uchar', orientation: 1, progressive: false },
+    info: {
+      format: 'heic',
+      width,
+      height,
+      frames: 1,
+      hasAlpha,
+      bytes: bytes.length,
+      channels,
+      depth: 'uchar',
+      orientation: 1,
+      progressive: false,
+      ...(header.colourProfile ? { colourProfile: true } : {}),
+    },
     firstFrame: async () => {
       const pixels = await decodeHeif(bytes);
+      if (header.colourProfile) return withColourProfile(pixels, header.colourProfile, decodeOptions(limits));
       return sharp(pixels.data, { ...decodeOptions(limits), raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
     },
   };
