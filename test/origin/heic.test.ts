@@ -5,7 +5,11 @@
 import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri } from '../../lambda/grammar';
+import { DEFAULT_LIMITS } from '../../lambda/origin/config';
+import { describeWork, predictBytes, predictSeconds, type Work } from '../../lambda/origin/image/budget';
 import { heifHeader } from '../../lambda/origin/image/heif';
+import { openSource } from '../../lambda/origin/image/input';
 import { box, heicOf, heifEncMissing, imir, irot, withProperties } from '../support/heic';
 import { ORIENTATION_CORNERS, isNear, orientedJpeg, pixelAt, pngChunk } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
@@ -88,6 +92,15 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
     const shown = await pixelAt(response.body, 32, 32);
     expect(isNear(shown, expected, 6), `${JSON.stringify(shown)} vs ${JSON.stringify(expected)}`).toBe(true);
     expect(isNear(shown, P3, 8), `${JSON.stringify(shown)} is not the P3 numbers read as sRGB`).toBe(false);
+  });
+
+  it('prices a Display P3 HEIC above the same HEIC in sRGB: the copies that carry its profile and the conversion', async () => {
+    const ops = parseCanonicalUri('/p3.heic/width=100', DEFAULT_GRAMMAR_OPTIONS).ops;
+    const srgb = (await openSource(cornered, DEFAULT_LIMITS)).info;
+    const p3 = { ...srgb, colourProfile: true };
+    const [srgbWork, p3Work] = [srgb, p3].map((info) => describeWork(info, ops, 1, DEFAULT_GRAMMAR_OPTIONS.maxDimension)) as [Work, Work];
+    expect(predictBytes(p3Work, 'jpeg') - predictBytes(srgbWork, 'jpeg')).toBe(300 * 200 * 3 * 2);
+    expect(predictSeconds(p3Work, p3, 'jpeg')).toBeGreaterThan(predictSeconds(srgbWork, srgb, 'jpeg'));
   });
 
   it('converts a HEIC whose colour is Display P3 by its CICP code (colr nclx, primaries 12), as libheif leaves it', async () => {
