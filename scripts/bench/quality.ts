@@ -52,7 +52,7 @@ const STUDIES: Study[] = [
     photos: all,
     candidates: [
       ...jpeg('baseline (libjpeg-turbo tables)', { progressive: false }, Q, false),
-      ...jpeg('progressive (current)', { progressive: true }, Q, true),
+      ...jpeg('progressive, standard tables (the previous default)', { progressive: true }, Q, true),
       ...jpeg('mozjpeg (trellis, progressive)', { mozjpeg: true }, Q, false),
     ],
   },
@@ -64,7 +64,7 @@ const STUDIES: Study[] = [
     photos: all,
     perceptual: true,
     candidates: [
-      ...jpeg('progressive (current)', { progressive: true }, Q3, true),
+      ...jpeg('progressive, standard tables (the previous default)', { progressive: true }, Q3, true),
       ...jpeg('mozjpeg (all four below)', { mozjpeg: true }, Q3, false),
       ...jpeg('progressive, trellisQuantisation', { progressive: true, trellisQuantisation: true }, Q3, false),
       ...jpeg('progressive, overshootDeringing', { progressive: true, overshootDeringing: true }, Q3, false),
@@ -80,7 +80,7 @@ const STUDIES: Study[] = [
     photos: (corpus) => corpus.photos.filter((_, index) => index % 3 === 0),
     perceptual: true,
     candidates: [
-      ...jpeg('progressive (current)', { progressive: true }, [80], true),
+      ...jpeg('progressive, standard tables (the previous default)', { progressive: true }, [80], true),
       ...jpeg('progressive, quantisationTable 3 (mozjpeg\'s)', { progressive: true, quantisationTable: 3 }, [75, 80, 85], false),
       ...jpeg('progressive, quantisationTable 3, optimiseScans', { progressive: true, quantisationTable: 3, optimiseScans: true }, [75, 80, 85], false),
     ],
@@ -114,7 +114,7 @@ const STUDIES: Study[] = [
     photos: all,
     candidates: [
       ...jpeg('baseline (libjpeg-turbo tables)', { progressive: false }, [75, 80, 85], false),
-      ...jpeg('progressive (current)', { progressive: true }, [75, 80, 85], true),
+      ...jpeg('progressive, standard tables (the previous default)', { progressive: true }, [75, 80, 85], true),
     ],
   },
   {
