@@ -102,7 +102,7 @@ function familyOf(op: OpSpec, facts: SourceFacts): Family {
 
 /** The handler's encoder settings (lambda/origin/image/output.ts), written out again. */
 export const BARE_ENCODERS: Record<Family, (image: Sharp) => Sharp> = {
-  jpeg: (image) => image.jpeg({ quality: DEFAULT_QUALITY.jpeg, progressive: true }),
+  jpeg: (image) => image.jpeg({ quality: DEFAULT_QUALITY.jpeg, progressive: true, quantisationTable: 3 }),
   webp: (image) => image.webp({ quality: DEFAULT_QUALITY.webp, effort: 4 }),
   avif: (image) => image.avif({ quality: DEFAULT_QUALITY.avif, effort: 2, chromaSubsampling: '4:2:0' }),
   png: (image) => image.png({ compressionLevel: 6 }),

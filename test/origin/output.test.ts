@@ -2,12 +2,14 @@
 // for canonical URIs as the edge writes them (an explicit format, or what
 // Accept allowed), over real sources opened as the origin opens them.
 
+import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri } from '../../lambda/grammar';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { openSource, type SourceInfo } from '../../lambda/origin/image/input';
-import { planOutput, type OutputPlan } from '../../lambda/origin/image/output';
-import { alphaPng, animatedGif, gradientJpeg } from '../support/images';
+import { encode, planOutput, type OutputPlan } from '../../lambda/origin/image/output';
+import { rgbOf, ssimulacra2 } from '../../scripts/bench/ssimulacra2';
+import { alphaPng, animatedGif, gradientJpeg, grainyScenePng } from '../support/images';
 
 const sources: Record<'opaque' | 'alpha' | 'animated', SourceInfo> = {} as never;
 
@@ -56,5 +58,22 @@ describe('planOutput candidates', () => {
   it('treats format=avif as explicit, the way an old edge still writes a negotiated one during a deploy', () => {
     expect(plan('width=20,format=avif', 'opaque').candidates).toEqual(['avif']);
     expect(plan('width=20,accept=avif', 'opaque').candidates).toEqual(['avif', 'webp', 'jpeg']);
+  });
+});
+
+describe('encode', () => {
+  it('makes a JPEG in fewer bytes than libjpeg\'s standard tables need for the same SSIMULACRA 2', async () => {
+    const original = await grainyScenePng(400, 300);
+    const reference = await rgbOf(original);
+    const scored = async (jpeg: Buffer) => ({ bytes: jpeg.length, score: ssimulacra2(reference, await rgbOf(jpeg)) });
+    const ours = await scored(await encode(sharp(original), { format: 'jpeg' }).toBuffer());
+    // The standard tables' bytes at our score, interpolated between the two neighbours of a sweep in steps of 2.
+    const sweep: { bytes: number; score: number }[] = [];
+    for (let quality = 70; quality <= 90; quality += 2) sweep.push(await scored(await sharp(original).jpeg({ quality, progressive: true }).toBuffer()));
+    const high = sweep.findIndex((point) => point.score >= ours.score);
+    expect(high).toBeGreaterThan(0);
+    const [below, above] = [sweep[high - 1]!, sweep[high]!];
+    const standardBytes = below.bytes + ((ours.score - below.score) / (above.score - below.score)) * (above.bytes - below.bytes);
+    expect(ours.bytes).toBeLessThan(standardBytes * 0.95);
   });
 });

@@ -9,6 +9,7 @@ import {
   avifImage,
   cmykJpeg,
   gradientJpeg,
+  grainyScenePng,
   isNear,
   noiseImage,
   opaquePng,
@@ -34,6 +35,7 @@ describe('still fixtures', () => {
     ['noise png', () => noiseImage(64, 48, 'png'), 'png', false],
     ['noise jpeg', () => noiseImage(64, 48, 'jpeg'), 'jpeg', false],
     ['noise webp', () => noiseImage(64, 48, 'webp'), 'webp', false],
+    ['grainyScenePng', () => grainyScenePng(64, 48), 'png', false],
   ] as const)('%s has format, size and alpha as documented, deterministically', async (_name, make, format, hasAlpha) => {
     const image = await make();
     const m = await meta(image);

@@ -114,6 +114,25 @@ export function gradientJpeg(width: number, height: number, options: { quality?:
   return gradient(width, height).jpeg({ quality: options.quality ?? QUALITY }).toBuffer();
 }
 
+/**
+ * Photo-like RGB PNG for encoder comparisons: the gradient under seeded grain,
+ * a band of fine stripes and a hard-edged disc, the detail lossy encoders trade off.
+ */
+export function grainyScenePng(width: number, height: number): Promise<Buffer> {
+  const grain = seededBytes(width * height, 0x9a1e);
+  const [cx, cy, radius] = [width * 0.7, height * 0.3, height * 0.15];
+  return painted(width, height, 3, (x, y) => {
+    const base =
+      y > height * 0.6 ? (x % 6 < 3 ? [43, 74, 30] : [109, 143, 58])
+      : Math.hypot(x - cx, y - cy) <= radius ? [255, 244, 208]
+      : gradientPixel(x, y, width, height, 255);
+    const offset = (grain[y * width + x]! - 128) / 8;
+    return base.map((c) => Math.max(0, Math.min(255, Math.round(c + offset))));
+  })
+    .png()
+    .toBuffer();
+}
+
 /** Seeded random RGB noise (no alpha); effectively incompressible, so a 2500x2500 PNG is ~18 MB. */
 export function noiseImage(width: number, height: number, format: 'png' | 'jpeg' | 'webp'): Promise<Buffer> {
   const image = fromRaw(seededBytes(width * height * 3, 0x5eed), width, height, 3);
