@@ -60,6 +60,41 @@ function storageUnavailable(error: unknown): HttpError {
   );
 }
 
+/**
+ * A source's body read to its end, a 413 past `maxBytes`: refused on its
+ * declared length first, and counted while read, since the length is the
+ * sender's word and the bytes are the truth. `peek`, when given, sees the
+ * first `bytes` (or the whole body if shorter) as soon as they have arrived,
+ * and may refuse them by throwing. The body is closed on any refusal.
+ */
+export async function readBounded(
+  body: Readable,
+  declaredLength: number | undefined,
+  maxBytes: number,
+  peek?: { bytes: number; check(head: Buffer): void },
+): Promise<Buffer> {
+  if ((declaredLength ?? 0) > maxBytes) {
+    body.destroy();
+    throw sourceTooLarge(maxBytes);
+  }
+  const chunks: Buffer[] = [];
+  let length = 0;
+  let peeked = !peek;
+  // Leaving the loop by a throw destroys the stream.
+  for await (const chunk of body) {
+    length += (chunk as Buffer).length;
+    if (length > maxBytes) throw sourceTooLarge(maxBytes);
+    chunks.push(chunk as Buffer);
+    if (!peeked && length >= peek!.bytes) {
+      peeked = true;
+      peek!.check(Buffer.concat(chunks, length));
+    }
+  }
+  const bytes = Buffer.concat(chunks, length);
+  if (!peeked) peek!.check(bytes);
+  return bytes;
+}
+
 export async function fetchSource(s3: S3Client, bucket: string, key: string, maxBytes: number): Promise<Source> {
   let response;
   try {
@@ -72,27 +107,13 @@ export async function fetchSource(s3: S3Client, bucket: string, key: string, max
     }
     throw storageUnavailable(error);
   }
-  const body = response.Body as Readable;
-  if ((response.ContentLength ?? 0) > maxBytes) {
-    body.destroy();
-    throw sourceTooLarge(maxBytes);
-  }
-  // Count while reading too: Content-Length is S3's word, the bytes are the truth.
-  const chunks: Buffer[] = [];
-  let length = 0;
+  let bytes: Buffer;
   try {
-    for await (const chunk of body) {
-      length += (chunk as Buffer).length;
-      if (length > maxBytes) {
-        body.destroy();
-        throw sourceTooLarge(maxBytes);
-      }
-      chunks.push(chunk as Buffer);
-    }
+    bytes = await readBounded(response.Body as Readable, response.ContentLength, maxBytes);
   } catch (error) {
     throw error instanceof HttpError ? error : storageUnavailable(error);
   }
-  return { bytes: Buffer.concat(chunks, length), etag: response.ETag ?? '', metadata: response.Metadata ?? {} };
+  return { bytes, etag: response.ETag ?? '', metadata: response.Metadata ?? {} };
 }
 
 export interface Variant {

@@ -8,8 +8,9 @@ import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
 import https from 'node:https';
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { HttpError, sourceTooLarge } from '../errors';
+import { HttpError } from '../errors';
 import { detectFormat, SNIFF_BYTES } from '../image/detect';
+import { readBounded } from '../storage';
 import { checkedAddresses, notAllowed, unavailable, type DestinationRules } from './destination';
 
 export interface WebFetchOptions extends DestinationRules {
@@ -85,25 +86,16 @@ function get(url: URL, addresses: LookupAddress[], headers: OutgoingHttpHeaders,
 }
 
 /** The body, at most `maxBytes`, refused as soon as its first bytes show it is no image. */
-async function readImage(response: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  if (Number(response.headers['content-length'] ?? 0) > maxBytes) throw sourceTooLarge(maxBytes);
-  const chunks: Buffer[] = [];
-  let length = 0;
-  let sniffed = false;
-  const sniff = () => {
-    sniffed = true;
-    if (detectFormat(Buffer.concat(chunks, length)) === undefined) {
-      throw new HttpError('unsupported_media_type', 'The web source did not send an image.', `declared ${response.headers['content-type']}`);
-    }
-  };
-  for await (const chunk of response) {
-    length += (chunk as Buffer).length;
-    if (length > maxBytes) throw sourceTooLarge(maxBytes);
-    chunks.push(chunk as Buffer);
-    if (!sniffed && length >= SNIFF_BYTES) sniff();
-  }
-  if (!sniffed) sniff();
-  return Buffer.concat(chunks, length);
+function readImage(response: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = response.headers['content-length'];
+  return readBounded(response, declared === undefined ? undefined : Number(declared), maxBytes, {
+    bytes: SNIFF_BYTES,
+    check(head) {
+      if (detectFormat(head) === undefined) {
+        throw new HttpError('unsupported_media_type', 'The web source did not send an image.', `declared ${response.headers['content-type']}`);
+      }
+    },
+  });
 }
 
 /** What an upstream status other than 200, 304 or a redirect means to a viewer. */
