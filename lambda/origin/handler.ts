@@ -112,12 +112,13 @@ function abortAt(endsAt: number): AbortSignal | undefined {
   return Number.isFinite(left) ? AbortSignal.timeout(Math.max(1, Math.floor(left))) : undefined;
 }
 
+/** Adds `work`'s time to its phase: a phase may run twice (a web source fetched before the transform is planned, a WebP then its AVIF). */
 async function timed<T>(timings: RequestMetrics['timings'], name: Phase, work: () => Promise<T>): Promise<T> {
   const start = performance.now();
   try {
     return await work();
   } finally {
-    timings[name] = performance.now() - start;
+    timings[name] = (timings[name] ?? 0) + performance.now() - start;
   }
 }
 
@@ -163,7 +164,7 @@ export function createOriginHandler({
     const started = performance.now();
     const key = variantKey(request.key, request.ops);
     const revalidate = web.origin.revalidateSeconds;
-    const cacheControl = `public, max-age=${revalidate}`;
+    const freshCacheControl = `public, max-age=${revalidate}`;
     const stored = await readWebVariant(s3, config.cacheBucket, key, abortAt(job.endsAt));
     const answerStored = (copy: StoredWebVariant, served: 'current' | 'revalidated' | 'stale', cacheControl: string) => {
       const response = respond(
@@ -199,8 +200,8 @@ export function createOriginHandler({
     if (fetched.status === 'not-modified') {
       // Only a stored copy's validators are sent, so only a stored copy is ever confirmed.
       const current = stored as StoredWebVariant;
-      const response = answerStored(current, 'revalidated', cacheControl);
-      await storeWebVariant(s3, config.cacheBucket, key, current.variant, current.validators, cacheControl, abortAt(job.endsAt)).catch((error: unknown) =>
+      const response = answerStored(current, 'revalidated', freshCacheControl);
+      await storeWebVariant(s3, config.cacheBucket, key, current.variant, current.validators, freshCacheControl, abortAt(job.endsAt)).catch((error: unknown) =>
         log({ level: 'error', event: 'store_failed', uri: request.uri, detail: String(error) }),
       );
       return response;
@@ -209,8 +210,8 @@ export function createOriginHandler({
     return serve({ ...job, budgetMs: job.budgetMs - (performance.now() - started) }, {
       fetch: async () => ({ bytes: fetched.bytes, etag: fetched.etag ?? fetched.lastModified ?? '', metadata: {} }),
       store: (variant, abortSignal) =>
-        storeWebVariant(s3, config.cacheBucket, key, variant, validators, cacheControl, abortSignal),
-      cacheControl,
+        storeWebVariant(s3, config.cacheBucket, key, variant, validators, freshCacheControl, abortSignal),
+      cacheControl: freshCacheControl,
       redirectsLarge: false,
     });
   }
