@@ -2,7 +2,7 @@
 // shows a web origin with no setup: the playground lists them under `web/`,
 // fetched by the origin from this site as a deployment's `webOrigins` would be.
 
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { etagOf } from '../../lambda/origin/responses';
 
@@ -18,15 +18,17 @@ export interface DemoSite {
   close(): Promise<void>;
 }
 
+/** A file as a web server answers it: 404 without one, 304 when If-None-Match names its ETag, else the file. */
+export function answerWithFile(request: IncomingMessage, response: ServerResponse, file: { body: Buffer; contentType: string; etag: string } | undefined): void {
+  if (!file) return void response.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
+  if (request.headers['if-none-match'] === file.etag) return void response.writeHead(304, { etag: file.etag }).end();
+  response.writeHead(200, { 'content-type': file.contentType, etag: file.etag, 'content-length': file.body.length }).end(file.body);
+}
+
 /** Serves each file at `/<key>` with an ETag, answering If-None-Match with 304 as a web server does. */
 export async function startDemoSite(files: DemoFile[]): Promise<DemoSite> {
   const byPath = new Map(files.map((file) => [encodeURI('/' + file.key), { ...file, etag: etagOf(file.body) }]));
-  const server = createServer((request, response) => {
-    const file = byPath.get(request.url ?? '');
-    if (!file) return response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
-    if (request.headers['if-none-match'] === file.etag) return response.writeHead(304, { etag: file.etag }).end();
-    response.writeHead(200, { 'content-type': file.contentType, etag: file.etag, 'content-length': file.body.length }).end(file.body);
-  });
+  const server = createServer((request, response) => answerWithFile(request, response, byPath.get(request.url ?? '')));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,

@@ -1,9 +1,10 @@
 // A web site for web-origin tests through the handler and the emulator: a
-// loopback web origin (web-origin.ts) serving files by path, each with an
-// ETag, answering conditional requests, and failing on demand.
+// loopback web origin (web-origin.ts) serving files by path as the emulator's
+// demo site does (answerWithFile), and failing on demand.
 
 import { afterAll } from 'vitest';
 import { etagOf } from '../../lambda/origin/responses';
+import { answerWithFile } from '../../local/emulator/demo-site';
 import { startWebOrigin, type WebOrigin } from './web-origin';
 
 export interface TestSite extends Pick<WebOrigin, 'requests' | 'connections'> {
@@ -19,11 +20,8 @@ export async function startTestSite(): Promise<TestSite> {
   const files = new Map<string, { body: Buffer; contentType: string; etag: string }>();
   let failing: number | undefined;
   const origin = await startWebOrigin((request, response) => {
-    const file = files.get(request.url ?? '/');
-    if (failing !== undefined) return response.writeHead(failing).end();
-    if (!file) return response.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
-    if (request.headers['if-none-match'] === file.etag) return response.writeHead(304, { etag: file.etag }).end();
-    response.writeHead(200, { 'content-type': file.contentType, etag: file.etag, 'content-length': file.body.length }).end(file.body);
+    if (failing !== undefined) return void response.writeHead(failing).end();
+    answerWithFile(request, response, files.get(request.url ?? '/'));
   });
   afterAll(() => origin.close());
   return {
