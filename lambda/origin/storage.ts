@@ -107,9 +107,11 @@ export async function fetchSource(s3: S3Client, bucket: string, key: string, max
     }
     throw storageUnavailable(error);
   }
+  const declaredLength = response.ContentLength;
   let bytes: Buffer;
   try {
-    bytes = await readBounded(response.Body as Readable, response.ContentLength, maxBytes);
+    // A failure while the body streams is the storage's; one before it (a bug) is not.
+    bytes = await readBounded(response.Body as Readable, declaredLength, maxBytes);
   } catch (error) {
     throw error instanceof HttpError ? error : storageUnavailable(error);
   }
