@@ -17,7 +17,7 @@ import {
   sourceWildcards,
   variantPaths,
 } from '../../lambda/invalidate/paths';
-import { guideSpelling, invalidates, READINGS, unreachable, type Reading } from './support';
+import { expectExactly, guideSpelling, invalidates, READINGS, unreachable, type Reading } from './support';
 
 const OPS: Ops[] = [{}, { width: 100 }, { width: 640, height: 480, fit: 'contain', format: 'avif' }, { format: 'json' }];
 const RESERVED = [...`~!$&'()*+,:;=@`];
@@ -55,29 +55,25 @@ const keysWith = (character: string) => [`${character}x.jpg`, `users/7/${charact
 describe('each reserved character, in each place of a key', () => {
   const cases = RESERVED.flatMap((character) => keysWith(character).map((key) => [character, key] as const));
 
+  /** The cache keys of `key`'s variants, reached; its neighbours', not. */
+  const expectOwnVariants = (paths: string[], character: string, key: string) =>
+    expectExactly(
+      paths,
+      cacheKeys(key).map((uri) => [key, uri]),
+      neighbours(key, character).flatMap(cacheKeys),
+    );
+
   it.each(cases)('%s: %s is invalidated exactly, by exact paths', (character, key) => {
     const paths = exactFor(key);
     expect(paths.some((path) => path.includes('*'))).toBe(false);
-    for (const reading of Object.keys(READINGS) as Reading[]) {
-      const reach = READINGS[reading];
-      for (const uri of cacheKeys(key)) expect(reach(paths, uri), `${reading} ${uri}`).toBe(!unreachable(key, reading));
-      for (const neighbour of neighbours(key, character)) {
-        for (const uri of cacheKeys(neighbour)) expect(reach(paths, uri), `${reading} ${neighbour}`).toBe(false);
-      }
-    }
+    expectOwnVariants(paths, character, key);
   });
 
   it.each(cases)('%s: %s, its variants unknown, is invalidated by its own wildcards', (character, key) => {
     const paths = wildcardFor(key);
     expect(paths.every((path) => path.endsWith('/*'))).toBe(true);
-    for (const reading of Object.keys(READINGS) as Reading[]) {
-      const reach = READINGS[reading];
-      for (const uri of cacheKeys(key)) expect(reach(paths, uri), `${reading} ${uri}`).toBe(!unreachable(key, reading));
-      // The sources below the key (a folder named like it) are all a wildcard also reaches.
-      for (const neighbour of neighbours(key, character)) {
-        for (const uri of cacheKeys(neighbour)) expect(reach(paths, uri), `${reading} ${neighbour}`).toBe(false);
-      }
-    }
+    expectOwnVariants(paths, character, key);
+    // The sources below the key (a folder named like it) are all a wildcard also reaches.
     expect(invalidates(paths, canonicalUri(key + '/below.jpg', {}))).toBe(!key.includes('~'));
   });
 

@@ -4,6 +4,7 @@
 // edition has neither: a recording InvalidationClient and a recording fetch.
 
 import type { S3Event, S3EventRecord } from 'aws-lambda';
+import { expect } from 'vitest';
 import { encodeKeyPath } from '../../lambda/grammar';
 import type { InvalidationClient, InvalidationRequest, InvalidationResult } from '../../lambda/invalidate/cloudfront';
 import { invalidateConfig, type InvalidateConfig } from '../../lambda/invalidate/config';
@@ -227,4 +228,16 @@ export function unreachable(key: string, reading: Reading): boolean {
 export function variantUri(variantKey: string): string {
   const slash = variantKey.lastIndexOf('/');
   return encodeKeyPath(variantKey.slice(0, slash)) + variantKey.slice(slash);
+}
+
+/**
+ * That CloudFront, matching `paths` in each way it may read spellings, drops
+ * the cached copies of the `own` variants, [source key, canonical URI], where
+ * that reading allows, and not one of the `others` (canonical URIs).
+ */
+export function expectExactly(paths: string[], own: [string, string][], others: string[]): void {
+  for (const reading of Object.keys(READINGS) as Reading[]) {
+    for (const [source, uri] of own) expect(READINGS[reading](paths, uri), `${reading}: ${uri}`).toBe(!unreachable(source, reading));
+    for (const uri of others) expect(READINGS[reading](paths, uri), `${reading}: ${uri}`).toBe(false);
+  }
 }
