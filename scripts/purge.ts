@@ -217,7 +217,8 @@ export function formatReport(report: PurgeReport, options: PurgeOptions): string
     lines.push(`${failed ? 'FAIL' : 'ok  '}  ${name}: ${parts.join('; ')}`);
   }
   if (options.everything) {
-    lines.push(report.invalidationError ? `FAIL  /*: ${report.invalidationError}` : `ok    /*: every cached response invalidated (${report.invalidationId})`);
+    const error = report.invalidationError;
+    lines.push(error ? `FAIL  /*: ${error}` : `ok    /*: every cached response invalidated (${report.invalidationId})`);
   }
   const failures = lines.filter((line) => line.startsWith('FAIL')).length;
   const finishing = `(${report.invalidationId}; CloudFront takes a few minutes to finish)`;

@@ -70,7 +70,7 @@ const OPS_SEGMENT = /^[A-Za-z0-9=,._-]+$/;
 const RESERVED_ESCAPE = /%(21|24|26|27|28|29|2B|2C|3A|3B|3D|40)/g;
 
 /** A key (or folder) as invalidation paths spell it: encodeKeyPath's spelling and the guide's, one when they agree. */
-export function keySpellings(key: string): string[] {
+function keySpellings(key: string): string[] {
   const escaped = encodeKeyPath(key).replace(/~/g, '%7E');
   const literal = escaped.replace(RESERVED_ESCAPE, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   return literal === escaped ? [escaped] : [escaped, literal];
@@ -100,8 +100,10 @@ export interface FoundVariants {
 
 /** A source's exact paths, or undefined when it needs its wildcards (variants unknown, too many, or not variant keys). */
 function exactPaths({ key, variants }: FoundVariants): string[] | undefined {
-  if (!variants || variants.length > MAX_EXACT_VARIANTS_PER_SOURCE) return undefined;
-  const paths = variants.map((variant) => variantPaths(key, variant));
+  // A second pass lists what the first found again: each variant counts once.
+  const distinct = new Set(variants);
+  if (!variants || distinct.size > MAX_EXACT_VARIANTS_PER_SOURCE) return undefined;
+  const paths = [...distinct].map((variant) => variantPaths(key, variant));
   return paths.every((path) => path !== undefined) ? (paths as string[][]).flat() : undefined;
 }
 

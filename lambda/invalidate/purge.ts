@@ -110,7 +110,8 @@ async function invalidateFound(
   if (tooMany) {
     // CloudFront would refuse it, and wider paths would reach other sources' variants.
     report.invalidationError ??= tooMany;
-    log({ level: 'error', event: 'invalidation_failed', pass, distributionId, paths, error: tooMany, reason: 'nothing is deleted; purge fewer sources at once' });
+    const reason = 'nothing is deleted; purge fewer sources at once';
+    log({ level: 'error', event: 'invalidation_failed', pass, distributionId, paths, error: tooMany, reason });
     return false;
   }
   const callerReference = `${invalidation.reference}-${Date.now()}-${randomUUID()}`;

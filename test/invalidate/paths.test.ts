@@ -164,6 +164,9 @@ describe('invalidationPaths', () => {
       '/b,c.jpg/*',
     ]);
     expect(invalidationPaths([{ key: 'd.jpg' }, { key: 'd.jpg/e.jpg', variants: ['d.jpg/e.jpg/original'] }])).toEqual(['/d.jpg/*']);
+    // The second pass's list, the first's variants with what it found since: each counted once.
+    const twice = [...variants('f.jpg', 60), ...variants('f.jpg', 61)];
+    expect(invalidationPaths([{ key: 'f.jpg', variants: twice }])).toHaveLength(61);
   });
 
   it(`past ${MAX_EXACT_PATHS} exact paths, only the largest sources take their wildcards`, () => {
