@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childBoxes, itemLocations, primaryItem, type Box } from '../../lambda/origin/image/heif';
+import { childBoxes, itemLocations, primaryItem, type Box } from '../../lambda/origin/image/heif-boxes';
 
 const HEIF_ENC = process.env.HEIF_ENC_PATH ?? 'heif-enc';
 

@@ -29,6 +29,8 @@ export interface SourceInfo {
   progressive: boolean;
   /** A HEIF whose pixels are not sRGB: they are copied into a file that carries their profile, and converted (colour-profile.ts). */
   colourProfile?: boolean;
+  /** A HEIF's pixels as its decoder makes them before they are cut to the image: every tile of a grid, and the alpha plane's (heif.ts). */
+  decoderPixels?: number;
 }
 
 export interface OpenedSource {
@@ -166,8 +168,9 @@ function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
   } catch (error) {
     throw decodeError(error, limits);
   }
-  const { width, height, hasAlpha } = header;
-  if (width * height > limits.maxInputPixels) throw tooManyPixels(limits, `HEIF header: ${width}x${height}`);
+  const { width, height, hasAlpha, decodedPixels } = header;
+  // The tiles and the alpha plane count: a small grid over one huge tile is decoded at the tile's size.
+  if (Math.max(width * height, decodedPixels) > limits.maxInputPixels) throw tooManyPixels(limits, `HEIF header: ${width}x${height}, ${decodedPixels} pixels decoded`);
   const channels = hasAlpha ? 4 : 3;
   return {
     info: {
@@ -181,6 +184,7 @@ function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
       depth: 'uchar',
       orientation: 1,
       progressive: false,
+      decoderPixels: decodedPixels,
       ...(header.colourProfile ? { colourProfile: true } : {}),
     },
     firstFrame: async () => {
