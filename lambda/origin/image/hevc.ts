@@ -7,10 +7,6 @@
 
 import { HeifDamaged } from './heif-boxes';
 
-/** NAL unit type of a sequence parameter set; types below 32 carry slices (VCL). */
-const SPS = 33;
-const FIRST_NON_VCL = 32;
-
 /** The sizes an SPS codes: the picture decoded (coded) and the part shown (after its conformance window). */
 export interface SpsSize {
   codedWidth: number;
@@ -18,6 +14,10 @@ export interface SpsSize {
   width: number;
   height: number;
 }
+
+/** NAL unit type of a sequence parameter set; types below 32 carry slices (VCL). */
+const SPS = 33;
+const FIRST_NON_VCL = 32;
 
 /** Reads the bits of a NAL unit's payload, its emulation-prevention bytes (00 00 03) removed first. */
 class BitReader {
