@@ -103,8 +103,8 @@ const CONTAINER_CASES: Case[] = [
   { name: 'heic: 64x64 grid over one 4096x4096 noise tile', make: async () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: await noisePicture(4096) }), asks: [NEGOTIATED] },
   { name: 'heic: 8x8 grid of distinct 512x512 noise tiles', make: async () => heicGrid({ width: 4096, height: 4096, rows: 8, columns: 8, picture: await noisePicture(512) }), asks: [NEGOTIATED, `width=1024,${NEGOTIATED}`] },
   {
-    name: 'heic: 8x8 grid of distinct tile items sharing one 2048x2048 tile\'s bytes',
-    make: async () => heicGrid({ width: 16384, height: 16384, rows: 8, columns: 8, picture: fakeHevcPicture(2048, 2048), sharedData: true }),
+    name: 'heic: 8x8 grid of distinct tile items sharing one 1024x1024 tile\'s bytes',
+    make: async () => heicGrid({ width: 8192, height: 8192, rows: 8, columns: 8, picture: fakeHevcPicture(1024, 1024), sharedData: true }),
     asks: [NEGOTIATED],
   },
   { name: 'tiff: a 10x10 page, then a 9000x9000 page', make: async () => tiffPages([{ width: 10, height: 10 }, { width: 9000, height: 9000 }]), asks: [NEGOTIATED, 'format=jpeg'] },

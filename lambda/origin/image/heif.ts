@@ -42,6 +42,9 @@ function describesSrgb(icc: Buffer): boolean {
   return false;
 }
 
+/** A header whose own size is over the pixel limit (413), refused before the rest is checked. */
+export class HeifTooLarge extends Error {}
+
 /** The URNs that mark an auxiliary image as the alpha plane. */
 const ALPHA_URNS = ['urn:mpeg:hevc:2015:auxid:1', 'urn:mpeg:mpegB:cicp:systems:auxiliary:alpha'];
 
@@ -164,9 +167,11 @@ function colourProfileOf(bytes: Buffer, colr: Box | undefined): HeifHeader['colo
  * would expand beyond that (overlays, identity items, tiles that are not HEVC
  * pictures, anything sized otherwise than its ispe) is refused.
  */
-export function heifHeader(bytes: Buffer): HeifHeader {
+export function heifHeader(bytes: Buffer, maxPixels = Infinity): HeifHeader {
   const meta = heifMeta(bytes);
   const [primary] = describeItems(meta, [primaryItem(bytes, meta.pitm)]) as [Item];
+  // A size over the limit is the answer however the rest is built.
+  if (primary.size[0] * primary.size[1] > maxPixels) throw new HeifTooLarge(`HEIF ispe: ${primary.size.join('x')}`);
   const alpha = alphaPlane(meta, primary);
   const coded = new Map([...pictures(meta, primary), ...(alpha ? pictures(meta, alpha) : [])]);
   for (const [id, data] of itemData(meta, new Set(coded.keys()))) checkHevcData(data, id);

@@ -7,7 +7,7 @@ import type { Limits } from '../config';
 import { HttpError } from '../errors';
 import { detectFormat, type SourceFormat } from './detect';
 import { withColourProfile } from './colour-profile';
-import { decodeHeif, heifHeader } from './heif';
+import { decodeHeif, heifHeader, HeifTooLarge } from './heif';
 import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
 import { svgRefusal } from './svg';
 
@@ -164,9 +164,9 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
 function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
   let header;
   try {
-    header = heifHeader(bytes);
+    header = heifHeader(bytes, limits.maxInputPixels);
   } catch (error) {
-    throw decodeError(error, limits);
+    throw error instanceof HeifTooLarge ? tooManyPixels(limits, error.message) : decodeError(error, limits);
   }
   const { width, height, hasAlpha, decodedPixels } = header;
   // The tiles and the alpha plane count: a small grid over one huge tile is decoded at the tile's size.
