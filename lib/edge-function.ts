@@ -57,7 +57,7 @@ const RUNTIME_CRYPTO = join(PROJECT_ROOT, 'lambda', 'edge', 'runtime-crypto.ts')
 const ENTRY = join(PROJECT_ROOT, 'lambda', 'edge', 'viewer-request.ts');
 
 /** Properties of the grammar's and the edge's own objects, which the bundle may rename. */
-const MANGLED_PROPERTIES = /^(name|code|read|aliases|matters|canonicalOnly|maxDimension|presetsOnly|signing|sizes|presets|watermarks|header|params|own|grammar)$/;
+const MANGLED_PROPERTIES = /^(name|code|read|kind|low|high|choices|auto|bare|none|allowed|aliases|matters|canonicalOnly|maxDimension|presetsOnly|signing|sizes|presets|watermarks|header|params|own|grammar)$/;
 
 /** Global the bundle assigns the request function to; the wrapper below calls it. */
 const GLOBAL = 'viewerRequest';
