@@ -103,22 +103,18 @@ export type ViewerRequestFunction = (event: ViewerRequestEvent) => Outcome;
  * commas, surrounding white space ignored, empty entries skipped. The first
  * is the one new URLs are signed with by convention; all of them verify.
  */
-export function parseSecrets(value: string | undefined): string[] {
-  if (!value) return [];
-  return value
+export const parseSecrets = (value: string | undefined): string[] =>
+  (value || '')
     .split(/[\r\n,]+/)
     .map((secret) => secret.trim())
     .filter((secret) => secret !== '');
-}
-
 
 /** Every value of a parameter or header, in order (`multiValue` holds them all when repeated). */
-function valuesOf(field: CloudFrontValue): string[] {
-  return field.multiValue && field.multiValue.length ? field.multiValue.map((item) => item.value) : [field.value];
-}
+const valuesOf = (field: CloudFrontValue): string[] =>
+  field.multiValue && field.multiValue.length ? field.multiValue.map((item) => item.value) : [field.value];
 
 /** The query's name/value pairs, decoded by the grammar's own rules (`+` as a space, malformed escapes refused). */
-function queryPairs(querystring: CloudFrontValues): [string, string][] {
+const queryPairs = (querystring: CloudFrontValues): [string, string][] => {
   const pairs: [string, string][] = [];
   Object.keys(querystring).forEach((name) => {
     valuesOf(querystring[name] as CloudFrontValue).forEach((value) => {
@@ -126,11 +122,10 @@ function queryPairs(querystring: CloudFrontValues): [string, string][] {
     });
   });
   return pairs;
-}
+};
 
-function response(statusCode: number, statusDescription: string, code: string, message: string): CloudFrontResponse {
-  return {
-    statusCode,
+const response = (statusCode: number, statusDescription: string, code: string, message: string): CloudFrontResponse => ({
+  statusCode,
     statusDescription,
     headers: {
       'content-type': { value: 'application/json' },
@@ -139,29 +134,29 @@ function response(statusCode: number, statusDescription: string, code: string, m
       'x-content-type-options': { value: 'nosniff' },
     },
     body: { encoding: 'text', data: JSON.stringify({ error: code, message }) },
-  };
-}
+});
 
 const forbidden = (message: string) => response(403, 'Forbidden', 'invalid_signature', message);
 
 /** The allowed sizes as the store holds them; without them no request can be checked, so none is answered. */
-function sizesFrom(value: string | undefined): number[] {
+const sizesFrom = (value: string | undefined): number[] => {
   if (value === undefined) throw new Error('No sizes in the KeyValueStore');
   return value.split(',').map(Number);
-}
+};
 
 /** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
-function refusing<T extends Outcome>(answer: () => T): T | CloudFrontResponse {
+const refusing = <T extends Outcome>(answer: () => T): T | CloudFrontResponse => {
   try {
     return answer();
   } catch (error) {
     if (isGrammarError(error)) return response(400, 'Bad Request', error.code, error.message);
     throw error;
   }
-}
+};
 
-export function createViewerRequest(settings: EdgeSettings): ViewerRequestFunction {
-  return (event) => {
+export const createViewerRequest =
+  (settings: EdgeSettings): ViewerRequestFunction =>
+  (event) => {
     const request = event.request;
     // The distribution allows GET and HEAD only; anything else CloudFront
     // refuses itself. Should a behaviour ever allow more, it is not ours to
@@ -238,4 +233,3 @@ export function createViewerRequest(settings: EdgeSettings): ViewerRequestFuncti
       return keys.length ? { keys, next: (values) => refusing(() => rewrite(values)) } : rewrite({});
     });
   };
-}

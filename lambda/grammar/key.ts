@@ -7,13 +7,9 @@ import { grammarError } from './errors';
 export const MAX_KEY_BYTES = 1024;
 
 /** UTF-8 length without TextEncoder, which a CloudFront Function does not have. */
-function utf8Length(text: string): number {
-  return encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, '_').length;
-}
+const utf8Length = (text: string) => encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, '_').length;
 
-function invalidKey(reason: string) {
-  return grammarError('invalid_key', `Invalid source key: ${reason}.`);
-}
+const invalidKey = (reason: string) => grammarError('invalid_key', `Invalid source key: ${reason}.`);
 
 /** Throws unless `key` is a key this service will read. */
 export function validateKey(key: string): string {
@@ -46,9 +42,6 @@ export function decodeKeyPath(path: string): string {
 }
 
 /** RFC 3986 encoding of each segment: only unreserved characters stay literal, as SigV4 expects. */
-export function encodeKeyPath(key: string): string {
-  // encodeURIComponent leaves `!'()*`; escape them too, and put the slashes back.
-  return ('/' + encodeURIComponent(key))
-    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
-    .replace(/%2F/g, '/');
-}
+// encodeURIComponent leaves `!'()*`; escape them too, and put the slashes back.
+export const encodeKeyPath = (key: string): string =>
+  ('/' + encodeURIComponent(key)).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()).replace(/%2F/g, '/');

@@ -10,10 +10,8 @@ import type { GrammarOptions } from './params';
 /** Longest value quoted back in a message, so an absurd value cannot bloat a response. */
 const MAX_QUOTED = 40;
 
-export function invalidParameter(name: string, value: string, expected: string): GrammarError {
-  const quoted = value.length > MAX_QUOTED ? value.slice(0, MAX_QUOTED) + '…' : value;
-  return grammarError('invalid_parameter', `Invalid ${name} "${quoted}": expected ${expected}.`);
-}
+export const invalidParameter = (name: string, value: string, expected: string): GrammarError =>
+  grammarError('invalid_parameter', `Invalid ${name} "${value.length > MAX_QUOTED ? value.slice(0, MAX_QUOTED) + '…' : value}": expected ${expected}.`);
 
 /**
  * How a value is written: what it reads as (undefined, or NaN for a number,
@@ -41,14 +39,14 @@ export interface ValueRule {
 export type Value = string | number | boolean;
 
 /** Reads one value of the parameter `name` under its rule; throws the refusal naming the parameter, the value and what is allowed. */
-export function readValue(rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value {
+export const readValue = (rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value => {
   if (rule.auto && raw.toLowerCase() === 'auto') return 'auto';
   if (raw === '' && rule.bare !== undefined) return rule.bare;
   const value = rule.kind.read(rule, name, raw, options);
   // NaN !== NaN: a number out of bounds is refused too.
   if (value === undefined || value !== value) throw invalidParameter(name, raw, rule.kind.allowed(rule, options));
   return value;
-}
+};
 
 const high = (rule: ValueRule, options: GrammarOptions) => (rule.high === undefined ? options.maxDimension : rule.high);
 
