@@ -57,7 +57,7 @@ const RUNTIME_CRYPTO = join(PROJECT_ROOT, 'lambda', 'edge', 'runtime-crypto.ts')
 const ENTRY = join(PROJECT_ROOT, 'lambda', 'edge', 'viewer-request.ts');
 
 /** Properties of the grammar's and the edge's own objects, which the bundle may rename. */
-const MANGLED_PROPERTIES = /^(name|code|read|kind|low|high|choices|auto|bare|none|allowed|aliases|matters|canonicalOnly|maxDimension|presetsOnly|signing|sizes|presets|watermarks|header|params|own|grammar)$/;
+const MANGLED_PROPERTIES = /^(name|code|read|kind|low|high|choices|auto|bare|none|allowed|aliases|matters|canonicalOnly|maxDimension|presetsOnly|sizes|presets|watermarks|header|params|own)$/;
 
 /** Global the bundle assigns the request function to; the wrapper below calls it. */
 const GLOBAL = 'viewerRequest';
@@ -77,14 +77,20 @@ const RUNTIME_SUPPORTS = {
 
 /** The bundled grammar and request function, defining the global `viewerRequest`. */
 function bundle(settings: EdgeSettings): string {
+  // Each setting a constant (EDGE in lambda/edge/viewer-request.ts), so what a deployment does not use is left out.
+  const define: { [name: string]: string } = {};
+  Object.entries(settings).forEach(([name, value]) => {
+    define[`EDGE.${name}`] = JSON.stringify(value);
+  });
   const result = buildSync({
     stdin: {
-      contents: `import { createViewerRequest } from ${JSON.stringify(ENTRY)};\n${GLOBAL} = createViewerRequest(${JSON.stringify(settings)});\n`,
+      contents: `import { viewerRequest as request } from ${JSON.stringify(ENTRY)};\n${GLOBAL} = request;\n`,
       resolveDir: PROJECT_ROOT,
       sourcefile: 'edge-entry.ts',
       loader: 'ts',
     },
     bundle: true,
+    define,
     write: false,
     format: 'iife',
     platform: 'neutral',
@@ -141,12 +147,13 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
     throw new Error('The viewer-request function needs a KeyValueStore (keyValueStoreId) for signing, sizes or presets.');
   }
   const edge: EdgeSettings = {
-    grammar: { maxDimension: settings.grammar.maxDimension, presetsOnly: settings.grammar.presetsOnly },
+    dimensionLimit: settings.grammar.maxDimension,
+    onlyPresets: !!settings.grammar.presetsOnly,
     avif: settings.avif,
     signing: settings.signing,
-    sizes: !!settings.grammar.sizes,
-    presets: Object.keys(settings.grammar.presets ?? {}).length > 0,
-    watermarks: Object.keys(settings.grammar.watermarks ?? {}).length > 0,
+    sizesInStore: !!settings.grammar.sizes,
+    presetsInStore: Object.keys(settings.grammar.presets ?? {}).length > 0,
+    watermarksInStore: Object.keys(settings.grammar.watermarks ?? {}).length > 0,
   };
   const imports = ["import crypto from 'crypto';"];
   if (storeId !== undefined) imports.push("import cf from 'cloudfront';");
