@@ -123,8 +123,8 @@ function bundle(settings: EdgeSettings): string {
 function wrapper(storeId: string | undefined): string {
   if (storeId === undefined) return `function handler(event){return ${GLOBAL}(event)}`;
   return (
-    `async function handler(event){var r=${GLOBAL}(event),s=cf.kvs(${JSON.stringify(storeId)}),v={},k,i;` +
-    `if(r.keys){for(i=0;i<r.keys.length;i++){k=r.keys[i];try{v[k]=await s.get(k)}catch(e){}}r=r.next(v)}return r}`
+    `async function handler(event){var r=${GLOBAL}(event),s=cf.kvs(${JSON.stringify(storeId)}),v={},k;` +
+    `if(r.keys){while(k=r.keys.shift())try{v[k]=await s.get(k)}catch(e){}r=r.next(v)}return r}`
   );
 }
 

@@ -272,7 +272,7 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   const canonical: { [name: string]: unknown } = {};
   PARAMS.forEach((param) => {
     const name = param.name;
-    if (ops[name] !== undefined && (!param.matters || param.matters(ops as Ops))) canonical[name] = ops[name];
+    if (ops[name] !== undefined && param.matters(ops as Ops)) canonical[name] = ops[name];
   });
   return canonical;
 }

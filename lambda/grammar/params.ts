@@ -145,7 +145,7 @@ export interface Param {
   /** Reads one value; throws a GrammarError naming the parameter, the value and what is allowed. */
   read(raw: string, options: GrammarOptions): ParsedParams[keyof ParsedParams];
   /** False when, given the other ops, the value cannot change the image; it is then dropped. */
-  matters?(ops: Ops): boolean;
+  matters(ops: Ops): boolean;
   /**
    * Written by the edge only: a canonical URI may hold it, but a viewer's
    * query cannot set it (the name is ignored there like any unknown one).
@@ -158,7 +158,7 @@ export interface Param {
  * and refuses them all by this rule), its other spellings, and `none`, the
  * value that changes nothing (dropped like a value that does not matter).
  */
-type ParamRecord = ValueRule & Pick<Param, 'matters' | 'canonicalOnly'> & { aliases?: string[]; none?: Value };
+type ParamRecord = ValueRule & Partial<Pick<Param, 'matters' | 'canonicalOnly'>> & { aliases?: string[]; none?: Value };
 
 const bothSides = (ops: Ops) => ops.width !== undefined && ops.height !== undefined;
 const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';

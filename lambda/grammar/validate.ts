@@ -19,7 +19,8 @@ export const invalidParameter = (name: string, value: string, expected: string):
  */
 export interface Kind {
   read(rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value | undefined;
-  allowed(rule: ValueRule, options: GrammarOptions): string;
+  /** Absent for a kind whose reader throws its own refusals or none. */
+  allowed?(rule: ValueRule, options: GrammarOptions): string;
 }
 
 /** What one parameter's values may be. */
@@ -44,7 +45,7 @@ export const readValue = (rule: ValueRule, name: string, raw: string, options: G
   if (raw === '' && rule.bare !== undefined) return rule.bare;
   const value = rule.kind.read(rule, name, raw, options);
   // NaN !== NaN: a number out of bounds is refused too.
-  if (value === undefined || value !== value) throw invalidParameter(name, raw, rule.kind.allowed(rule, options));
+  if (value === undefined || value !== value) throw invalidParameter(name, raw, (rule.kind.allowed as Required<Kind>['allowed'])(rule, options));
   return value;
 };
 
@@ -127,10 +128,9 @@ export const BORDER: Kind = {
   read: (_rule, name, raw, options) => {
     const comma = raw.indexOf(',');
     const width = readValue({ kind: INTEGER, low: 1, high: (options.maxDimension - 1) >> 1 }, name, comma === -1 ? raw : raw.slice(0, comma), options);
+    // Each part is refused by its own kind.
     return width + ',' + readValue({ kind: COLOUR }, name, comma === -1 ? '000' : raw.slice(comma + 1), options);
   },
-  // Unused: each part is refused by its own kind.
-  allowed: () => '',
 };
 
 /**
@@ -139,10 +139,7 @@ export const BORDER: Kind = {
  * names are known: at the edge in its store (canonical.ts), at the origin in
  * its definitions.
  */
-export const NAME: Kind = {
-  read: (_rule, _name, raw) => raw.toLowerCase(),
-  allowed: () => '',
-};
+export const NAME: Kind = { read: (_rule, _name, raw) => raw.toLowerCase() };
 
 /** What a parameter that names one of the deployment's `what` expects: `one of a, b`, or none if it defines none. */
 export const oneOf = (names: string, what: string) => 'one of ' + (names || '(no ' + what + ' are defined)');
