@@ -150,7 +150,7 @@ const forbidden = (message: string) => response(403, 'Forbidden', 'invalid_signa
 
 /** The allowed sizes as the store holds them; without them no request can be checked, so none is answered. */
 const sizesFrom = (value: string | undefined): number[] => {
-  if (value === undefined) throw new Error('No sizes in the KeyValueStore');
+  if (value == null) throw new Error('No sizes in the KeyValueStore');
   return value.split(',').map(Number);
 };
 
@@ -175,7 +175,7 @@ export const viewerRequest: ViewerRequestFunction = (event) => {
     const pairs = queryPairs(request.querystring);
     const key = decodeKeyPath(request.uri);
     const preset = presetName(pairs);
-    const named = preset !== undefined;
+    const named = preset != null;
     // Read before the store, so that a repeated sig is a 400 like any repeated parameter.
     const signature = EDGE.signing ? signatureParams(pairs) : {};
     const presetKey = PRESET_KEY_PREFIX + preset;
@@ -197,7 +197,7 @@ export const viewerRequest: ViewerRequestFunction = (event) => {
       };
       if (named) {
         const definition = values[presetKey];
-        if (definition === undefined) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');
+        if (definition == null) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');
         (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
       }
       const query = parseViewerQuery(pairs, options);
@@ -205,12 +205,12 @@ export const viewerRequest: ViewerRequestFunction = (event) => {
         // Signatures cover the URI before format=auto is negotiated, so that
         // one signed URL serves every browser (see lambda/grammar/sign.ts).
         const secrets = values[SIGNING_SECRETS_KEY];
-        if (secrets === undefined) console.log('signing secrets unavailable');
-        if (signature.sig === undefined) return forbidden('This URL must be signed.');
+        if (secrets == null) console.log('signing secrets unavailable');
+        if (signature.sig == null) return forbidden('This URL must be signed.');
         // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
         if (+(signature.exp as string) <= Date.now() / 1000) return forbidden('This URL has expired.');
         const text = signedText(key, canonicalOps(query.params, options), signature);
-        if (text === undefined || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
+        if (text == null || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
           return forbidden('The signature is not valid for this URL.');
         }
       }

@@ -107,7 +107,7 @@ export const unknownPreset = (name: string, names: string) => invalidParameter('
 /** The pairs a `preset` parameter stands for, or none. */
 const presetPairs = (pairs: [string, string][], options: GrammarOptions): [string, string][] => {
   const name = presetName(pairs);
-  if (name === undefined) return [];
+  if (name == null) return [];
   const presets = options.presets || {};
   if (!hasOwn(presets, name)) throw unknownPreset(name, Object.keys(presets).join(', '));
   const preset = presets[name] as Preset;
@@ -178,7 +178,7 @@ const negotiateFormat = (negotiation: Negotiation): NegotiatedFormat | undefined
 /** Snaps a size up to the next allowed one (sizes ascending). */
 const snap = (name: string, value: number, sizes: number[]): number => {
   const size = sizes.filter((allowed) => allowed >= value)[0];
-  if (size === undefined) throw invalidParameter(name, String(value), `at most ${sizes[sizes.length - 1]}, the largest allowed size`);
+  if (size == null) throw invalidParameter(name, String(value), `at most ${sizes[sizes.length - 1]}, the largest allowed size`);
   return size;
 };
 
@@ -196,7 +196,7 @@ const SIDES = ['width', 'height'] as const;
 const applyDpr = (ops: Ops, dpr: number, maxDimension: number): void => {
   const scale = Math.min(dpr, maxDimension / Math.max(ops.width || 0, ops.height || 0));
   SIDES.forEach((side) => {
-    if (ops[side] !== undefined) ops[side] = Math.max(1, Math.round((ops[side] as number) * scale));
+    if (ops[side] != null) ops[side] = Math.max(1, Math.round((ops[side] as number) * scale));
   });
 };
 
@@ -224,7 +224,7 @@ const hint = (header: Header, name: string): number => {
 const resolveHints = (ops: WorkingOps, options: GrammarOptions, header: Header): void => {
   const dpr = hint(header, 'dpr') || 1;
   const ladder = options.sizes || AUTO_WIDTHS;
-  if (/^on$/i.test(header('save-data') as string) && ops.quality === undefined) ops.quality = SAVE_DATA_QUALITY;
+  if (/^on$/i.test(header('save-data') as string) && ops.quality == null) ops.quality = SAVE_DATA_QUALITY;
   if (ops.width !== AUTO) ops.dpr = Math.ceil(dpr * 2) / 2;
   else {
     const wanted = hint(header, 'width') || hint(header, 'viewport-width') * dpr || AUTO_FALLBACK_WIDTH;
@@ -267,12 +267,12 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   if (negotiation) {
     ops.accept = negotiateFormat(negotiation);
     // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
-    if (ops.watermark !== undefined) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
+    if (ops.watermark != null) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
   }
   const canonical: { [name: string]: unknown } = {};
   PARAMS.forEach((param) => {
     const name = param.name;
-    if (ops[name] !== undefined && param.matters(ops as Ops)) canonical[name] = ops[name];
+    if (ops[name] != null && param.matters(ops as Ops)) canonical[name] = ops[name];
   });
   return canonical;
 }
@@ -280,7 +280,7 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
 /** The ops named by `params` as name/text pairs in PARAMS order, booleans as `1`. */
 const opEntries = (ops: UnresolvedOps, params: Param[]): [string, string][] =>
   params
-    .filter((param) => ops[param.name as keyof UnresolvedOps] !== undefined)
+    .filter((param) => ops[param.name as keyof UnresolvedOps] != null)
     .map((param) => {
       const value = ops[param.name as keyof UnresolvedOps];
       return [param.name, value === true ? '1' : String(value)];

@@ -160,13 +160,13 @@ export interface Param {
  */
 type ParamRecord = ValueRule & Partial<Pick<Param, 'matters' | 'canonicalOnly'>> & { aliases?: string[]; none?: Value };
 
-const bothSides = (ops: Ops) => ops.width !== undefined && ops.height !== undefined;
+const bothSides = (ops: Ops) => ops.width != null && ops.height != null;
 const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';
 /** A crop that fills the whole box: where a position or a focal point places the image. */
 export const coverCrop = (ops: Ops) => bothSides(ops) && effectiveFit(ops) === 'cover';
 const contained = (ops: Ops) => bothSides(ops) && ops.fit === 'contain';
 const isLossy = (format: OutputFormat | undefined) =>
-  format === undefined || format === 'jpeg' || format === 'webp' || format === 'avif';
+  format == null || format === 'jpeg' || format === 'webp' || format === 'avif';
 
 /** Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required. */
 const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
@@ -185,7 +185,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   },
   // A point that places a cover crop; it wins over position (above).
   fp: { kind: POINT, matters: coverCrop },
-  enlarge: { kind: BOOLEAN, none: false, matters: (ops) => ops.width !== undefined || ops.height !== undefined },
+  enlarge: { kind: BOOLEAN, none: false, matters: (ops) => ops.width != null || ops.height != null },
   rotate: { kind: CHOICE, choices: [0, 90, 180, 270], none: 0 },
   flip: { kind: BOOLEAN, none: false },
   flop: { kind: BOOLEAN, none: false },
@@ -207,11 +207,11 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
     // chooses among the accepted formats, and a signature covers the URI before negotiation),
     // so any quality given is kept.
     matters: (ops) =>
-      ops.format === undefined || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
+      ops.format == null || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
   },
   format: { aliases: ['fm', 'f'], kind: CHOICE, choices: REQUESTED_FORMATS },
   // Stands where `format` would, which it excludes.
-  accept: { kind: CHOICE, choices: NEGOTIATED_FORMATS, matters: (ops) => ops.format === undefined, canonicalOnly: true },
+  accept: { kind: CHOICE, choices: NEGOTIATED_FORMATS, matters: (ops) => ops.format == null, canonicalOnly: true },
 };
 
 export const PARAMS: Param[] = Object.keys(PARAM_TABLE).map((key) => {

@@ -39,7 +39,7 @@ export const signatureParams = (pairs: [string, string][]): SignatureParams => {
   const signature: SignatureParams = {};
   SIGNATURE_PARAMS.forEach((name) => {
     const value = singleValue(pairs, [name]);
-    if (value !== undefined) signature[name] = value;
+    if (value != null) signature[name] = value;
   });
   return signature;
 };
@@ -58,9 +58,9 @@ export const signatureParams = (pairs: [string, string][]): SignatureParams => {
  * no key, since keys cannot hold them.
  */
 export const signedText = (key: string, ops: UnresolvedOps, signature: SignatureParams): string | undefined => {
-  if (signature.prefix === undefined) return canonicalUri(key, ops) + (signature.exp ? '\n' + signature.exp : '');
+  if (signature.prefix == null) return canonicalUri(key, ops) + (signature.exp ? '\n' + signature.exp : '');
   const prefix = signature.prefix.replace(/\/$/, '');
-  const allowed = signature.allow === undefined || signature.allow.split(' ').indexOf(opsSegment(ops)) !== -1;
+  const allowed = signature.allow == null || signature.allow.split(' ').indexOf(opsSegment(ops)) !== -1;
   // The prefix encoded as in a canonical URI, so that the text is ASCII like every other (the HMAC
   // then has the same bytes in every runtime).
   return key.indexOf(prefix + '/') === 0 && allowed ? JSON.stringify([encodeKeyPath(prefix), signature.exp, signature.allow]) : undefined;

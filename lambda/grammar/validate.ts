@@ -42,14 +42,14 @@ export type Value = string | number | boolean;
 /** Reads one value of the parameter `name` under its rule; throws the refusal naming the parameter, the value and what is allowed. */
 export const readValue = (rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value => {
   if (rule.auto && raw.toLowerCase() === 'auto') return 'auto';
-  if (raw === '' && rule.bare !== undefined) return rule.bare;
+  if (raw === '' && rule.bare != null) return rule.bare;
   const value = rule.kind.read(rule, name, raw, options);
   // NaN !== NaN: a number out of bounds is refused too.
-  if (value === undefined || value !== value) throw invalidParameter(name, raw, (rule.kind.allowed as Required<Kind>['allowed'])(rule, options));
+  if (value == null || value !== value) throw invalidParameter(name, raw, (rule.kind.allowed as Required<Kind>['allowed'])(rule, options));
   return value;
 };
 
-const high = (rule: ValueRule, options: GrammarOptions) => (rule.high === undefined ? options.maxDimension : rule.high);
+const high = (rule: ValueRule, options: GrammarOptions) => (rule.high == null ? options.maxDimension : rule.high);
 
 /** A number written as `pattern` allows, from `low` to `high`; `words` say what it is. */
 const bounded = (pattern: RegExp, words: string, after: string): Kind => ({
