@@ -36,21 +36,31 @@ import {
 } from '../grammar/index';
 import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, SIZES_KEY, WATERMARKS_KEY } from './store';
 
-/** The deployment's settings baked into the function; its sizes and presets are in the store. */
+/**
+ * The deployment's settings baked into the function; its sizes and presets
+ * are in the store. lib/edge-function.ts defines each field as a constant
+ * when it bundles this file (EDGE below), so a deployment's function leaves
+ * out the code of what it does not use.
+ */
 export interface EdgeSettings {
-  /** The grammar's options but `sizes` and `presets`. */
-  grammar: Pick<GrammarOptions, 'maxDimension' | 'presetsOnly'>;
+  /** The grammar's maxDimension (named apart from it: the bundle renames that property). */
+  dimensionLimit: number;
+  /** The grammar's presetsOnly. */
+  onlyPresets: boolean;
   /** Whether `format=auto` may choose AVIF. */
   avif: boolean;
   /** Whether every request must carry a valid `sig`. */
   signing: boolean;
   /** Whether the store holds allowed sizes. */
-  sizes: boolean;
+  sizesInStore: boolean;
   /** Whether the store holds presets. */
-  presets: boolean;
+  presetsInStore: boolean;
   /** Whether the store holds watermarks' versions. */
-  watermarks: boolean;
+  watermarksInStore: boolean;
 }
+
+/** The settings, each field defined by the bundler. */
+declare const EDGE: EdgeSettings;
 
 /** One query parameter, header or cookie in CloudFront's event object. */
 export interface CloudFrontValue {
@@ -103,22 +113,18 @@ export type ViewerRequestFunction = (event: ViewerRequestEvent) => Outcome;
  * commas, surrounding white space ignored, empty entries skipped. The first
  * is the one new URLs are signed with by convention; all of them verify.
  */
-export function parseSecrets(value: string | undefined): string[] {
-  if (!value) return [];
-  return value
+export const parseSecrets = (value: string | undefined): string[] =>
+  (value || '')
     .split(/[\r\n,]+/)
     .map((secret) => secret.trim())
     .filter((secret) => secret !== '');
-}
-
 
 /** Every value of a parameter or header, in order (`multiValue` holds them all when repeated). */
-function valuesOf(field: CloudFrontValue): string[] {
-  return field.multiValue && field.multiValue.length ? field.multiValue.map((item) => item.value) : [field.value];
-}
+const valuesOf = (field: CloudFrontValue): string[] =>
+  field.multiValue && field.multiValue.length ? field.multiValue.map((item) => item.value) : [field.value];
 
 /** The query's name/value pairs, decoded by the grammar's own rules (`+` as a space, malformed escapes refused). */
-function queryPairs(querystring: CloudFrontValues): [string, string][] {
+const queryPairs = (querystring: CloudFrontValues): [string, string][] => {
   const pairs: [string, string][] = [];
   Object.keys(querystring).forEach((name) => {
     valuesOf(querystring[name] as CloudFrontValue).forEach((value) => {
@@ -126,11 +132,10 @@ function queryPairs(querystring: CloudFrontValues): [string, string][] {
     });
   });
   return pairs;
-}
+};
 
-function response(statusCode: number, statusDescription: string, code: string, message: string): CloudFrontResponse {
-  return {
-    statusCode,
+const response = (statusCode: number, statusDescription: string, code: string, message: string): CloudFrontResponse => ({
+  statusCode,
     statusDescription,
     headers: {
       'content-type': { value: 'application/json' },
@@ -139,103 +144,101 @@ function response(statusCode: number, statusDescription: string, code: string, m
       'x-content-type-options': { value: 'nosniff' },
     },
     body: { encoding: 'text', data: JSON.stringify({ error: code, message }) },
-  };
-}
+});
 
 const forbidden = (message: string) => response(403, 'Forbidden', 'invalid_signature', message);
 
 /** The allowed sizes as the store holds them; without them no request can be checked, so none is answered. */
-function sizesFrom(value: string | undefined): number[] {
-  if (value === undefined) throw new Error('No sizes in the KeyValueStore');
+const sizesFrom = (value: string | undefined): number[] => {
+  if (value == null) throw new Error('No sizes in the KeyValueStore');
   return value.split(',').map(Number);
-}
+};
 
 /** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
-function refusing<T extends Outcome>(answer: () => T): T | CloudFrontResponse {
+const refusing = <T extends Outcome>(answer: () => T): T | CloudFrontResponse => {
   try {
     return answer();
   } catch (error) {
     if (isGrammarError(error)) return response(400, 'Bad Request', error.code, error.message);
     throw error;
   }
-}
+};
 
-export function createViewerRequest(settings: EdgeSettings): ViewerRequestFunction {
-  return (event) => {
-    const request = event.request;
-    // The distribution allows GET and HEAD only; anything else CloudFront
-    // refuses itself. Should a behaviour ever allow more, it is not ours to
-    // rewrite: pass it through untouched.
-    if (request.method !== 'GET' && request.method !== 'HEAD') return request;
+export const viewerRequest: ViewerRequestFunction = (event) => {
+  const request = event.request;
+  // The distribution allows GET and HEAD only; anything else CloudFront
+  // refuses itself. Should a behaviour ever allow more, it is not ours to
+  // rewrite: pass it through untouched.
+  if (request.method !== 'GET' && request.method !== 'HEAD') return request;
 
-    return refusing(() => {
-      const pairs = queryPairs(request.querystring);
-      const key = decodeKeyPath(request.uri);
-      const preset = presetName(pairs);
-      const named = preset !== undefined;
-      // Read before the store, so that a repeated sig is a 400 like any repeated parameter.
-      const signature = settings.signing ? signatureParams(pairs) : {};
-      const presetKey = PRESET_KEY_PREFIX + preset;
-      const keys: string[] = [];
-      if (settings.signing) keys.push(SIGNING_SECRETS_KEY);
-      if (settings.sizes) keys.push(SIZES_KEY);
-      if (settings.watermarks) keys.push(WATERMARKS_KEY);
+  return refusing(() => {
+    const pairs = queryPairs(request.querystring);
+    const key = decodeKeyPath(request.uri);
+    const preset = presetName(pairs);
+    const named = preset != null;
+    // Read before the store, so that a repeated sig is a 400 like any repeated parameter.
+    const signature = EDGE.signing ? signatureParams(pairs) : {};
+    const presetKey = PRESET_KEY_PREFIX + preset;
+    const keys = ([] as string[]).concat(
+      EDGE.signing ? SIGNING_SECRETS_KEY : [],
+      EDGE.sizesInStore ? SIZES_KEY : [],
+      EDGE.watermarksInStore ? WATERMARKS_KEY : [],
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
-      if (named && settings.presets) keys.push(presetKey, PRESET_NAMES_KEY);
+      named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
+    );
 
-      const rewrite = (values: StoreValues): Answer => {
-        const options: GrammarOptions = {
-          maxDimension: settings.grammar.maxDimension,
-          presetsOnly: settings.grammar.presetsOnly,
-          sizes: settings.sizes ? sizesFrom(values[SIZES_KEY]) : undefined,
-          presets: {},
-          watermarks: JSON.parse(values[WATERMARKS_KEY] || '{}') as GrammarOptions['watermarks'],
-        };
-        if (named) {
-          const definition = values[presetKey];
-          if (definition === undefined) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');
-          (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
-        }
-        const query = parseViewerQuery(pairs, options);
-        if (settings.signing) {
-          // Signatures cover the URI before format=auto is negotiated, so that
-          // one signed URL serves every browser (see lambda/grammar/sign.ts).
-          const secrets = values[SIGNING_SECRETS_KEY];
-          if (secrets === undefined) console.log('signing secrets unavailable');
-          if (signature.sig === undefined) return forbidden('This URL must be signed.');
-          // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
-          if (+(signature.exp as string) <= Date.now() / 1000) return forbidden('This URL has expired.');
-          const text = signedText(key, canonicalOps(query.params, options), signature);
-          if (text === undefined || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
-            return forbidden('The signature is not valid for this URL.');
-          }
-        }
-
-        // The cache key is the URI alone: it records what Accept allowed
-        // (`accept=avif` or `accept=webp`) and the width the client hints
-        // gave `width=auto`, so no header has to enter it.
-        const header = (name: string) => valuesOf(request.headers[name] || { value: '' }).join(',');
-        request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept: header('accept'), avif: settings.avif, header }));
-        // The origin sees only the preset and the viewer's own recognised
-        // parameters, with their canonical names and values, and the
-        // signature with its scope: nothing else a viewer adds (S3's
-        // response-content-type or versionId, say) reaches an origin. They make
-        // the same canonical URI and signature again, for any Accept and in
-        // presets-only mode, so the origin can send a viewer back through the
-        // edge with them (lambda/origin/handler.ts, oversized variants).
-        const querystring: CloudFrontValues = {};
-        const forward = (values: object) =>
-          Object.keys(values).forEach((name) => {
-            querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
-          });
-        // Under its first spelling, `preset`.
-        if (named) forward({ preset });
-        forward(query.own);
-        forward(signature);
-        request.querystring = querystring;
-        return request;
+    const rewrite = (values: StoreValues): Answer => {
+      const options: GrammarOptions = {
+        maxDimension: EDGE.dimensionLimit,
+        presetsOnly: EDGE.onlyPresets,
+        sizes: EDGE.sizesInStore ? sizesFrom(values[SIZES_KEY]) : undefined,
+        presets: {},
+        watermarks: JSON.parse(values[WATERMARKS_KEY] || '{}') as GrammarOptions['watermarks'],
       };
-      return keys.length ? { keys, next: (values) => refusing(() => rewrite(values)) } : rewrite({});
-    });
-  };
-}
+      if (named) {
+        const definition = values[presetKey];
+        if (definition == null) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');
+        (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
+      }
+      const query = parseViewerQuery(pairs, options);
+      if (EDGE.signing) {
+        // Signatures cover the URI before format=auto is negotiated, so that
+        // one signed URL serves every browser (see lambda/grammar/sign.ts).
+        const secrets = values[SIGNING_SECRETS_KEY];
+        if (secrets == null) console.log('signing secrets unavailable');
+        if (signature.sig == null) return forbidden('This URL must be signed.');
+        // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
+        if (+(signature.exp as string) <= Date.now() / 1000) return forbidden('This URL has expired.');
+        const text = signedText(key, canonicalOps(query.params, options), signature);
+        if (text == null || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
+          return forbidden('The signature is not valid for this URL.');
+        }
+      }
+
+      // The cache key is the URI alone: it records what Accept allowed
+      // (`accept=avif` or `accept=webp`) and the width the client hints
+      // gave `width=auto`, so no header has to enter it.
+      const header = (name: string) => valuesOf(request.headers[name] || { value: '' }).join(',');
+      request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept: header('accept'), avif: EDGE.avif, header }));
+      // The origin sees only the preset and the viewer's own recognised
+      // parameters, with their canonical names and values, and the
+      // signature with its scope: nothing else a viewer adds (S3's
+      // response-content-type or versionId, say) reaches an origin. They make
+      // the same canonical URI and signature again, for any Accept and in
+      // presets-only mode, so the origin can send a viewer back through the
+      // edge with them (lambda/origin/handler.ts, oversized variants).
+      const querystring: CloudFrontValues = {};
+      const forward = (values: object) =>
+        Object.keys(values).forEach((name) => {
+          querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
+        });
+      // Under its first spelling, `preset`.
+      if (named) forward({ preset });
+      forward(query.own);
+      forward(signature);
+      request.querystring = querystring;
+      return request;
+    };
+    return keys.length ? { keys, next: (values) => refusing(() => rewrite(values)) } : rewrite({});
+  });
+};

@@ -65,13 +65,13 @@ export function splitQuery(query: string): [string, string][] {
 }
 
 /** A query name or value decoded: `+` is a space; a malformed escape is refused. */
-export function decodeQueryComponent(text: string): string {
+export const decodeQueryComponent = (text: string): string => {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch (_malformed) {
     throw grammarError('invalid_parameter', `Invalid query string: "${text.slice(0, 40)}" is not valid percent-encoded UTF-8.`);
   }
-}
+};
 
 const hasOwn = (object: object, name: string) => Object.prototype.hasOwnProperty.call(object, name);
 
@@ -92,31 +92,27 @@ function canonicalParams(): { [name: string]: Param } {
 const repeated = (name: string, value: string) => invalidParameter(name, value, `a single value (${name} is given more than once)`);
 
 /** The value of the parameter spelled as `spellings` (the first its name), or undefined; throws when it is given twice. */
-export function singleValue(pairs: [string, string][], spellings: string[]): string | undefined {
+export const singleValue = (pairs: [string, string][], spellings: string[]): string | undefined => {
   const given = pairs.filter((pair) => spellings.indexOf(pair[0].toLowerCase()) !== -1);
-  if (given.length === 0) return undefined;
-  const value = (given[0] as [string, string])[1];
-  if (given.length > 1) throw repeated(spellings[0] as string, value);
-  return value;
-}
+  if (given.length > 1) throw repeated(spellings[0] as string, (given[0] as [string, string])[1]);
+  return given.length ? (given[0] as [string, string])[1] : undefined;
+};
 
 /** The preset a viewer names (`preset` or `p`), or undefined; throws when one is named twice. */
 export const presetName = (pairs: [string, string][]) => singleValue(pairs, PRESET_SPELLINGS);
 
 /** The refusal of a preset the deployment does not define; `names` lists those it does, comma-separated. */
-export function unknownPreset(name: string, names: string) {
-  return invalidParameter('preset', name, oneOf(names, 'presets'));
-}
+export const unknownPreset = (name: string, names: string) => invalidParameter('preset', name, oneOf(names, 'presets'));
 
 /** The pairs a `preset` parameter stands for, or none. */
-function presetPairs(pairs: [string, string][], options: GrammarOptions): [string, string][] {
+const presetPairs = (pairs: [string, string][], options: GrammarOptions): [string, string][] => {
   const name = presetName(pairs);
-  if (name === undefined) return [];
+  if (name == null) return [];
   const presets = options.presets || {};
   if (!hasOwn(presets, name)) throw unknownPreset(name, Object.keys(presets).join(', '));
   const preset = presets[name] as Preset;
   return Object.keys(preset).map((param) => [param, preset[param] as string] as [string, string]);
-}
+};
 
 /** A viewer's parameters: all of them (a preset's, overridden by the viewer's own), and the viewer's own. */
 export interface ViewerQuery {
@@ -128,20 +124,16 @@ export interface ViewerQuery {
  * Parses a viewer's parameters. Names are case-insensitive; unknown names are
  * ignored. A preset's parameters come first and the viewer's own override them.
  */
-export function parseViewerQuery(pairs: [string, string][], options: GrammarOptions): ViewerQuery {
-  return parseParams(pairs, options, PARAMS_BY_NAME);
-}
+export const parseViewerQuery = (pairs: [string, string][], options: GrammarOptions): ViewerQuery => parseParams(pairs, options, PARAMS_BY_NAME);
 
-export function parseViewerParams(pairs: [string, string][], options: GrammarOptions): ViewerParams {
-  return parseViewerQuery(pairs, options).params;
-}
+export const parseViewerParams = (pairs: [string, string][], options: GrammarOptions): ViewerParams => parseViewerQuery(pairs, options).params;
 
 /**
  * parseViewerQuery with `named` the spellings a viewer may use, or the ops of
  * a canonical URI with canonicalParams(). Own properties only, so `constructor`
  * is just unknown.
  */
-function parseParams(pairs: [string, string][], options: GrammarOptions, named: { [spelling: string]: Param }): ViewerQuery {
+const parseParams = (pairs: [string, string][], options: GrammarOptions, named: { [spelling: string]: Param }): ViewerQuery => {
   // A preset's names are a viewer's spellings; a canonical URI names no preset.
   const paramOf = (pair: [string, string]) => (hasOwn(named, pair[0].toLowerCase()) ? named[pair[0].toLowerCase()] : undefined);
   const params: { [name: string]: unknown } = {};
@@ -160,56 +152,53 @@ function parseParams(pairs: [string, string][], options: GrammarOptions, named: 
     params[param.name] = own[param.name] = param.read(pair[1], options);
   });
   return { params: params as ViewerParams, own: own as ViewerParams };
-}
+};
 
 /** Whether an Accept header accepts a media type (case-insensitive; `q=0` means no). */
-function accepts(accept: string, type: string): boolean {
-  return accept
+const accepts = (accept: string, type: string): boolean =>
+  accept
     .toLowerCase()
     .split(',')
     .some((range) => {
       const fields = range.split(';');
-      if ((fields[0] as string).trim() !== type) return false;
-      return !fields.slice(1).some((field) => /^\s*q\s*=\s*0(\.0*)?\s*$/.test(field));
+      return (fields[0] as string).trim() === type && !fields.slice(1).some((field) => /^\s*q\s*=\s*0(\.0*)?\s*$/.test(field));
     });
-}
 
 /**
  * Resolves `format=auto` from Accept: AVIF (with WebP), then WebP, else absent
  * (the source's own family). AVIF only beside WebP, the fallback the origin
  * may choose when AVIF would cost too much.
  */
-function negotiateFormat(negotiation: Negotiation): NegotiatedFormat | undefined {
+const negotiateFormat = (negotiation: Negotiation): NegotiatedFormat | undefined => {
   const accept = negotiation.accept || '';
   if (!accepts(accept, 'image/webp')) return undefined;
   return negotiation.avif !== false && accepts(accept, 'image/avif') ? 'avif' : 'webp';
-}
+};
 
 /** Snaps a size up to the next allowed one (sizes ascending). */
-function snap(name: string, value: number, sizes: number[]): number {
-  for (let i = 0; i < sizes.length; i++) {
-    if ((sizes[i] as number) >= value) return sizes[i] as number;
-  }
-  throw invalidParameter(name, String(value), `at most ${sizes[sizes.length - 1]}, the largest allowed size`);
-}
+const snap = (name: string, value: number, sizes: number[]): number => {
+  const size = sizes.filter((allowed) => allowed >= value)[0];
+  if (size == null) throw invalidParameter(name, String(value), `at most ${sizes[sizes.length - 1]}, the largest allowed size`);
+  return size;
+};
 
 /** `<name>.<version>` for a watermark the deployment names; a version the viewer wrote is replaced. */
-function versionedWatermark(value: string, watermarks: { [name: string]: string }): string {
+const versionedWatermark = (value: string, watermarks: { [name: string]: string }): string => {
   const name = value.split('.')[0] as string;
   if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, oneOf(Object.keys(watermarks).join(', '), 'watermarks'));
   return name + '.' + watermarks[name];
-}
+};
 
 /** The ops that are sizes: `dpr` multiplies them, and the deployment's sizes bound them. */
 const SIDES = ['width', 'height'] as const;
 
 /** Folds `dpr` into the dimensions, keeping them within maxDimension and the aspect ratio. */
-function applyDpr(ops: Ops, dpr: number, maxDimension: number): void {
+const applyDpr = (ops: Ops, dpr: number, maxDimension: number): void => {
   const scale = Math.min(dpr, maxDimension / Math.max(ops.width || 0, ops.height || 0));
   SIDES.forEach((side) => {
-    if (ops[side] !== undefined) ops[side] = Math.max(1, Math.round((ops[side] as number) * scale));
+    if (ops[side] != null) ops[side] = Math.max(1, Math.round((ops[side] as number) * scale));
   });
-}
+};
 
 type Header = (name: string) => string | undefined;
 const noHeader: Header = () => undefined;
@@ -232,16 +221,16 @@ const hint = (header: Header, name: string): number => {
  * quality not given to SAVE_DATA_QUALITY. So no hint makes a variant that
  * explicit parameters could not.
  */
-function resolveHints(ops: WorkingOps, options: GrammarOptions, header: Header): void {
+const resolveHints = (ops: WorkingOps, options: GrammarOptions, header: Header): void => {
   const dpr = hint(header, 'dpr') || 1;
   const ladder = options.sizes || AUTO_WIDTHS;
-  if (/^on$/i.test(header('save-data') as string) && ops.quality === undefined) ops.quality = SAVE_DATA_QUALITY;
+  if (/^on$/i.test(header('save-data') as string) && ops.quality == null) ops.quality = SAVE_DATA_QUALITY;
   if (ops.width !== AUTO) ops.dpr = Math.ceil(dpr * 2) / 2;
   else {
     const wanted = hint(header, 'width') || hint(header, 'viewport-width') * dpr || AUTO_FALLBACK_WIDTH;
     ops.width = Math.min(snap('width', Math.min(wanted, ladder[ladder.length - 1] as number), ladder), options.maxDimension);
   }
-}
+};
 
 /**
  * The canonical ops for a viewer's parameters: aliases resolved, defaults and
@@ -278,35 +267,32 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   if (negotiation) {
     ops.accept = negotiateFormat(negotiation);
     // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
-    if (ops.watermark !== undefined) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
+    if (ops.watermark != null) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
   }
   const canonical: { [name: string]: unknown } = {};
   PARAMS.forEach((param) => {
     const name = param.name;
-    if (ops[name] !== undefined && (!param.matters || param.matters(ops as Ops))) canonical[name] = ops[name];
+    if (ops[name] != null && param.matters(ops as Ops)) canonical[name] = ops[name];
   });
   return canonical;
 }
 
 /** The ops named by `params` as name/text pairs in PARAMS order, booleans as `1`. */
-function opEntries(ops: UnresolvedOps, params: Param[]): [string, string][] {
-  const entries: [string, string][] = [];
-  params.forEach((param) => {
-    const value = ops[param.name as keyof UnresolvedOps];
-    if (value !== undefined) entries.push([param.name, value === true ? '1' : String(value)]);
-  });
-  return entries;
-}
+const opEntries = (ops: UnresolvedOps, params: Param[]): [string, string][] =>
+  params
+    .filter((param) => ops[param.name as keyof UnresolvedOps] != null)
+    .map((param) => {
+      const value = ops[param.name as keyof UnresolvedOps];
+      return [param.name, value === true ? '1' : String(value)];
+    });
 
 /** `width=640,accept=avif`, or `original` when there are no ops. */
-export function opsSegment(ops: UnresolvedOps): string {
-  const entries = opEntries(ops, PARAMS);
-  return entries.length ? entries.map((entry) => entry[0] + '=' + entry[1]).join(',') : ORIGINAL;
-}
+export const opsSegment = (ops: UnresolvedOps): string =>
+  opEntries(ops, PARAMS)
+    .map((entry) => entry[0] + '=' + entry[1])
+    .join(',') || ORIGINAL;
 
-export function canonicalUri(key: string, ops: UnresolvedOps): string {
-  return encodeKeyPath(key) + '/' + opsSegment(ops);
-}
+export const canonicalUri = (key: string, ops: UnresolvedOps): string => encodeKeyPath(key) + '/' + opsSegment(ops);
 
 /** The variant's key in the cache bucket: the canonical URI as S3 decodes it, without the leading slash. */
 export function variantKey(key: string, ops: Ops): string {

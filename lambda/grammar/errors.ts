@@ -11,13 +11,11 @@ export interface GrammarError extends Error {
 
 const NAME = 'GrammarError';
 
-export function grammarError(code: GrammarErrorCode, message: string): GrammarError {
+export const grammarError = (code: GrammarErrorCode, message: string): GrammarError => {
   const error = new Error(message) as GrammarError;
   error.name = NAME;
   error.code = code;
   return error;
-}
+};
 
-export function isGrammarError(error: unknown): error is GrammarError {
-  return error instanceof Error && error.name === NAME;
-}
+export const isGrammarError = (error: unknown): error is GrammarError => error instanceof Error && error.name === NAME;

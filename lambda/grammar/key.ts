@@ -7,16 +7,12 @@ import { grammarError } from './errors';
 export const MAX_KEY_BYTES = 1024;
 
 /** UTF-8 length without TextEncoder, which a CloudFront Function does not have. */
-function utf8Length(text: string): number {
-  return encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, '_').length;
-}
+const utf8Length = (text: string) => encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, '_').length;
 
-function invalidKey(reason: string) {
-  return grammarError('invalid_key', `Invalid source key: ${reason}.`);
-}
+const invalidKey = (reason: string) => grammarError('invalid_key', `Invalid source key: ${reason}.`);
 
 /** Throws unless `key` is a key this service will read. */
-export function validateKey(key: string): string {
+export const validateKey = (key: string): string => {
   if (key === '') throw invalidKey('it is empty');
   // C0, DEL and the C1 controls (U+0080-U+009F).
   if (/[\u0000-\u001f\u007f-\u009f]/.test(key)) throw invalidKey('it contains a control character');
@@ -32,10 +28,10 @@ export function validateKey(key: string): string {
   const segment = /(?:^|\/)(\.{0,2})(?:\/|$)/.exec(key);
   if (segment) throw invalidKey(segment[1] ? `it has a "${segment[1]}" path segment` : 'it has an empty path segment');
   return key;
-}
+};
 
 /** The key named by a URL path such as `/photos/my%20cat.jpg` (`+` is a literal plus in a path). */
-export function decodeKeyPath(path: string): string {
+export const decodeKeyPath = (path: string): string => {
   let key: string;
   try {
     key = decodeURIComponent(path.replace(/^\//, ''));
@@ -43,12 +39,12 @@ export function decodeKeyPath(path: string): string {
     throw invalidKey('it is not valid percent-encoded UTF-8');
   }
   return validateKey(key);
-}
+};
 
-/** RFC 3986 encoding of each segment: only unreserved characters stay literal, as SigV4 expects. */
-export function encodeKeyPath(key: string): string {
-  // encodeURIComponent leaves `!'()*`; escape them too, and put the slashes back.
-  return ('/' + encodeURIComponent(key))
-    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
-    .replace(/%2F/g, '/');
-}
+/**
+ * RFC 3986 encoding of each segment: only unreserved characters stay literal,
+ * as SigV4 expects. encodeURIComponent leaves `!'()*`; they are escaped too,
+ * and the slashes put back.
+ */
+export const encodeKeyPath = (key: string): string =>
+  ('/' + encodeURIComponent(key)).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase()).replace(/%2F/g, '/');

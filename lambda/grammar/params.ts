@@ -6,7 +6,7 @@
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
 
-import { boolean, border, choice, colour, decimal, integer, invalidParameter, point, region, watermark } from './validate';
+import { BOOLEAN, BORDER, CHOICE, COLOUR, INTEGER, NAME, NUMBER, POINT, readValue, REGION, type Value, type ValueRule } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -138,16 +138,14 @@ export interface GrammarOptions {
 
 export const DEFAULT_GRAMMAR_OPTIONS: GrammarOptions = { maxDimension: 8192 };
 
-/** Parses one value of the parameter `name`; throws a GrammarError naming it. */
-export type ValueParser = (name: string, raw: string, options: GrammarOptions) => ParsedParams[keyof ParsedParams];
-
 export interface Param {
   name: keyof ParsedParams;
   /** Other spellings a viewer may use (lower-case). */
   aliases: string[];
+  /** Reads one value; throws a GrammarError naming the parameter, the value and what is allowed. */
   read(raw: string, options: GrammarOptions): ParsedParams[keyof ParsedParams];
   /** False when, given the other ops, the value cannot change the image; it is then dropped. */
-  matters?(ops: Ops): boolean;
+  matters(ops: Ops): boolean;
   /**
    * Written by the edge only: a canonical URI may hold it, but a viewer's
    * query cannot set it (the name is ignored there like any unknown one).
@@ -155,83 +153,65 @@ export interface Param {
   canonicalOnly?: boolean;
 }
 
-/** A record of the table: a Param without its name, which is the record's key. */
-type ParamRecord = Omit<Param, 'name' | 'aliases' | 'read'> & { aliases?: string[]; read: ValueParser };
+/**
+ * A record of the table: what the parameter's values may be (validate.ts reads
+ * and refuses them all by this rule), its other spellings, and `none`, the
+ * value that changes nothing (dropped like a value that does not matter).
+ */
+type ParamRecord = ValueRule & Partial<Pick<Param, 'matters' | 'canonicalOnly'>> & { aliases?: string[]; none?: Value };
 
-/** `auto` in any letter case, else what `parse` reads. */
-const orAuto = (parse: ValueParser): ValueParser => (name, raw, options) => (raw.toLowerCase() === 'auto' ? 'auto' : parse(name, raw, options));
-
-const bothSides = (ops: Ops) => ops.width !== undefined && ops.height !== undefined;
+const bothSides = (ops: Ops) => ops.width != null && ops.height != null;
 const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';
 /** A crop that fills the whole box: where a position or a focal point places the image. */
 export const coverCrop = (ops: Ops) => bothSides(ops) && effectiveFit(ops) === 'cover';
+const contained = (ops: Ops) => bothSides(ops) && ops.fit === 'contain';
 const isLossy = (format: OutputFormat | undefined) =>
-  format === undefined || format === 'jpeg' || format === 'webp' || format === 'avif';
+  format == null || format === 'jpeg' || format === 'webp' || format === 'avif';
 
 /** Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required. */
 const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
-  width: { aliases: ['w'], read: orAuto(integer(1)) },
-  height: { aliases: ['h'], read: integer(1) },
-  dpr: { read: orAuto(decimal(1, 4)) },
-  fit: {
-    read: (name, raw, options) => {
-      const fit = choice(FIT_SPELLINGS)(name, raw, options);
-      return fit === 'pad' ? 'contain' : fit;
-    },
-    matters: (ops) => bothSides(ops) && !coverCrop(ops),
-  },
-  fill: { read: choice(FILLS), matters: (ops) => ops.fill === 'blur' && bothSides(ops) && ops.fit === 'contain' },
+  width: { aliases: ['w'], kind: INTEGER, low: 1, auto: true },
+  height: { aliases: ['h'], kind: INTEGER, low: 1 },
+  dpr: { kind: NUMBER, low: 1, high: 4, auto: true },
+  fit: { kind: CHOICE, choices: FIT_SPELLINGS, matters: (ops) => bothSides(ops) && !coverCrop(ops) },
+  fill: { kind: CHOICE, choices: FILLS, none: 'background', matters: contained },
   position: {
     aliases: ['pos', 'gravity'],
-    read: choice(POSITIONS),
+    kind: CHOICE,
+    choices: POSITIONS,
+    none: 'center',
     // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
-    matters: (ops) =>
-      ops.position !== 'center' &&
-      (coverCrop(ops) ? !ops.fp : bothSides(ops) && ops.fit === 'contain' && ops.position !== 'entropy' && ops.position !== 'attention'),
+    matters: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && ops.position !== 'entropy' && ops.position !== 'attention'),
   },
   // A point that places a cover crop; it wins over position (above).
-  fp: { read: point, matters: coverCrop },
-  enlarge: {
-    read: boolean,
-    matters: (ops) => ops.enlarge === true && (ops.width !== undefined || ops.height !== undefined),
-  },
-  rotate: {
-    // Leading zeros are fine (`090`), as for every integer.
-    read: (name, raw) => {
-      const angle = Number(raw);
-      if (!(/^\d{1,9}$/.test(raw) && angle <= 270 && angle % 90 === 0)) throw invalidParameter(name, raw, 'one of 0, 90, 180, 270');
-      return angle as Rotation;
-    },
-    matters: (ops) => ops.rotate !== (0 as number),
-  },
-  flip: { read: boolean, matters: (ops) => ops.flip === true },
-  flop: { read: boolean, matters: (ops) => ops.flop === true },
-  trim: { read: (name, raw, options) => (raw === '' ? DEFAULT_TRIM : integer(0, 255)(name, raw, options)) },
-  crop: { read: region, matters: (ops) => ops.crop !== '0,0,1,1' },
-  grayscale: { aliases: ['greyscale'], read: boolean, matters: (ops) => ops.grayscale === true },
-  blur: { read: decimal(0.3, 100) },
-  sharpen: { read: decimal(0.5, 10) },
-  watermark: { aliases: ['wm'], read: watermark },
-  border: { read: border },
-  background: { aliases: ['bg'], read: colour },
+  fp: { kind: POINT, matters: coverCrop },
+  enlarge: { kind: BOOLEAN, none: false, matters: (ops) => ops.width != null || ops.height != null },
+  rotate: { kind: CHOICE, choices: [0, 90, 180, 270], none: 0 },
+  flip: { kind: BOOLEAN, none: false },
+  flop: { kind: BOOLEAN, none: false },
+  trim: { kind: INTEGER, low: 0, high: 255, bare: DEFAULT_TRIM },
+  crop: { kind: REGION, none: '0,0,1,1' },
+  grayscale: { aliases: ['greyscale'], kind: BOOLEAN, none: false },
+  blur: { kind: NUMBER, low: 0.3, high: 100 },
+  sharpen: { kind: NUMBER, low: 0.5, high: 10 },
+  watermark: { aliases: ['wm'], kind: NAME },
+  border: { kind: BORDER },
+  background: { aliases: ['bg'], kind: COLOUR },
   quality: {
     aliases: ['q'],
-    read: orAuto(integer(1, 100)),
+    kind: INTEGER,
+    low: 1,
+    high: 100,
+    auto: true,
     // Without an explicit format the default is not known at the edge (with `accept` the origin
     // chooses among the accepted formats, and a signature covers the URI before negotiation),
     // so any quality given is kept.
     matters: (ops) =>
-      ops.format === undefined || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
+      ops.format == null || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
   },
-  format: {
-    aliases: ['fm', 'f'],
-    read: (name, raw, options) => {
-      const format = choice(REQUESTED_FORMATS)(name, raw, options);
-      return format === 'jpg' ? 'jpeg' : format;
-    },
-  },
+  format: { aliases: ['fm', 'f'], kind: CHOICE, choices: REQUESTED_FORMATS },
   // Stands where `format` would, which it excludes.
-  accept: { read: choice(NEGOTIATED_FORMATS), matters: (ops) => ops.format === undefined, canonicalOnly: true },
+  accept: { kind: CHOICE, choices: NEGOTIATED_FORMATS, matters: (ops) => ops.format == null, canonicalOnly: true },
 };
 
 export const PARAMS: Param[] = Object.keys(PARAM_TABLE).map((key) => {
@@ -240,8 +220,8 @@ export const PARAMS: Param[] = Object.keys(PARAM_TABLE).map((key) => {
   return {
     name,
     aliases: record.aliases || [],
-    read: (raw: string, options: GrammarOptions) => record.read(name, raw, options),
-    matters: record.matters,
+    read: (raw: string, options: GrammarOptions) => readValue(record, name, raw, options) as ParsedParams[keyof ParsedParams],
+    matters: (ops: Ops) => ops[name as keyof Ops] !== record.none && (!record.matters || record.matters(ops)),
     canonicalOnly: record.canonicalOnly,
   };
 });

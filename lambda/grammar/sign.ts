@@ -14,43 +14,35 @@ import { SIGNATURE_PARAMS, type SignatureParams, type UnresolvedOps } from './pa
 
 export const SIGNATURE_LENGTH = 32;
 
-export function signUri(text: string, secret: string): string {
-  const base64 = crypto.createHmac('sha256', secret).update(text).digest('base64') as string;
-  // 32 bytes are 44 base64 characters, the last one `=`: the slice drops it.
-  return base64.replace(/\+/g, '-').replace(/\//g, '_').slice(0, SIGNATURE_LENGTH);
-}
+// 32 bytes are 44 base64 characters, the last one `=`: the slice drops it.
+export const signUri = (text: string, secret: string): string =>
+  (crypto.createHmac('sha256', secret).update(text).digest('base64') as string).replace(/\+/g, '-').replace(/\//g, '_').slice(0, SIGNATURE_LENGTH);
 
 /** Compares in time that depends only on the length, so a guess learns nothing from timing. */
-function sameText(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let difference = 0;
+const sameText = (a: string, b: string): boolean => {
+  let difference = a.length ^ b.length;
   for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return difference === 0;
-}
+};
 
 /** True when `signature` was made with any of `secrets` (several are active while one is rotated). */
-export function verifySignature(text: string, signature: string, secrets: string[]): boolean {
-  let valid = false;
-  // No early exit: every secret is tried whatever the outcome.
-  secrets.forEach((secret) => {
-    if (sameText(signUri(text, secret), signature)) valid = true;
-  });
-  return valid;
-}
+// No early exit: every secret is tried whatever the outcome.
+export const verifySignature = (text: string, signature: string, secrets: string[]): boolean =>
+  secrets.filter((secret) => sameText(signUri(text, secret), signature)).length > 0;
 
 /**
  * The signature parameters a viewer's query gives, each at most once. Their
  * values are not checked here: the signature covers them, so a value its
  * signer did not write (a malformed `exp`, say) fails it.
  */
-export function signatureParams(pairs: [string, string][]): SignatureParams {
+export const signatureParams = (pairs: [string, string][]): SignatureParams => {
   const signature: SignatureParams = {};
   SIGNATURE_PARAMS.forEach((name) => {
     const value = singleValue(pairs, [name]);
-    if (value !== undefined) signature[name] = value;
+    if (value != null) signature[name] = value;
   });
   return signature;
-}
+};
 
 /**
  * The text a request's signature must be the HMAC of, or undefined when the
@@ -65,11 +57,11 @@ export function signatureParams(pairs: [string, string][]): SignatureParams {
  * nor `users/42` itself. A prefix holding `..` or an empty segment matches
  * no key, since keys cannot hold them.
  */
-export function signedText(key: string, ops: UnresolvedOps, signature: SignatureParams): string | undefined {
-  if (signature.prefix === undefined) return canonicalUri(key, ops) + (signature.exp ? '\n' + signature.exp : '');
+export const signedText = (key: string, ops: UnresolvedOps, signature: SignatureParams): string | undefined => {
+  if (signature.prefix == null) return canonicalUri(key, ops) + (signature.exp ? '\n' + signature.exp : '');
   const prefix = signature.prefix.replace(/\/$/, '');
-  const allowed = signature.allow === undefined || signature.allow.split(' ').indexOf(opsSegment(ops)) !== -1;
+  const allowed = signature.allow == null || signature.allow.split(' ').indexOf(opsSegment(ops)) !== -1;
   // The prefix encoded as in a canonical URI, so that the text is ASCII like every other (the HMAC
   // then has the same bytes in every runtime).
   return key.indexOf(prefix + '/') === 0 && allowed ? JSON.stringify([encodeKeyPath(prefix), signature.exp, signature.allow]) : undefined;
-}
+};

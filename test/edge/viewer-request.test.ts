@@ -16,6 +16,8 @@ import {
   signedText,
   signUri,
   splitQuery,
+  POSITIONS,
+  VIEWER_PARAMS,
   type GrammarOptions,
   type SignatureParams,
 } from '../../lambda/grammar/index';
@@ -766,6 +768,45 @@ describe('rejections', () => {
   for (const [path, query, code, message] of cases) {
     it(`answers 400 ${code} for ${path.slice(0, 30)}${query ? '?' + query.slice(0, 30) : ''}`, async () => {
       expectError(await anySize.handler(viewerEvent(path, query)), 400, code, message);
+    });
+  }
+
+  // One bad value per viewer parameter, so every kind of value (integer, number, choice, the
+  // choice of angles, boolean, colour, region, point, border, a deployment's name) is refused.
+  const refusals: { [name: string]: [query: string, value: string, allowed: string] } = {
+    width: ['w=abc', 'abc', 'an integer from 1 to 8192'],
+    height: ['h=0', '0', 'an integer from 1 to 8192'],
+    dpr: ['dpr=4.5', '4.5', 'a number from 1 to 4 with at most one decimal'],
+    fit: ['fit=squash', 'squash', 'one of cover, contain, fill, inside, outside, pad'],
+    fill: ['fill=solid', 'solid', 'one of background, blur'],
+    position: ['gravity=north', 'north', `one of ${POSITIONS.join(', ')}`],
+    fp: ['fp=0.5', '0.5', 'x,y: fractions of the image'],
+    enlarge: ['enlarge=yes', 'yes', 'true, false, 1 or 0'],
+    rotate: ['rotate=45', '45', 'one of 0, 90, 180, 270'],
+    flip: ['flip=no', 'no', 'true, false, 1 or 0'],
+    flop: ['flop=2', '2', 'true, false, 1 or 0'],
+    trim: ['trim=256', '256', 'an integer from 0 to 255'],
+    crop: ['crop=0.5,0,0.6,1', '0.5,0,0.6,1', 'x,y,width,height: fractions of the image, the region inside it'],
+    grayscale: ['greyscale=on', 'on', 'true, false, 1 or 0'],
+    blur: ['blur=0.2', '0.2', 'a number from 0.3 to 100 with at most one decimal'],
+    sharpen: ['sharpen=11', '11', 'a number from 0.5 to 10 with at most one decimal'],
+    watermark: ['wm=nope', 'nope', 'one of logo'],
+    border: ['border=5,red', 'red', 'a hex colour rgb, rrggbb or rrggbbaa'],
+    background: ['bg=%2312345', '#12345', 'a hex colour rgb, rrggbb or rrggbbaa'],
+    quality: ['q=101', '101', 'an integer from 1 to 100'],
+    format: ['fm=tiff', 'tiff', `one of auto, jpeg, jpg, png, webp, avif, gif, json`],
+  };
+
+  it('has a refusal below for every parameter a viewer may give', () => {
+    expect(Object.keys(refusals).sort()).toEqual(VIEWER_PARAMS.map((param) => param.name as string).sort());
+  });
+
+  for (const [name, [query, value, allowed]] of Object.entries(refusals)) {
+    it(`refuses a bad ${name} naming the parameter, the value and what is allowed`, async () => {
+      const fn = name === 'watermark' ? loadEdge({ ...ANY_SIZE, grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' } }, keyValueStoreId: KVS_ID }) : anySize;
+      const result = await fn.handler(viewerEvent('/a.jpg', query));
+      expectError(result, 400, 'invalid_parameter');
+      expect(JSON.parse(answered(result).body.data).message).toBe(`Invalid ${name} "${value}": expected ${allowed}.`);
     });
   }
 
