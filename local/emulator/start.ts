@@ -21,6 +21,7 @@ import { transformProcesses } from '../../lambda/origin/transform-process';
 import type { WebOrigin } from '../../lambda/origin/web/origins';
 import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
+import { DEFAULT_BROWSER_MAX_AGE_SECONDS, viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import { checkRequireWatermark, packageWatermarks, type WatermarkProps } from '../../lib/watermarks';
 import { contentTypeOf } from './content-types';
 import { startDemoSite } from './demo-site';
@@ -216,6 +217,20 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   const functionCode = viewerRequestFunctionCode({ grammar, avif: true, signing, keyValueStoreId: 'local-key-value-store' });
   log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${signing ? ', signed URLs required' : ''}`);
 
+  const config = originConfig(
+    { sourceBucket, cacheBucket },
+    {
+      sourceBuckets,
+      ...(options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
+      // Read from where they are, rather than from a package folder.
+      watermarkDefinitions: Object.fromEntries(watermarks.map(({ name, source, definition }) => [name, { ...definition, file: source }])),
+      requireWatermark: checkRequireWatermark(options.requireWatermark, watermarks),
+      webOrigins,
+    },
+  );
+  // As the construct deploys it by default: browsers keep a variant (the origin's Cache-Control) for an hour.
+  const viewerResponseCode = viewerResponseFunctionCode({ variantCacheControl: config.cacheControl, browserMaxAgeSeconds: DEFAULT_BROWSER_MAX_AGE_SECONDS });
+
   const quiet = () => {};
   // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
   const transforms = transformProcesses(availableParallelism());
@@ -223,22 +238,13 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     s3,
     cacheBucket,
     functionCode,
+    viewerResponseCode,
     keyValues: { ...deploymentEntries(grammar), ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}) },
     edgeCache: options.edgeCache,
     webPrefixes: Object.keys(webOrigins),
     origin: createOriginHandler({
       s3,
-      config: originConfig(
-        { sourceBucket, cacheBucket },
-        {
-          sourceBuckets,
-          ...(options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
-          // Read from where they are, rather than from a package folder.
-          watermarkDefinitions: Object.fromEntries(watermarks.map(({ name, source, definition }) => [name, { ...definition, file: source }])),
-          requireWatermark: checkRequireWatermark(options.requireWatermark, watermarks),
-          webOrigins,
-        },
-      ),
+      config,
       log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
       transforms,
       allowLoopbackWebOrigins: true,
