@@ -26,7 +26,8 @@ import { commandLine, runCommand, UsageError } from '../local/harness/command-li
 import { functionUrlEvent } from '../local/emulator/function-url';
 import { startLocalStack } from '../local/harness/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
-import { useBomb } from '../test/hostile/support';
+import { gifWithFrame, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
+import { fakeHevcPicture, heicGrid, heicOf, hevcPictureOf } from '../test/support/heic';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
   --memory MB   the function's memory size the budgets derive from (default 2048)
@@ -88,6 +89,29 @@ function layeredSvg(levels: number): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="2000" height="2000"><defs>${defs}</defs><use href="#l${levels}"/></svg>`;
 }
 
+// ------------------------------------------------------------------ containers that understate what the decoder makes
+
+/** A HEVC picture of `side`^2 noise from heif-enc (Debian's libheif-examples): a real tile, decoded when the file is served. */
+async function noisePicture(side: number) {
+  const png = await sharp({ create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 24 } } }).png().toBuffer();
+  return hevcPictureOf(heicOf(png, { quality: 50 }));
+}
+
+/** Sources whose header understates what the decoder would make (docs/hostile-input.md, "Containers sized as decoded"). */
+const CONTAINER_CASES: Case[] = [
+  { name: 'heic: 64x64 grid over one 16384x16384 tile', make: async () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: fakeHevcPicture(16384, 16384) }), asks: [NEGOTIATED, 'format=json'] },
+  { name: 'heic: 64x64 grid over one 4096x4096 noise tile', make: async () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: await noisePicture(4096) }), asks: [NEGOTIATED] },
+  { name: 'heic: 8x8 grid of distinct 512x512 noise tiles', make: async () => heicGrid({ width: 4096, height: 4096, rows: 8, columns: 8, picture: await noisePicture(512) }), asks: [NEGOTIATED, `width=1024,${NEGOTIATED}`] },
+  {
+    name: 'heic: 8x8 grid of distinct tile items sharing one 1024x1024 tile\'s bytes',
+    make: async () => heicGrid({ width: 8192, height: 8192, rows: 8, columns: 8, picture: fakeHevcPicture(1024, 1024), sharedData: true }),
+    asks: [NEGOTIATED],
+  },
+  { name: 'tiff: a 10x10 page, then a 9000x9000 page', make: async () => tiffPages([{ width: 10, height: 10 }, { width: 9000, height: 9000 }]), asks: [NEGOTIATED, 'format=jpeg'] },
+  { name: 'gif: a 10x10 screen whose frame is 8192x8192', make: async () => gifWithFrame(10, 8192), asks: [NEGOTIATED, 'format=json'] },
+  { name: 'webp: an animation frame of 4000x4000 on a 16x16 canvas', make: () => webpFrameBeyondCanvas(4000), asks: [NEGOTIATED] },
+];
+
 const CASES: Case[] = [
   { name: 'sniff: 32 MiB of XML-like text', make: async () => xmlText(32 * 1024 * 1024), asks: [NEGOTIATED] },
   { name: 'svg: <use> bomb, rasterized', make: async () => Buffer.from(useBomb(5)), asks: ['original'], svg: 'rasterize' },
@@ -120,6 +144,7 @@ const CASES: Case[] = [
   })),
   { name: 'gif: 96 frames of 250x250 noise', make: () => noiseAnimation(250, 96), asks: ['format=gif'] },
   { name: 'gif: 200 frames of 500x500', make: () => animatedGif(200, 500, 500), asks: [NEGOTIATED, `width=240,${NEGOTIATED}`] },
+  ...CONTAINER_CASES,
 ];
 
 /** Peak resident set (VmHWM) of a process in MB, or undefined once it is gone. */

@@ -3,10 +3,11 @@
 // Purges sources by hand with the invalidation Lambda's purge
 // (lambda/invalidate/purge.ts), in its order: list each source's variants,
 // one CloudFront invalidation, then delete what was listed. Unlike the
-// Lambda, it invalidates the wildcard /<key>* per source, which also reaches
-// copies CloudFront holds that the cache bucket no longer has. For when a
-// variant must go now: a source replaced while the Lambda was failing, a bad
-// deploy's variants, a takedown. Reports per key what succeeded and what
+// Lambda, it invalidates the wildcard /<key>/* per source, which also reaches
+// copies CloudFront holds that the cache bucket no longer has; with
+// --everything, /* instead, the only way this project ever sends it. For when
+// a variant must go now: a source replaced while the Lambda was failing, a
+// bad deploy's variants, a takedown. Reports per key what succeeded and what
 // failed; exits 1 if anything failed, 2 on a usage error.
 
 import { parseArgs } from 'node:util';
@@ -14,7 +15,7 @@ import { CloudFrontClient } from '@aws-sdk/client-cloudfront';
 import { S3Client } from '@aws-sdk/client-s3';
 import { decodeKeyPath, isGrammarError, validateKey } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
-import { invalidationPath } from '../lambda/invalidate/paths';
+import { covers, EVERYTHING, sourceWildcards } from '../lambda/invalidate/paths';
 import { purgeFailed, purgeSources, type SourcePurge } from '../lambda/invalidate/purge';
 import { deleteKeys, listVariants } from '../lambda/invalidate/variants';
 import { WEB_VARIANTS_PREFIX } from '../lambda/origin/web/variants';
@@ -23,9 +24,11 @@ import { UsageError } from '../local/harness/command-line';
 import { operatorMain, runIfMain } from './operator-command';
 
 export const USAGE = `usage: npm run purge -- [options] <source-key> [<source-key> ...]
+       npm run purge -- [options] --everything [<source-key> ...]
 
-Invalidates each source in CloudFront (one invalidation, /<key>* per source),
-then deletes its variants from the cache bucket, and reports per key.
+Invalidates each source in CloudFront (one invalidation, /<key>/* per source;
+more than 15 sources of one folder are folded into /<folder>/*), then deletes
+its variants from the cache bucket, and reports per key.
 
 A source key is the object key in the source bucket, as is ("photos/my cat.jpg";
 in a bucket of sourceBuckets, after its prefix: "archive/2020/a.jpg"), or the
@@ -36,6 +39,7 @@ options:
   --cache-bucket NAME      the cache bucket (stack output CacheBucketName; or $CACHE_BUCKET)
   --distribution-id ID     the distribution (stack output DistributionId; or $DISTRIBUTION_ID)
   --no-invalidation        delete the variants only (e.g. against LocalStack, which has no CloudFront)
+  --everything             invalidate /*, every cached response of the distribution (source keys optional)
   --endpoint URL           an S3 endpoint such as LocalStack's (path-style, test credentials)
   --region REGION          the cache bucket's region (default: the AWS SDK's)
   -h, --help               this text
@@ -46,6 +50,8 @@ export interface PurgeOptions {
   cacheBucket: string;
   /** Absent with --no-invalidation. */
   distributionId?: string;
+  /** --everything: invalidate /* rather than the keys' paths. */
+  everything: boolean;
   keys: string[];
   endpoint?: string;
   region?: string;
@@ -59,8 +65,8 @@ export interface KeyOutcome {
   /** Why the argument names no source key. */
   invalid?: string;
   purge?: SourcePurge;
-  /** The wildcard path that covers this key's variants in the invalidation. */
-  path?: string;
+  /** The wildcard paths of this key's variants (covered by the invalidation's paths). */
+  paths?: string[];
 }
 
 export interface PurgeReport {
@@ -89,6 +95,7 @@ export function parsePurgeArgs(argv: string[], env: Record<string, string | unde
         'cache-bucket': { type: 'string' },
         'distribution-id': { type: 'string' },
         'no-invalidation': { type: 'boolean' },
+        everything: { type: 'boolean' },
         endpoint: { type: 'string' },
         region: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -108,13 +115,15 @@ export function parsePurgeArgs(argv: string[], env: Record<string, string | unde
   if (!values['no-invalidation'] && !distributionId) {
     throw new UsageError('the distribution is needed: --distribution-id ID (or $DISTRIBUTION_ID), or --no-invalidation.');
   }
-  if (positionals.length === 0) throw new UsageError('name at least one source key.');
+  if (values['no-invalidation'] && values.everything) throw new UsageError('--no-invalidation and --everything contradict each other.');
+  if (positionals.length === 0 && !values.everything) throw new UsageError('name at least one source key (or --everything).');
   if (values.endpoint && !/^https?:\/\/[^/]/.test(values.endpoint)) {
     throw new UsageError(`--endpoint must be an http(s) URL, not ${JSON.stringify(values.endpoint)}.`);
   }
   return {
     cacheBucket,
     distributionId: values['no-invalidation'] ? undefined : distributionId,
+    everything: values.everything ?? false,
     keys: positionals,
     endpoint: values.endpoint,
     region: values.region,
@@ -163,14 +172,15 @@ export async function purge(options: PurgeOptions, deps: PurgeDependencies): Pro
   const valid = keys.filter((outcome) => outcome.key !== undefined);
   const { cloudFront } = deps;
   const { distributionId } = options;
-  const invalidation = cloudFront && distributionId ? { cloudFront, distributionId, paths: 'wildcard' as const, reference: 'purge' } : undefined;
+  const paths = options.everything ? ('everything' as const) : ('wildcard' as const);
+  const invalidation = cloudFront && distributionId ? { cloudFront, distributionId, paths, reference: 'purge' } : undefined;
   const { sources, ...invalidationResult } = await purgeSources(
     valid.map((outcome) => ({ key: outcome.key! })),
     { s3: deps.s3, cacheBucket: options.cacheBucket, invalidation },
   );
   valid.forEach((outcome, index) => {
     outcome.purge = sources[index];
-    if (invalidation) outcome.path = invalidationPath(outcome.key!);
+    if (invalidation) outcome.paths = options.everything ? [EVERYTHING] : sourceWildcards(outcome.key!);
   });
   if (invalidationResult.invalidationError === undefined) {
     await Promise.all(valid.map((outcome) => purgeWebVariants(deps.s3, options.cacheBucket, outcome.key!, outcome.purge!)));
@@ -181,6 +191,13 @@ export async function purge(options: PurgeOptions, deps: PurgeDependencies): Pro
 
 /** Errors listed in full per key; beyond this only their number. */
 const LISTED_ERRORS = 5;
+
+/** A key's own paths, and the paths sent that cover them where those differ (the key's folder, or /*). */
+function coveredPaths(own: string[], sent: string[]): string {
+  if (own.every((path) => sent.includes(path))) return own.join(' ');
+  const covering = sent.filter((path) => own.some((ownPath) => covers(path, ownPath.slice(0, -1))));
+  return `${own.join(' ')}, within ${covering.join(' ')}`;
+}
 
 /** One line per key (`ok` or `FAIL`), then a summary line. */
 export function formatReport(report: PurgeReport, options: PurgeOptions): string[] {
@@ -212,19 +229,21 @@ export function formatReport(report: PurgeReport, options: PurgeOptions): string
       parts.push('not invalidated (--no-invalidation)');
     } else if (report.invalidationError) {
       failed = true;
-      parts.push(`invalidating ${outcome.path} failed: ${report.invalidationError}`);
+      parts.push(`invalidating ${outcome.paths!.join(' ')} failed: ${report.invalidationError}`);
     } else {
-      const covering = report.paths.includes(outcome.path!) ? outcome.path : `${outcome.path}, within ${report.paths.join(' ')}`;
-      parts.push(`invalidated ${covering} (${report.invalidationId})`);
+      parts.push(`invalidated ${coveredPaths(outcome.paths!, report.paths)} (${report.invalidationId})`);
     }
     lines.push(`${failed ? 'FAIL' : 'ok  '}  ${name}: ${parts.join('; ')}`);
   }
+  if (options.everything) {
+    const error = report.invalidationError;
+    lines.push(error ? `FAIL  /*: ${error}` : `ok    /*: every cached response invalidated (${report.invalidationId})`);
+  }
   const failures = lines.filter((line) => line.startsWith('FAIL')).length;
-  lines.push(
-    failures === 0
-      ? `${report.keys.length} key(s) purged${invalidated ? ` and invalidated (${report.invalidationId}; CloudFront takes a few minutes to finish)` : ''}.`
-      : `${failures} of ${report.keys.length} key(s) failed.`,
-  );
+  const finishing = `(${report.invalidationId}; CloudFront takes a few minutes to finish)`;
+  if (failures > 0) lines.push(`${failures} of ${lines.length} ${options.everything ? 'line(s)' : 'key(s)'} failed.`);
+  else if (options.everything) lines.push(`${report.keys.length} key(s) purged, and everything invalidated ${finishing}.`);
+  else lines.push(`${report.keys.length} key(s) purged${invalidated ? ` and invalidated ${finishing}` : ''}.`);
   return lines;
 }
 

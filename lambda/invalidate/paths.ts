@@ -1,43 +1,50 @@
-// CloudFront invalidation paths for changed sources.
+// CloudFront invalidation paths for changed sources, exactly as wide as the change.
 //
-// What the CloudFront Developer Guide says ("Invalidating files", "What you
-// need to know when invalidating paths"):
+// What the CloudFront Developer Guide says ("What you need to know when
+// invalidating paths"):
 // - a path starts with '/', is at most 4000 characters, and is case-sensitive;
 // - '*' matches zero or more characters and may only be the LAST character;
+//   a path without it names one cache key;
 // - non-ASCII characters and characters RFC 1738 calls unsafe must be
 //   URL-encoded, and no other character may be, "or CloudFront will not
 //   invalidate the old version";
-// - up to 15 wildcard paths may be in progress at once (beyond that,
-//   CreateInvalidation fails with TooManyInvalidationsInProgress).
+// - at most 3,000 exact paths and 15 wildcard paths may be in progress at once
+//   (beyond that, CreateInvalidation fails with TooManyInvalidationsInProgress).
 //
-// The cache key of every variant is its canonical URI, which the edge spells
-// with the grammar's encodeKeyPath (RFC 3986: every character but
-// A-Z a-z 0-9 - _ . ~ escaped). For most keys the two spellings agree:
-// letters, digits, '-', '_', '.', '/', and escapes of spaces, '%', '#', '?',
-// quotes, brackets and non-ASCII bytes. They disagree on '~' (left literal
-// by encodeKeyPath, unsafe per RFC 1738, and reported rejected by
-// CreateInvalidation) and on ! $ & ' ( ) * + , : ; = @ (escaped by
-// encodeKeyPath, to be left literal per the guide; '*' cannot be literal at
-// all). Whether CloudFront compares such a path with the cache key byte for
-// byte or after normalising it is not documented, so the path stops just
-// before the first such character, where the wildcard goes:
+// Every variant is cached under its canonical URI, which the edge spells with
+// the grammar's encodeKeyPath (RFC 3986: all but A-Z a-z 0-9 - _ . ~
+// escaped). The guide's spelling differs on ! $ & ' ( ) * + , : ; = @
+// (escaped by encodeKeyPath, literal for the guide) and on '~' (literal in
+// the URI, unsafe for the guide; CreateInvalidation is reported to refuse it
+// literal, which would fail the whole request). Whether CloudFront compares a
+// path with the cache key byte for byte or after normalising both is not
+// documented, so each variant is invalidated by its exact path in both
+// spellings, one path where they agree:
 //
-//   photos/my cat.jpg     -> /photos/my%20cat.jpg*
-//   photos/a+b (1).jpg    -> /photos/a*
+//   photos/my cat.jpg    -> /photos/my%20cat.jpg/width=100
+//   photos/a+b (1).jpg   -> /photos/a%2Bb%20%281%29.jpg/width=100
+//                           /photos/a+b%20(1).jpg/width=100
 //
-// That matches the source's variants under either reading. It may also
-// invalidate a neighbour that shares the prefix, which costs that neighbour
-// one fetch from the cache bucket (not a new transform): the variants in the
-// cache bucket are deleted exactly, by key, never by this wildcard.
+// Two characters cannot be written both ways: '*' stays %2A (a literal one
+// would be the wildcard) and '~' is always %7E, which reaches the canonical
+// URI's literal '~' only if CloudFront normalises it (a report says it does
+// not; the purge logs a warning for such a key). No character of a key ever
+// cuts a path short, so no key can widen its invalidation.
 //
-// Wildcards are the scarce resource (15 in progress per distribution; a
-// bulk upload of a thousand sources would exhaust them at once), exact paths
-// the plentiful one (3,000). So a changed source is invalidated by the exact
-// canonical URIs of the variants found in the cache bucket, which are the
-// URIs CloudFront can have cached from it (the cache bucket is its first
-// origin, and the origin stores every variant it answers with), and by its
-// wildcard only when that list is unknown (listing failed), too long, or
-// spelled ambiguously. A source with no variants needs no path at all.
+// Exact paths are the plentiful resource (3,000 in progress), wildcards the
+// scarce one (15). A source whose variants are unknown (listing failed) or
+// more than 100 takes the wildcard of its own variants, /<key>/* (in both
+// spellings), which also reaches the variants of sources below it
+// (/<key>/<name>/...) and nothing else. Folding is bounded, and happens only
+// when CloudFront's limits force it:
+// - past 3,000 exact paths, the sources with the most paths take their
+//   wildcards instead, until the rest fit;
+// - past 15 wildcards, the sources that share a folder are folded into that
+//   folder's wildcard /<folder>/*, the groups that save most first, until
+//   they fit. A fold never goes above a source's own folder, and never to /*.
+// Paths that still do not fit are not sent (overLimit says why), and nothing
+// is deleted, so a retry finds the same variants. /* is only ever sent when a
+// person asks for it (`npm run purge -- --everything`).
 
 import { encodeKeyPath } from '../grammar';
 
@@ -48,34 +55,41 @@ export const MAX_WILDCARD_PATHS = 15;
 export const MAX_EXACT_PATHS = 3000;
 
 /**
- * Past this many variants a source takes its one wildcard path instead: a
+ * Past this many variants a source takes its wildcard paths instead: a
  * handful of such sources must not use up the 3,000 exact paths in progress.
  */
-export const MAX_EXACT_PATHS_PER_SOURCE = 100;
+export const MAX_EXACT_VARIANTS_PER_SOURCE = 100;
+
+/** The one path that invalidates the whole distribution, sent only when a person asks for it. */
+export const EVERYTHING = '/*';
 
 /** An ops segment as the grammar writes it: literal in the canonical URI, and in an invalidation path. */
 const OPS_SEGMENT = /^[A-Za-z0-9=,._-]+$/;
 
-/** The first character where encodeKeyPath's spelling and the guide's may differ. */
-const AMBIGUOUS = /~|%(?:21|24|26|27|28|29|2A|2B|2C|3A|3B|3D|40)/;
+/** encodeKeyPath's escapes of the characters the guide wants literal ('*' left out: literal, it is the wildcard). */
+const RESERVED_ESCAPE = /%(21|24|26|27|28|29|2B|2C|3A|3B|3D|40)/g;
 
-/** The wildcard invalidation path for every variant of `sourceKey` (and the viewer URIs that name it). */
-export function invalidationPath(sourceKey: string): string {
-  const encoded = encodeKeyPath(sourceKey);
-  const cut = encoded.search(AMBIGUOUS);
-  return (cut === -1 ? encoded : encoded.slice(0, cut)) + '*';
+/** A key (or folder) as invalidation paths spell it: encodeKeyPath's spelling and the guide's, one when they agree. */
+function keySpellings(key: string): string[] {
+  const escaped = encodeKeyPath(key).replace(/~/g, '%7E');
+  const literal = escaped.replace(RESERVED_ESCAPE, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return literal === escaped ? [escaped] : [escaped, literal];
+}
+
+/** The wildcard paths of every variant of `sourceKey` (and of the sources below it, `<key>/<name>`). */
+export function sourceWildcards(sourceKey: string): string[] {
+  return keySpellings(sourceKey).map((spelling) => spelling + '/*');
 }
 
 /**
- * The exact invalidation path of a variant (its canonical URI), from its key
- * in the cache bucket; undefined when the source key's spelling is ambiguous
- * (see above) or the key is not `<source key>/<ops segment>`.
+ * The exact invalidation paths of a variant (its canonical URI, in both
+ * spellings), from its key in the cache bucket; undefined when the key is
+ * not `<source key>/<ops segment>`.
  */
-export function variantPath(sourceKey: string, variantKey: string): string | undefined {
+export function variantPaths(sourceKey: string, variantKey: string): string[] | undefined {
   const ops = variantKey.slice(sourceKey.length + 1);
   if (!variantKey.startsWith(sourceKey + '/') || !OPS_SEGMENT.test(ops)) return undefined;
-  const encoded = encodeKeyPath(sourceKey);
-  return AMBIGUOUS.test(encoded) ? undefined : `${encoded}/${ops}`;
+  return keySpellings(sourceKey).map((spelling) => `${spelling}/${ops}`);
 }
 
 /** What a purge found of one source's variants: their keys, or undefined when listing them failed. */
@@ -84,53 +98,101 @@ export interface FoundVariants {
   variants?: string[];
 }
 
+/** A source's exact paths, or undefined when it needs its wildcards (variants unknown, too many, or not variant keys). */
+function exactPaths({ key, variants }: FoundVariants): string[] | undefined {
+  // A second pass lists what the first found again: each variant counts once.
+  const distinct = new Set(variants);
+  if (!variants || distinct.size > MAX_EXACT_VARIANTS_PER_SOURCE) return undefined;
+  const paths = [...distinct].map((variant) => variantPaths(key, variant));
+  return paths.every((path) => path !== undefined) ? (paths as string[][]).flat() : undefined;
+}
+
 /**
  * The paths that invalidate what CloudFront may hold of these sources:
  * exact paths where the variants are known (none for a source without
- * variants), the wildcard otherwise, within CloudFront's limits (more than
- * 3,000 exact paths become wildcards; more than 15 wildcards are folded).
+ * variants), the source's wildcards otherwise, folded only as far as
+ * CloudFront's limits require (see above).
  */
 export function invalidationPaths(sources: FoundVariants[]): string[] {
-  const exact: string[] = [];
-  const wildcards: string[] = [];
-  for (const { key, variants } of sources) {
-    const paths = variants && variants.length <= MAX_EXACT_PATHS_PER_SOURCE ? variants.map((variant) => variantPath(key, variant)) : [undefined];
-    if (paths.every((path) => path !== undefined)) exact.push(...(paths as string[]));
-    else wildcards.push(invalidationPath(key));
+  const planned = sources.map((source) => ({ key: source.key, exact: exactPaths(source) }));
+  let exactCount = planned.reduce((total, { exact }) => total + (exact?.length ?? 0), 0);
+  const largestFirst = [...planned].sort((a, b) => (b.exact?.length ?? 0) - (a.exact?.length ?? 0));
+  for (const source of largestFirst) {
+    if (exactCount <= MAX_EXACT_PATHS) break;
+    exactCount -= source.exact?.length ?? 0;
+    source.exact = undefined;
   }
-  if (exact.length > MAX_EXACT_PATHS) {
-    const withVariants = sources.filter(({ variants }) => variants === undefined || variants.length > 0);
-    return coveringPaths(withVariants.map(({ key }) => invalidationPath(key)));
-  }
-  return [...coveringPaths(wildcards), ...[...new Set(exact)].sort()];
+  const wildcards = foldedWildcards(planned.filter(({ exact }) => exact === undefined).map(({ key }) => key));
+  const exact = [...new Set(planned.flatMap(({ exact }) => exact ?? []))].sort();
+  return [...wildcards, ...exact.filter((path) => !wildcards.some((wildcard) => covers(wildcard, path)))];
 }
 
-/** Drops a trailing partial escape (`%` or `%X`), so a prefix never ends mid-character. */
-function wholeEscapes(prefix: string): string {
-  return prefix.replace(/%[0-9A-F]?$/, '');
+/** Whether CloudFront's invalidation `path` reaches the cache key `uri`: exact, or a prefix before a final '*'. */
+export function covers(path: string, uri: string): boolean {
+  return path.endsWith('*') ? uri.startsWith(path.slice(0, -1)) : uri === path;
 }
 
-function commonPrefix(a: string, b: string): string {
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  return a.slice(0, i);
+/** The folder a key is in, with its trailing '/' ('' at the top). */
+function folderOf(key: string): string {
+  return key.slice(0, key.lastIndexOf('/') + 1);
 }
 
 /**
- * The fewest wildcard paths that cover `paths`: duplicates and paths covered
- * by a shorter one are dropped, and more than `max` are folded into their
- * common prefix, because a batch of more than 15 wildcard paths could never
- * be accepted.
+ * The wildcard paths of these sources, each `/<key>/*`, folded into their
+ * folders' `/<folder>/*` only while more than `max` remain: the folders whose
+ * fold saves most paths first, never the top folder (that would be /*), and
+ * not at all when every allowed fold together could not bring them under
+ * `max` (widening them would not get them accepted).
  */
-export function coveringPaths(paths: string[], max = MAX_WILDCARD_PATHS): string[] {
-  const prefixes = [...new Set(paths.map((path) => path.replace(/\*$/, '')))].sort();
+export function foldedWildcards(sourceKeys: string[], max = MAX_WILDCARD_PATHS): string[] {
+  const byFolder = new Map<string, string[]>();
+  for (const key of new Set(sourceKeys)) {
+    const folder = folderOf(key);
+    byFolder.set(folder, [...(byFolder.get(folder) ?? []), ...sourceWildcards(key)]);
+  }
+  const unfolded = coveringPaths([...byFolder.values()].flat());
+  if (unfolded.length <= max) return unfolded;
+
+  const folds = [...byFolder]
+    .filter(([folder]) => folder !== '')
+    .map(([folder, paths]) => {
+      const folded = sourceWildcards(folder.slice(0, -1));
+      return { folder, folded, saved: coveringPaths(paths).length - folded.length };
+    })
+    .filter((fold) => fold.saved > 0)
+    .sort((a, b) => b.saved - a.saved || b.folder.length - a.folder.length);
+  if (unfolded.length - folds.reduce((total, fold) => total + fold.saved, 0) > max) return unfolded;
+
+  let paths = unfolded;
+  for (const { folder, folded } of folds) {
+    byFolder.set(folder, folded);
+    paths = coveringPaths([...byFolder.values()].flat());
+    if (paths.length <= max) break;
+  }
+  return paths;
+}
+
+/** The fewest wildcard paths that cover these wildcard paths: duplicates and paths a shorter one covers dropped, sorted. */
+export function coveringPaths(wildcards: string[]): string[] {
+  const prefixes = [...new Set(wildcards.map((path) => path.slice(0, -1)))].sort();
   const kept: string[] = [];
   for (const prefix of prefixes) {
-    // Sorted, so a covering prefix comes right before what it covers.
+    // Sorted without their '*', so a covering prefix comes right before what it covers.
     const last = kept[kept.length - 1];
     if (last === undefined || !prefix.startsWith(last)) kept.push(prefix);
   }
-  if (kept.length <= max) return kept.map((prefix) => prefix + '*');
-  const common = kept.reduce(commonPrefix);
-  return [wholeEscapes(common) + '*'];
+  return kept.map((prefix) => prefix + '*');
+}
+
+/** Why CloudFront would refuse these paths in one request whatever else is in progress; undefined when it would not. */
+export function overLimit(paths: string[]): string | undefined {
+  const wildcards = paths.filter((path) => path.endsWith('*')).length;
+  if (wildcards > MAX_WILDCARD_PATHS) {
+    return (
+      `${wildcards} wildcard paths, more than the ${MAX_WILDCARD_PATHS} CloudFront allows in progress, ` +
+      "and folding them into the sources' own folders would not bring them under it"
+    );
+  }
+  const exact = paths.length - wildcards;
+  return exact > MAX_EXACT_PATHS ? `${exact} exact paths, more than the ${MAX_EXACT_PATHS} CloudFront allows in progress` : undefined;
 }

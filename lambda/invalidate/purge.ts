@@ -27,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { describeError, type Logger } from '../common/log';
 import type { InvalidationClient } from './cloudfront';
-import { coveringPaths, invalidationPath, invalidationPaths, type FoundVariants } from './paths';
+import { EVERYTHING, foldedWildcards, invalidationPaths, overLimit, type FoundVariants } from './paths';
 import { deleteKeys, listVariants, type DeleteResult } from './variants';
 
 /** A source to purge; its other fields go into its `purged` log line (the Lambda's change and events). */
@@ -43,12 +43,13 @@ export interface PurgeOptions {
     cloudFront: InvalidationClient;
     distributionId: string;
     /**
-     * `exact`: the URIs of the variants found, a source's wildcard only where
-     * they are unknown, too many or ambiguously spelled, and nothing for a source
-     * without variants (paths.ts). `wildcard`: `/<key>*` for every source,
-     * which also reaches copies CloudFront holds that the cache bucket no longer has.
+     * `exact`: the URIs of the variants found, a source's wildcards only where
+     * they are unknown or too many, and nothing for a source without variants
+     * (paths.ts). `wildcard`: `/<key>/*` for every source, which also reaches
+     * copies CloudFront holds that the cache bucket no longer has. `everything`:
+     * `/*`, the whole distribution, only ever when a person asks for it.
      */
-    paths: 'exact' | 'wildcard';
+    paths: 'exact' | 'wildcard' | 'everything';
     /** Begins each caller reference, so CloudFront's history says who asked. */
     reference: string;
   };
@@ -79,6 +80,64 @@ export function purgeFailed(source: SourcePurge): boolean {
 /** Per-source errors logged in full; beyond this only their number. */
 const LOGGED_ERRORS = 20;
 
+const TILDE =
+  "CloudFront refuses a literal '~' in an invalidation path, so the paths spell it %7E; the cache key has it literal, " +
+  'and CloudFront may not match the two: its variants can stay at the edge until their Cache-Control ends';
+
+function pathsFor(mode: 'exact' | 'wildcard' | 'everything', found: FoundVariants[]): string[] {
+  if (mode === 'everything') return [EVERYTHING];
+  return mode === 'exact' ? invalidationPaths(found) : foldedWildcards(found.map(({ key }) => key));
+}
+
+/** One invalidation for the paths of what was found; false when it was not made (nothing may be deleted then). */
+async function invalidateFound(
+  found: FoundVariants[],
+  pass: number,
+  invalidation: NonNullable<PurgeOptions['invalidation']>,
+  report: PurgeReport,
+  log: Logger,
+): Promise<boolean> {
+  const { cloudFront, distributionId } = invalidation;
+  const paths = pathsFor(invalidation.paths, found);
+  if (paths.length === 0) {
+    log({ level: 'info', event: 'nothing_to_invalidate', pass, reason: 'no variant of these sources was found in the cache bucket' });
+    return true;
+  }
+  if (pass === 1 && invalidation.paths !== 'everything') {
+    for (const { key } of found.filter(({ key }) => key.includes('~'))) log({ level: 'warn', event: 'invalidation_unconfirmed', key, reason: TILDE });
+  }
+  const tooMany = overLimit(paths);
+  if (tooMany) {
+    // CloudFront would refuse it, and wider paths would reach other sources' variants.
+    report.invalidationError ??= tooMany;
+    const reason = 'nothing is deleted; purge fewer sources at once';
+    log({ level: 'error', event: 'invalidation_failed', pass, distributionId, paths, error: tooMany, reason });
+    return false;
+  }
+  const callerReference = `${invalidation.reference}-${Date.now()}-${randomUUID()}`;
+  try {
+    const answer = await cloudFront.createInvalidation({ distributionId, paths, callerReference });
+    report.invalidationId = answer.id;
+    report.paths.push(...paths.filter((path) => !report.paths.includes(path)));
+    log({ level: 'info', event: 'invalidated', pass, distributionId, invalidationId: answer.id, status: answer.status, paths, callerReference });
+    return true;
+  } catch (error) {
+    report.invalidationError ??= describeError(error);
+    log({
+      level: 'error',
+      event: 'invalidation_failed',
+      pass,
+      distributionId,
+      paths,
+      callerReference,
+      error: describeError(error),
+      // Deleting them now would leave a retry nothing to find, and so nothing to invalidate.
+      reason: 'the variants stay in the cache bucket until a retry invalidates them',
+    });
+    return false;
+  }
+}
+
 export async function purgeSources(sources: readonly PurgeSource[], options: PurgeOptions): Promise<PurgeReport> {
   const { s3, cacheBucket, invalidation, log = () => {}, settle } = options;
   const report: PurgeReport = { sources: sources.map(({ key }) => ({ key, deleted: 0, errors: [] })), paths: [] };
@@ -89,44 +148,14 @@ export async function purgeSources(sources: readonly PurgeSource[], options: Pur
       sources.map(async ({ key }, index) => {
         const listed = await listVariants(s3, cacheBucket, key);
         if (listed.failure) report.sources[index]!.failure ??= listed.failure;
-        // A list cut short is unknown: that source gets its wildcard path.
+        // A list cut short is unknown: that source gets its wildcard paths.
         return { key, variants: listed.failure ? undefined : listed.keys };
       }),
     );
   }
 
-  /** 2. One invalidation for every path; false when CloudFront refused it. */
-  async function invalidate(found: FoundVariants[], pass: number): Promise<boolean> {
-    if (!invalidation) return true;
-    const { cloudFront, distributionId } = invalidation;
-    const paths = invalidation.paths === 'exact' ? invalidationPaths(found) : coveringPaths(found.map(({ key }) => invalidationPath(key)));
-    if (paths.length === 0) {
-      log({ level: 'info', event: 'nothing_to_invalidate', pass, reason: 'no variant of these sources was found in the cache bucket' });
-      return true;
-    }
-    const callerReference = `${invalidation.reference}-${Date.now()}-${randomUUID()}`;
-    try {
-      const answer = await cloudFront.createInvalidation({ distributionId, paths, callerReference });
-      report.invalidationId = answer.id;
-      report.paths.push(...paths.filter((path) => !report.paths.includes(path)));
-      log({ level: 'info', event: 'invalidated', pass, distributionId, invalidationId: answer.id, status: answer.status, paths, callerReference });
-      return true;
-    } catch (error) {
-      report.invalidationError ??= describeError(error);
-      log({
-        level: 'error',
-        event: 'invalidation_failed',
-        pass,
-        distributionId,
-        paths,
-        callerReference,
-        error: describeError(error),
-        // Deleting them now would leave a retry nothing to find, and so nothing to invalidate.
-        reason: 'the variants stay in the cache bucket until a retry invalidates them',
-      });
-      return false;
-    }
-  }
+  /** 2. One invalidation for every path; false when it was not made. */
+  const invalidate = (found: FoundVariants[], pass: number) => (invalidation ? invalidateFound(found, pass, invalidation, report, log) : true);
 
   /** 3. Deletes what was found. */
   function remove(found: FoundVariants[], pass: number): Promise<void[]> {
@@ -153,7 +182,7 @@ export async function purgeSources(sources: readonly PurgeSource[], options: Pur
     );
   }
 
-  if (sources.length === 0) return report;
+  if (sources.length === 0 && invalidation?.paths !== 'everything') return report;
   const first = await find();
   if (!(await invalidate(first, 1))) return report;
   await remove(first, 1);

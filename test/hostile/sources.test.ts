@@ -27,11 +27,14 @@ import {
   tiffImage,
   webpImage,
 } from '../support/images';
-import { boxHeader, heifSkeleton } from '../support/heic';
+import { boxHeader, fakeHevcPicture, heicGrid, heifOfItems, heifSkeleton, ispe } from '../support/heic';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import {
   expectEmulatorStillServing,
   gifOfPixelFrames,
+  gifWithFrame,
+  tiffPages,
+  webpFrameBeyondCanvas,
   scrambled,
   seededBytes,
   throughEmulator,
@@ -211,6 +214,47 @@ const ROWS: Row[] = [
   { name: 'HEIC: a 64-bit box size of 2^62', key: 'broken/large.heic', make: () => Buffer.concat([heifSkeleton({ width: 64, height: 64 }), boxHeader(1, 'mdat'), Buffer.from([0x40, 0, 0, 0, 0, 0, 0, 0])]), probes: every(DAMAGED) },
   { name: 'HEIC: a grid whose own size is not its ispe', key: 'broken/grid.heic', make: () => heifSkeleton({ width: 64, height: 64, itemType: 'grid' }), probes: every(DAMAGED) },
   { name: 'HEIC: a primary item of a type with no decoder (a JPEG)', key: 'broken/jpeg-item.heic', make: () => heifSkeleton({ width: 64, height: 64, itemType: 'jpeg' }), probes: every(DAMAGED) },
+  // Containers that understate what the decoder makes: refused from the header, before libheif is loaded.
+  {
+    name: 'HEIC: 64 distinct tile items of an 8192x8192 grid sharing one tile\'s bytes',
+    key: 'lie/shared.heic',
+    make: () => heicGrid({ width: 8192, height: 8192, rows: 8, columns: 8, picture: fakeHevcPicture(1024, 1024), sharedData: true }),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'HEIC: an overlay (iovl) of a 16384x16384 picture',
+    key: 'lie/overlay.heic',
+    make: () =>
+      heifOfItems(1, [
+        { id: 1, type: 'iovl', properties: [ispe(64, 64)], data: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 64]), references: [{ type: 'dimg', to: [2] }] },
+        { id: 2, type: 'hvc1', properties: [fakeHevcPicture(16384, 16384).hvcC, ispe(16384, 16384)], data: fakeHevcPicture(16384, 16384).data },
+      ]),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'HEIC: a 64x64 ispe over a picture its SPS codes at 16384x16384',
+    key: 'lie/sps.heic',
+    make: () => heifOfItems(1, [{ id: 1, type: 'hvc1', properties: [fakeHevcPicture(16384, 16384).hvcC, ispe(64, 64)], data: fakeHevcPicture(16384, 16384).data }]),
+    probes: every(DAMAGED),
+  },
+  // libvips refuses to load pages of different sizes together, and loads no page but the first alone.
+  {
+    name: 'TIFF: a 10x10 page, then a 9000x9000 page',
+    key: 'lie/pages.tiff',
+    make: () => tiffPages([{ width: 10, height: 10 }, { width: 9000, height: 9000 }]),
+    probes: [
+      { viewer: 'format=jpeg', canonical: 'format=jpeg', expected: OK, check: shaped({ format: 'jpeg', width: 10, height: 10 }) },
+      { viewer: 'format=webp', canonical: 'format=webp', expected: DAMAGED },
+      { viewer: 'fm=json', canonical: 'format=json', expected: OK, check: described({ width: 10, height: 10, frames: 2 }) },
+    ],
+  },
+  // libwebp's demuxer refuses a frame outside the canvas.
+  {
+    name: 'WebP: an animation frame of 4000x4000 on a 16x16 canvas',
+    key: 'lie/frame.webp',
+    make: () => webpFrameBeyondCanvas(4000),
+    probes: every(DAMAGED),
+  },
   // libvips cannot even open these, which read as "unsupported image format": 415 before the fix.
   { name: 'TIFF: its magic, then garbage', key: 'broken/magic.tiff', make: () => Buffer.concat([Buffer.from('II*\0', 'latin1'), seededBytes(200)]), probes: every(DAMAGED) },
   { name: 'TIFF: the first half', key: 'broken/half.tiff', make: async () => truncated(await tiffImage(100, 80), 0.5), probes: every(DAMAGED) },
@@ -221,6 +265,9 @@ const ROWS: Row[] = [
   { name: 'a JPEG whose header claims 65000x65000', key: 'bomb/claims.jpg', make: () => jpegClaiming(65_000, 65_000), probes: every(TOO_MANY_PIXELS) },
   { name: 'a WebP whose header claims 16383x16383', key: 'bomb/claims.webp', make: () => webpClaiming(16_383, 16_383), probes: every(TOO_MANY_PIXELS) },
   { name: 'a HEIC whose ispe claims 60000x60000', key: 'bomb/claims.heic', make: () => heifSkeleton({ width: 60_000, height: 60_000 }), probes: every(TOO_MANY_PIXELS) },
+  { name: 'a 64x64 HEIC grid over one 16384x16384 tile', key: 'bomb/tile.heic', make: () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: fakeHevcPicture(16384, 16384) }), probes: every(TOO_MANY_PIXELS) },
+  // libvips grows a GIF's canvas to its first frame, and its header says so.
+  { name: 'a GIF whose 10x10 screen holds a 20000x20000 frame', key: 'bomb/frame.gif', make: () => gifWithFrame(10, 20_000), probes: every(TOO_MANY_PIXELS) },
 
   // --- hostile but servable: 200, bounded
   {

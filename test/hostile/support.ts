@@ -9,7 +9,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
+import { deflateSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
+import sharp from 'sharp';
 import { afterAll, expect } from 'vitest';
 import { FAILURES_PREFIX, failureKey } from '../../lambda/origin/failures';
 import { DEFERRED_AVIF_CACHE_CONTROL } from '../../lambda/origin/responses';
@@ -73,6 +75,57 @@ export function gifOfPixelFrames(frames: number, width: number, height: number):
     parts.push(descriptor, Buffer.from([2, 2, 0x4c, 0x01, 0]));
   }
   parts.push(Buffer.from([0x3b]));
+  return Buffer.concat(parts);
+}
+
+/** A GIF whose `screen`^2 logical screen holds one `frame`^2 frame, coding one pixel (the rest is background): libvips grows its canvas to the frame. */
+export function gifWithFrame(screen: number, frame: number): Buffer {
+  const gif = gifOfPixelFrames(1, screen, screen);
+  const descriptor = gif.length - 16; // then the frame's 5 bytes of data and the trailer
+  gif.writeUInt16LE(frame, descriptor + 5);
+  gif.writeUInt16LE(frame, descriptor + 7);
+  return gif;
+}
+
+/** An animated WebP whose first frame (ANMF) says it is `side`^2 on its 16x16 canvas. */
+export async function webpFrameBeyondCanvas(side: number): Promise<Buffer> {
+  const frames = await sharp({ create: { width: 16, height: 32, channels: 3, background: '#f00' } }).raw().toBuffer();
+  const webp = Buffer.from(await sharp(frames, { raw: { width: 16, height: 32, channels: 3, pageHeight: 16 } }).webp({ lossless: true }).toBuffer());
+  const anmf = webp.indexOf(Buffer.from('ANMF', 'latin1')) + 8; // its payload: x, y, width - 1, height - 1 in 3 bytes each
+  webp.writeUIntLE(side - 1, anmf + 6, 3);
+  webp.writeUIntLE(side - 1, anmf + 9, 3);
+  return webp;
+}
+
+/**
+ * A TIFF written by hand: one page (IFD) of each size, 8-bit grey, every
+ * pixel `grey`, each in one deflated strip, so a page of many megapixels
+ * takes a few KB. Pages of different sizes are what no encoder here writes.
+ */
+export function tiffPages(pages: { width: number; height: number }[], grey = 0x80): Buffer {
+  const strips = pages.map(({ width, height }) => deflateSync(Buffer.alloc(width * height, grey)));
+  const IFD_BYTES = 2 + 9 * 12 + 4;
+  const parts: Buffer[] = [Buffer.from([0x49, 0x49, 42, 0, 8, 0, 0, 0])]; // little-endian, the first IFD at 8
+  let at = 8;
+  pages.forEach(({ width, height }, i) => {
+    const strip = strips[i]!;
+    const stripAt = at + IFD_BYTES;
+    const next = i + 1 < pages.length ? stripAt + strip.length : 0;
+    const ifd = Buffer.alloc(IFD_BYTES);
+    ifd.writeUInt16LE(9, 0);
+    // tag, type (3 short, 4 long), value: width, height, 8 bits, deflate, min-is-black, strip offset, 1 sample, rows per strip, strip bytes.
+    const entries = [[256, 4, width], [257, 4, height], [258, 3, 8], [259, 3, 8], [262, 3, 1], [273, 4, stripAt], [277, 3, 1], [278, 4, height], [279, 4, strip.length]];
+    entries.forEach(([tag, type, value], e) => {
+      ifd.writeUInt16LE(tag!, 2 + e * 12);
+      ifd.writeUInt16LE(type!, 4 + e * 12);
+      ifd.writeUInt32LE(1, 6 + e * 12);
+      if (type === 3) ifd.writeUInt16LE(value!, 10 + e * 12);
+      else ifd.writeUInt32LE(value!, 10 + e * 12);
+    });
+    ifd.writeUInt32LE(next, 2 + 9 * 12);
+    parts.push(ifd, strip);
+    at = stripAt + strip.length;
+  });
   return Buffer.concat(parts);
 }
 

@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createInvalidationHandler, SourceChangeError, type InvalidationReport } from '../../lambda/invalidate/handler';
 import type { InvalidateConfig } from '../../lambda/invalidate/config';
-import { invalidationPath } from '../../lambda/invalidate/paths';
+import { sourceWildcards } from '../../lambda/invalidate/paths';
 import { canonicalRequest, splitQuery, verifySignature, type GrammarOptions } from '../../lambda/grammar';
 import { localS3Client } from '../../local/harness/s3-client';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
@@ -20,6 +20,7 @@ import {
   DISTRIBUTION_ID,
   DISTRIBUTION_ORIGIN,
   created,
+  expectExactly as expectOnly,
   limitedCloudFront,
   recordingCloudFront,
   recordingFetch,
@@ -28,6 +29,7 @@ import {
   s3Event,
   s3EventKey,
   testConfig,
+  variantUri,
   type RecordSpec,
 } from './support';
 
@@ -64,6 +66,11 @@ function setup(overrides: Partial<InvalidateConfig> = {}, options: { cloudFront?
     fetch: fetch.fetch,
   });
   return { handle: (records: RecordSpec[]) => handle(s3Event(records)), cloudFront, fetch, logs };
+}
+
+/** expectExactly for variants as keys of the cache bucket, `<source key>/<ops>`. */
+function expectExactly(paths: string[], own: string[], others: string[]): void {
+  expectOnly(paths, own.map((variant) => [variant.slice(0, variant.lastIndexOf('/')), variantUri(variant)]), others.map(variantUri));
 }
 
 /** The rejection of `promise`, which must reject with a SourceChangeError. */
@@ -136,7 +143,7 @@ describe('purge', () => {
     expect(await cachedUnder('p2/')).toEqual([...others].sort());
     // Too many variants for exact paths: the source's one wildcard instead.
     expect(cloudFront.calls).toHaveLength(1);
-    expect(cloudFront.calls[0]!.paths).toEqual(['/p2/big%20photo.jpg*']);
+    expect(cloudFront.calls[0]!.paths).toEqual(['/p2/big%20photo.jpg/*']);
   });
 
   it('deletes nothing and invalidates nothing when a source has no variants (a new upload): CloudFront holds none', async () => {
@@ -186,9 +193,10 @@ describe('event keys', () => {
     expect(s3EventKey(keys[0]!)).toBe('p5/my+cat%2B1+100%25%23%C3%A9.jpg');
     expect(report.keys.map((key) => [key.key, key.deleted])).toEqual(keys.map((key) => [key, 2]));
     expect(await cachedUnder('p5/')).toEqual(['p5/my cat 1 100%#é.jpg/original', 'p5/my cat+1 100%#é.jpg.bak/original']);
-    // One invalidation; each path stops before the first character whose spelling CloudFront may read differently.
+    // One invalidation, of exactly the variants' URIs: the neighbours that survived the purge are not reached.
     expect(cloudFront.calls).toHaveLength(1);
-    expect(cloudFront.calls[0]!.paths).toEqual(['/p5/%E6%97%A5%E6%9C%AC%E8%AA%9E%20*', '/p5/a*', '/p5/my%20cat*']);
+    expect(cloudFront.calls[0]!.paths.filter((path) => path.includes('*'))).toEqual([]);
+    expectExactly(cloudFront.calls[0]!.paths, keys.flatMap((key) => [`${key}/original`, `${key}/width=64`]), await cachedUnder('p5/'));
   });
 
   it("tells a '+' in a key from a space", async () => {
@@ -326,7 +334,78 @@ describe('invalidation', () => {
       expect.objectContaining({ level: 'error', key: 'p10/b.jpg', deleted: 0, failure: expect.stringMatching(/^NoSuchBucket: /) }),
     ]);
     expect(cloudFront.calls).toHaveLength(1);
-    expect(cloudFront.calls[0]!.paths).toEqual(['/p10/a.jpg*', '/p10/b.jpg*']);
+    expect(cloudFront.calls[0]!.paths).toEqual(['/p10/a.jpg/*', '/p10/b.jpg/*']);
+  });
+});
+
+describe('invalidations exactly as wide as the change', () => {
+  const RESERVED = [...`~!$&'()*+,:;=@`];
+
+  it.each(RESERVED.map((character, index) => [character, index]))(
+    "a key with %s (first, inside a name, in a folder's name): exactly its variants, none of its neighbours'",
+    async (character, index) => {
+      const folder = `rc${index}/`;
+      const escape = '%' + character.charCodeAt(0).toString(16).toUpperCase();
+      const keys = [`${folder}${character}x.jpg`, `${folder}u/x${character}y.jpg`, `${folder}${character}d/a.jpg`];
+      const neighbours = [
+        'x.jpg',
+        'other.jpg',
+        `${character}x.jpg.bak`,
+        `${character}x.jpg/below.jpg`,
+        'u/xy.jpg',
+        'u/x.jpg',
+        `u/x${escape}y.jpg`,
+        'u/x y.jpg',
+        'd/a.jpg',
+        `${character}d/b.jpg`,
+      ].map((key) => `${folder}${key}/original`);
+      const variants = (key: string) => [`${key}/original`, `${key}/width=64,format=webp`];
+      await putVariants([...keys.flatMap(variants), ...neighbours]);
+
+      for (const [n, key] of keys.entries()) {
+        const { handle, cloudFront, logs } = setup();
+        const before = await cachedUnder(folder);
+        // S3 may or may not escape ! ' ( ) * ~ in an event's key: either decodes to the same key.
+        await handle([{ eventName: 'ObjectCreated:Put', rawKey: s3EventKey(key, n % 2 === 1) }]);
+        expect(cloudFront.calls).toHaveLength(1);
+        expect(cloudFront.calls[0]!.paths.filter((path) => path.includes('*'))).toEqual([]);
+        expectExactly(cloudFront.calls[0]!.paths, variants(key), before.filter((variant) => !variants(key).includes(variant)));
+        // The one character no path can name as the cache key spells it: said in the logs.
+        expect(logs.events('invalidation_unconfirmed')).toEqual(character === '~' ? [expect.objectContaining({ level: 'warn', key })] : []);
+      }
+      expect(await cachedUnder(folder)).toEqual(neighbours.sort());
+    },
+  );
+
+  it('twenty keys of one folder in one event: their exact paths, nothing folded, no neighbour reached', async () => {
+    const keys = Array.from({ length: 20 }, (_, i) => `many/k${i},x.jpg`);
+    const variants = keys.flatMap((key) => [`${key}/original`, `${key}/width=100`, `${key}/width=200,format=avif`]);
+    const neighbours = ['many/k1.jpg/original', 'many/other.jpg/original', 'many/k1,x.jpg/below.jpg/original', 'many/k1,x.jpg.bak/original'];
+    await putVariants([...variants, ...neighbours]);
+    const { handle, cloudFront } = setup();
+
+    await handle(created(...keys));
+
+    expect(cloudFront.calls).toHaveLength(1);
+    // Each variant in both spellings of its ',' (see paths.ts).
+    expect(cloudFront.calls[0]!.paths).toHaveLength(2 * variants.length);
+    expectExactly(cloudFront.calls[0]!.paths, variants, neighbours);
+    expect(await cachedUnder('many/')).toEqual(neighbours.sort());
+  });
+
+  it("folds sixteen unknown sources of one folder into that folder's wildcard, and never above their own folders", async () => {
+    // A cache bucket it cannot list: each source's variants are unknown, so it takes its wildcard.
+    const { handle, cloudFront, logs } = setup({ cacheBucket: `${buckets.cacheBucket}-missing` });
+    const numbered = (name: (i: number) => string) => Array.from({ length: 16 }, (_, i) => name(i));
+
+    await sourceChangeError(handle(created(...numbered((i) => `fold/${i}.jpg`))));
+    expect(cloudFront.calls.map((call) => call.paths)).toEqual([['/fold/*']]);
+
+    const error = await sourceChangeError(handle(created(...numbered((i) => `users/${i}/x,y.jpg`))));
+    // 32 wildcards (two spellings each) that only /users/* could fold: not sent, nothing deleted, retried.
+    expect(cloudFront.calls).toHaveLength(1);
+    expect(error.report.invalidationError).toMatch(/^32 wildcard paths, more than the 15 CloudFront allows in progress/);
+    expect(logs.events('invalidation_failed')).toEqual([expect.objectContaining({ level: 'error', paths: expect.not.arrayContaining(['/users/*']) })]);
   });
 });
 
@@ -348,9 +427,10 @@ describe("bulk changes within CloudFront's limits", () => {
   });
 
   it('a change CloudFront refuses for now loses nothing: the event fails, and its retry invalidates and purges', async () => {
-    // Keys whose spelling needs a wildcard each ("(" may be read either way, see paths.ts).
-    const keys = Array.from({ length: 16 }, (_, i) => `bulk2/photo-${String(i).padStart(2, '0')}(1).jpg`);
-    await putVariants(keys.map((key) => `${key}/original`));
+    // Sources with more variants than exact paths are spent on: two wildcards each, "(" being spelled two ways.
+    const keys = Array.from({ length: 8 }, (_, i) => `bulk2/photo-${i}(1).jpg`);
+    const many = (key: string) => Array.from({ length: 101 }, (_, i) => `${key}/width=${i + 1}`);
+    await putVariants(keys.flatMap(many));
     const cloudFront = limitedCloudFront();
     const { handle } = setup({}, { cloudFront });
 
@@ -360,12 +440,12 @@ describe("bulk changes within CloudFront's limits", () => {
     expect(cloudFront.refused).toBe(1);
     expect(failed).toHaveLength(1);
     expect((outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason).toBeInstanceOf(SourceChangeError);
-    // Its variant is still there for the retry to find; every other one is gone.
-    expect(await cachedUnder('bulk2/')).toEqual([`${failed[0]}/original`]);
+    // Its variants are still there for the retry to find; every other one is gone.
+    expect(await cachedUnder('bulk2/')).toEqual(many(failed[0]!).sort());
 
     cloudFront.finish(); // CloudFront completes the invalidations in progress
     await handle(created(failed[0]!));
-    expect(cloudFront.calls.at(-1)!.paths).toEqual([invalidationPath(failed[0]!)]);
+    expect(cloudFront.calls.at(-1)!.paths).toEqual(sourceWildcards(failed[0]!));
     expect(await cachedUnder('bulk2/')).toEqual([]);
   });
 });

@@ -4,6 +4,8 @@
 // edition has neither: a recording InvalidationClient and a recording fetch.
 
 import type { S3Event, S3EventRecord } from 'aws-lambda';
+import { expect } from 'vitest';
+import { encodeKeyPath } from '../../lambda/grammar';
 import type { InvalidationClient, InvalidationRequest, InvalidationResult } from '../../lambda/invalidate/cloudfront';
 import { invalidateConfig, type InvalidateConfig } from '../../lambda/invalidate/config';
 import type { S3BridgeEvent } from '../../lambda/invalidate/events';
@@ -165,4 +167,77 @@ export function recordingLog(): { log: (entry: LogEntry) => void; entries: LogEn
     log: (entry) => entries.push(JSON.parse(JSON.stringify(entry)) as LogEntry),
     events: (name) => entries.filter((entry) => entry.event === name),
   };
+}
+
+/**
+ * CloudFront's invalidation path matching, as its Developer Guide states it,
+ * written here apart from lambda/invalidate/paths.ts: a path starts with '/',
+ * is at most 4000 characters, may hold '*' only as its last character (then
+ * it matches every cache key it prefixes), and otherwise names one cache key;
+ * the comparison is case-sensitive. Throws on a path CreateInvalidation would
+ * refuse: any of those rules broken, a literal '~' (reported refused), a
+ * character the guide says must be escaped left literal, or a broken escape.
+ */
+export function invalidates(paths: string[], cacheKey: string): boolean {
+  for (const path of paths) {
+    if (!path.startsWith('/') || path.length > 4000 || path.slice(0, -1).includes('*')) throw new Error(`invalid invalidation path ${path}`);
+    if (/[^A-Za-z0-9\-_.!$&'()*+,:;=@/%]|%(?![0-9A-F]{2})/.test(path)) throw new Error(`invalidation path with an unescaped character: ${path}`);
+  }
+  return paths.some((path) => matches(path, cacheKey));
+}
+
+function matches(path: string, cacheKey: string): boolean {
+  return path.endsWith('*') ? cacheKey.startsWith(path.slice(0, -1)) : cacheKey === path;
+}
+
+/** Characters the guide wants literal in a path (RFC 1738's safe and reserved ones); all else is escaped, as UTF-8. */
+const GUIDE_LITERAL = /[A-Za-z0-9\-_.!$&'()*+,:;=@/]/;
+
+/** A URI as the guide spells it: every escape decoded, then only non-ASCII and RFC 1738's unsafe characters escaped. */
+export function guideSpelling(uri: string): string {
+  return [...decodeURIComponent(uri)]
+    .map((character) =>
+      GUIDE_LITERAL.test(character) ? character : [...Buffer.from(character)].map((byte) => '%' + byte.toString(16).toUpperCase().padStart(2, '0')).join(''),
+    )
+    .join('');
+}
+
+/**
+ * How CloudFront may compare an invalidation path with a cached variant's
+ * canonical URI; its guide does not say. `byte`: as they are. `stored`: the
+ * cache key kept in the guide's spelling. `normalised`: both brought to the
+ * guide's spelling (the wildcard parsed first).
+ */
+export const READINGS = {
+  byte: (paths: string[], uri: string) => invalidates(paths, uri),
+  stored: (paths: string[], uri: string) => invalidates(paths, guideSpelling(uri)),
+  normalised: (paths: string[], uri: string) => {
+    invalidates(paths, uri); // the paths as sent must be valid
+    const normalised = paths.map((path) => (path.endsWith('*') ? guideSpelling(path.slice(0, -1)) + '*' : guideSpelling(path)));
+    return normalised.some((path) => matches(path, guideSpelling(uri)));
+  },
+};
+export type Reading = keyof typeof READINGS;
+
+/** Where a key's own variants stay out of reach in a reading: '~' is never sent literal, '*' never literal before the end. */
+export function unreachable(key: string, reading: Reading): boolean {
+  return (reading === 'byte' && key.includes('~')) || (reading === 'stored' && key.includes('*'));
+}
+
+/** The canonical URI CloudFront caches a cache-bucket variant under: its source key encoded, then its ops. */
+export function variantUri(variantKey: string): string {
+  const slash = variantKey.lastIndexOf('/');
+  return encodeKeyPath(variantKey.slice(0, slash)) + variantKey.slice(slash);
+}
+
+/**
+ * That CloudFront, matching `paths` in each way it may read spellings, drops
+ * the cached copies of the `own` variants, [source key, canonical URI], where
+ * that reading allows, and not one of the `others` (canonical URIs).
+ */
+export function expectExactly(paths: string[], own: [string, string][], others: string[]): void {
+  for (const reading of Object.keys(READINGS) as Reading[]) {
+    for (const [source, uri] of own) expect(READINGS[reading](paths, uri), `${reading}: ${uri}`).toBe(!unreachable(source, reading));
+    for (const uri of others) expect(READINGS[reading](paths, uri), `${reading}: ${uri}`).toBe(false);
+  }
 }

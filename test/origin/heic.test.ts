@@ -10,7 +10,21 @@ import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { describeWork, predictBytes, predictSeconds, type Work } from '../../lambda/origin/image/budget';
 import { heifHeader } from '../../lambda/origin/image/heif';
 import { openSource } from '../../lambda/origin/image/input';
-import { box, heicOf, heifEncMissing, imir, irot, withProperties } from '../support/heic';
+import {
+  alphaAuxC,
+  box,
+  fakeHevcPicture,
+  heicGrid,
+  heicOf,
+  heifEncMissing,
+  heifOfItems,
+  hevcPictureOf,
+  imir,
+  irot,
+  ispe,
+  withProperties,
+  type HevcPicture,
+} from '../support/heic';
 import { ORIENTATION_CORNERS, isNear, orientedJpeg, pixelAt, pngChunk } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
@@ -137,7 +151,8 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
   });
 
   it('refuses a HEIC over the pixel limit from its header, without loading the decoder', async () => {
-    expect(heifHeader(cornered)).toEqual({ width: 300, height: 200, hasAlpha: false });
+    // x265 codes whole 8-pixel blocks: the decoder makes 304x200.
+    expect(heifHeader(cornered)).toEqual({ width: 300, height: 200, hasAlpha: false, decodedPixels: 304 * 200 });
     const before = small.transforms.pids();
     const response = await small.request('/photo.heic/width=100');
     expect(response.status).toBe(413);
@@ -154,5 +169,105 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
     const after = origin.transforms.pids();
     expect(after).toHaveLength(1);
     expect(after).not.toEqual(before);
+  });
+});
+
+/** A 256x256 HEVC picture of one colour, from heif-enc: the tile of the grids below. */
+const TILE_COLOUR = { r: 48, g: 96, b: 160 };
+const tilePicture = async () =>
+  hevcPictureOf(heicOf(await sharp({ create: { width: 256, height: 256, channels: 3, background: TILE_COLOUR } }).png().toBuffer(), { quality: 90 }));
+
+/** One hvc1 item (1) of `picture`'s bytes that says it is `width` x `height`. */
+const plainItem = (picture: HevcPicture, width = picture.width, height = picture.height, data = picture.data) =>
+  heifOfItems(1, [{ id: 1, type: 'hvc1', properties: [picture.hvcC, ispe(width, height)], data }]);
+
+/** A derived primary item (1) of `type` over one huge picture (2). */
+const derivedOver = (type: string) =>
+  heifOfItems(1, [
+    { id: 1, type, properties: [ispe(64, 64)], data: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 64]), references: [{ type: 'dimg', to: [2] }] },
+    { id: 2, type: 'hvc1', properties: [fakeHevcPicture(16384, 16384).hvcC, ispe(16384, 16384)], data: fakeHevcPicture(16384, 16384).data },
+  ]);
+
+describe.skipIf(missing !== undefined)('HEIC containers, sized by what the decoder makes before anything is decoded', () => {
+  let origin: TestOrigin;
+  let picture: HevcPicture;
+  const huge = fakeHevcPicture(16384, 16384);
+
+  const sources: Record<string, () => Buffer> = {
+    'grid.heic': () => heicGrid({ width: 500, height: 400, rows: 2, columns: 2, picture }),
+    'one-huge-tile.heic': () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: huge }),
+    'tile-twice.heic': () => heicGrid({ width: 500, height: 400, rows: 2, columns: 2, picture, cells: [0, 1, 1, 2] }),
+    'shared-bytes.heic': () => heicGrid({ width: 500, height: 400, rows: 2, columns: 2, picture, sharedData: true }),
+    'short-tiles.heic': () => heicGrid({ width: 600, height: 400, rows: 2, columns: 2, picture }),
+    'spare-column.heic': () => heicGrid({ width: 256, height: 400, rows: 2, columns: 2, picture }),
+    'missing-tile.heic': () => heicGrid({ width: 500, height: 400, rows: 2, columns: 2, picture, cells: [0, 1, 2] }),
+    'overlay.heic': () => derivedOver('iovl'),
+    'identity.heic': () => derivedOver('iden'),
+    'sps-larger.heic': () => plainItem(huge, 64, 64),
+    'own-sps.heic': () => plainItem(picture, picture.width, picture.height, Buffer.concat([Buffer.from([0, 0, 0, 5, 0x42, 0x01, 1, 2, 3]), picture.data])),
+    'two-pictures.heic': () => plainItem(picture, picture.width, picture.height, Buffer.concat([picture.data, picture.data])),
+    'large-alpha.heic': () =>
+      heifOfItems(1, [
+        { id: 1, type: 'hvc1', properties: [picture.hvcC, ispe(256, 256)], data: picture.data },
+        { id: 2, type: 'hvc1', properties: [huge.hvcC, ispe(16384, 16384), alphaAuxC()], data: huge.data, references: [{ type: 'auxl', to: [1] }] },
+      ]),
+  };
+
+  beforeAll(async () => {
+    picture = await tilePicture();
+    origin = await createTestOrigin('heic-containers');
+    await Promise.all(Object.entries(sources).map(([key, make]) => origin.putSource(key, make())));
+  }, 60_000);
+
+  it('serves a 2x2 grid of 256x256 tiles as its 500x400 image, the tiles cut at its edges', async () => {
+    const response = await origin.request('/grid.heic/format=png');
+    expect(response.status, response.body.toString('utf8', 0, 200)).toBe(200);
+    expect(await sharp(response.body).metadata()).toMatchObject({ width: 500, height: 400 });
+    expect(isNear(await pixelAt(response.body, 499, 399), TILE_COLOUR, 8)).toBe(true);
+  });
+
+  it('refuses a 64x64 grid over one 16384x16384 tile from the header (413), without loading the decoder', async () => {
+    await origin.transforms.ready();
+    const before = origin.transforms.pids();
+    for (const ops of ['width=32', 'format=json']) {
+      const response = await origin.request(`/one-huge-tile.heic/${ops}`);
+      expect(response.status).toBe(413);
+      expect(JSON.parse(response.body.toString())).toMatchObject({ error: 'too_many_pixels' });
+    }
+    expect(origin.transforms.pids()).toEqual(before);
+  });
+
+  it('prices a small grid over a large tile at the tile\'s pixels, not the grid\'s', async () => {
+    const large = fakeHevcPicture(2048, 2048);
+    const [gridInfo, plainInfo] = await Promise.all(
+      [heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: large }), plainItem(fakeHevcPicture(64, 64))].map(async (file) => (await openSource(file, DEFAULT_LIMITS)).info),
+    );
+    const ops = parseCanonicalUri('/a.heic/width=32', DEFAULT_GRAMMAR_OPTIONS).ops;
+    const [grid, plain] = [gridInfo!, plainInfo!].map((info) => describeWork(info, ops, 1, DEFAULT_GRAMMAR_OPTIONS.maxDimension)) as [Work, Work];
+    expect(predictBytes(grid, 'jpeg') - predictBytes(plain, 'jpeg') - (gridInfo!.bytes - plainInfo!.bytes)).toBe((2048 * 2048 - 64 * 64) * 14);
+    expect(predictSeconds(grid, gridInfo!, 'jpeg')).toBeGreaterThan(predictSeconds(plain, plainInfo!, 'jpeg') + 1);
+  });
+
+  it.each([
+    ['a grid that references one tile twice', 'tile-twice.heic'],
+    ['a grid whose tiles share their bytes', 'shared-bytes.heic'],
+    ['a grid whose tiles fall short of its size', 'short-tiles.heic'],
+    ['a grid with a column of tiles wholly outside it', 'spare-column.heic'],
+    ['a 2x2 grid of 3 tiles', 'missing-tile.heic'],
+    ['an overlay (iovl) over a 16384x16384 picture', 'overlay.heic'],
+    ['an identity item (iden) over a 16384x16384 picture', 'identity.heic'],
+    ['a 64x64 ispe over a picture its SPS codes at 16384x16384', 'sps-larger.heic'],
+    ['a picture whose data carries an SPS of its own', 'own-sps.heic'],
+    ['an item whose data holds two pictures', 'two-pictures.heic'],
+    ['an alpha plane of 16384x16384 for a 256x256 image', 'large-alpha.heic'],
+  ])('refuses %s from the header (422), without loading the decoder', async (_, key) => {
+    await origin.transforms.ready();
+    const before = origin.transforms.pids();
+    for (const ops of ['width=32', 'format=json']) {
+      const response = await origin.request(`/${key}/${ops}`);
+      expect(response.status, response.body.toString('utf8', 0, 200)).toBe(422);
+      expect(JSON.parse(response.body.toString())).toMatchObject({ error: 'undecodable_image' });
+    }
+    expect(origin.transforms.pids()).toEqual(before);
   });
 });

@@ -62,7 +62,7 @@ async function run(
 const flags = () => ['--cache-bucket', buckets.cacheBucket, '--distribution-id', DISTRIBUTION_ID];
 
 describe('purge', () => {
-  it("deletes exactly the source's variants, then invalidates /<key>* once, and reports each key", async () => {
+  it("deletes exactly the source's variants, then invalidates /<key>/* once, and reports each key", async () => {
     const result = await run([...flags(), 'photos/cat.jpg', 'photos/my cat.jpg']);
 
     expect(result.status).toBe(0);
@@ -71,13 +71,13 @@ describe('purge', () => {
     expect(result.cloudFront.calls).toHaveLength(1);
     expect(result.cloudFront.calls[0]).toMatchObject({
       distributionId: DISTRIBUTION_ID,
-      paths: ['/photos/cat.jpg*', '/photos/my%20cat.jpg*'],
+      paths: ['/photos/cat.jpg/*', '/photos/my%20cat.jpg/*'],
       callerReference: expect.stringMatching(/^purge-\d+-[0-9a-f-]{36}$/),
     });
     expect(result.out).toEqual([
       `purge: cache bucket ${buckets.cacheBucket}, distribution ${DISTRIBUTION_ID}`,
-      'ok    photos/cat.jpg: 3 variant(s) deleted; invalidated /photos/cat.jpg* (I1EXAMPLE)',
-      'ok    photos/my cat.jpg: 2 variant(s) deleted; invalidated /photos/my%20cat.jpg* (I1EXAMPLE)',
+      'ok    photos/cat.jpg: 3 variant(s) deleted; invalidated /photos/cat.jpg/* (I1EXAMPLE)',
+      'ok    photos/my cat.jpg: 2 variant(s) deleted; invalidated /photos/my%20cat.jpg/* (I1EXAMPLE)',
       '2 key(s) purged and invalidated (I1EXAMPLE; CloudFront takes a few minutes to finish).',
     ]);
   });
@@ -96,9 +96,9 @@ describe('purge', () => {
     const result = await run([...flags(), 'https://img.example.com/photos/my%20cat.jpg?w=640', '/a+b.jpg', 'never/made.jpg']);
     expect(result.status).toBe(0);
     expect(result.out.slice(1, 4)).toEqual([
-      'ok    https://img.example.com/photos/my%20cat.jpg?w=640 (key "photos/my cat.jpg"): 2 variant(s) deleted; invalidated /photos/my%20cat.jpg* (I1EXAMPLE)',
-      'ok    /a+b.jpg (key "a+b.jpg"): 1 variant(s) deleted; invalidated /a* (I1EXAMPLE)',
-      'ok    never/made.jpg: 0 variant(s) deleted; invalidated /never/made.jpg* (I1EXAMPLE)',
+      'ok    https://img.example.com/photos/my%20cat.jpg?w=640 (key "photos/my cat.jpg"): 2 variant(s) deleted; invalidated /photos/my%20cat.jpg/* (I1EXAMPLE)',
+      'ok    /a+b.jpg (key "a+b.jpg"): 1 variant(s) deleted; invalidated /a%2Bb.jpg/* /a+b.jpg/* (I1EXAMPLE)',
+      'ok    never/made.jpg: 0 variant(s) deleted; invalidated /never/made.jpg/* (I1EXAMPLE)',
     ]);
     expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([...CAT, ...NEIGHBOURS].sort());
   });
@@ -109,11 +109,11 @@ describe('purge', () => {
     expect(result.out).toEqual([
       expect.any(String),
       'FAIL  a/../b.jpg: not a source key: Invalid source key: it has a ".." path segment.',
-      'ok    photos/cat.jpg: 3 variant(s) deleted; invalidated /photos/cat.jpg* (I1EXAMPLE)',
+      'ok    photos/cat.jpg: 3 variant(s) deleted; invalidated /photos/cat.jpg/* (I1EXAMPLE)',
       'FAIL  /bad%E9.jpg: not a source key: Invalid source key: it is not valid percent-encoded UTF-8.',
       '2 of 3 key(s) failed.',
     ]);
-    expect(result.cloudFront.calls[0]!.paths).toEqual(['/photos/cat.jpg*']);
+    expect(result.cloudFront.calls[0]!.paths).toEqual(['/photos/cat.jpg/*']);
   });
 
   it('reports the variants S3 refused to delete, by key and code, and the ones it deleted (exit 1)', async () => {
@@ -135,8 +135,8 @@ describe('purge', () => {
     const result = await run([...flags(), 'photos/cat.jpg', 'photos/my cat.jpg'], { s3: refusing });
     expect(result.status).toBe(1);
     expect(result.out.slice(1)).toEqual([
-      'FAIL  photos/cat.jpg: 2 variant(s) deleted, 1 not: photos/cat.jpg/original AccessDenied (Access Denied); invalidated /photos/cat.jpg* (I1EXAMPLE)',
-      'ok    photos/my cat.jpg: 2 variant(s) deleted; invalidated /photos/my%20cat.jpg* (I1EXAMPLE)',
+      'FAIL  photos/cat.jpg: 2 variant(s) deleted, 1 not: photos/cat.jpg/original AccessDenied (Access Denied); invalidated /photos/cat.jpg/* (I1EXAMPLE)',
+      'ok    photos/my cat.jpg: 2 variant(s) deleted; invalidated /photos/my%20cat.jpg/* (I1EXAMPLE)',
       '1 of 2 key(s) failed.',
     ]);
     expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual(['photos/cat.jpg/original', ...NEIGHBOURS, ...PLUS].sort());
@@ -146,7 +146,7 @@ describe('purge', () => {
     const result = await run(['--cache-bucket', `${buckets.cacheBucket}-missing`, '--distribution-id', DISTRIBUTION_ID, 'photos/cat.jpg']);
     expect(result.status).toBe(1);
     expect(result.out[1]).toMatch(
-      /^FAIL {2}photos\/cat\.jpg: 0 variant\(s\) deleted, then the cache bucket failed: NoSuchBucket: .*; invalidated \/photos\/cat\.jpg\* \(I1EXAMPLE\)$/,
+      /^FAIL {2}photos\/cat\.jpg: 0 variant\(s\) deleted, then the cache bucket failed: NoSuchBucket: .*; invalidated \/photos\/cat\.jpg\/\* \(I1EXAMPLE\)$/,
     );
     expect(result.cloudFront.calls).toHaveLength(1);
     expect(await listKeys(buckets.s3, buckets.cacheBucket)).toContain('photos/cat.jpg/original');
@@ -163,8 +163,8 @@ describe('purge', () => {
     const result = await run([...flags(), 'photos/cat.jpg', 'a+b.jpg'], { cloudFront });
     expect(result.status).toBe(1);
     expect(result.out.slice(1)).toEqual([
-      'FAIL  photos/cat.jpg: nothing deleted until CloudFront accepts the invalidation; invalidating /photos/cat.jpg* failed: TooManyInvalidationsInProgress: Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.',
-      'FAIL  a+b.jpg: nothing deleted until CloudFront accepts the invalidation; invalidating /a* failed: TooManyInvalidationsInProgress: Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.',
+      'FAIL  photos/cat.jpg: nothing deleted until CloudFront accepts the invalidation; invalidating /photos/cat.jpg/* failed: TooManyInvalidationsInProgress: Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.',
+      'FAIL  a+b.jpg: nothing deleted until CloudFront accepts the invalidation; invalidating /a%2Bb.jpg/* /a+b.jpg/* failed: TooManyInvalidationsInProgress: Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.',
       '2 of 2 key(s) failed.',
     ]);
     expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([...CAT, ...NEIGHBOURS, ...MY_CAT, ...PLUS].sort());
@@ -172,7 +172,7 @@ describe('purge', () => {
     busy = false;
     const again = await run([...flags(), 'photos/cat.jpg', 'a+b.jpg'], { cloudFront });
     expect(again.status).toBe(0);
-    expect(again.out[1]).toBe('ok    photos/cat.jpg: 3 variant(s) deleted; invalidated /photos/cat.jpg* (I2EXAMPLE)');
+    expect(again.out[1]).toBe('ok    photos/cat.jpg: 3 variant(s) deleted; invalidated /photos/cat.jpg/* (I2EXAMPLE)');
     expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([...NEIGHBOURS, ...MY_CAT].sort());
   });
 
@@ -189,12 +189,44 @@ describe('purge', () => {
     expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([...NEIGHBOURS, ...MY_CAT, ...PLUS].sort());
   });
 
-  it('folds more than 15 keys into the paths CloudFront accepts, and says which covers each', async () => {
+  it("folds more than 15 keys of one folder into that folder's wildcard, and says which covers each", async () => {
     const keys = Array.from({ length: 16 }, (_, i) => `bulk/${String(i).padStart(2, '0')}.jpg`);
     const result = await run([...flags(), ...keys]);
     expect(result.status).toBe(0);
     expect(result.cloudFront.calls[0]!.paths).toEqual(['/bulk/*']);
-    expect(result.out[1]).toBe('ok    bulk/00.jpg: 0 variant(s) deleted; invalidated /bulk/00.jpg*, within /bulk/* (I1EXAMPLE)');
+    expect(result.out[1]).toBe('ok    bulk/00.jpg: 0 variant(s) deleted; invalidated /bulk/00.jpg/*, within /bulk/* (I1EXAMPLE)');
+  });
+
+  it('never folds keys above their own folders, nor into /*: too many keys in as many folders are refused, nothing deleted (exit 1)', async () => {
+    const keys = ['photos/cat.jpg', ...Array.from({ length: 15 }, (_, i) => `${i}.jpg`)];
+    const result = await run([...flags(), ...keys]);
+    expect(result.status).toBe(1);
+    expect(result.cloudFront.calls).toEqual([]);
+    expect(result.out[1]).toBe(
+      'FAIL  photos/cat.jpg: nothing deleted until CloudFront accepts the invalidation; invalidating /photos/cat.jpg/* failed: ' +
+        "16 wildcard paths, more than the 15 CloudFront allows in progress, and folding them into the sources' own folders would not bring them under it",
+    );
+    expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([...CAT, ...NEIGHBOURS, ...MY_CAT, ...PLUS].sort());
+  });
+
+  it('with --everything, invalidates /* (and only then), with or without keys', async () => {
+    const result = await run([...flags(), '--everything', 'photos/cat.jpg']);
+    expect(result.status).toBe(0);
+    expect(result.cloudFront.calls.map((call) => call.paths)).toEqual([['/*']]);
+    expect(result.out.slice(1)).toEqual([
+      'ok    photos/cat.jpg: 3 variant(s) deleted; invalidated /* (I1EXAMPLE)',
+      'ok    /*: every cached response invalidated (I1EXAMPLE)',
+      '1 key(s) purged, and everything invalidated (I1EXAMPLE; CloudFront takes a few minutes to finish).',
+    ]);
+    expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([...NEIGHBOURS, ...MY_CAT, ...PLUS].sort());
+
+    const alone = await run([...flags(), '--everything']);
+    expect(alone.status).toBe(0);
+    expect(alone.cloudFront.calls.map((call) => call.paths)).toEqual([['/*']]);
+    expect(alone.out.slice(1)).toEqual([
+      'ok    /*: every cached response invalidated (I1EXAMPLE)',
+      '0 key(s) purged, and everything invalidated (I1EXAMPLE; CloudFront takes a few minutes to finish).',
+    ]);
   });
 
   it('with --no-invalidation, only deletes, and says so', async () => {
@@ -219,7 +251,8 @@ describe('usage', () => {
   it.each([
     [[], /the cache bucket is needed/],
     [['--cache-bucket', 'b', 'k.jpg'], /the distribution is needed: --distribution-id ID .* or --no-invalidation/],
-    [['--cache-bucket', 'b', '--distribution-id', 'E1'], /name at least one source key/],
+    [['--cache-bucket', 'b', '--distribution-id', 'E1'], /name at least one source key \(or --everything\)/],
+    [['--cache-bucket', 'b', '--no-invalidation', '--everything'], /--no-invalidation and --everything contradict/],
     [['--cache-bucket', 'b', '--no-invalidation', '--distribution-id', 'E1', 'k.jpg'], /contradict/],
     [['--cache-bucket', 'b', '--no-invalidation', '--endpoint', 'localhost:4566', 'k.jpg'], /--endpoint must be an http\(s\) URL/],
     [['--cache-bucket', 'b', '--bucket', 'x', 'k.jpg'], /Unknown option '--bucket'/],

@@ -64,7 +64,8 @@ const DECODE_SECONDS_PER_MP: Record<SourceInfo['format'], number> = {
 /**
  * HEIC's decoder, libheif in WebAssembly, beyond the decoded pixels it hands
  * over: its module, the source copied into its memory, its planes and buffers
- * per pixel (worst case: noise); and the module's compilation, which every
+ * per pixel it decodes (every tile of a grid, each at its coded size, and the
+ * alpha plane; worst case: noise); and the module's compilation, which every
  * HEIC pays, since a child that has decoded one is replaced (heif.ts).
  */
 const HEIF_DECODER = { moduleBytes: 16 * 1024 * 1024, bytesPerPixel: 14, loadSeconds: 1 };
@@ -96,6 +97,8 @@ const ENCODER_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
 export interface Work {
   /** Pixels of one frame as libvips decodes it, after shrink-on-load. */
   decodedPixels: number;
+  /** Pixels a HEIF's decoder makes to produce them (every tile of a grid, the alpha plane); the same as decodedPixels for other formats. */
+  decoderPixels: number;
   /** Frames decoded and encoded. */
   frames: number;
   /** What the decoder and the turns hold whole in memory, in bytes. */
@@ -159,9 +162,10 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   if (ops.fill === 'blur') heldBytes += 2 * outWidth * outHeight * 4;
   // A watermark holds the image it is drawn on as pixels (under a border, the result too) and its own decoded pixels.
   if (ops.watermark !== undefined) heldBytes += 2 * outWidth * outHeight * 4 + 2 * MAX_WATERMARK_PIXELS * 4;
-  if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decodedPixels * HEIF_DECODER.bytesPerPixel;
+  const decoderPixels = info.decoderPixels ?? decodedPixels;
+  if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decoderPixels * HEIF_DECODER.bytesPerPixel;
   if (info.colourProfile) heldBytes += decodedPixels * info.channels * HEIF_PROFILE.copiesPerChannel;
-  return { decodedPixels, frames, heldBytes, outputPixels: outWidth * outHeight, quality: ops.quality };
+  return { decodedPixels, decoderPixels, frames, heldBytes, outputPixels: outWidth * outHeight, quality: ops.quality };
 }
 
 /** The proxy's pixels that quality=auto encodes before the output, in `format` (none when the quality is not chosen). */
@@ -172,7 +176,7 @@ export function predictSeconds(work: Work, info: Pick<SourceInfo, 'format' | 'co
   const megapixels = (pixels: number) => (pixels * work.frames) / 1e6;
   const load = (info.format === 'heic' ? HEIF_DECODER.loadSeconds : 0) + (info.colourProfile ? megapixels(work.decodedPixels) * HEIF_PROFILE.secondsPerMP : 0);
   const encoded = megapixels(work.outputPixels) + proxyPixels(work, format) / 1e6;
-  return load + megapixels(work.decodedPixels) * DECODE_SECONDS_PER_MP[info.format] + encoded * ENCODE_SECONDS_PER_MP[format];
+  return load + megapixels(work.decoderPixels) * DECODE_SECONDS_PER_MP[info.format] + encoded * ENCODE_SECONDS_PER_MP[format];
 }
 
 export function predictBytes(work: Work, format: EncodedFormat): number {

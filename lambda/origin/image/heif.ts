@@ -5,8 +5,9 @@
 // (libheif-js), loaded only by the transform child, whose kill at the deadline
 // stops it like any other transform.
 
-/** A header that breaks the format's rules: the source is damaged (422). */
-export class HeifDamaged extends Error {}
+import { HeifDamaged, primaryItem, reader, type Box } from './heif-boxes';
+import { heifMeta, itemData, itemProperties, itemTypes, referencesFrom, referencesTo, type HeifMeta } from './heif-items';
+import { checkHevcData, hvcCSps, type SpsSize } from './hevc';
 
 export interface HeifHeader {
   /** Size as displayed: after the container's rotation (irot). */
@@ -19,6 +20,8 @@ export interface HeifHeader {
    * `display-p3` for the CICP primaries of Display P3 (`colr` of type `nclx`).
    */
   colourProfile?: Buffer | 'display-p3';
+  /** Pixels libde265 decodes to make it: each HEVC picture (every tile of a grid, the alpha plane's) at the size its SPS codes. */
+  decodedPixels: number;
 }
 
 /** CICP colour primaries 12: P3 with the D65 white point, as Display P3 has. */
@@ -39,236 +42,145 @@ function describesSrgb(icc: Buffer): boolean {
   return false;
 }
 
-export interface Box {
-  type: string;
-  /** Where the box's content starts and ends (its header excluded). */
-  start: number;
-  end: number;
-}
-
-/**
- * Calls `visit` on each box in `bytes[start, end)` in order, until it returns
- * true. Each box is skipped by its size, never searched: linear in the range.
- */
-export function eachBox(bytes: Buffer, start: number, end: number, visit: (box: Box) => boolean | void): void {
-  let at = start;
-  while (at + 8 <= end) {
-    const type = bytes.toString('latin1', at + 4, at + 8);
-    let size = bytes.readUInt32BE(at);
-    let header = 8;
-    if (size === 1) {
-      if (at + 16 > end) throw new HeifDamaged(`box ${type} ends inside its size`);
-      size = Number(bytes.readBigUInt64BE(at + 8));
-      header = 16;
-    } else if (size === 0) {
-      size = end - at; // to the end of the enclosing box
-    }
-    if (size < header || size > end - at) throw new HeifDamaged(`box ${type} of ${size} bytes does not fit its parent`);
-    if (visit({ type, start: at + header, end: at + size })) return;
-    at += size;
-  }
-}
-
-/** The first child box of each of `types` (later duplicates are ignored). */
-export function childBoxes(bytes: Buffer, parent: Box, types: string[], skip = 0): Map<string, Box> {
-  const found = new Map<string, Box>();
-  eachBox(bytes, parent.start + skip, parent.end, (box) => {
-    if (types.includes(box.type) && !found.has(box.type)) found.set(box.type, box);
-  });
-  return found;
-}
-
-/** Reads big-endian unsigned fields of a box, refusing any read past its end. */
-class FieldReader {
-  constructor(
-    private readonly bytes: Buffer,
-    public at: number,
-    private readonly end: number,
-    private readonly box: string,
-  ) {}
-
-  /** An unsigned integer of `size` bytes (0, 1, 2, 4 or 8; 0 reads nothing and is 0). */
-  uint(size: number): number {
-    if (this.at + size > this.end) throw new HeifDamaged(`box ${this.box} ends inside a field`);
-    const at = this.at;
-    this.at += size;
-    switch (size) {
-      case 0: return 0;
-      case 1: return this.bytes[at]!;
-      case 2: return this.bytes.readUInt16BE(at);
-      case 4: return this.bytes.readUInt32BE(at);
-      case 8: return Number(this.bytes.readBigUInt64BE(at));
-      default: throw new HeifDamaged(`box ${this.box} has a field of ${size} bytes`);
-    }
-  }
-
-  skip(size: number): void {
-    if (this.at + size > this.end) throw new HeifDamaged(`box ${this.box} ends inside a field`);
-    this.at += size;
-  }
-
-  /** A four-character code. */
-  type(): string {
-    const code = this.uint(4);
-    return Buffer.from([code >>> 24, (code >>> 16) & 255, (code >>> 8) & 255, code & 255]).toString('latin1');
-  }
-
-  /** Version and flags of a full box. */
-  fullBox(): { version: number; flags: number } {
-    return { version: this.uint(1), flags: this.uint(1) * 65536 + this.uint(2) };
-  }
-}
-
-const reader = (bytes: Buffer, box: Box) => new FieldReader(bytes, box.start, box.end, box.type);
-
-/** Item types this decoder builds an image from: one HEVC picture, or a grid of HEVC tiles. */
-const DECODED_ITEM_TYPES = ['hvc1', 'grid'];
+/** A header whose own size is over the pixel limit (413), refused before the rest is checked. */
+export class HeifTooLarge extends Error {}
 
 /** The URNs that mark an auxiliary image as the alpha plane. */
 const ALPHA_URNS = ['urn:mpeg:hevc:2015:auxid:1', 'urn:mpeg:mpegB:cicp:systems:auxiliary:alpha'];
 
-export function primaryItem(bytes: Buffer, pitm: Box): number {
-  const fields = reader(bytes, pitm);
-  return fields.uint(fields.fullBox().version === 0 ? 2 : 4);
+/** An image item as its properties describe it. */
+interface Item {
+  id: number;
+  type: string;
+  properties: Map<string, Box>;
+  /** Its ispe: the size it says it has, before any turn. */
+  size: [number, number];
 }
 
-function itemType(bytes: Buffer, iinf: Box, item: number): string | undefined {
-  const fields = reader(bytes, iinf);
-  const countSize = fields.fullBox().version === 0 ? 2 : 4;
-  let type: string | undefined;
-  eachBox(bytes, iinf.start + 4 + countSize, iinf.end, (infe) => {
-    if (infe.type !== 'infe') return false;
-    const entry = reader(bytes, infe);
-    const { version } = entry.fullBox();
-    if (version < 2) return false; // versions 0 and 1 describe files, not images
-    if (entry.uint(version === 2 ? 2 : 4) !== item) return false;
-    entry.uint(2); // protection index
-    type = entry.type();
-    return true;
+/** The items of `ids`, each with its type and its ispe, which every image the decoder makes must have. */
+function describeItems(meta: HeifMeta, ids: number[]): Item[] {
+  const wanted = new Set(ids);
+  const [types, properties] = [itemTypes(meta, wanted), itemProperties(meta, wanted)];
+  return ids.map((id) => {
+    const own = properties.get(id)!;
+    const ispe = own.get('ispe');
+    if (!ispe) throw new HeifDamaged(`item ${id} has no size (ispe)`);
+    const fields = reader(meta.bytes, ispe);
+    fields.fullBox();
+    const size: [number, number] = [fields.uint(4), fields.uint(4)];
+    if (size[0] === 0 || size[1] === 0) throw new HeifDamaged(`item ${id} has no size (ispe)`);
+    return { id, type: types.get(id) ?? 'none', properties: own, size };
   });
-  return type;
-}
-
-/** Indices (1-based, into ipco) of the properties associated with `item`. */
-function propertyIndices(bytes: Buffer, ipma: Box, item: number): Set<number> {
-  const fields = reader(bytes, ipma);
-  const { version, flags } = fields.fullBox();
-  const indices = new Set<number>();
-  for (let entries = fields.uint(4); entries > 0; entries--) {
-    const id = fields.uint(version < 1 ? 2 : 4);
-    for (let associations = fields.uint(1); associations > 0; associations--) {
-      const index = flags & 1 ? fields.uint(2) & 0x7fff : fields.uint(1) & 0x7f; // the top bit says "essential"
-      if (id === item) indices.add(index);
-    }
-  }
-  return indices;
-}
-
-/** Where iloc puts an item: its base offset and first extent's offset, and where each is written. */
-export interface ItemLocation {
-  item: number;
-  /** 0: offsets are in the file; 1: in the meta box's idat; others are not read here. */
-  method: number;
-  base: { value: number; at: number; size: number };
-  first: { value: number; at: number; size: number };
-}
-
-/** Each item's location, in iloc's order; only the first extent of each is read (the others are skipped in one step). */
-export function* itemLocations(bytes: Buffer, iloc: Box): Generator<ItemLocation> {
-  const fields = reader(bytes, iloc);
-  const { version } = fields.fullBox();
-  const sizes = fields.uint(1);
-  const [offsetSize, lengthSize] = [sizes >> 4, sizes & 15];
-  const baseSizes = fields.uint(1);
-  const [baseSize, indexSize] = [baseSizes >> 4, version >= 1 ? baseSizes & 15 : 0];
-  const field = (size: number) => ({ at: fields.at, size, value: fields.uint(size) });
-  for (let items = fields.uint(version < 2 ? 2 : 4); items > 0; items--) {
-    const item = fields.uint(version < 2 ? 2 : 4);
-    const method = version >= 1 ? fields.uint(2) & 15 : 0;
-    fields.uint(2); // data reference index: 0, this file
-    const base = field(baseSize);
-    const extents = fields.uint(2);
-    fields.uint(extents > 0 ? indexSize : 0);
-    const first = field(extents > 0 ? offsetSize : 0);
-    fields.skip(extents > 0 ? lengthSize + (extents - 1) * (indexSize + offsetSize + lengthSize) : 0);
-    yield { item, method, base, first };
-  }
-}
-
-/** The first `length` bytes of an item's data, where iloc puts them: in the file or in idat. */
-function itemData(bytes: Buffer, iloc: Box, idat: Box | undefined, item: number, length: number): Buffer {
-  for (const location of itemLocations(bytes, iloc)) {
-    if (location.item !== item) continue;
-    const [start, end] = location.method === 1 ? [idat?.start ?? Infinity, idat?.end ?? 0] : location.method === 0 ? [0, bytes.length] : [Infinity, 0];
-    const at = start + location.base.value + location.first.value;
-    if (at + length > end) throw new HeifDamaged(`item ${item}'s data is not where iloc says`);
-    return bytes.subarray(at, at + length);
-  }
-  throw new HeifDamaged(`item ${item} has no location`);
-}
-
-/** The output size written in a grid item's data. */
-function gridSize(bytes: Buffer, iloc: Box, idat: Box | undefined, item: number): [number, number] {
-  const head = itemData(bytes, iloc, idat, item, 4);
-  const wide = (head[1]! & 1) === 1; // 32-bit sizes
-  const data = itemData(bytes, iloc, idat, item, wide ? 12 : 8);
-  return wide ? [data.readUInt32BE(4), data.readUInt32BE(8)] : [data.readUInt16BE(4), data.readUInt16BE(6)];
 }
 
 /**
- * The primary image's displayed size and alpha, from the boxes: ftyp, then
- * meta's pitm (which item), iinf (its type), iprp's ipma and ipco (its
- * properties: ispe, the size; irot, the rotation) and, for a grid, the grid's
- * own output size, which must agree with ispe (libheif refuses the image
- * otherwise, but only once it has decoded the tiles into it).
+ * The grid's tiles (ISO/IEC 23008-12, 6.6.2.3): rows x columns distinct
+ * items, referenced once each, of one size, that cover the grid's output as
+ * the format requires (more than columns - 1 tiles' width, at most columns'),
+ * and whose output is the grid's ispe. libheif itself checks none of the
+ * upper bounds and decodes every tile whole: one 16384x16384 tile under a
+ * 64x64 grid is decoded at 268 MP.
  */
-export function heifHeader(bytes: Buffer): HeifHeader {
-  const top = childBoxes(bytes, { type: 'file', start: 0, end: bytes.length }, ['ftyp', 'meta']);
-  const meta = top.get('meta');
-  if (!top.has('ftyp') || !meta) throw new HeifDamaged('no ftyp or meta box');
-  const parts = childBoxes(bytes, meta, ['pitm', 'iinf', 'iloc', 'iprp', 'idat'], 4);
-  const [pitm, iinf, iloc, iprp] = ['pitm', 'iinf', 'iloc', 'iprp'].map((type) => parts.get(type));
-  if (!pitm || !iinf || !iloc || !iprp) throw new HeifDamaged('meta lacks pitm, iinf, iloc or iprp');
-  const item = primaryItem(bytes, pitm);
-  const type = itemType(bytes, iinf, item);
-  if (!type || !DECODED_ITEM_TYPES.includes(type)) throw new HeifDamaged(`the primary item is of type ${type ?? 'none'}`);
-  const properties = childBoxes(bytes, iprp, ['ipco', 'ipma']);
-  const [ipco, ipma] = [properties.get('ipco'), properties.get('ipma')];
-  if (!ipco || !ipma) throw new HeifDamaged('iprp lacks ipco or ipma');
-  const indices = propertyIndices(bytes, ipma, item);
-  let size: [number, number] | undefined;
-  let quarterTurns = 0;
-  let hasAlpha = false;
-  let colourProfile: HeifHeader['colourProfile'];
-  let index = 0;
-  eachBox(bytes, ipco.start, ipco.end, (property) => {
-    index++;
-    if (property.type === 'auxC') {
-      const urn = bytes.toString('latin1', property.start + 4, Math.min(property.end, property.start + 64));
-      hasAlpha ||= ALPHA_URNS.some((alpha) => urn.startsWith(alpha));
-    }
-    if (!indices.has(index)) return;
-    if (property.type === 'ispe' && !size) {
-      const fields = reader(bytes, property);
-      fields.fullBox();
-      size = [fields.uint(4), fields.uint(4)];
-    } else if (property.type === 'irot') {
-      quarterTurns = reader(bytes, property).uint(1) & 3;
-    } else if (property.type === 'colr' && !colourProfile) {
-      const fields = reader(bytes, property);
-      const kind = fields.type();
-      const icc = bytes.subarray(fields.at, property.end);
-      if ((kind === 'prof' || kind === 'rICC') && !describesSrgb(icc)) colourProfile = icc;
-      else if (kind === 'nclx' && fields.uint(2) === CICP_DISPLAY_P3) colourProfile = 'display-p3';
-    }
-  });
-  if (!size || size[0] === 0 || size[1] === 0) throw new HeifDamaged('the primary item has no size (ispe)');
-  if (type === 'grid') {
-    const [width, height] = gridSize(bytes, iloc, parts.get('idat'), item);
-    if (width !== size[0] || height !== size[1]) throw new HeifDamaged(`the grid is ${width}x${height}, its ispe ${size[0]}x${size[1]}`);
+function gridTiles(meta: HeifMeta, grid: Item): Item[] {
+  const spec = itemData(meta, new Set([grid.id])).get(grid.id)!;
+  if (spec.length < 8 || spec[0] !== 0) throw new HeifDamaged('a grid whose data is not version 0');
+  const wide = (spec[1]! & 1) === 1; // 32-bit sizes
+  if (wide && spec.length < 12) throw new HeifDamaged('a grid whose data ends inside its size');
+  const [rows, columns] = [spec[2]! + 1, spec[3]! + 1];
+  const output = wide ? [spec.readUInt32BE(4), spec.readUInt32BE(8)] : [spec.readUInt16BE(4), spec.readUInt16BE(6)];
+  if (output[0] !== grid.size[0] || output[1] !== grid.size[1]) throw new HeifDamaged(`the grid is ${output[0]}x${output[1]}, its ispe ${grid.size.join('x')}`);
+  const references = referencesFrom(meta, 'dimg', grid.id);
+  if (references.length !== rows * columns) throw new HeifDamaged(`a ${rows}x${columns} grid references ${references.length} tiles`);
+  if (new Set(references).size !== references.length) throw new HeifDamaged('a grid references one tile twice');
+  const tiles = describeItems(meta, references);
+  const [width, height] = tiles[0]!.size;
+  for (const tile of tiles) {
+    if (tile.type !== 'hvc1') throw new HeifDamaged(`a grid tile of type ${tile.type}`);
+    if (tile.size[0] !== width || tile.size[1] !== height) throw new HeifDamaged('grid tiles of different sizes');
   }
-  const [width, height] = quarterTurns % 2 === 1 ? [size[1], size[0]] : size;
-  return { width, height, hasAlpha, ...(colourProfile ? { colourProfile } : {}) };
+  const covers = (side: number, count: number, tile: number) => (count - 1) * tile < side && side <= count * tile;
+  if (!covers(grid.size[0], columns, width) || !covers(grid.size[1], rows, height)) {
+    throw new HeifDamaged(`${rows}x${columns} tiles of ${width}x${height} do not fit a ${grid.size.join('x')} grid`);
+  }
+  return tiles;
+}
+
+/**
+ * The HEVC pictures libde265 decodes to make `image` (itself, or a grid's
+ * tiles) and the pixels it codes for each, after checking that each picture
+ * is what its ispe says: its SPS shows that size (hevc.ts).
+ */
+function pictures(meta: HeifMeta, image: Item): Map<number, number> {
+  if (image.type !== 'hvc1' && image.type !== 'grid') throw new HeifDamaged(`an image item of type ${image.type}`);
+  const coded = new Map<number, number>();
+  const configs = new Map<number, SpsSize>(); // tiles share their hvcC
+  for (const picture of image.type === 'grid' ? gridTiles(meta, image) : [image]) {
+    const hvcC = picture.properties.get('hvcC');
+    if (!hvcC) throw new HeifDamaged(`item ${picture.id} has no hvcC`);
+    const sps = configs.get(hvcC.start) ?? hvcCSps(meta.bytes.subarray(hvcC.start, hvcC.end));
+    configs.set(hvcC.start, sps);
+    if (sps.width !== picture.size[0] || sps.height !== picture.size[1]) {
+      throw new HeifDamaged(`item ${picture.id} is coded as ${sps.width}x${sps.height}, its ispe says ${picture.size.join('x')}`);
+    }
+    coded.set(picture.id, sps.codedWidth * sps.codedHeight);
+  }
+  return coded;
+}
+
+/**
+ * The primary image's alpha plane, if it has one: the auxiliary image (auxl)
+ * marked as alpha (auxC), which libheif decodes with it; of the same size, as
+ * libheif would otherwise scale it whatever its size.
+ */
+function alphaPlane(meta: HeifMeta, primary: Item): Item | undefined {
+  const auxiliary = describeItems(meta, referencesTo(meta, 'auxl', primary.id));
+  const alphas = auxiliary.filter(({ properties }) => {
+    const auxC = properties.get('auxC');
+    const urn = auxC ? meta.bytes.toString('latin1', auxC.start + 4, Math.min(auxC.end, auxC.start + 64)) : '';
+    return ALPHA_URNS.some((alpha) => urn.startsWith(alpha));
+  });
+  if (alphas.length > 1) throw new HeifDamaged('the primary image has two alpha planes');
+  const alpha = alphas[0];
+  if (alpha && (alpha.size[0] !== primary.size[0] || alpha.size[1] !== primary.size[1])) {
+    throw new HeifDamaged(`an alpha plane of ${alpha.size.join('x')} for a ${primary.size.join('x')} image`);
+  }
+  return alpha;
+}
+
+/** The colour space of an item's pixels, from its colr property, when it is not sRGB. */
+function colourProfileOf(bytes: Buffer, colr: Box | undefined): HeifHeader['colourProfile'] {
+  if (!colr) return undefined;
+  const fields = reader(bytes, colr);
+  const kind = fields.type();
+  const icc = bytes.subarray(fields.at, colr.end);
+  if ((kind === 'prof' || kind === 'rICC') && !describesSrgb(icc)) return icc;
+  if (kind === 'nclx' && fields.uint(2) === CICP_DISPLAY_P3) return 'display-p3';
+  return undefined;
+}
+
+/**
+ * The primary image's displayed size, alpha and colour, and the pixels the
+ * decoder will really make for it, from the boxes alone: meta's pitm (which
+ * item), iinf (its type), iprp (its properties: ispe, the size; irot, the
+ * turn; colr), iref (a grid's tiles, its alpha plane) and iloc (each
+ * picture's data, checked for a second picture or SPS). What the decoder
+ * would expand beyond that (overlays, identity items, tiles that are not HEVC
+ * pictures, anything sized otherwise than its ispe) is refused.
+ */
+export function heifHeader(bytes: Buffer, maxPixels = Infinity): HeifHeader {
+  const meta = heifMeta(bytes);
+  const [primary] = describeItems(meta, [primaryItem(bytes, meta.pitm)]) as [Item];
+  // A size over the limit is the answer however the rest is built.
+  if (primary.size[0] * primary.size[1] > maxPixels) throw new HeifTooLarge(`HEIF ispe: ${primary.size.join('x')}`);
+  const alpha = alphaPlane(meta, primary);
+  const coded = new Map([...pictures(meta, primary), ...(alpha ? pictures(meta, alpha) : [])]);
+  for (const [id, data] of itemData(meta, new Set(coded.keys()))) checkHevcData(data, id);
+  const irot = primary.properties.get('irot');
+  const quarterTurns = irot ? reader(bytes, irot).uint(1) & 3 : 0;
+  const [width, height] = quarterTurns % 2 === 1 ? [primary.size[1], primary.size[0]] : primary.size;
+  const colourProfile = colourProfileOf(bytes, primary.properties.get('colr'));
+  const decodedPixels = [...coded.values()].reduce((sum, pixels) => sum + pixels, 0);
+  return { width, height, hasAlpha: alpha !== undefined, decodedPixels, ...(colourProfile ? { colourProfile } : {}) };
 }
 
 /** The decoded primary image: interleaved 8-bit RGB or RGBA, turned and mirrored as the container says. */

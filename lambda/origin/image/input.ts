@@ -7,7 +7,7 @@ import type { Limits } from '../config';
 import { HttpError } from '../errors';
 import { detectFormat, type SourceFormat } from './detect';
 import { withColourProfile } from './colour-profile';
-import { decodeHeif, heifHeader } from './heif';
+import { decodeHeif, heifHeader, HeifTooLarge } from './heif';
 import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
 import { svgRefusal } from './svg';
 
@@ -29,6 +29,8 @@ export interface SourceInfo {
   progressive: boolean;
   /** A HEIF whose pixels are not sRGB: they are copied into a file that carries their profile, and converted (colour-profile.ts). */
   colourProfile?: boolean;
+  /** A HEIF's pixels as its decoder makes them before they are cut to the image: every tile of a grid, and the alpha plane's (heif.ts). */
+  decoderPixels?: number;
 }
 
 export interface OpenedSource {
@@ -162,12 +164,13 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
 function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
   let header;
   try {
-    header = heifHeader(bytes);
+    header = heifHeader(bytes, limits.maxInputPixels);
   } catch (error) {
-    throw decodeError(error, limits);
+    throw error instanceof HeifTooLarge ? tooManyPixels(limits, error.message) : decodeError(error, limits);
   }
-  const { width, height, hasAlpha } = header;
-  if (width * height > limits.maxInputPixels) throw tooManyPixels(limits, `HEIF header: ${width}x${height}`);
+  const { width, height, hasAlpha, decodedPixels } = header;
+  // The tiles and the alpha plane count: a small grid over one huge tile is decoded at the tile's size.
+  if (Math.max(width * height, decodedPixels) > limits.maxInputPixels) throw tooManyPixels(limits, `HEIF header: ${width}x${height}, ${decodedPixels} pixels decoded`);
   const channels = hasAlpha ? 4 : 3;
   return {
     info: {
@@ -181,6 +184,7 @@ function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
       depth: 'uchar',
       orientation: 1,
       progressive: false,
+      decoderPixels: decodedPixels,
       ...(header.colourProfile ? { colourProfile: true } : {}),
     },
     firstFrame: async () => {
