@@ -88,7 +88,7 @@ describe('purge', () => {
     await Promise.all([...web, neighbour].map((key) => putObject(buckets.s3, buckets.cacheBucket, key, 'variant', 'image/webp')));
     const result = await run([...flags(), 'shop/dog.jpg']);
     expect(result.status).toBe(0);
-    expect(result.out[1]).toBe('ok    shop/dog.jpg: 2 variant(s) deleted; invalidated /shop/dog.jpg* (I1EXAMPLE)');
+    expect(result.out[1]).toBe('ok    shop/dog.jpg: 2 variant(s) deleted; invalidated /shop/dog.jpg/* (I1EXAMPLE)');
     expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([neighbour, ...CAT, ...NEIGHBOURS, ...MY_CAT, ...PLUS].sort());
   });
 
