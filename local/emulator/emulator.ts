@@ -85,6 +85,23 @@ function etagMatches(request: ViewerRequest, response: CachedResponse): boolean 
   return ifNoneMatch.split(',').some((tag) => ['*', etag].includes(tag.trim().replace(/^W\//, '')));
 }
 
+/** The primary origin: a variant already in the cache bucket, or undefined (403/404: fail over). */
+async function fromCacheBucket(s3: S3Client, bucket: string, uri: string): Promise<CachedResponse | undefined> {
+  try {
+    const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: decodeURIComponent(uri.slice(1)) }));
+    const headers: Record<string, string> = {};
+    if (object.ContentType) headers['content-type'] = object.ContentType;
+    if (object.CacheControl) headers['cache-control'] = object.CacheControl;
+    if (object.ETag) headers.etag = object.ETag;
+    if (object.LastModified) headers['last-modified'] = object.LastModified.toUTCString();
+    return { status: 200, headers, body: Buffer.from(await object.Body!.transformToByteArray()) };
+  } catch (error) {
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (status === 403 || status === 404) return undefined;
+    throw error;
+  }
+}
+
 export function createEmulator(options: EmulatorOptions) {
   const edgeFunction = loadFunction(options.functionCode, options.keyValues);
   const responseFunction = loadFunction<ViewerResponseEvent, ViewerResponse>(options.viewerResponseCode, {}, 'viewer-response.js');
@@ -92,25 +109,6 @@ export function createEmulator(options: EmulatorOptions) {
   const cache = new EdgeCache(options.edgeCache);
   /** Origin invocations still running after their response (a variant being stored). */
   const running = new Set<Promise<unknown>>();
-
-  /** The primary origin: a variant already in the cache bucket, or undefined (403/404: fail over). */
-  async function fromCacheBucket(uri: string): Promise<CachedResponse | undefined> {
-    try {
-      const object = await options.s3.send(
-        new GetObjectCommand({ Bucket: options.cacheBucket, Key: decodeURIComponent(uri.slice(1)) }),
-      );
-      const headers: Record<string, string> = {};
-      if (object.ContentType) headers['content-type'] = object.ContentType;
-      if (object.CacheControl) headers['cache-control'] = object.CacheControl;
-      if (object.ETag) headers.etag = object.ETag;
-      if (object.LastModified) headers['last-modified'] = object.LastModified.toUTCString();
-      return { status: 200, headers, body: Buffer.from(await object.Body!.transformToByteArray()) };
-    } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === 403 || status === 404) return undefined;
-      throw error;
-    }
-  }
 
   async function fromLambda(uri: string, query: string, request: ViewerRequest): Promise<CachedResponse> {
     const headers: Record<string, string> = {};
@@ -195,7 +193,7 @@ export function createEmulator(options: EmulatorOptions) {
   /** The first of a behavior's origins to answer other than 403/404 (the Lambda, last, always answers). */
   async function fromOrigins(origins: Origin[], uri: string, query: string, request: ViewerRequest): Promise<{ origin: Origin; response: CachedResponse }> {
     for (const origin of origins) {
-      const response = origin === 'cache-bucket' ? await fromCacheBucket(uri) : await fromLambda(uri, query, request);
+      const response = origin === 'cache-bucket' ? await fromCacheBucket(options.s3, options.cacheBucket, uri) : await fromLambda(uri, query, request);
       if (response) return { origin, response };
     }
     throw new Error('A behavior ends with the Lambda, which always answers.');
