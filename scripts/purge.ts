@@ -17,6 +17,8 @@ import { decodeKeyPath, isGrammarError, validateKey } from '../lambda/grammar';
 import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/invalidate/cloudfront';
 import { covers, EVERYTHING, sourceWildcards } from '../lambda/invalidate/paths';
 import { purgeFailed, purgeSources, type SourcePurge } from '../lambda/invalidate/purge';
+import { deleteKeys, listVariants } from '../lambda/invalidate/variants';
+import { WEB_VARIANTS_PREFIX } from '../lambda/origin/web/variants';
 import { localS3Client } from '../local/harness/s3-client';
 import { UsageError } from '../local/harness/command-line';
 import { operatorMain, runIfMain } from './operator-command';
@@ -143,6 +145,20 @@ export function sourceKeyOf(arg: string): string {
   return validateKey(arg);
 }
 
+/**
+ * Deletes what the cache bucket holds of `key` as a web origin's source: its variants are kept
+ * under `/` (lambda/origin/web/variants.ts), where no CloudFront path reaches them, and the origin
+ * serves them until it asks the site again. Which prefixes are web origins is not known here, so
+ * every key is looked up there too: one more listing.
+ */
+async function purgeWebVariants(s3: S3Client, cacheBucket: string, key: string, report: SourcePurge): Promise<void> {
+  const listed = await listVariants(s3, cacheBucket, WEB_VARIANTS_PREFIX + key);
+  const removed = await deleteKeys(s3, cacheBucket, listed.keys);
+  report.deleted += removed.deleted;
+  report.errors.push(...removed.errors);
+  report.failure ??= listed.failure ?? removed.failure;
+}
+
 /** Purges every key (each whatever happens to the others) with one invalidation for all. */
 export async function purge(options: PurgeOptions, deps: PurgeDependencies): Promise<PurgeReport> {
   const keys: KeyOutcome[] = options.keys.map((arg) => {
@@ -166,6 +182,9 @@ export async function purge(options: PurgeOptions, deps: PurgeDependencies): Pro
     outcome.purge = sources[index];
     if (invalidation) outcome.paths = options.everything ? [EVERYTHING] : sourceWildcards(outcome.key!);
   });
+  if (invalidationResult.invalidationError === undefined) {
+    await Promise.all(valid.map((outcome) => purgeWebVariants(deps.s3, options.cacheBucket, outcome.key!, outcome.purge!)));
+  }
   const ok = keys.every((outcome) => outcome.purge && !purgeFailed(outcome.purge)) && invalidationResult.invalidationError === undefined;
   return { keys, ...invalidationResult, ok };
 }

@@ -27,7 +27,7 @@ import { transformProcesses, type TransformProcesses } from './transform-process
 import { checkRequiredWatermark, watermarkFiles } from './watermarks';
 import { fetchWebSource } from './web/fetch';
 import { webSourceFor, type WebSource } from './web/origins';
-import { readWebVariant, storeWebVariant, type StoredWebVariant } from './web/variants';
+import { readWebVariant, storeWebVariant, webVariantKey, type StoredWebVariant } from './web/variants';
 
 export interface OriginDependencies {
   s3: S3Client;
@@ -59,7 +59,8 @@ interface Sourcing {
   /**
    * Whether a variant too large to return inline is answered by a redirect to
    * itself, which CloudFront then finds in the cache bucket. A web source's
-   * path has no cache-bucket origin, so its variants are always answered inline.
+   * variants are kept where no cache-bucket origin looks (webVariantKey), so
+   * they are always answered inline, whichever behavior the request came by.
    */
   redirectsLarge: boolean;
 }
@@ -162,7 +163,7 @@ export function createOriginHandler({
   async function serveWeb(job: Job, web: WebSource): Promise<FunctionUrlResponse> {
     const { request, measured, respond } = job;
     const started = performance.now();
-    const key = variantKey(request.key, request.ops);
+    const key = webVariantKey(request.key, request.ops);
     const revalidate = web.origin.revalidateSeconds;
     const freshCacheControl = `public, max-age=${revalidate}`;
     const stored = await readWebVariant(s3, config.cacheBucket, key, abortAt(job.endsAt));

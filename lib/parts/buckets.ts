@@ -12,7 +12,7 @@ import { ACCESS_LOGGING_OFF, acknowledge } from './nag';
 
 export type BucketsProps = Pick<
   ResolvedSettings,
-  'sourceBucket' | 'variantExpirationDays' | 'accessLogging' | 'accessLogDays' | 'removalPolicy' | 'autoDeleteObjects'
+  'sourceBucket' | 'variantExpirationDays' | 'accessLogging' | 'accessLogDays' | 'removalPolicy' | 'autoDeleteObjects' | 'webOrigins'
 >;
 
 export interface Buckets {
@@ -75,6 +75,10 @@ export function buildBuckets(scope: Construct, props: BucketsProps): Buckets {
       // A claim on making an AVIF matters for one time budget; S3 removes it a day on.
       { id: 'expire-avif-claims', prefix: AVIF_CLAIMS_PREFIX, expiration: Duration.days(1) },
       { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      // Web variants were once kept under their prefix itself, where a URL that spells a slash
+      // as %2F reaches them through the cache-bucket origin, unrevalidated. They are kept under
+      // `/` now, and nothing else is written under a web prefix: S3 removes those a day on.
+      ...Object.keys(props.webOrigins).map((prefix) => ({ id: `expire-web-variants-kept-under-${prefix}`, prefix, expiration: Duration.days(1) })),
     ],
     ...serverAccessLogs('s3/cache/'),
   });

@@ -9,6 +9,7 @@ import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { webPathPattern } from '../../lambda/origin/web/origins';
 import type { ResolvedSettings } from '../resolved-settings';
 import { FORMAT_VARY } from '../viewer-response-function';
 import type { EdgeFunctions } from './edge-functions';
@@ -139,7 +140,7 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
     defaultBehavior: { origin, ...behavior },
     // A web source's variants change in place, so the cache bucket cannot answer for them:
     // the Lambda serves what it stored while it is current and asks the site after that.
-    additionalBehaviors: Object.fromEntries(props.webPrefixes.map((prefix) => [`/${prefix}*`, { origin: functionUrlOrigin, ...behavior }])),
+    additionalBehaviors: Object.fromEntries(props.webPrefixes.map((prefix) => [webPathPattern(prefix), { origin: functionUrlOrigin, ...behavior }])),
     httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
     enableIpv6: true,
     priceClass: props.priceClass,

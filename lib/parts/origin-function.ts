@@ -12,6 +12,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { originEnvironment } from '../../lambda/origin/config';
 import { FAILURES_PREFIX } from '../../lambda/origin/failures';
+import { WEB_VARIANTS_PREFIX } from '../../lambda/origin/web/variants';
 import type { ResolvedSettings } from '../resolved-settings';
 import { ImageTransformerConfigError } from '../settings';
 import { bucketNames } from './buckets';
@@ -83,7 +84,7 @@ function shellQuote(text: string): string {
 export function buildOriginFunction(scope: Construct, props: OriginFunctionProps): OriginFunction {
   const { sourceBucket, sourceBuckets, cacheBucket, grammar, limits } = props;
   const prefixBuckets = Object.values(sourceBuckets);
-  const ownRecords = [FAILURES_PREFIX, ...Object.keys(props.webOrigins)];
+  const ownRecords = [FAILURES_PREFIX, ...Object.keys(props.webOrigins).map((prefix) => WEB_VARIANTS_PREFIX + prefix)];
   const { logGroup, role } = ownLogsAndRole(scope, 'Origin', 'edge-image-transformer origin: read sources, write variants, write its own logs', props);
   role.addToPolicy(
     new iam.PolicyStatement({
@@ -110,7 +111,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
   role.addToPolicy(
     new iam.PolicyStatement({
       // A miss reads back only what it wrote itself: the failures it remembers, and the
-      // variants of web sources, which it serves until they are checked upstream again.
+      // variants of web sources (under `/<prefix>`), which it serves until they are checked upstream again.
       sid: 'ReadOwnRecords',
       actions: ['s3:GetObject'],
       resources: ownRecords.map((prefix) => cacheBucket.arnForObjects(prefix + '*')),

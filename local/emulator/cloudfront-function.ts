@@ -1,4 +1,5 @@
-// Runs a generated CloudFront Function file in a node:vm sandbox, the way
+// Runs a generated CloudFront Function file (viewer-request or
+// viewer-response) in a node:vm sandbox, the way
 // cloudfront-js-2.0 runs it: strict mode, no Node globals, the built-in
 // modules `crypto` (Node's own) and `cloudfront` (a fake KeyValueStore)
 // bound by the file's own import declarations, and a top-level `handler`.
@@ -12,7 +13,7 @@ import { parse } from 'acorn';
 import nodeCrypto from 'node:crypto';
 import vm from 'node:vm';
 
-/** CloudFront's event object shapes, as documented for viewer-request functions. */
+/** CloudFront's event object shapes, as documented for viewer-request and viewer-response functions. */
 export interface Field {
   value: string;
   multiValue?: { value: string }[];
@@ -27,11 +28,34 @@ export interface ViewerRequest {
   cookies: Fields;
 }
 
+interface EventContext<T extends string> {
+  distributionDomainName: string;
+  distributionId: string;
+  eventType: T;
+  requestId: string;
+}
+
 export interface ViewerEvent {
   version: '1.0';
-  context: { distributionDomainName: string; distributionId: string; eventType: 'viewer-request'; requestId: string };
+  context: EventContext<'viewer-request'>;
   viewer: { ip: string };
   request: ViewerRequest;
+}
+
+/** What a viewer-response function sees of the answer, and returns: no body. */
+export interface ViewerResponse {
+  statusCode: number;
+  statusDescription?: string;
+  headers: Fields;
+  cookies: Fields;
+}
+
+export interface ViewerResponseEvent {
+  version: '1.0';
+  context: EventContext<'viewer-response'>;
+  viewer: { ip: string };
+  request: ViewerRequest;
+  response: ViewerResponse;
 }
 
 export interface FunctionResponse {
@@ -52,9 +76,9 @@ export interface KvsFake {
   keysRead: string[];
 }
 
-export interface LoadedFunction {
+export interface LoadedFunction<Event = ViewerEvent, Result = FunctionResult> {
   /** Calls the file's `handler` with an event; the result is copied out of the sandbox. */
-  handler(event: ViewerEvent): Promise<FunctionResult>;
+  handler(event: Event): Promise<Result>;
   kvs: KvsFake;
   /** What the function wrote with console.log. */
   logs: string[];
@@ -62,7 +86,11 @@ export interface LoadedFunction {
 
 const MODULES = ['crypto', 'cloudfront'];
 
-export function loadFunction(code: string, kvsValues: Record<string, string> = {}): LoadedFunction {
+export function loadFunction<Event = ViewerEvent, Result = FunctionResult>(
+  code: string,
+  kvsValues: Record<string, string> = {},
+  filename = 'viewer-request.js',
+): LoadedFunction<Event, Result> {
   const kvs: KvsFake = { values: kvsValues, idsAsked: [], keysRead: [] };
   const logs: string[] = [];
   const cloudfront = {
@@ -99,7 +127,7 @@ export function loadFunction(code: string, kvsValues: Record<string, string> = {
     console: { log: (...parts: unknown[]) => logs.push(parts.map(String).join(' ')) },
   });
   // CloudFront runs every function in strict mode.
-  vm.runInContext(`'use strict';${script}`, sandbox, { filename: 'viewer-request.js' });
+  vm.runInContext(`'use strict';${script}`, sandbox, { filename });
   const handler = (sandbox as { handler?: unknown }).handler;
   if (typeof handler !== 'function') throw new Error('The function file defines no top-level handler(event).');
 
@@ -107,8 +135,8 @@ export function loadFunction(code: string, kvsValues: Record<string, string> = {
     kvs,
     logs,
     async handler(event) {
-      const result = await (handler as (event: ViewerEvent) => unknown)(event);
-      return JSON.parse(JSON.stringify(result)) as FunctionResult;
+      const result = await (handler as (event: Event) => unknown)(event);
+      return JSON.parse(JSON.stringify(result)) as Result;
     },
   };
 }
@@ -137,15 +165,28 @@ export function viewerEvent(
   }
   return {
     version: '1.0',
-    context: {
-      distributionDomainName: 'd111111abcdef8.cloudfront.net',
-      distributionId: 'EDFDVBD6EXAMPLE',
-      eventType: 'viewer-request',
-      requestId: 'EXAMPLEntjQpEXAMPLE_SG5Z-EXAMPLEPmPfEXAMPLEu3EqEXAMPLE==',
-    },
-    viewer: { ip: '198.51.100.11' },
+    context: eventContext('viewer-request'),
+    viewer: VIEWER,
     request: { method: options.method ?? 'GET', uri: path, querystring, headers, cookies: {} },
   };
+}
+
+const VIEWER = { ip: '198.51.100.11' };
+
+function eventContext<T extends string>(eventType: T): EventContext<T> {
+  return {
+    distributionDomainName: 'd111111abcdef8.cloudfront.net',
+    distributionId: 'EDFDVBD6EXAMPLE',
+    eventType,
+    requestId: 'EXAMPLEntjQpEXAMPLE_SG5Z-EXAMPLEPmPfEXAMPLEu3EqEXAMPLE==',
+  };
+}
+
+/** A viewer-response event: the request as the viewer-request function passed it on, and the answer's status and headers. */
+export function viewerResponseEvent(request: ViewerRequest, statusCode: number, headers: Record<string, string>): ViewerResponseEvent {
+  const fields: Fields = {};
+  for (const [name, value] of Object.entries(headers)) addField(fields, name, value);
+  return { version: '1.0', context: eventContext('viewer-response'), viewer: VIEWER, request, response: { statusCode, headers: fields, cookies: {} } };
 }
 
 function addField(fields: Fields, name: string, value: string): void {

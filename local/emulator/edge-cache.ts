@@ -25,7 +25,7 @@ export function ttlSeconds(response: CachedResponse): number {
 }
 
 export class EdgeCache {
-  private readonly entries = new Map<string, { response: CachedResponse; expires: number }>();
+  private readonly entries = new Map<string, { response: CachedResponse; stored: number; expires: number }>();
 
   constructor(
     private readonly enabled: boolean,
@@ -33,18 +33,23 @@ export class EdgeCache {
   ) {}
 
   get(uri: string): CachedResponse | undefined {
+    return this.lookup(uri)?.response;
+  }
+
+  /** The stored response and how long it has been held, in whole seconds: CloudFront's `Age` on a hit. */
+  lookup(uri: string): { response: CachedResponse; ageSeconds: number } | undefined {
     const entry = this.entries.get(uri);
     if (!entry) return undefined;
     if (entry.expires <= this.now()) {
       this.entries.delete(uri);
       return undefined;
     }
-    return entry.response;
+    return { response: entry.response, ageSeconds: Math.floor((this.now() - entry.stored) / 1000) };
   }
 
   put(uri: string, response: CachedResponse): void {
     const ttl = ttlSeconds(response);
-    if (this.enabled && ttl > 0) this.entries.set(uri, { response, expires: this.now() + ttl * 1000 });
+    if (this.enabled && ttl > 0) this.entries.set(uri, { response, stored: this.now(), expires: this.now() + ttl * 1000 });
   }
 
   /** CloudFront invalidation paths: exact, or a prefix ending in `*`. Returns the URIs dropped. */

@@ -1,12 +1,25 @@
-// The deployed request path, on a laptop: the generated CloudFront Function,
-// an edge cache keyed by the canonical URI, then the origin group (the S3
-// cache bucket first, the real origin handler on a 403/404), exactly as
-// CloudFront applies them; a web origin's prefix goes to the origin handler
-// alone, as its own cache behavior does. X-Cache and X-Origin say who answered.
+// The deployed request path, on a laptop, in CloudFront's order: the cache
+// behavior chosen from the path as the viewer sent it (behaviors.ts); the
+// generated viewer-request function; an edge cache keyed by the canonical
+// URI; the behavior's origins (the default's: the S3 cache bucket first, the
+// real origin handler on a 403/404; a web prefix's: the handler alone); then
+// the generated viewer-response function on every answer CloudFront runs it
+// for, and the response headers policy. X-Cache and X-Origin say who answered.
 
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { OriginHandler } from '../../lambda/origin/handler';
-import { isResponse, loadFunction, viewerEvent, forwardedQuery, type FunctionResponse } from './cloudfront-function';
+import { behaviorFor, distributionBehaviors, type Origin } from './behaviors';
+import {
+  isResponse,
+  loadFunction,
+  viewerEvent,
+  viewerResponseEvent,
+  forwardedQuery,
+  type FunctionResponse,
+  type ViewerRequest as FunctionRequest,
+  type ViewerResponse,
+  type ViewerResponseEvent,
+} from './cloudfront-function';
 import { EdgeCache, type CachedResponse } from './edge-cache';
 import { decodeResult, functionUrlEvent } from './function-url';
 
@@ -15,6 +28,8 @@ export interface EmulatorOptions {
   cacheBucket: string;
   /** The viewer-request function file, exactly as deployed. */
   functionCode: string;
+  /** The viewer-response function file, exactly as deployed. */
+  viewerResponseCode: string;
   /** The KeyValueStore's contents (the signing secrets). */
   keyValues?: Record<string, string>;
   /** The origin handler, invoked in-process with Function URL events. */
@@ -22,8 +37,8 @@ export interface EmulatorOptions {
   /** Whether responses are kept in the edge cache. */
   edgeCache: boolean;
   /**
-   * Key prefixes of web origins: their own cache behavior goes to the origin
-   * handler alone, which keeps their variants in the cache bucket itself.
+   * Key prefixes of web origins: each has its own cache behavior, whose only
+   * origin is the origin handler, which keeps their variants in the cache bucket itself.
    */
   webPrefixes?: string[];
 }
@@ -35,14 +50,20 @@ export interface ViewerRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
-export type Origin = 'cache-bucket' | 'lambda';
+export type { Origin };
 
 /**
- * Added to every response, as the construct's response headers policy does: a
- * variant from the cache bucket has no Vary of its own, yet the same URL
- * carries another format for another browser.
+ * What the construct's response headers policy does to every response: nosniff
+ * over whatever was there, and Vary only where none is (a variant from the cache
+ * bucket has none, yet the same URL carries another format for another browser;
+ * the viewer-response function's, with the client hints, is kept).
  */
-const RESPONSE_HEADERS: Record<string, string> = { 'x-content-type-options': 'nosniff', vary: 'Accept' };
+function withPolicyHeaders(headers: Record<string, string>): Record<string, string> {
+  return { vary: 'Accept', ...headers, 'x-content-type-options': 'nosniff' };
+}
+
+/** CloudFront runs no viewer-response function for an answer of 400 or more. */
+const VIEWER_RESPONSE_BELOW = 400;
 
 /** Conditional headers stay at the edge: CloudFront fetches whole objects to cache them. */
 const EDGE_ONLY_HEADERS = ['host', 'if-none-match', 'if-modified-since'];
@@ -64,30 +85,30 @@ function etagMatches(request: ViewerRequest, response: CachedResponse): boolean 
   return ifNoneMatch.split(',').some((tag) => ['*', etag].includes(tag.trim().replace(/^W\//, '')));
 }
 
+/** The primary origin: a variant already in the cache bucket, or undefined (403/404: fail over). */
+async function fromCacheBucket(s3: S3Client, bucket: string, uri: string): Promise<CachedResponse | undefined> {
+  try {
+    const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: decodeURIComponent(uri.slice(1)) }));
+    const headers: Record<string, string> = {};
+    if (object.ContentType) headers['content-type'] = object.ContentType;
+    if (object.CacheControl) headers['cache-control'] = object.CacheControl;
+    if (object.ETag) headers.etag = object.ETag;
+    if (object.LastModified) headers['last-modified'] = object.LastModified.toUTCString();
+    return { status: 200, headers, body: Buffer.from(await object.Body!.transformToByteArray()) };
+  } catch (error) {
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (status === 403 || status === 404) return undefined;
+    throw error;
+  }
+}
+
 export function createEmulator(options: EmulatorOptions) {
   const edgeFunction = loadFunction(options.functionCode, options.keyValues);
+  const responseFunction = loadFunction<ViewerResponseEvent, ViewerResponse>(options.viewerResponseCode, {}, 'viewer-response.js');
+  const behaviors = distributionBehaviors(options.webPrefixes ?? []);
   const cache = new EdgeCache(options.edgeCache);
   /** Origin invocations still running after their response (a variant being stored). */
   const running = new Set<Promise<unknown>>();
-
-  /** The primary origin: a variant already in the cache bucket, or undefined (403/404: fail over). */
-  async function fromCacheBucket(uri: string): Promise<CachedResponse | undefined> {
-    try {
-      const object = await options.s3.send(
-        new GetObjectCommand({ Bucket: options.cacheBucket, Key: decodeURIComponent(uri.slice(1)) }),
-      );
-      const headers: Record<string, string> = {};
-      if (object.ContentType) headers['content-type'] = object.ContentType;
-      if (object.CacheControl) headers['cache-control'] = object.CacheControl;
-      if (object.ETag) headers.etag = object.ETag;
-      if (object.LastModified) headers['last-modified'] = object.LastModified.toUTCString();
-      return { status: 200, headers, body: Buffer.from(await object.Body!.transformToByteArray()) };
-    } catch (error) {
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (status === 403 || status === 404) return undefined;
-      throw error;
-    }
-  }
 
   async function fromLambda(uri: string, query: string, request: ViewerRequest): Promise<CachedResponse> {
     const headers: Record<string, string> = {};
@@ -114,15 +135,33 @@ export function createEmulator(options: EmulatorOptions) {
     await Promise.allSettled([...running]);
   }
 
-  function answer(request: ViewerRequest, response: CachedResponse, extra: Record<string, string>): CachedResponse {
-    const headers: Record<string, string> = { ...response.headers, ...RESPONSE_HEADERS, ...extra };
-    if (etagMatches(request, response)) {
-      delete headers['content-length'];
-      return { status: 304, headers, body: Buffer.alloc(0) };
-    }
+  /**
+   * The headers after the viewer-response function, given the request the viewer-request function
+   * passed on (none when it answered itself: CloudFront returns that as it is) and the answer's status.
+   */
+  async function viewerResponseHeaders(passedOn: FunctionRequest | undefined, status: number, headers: Record<string, string>): Promise<Record<string, string>> {
+    if (!passedOn || status >= VIEWER_RESPONSE_BELOW) return headers;
+    const result = await responseFunction.handler(viewerResponseEvent(passedOn, status, headers));
+    return Object.fromEntries(Object.entries(result.headers).map(([name, field]) => [name, field.value]));
+  }
+
+  /** What the viewer gets for a cached or fetched `response`: a 304 where its ETag matches, `Age` on a hit. */
+  async function answer(
+    request: ViewerRequest,
+    passedOn: FunctionRequest | undefined,
+    response: CachedResponse,
+    served: { ageSeconds?: number; extra: Record<string, string> },
+  ): Promise<CachedResponse> {
+    let headers: Record<string, string> = { ...response.headers };
+    if (served.ageSeconds !== undefined) headers.age = String(served.ageSeconds);
+    const notModified = etagMatches(request, response);
+    const status = notModified ? 304 : response.status;
+    if (notModified) delete headers['content-length'];
     // The origin's own length where it gave one: its answer to a HEAD has the length, not the body.
-    headers['content-length'] ??= String(response.body.length);
-    return { status: response.status, headers, body: request.method === 'HEAD' ? Buffer.alloc(0) : response.body };
+    else headers['content-length'] ??= String(response.body.length);
+    headers = { ...withPolicyHeaders(await viewerResponseHeaders(passedOn, status, headers)), ...served.extra };
+    const body = notModified || request.method === 'HEAD' ? Buffer.alloc(0) : response.body;
+    return { status, headers, body };
   }
 
   async function serve(request: ViewerRequest): Promise<CachedResponse> {
@@ -134,25 +173,30 @@ export function createEmulator(options: EmulatorOptions) {
       const text = single(value);
       if (text !== undefined) headers[name.toLowerCase()] = text;
     }
+    // The behavior is CloudFront's first choice, from the raw path, before the function rewrites it.
+    const behavior = behaviorFor(path, behaviors);
     const result = await edgeFunction.handler(viewerEvent(path, query, { method: request.method, headers }));
     if (isResponse(result)) {
-      return answer(request, functionResponse(result), { 'x-cache': 'FunctionGeneratedResponse from cloudfront' });
+      return answer(request, undefined, functionResponse(result), { extra: { 'x-cache': 'FunctionGeneratedResponse from cloudfront' } });
     }
     const uri = result.uri;
-    const cached = cache.get(uri);
-    if (cached) return answer(request, cached, { 'x-cache': 'Hit from cloudfront' });
+    const cached = cache.lookup(uri);
+    if (cached) return answer(request, result, cached.response, { ageSeconds: cached.ageSeconds, extra: { 'x-cache': 'Hit from cloudfront' } });
 
-    const web = (options.webPrefixes ?? []).some((prefix) => decodeURIComponent(uri.slice(1)).startsWith(prefix));
-    let origin: Origin = 'cache-bucket';
-    let response = web ? undefined : await fromCacheBucket(uri);
-    if (!response) {
-      origin = 'lambda';
-      response = await fromLambda(uri, forwardedQuery(result), request);
-    }
+    const { origin, response } = await fromOrigins(behavior.origins, uri, forwardedQuery(result), request);
     // CloudFront caches GET and HEAD only, and the origin answers a HEAD without the body:
     // only an answer to a GET may be served to later GETs.
     if (request.method === 'GET') cache.put(uri, response);
-    return answer(request, response, { 'x-cache': 'Miss from cloudfront', 'x-origin': origin });
+    return answer(request, result, response, { extra: { 'x-cache': 'Miss from cloudfront', 'x-origin': origin } });
+  }
+
+  /** The first of a behavior's origins to answer other than 403/404 (the Lambda, last, always answers). */
+  async function fromOrigins(origins: Origin[], uri: string, query: string, request: ViewerRequest): Promise<{ origin: Origin; response: CachedResponse }> {
+    for (const origin of origins) {
+      const response = origin === 'cache-bucket' ? await fromCacheBucket(options.s3, options.cacheBucket, uri) : await fromLambda(uri, query, request);
+      if (response) return { origin, response };
+    }
+    throw new Error('A behavior ends with the Lambda, which always answers.');
   }
 
   return { serve, cache, settled };

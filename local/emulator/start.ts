@@ -21,6 +21,7 @@ import { transformProcesses } from '../../lambda/origin/transform-process';
 import type { WebOrigin } from '../../lambda/origin/web/origins';
 import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
+import { DEFAULT_BROWSER_MAX_AGE_SECONDS, viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import { checkRequireWatermark, packageWatermarks, type WatermarkProps } from '../../lib/watermarks';
 import { contentTypeOf } from './content-types';
 import { startDemoSite } from './demo-site';
@@ -171,6 +172,65 @@ export const LOCAL_REVALIDATE_SECONDS = 60;
 /** Where the generated samples are served from as a web site's (startDemoSite). */
 export const DEMO_WEB_PREFIX = 'web/';
 
+/** Where the emulator's sources are, as the origin's configuration names them. */
+interface LocalSources {
+  sourceBucket: string;
+  cacheBucket: string;
+  sourceBuckets: PrefixBuckets;
+  webOrigins: Record<string, WebOrigin>;
+}
+
+/**
+ * The emulated distribution over these sources: both generated edge functions, the
+ * origin handler and the edge cache, with the settings `npm start` deploys locally.
+ */
+async function localDistribution(options: EmulatorStartOptions, { sourceBucket, cacheBucket, sourceBuckets, webOrigins }: LocalSources) {
+  const { s3, log } = options;
+  const watermarks = packageWatermarks(options.watermarks ?? { logo: { file: await writeSampleWatermark(), opacity: 0.85 } });
+  const grammar: GrammarOptions = {
+    ...DEFAULT_GRAMMAR_OPTIONS,
+    presets: LOCAL_PRESETS,
+    watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
+  };
+  const signing = options.signingSecret !== undefined;
+  const functionCode = viewerRequestFunctionCode({ grammar, avif: true, signing, keyValueStoreId: 'local-key-value-store' });
+  log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${signing ? ', signed URLs required' : ''}`);
+
+  const config = originConfig(
+    { sourceBucket, cacheBucket },
+    {
+      sourceBuckets,
+      ...(options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
+      // Read from where they are, rather than from a package folder.
+      watermarkDefinitions: Object.fromEntries(watermarks.map(({ name, source, definition }) => [name, { ...definition, file: source }])),
+      requireWatermark: checkRequireWatermark(options.requireWatermark, watermarks),
+      webOrigins,
+    },
+  );
+  // As the construct deploys it by default: browsers keep a variant (the origin's Cache-Control) for an hour.
+  const viewerResponseCode = viewerResponseFunctionCode({ variantCacheControl: config.cacheControl, browserMaxAgeSeconds: DEFAULT_BROWSER_MAX_AGE_SECONDS });
+
+  // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
+  const transforms = transformProcesses(availableParallelism());
+  const emulator = createEmulator({
+    s3,
+    cacheBucket,
+    functionCode,
+    viewerResponseCode,
+    keyValues: { ...deploymentEntries(grammar), ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}) },
+    edgeCache: options.edgeCache,
+    webPrefixes: Object.keys(webOrigins),
+    origin: createOriginHandler({
+      s3,
+      config,
+      log: (entry) => (entry.level === 'info' ? undefined : log(JSON.stringify(entry))),
+      transforms,
+      allowLoopbackWebOrigins: true,
+    }),
+  });
+  return { emulator, grammar, transforms };
+}
+
 export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
   const { s3, log } = options;
   const prefixes = Object.entries(options.prefixFolders ?? {});
@@ -206,44 +266,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   if (overlap) throw new UsageError(overlap);
   if (demoSite) log(`serving the samples as a web site at ${demoSite.url}, under ${DEMO_WEB_PREFIX}`);
 
-  const watermarks = packageWatermarks(options.watermarks ?? { logo: { file: await writeSampleWatermark(), opacity: 0.85 } });
-  const grammar: GrammarOptions = {
-    ...DEFAULT_GRAMMAR_OPTIONS,
-    presets: LOCAL_PRESETS,
-    watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
-  };
-  const signing = options.signingSecret !== undefined;
-  const functionCode = viewerRequestFunctionCode({ grammar, avif: true, signing, keyValueStoreId: 'local-key-value-store' });
-  log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${signing ? ', signed URLs required' : ''}`);
-
-  const quiet = () => {};
-  // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
-  const transforms = transformProcesses(availableParallelism());
-  const emulator = createEmulator({
-    s3,
-    cacheBucket,
-    functionCode,
-    keyValues: { ...deploymentEntries(grammar), ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}) },
-    edgeCache: options.edgeCache,
-    webPrefixes: Object.keys(webOrigins),
-    origin: createOriginHandler({
-      s3,
-      config: originConfig(
-        { sourceBucket, cacheBucket },
-        {
-          sourceBuckets,
-          ...(options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
-          // Read from where they are, rather than from a package folder.
-          watermarkDefinitions: Object.fromEntries(watermarks.map(({ name, source, definition }) => [name, { ...definition, file: source }])),
-          requireWatermark: checkRequireWatermark(options.requireWatermark, watermarks),
-          webOrigins,
-        },
-      ),
-      log: (entry) => (entry.level === 'info' ? quiet() : log(JSON.stringify(entry))),
-      transforms,
-      allowLoopbackWebOrigins: true,
-    }),
-  });
+  const { emulator, grammar, transforms } = await localDistribution(options, { sourceBucket, cacheBucket, sourceBuckets, webOrigins });
 
   const invalidate = createInvalidationHandler({
     s3,
@@ -257,7 +280,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     },
     // distributionOrigin is unused: no presets are warmed locally.
     config: invalidateConfig({ cacheBucket, distributionId: 'LOCAL', distributionOrigin: 'http://127.0.0.1' }, { grammar, sourceBuckets }),
-    log: quiet,
+    log: () => {},
     // The second pass runs once the misses in flight are over: the emulator knows which.
     settle: emulator.settled,
   });

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { imageUrl } from '../../lambda/client';
+import { browserCacheControl, DEFAULT_BROWSER_MAX_AGE_SECONDS, FORMAT_VARY, WIDTH_HINTS_VARY } from '../../lib/viewer-response-function';
 import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
 import { listKeys, testS3Client } from '../support/s3';
 import { chromiumMissing, launchChromium } from './chromium';
@@ -94,5 +95,30 @@ describe.skipIf(missing !== undefined && !CI)('width=auto in Chromium, with clie
     expect(await widthServed(imageUrl(emulator.url, PHOTO, { width: 640 }), { width: 1280, height: 900 }, 1)).toBe(640);
     await emulator.settled();
     expect(await variants()).toEqual(made);
+  });
+
+  it('tells the browser the answer varies on the hints it sent, and to keep the AVIF for the browser lifetime', async () => {
+    const auto = imageUrl(emulator.url, PHOTO, { width: 'auto' });
+    /** The headers a fresh browser at DPR 2 got for the image. */
+    const answerHeaders = async () => {
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+      try {
+        const page = await context.newPage();
+        const answered = page.waitForResponse((response) => response.url() === auto);
+        await page.goto(`${siteUrl}/?src=${encodeURIComponent(auto)}`);
+        return (await answered).headers();
+      } finally {
+        await context.close();
+      }
+    };
+    // The first view is WebP, briefly (the AVIF is made after it); once the AVIF is stored, it comes from the cache.
+    await answerHeaders();
+    await emulator.settled();
+    for (const headers of [await answerHeaders(), await answerHeaders()]) {
+      expect(headers['content-type']).toBe('image/avif');
+      expect(headers.vary).toBe(`${FORMAT_VARY}, ${WIDTH_HINTS_VARY}`);
+      expect(headers['cache-control']).toBe(browserCacheControl(DEFAULT_BROWSER_MAX_AGE_SECONDS));
+      expect(headers.age).toBeUndefined();
+    }
   });
 });

@@ -151,6 +151,11 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     // 1280 CSS px x 2 snaps up to 2560, above the source: without hints it would be the 1280 px fallback.
     await waitForResult(page, '2400 × 1600 px');
     expect(await page.textContent('#url')).toBe(imageUrl(emulator.url, PHOTO, { width: 'auto' }));
+    // What the browser was told, as CloudFront's viewer-response function says it: Vary on the hints it sent.
+    const result = await stats(page, '#result-stats');
+    expect(result.vary).toBe('Accept, Sec-CH-Width, Sec-CH-Viewport-Width, Sec-CH-DPR, Save-Data');
+    expect(result.headers).toMatch(/response headers, as this browser got them.*\bvary: Accept, Sec-CH-Width/);
+    expect(result.headers).toContain(`cache-control: ${result['cache-control']}`);
     expect(errors).toEqual([]);
   });
 

@@ -44,6 +44,11 @@ describe('buckets', () => {
     // Remembered failures (never served: no viewer URI maps to them) are gone a day on.
     expect(rules(base)).toContainEqual({ Id: 'expire-remembered-failures', Prefix: '.failures/', ExpirationInDays: 1, Status: 'Enabled' });
     expect(rules(base)).toContainEqual({ Id: 'expire-avif-claims', Prefix: '.avif-claims/', ExpirationInDays: 1, Status: 'Enabled' });
+    // A web origin's variants once kept under its prefix (reachable there by a URL spelling a slash as %2F)
+    // are gone a day on; they are kept under `/<prefix>` now, which this rule leaves alone.
+    const webRule = { Id: 'expire-web-variants-kept-under-shop/', Prefix: 'shop/', ExpirationInDays: 1, Status: 'Enabled' };
+    expect(rules(full)).toContainEqual(webRule);
+    expect(rules(base)).not.toContainEqual(expect.objectContaining({ Prefix: 'shop/' }));
     // Never the source bucket.
     expect(base.json.Resources[logicalId(base, base.stack.transformer.sourceBucket)].Properties.LifecycleConfiguration).toBeUndefined();
   });

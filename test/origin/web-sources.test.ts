@@ -1,12 +1,14 @@
 // Web origins through the real handler on LocalStack: a key prefix served
 // from a site on loopback (allowed only because the test says so in code),
-// its variants kept in the cache bucket, served while current, asked again
+// its variants kept in the cache bucket (under `/`, where no viewer's URI
+// reaches them), served while current, asked again
 // conditionally after the revalidation time, replaced when the image changed,
 // and served stale for a minute while the site is down.
 
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { encodeKeyPath, parseCanonicalUri } from '../../lambda/grammar';
 import { gradientJpeg } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import { startTestSite, type TestSite } from '../support/web-site';
@@ -31,14 +33,14 @@ const widthOf = async (body: Buffer) => (await sharp(body).metadata()).width;
 const requestsFor = (path: string) => site.requests.filter((request) => request.path === '/images/' + path);
 
 describe('a web source', () => {
-  it('is fetched from the site, transformed and stored under its URL key; the site sees no credentials', async () => {
+  it('is fetched from the site, transformed and stored under its URL key after a "/"; the site sees no credentials', async () => {
     site.put('a/dog.jpg', await gradientJpeg(400, 300));
     const response = await origin.request('/shop/a/dog.jpg/width=100');
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe('image/jpeg');
     expect(await widthOf(response.body)).toBe(100);
     expect(response.headers['cache-control']).toBe(`public, max-age=${REVALIDATE_SECONDS}`);
-    expect(await origin.cachedKeys()).toContain('shop/a/dog.jpg/width=100');
+    expect(await origin.cachedKeys()).toContain('/shop/a/dog.jpg/width=100');
     const [fetch] = requestsFor('a/dog.jpg');
     expect(fetch!.headers.cookie).toBeUndefined();
     expect(fetch!.headers.authorization).toBeUndefined();
@@ -76,7 +78,7 @@ describe('a web source', () => {
     await after(REVALIDATE_SECONDS);
     const changed = await origin.request('/shop/changing.jpg/height=50');
     expect(await widthOf(changed.body)).toBe(50);
-    const stored = await origin.s3.send(new HeadObjectCommand({ Bucket: origin.cacheBucket, Key: 'shop/changing.jpg/height=50' }));
+    const stored = await origin.s3.send(new HeadObjectCommand({ Bucket: origin.cacheBucket, Key: '/shop/changing.jpg/height=50' }));
     expect(stored.ContentLength).toBe(changed.body.length);
   });
 
@@ -96,7 +98,7 @@ describe('a web source', () => {
     } finally {
       site.fail(undefined);
     }
-    expect(await origin.cachedKeys()).not.toContain('shop/down.jpg/width=91');
+    expect(await origin.cachedKeys()).not.toContain('/shop/down.jpg/width=91');
   });
 
   it('missing on the site is a 404, and a page that is not an image a 415; neither is stored', async () => {
@@ -107,7 +109,7 @@ describe('a web source', () => {
     const page = await origin.request('/shop/page.jpg/width=100');
     expect(page.status).toBe(415);
     const keys = await origin.cachedKeys();
-    expect(keys.filter((key) => key.startsWith('shop/nothing.jpg') || key.startsWith('shop/page.jpg'))).toEqual([]);
+    expect(keys.filter((key) => key.includes('shop/nothing.jpg') || key.includes('shop/page.jpg'))).toEqual([]);
     // And the origin still serves the next request.
     expect((await origin.request('/shop/a/dog.jpg/width=100')).status).toBe(200);
   });
@@ -118,6 +120,27 @@ describe('a web source', () => {
     const response = await small.request('/shop/big.jpg/width=300');
     expect(response.status).toBe(200);
     expect(response.body.length).toBeGreaterThan(1000);
+  });
+
+  it('is stored at no key a bucket variant could have, so the cache-bucket origin never serves it unrevalidated', async () => {
+    site.put('kept.jpg', await gradientJpeg(400, 300));
+    const uri = '/shop/kept.jpg/width=100';
+    const made = await origin.request(uri);
+    expect(made.status).toBe(200);
+    expect((await origin.request('/cat.jpg/width=100')).status).toBe(200);
+    const keys = (await origin.cachedKeys()).filter((key) => key.includes('kept.jpg') || key.includes('cat.jpg'));
+    expect(keys.sort()).toEqual(['/shop/kept.jpg/width=100', 'cat.jpg/width=100']);
+    // The default behavior's cache-bucket origin, reached by /shop%2Fkept.jpg?width=100, asks S3 for the URI's key: none there.
+    const asked = origin.s3.send(new GetObjectCommand({ Bucket: origin.cacheBucket, Key: decodeURIComponent(uri.slice(1)) }));
+    await expect(asked).rejects.toMatchObject({ name: 'NoSuchKey' });
+    // The URI that would make CloudFront ask S3 for each stored key: the grammar makes the bucket variant's, and refuses the web one's.
+    const uriOf = (stored: string) => encodeKeyPath(stored.slice(0, stored.lastIndexOf('/'))) + stored.slice(stored.lastIndexOf('/'));
+    expect(parseCanonicalUri(uriOf('cat.jpg/width=100'), origin.config).uri).toBe('/cat.jpg/width=100');
+    expect(() => parseCanonicalUri(uriOf('/shop/kept.jpg/width=100'), origin.config)).toThrow(/empty path segment/);
+    // And the origin itself still serves it (the copy it stored, or the same image after asking the site).
+    const again = await origin.request(uri);
+    expect(again.status).toBe(200);
+    expect(again.body.equals(made.body)).toBe(true);
   });
 
   it('keys outside the prefix are still read from the bucket', async () => {

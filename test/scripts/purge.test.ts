@@ -82,6 +82,16 @@ describe('purge', () => {
     ]);
   });
 
+  it("deletes a web origin's source's variants too, kept under '/' where no CloudFront path reaches them", async () => {
+    const web = ['/shop/dog.jpg/width=100', '/shop/dog.jpg/format=avif'];
+    const neighbour = '/shop/dog.jpg/puppy.jpg/width=100';
+    await Promise.all([...web, neighbour].map((key) => putObject(buckets.s3, buckets.cacheBucket, key, 'variant', 'image/webp')));
+    const result = await run([...flags(), 'shop/dog.jpg']);
+    expect(result.status).toBe(0);
+    expect(result.out[1]).toBe('ok    shop/dog.jpg: 2 variant(s) deleted; invalidated /shop/dog.jpg/* (I1EXAMPLE)');
+    expect(await listKeys(buckets.s3, buckets.cacheBucket)).toEqual([neighbour, ...CAT, ...NEIGHBOURS, ...MY_CAT, ...PLUS].sort());
+  });
+
   it('takes a URL or URL path for a key, percent-decoded ("+" literal), and a key with no variants is fine', async () => {
     const result = await run([...flags(), 'https://img.example.com/photos/my%20cat.jpg?w=640', '/a+b.jpg', 'never/made.jpg']);
     expect(result.status).toBe(0);

@@ -12,6 +12,8 @@ export interface TestSite extends Pick<WebOrigin, 'requests' | 'connections'> {
   base: string;
   /** Serves `body` at `path` (under /images/), with a new ETag. */
   put(path: string, body: Buffer | string, contentType?: string): void;
+  /** Stops serving `path`: a 404 from then on, as for an image the site deleted. */
+  remove(path: string): void;
   /** Answers every request with `status` (and no body) until called with undefined. */
   fail(status: number | undefined): void;
 }
@@ -31,6 +33,9 @@ export async function startTestSite(): Promise<TestSite> {
     put(path, body, contentType = 'image/jpeg') {
       const bytes = Buffer.from(body);
       files.set('/images/' + path, { body: bytes, contentType, etag: etagOf(bytes) });
+    },
+    remove(path) {
+      files.delete('/images/' + path);
     },
     fail(status) {
       failing = status;

@@ -20,6 +20,9 @@ export const DEFAULT_REVALIDATE_SECONDS = 86_400;
 /** Path segments of letters, digits, `.`, `_` and `-` (prefixesRefusal has refused `.` and `..` already). */
 const PATH_PATTERN_PREFIX = /^(?:[A-Za-z0-9._-]+\/)+$/;
 
+/** The CloudFront path pattern of a web prefix's own cache behavior, whose only origin is the Lambda. */
+export const webPathPattern = (prefix: string) => `/${prefix}*`;
+
 export interface WebSource {
   url: URL;
   /** The one host the fetch may talk to. */

@@ -2,8 +2,20 @@
 // replaced in place when their source changes, since no event says it did:
 // each keeps the source's validators (ETag, Last-Modified) to ask it
 // conditionally, and its own write time says when it was last known current.
+//
+// They live under keys no viewer's request can name. The cache bucket is the
+// first origin of the default cache behavior, which CloudFront chooses from
+// the path as the viewer sent it: `/shop%2Fa.jpg` does not match `/shop/*`,
+// yet the edge canonicalises it to the URI of `/shop/a.jpg`. Stored under
+// that URI's key, the variant would be served from there as it is, never
+// revalidated. So a web variant's key is the bucket variant's with a `/` in
+// front: a key the edge can send to S3 is `<source key>/<ops>`, and a source
+// key never begins with an empty segment (validateKey), so none begins with
+// `/`. The default behavior's cache-bucket origin misses, and the Lambda
+// serves the key as the web prefix's own behavior would.
 
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { variantKey, type Ops } from '../../grammar';
 import { storeVariant, type StoreOutcome, type Variant } from '../storage';
 import type { WebFetchOptions } from './fetch';
 
@@ -14,6 +26,14 @@ export interface StoredWebVariant {
   validators: WebValidators;
   /** When the source was last known to be this one (ms since the epoch): the object's write time. */
   checkedAt: number;
+}
+
+/** What every web variant's key begins with: an empty first segment, which no source key has. */
+export const WEB_VARIANTS_PREFIX = '/';
+
+/** Where the variant `ops` of the web source `key` is kept in the cache bucket. */
+export function webVariantKey(key: string, ops: Ops): string {
+  return WEB_VARIANTS_PREFIX + variantKey(key, ops);
 }
 
 const ETAG = 'source-etag';

@@ -230,6 +230,9 @@ async function measure(url, accept, signal) {
     xCache: header('x-cache'),
     xOrigin: header('x-origin'),
     cacheControl: header('cache-control'),
+    vary: header('vary'),
+    // Every header as the browser got it, after CloudFront's viewer-response function (same origin: none is hidden).
+    headers: [...response.headers].map(([name, value]) => `${name}: ${value}`),
     etag: header('etag'),
     serverTiming: parseServerTiming(header('server-timing')),
     total,
@@ -320,6 +323,15 @@ function renderStats(list, m, dims, compareTo) {
   row(list, 'served', el('span', { class: 'mono', text: [m.xCache, m.xOrigin && `X-Origin: ${m.xOrigin}`].filter(Boolean).join(' · ') || '—' }));
   timingRows(list, m);
   if (m.cacheControl) row(list, 'cache-control', el('span', { class: 'mono', text: m.cacheControl }));
+  if (m.vary) row(list, 'vary', el('span', { class: 'mono', text: m.vary }));
+  row(
+    list,
+    'headers',
+    el('details', { class: 'headers' }, [
+      el('summary', { text: `${m.headers.length} response headers, as this browser got them` }),
+      el('pre', { class: 'mono', text: m.headers.join('\n') }),
+    ]),
+  );
   row(list, 'accept sent', el('span', { class: 'mono', text: m.accept }));
 }
 

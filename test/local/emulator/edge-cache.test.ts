@@ -75,6 +75,16 @@ describe('ttlSeconds', () => {
 });
 
 describe('EdgeCache', () => {
+  it("says how long a stored response has been held, in whole seconds (CloudFront's Age on a hit)", () => {
+    const clock = manualClock();
+    const cache = new EdgeCache(true, clock.now);
+    cache.put('/a.jpg/width=1', response(200, 'public, max-age=60'));
+    expect(cache.lookup('/a.jpg/width=1')?.ageSeconds).toBe(0);
+    clock.advance(2_999);
+    expect(cache.lookup('/a.jpg/width=1')?.ageSeconds).toBe(2);
+    expect(cache.lookup('/b.jpg/width=1')).toBeUndefined();
+  });
+
   it('returns a stored response until its lifetime is over, then forgets it', () => {
     const clock = manualClock();
     const cache = new EdgeCache(true, clock.now);

@@ -1,0 +1,38 @@
+// The emulator's choice of cache behavior, as CloudFront makes it: path
+// patterns matched against the path as the viewer sent it, in order, the
+// default behavior last.
+
+import { describe, expect, it } from 'vitest';
+import { behaviorFor, distributionBehaviors, pathPatternMatches } from '../../../local/emulator/behaviors';
+
+describe('pathPatternMatches', () => {
+  it('matches a web prefix pattern only where the raw path spells the prefix: %2F is not a slash, nor %73 an s', () => {
+    expect(pathPatternMatches('/shop/*', '/shop/a.jpg')).toBe(true);
+    expect(pathPatternMatches('/shop/*', '/shop/')).toBe(true);
+    expect(pathPatternMatches('/shop/*', '/shop/a/b%20c.jpg')).toBe(true);
+    for (const path of ['/shop%2Fa.jpg', '/shop%2fa.jpg', '/%73hop/a.jpg', '/shop', '/Shop/a.jpg', '/shopping/a.jpg', '/x/shop/a.jpg']) {
+      expect(pathPatternMatches('/shop/*', path), path).toBe(false);
+    }
+  });
+
+  it("reads `*` as any run of characters and `?` as one, everything else literally, with or without the pattern's leading slash", () => {
+    expect(pathPatternMatches('images/*.jpg', '/images/a/b.jpg')).toBe(true);
+    expect(pathPatternMatches('/images/*.jpg', '/images/a.png')).toBe(false);
+    expect(pathPatternMatches('/a?c/*', '/abc/x')).toBe(true);
+    expect(pathPatternMatches('/a?c/*', '/ac/x')).toBe(false);
+    expect(pathPatternMatches('/a.c/*', '/abc/x')).toBe(false);
+    expect(pathPatternMatches('*', '/anything%2Fat/all')).toBe(true);
+  });
+});
+
+describe('behaviorFor', () => {
+  const behaviors = distributionBehaviors(['shop/', 'press/kit/']);
+
+  it("sends a web prefix's path to the Lambda alone, and any other spelling to the default behavior's cache bucket first", () => {
+    expect(behaviorFor('/shop/a.jpg', behaviors)).toEqual({ pathPattern: '/shop/*', origins: ['lambda'] });
+    expect(behaviorFor('/press/kit/a.jpg', behaviors)).toEqual({ pathPattern: '/press/kit/*', origins: ['lambda'] });
+    for (const path of ['/press%2Fkit/a.jpg', '/press/kit%2Fa.jpg', '/shop%2Fa.jpg', '/a.jpg']) {
+      expect(behaviorFor(path, behaviors), path).toEqual({ pathPattern: '*', origins: ['cache-bucket', 'lambda'] });
+    }
+  });
+});
