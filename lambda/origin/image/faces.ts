@@ -231,7 +231,8 @@ async function windowCandidates(model: FaceModel, copy: RgbPixels, window: Windo
   return found.sort((a, b) => b.confidence - a.confidence).slice(0, MAX_CANDIDATES_PER_WINDOW);
 }
 
-function overlap(a: FaceBox, b: FaceBox): number {
+/** Intersection over union of two boxes. */
+export function boxOverlap(a: Omit<FaceBox, 'confidence'>, b: Omit<FaceBox, 'confidence'>): number {
   const across = Math.max(0, Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x));
   const down = Math.max(0, Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y));
   const shared = across * down;
@@ -243,7 +244,7 @@ function distinctFaces(candidates: FaceBox[]): FaceBox[] {
   const kept: FaceBox[] = [];
   for (const candidate of [...candidates].sort((a, b) => b.confidence - a.confidence)) {
     if (candidate.width === 0 || candidate.height === 0) continue;
-    if (kept.every((face) => overlap(face, candidate) <= SAME_FACE_OVERLAP)) kept.push(candidate);
+    if (kept.every((face) => boxOverlap(face, candidate) <= SAME_FACE_OVERLAP)) kept.push(candidate);
     if (kept.length === MAX_FACES) break;
   }
   return kept;
