@@ -1,8 +1,8 @@
 // Real photos with and without faces, for the face detector's tests and bench:
 // taken from two wheels on PyPI at test time, into the git-ignored .cache/,
 // never committed. scikit-image ships NASA's portrait of Eileen Collins
-// (astronaut.png, public domain), the cameraman (camera.png) and photos with
-// no face (coffee.png, rocket.jpg; CC0 or public domain); matplotlib ships
+// (astronaut.png, public domain), the cameraman (camera.png, CC0) and photos
+// with no face (coffee.png, CC0; rocket.jpg, public domain); matplotlib ships
 // the US Navy's portrait of Grace Hopper (grace_hopper.jpg, public domain).
 // The wheels are fetched for one fixed platform, whatever this machine is,
 // since only their data files are read. Without pip or the registry the
