@@ -41,6 +41,11 @@ describe('detectFaces', () => {
     await expect(detectFaces({ data: new Uint8Array(3 * side), width: side, height: 1 })).rejects.toThrow(`at most ${FACE_SEARCH_SIDE} px`);
   });
 
+  it('loads the model once per process', async () => {
+    expect(loadFaceModel()).toBe(loadFaceModel());
+    expect((await loadFaceModel()).session).toBe((await loadFaceModel()).session);
+  });
+
   it('finds no face in a generated gradient, nor in a flat grey picture', async () => {
     const gradient = await sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="640" height="400"><defs><linearGradient id="g"><stop offset="0" stop-color="#203040"/><stop offset="1" stop-color="#f0d0a0"/></linearGradient></defs><rect width="640" height="400" fill="url(#g)"/></svg>`)).png().toBuffer();
     expect(await facesIn(gradient)).toEqual([]);
@@ -87,6 +92,16 @@ describe.skipIf(!photos)('detectFaces on real photos', () => {
     for (const image of [grey, cmyk, photos!.read('camera.png')]) expect(await facesIn(image)).toHaveLength(1);
     expect(boxOverlap((await facesIn(grey))[0]!, ASTRONAUT_FACE)).toBeGreaterThan(0.5);
     expect(boxOverlap((await facesIn(cmyk))[0]!, ASTRONAUT_FACE)).toBeGreaterThan(0.5);
+  });
+
+  it('finds a face cut by the left edge, its box clipped to the image', async () => {
+    // The astronaut's face spans x = 179 to 272 of 512: a quarter of it is cut off.
+    const cut = await sharp(photos!.read('astronaut.png')).extract({ left: 200, top: 0, width: 312, height: 512 }).toBuffer();
+    const faces = await facesIn(cut);
+    expect(faces).toHaveLength(1);
+    expect(faces[0]!.x).toBe(0);
+    expect(faces[0]!.width).toBeGreaterThan(0.15);
+    expect(faces[0]!.y + faces[0]!.height).toBeLessThan(0.4);
   });
 
   it('finds a face of 5% of the short side in a large photo, searched on its 640 px copy', async () => {
