@@ -7,12 +7,13 @@
 // disturbs less than wall-clock times; both are printed.
 
 import { fork } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { detectFaces, faceSearchCopy, loadFaceModel, searchWindows, type RgbPixels } from '../../lambda/origin/image/faces';
+import { maxRssBytes } from './rss';
 import { crowdOf, faceCases, facePhotos, facesFound, headOf, KNOWN_FACES } from '../../test/support/face-photos';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -61,9 +62,6 @@ function coldLoad(): Promise<{ wallMs: number; cpuMs: number; addedRssBytes: num
   });
 }
 
-/** Peak resident bytes since the last reset (Linux). */
-const peakBytes = () => Number(/VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
-
 /** CPU and wall time per detection of `copy` over `runs`, and the most memory one of them took above where it started. */
 async function warm(name: string, copy: RgbPixels, runs = 10) {
   await detectFaces(copy);
@@ -76,7 +74,7 @@ async function warm(name: string, copy: RgbPixels, runs = 10) {
     const start = performance.now();
     await detectFaces(copy);
     walls.push(performance.now() - start);
-    peak = Math.max(peak, peakBytes() - startRss);
+    peak = Math.max(peak, maxRssBytes() - startRss);
   }
   const perDetection = cpuMs(cpu) / runs;
   walls.sort((a, b) => a - b);

@@ -3,7 +3,7 @@
 // faces, that it finds none where there are none, and that a crowd stays
 // within its declared price and its cap.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import sharp, { type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,6 +17,7 @@ import {
   MIN_FACE_CONFIDENCE,
   type FaceBox,
 } from '../../lambda/origin/image/faces';
+import { maxRssBytes } from '../../scripts/bench/rss';
 import { crowdOf, faceCases, facePhotos, facesFound, headOf, KNOWN_FACES, type FaceCase } from '../support/face-photos';
 
 const photos = facePhotos();
@@ -28,11 +29,10 @@ async function facesIn(image: Buffer | Sharp): Promise<FaceBox[]> {
 
 const ASTRONAUT_FACE = KNOWN_FACES['astronaut.png']!;
 
-/** The kernel's peak resident set of this process, in bytes, after resetting it (Linux). */
+/** Resets the kernel's peak resident set of this process (Linux), which maxRssBytes then reads. */
 function resetPeak(): void {
   writeFileSync('/proc/self/clear_refs', '5');
 }
-const peakBytes = () => Number(/VmHWM:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
 
 describe('detectFaces', () => {
   it('refuses pixels that are not an RGB copy of at most FACE_SEARCH_SIDE', async () => {
@@ -122,7 +122,7 @@ describe.skipIf(!photos)('detectFaces on real photos', () => {
     const faces = await detectFaces(copy);
     const used = process.cpuUsage(cpu);
     // The copy itself is already held here; the declared bytes include it.
-    expect(peakBytes() - startBytes).toBeLessThan(FACE_DETECTION_COST.bytes);
+    expect(maxRssBytes() - startBytes).toBeLessThan(FACE_DETECTION_COST.bytes);
     expect((used.user + used.system) / 1e6).toBeLessThan(FACE_DETECTION_COST.seconds);
     expect(faces).toHaveLength(MAX_FACES);
     expect(facesFound(faces, crowd.faces)).toBe(MAX_FACES);
