@@ -26,7 +26,7 @@ import { commandLine, runCommand, UsageError } from '../local/harness/command-li
 import { functionUrlEvent } from '../local/emulator/function-url';
 import { startLocalStack } from '../local/harness/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
-import { useBomb } from '../test/hostile/support';
+import { layeredSvg, useBomb } from '../test/hostile/support';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
   --memory MB   the function's memory size the budgets derive from (default 2048)
@@ -79,13 +79,6 @@ function noiseAnimation(side: number, frames: number): Promise<Buffer> {
     .raw()
     .toBuffer()
     .then((data) => sharp(data, { raw: { width: side, height: side * frames, channels: 3, pageHeight: side } }).gif({ effort: 1 }).toBuffer());
-}
-
-/** 10^levels translucent layers over a 2000x2000 canvas: cheap to parse, minutes to draw, invisible to the model. */
-function layeredSvg(levels: number): string {
-  let defs = '<rect id="l0" width="2000" height="2000" fill="#f00" opacity="0.5"/>';
-  for (let i = 1; i <= levels; i++) defs += `<g id="l${i}">${`<use href="#l${i - 1}"/>`.repeat(10)}</g>`;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="2000" height="2000"><defs>${defs}</defs><use href="#l${levels}"/></svg>`;
 }
 
 const CASES: Case[] = [
