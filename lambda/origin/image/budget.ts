@@ -200,6 +200,15 @@ const fits = (work: Work, info: SourceInfo, format: EncodedFormat, budget: Budge
   predictSeconds(work, info, format) * SAFETY <= budget.seconds && bothProcessesBytes(work, format) * SAFETY <= budget.memoryBytes;
 
 /**
+ * Whether `format=json`'s previews fit the budget: the first frame decoded
+ * (shrunk on load where the format can) to a copy at most `side` pixels on
+ * each side, and a tiny WebP of it. The rest of its answer is the header's.
+ */
+export function previewsFit(info: SourceInfo, side: number, budget: Budget, maxDimension: number): boolean {
+  return fits(describeWork(info, { width: side, height: side, fit: 'inside' }, 1, maxDimension), info, 'webp', budget);
+}
+
+/**
  * The first of `candidates` (in the request's order of preference) that fits
  * the budget in time and memory. A negotiated format may fall back to a later
  * candidate; when none fits, the request is refused with what it would take.
