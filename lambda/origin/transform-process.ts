@@ -154,6 +154,61 @@ function childExecArgv(entry: string): string[] {
   return entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
 }
 
+/** The job's description on the IPC channel, its bytes on the byte socket, each written once. */
+function sendJob(child: ChildProcess, { bytes, options = {}, ...job }: TransformJob): void {
+  const { watermark, ...rest } = options;
+  const message: JobMessage = {
+    ...job,
+    options: { ...rest, ...(watermark ? { watermark: { placement: watermark.placement } } : {}) },
+    sourceBytes: bytes.length,
+    watermarkBytes: watermark?.bytes.length ?? 0,
+  };
+  child.send(message);
+  bytesOf(child).write(bytes);
+  if (watermark) bytesOf(child).write(watermark.bytes);
+}
+
+/**
+ * Sends `job` to `child` and settles with its answer, or at `deadline`, the
+ * child's exit or `cancel`; `release` has the child back first, healthy or not.
+ */
+function exchange(child: ChildProcess, job: TransformJob, deadline: number, release: (healthy: boolean) => void, cancel?: AbortSignal): Promise<TransformResult> {
+  return new Promise<TransformResult>((resolve, reject) => {
+    let settled = false;
+    const settle = (healthy: boolean, outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      cancel?.removeEventListener('abort', onCancel);
+      release(healthy);
+      outcome();
+    };
+    const onMessage = (answer: ChildAnswer) => {
+      if (!answer.ok) {
+        settle(!answer.retire, () => reject(answer.bug ? new Error(answer.detail ?? answer.message) : new HttpError(answer.code, answer.message, answer.detail)));
+        return;
+      }
+      // The body follows; the deadline and the child's exit still apply until it is in.
+      readExactly(bytesOf(child), answer.bodyBytes).then(
+        (body) => settle(!answer.retire, () => resolve({ variant: { ...answer.variant, body }, report: answer.report })),
+        () => {}, // the child ended: onExit answers
+      );
+    };
+    const onExit = (code: number | null, signal: string | null) => settle(false, () => reject(childEnded(code, signal)));
+    const timer = setTimeout(
+      () => settle(false, () => reject(new HttpError('timeout', 'The image took too long to transform.', 'transform process killed at the deadline'))),
+      Math.max(0, deadline - performance.now()),
+    );
+    const onCancel = () => settle(false, () => reject(cancel?.reason));
+    cancel?.addEventListener('abort', onCancel);
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    sendJob(child, job);
+  });
+}
+
 /**
  * A pool of warm transform children, at most `size` busy at once (Lambda
  * serves one request per environment: 1; the local emulator serves several).
@@ -218,20 +273,6 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
     waiting.shift()?.();
   }
 
-  /** The job's description on the IPC channel, its bytes on the byte socket, each written once. */
-  function send(child: ChildProcess, { bytes, options = {}, ...job }: TransformJob): void {
-    const { watermark, ...rest } = options;
-    const message: JobMessage = {
-      ...job,
-      options: { ...rest, ...(watermark ? { watermark: { placement: watermark.placement } } : {}) },
-      sourceBytes: bytes.length,
-      watermarkBytes: watermark?.bytes.length ?? 0,
-    };
-    child.send(message);
-    bytesOf(child).write(bytes);
-    if (watermark) bytesOf(child).write(watermark.bytes);
-  }
-
   async function run(job: TransformJob, deadline: number, cancel?: AbortSignal): Promise<TransformResult> {
     cancel?.throwIfAborted();
     const child = await acquire();
@@ -244,40 +285,7 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
       throw error;
     }
     deadline += performance.now() - waited;
-    return new Promise<TransformResult>((resolve, reject) => {
-      let settled = false;
-      const settle = (healthy: boolean, outcome: () => void) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-        cancel?.removeEventListener('abort', onCancel);
-        release(child, healthy);
-        outcome();
-      };
-      const onMessage = (answer: ChildAnswer) => {
-        if (!answer.ok) {
-          settle(!answer.retire, () => reject(answer.bug ? new Error(answer.detail ?? answer.message) : new HttpError(answer.code, answer.message, answer.detail)));
-          return;
-        }
-        // The body follows; the deadline and the child's exit still apply until it is in.
-        readExactly(bytesOf(child), answer.bodyBytes).then(
-          (body) => settle(!answer.retire, () => resolve({ variant: { ...answer.variant, body }, report: answer.report })),
-          () => {}, // the child ended: onExit answers
-        );
-      };
-      const onExit = (code: number | null, signal: string | null) => settle(false, () => reject(childEnded(code, signal)));
-      const timer = setTimeout(
-        () => settle(false, () => reject(new HttpError('timeout', 'The image took too long to transform.', 'transform process killed at the deadline'))),
-        Math.max(0, deadline - performance.now()),
-      );
-      const onCancel = () => settle(false, () => reject(cancel?.reason));
-      cancel?.addEventListener('abort', onCancel);
-      child.on('message', onMessage);
-      child.once('exit', onExit);
-      send(child, job);
-    });
+    return exchange(child, job, deadline, (healthy) => release(child, healthy), cancel);
   }
 
   release(start(), true);
