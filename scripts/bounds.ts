@@ -13,6 +13,7 @@
 
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
@@ -26,7 +27,7 @@ import { commandLine, runCommand, UsageError } from '../local/harness/command-li
 import { functionUrlEvent } from '../local/emulator/function-url';
 import { startLocalStack } from '../local/harness/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
-import { gifWithFrame, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
+import { gifWithFrame, layeredSvg, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
 import { fakeHevcPicture, heicGrid, heicOf, hevcPictureOf } from '../test/support/heic';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
@@ -80,13 +81,6 @@ function noiseAnimation(side: number, frames: number): Promise<Buffer> {
     .raw()
     .toBuffer()
     .then((data) => sharp(data, { raw: { width: side, height: side * frames, channels: 3, pageHeight: side } }).gif({ effort: 1 }).toBuffer());
-}
-
-/** 10^levels translucent layers over a 2000x2000 canvas: cheap to parse, minutes to draw, invisible to the model. */
-function layeredSvg(levels: number): string {
-  let defs = '<rect id="l0" width="2000" height="2000" fill="#f00" opacity="0.5"/>';
-  for (let i = 1; i <= levels; i++) defs += `<g id="l${i}">${`<use href="#l${i - 1}"/>`.repeat(10)}</g>`;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="2000" height="2000"><defs>${defs}</defs><use href="#l${levels}"/></svg>`;
 }
 
 // ------------------------------------------------------------------ containers that understate what the decoder makes
@@ -145,6 +139,41 @@ const CASES: Case[] = [
   { name: 'gif: 96 frames of 250x250 noise', make: () => noiseAnimation(250, 96), asks: ['format=gif'] },
   { name: 'gif: 200 frames of 500x500', make: () => animatedGif(200, 500, 500), asks: [NEGOTIATED, `width=240,${NEGOTIATED}`] },
   ...CONTAINER_CASES,
+];
+
+/** Uniform RGBA noise as a lossy WebP small enough to read: decoded, it is still noise that no PNG can compress. */
+function noiseWebp(side: number): Promise<Buffer> {
+  return sharp(randomBytes(side * side * 4), { raw: { width: side, height: side, channels: 4 } }).webp({ quality: 1, alphaQuality: 0 }).toBuffer();
+}
+
+/** Uniform RGB noise as a TIFF of low-quality JPEG tiles: decoded, what remains is near noise. */
+function noiseTiff(side: number): Promise<Buffer> {
+  return sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).tiff({ compression: 'jpeg', quality: 20 }).toBuffer();
+}
+
+/**
+ * Copies and descriptions: format=json of the largest sources the model prices
+ * (its previews decoded only within the budget, else answered from the
+ * header), and the largest variants, which cross from the transform process
+ * to the handler once and are held there while they are answered and stored.
+ */
+const COPIES_AND_JSON_CASES: Case[] = [
+  { name: 'json: 8192x8192 HEIC', make: async () => heicOf(await photo('jpeg')), asks: ['format=json', NEGOTIATED] },
+  {
+    name: 'json: PNG 100 MP, 16-bit grey + alpha, orientation 8',
+    make: () => deepImage('png', 10_000, 10_000, { bands: 2, bits: 16, orientation: 8 }),
+    asks: ['format=json'],
+  },
+  {
+    name: 'json: TIFF 100 MP, 16-bit RGBA, orientation 6',
+    make: () => deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 }),
+    asks: ['format=json'],
+  },
+  ...(['avif', 'webp', 'png', 'tiff'] as const).map((format) => ({ name: `json: 8192x8192 ${format} photo`, make: () => photo(format), asks: ['format=json'] })),
+  { name: 'json: 8192x8192 progressive JPEG', make: () => photo('jpeg', { progressive: true }), asks: ['format=json'] },
+  { name: 'json: 200 frames of 500x500 GIF', make: () => animatedGif(200, 500, 500), asks: ['format=json'] },
+  { name: 'copies: largest PNG, 8192x8192 RGBA noise', make: () => noiseWebp(LARGEST), asks: ['format=png'] },
+  { name: 'copies: largest PNG and JPEG from a TIFF, 8192x8192 noise', make: () => noiseTiff(LARGEST), asks: ['format=png', 'quality=100,format=jpeg'] },
 ];
 
 /** Peak resident set (VmHWM) of a process in MB, or undefined once it is gone. */
@@ -268,7 +297,7 @@ async function main() {
     await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
     await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
     const rows: Row[] = [];
-    for (const [index, item] of CASES.filter((c) => c.name.includes(args.only)).entries()) {
+    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES].filter((c) => c.name.includes(args.only)).entries()) {
       const key = `case-${index}`;
       await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
       const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse' });

@@ -12,6 +12,8 @@ import { lostConditionalWrite } from './storage';
 /** Where claims live in the cache bucket (the construct expires this prefix). */
 export const AVIF_CLAIMS_PREFIX = '.avif-claims/';
 
+const EMPTY = Buffer.alloc(0);
+
 /**
  * Claims the making of `uri`'s AVIF: true for the first claimant within a
  * window of `windowMs`, false for the others. The window is part of the key,
@@ -22,7 +24,8 @@ export async function claimAvif(s3: S3Client, bucket: string, uri: string, windo
   const window = Math.floor(Date.now() / windowMs);
   const key = `${AVIF_CLAIMS_PREFIX}${createHash('sha256').update(uri).digest('hex')}-${window}`;
   try {
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: '', IfNoneMatch: '*', CacheControl: 'no-store' }), { abortSignal });
+    // An empty Buffer, not '': the SDK sets no Content-Length for an empty string and warns of a stream of unknown length.
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: EMPTY, IfNoneMatch: '*', CacheControl: 'no-store' }), { abortSignal });
     return true;
   } catch (error) {
     if (lostConditionalWrite(error)) return false;

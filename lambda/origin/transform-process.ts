@@ -8,9 +8,17 @@
 //
 // The child is this same module (in Lambda, the same bundled file), started
 // with TRANSFORM_CHILD set. It loads sharp only then: the parent never does.
+//
+// A job's description and its answer cross the IPC channel; the source's and
+// the variant's bytes cross a socket pair of their own, each once, into a
+// buffer of their exact size. Through IPC (even its advanced serialisation)
+// a variant was copied into the message, gathered in chunks, joined and
+// decoded: about three copies in each process at once, where the memory model
+// counts one.
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { errorStack } from '../common/log';
 import type { Ops } from '../grammar';
@@ -18,9 +26,13 @@ import { HttpError, type ErrorCode } from './errors';
 import type { Limits } from './config';
 import type { Budget } from './image/budget';
 import type { TransformedVariant, TransformOptions } from './image/transform';
+import type { WatermarkImage } from './watermarks';
 
 /** Set in the child's environment: this process serves transforms. */
 const CHILD_FLAG = 'TRANSFORM_CHILD';
+
+/** The child's descriptor of the byte socket: after stdin, stdout, stderr and the IPC channel. */
+const BYTES_FD = 4;
 
 export interface TransformJob {
   bytes: Buffer;
@@ -43,9 +55,19 @@ export interface TransformResult {
   report: ChildReport;
 }
 
-/** `retire`: the child should not serve again (its memory no longer matches the model); it is replaced at once. */
+/** A job as it crosses the IPC channel: its bytes (the source's, then the watermark's) follow on the byte socket. */
+interface JobMessage extends Omit<TransformJob, 'bytes' | 'options'> {
+  options: Omit<TransformOptions, 'watermark'> & { watermark?: Omit<WatermarkImage, 'bytes'> };
+  sourceBytes: number;
+  watermarkBytes: number;
+}
+
+/**
+ * `retire`: the child should not serve again (its memory no longer matches the model); it is replaced at once.
+ * A variant's body follows on the byte socket, `bodyBytes` long.
+ */
 type ChildAnswer = { retire: boolean } & (
-  | { ok: true; variant: TransformedVariant; report: ChildReport }
+  | { ok: true; variant: Omit<TransformedVariant, 'body'>; bodyBytes: number; report: ChildReport }
   | { ok: false; code: ErrorCode; message: string; detail?: string; bug?: boolean; report: ChildReport }
 );
 
@@ -73,15 +95,54 @@ function whenAborted(signal: AbortSignal): Promise<never> {
   });
 }
 
+/** The parent's end of a child's byte socket. */
+const bytesOf = (child: ChildProcess) => child.stdio[BYTES_FD] as Socket;
+
 /** A child at work keeps the parent's event loop alive; an idle one does not. */
 function hold(child: ChildProcess): void {
   child.ref();
   child.channel?.ref();
+  bytesOf(child).ref();
 }
 
 function letGo(child: ChildProcess): void {
   child.unref();
   child.channel?.unref();
+  bytesOf(child).unref();
+}
+
+/**
+ * The next `length` bytes of `socket`, read into one buffer of that size: a
+ * large body is held once, never as its chunks and their join. The socket is
+ * paused between reads; what arrives beyond `length` is kept for the next.
+ */
+function readExactly(socket: Socket, length: number): Promise<Buffer> {
+  const target = Buffer.allocUnsafe(length);
+  if (length === 0) return Promise.resolve(target);
+  let filled = 0;
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      socket.pause();
+      socket.off('data', onData);
+      socket.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      const taken = Math.min(chunk.length, length - filled);
+      chunk.copy(target, filled, 0, taken);
+      filled += taken;
+      if (filled < length) return;
+      stop();
+      if (taken < chunk.length) socket.unshift(chunk.subarray(taken));
+      resolve(target);
+    };
+    const onClose = () => {
+      stop();
+      reject(new Error(`the byte socket closed after ${filled} of ${length} bytes`));
+    };
+    socket.on('data', onData);
+    socket.once('close', onClose);
+    socket.resume();
+  });
 }
 
 function childEnded(code: number | null, signal: string | null): HttpError {
@@ -91,6 +152,61 @@ function childEnded(code: number | null, signal: string | null): HttpError {
 /** Node itself, without the parent's flags; TypeScript sources (tests, `npm start`) need tsx's loader. */
 function childExecArgv(entry: string): string[] {
   return entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+}
+
+/** The job's description on the IPC channel, its bytes on the byte socket, each written once. */
+function sendJob(child: ChildProcess, { bytes, options = {}, ...job }: TransformJob): void {
+  const { watermark, ...rest } = options;
+  const message: JobMessage = {
+    ...job,
+    options: { ...rest, ...(watermark ? { watermark: { placement: watermark.placement } } : {}) },
+    sourceBytes: bytes.length,
+    watermarkBytes: watermark?.bytes.length ?? 0,
+  };
+  child.send(message);
+  bytesOf(child).write(bytes);
+  if (watermark) bytesOf(child).write(watermark.bytes);
+}
+
+/**
+ * Sends `job` to `child` and settles with its answer, or at `deadline`, the
+ * child's exit or `cancel`; `release` has the child back first, healthy or not.
+ */
+function exchange(child: ChildProcess, job: TransformJob, deadline: number, release: (healthy: boolean) => void, cancel?: AbortSignal): Promise<TransformResult> {
+  return new Promise<TransformResult>((resolve, reject) => {
+    let settled = false;
+    const settle = (healthy: boolean, outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      cancel?.removeEventListener('abort', onCancel);
+      release(healthy);
+      outcome();
+    };
+    const onMessage = (answer: ChildAnswer) => {
+      if (!answer.ok) {
+        settle(!answer.retire, () => reject(answer.bug ? new Error(answer.detail ?? answer.message) : new HttpError(answer.code, answer.message, answer.detail)));
+        return;
+      }
+      // The body follows; the deadline and the child's exit still apply until it is in.
+      readExactly(bytesOf(child), answer.bodyBytes).then(
+        (body) => settle(!answer.retire, () => resolve({ variant: { ...answer.variant, body }, report: answer.report })),
+        () => {}, // the child ended: onExit answers
+      );
+    };
+    const onExit = (code: number | null, signal: string | null) => settle(false, () => reject(childEnded(code, signal)));
+    const timer = setTimeout(
+      () => settle(false, () => reject(new HttpError('timeout', 'The image took too long to transform.', 'transform process killed at the deadline'))),
+      Math.max(0, deadline - performance.now()),
+    );
+    const onCancel = () => settle(false, () => reject(cancel?.reason));
+    cancel?.addEventListener('abort', onCancel);
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    sendJob(child, job);
+  });
 }
 
 /**
@@ -114,10 +230,11 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
     const child = fork(entry, [], {
       env: { ...process.env, [CHILD_FLAG]: '1' },
       execArgv: childExecArgv(entry),
-      serialization: 'advanced', // Buffers cross as bytes, not JSON arrays
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
     });
     all.add(child);
+    // A child killed mid-transfer breaks the socket: its exit is what the request is told.
+    bytesOf(child).on('error', () => {}).pause();
     // The child says 'ready' once sharp is loaded; until then it is starting, not working.
     const started = new Promise<void>((resolve, reject) => {
       child.once('message', () => resolve());
@@ -126,6 +243,7 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
     started.catch(() => {}); // a child that dies unused is only replaced
     ready.set(child, started);
     child.once('exit', () => {
+      bytesOf(child).destroy();
       all.delete(child);
       const at = idle.indexOf(child);
       if (at !== -1) idle.splice(at, 1);
@@ -147,6 +265,7 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
       idle.push(child);
     } else {
       child.kill('SIGKILL');
+      bytesOf(child).destroy();
       all.delete(child);
       // Warm a replacement now, so the next request does not wait for Node and libvips to load.
       if (all.size < size) release(start(), true);
@@ -166,32 +285,7 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
       throw error;
     }
     deadline += performance.now() - waited;
-    return new Promise<TransformResult>((resolve, reject) => {
-      const settle = (healthy: boolean, outcome: () => void) => {
-        clearTimeout(timer);
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-        cancel?.removeEventListener('abort', onCancel);
-        release(child, healthy);
-        outcome();
-      };
-      const onMessage = (answer: ChildAnswer) =>
-        settle(!answer.retire, () => {
-          if (answer.ok) resolve({ variant: { ...answer.variant, body: Buffer.from(answer.variant.body) }, report: answer.report });
-          else if (answer.bug) reject(new Error(answer.detail ?? answer.message));
-          else reject(new HttpError(answer.code, answer.message, answer.detail));
-        });
-      const onExit = (code: number | null, signal: string | null) => settle(false, () => reject(childEnded(code, signal)));
-      const timer = setTimeout(
-        () => settle(false, () => reject(new HttpError('timeout', 'The image took too long to transform.', 'transform process killed at the deadline'))),
-        Math.max(0, deadline - performance.now()),
-      );
-      const onCancel = () => settle(false, () => reject(cancel?.reason));
-      cancel?.addEventListener('abort', onCancel);
-      child.on('message', onMessage);
-      child.once('exit', onExit);
-      child.send(job);
-    });
+    return exchange(child, job, deadline, (healthy) => release(child, healthy), cancel);
   }
 
   release(start(), true);
@@ -245,10 +339,15 @@ async function serveTransforms(): Promise<void> {
     import('./image/heif'),
   ]);
   configureSharp();
+  const bytes = new Socket({ fd: BYTES_FD, readable: true, writable: true });
+  bytes.pause();
   answer('ready');
   // The parent gone (its invocation environment ended, or a test run), nothing is left to serve.
   process.on('disconnect', () => process.exit(0));
-  process.on('message', async (job: TransformJob) => {
+  process.on('message', async ({ sourceBytes, watermarkBytes, options: { watermark, ...options }, ...job }: JobMessage) => {
+    // The job's bytes are counted apart from its work (budgetFor): the work is measured from here.
+    const received = await readExactly(bytes, sourceBytes + watermarkBytes).catch(() => undefined);
+    if (!received) return; // the socket closed: the parent has gone
     resetPeakRss();
     const startRssMb = process.memoryUsage.rss() / 1024 / 1024;
     const cpu = process.cpuUsage();
@@ -257,9 +356,13 @@ async function serveTransforms(): Promise<void> {
       return { startRssMb, peakRssMb: peakRssMb(), cpuSeconds: (used.user + used.system) / 1e6 };
     };
     let result: ChildAnswer;
+    let body: Buffer | undefined;
     try {
-      const variant = await transform(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.length), job.ops, job.limits, job.budget, job.options);
-      result = { ok: true, variant, report: report(), retire: heifDecoderLoaded() };
+      const source = received.subarray(0, sourceBytes);
+      const mark = watermark && { ...watermark, bytes: received.subarray(sourceBytes) };
+      const { body: made, ...variant } = await transform(source, job.ops, job.limits, job.budget, { ...options, watermark: mark });
+      body = made;
+      result = { ok: true, variant, bodyBytes: made.length, report: report(), retire: heifDecoderLoaded() };
     } catch (error) {
       const failure =
         error instanceof HttpError
@@ -268,6 +371,7 @@ async function serveTransforms(): Promise<void> {
       result = { ...failure, report: report(), retire: heifDecoderLoaded() };
     }
     answer(result);
+    if (body) bytes.write(body);
   });
 }
 

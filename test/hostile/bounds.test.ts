@@ -15,7 +15,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { MEMORY_SHARE } from '../../lambda/origin/image/budget';
 import { deepImage, gradientJpeg, type Orientation } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
-import { NOISE_MB, startHostileEmulator, throughEmulator, throughHandler, useBomb, variantLog } from './support';
+import { layeredSvg, NOISE_MB, startHostileEmulator, throughEmulator, throughHandler, variantLog } from './support';
 
 /** What Chromium sends for an <img>: AVIF and WebP accepted, so the edge writes accept=avif. */
 const NEGOTIATED = 'accept=avif';
@@ -101,7 +101,8 @@ describe('time: the encoder is chosen so that it finishes', () => {
 describe('what overruns is killed at the deadline, and remembered', () => {
   it('504 at the budget with the transform process gone; the handler thread stayed free; a replay is answered from memory until it expires', async () => {
     const origin = await createTestOrigin('bounds deadline', { svgPolicy: 'rasterize', timeBudgetMs: 1_500, failureTtlSeconds: 3 });
-    await origin.putSource('bomb.svg', useBomb(5), 'image/svg+xml');
+    // About 20 CPU-seconds of drawing on an idle machine, over ten times the budget: a busy one only adds to it.
+    await origin.putSource('bomb.svg', layeredSvg(5, 400), 'image/svg+xml');
     const [working] = origin.transforms.pids();
 
     // The handler's event loop keeps ticking while the child draws.

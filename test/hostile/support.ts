@@ -407,6 +407,16 @@ export function useBomb(levels: number): string {
   return square(`<defs>${defs}</defs><use href="#u${levels}"/>`);
 }
 
+/**
+ * 10^levels translucent layers over a `side` x `side` canvas: cheap to parse, invisible to the
+ * model, and each layer blends every pixel, so 10^5 layers of 400x400 draw for tens of seconds.
+ */
+export function layeredSvg(levels: number, side = 2000): string {
+  let defs = `<rect id="l0" width="${side}" height="${side}" fill="#f00" opacity="0.5"/>`;
+  for (let i = 1; i <= levels; i++) defs += `<g id="l${i}">${`<use href="#l${i - 1}"/>`.repeat(10)}</g>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${side}" height="${side}"><defs>${defs}</defs><use href="#l${levels}"/></svg>`;
+}
+
 /** Allocator and libvips' own buffers: what any transform costs beyond the pixels the model counts. */
 export const NOISE_MB = 40;
 

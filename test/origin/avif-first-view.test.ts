@@ -6,7 +6,7 @@
 
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFERRED_AVIF_CACHE_CONTROL } from '../../lambda/origin/responses';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import { gradientJpeg } from '../support/images';
@@ -42,6 +42,18 @@ describe('a negotiated AVIF that would keep the first viewer waiting', () => {
     // The request settled only once the AVIF was made and stored.
     expect(await stored('large.jpg/width=1600,accept=avif')).toEqual({ format: 'heif', cacheControl: origin.config.cacheControl });
     expect(events('avif_followed', uri)).toBe(1);
+  });
+
+  it('claims, makes and stores the AVIF without a warning on the console (the SDK warns of a body of unknown length)', async () => {
+    const warn = vi.spyOn(console, 'warn');
+    try {
+      const first = await origin.request('/large.jpg/width=1400,accept=avif');
+      expect(first.headers['content-type']).toBe('image/webp');
+      expect(events('avif_followed', '/large.jpg/width=1400,accept=avif')).toBe(1);
+      expect(warn.mock.calls).toEqual([]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('makes one AVIF for two first viewers at once: both get WebP, one makes the AVIF', async () => {

@@ -142,6 +142,24 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
     expect(JSON.parse(response.body.toString())).toMatchObject({ format: 'heic', width: 300, height: 200, hasAlpha: false, frames: 1 });
   });
 
+  it('describes one whose decode would not fit the budget from its header, without loading the decoder', async () => {
+    // 0.75 s of transform allowed: less than libheif's compilation alone.
+    const hurried = await createTestOrigin('heic-json-budget', { timeBudgetMs: 1_000 });
+    await hurried.putSource('photo.heic', cornered);
+    const refused = await hurried.request('/photo.heic/width=100,format=jpeg');
+    expect([refused.status, refused.json().error]).toEqual([413, 'too_costly']);
+    const [child] = hurried.transforms.pids();
+    const response = await hurried.request('/photo.heic/format=json');
+    expect(response.status).toBe(200);
+    expect(response.json()).toEqual({
+      width: 300, height: 200, format: 'heic', bytes: cornered.length, hasAlpha: false, frames: 1,
+      placeholder: null, thumbhash: null, dominantColor: null,
+    });
+    // A child that loads libheif is replaced after its job (heif.ts): this one was not.
+    expect(hurried.transforms.pids()).toEqual([child]);
+    expect((await origin.request('/photo.heic/format=json')).json().placeholder).toMatch(/^data:image\/webp;base64,/);
+  });
+
   it('answers a damaged HEIC with a 422, stores nothing, and serves the next request', async () => {
     const response = await origin.request('/cut.heic/width=100');
     expect(response.status).toBe(422);

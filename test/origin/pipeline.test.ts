@@ -376,4 +376,24 @@ describe('format=json', () => {
     const description = (await origin.request('/anim.gif/format=json')).json();
     expect(description).toMatchObject({ width: 60, height: 40, format: 'gif', frames: 4 });
   });
+
+  it('is priced: a source whose decode does not fit the budget is described from its header, without previews', async () => {
+    // 0.75 s of transform allowed: a 12 MP PNG decodes line by line in about a second; one of 200x150 at once.
+    const hurried = await createTestOrigin('pipeline-json-budget', { timeBudgetMs: 1_000 });
+    const large = await opaquePng(4000, 3000);
+    await hurried.putSource('large.png', large);
+    await hurried.putSource('small.png', await opaquePng(200, 150));
+    const refused = await hurried.request('/large.png/format=jpeg');
+    expect([refused.status, refused.json().error]).toEqual([413, 'too_costly']);
+    const started = performance.now();
+    const described = await hurried.request('/large.png/format=json');
+    expect(described.status).toBe(200);
+    expect(described.json()).toEqual({
+      width: 4000, height: 3000, format: 'png', bytes: large.length, hasAlpha: false, frames: 1,
+      placeholder: null, thumbhash: null, dominantColor: null,
+    });
+    expect(performance.now() - started, 'answered from the header (ms)').toBeLessThan(500);
+    const small = (await hurried.request('/small.png/format=json')).json();
+    expect(small).toMatchObject({ width: 200, height: 150, placeholder: expect.stringMatching(/^data:image\/webp;base64,/) });
+  });
 });

@@ -42,9 +42,9 @@ const SAFETY = 1.25;
 /** The budget for a function of `memoryMb` with `timeBudgetMs` per request, for a source of `sourceBytes`. */
 export function budgetFor(memoryMb: number, timeBudgetMs: number, sourceBytes: number): Budget {
   const allowance = memoryMb * MEMORY_SHARE - BASE_RSS_MB.handler - BASE_RSS_MB.child;
-  // The source is held by the handler, copied through the pipe, and held by the child.
+  // The source is held once by each process: its bytes cross a socket into a buffer of their size (transform-process.ts).
   return {
-    memoryBytes: allowance * 1024 * 1024 - 3 * sourceBytes,
+    memoryBytes: allowance * 1024 * 1024 - 2 * sourceBytes,
     seconds: (timeBudgetMs / 1000) * TIME_SHARE * Math.min(1, memoryMb / MB_PER_VCPU),
   };
 }
@@ -91,6 +91,15 @@ const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
 /** What an encoder holds beyond the pipeline, bytes per output pixel (its buffers and the encoded output). */
 const ENCODER_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
   jpeg: 7.5, png: 3, webp: 17, avif: 24, gif: 33,
+};
+
+/**
+ * The variant's bytes in the handler, per output pixel: it receives them once
+ * from the child, then answers and stores that copy. The most each encoder
+ * writes with the settings of output.ts, at quality 100, on uniform noise.
+ */
+const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
+  jpeg: 1.5, png: 4.1, webp: 2.2, avif: 3.3, gif: 1.5,
 };
 
 /** The transform as the model sees it: sizes in pixels, the format to encode. */
@@ -187,22 +196,36 @@ export function predictBytes(work: Work, format: EncodedFormat): number {
 
 const megabytes = (bytes: number) => Math.ceil(bytes / 1024 / 1024);
 
+/** What both processes hold beyond their base: the child's work (predictBytes) and the variant's copy in the handler. */
+const bothProcessesBytes = (work: Work, format: EncodedFormat) =>
+  predictBytes(work, format) + work.outputPixels * work.frames * VARIANT_BYTES_PER_PIXEL[format];
+
+const fits = (work: Work, info: SourceInfo, format: EncodedFormat, budget: Budget) =>
+  predictSeconds(work, info, format) * SAFETY <= budget.seconds && bothProcessesBytes(work, format) * SAFETY <= budget.memoryBytes;
+
+/**
+ * Whether `format=json`'s previews fit the budget: the first frame decoded
+ * (shrunk on load where the format can) to a copy at most `side` pixels on
+ * each side, and a tiny WebP of it. The rest of its answer is the header's.
+ */
+export function previewsFit(info: SourceInfo, side: number, budget: Budget, maxDimension: number): boolean {
+  return fits(describeWork(info, { width: side, height: side, fit: 'inside' }, 1, maxDimension), info, 'webp', budget);
+}
+
 /**
  * The first of `candidates` (in the request's order of preference) that fits
  * the budget in time and memory. A negotiated format may fall back to a later
  * candidate; when none fits, the request is refused with what it would take.
  */
 export function chooseFormat(work: Work, info: SourceInfo, candidates: EncodedFormat[], budget: Budget): EncodedFormat {
-  const fits = (format: EncodedFormat) =>
-    predictSeconds(work, info, format) * SAFETY <= budget.seconds && predictBytes(work, format) * SAFETY <= budget.memoryBytes;
-  const chosen = candidates.find(fits);
+  const chosen = candidates.find((format) => fits(work, info, format, budget));
   if (chosen) return chosen;
   const last = candidates[candidates.length - 1] as EncodedFormat;
   const seconds = predictSeconds(work, info, last) * SAFETY;
   const need =
     seconds > budget.seconds
       ? `take about ${Math.ceil(seconds)} s, over the ${budget.seconds.toFixed(1)} s allowed`
-      : `need about ${megabytes(predictBytes(work, last) * SAFETY)} MB, over the ${megabytes(budget.memoryBytes)} MB allowed`;
+      : `need about ${megabytes(bothProcessesBytes(work, last) * SAFETY)} MB, over the ${megabytes(budget.memoryBytes)} MB allowed`;
   const size = `${info.width}x${info.height}${work.frames > 1 ? ` x ${work.frames} frames` : ''}`;
   const instead = candidates.length === 1 ? 'a smaller size or another format' : 'a smaller size';
   throw new HttpError('too_costly', `Making this ${last.toUpperCase()} from a ${size} source would ${need}; ask for ${instead}.`);

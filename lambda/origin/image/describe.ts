@@ -2,7 +2,9 @@
 // image loads: a tiny blurred WebP, a ThumbHash and the dominant colour. All
 // three come from one small copy of the first frame (at most 100x100 pixels,
 // made with shrink-on-load), so they cost one small resize beyond the decode
-// that describing the source needs anyway.
+// of the first frame. That decode is priced like any transform's (budget.ts):
+// when it does not fit, the answer is what the header says, and the three
+// previews are null.
 
 import sharp from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
@@ -10,8 +12,8 @@ import type { OpenedSource } from './input';
 
 /** Longest side of the placeholder, in pixels; a page stretches and blurs it further with CSS. */
 const PLACEHOLDER_SIZE = 16;
-/** ThumbHash's encoder takes at most 100x100 pixels, and gains nothing from more. */
-const THUMBHASH_SIZE = 100;
+/** ThumbHash's encoder takes at most 100x100 pixels, and gains nothing from more: the previews' one small copy. */
+export const PREVIEW_SIZE = 100;
 
 export interface Description {
   width: number;
@@ -21,19 +23,25 @@ export interface Description {
   hasAlpha: boolean;
   frames: number;
   /** A data URL of a WebP at most 16 pixels on its longer side (`next/image`'s `blurDataURL` takes it as is). */
-  placeholder: string;
+  placeholder: string | null;
   /** The ThumbHash of the image as displayed, base64: about 25 bytes, decoded in the page (thumbhash's `thumbHashToDataURL`). */
-  thumbhash: string;
+  thumbhash: string | null;
   /** `#rrggbb`: the most frequent colour, for a background while the image loads. */
-  dominantColor: string;
+  dominantColor: string | null;
 }
+
+type Previews = Pick<Description, 'placeholder' | 'thumbhash' | 'dominantColor'>;
+
+/** What a source too costly to decode within the budget is described with. */
+const NO_PREVIEWS: Previews = { placeholder: null, thumbhash: null, dominantColor: null };
 
 const hex = (channel: number) => channel.toString(16).padStart(2, '0');
 
-export async function describe({ info, firstFrame }: OpenedSource): Promise<Description> {
+/** The three previews, from one copy of the first frame at most PREVIEW_SIZE on each side. */
+async function previews(firstFrame: OpenedSource['firstFrame']): Promise<Previews> {
   const small = await (await firstFrame())
     .autoOrient()
-    .resize(THUMBHASH_SIZE, THUMBHASH_SIZE, { fit: 'inside' })
+    .resize(PREVIEW_SIZE, PREVIEW_SIZE, { fit: 'inside' })
     .toColourspace('srgb')
     .ensureAlpha()
     .raw()
@@ -49,14 +57,21 @@ export async function describe({ info, firstFrame }: OpenedSource): Promise<Desc
   ]);
   const { r, g, b } = stats.dominant;
   return {
+    placeholder: 'data:image/webp;base64,' + placeholder.toString('base64'),
+    thumbhash: Buffer.from(rgbaToThumbHash(small.info.width, small.info.height, small.data)).toString('base64'),
+    dominantColor: '#' + hex(r) + hex(g) + hex(b),
+  };
+}
+
+/** The source as its header tells, with its previews when `affordable` (their decode priced within the budget). */
+export async function describe({ info, firstFrame }: OpenedSource, affordable: boolean): Promise<Description> {
+  return {
     width: info.width,
     height: info.height,
     format: info.format,
     bytes: info.bytes,
     hasAlpha: info.hasAlpha,
     frames: info.frames,
-    placeholder: 'data:image/webp;base64,' + placeholder.toString('base64'),
-    thumbhash: Buffer.from(rgbaToThumbHash(small.info.width, small.info.height, small.data)).toString('base64'),
-    dominantColor: '#' + hex(r) + hex(g) + hex(b),
+    ...(affordable ? await previews(firstFrame) : NO_PREVIEWS),
   };
 }

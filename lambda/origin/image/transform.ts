@@ -4,8 +4,8 @@
 import type { Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
-import { chooseFormat, describeWork, predictBytes, predictSeconds, type Budget } from './budget';
-import { describe } from './describe';
+import { chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, type Budget } from './budget';
+import { describe, PREVIEW_SIZE } from './describe';
 import { decodeError, framesToLoad, openFrames, openSource } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
 import { applySteps } from './steps';
@@ -40,7 +40,8 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
     throw decodeError(error, limits);
   };
   if (ops.format === 'json') {
-    const description = await describe(source).catch(undecodable);
+    const affordable = previewsFit(source.info, PREVIEW_SIZE, budget, limits.maxDimension);
+    const description = await describe(source, affordable).catch(undecodable);
     const body = Buffer.from(JSON.stringify(description));
     return { body, contentType: CONTENT_TYPES.json, width: description.width, height: description.height };
   }
