@@ -25,11 +25,24 @@ export function distributionBehaviors(webPrefixes: string[]): Behavior[] {
   return [...webPrefixes.map((prefix): Behavior => ({ pathPattern: webPathPattern(prefix), origins: ['lambda'] })), DEFAULT_BEHAVIOR];
 }
 
-/** Whether CloudFront applies `pattern` to a viewer's raw `path` (a leading `/` in the pattern is optional). */
+/**
+ * Whether CloudFront applies `pattern` to a viewer's raw `path` (a leading `/`
+ * in the pattern is optional). A wildcard match without a regular expression:
+ * the path is the viewer's, and the pattern's stars are few (one per web prefix).
+ */
 export function pathPatternMatches(pattern: string, path: string): boolean {
-  const literal = (pattern.startsWith('/') || pattern.startsWith('*') ? pattern : '/' + pattern).split(/([*?])/);
-  const source = literal.map((part) => (part === '*' ? '.*' : part === '?' ? '.' : part.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('');
-  return new RegExp(`^${source}$`, 's').test(path);
+  const glob = pattern.startsWith('/') || pattern.startsWith('*') ? pattern : '/' + pattern;
+  let [p, g] = [0, 0];
+  // Where the last star was seen, and the path position it was last tried at.
+  let [star, resume] = [-1, 0];
+  while (p < path.length) {
+    if (g < glob.length && (glob[g] === '?' || glob[g] === path[p])) [p, g] = [p + 1, g + 1];
+    else if (g < glob.length && glob[g] === '*') [star, resume, g] = [g, p, g + 1];
+    else if (star >= 0) [resume, p, g] = [resume + 1, resume + 1, star + 1];
+    else return false;
+  }
+  while (glob[g] === '*') g++;
+  return g === glob.length;
 }
 
 /** The first behavior whose pattern matches `path`; the default one matches every path. */

@@ -18,6 +18,7 @@ import { DEFERRED_AVIF_CACHE_CONTROL } from '../../lambda/origin/responses';
 import { startEmulator, type EmulatorStartOptions, type RunningEmulator } from '../../local/emulator/start';
 import { gradientJpeg } from '../support/images';
 import type { OriginResponse, TestOrigin } from '../support/origin';
+import { browserCacheControl, DEFAULT_BROWSER_MAX_AGE_SECONDS } from '../../lib/viewer-response-function';
 import { createTestBuckets, listKeys, putObject, testS3Client } from '../support/s3';
 
 // ------------------------------------------------------------------ sources
@@ -234,6 +235,8 @@ export interface Expected {
 
 export const CLIENT_ERROR_CACHE_CONTROL = 'public, max-age=10';
 export const VARIANT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+/** What a browser is told to keep a variant for, after the viewer-response function (the emulator runs it; the handler does not). */
+export const BROWSER_CACHE_CONTROL = browserCacheControl(DEFAULT_BROWSER_MAX_AGE_SECONDS);
 
 /**
  * Words that mean internal detail escaped into a body: libraries, the SDK,
@@ -272,7 +275,11 @@ function spellings(sent: string): string[] {
  * `nosniff`, and a Cache-Control that is brief for 4xx and `no-store` for
  * 5xx; for images a long-lived Cache-Control and an image type.
  */
-export function expectAnswer(answer: Answer | OriginResponse, expected: Expected, context: { sent: string; buckets: string[] }) {
+export function expectAnswer(
+  answer: Answer | OriginResponse,
+  expected: Expected,
+  context: { sent: string; buckets: string[]; variantCacheControl?: string },
+) {
   const text = answer.body.toString('utf8');
   const where = `${context.sent.slice(0, 120)} → ${answer.status} ${text.slice(0, 200)}`;
   expect(answer.status, where).toBe(expected.status);
@@ -280,7 +287,7 @@ export function expectAnswer(answer: Answer | OriginResponse, expected: Expected
     if (expected.status === 200) {
       // Or a WebP answered at once while the negotiated AVIF follows (lambda/origin/avif-claims.ts).
       const deferred = answer.headers['content-type'] === 'image/webp' && answer.headers['cache-control'] === DEFERRED_AVIF_CACHE_CONTROL;
-      if (!deferred) expect(answer.headers['cache-control'], where).toBe(VARIANT_CACHE_CONTROL);
+      if (!deferred) expect(answer.headers['cache-control'], where).toBe(context.variantCacheControl ?? VARIANT_CACHE_CONTROL);
       expect(answer.headers['content-type'], where).toMatch(/^(image\/(jpeg|png|webp|avif|gif)|application\/json)$/);
     }
     return;
@@ -368,7 +375,7 @@ export async function throughEmulator(
   const before = await keysBefore(emulator, emulator.cachedKeys);
   const answer = await emulator.get(path, options.headers);
   lastListing.delete(emulator);
-  expectAnswer(answer, expected, { sent: path, buckets: [emulator.sourceBucket, emulator.cacheBucket] });
+  expectAnswer(answer, expected, { sent: path, buckets: [emulator.sourceBucket, emulator.cacheBucket], variantCacheControl: BROWSER_CACHE_CONTROL });
   if (expected.at === 'edge') expect(answer.headers['x-cache'], path).toBe('FunctionGeneratedResponse from cloudfront');
   if (expected.at === 'origin') expect(answer.headers['x-cache'], path).toMatch(/^(Miss|Hit) from cloudfront$/);
   if (expected.status >= 400) await expectKeysUnchanged(emulator, emulator.cachedKeys, before, path);
