@@ -275,8 +275,8 @@ const RATES = {
   flatten: 0.01,
   resize: 0.04,
   fill: 0.12,
-  blur: { perBand: 0.005, perBandSigma: 0.0007 },
-  sharpen: { fixed: 0.14, perSigma: 0.011, reblur: 0.8, reblurPerSigma: 0.5 },
+  blur: { perBand: 0.004, perBandSigma: 0.0005 },
+  sharpen: { fixed: 0.08, perSigma: 0.015, reblur: 0.8, reblurPerSigma: 0.5 },
   cmyk: 0.1,
   grayscale: 0.02,
   composite: 0.1,
@@ -297,7 +297,7 @@ const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
 
 /** What an encoder holds beyond the pipeline, bytes per output pixel (its buffers and the encoded output). */
 const ENCODER_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
-  jpeg: 7.5, png: 3, webp: 17, avif: 24, gif: 33,
+  jpeg: 7.5, png: 4, webp: 19, avif: 24, gif: 33,
 };
 
 /** Bands of the output's pixels: alpha is kept but in JPEG. */
@@ -478,7 +478,10 @@ const STEPS: Step[] = [
   {
     name: 'blur',
     price: (work) =>
-      work.ops.blur === undefined ? FREE : { seconds: blurSeconds(work), bytes: blurredIntoMemory(work.ops, work.frames) ? work.outputPixels * 4 : 0 },
+      // libvips keeps a copy of its input for the mask's reach; a still that is sharpened after is blurred into memory.
+      work.ops.blur === undefined
+        ? FREE
+        : { seconds: blurSeconds(work), bytes: work.outputPixels * work.frames * outputBands(work) + (blurredIntoMemory(work.ops, work.frames) ? work.outputPixels * 4 : 0) },
     async apply(image, { ops, info, plan, limits }) {
       if (ops.blur === undefined) return undefined;
       image.blur(ops.blur);
