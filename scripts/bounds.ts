@@ -122,6 +122,47 @@ const CASES: Case[] = [
   { name: 'gif: 200 frames of 500x500', make: () => animatedGif(200, 500, 500), asks: [NEGOTIATED, `width=240,${NEGOTIATED}`] },
 ];
 
+/**
+ * Every op at its largest values on the largest output it allows (8192x8192,
+ * enlarged from a 64x64 noise JPEG of a few hundred bytes, so that the work
+ * is all the op's), and each encoder at full size on noise: each is served
+ * within the budget or refused from the header with a 413.
+ */
+const MAX = `width=${LARGEST},height=${LARGEST}`;
+const tinyNoise = () =>
+  sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).jpeg().toBuffer();
+const fullNoise = () =>
+  sharp({ create: { width: LARGEST, height: LARGEST, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+    .jpeg({ quality: 85 })
+    .toBuffer();
+const OP_CASES: Case[] = [
+  {
+    name: 'ops: 64x64 noise JPEG enlarged to 8192x8192',
+    make: tinyNoise,
+    asks: [
+      `${MAX},enlarge=1,format=jpeg`,
+      `${MAX},enlarge=1,blur=100,sharpen=10,format=jpeg`,
+      `${MAX},enlarge=1,blur=100,format=jpeg`,
+      `${MAX},enlarge=1,blur=30,format=jpeg`,
+      `${MAX},enlarge=1,sharpen=10,format=jpeg`,
+      `${MAX},fit=contain,fill=blur,enlarge=1,format=jpeg`,
+      `${MAX},enlarge=1,trim=0,format=jpeg`,
+      `${MAX},enlarge=1,grayscale=1,border=64,ff0000,format=jpeg`,
+      `${MAX},enlarge=1,quality=auto,format=avif`,
+    ],
+  },
+  {
+    name: 'ops: 8192x8192 noise JPEG',
+    make: fullNoise,
+    asks: ['format=jpeg', 'format=png', 'format=webp', 'rotate=90,format=jpeg', 'flip=1,format=jpeg', 'trim=0,format=jpeg', 'crop=0,0,0.5,1,format=jpeg'],
+  },
+  {
+    name: 'ops: 8192x8192 CMYK photo',
+    make: async () => sharp(await photo('jpeg')).toColourspace('cmyk').jpeg({ quality: 90 }).toBuffer(),
+    asks: ['format=jpeg', 'grayscale=1,format=jpeg'],
+  },
+];
+
 /** Peak resident set (VmHWM) of a process in MB, or undefined once it is gone. */
 function peakMb(pid: number | 'self'): number | undefined {
   try {
@@ -243,7 +284,7 @@ async function main() {
     await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
     await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
     const rows: Row[] = [];
-    for (const [index, item] of CASES.filter((c) => c.name.includes(args.only)).entries()) {
+    for (const [index, item] of [...CASES, ...OP_CASES].filter((c) => c.name.includes(args.only)).entries()) {
       const key = `case-${index}`;
       await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
       const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse' });
