@@ -1,4 +1,5 @@
 // `npx tsx scripts/bench/op-prices.ts [SIDE] [QUERY ...]`
+// `npx tsx scripts/bench/op-prices.ts --largest [MEMORY_MB] [BUDGET_MS]`
 //
 // What each operation costs, measured in the real transform child (one libvips
 // thread, as at the default memory): for each viewer query, on a photo-like
@@ -6,11 +7,15 @@
 // and peak memory above its start beside the model's prediction
 // (lambda/origin/image/budget.ts). The budget is unlimited, so nothing is refused.
 // The steps' coefficients in lambda/origin/image/steps.ts come from these runs.
+// With --largest: the largest square output the model serves for each op and
+// encoder case of test/support/op-limits.ts (default 2048 MB and 25000 ms),
+// the table of docs/hostile-input.md.
 
 import sharp from 'sharp';
 import { canonicalRequest, DEFAULT_GRAMMAR_OPTIONS, splitQuery, type Ops } from '../../lambda/grammar';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { transformProcesses } from '../../lambda/origin/transform-process';
+import { largestSide, OP_CASES } from '../../test/support/op-limits';
 
 const DEFAULT_QUERIES = [
   'format=jpeg',
@@ -29,6 +34,21 @@ const DEFAULT_QUERIES = [
   'format=png',
   'quality=auto&format=avif',
 ];
+
+/** Prints, for each case, the largest side the model accepts, as a Markdown table. */
+function printLargest(memorySizeMb: number, timeBudgetMs: number) {
+  const limits = { ...DEFAULT_LIMITS, memorySizeMb, timeBudgetMs };
+  console.log(`| case | query | largest side served at ${memorySizeMb} MB, ${timeBudgetMs} ms |\n| --- | --- | ---: |`);
+  for (const opCase of OP_CASES) {
+    const side = largestSide(opCase, limits);
+    console.log(`| ${opCase.name} (${opCase.source} source) | \`${opCase.query}\` | ${side === limits.maxDimension ? `${side} (all)` : side} |`);
+  }
+}
+
+if (process.argv[2] === '--largest') {
+  printLargest(Number(process.argv[3] ?? DEFAULT_LIMITS.memorySizeMb), Number(process.argv[4] ?? DEFAULT_LIMITS.timeBudgetMs));
+  process.exit(0);
+}
 
 const [sideArg, ...opsArgs] = process.argv.slice(2);
 const side = Number(sideArg ?? 2048);
