@@ -15,7 +15,7 @@ import sharp from 'sharp';
 import { canonicalRequest, DEFAULT_GRAMMAR_OPTIONS, splitQuery, type Ops } from '../../lambda/grammar';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { transformProcesses } from '../../lambda/origin/transform-process';
-import { largestSide, OP_CASES } from '../../test/support/op-limits';
+import { largestSide, OP_CASES, type SourceKind } from '../../test/support/op-limits';
 
 const DEFAULT_QUERIES = [
   'format=jpeg',
@@ -35,13 +35,22 @@ const DEFAULT_QUERIES = [
   'quality=auto&format=avif',
 ];
 
+const SOURCES: Record<SourceKind, string> = {
+  noise: 'noise JPEG',
+  turned: 'noise JPEG, EXIF orientation 6',
+  cmyk: 'CMYK noise JPEG',
+  alpha: 'noise PNG with alpha',
+  tiny: '64x64 noise JPEG',
+  frames: 'GIF of 8 noise frames',
+};
+
 /** Prints, for each case, the largest side the model accepts, as a Markdown table. */
 function printLargest(memorySizeMb: number, timeBudgetMs: number) {
   const limits = { ...DEFAULT_LIMITS, memorySizeMb, timeBudgetMs };
-  console.log(`| case | query | largest side served at ${memorySizeMb} MB, ${timeBudgetMs} ms |\n| --- | --- | ---: |`);
+  console.log(`| case | source | query | largest side served at ${memorySizeMb} MB, ${timeBudgetMs} ms |\n| --- | --- | --- | ---: |`);
   for (const opCase of OP_CASES) {
     const side = largestSide(opCase, limits);
-    console.log(`| ${opCase.name} (${opCase.source} source) | \`${opCase.query}\` | ${side === limits.maxDimension ? `${side} (all)` : side} |`);
+    console.log(`| ${opCase.name} | ${SOURCES[opCase.source]} | \`${opCase.query}\` | ${side === limits.maxDimension ? `${side} (all)` : side} |`);
   }
 }
 
