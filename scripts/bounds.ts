@@ -132,8 +132,9 @@ const MAX = `width=${LARGEST},height=${LARGEST}`;
 const tinyNoise = () =>
   sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).jpeg().toBuffer();
 const fullNoise = () =>
+  // As noisy as fits in MAX_SOURCE_BYTES.
   sharp({ create: { width: LARGEST, height: LARGEST, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
-    .jpeg({ quality: 85 })
+    .jpeg({ quality: 75 })
     .toBuffer();
 const OP_CASES: Case[] = [
   {

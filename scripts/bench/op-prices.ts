@@ -39,7 +39,7 @@ const SOURCES: Record<SourceKind, string> = {
   noise: 'noise JPEG',
   turned: 'noise JPEG, EXIF orientation 6',
   cmyk: 'CMYK noise JPEG',
-  alpha: 'noise PNG with alpha',
+  alpha: 'PNG drawing with alpha',
   tiny: '64x64 noise JPEG',
   frames: 'GIF of 8 noise frames',
 };

@@ -9,7 +9,7 @@ import sharp, { type OutputInfo, type Sharp } from 'sharp';
 import type { Ops, Position } from '../../grammar';
 import type { Limits } from '../config';
 import { decodeError, framesToLoad, type SourceInfo } from './input';
-import { autoQuality, choosesQuality, PROXY_PIXELS } from './auto-quality';
+import { autoQuality, AVIF_AUTO_QUALITY, choosesQuality, PROXY_PIXELS } from './auto-quality';
 import { encode, type EncodedFormat, type OutputPlan } from './output';
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
 
@@ -295,6 +295,19 @@ const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
   jpeg: 0.09, png: 0.1, webp: 0.32, avif: 1.25, gif: 1.7,
 };
 
+/**
+ * How much more an encode costs above the format's default quality (the
+ * rates are at the default): AVIF's rises to 1.6 times from quality 80 (it
+ * falls again near lossless), WebP's to 1.3 times above 90; quality=auto
+ * reaches AVIF_AUTO_QUALITY.max.
+ */
+function qualityFactor(format: EncodedFormat, asked: Ops['quality']): number {
+  const quality = asked === 'auto' ? AVIF_AUTO_QUALITY.max : asked;
+  if (quality === undefined) return 1;
+  if (format === 'avif') return quality >= 80 ? 1.6 : quality > 60 ? 1.15 : 1;
+  return format === 'webp' && quality > 90 ? 1.3 : 1;
+}
+
 /** What an encoder holds beyond the pipeline, bytes per output pixel (its buffers and the encoded output). */
 const ENCODER_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
   jpeg: 7.5, png: 4, webp: 19, avif: 24, gif: 33,
@@ -579,7 +592,7 @@ const STEPS: Step[] = [
       // quality=auto holds the output as pixels (alpha at most) and a proxy of them, and encodes the proxy first.
       const proxy = choosesQuality(work.ops.quality, format, frames > 1) ? Math.min(PROXY_PIXELS, outputPixels) : 0;
       return {
-        seconds: perMegapixel(ENCODE_SECONDS_PER_MP[format], outputPixels * frames + proxy),
+        seconds: perMegapixel(ENCODE_SECONDS_PER_MP[format] * qualityFactor(format, work.ops.quality), outputPixels * frames + proxy),
         bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + (proxy ? (outputPixels + proxy) * 4 : 0),
       };
     },
