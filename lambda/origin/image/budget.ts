@@ -2,9 +2,10 @@
 // any pixel is decoded: its peak memory and its CPU time. The transform picks
 // its path and its encoder with these, or refuses with a precise 413, so that
 // no request starts work that cannot finish inside the function's memory and
-// time. The coefficients are worst cases measured with `npm run bounds` on
-// noise, which no encoder can compress; the deadline kill (transform-process.ts)
-// remains the backstop for what a model cannot see.
+// time. The decode is priced here, and each step of the pipeline declares its
+// own price beside what it does (steps.ts). The coefficients are worst cases
+// measured on noise, which no encoder can compress; the deadline kill
+// (transform-process.ts) remains the backstop for what a model cannot see.
 
 import type { Ops } from '../../grammar';
 import { HttpError } from '../errors';

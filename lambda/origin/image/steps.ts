@@ -267,7 +267,8 @@ const perMegapixel = (rate: number, pixels: number, frames = 1) => (rate * pixel
  * `npx tsx scripts/bench/op-prices.ts`): of the decoded image for what runs
  * before the resize, of the output for what runs after it. Blur's is per
  * band, and grows with sigma (its mask's width); sharpen's fixed part is its
- * conversion to LAB and back.
+ * conversion to LAB and back, and `reblur` the blur's own price again, per
+ * unit and per sigma of sharpen, when they share a pipeline.
  */
 const RATES = {
   turn: 0.01,
