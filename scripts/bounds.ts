@@ -158,8 +158,20 @@ const OP_CASES: Case[] = [
     asks: ['format=jpeg', 'format=png', 'format=webp', 'rotate=90,format=jpeg', 'flip=1,format=jpeg', 'trim=0,format=jpeg', 'crop=0,0,0.5,1,format=jpeg'],
   },
   {
-    name: 'ops: 8192x8192 CMYK photo',
-    make: async () => sharp(await photo('jpeg')).toColourspace('cmyk').jpeg({ quality: 90 }).toBuffer(),
+    // The largest sides the model accepts for these ops (docs/hostile-input.md).
+    name: 'ops, largest: 64x64 noise JPEG enlarged to the largest side each op allows',
+    make: tinyNoise,
+    asks: [
+      'width=7160,height=7160,enlarge=1,blur=100,format=jpeg',
+      'width=6448,height=6448,enlarge=1,sharpen=10,format=jpeg',
+      'width=5352,height=5352,enlarge=1,blur=100,sharpen=10,format=jpeg',
+      'width=7744,height=7744,fit=contain,fill=blur,enlarge=1,format=jpeg',
+      'width=3144,height=3144,enlarge=1,quality=auto,format=avif',
+    ],
+  },
+  {
+    name: 'ops, largest: 8192x8192 CMYK photo',
+    make: async () => sharp(await photo('jpeg')).toColourspace('cmyk').jpeg({ quality: 75 }).toBuffer(),
     asks: ['format=jpeg', 'grayscale=1,format=jpeg'],
   },
 ];
