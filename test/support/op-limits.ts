@@ -112,13 +112,16 @@ export const opGrammar = (markVersion: string): GrammarOptions => ({ ...DEFAULT_
 export const opsOf = (query: string, side: number, grammar: GrammarOptions) =>
   canonicalRequest('k', splitQuery(query.replaceAll('SIDE', String(side))), grammar, {}).ops as Ops;
 
+/** The bytes the handler holds for a request at a side: the source's, and a watermark's. */
+export type RequestBytes = (side: number) => number;
+
 /** Whether the model accepts the case at `side` for a function of `limits`. */
-function accepted({ source, query }: OpCase, side: number, limits: Limits): boolean {
+function accepted({ source, query }: OpCase, side: number, limits: Limits, requestBytes?: RequestBytes): boolean {
   const info = headerOf(source, side);
   const ops = opsOf(query, side, opGrammar('any'));
   const plan = planOutput(ops, info);
   const frames = plan.animated ? framesToLoad(info, limits) : 1;
-  const budget = budgetFor(limits.memorySizeMb, limits.timeBudgetMs, info.bytes);
+  const budget = budgetFor(limits.memorySizeMb, limits.timeBudgetMs, requestBytes?.(side) ?? info.bytes);
   try {
     chooseFormat(describeWork(info, ops, frames, limits.maxDimension), info, plan.candidates, budget);
     return true;
@@ -127,13 +130,17 @@ function accepted({ source, query }: OpCase, side: number, limits: Limits): bool
   }
 }
 
-/** The largest side (to 8 pixels) at which the model accepts the case, by bisection: prices grow with the side. */
-export function largestSide(opCase: OpCase, limits: Limits): number {
+/**
+ * The largest side (to 8 pixels) at which the model accepts the case, by
+ * bisection: prices grow with the side. Without `requestBytes`, the source is
+ * taken at its largest.
+ */
+export function largestSide(opCase: OpCase, limits: Limits, requestBytes?: RequestBytes): number {
   let [low, high] = [8, limits.maxDimension];
-  if (accepted(opCase, high, limits)) return high;
+  if (accepted(opCase, high, limits, requestBytes)) return high;
   while (high - low > 8) {
     const middle = Math.round((low + high) / 2);
-    if (accepted(opCase, middle, limits)) low = middle;
+    if (accepted(opCase, middle, limits, requestBytes)) low = middle;
     else high = middle;
   }
   return low;
