@@ -166,7 +166,7 @@ const OP_CASES: Case[] = [
       'width=6448,height=6448,enlarge=1,sharpen=10,format=jpeg',
       'width=5352,height=5352,enlarge=1,blur=100,sharpen=10,format=jpeg',
       'width=7744,height=7744,fit=contain,fill=blur,enlarge=1,format=jpeg',
-      'width=3144,height=3144,enlarge=1,quality=auto,format=avif',
+      'width=2760,height=2760,enlarge=1,quality=auto,format=avif',
     ],
   },
   {

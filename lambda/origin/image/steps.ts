@@ -298,14 +298,14 @@ const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
 
 /**
  * How much more an encode costs above the format's default quality (the
- * rates are at the default): AVIF's rises to 1.6 times from quality 80 (it
- * falls again near lossless), WebP's to 1.3 times above 90; quality=auto
+ * rates are at the default): AVIF's by half above 60 and 1.6 times from 80
+ * (it falls again near lossless), WebP's 1.3 times above 90; quality=auto
  * reaches AVIF_AUTO_QUALITY.max.
  */
 function qualityFactor(format: EncodedFormat, asked: Ops['quality']): number {
   const quality = asked === 'auto' ? AVIF_AUTO_QUALITY.max : asked;
   if (quality === undefined) return 1;
-  if (format === 'avif') return quality >= 80 ? 1.6 : quality > 60 ? 1.15 : 1;
+  if (format === 'avif') return quality >= 80 ? 1.6 : quality > 60 ? 1.5 : 1;
   return format === 'webp' && quality > 90 ? 1.3 : 1;
 }
 
