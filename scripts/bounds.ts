@@ -176,6 +176,60 @@ const COPIES_AND_JSON_CASES: Case[] = [
   { name: 'copies: largest PNG and JPEG from a TIFF, 8192x8192 noise', make: () => noiseTiff(LARGEST), asks: ['format=png', 'quality=100,format=jpeg'] },
 ];
 
+/**
+ * Every op at its largest values on the largest output it allows (8192x8192,
+ * enlarged from a 64x64 noise JPEG of a few hundred bytes, so that the work
+ * is all the op's), and each encoder at full size on noise: each is served
+ * within the budget or refused from the header with a 413.
+ */
+const MAX = `width=${LARGEST},height=${LARGEST}`;
+const tinyNoise = () =>
+  sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).jpeg().toBuffer();
+const fullNoise = () =>
+  // As noisy as fits in MAX_SOURCE_BYTES.
+  sharp({ create: { width: LARGEST, height: LARGEST, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+    .jpeg({ quality: 75 })
+    .toBuffer();
+const OP_CASES: Case[] = [
+  {
+    name: 'ops: 64x64 noise JPEG enlarged to 8192x8192',
+    make: tinyNoise,
+    asks: [
+      `${MAX},enlarge=1,format=jpeg`,
+      `${MAX},enlarge=1,blur=100,sharpen=10,format=jpeg`,
+      `${MAX},enlarge=1,blur=100,format=jpeg`,
+      `${MAX},enlarge=1,blur=30,format=jpeg`,
+      `${MAX},enlarge=1,sharpen=10,format=jpeg`,
+      `${MAX},fit=contain,fill=blur,enlarge=1,format=jpeg`,
+      `${MAX},enlarge=1,trim=0,format=jpeg`,
+      `${MAX},enlarge=1,grayscale=1,border=64,ff0000,format=jpeg`,
+      `${MAX},enlarge=1,quality=auto,format=avif`,
+    ],
+  },
+  {
+    name: 'ops: 8192x8192 noise JPEG',
+    make: fullNoise,
+    asks: ['format=jpeg', 'format=png', 'format=webp', 'rotate=90,format=jpeg', 'flip=1,format=jpeg', 'trim=0,format=jpeg', 'crop=0,0,0.5,1,format=jpeg'],
+  },
+  {
+    // The largest sides the model accepts for these ops (docs/hostile-input.md).
+    name: 'ops, largest: 64x64 noise JPEG enlarged to the largest side each op allows',
+    make: tinyNoise,
+    asks: [
+      'width=7160,height=7160,enlarge=1,blur=100,format=jpeg',
+      'width=6448,height=6448,enlarge=1,sharpen=10,format=jpeg',
+      'width=5352,height=5352,enlarge=1,blur=100,sharpen=10,format=jpeg',
+      'width=7744,height=7744,fit=contain,fill=blur,enlarge=1,format=jpeg',
+      'width=2760,height=2760,enlarge=1,quality=auto,format=avif',
+    ],
+  },
+  {
+    name: 'ops, largest: 8192x8192 CMYK photo',
+    make: async () => sharp(await photo('jpeg')).toColourspace('cmyk').jpeg({ quality: 75 }).toBuffer(),
+    asks: ['format=jpeg', 'grayscale=1,format=jpeg'],
+  },
+];
+
 /** Peak resident set (VmHWM) of a process in MB, or undefined once it is gone. */
 function peakMb(pid: number | 'self'): number | undefined {
   try {
@@ -297,7 +351,7 @@ async function main() {
     await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
     await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
     const rows: Row[] = [];
-    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES].filter((c) => c.name.includes(args.only)).entries()) {
+    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES].filter((c) => c.name.includes(args.only)).entries()) {
       const key = `case-${index}`;
       await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
       const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse' });

@@ -2,17 +2,16 @@
 // any pixel is decoded: its peak memory and its CPU time. The transform picks
 // its path and its encoder with these, or refuses with a precise 413, so that
 // no request starts work that cannot finish inside the function's memory and
-// time. The coefficients are worst cases measured with `npm run bounds` on
-// noise, which no encoder can compress; the deadline kill (transform-process.ts)
-// remains the backstop for what a model cannot see.
+// time. The decode is priced here, and each step of the pipeline declares its
+// own price beside what it does (steps.ts). The coefficients are worst cases
+// measured on noise, which no encoder can compress; the deadline kill
+// (transform-process.ts) remains the backstop for what a model cannot see.
 
 import type { Ops } from '../../grammar';
 import { HttpError } from '../errors';
-import { choosesQuality, PROXY_PIXELS } from './auto-quality';
 import type { SourceInfo } from './input';
 import type { EncodedFormat } from './output';
-import { MAX_WATERMARK_PIXELS } from '../watermarks';
-import { borderWidth, cropRegion, roomFor, scaledSize, turnedSize } from './steps';
+import { borderWidth, cropRegion, roomFor, scaledSize, stepPrices, turnedSize } from './steps';
 
 export interface Budget {
   /** Memory the child's work may use, in bytes: what is left of the allowance once both processes' own footprint is counted. */
@@ -78,22 +77,6 @@ const HEIF_DECODER = { moduleBytes: 16 * 1024 * 1024, bytesPerPixel: 14, loadSec
 const HEIF_PROFILE = { copiesPerChannel: 2, secondsPerMP: 0.04 };
 
 /**
- * Encode, CPU seconds per output megapixel, with the settings of output.ts on
- * one thread: the worst case (noise) for every format but GIF. GIF's palette
- * search costs 20 to 50 times more on noise than on photos or drawings, so a
- * worst case would refuse ordinary animations: its rate is that of smooth
- * photographic frames, and the deadline kill bounds the rest.
- */
-const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
-  jpeg: 0.09, png: 0.1, webp: 0.32, avif: 1.25, gif: 1.7,
-};
-
-/** What an encoder holds beyond the pipeline, bytes per output pixel (its buffers and the encoded output). */
-const ENCODER_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
-  jpeg: 7.5, png: 3, webp: 17, avif: 24, gif: 33,
-};
-
-/**
  * The variant's bytes in the handler, per output pixel: it receives them once
  * from the child, then answers and stores that copy. The most each encoder
  * writes with the settings of output.ts, at quality 100, on uniform noise.
@@ -102,20 +85,21 @@ const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
   jpeg: 1.5, png: 4.1, webp: 2.2, avif: 3.3, gif: 1.5,
 };
 
-/** The transform as the model sees it: sizes in pixels, the format to encode. */
+/** The transform as the model sees it: sizes in pixels, and what the decoder holds; each step prices itself from these (steps.ts). */
 export interface Work {
-  /** Pixels of one frame as libvips decodes it, after shrink-on-load. */
+  ops: Ops;
+  info: SourceInfo;
+  /** Pixels of one frame as libvips decodes it, after shrink-on-load, and the bytes of one of them. */
   decodedPixels: number;
+  decodedPixelBytes: number;
   /** Pixels a HEIF's decoder makes to produce them (every tile of a grid, the alpha plane); the same as decodedPixels for other formats. */
   decoderPixels: number;
   /** Frames decoded and encoded. */
   frames: number;
-  /** What the decoder and the turns hold whole in memory, in bytes. */
+  /** What the decoder holds beyond its pixels, in bytes: a progressive JPEG's coefficients, libheif, a colour profile's copies. */
   heldBytes: number;
-  /** Output pixels of one frame. */
+  /** Output pixels of one frame, border included. */
   outputPixels: number;
-  /** The quality asked for: with `auto`, an AVIF is held as pixels and a proxy of them encoded first (auto-quality.ts). */
-  quality: Ops['quality'];
 }
 
 /** Sources whose decoder produces the whole image (or every frame) at once, not line by line. */
@@ -158,40 +142,36 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   const reduction = Math.min(width / outWidth, height / outHeight);
   const shrink = shrinkOnLoad(info.format, reduction, ops);
   const decodedPixels = Math.ceil(info.width / shrink) * Math.ceil(info.height / shrink);
-  const pixelBytes = info.channels * sampleBytes(info.depth);
-  // Turns and vertical flips (orientations 3 to 8 among them) read the image out of order: libvips holds it whole.
-  const reordered = ops.rotate !== undefined || ops.flip === true || info.orientation >= 3;
-  const whole = reordered || WHOLE_IMAGE_DECODERS.includes(info.format) || (info.format === 'png' && info.progressive);
-  let heldBytes = whole ? decodedPixels * frames * pixelBytes : 0;
+  let heldBytes = 0;
   // A progressive JPEG's decoder keeps every DCT coefficient, at full size whatever the shrink.
   if (info.format === 'jpeg' && info.progressive) heldBytes += info.width * info.height * info.channels * 2;
-  // Trim holds the decoded image to find its edges, then its result as 8-bit pixels (steps.ts).
-  if (ops.trim !== undefined) heldBytes += decodedPixels * (pixelBytes + info.channels);
-  // A blurred fill holds the image and the canvas it is drawn on as 8-bit pixels, with alpha at most.
-  if (ops.fill === 'blur') heldBytes += 2 * outWidth * outHeight * 4;
-  // A watermark holds the image it is drawn on as pixels (under a border, the result too) and its own decoded pixels.
-  if (ops.watermark !== undefined) heldBytes += 2 * outWidth * outHeight * 4 + 2 * MAX_WATERMARK_PIXELS * 4;
   const decoderPixels = info.decoderPixels ?? decodedPixels;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decoderPixels * HEIF_DECODER.bytesPerPixel;
   if (info.colourProfile) heldBytes += decodedPixels * info.channels * HEIF_PROFILE.copiesPerChannel;
-  return { decodedPixels, decoderPixels, frames, heldBytes, outputPixels: outWidth * outHeight, quality: ops.quality };
+  const decodedPixelBytes = info.channels * sampleBytes(info.depth);
+  return { ops, info, decodedPixels, decodedPixelBytes, decoderPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
 }
 
-/** The proxy's pixels that quality=auto encodes before the output, in `format` (none when the quality is not chosen). */
-const proxyPixels = (work: Work, format: EncodedFormat) =>
-  choosesQuality(work.quality, format, work.frames > 1) ? Math.min(PROXY_PIXELS, work.outputPixels) : 0;
+const megapixels = (pixels: number, frames: number) => (pixels * frames) / 1e6;
+
+/** Each step's price for this work in `format` (steps.ts). */
+const pricesOf = (work: Work, format: EncodedFormat) => stepPrices({ ...work, format }).map(({ price }) => price);
 
 export function predictSeconds(work: Work, info: Pick<SourceInfo, 'format' | 'colourProfile'>, format: EncodedFormat): number {
-  const megapixels = (pixels: number) => (pixels * work.frames) / 1e6;
-  const load = (info.format === 'heic' ? HEIF_DECODER.loadSeconds : 0) + (info.colourProfile ? megapixels(work.decodedPixels) * HEIF_PROFILE.secondsPerMP : 0);
-  const encoded = megapixels(work.outputPixels) + proxyPixels(work, format) / 1e6;
-  return load + megapixels(work.decoderPixels) * DECODE_SECONDS_PER_MP[info.format] + encoded * ENCODE_SECONDS_PER_MP[format];
+  const decoded = megapixels(work.decodedPixels, work.frames);
+  const load = (info.format === 'heic' ? HEIF_DECODER.loadSeconds : 0) + (info.colourProfile ? decoded * HEIF_PROFILE.secondsPerMP : 0);
+  const steps = pricesOf(work, format).reduce((sum, price) => sum + price.seconds, 0);
+  return load + megapixels(work.decoderPixels, work.frames) * DECODE_SECONDS_PER_MP[info.format] + steps;
 }
 
 export function predictBytes(work: Work, format: EncodedFormat): number {
-  // quality=auto holds the output as pixels (alpha at most) and the proxy's copy of them.
-  const proxy = proxyPixels(work, format);
-  return work.heldBytes + (proxy ? (work.outputPixels + proxy) * 4 : 0) + work.outputPixels * work.frames * ENCODER_BYTES_PER_PIXEL[format];
+  const prices = pricesOf(work, format);
+  const { info } = work;
+  // Whole-image decoders, and turns and vertical flips (which read the image out of order), hold every decoded frame at once.
+  const whole =
+    WHOLE_IMAGE_DECODERS.includes(info.format) || (info.format === 'png' && info.progressive) || prices.some((price) => price.holdsDecoded);
+  const decoded = whole ? work.decodedPixels * work.frames * work.decodedPixelBytes : 0;
+  return work.heldBytes + decoded + prices.reduce((sum, price) => sum + price.bytes, 0);
 }
 
 const megabytes = (bytes: number) => Math.ceil(bytes / 1024 / 1024);

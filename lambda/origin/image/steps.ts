@@ -8,9 +8,9 @@
 import sharp, { type OutputInfo, type Sharp } from 'sharp';
 import type { Ops, Position } from '../../grammar';
 import type { Limits } from '../config';
-import { decodeError, type SourceInfo } from './input';
-import { autoQuality, choosesQuality } from './auto-quality';
-import { encode, type OutputPlan } from './output';
+import { decodeError, framesToLoad, type SourceInfo } from './input';
+import { autoQuality, AVIF_AUTO_QUALITY, choosesQuality, PROXY_PIXELS } from './auto-quality';
+import { encode, type EncodedFormat, type OutputPlan } from './output';
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
 
 export interface StepInput {
@@ -42,8 +42,37 @@ interface StepContext extends StepInput {
   focus?: Point;
 }
 
-/** A step changes the pipeline it is given, or returns the pipeline that replaces it. */
-type Step = (image: Sharp, context: StepContext) => void | Promise<Sharp | undefined>;
+/** What a step costs beyond the decode: CPU seconds on one libvips thread, and the bytes it holds until the encode. */
+export interface Price {
+  seconds: number;
+  bytes: number;
+  /** It reads the decoded image out of order, so libvips holds that whole (once, however many steps do). */
+  holdsDecoded?: boolean;
+}
+
+/** The transform as a price is reckoned, before any pixel is decoded: sizes from the source's header and the ops (budget.ts). */
+export interface PricedWork {
+  ops: Ops;
+  info: SourceInfo;
+  format: EncodedFormat;
+  /** Pixels of one frame as decoded, after shrink-on-load, and the bytes of one of them. */
+  decodedPixels: number;
+  decodedPixelBytes: number;
+  /** Pixels of one output frame, border included. */
+  outputPixels: number;
+  /** Frames decoded and encoded. */
+  frames: number;
+}
+
+/**
+ * A step of the pipeline: what it costs, next to what it does. `apply`
+ * changes the pipeline it is given, or returns the pipeline that replaces it.
+ */
+interface Step {
+  name: string;
+  price: (work: PricedWork) => Price;
+  apply: (image: Sharp, context: StepContext) => void | Promise<Sharp | undefined>;
+}
 
 type Rgba = { r: number; g: number; b: number; alpha: number };
 
@@ -227,186 +256,357 @@ const pipelineOf = ({ data, info }: Pixels) => sharp(data, { raw: { width: info.
 const BACKDROP_SIDE = 48;
 const BACKDROP_SIGMA = 2;
 
+const FREE: Price = { seconds: 0, bytes: 0 };
+
+/** CPU seconds at `rate` seconds per megapixel, for `pixels` in each of `frames`. */
+const perMegapixel = (rate: number, pixels: number, frames = 1) => (rate * pixels * frames) / 1e6;
+
+/**
+ * CPU seconds per megapixel of what the steps add, on one libvips thread, at
+ * the worst case of noise and of each op's largest value (measured with
+ * `npx tsx scripts/bench/op-prices.ts`): of the decoded image for what runs
+ * before the resize, of the output for what runs after it. Blur's is per
+ * band, and grows with sigma (its mask's width); sharpen's fixed part is its
+ * conversion to LAB and back, and `reblur` the blur's own price again, per
+ * unit and per sigma of sharpen, when they share a pipeline.
+ */
+const RATES = {
+  turn: 0.01,
+  trim: 0.5,
+  flatten: 0.01,
+  resize: 0.04,
+  fill: 0.12,
+  blur: { perBand: 0.004, perBandSigma: 0.0005 },
+  sharpen: { fixed: 0.08, perSigma: 0.015, reblur: 0.8, reblurPerSigma: 0.5 },
+  cmyk: 0.1,
+  grayscale: 0.02,
+  composite: 0.1,
+  watermarkDecode: 0.1,
+  border: 0.01,
+};
+
+/**
+ * Encode, CPU seconds per output megapixel, with the settings of output.ts on
+ * one thread: the worst case (noise) for every format but GIF. GIF's palette
+ * search costs 20 to 50 times more on noise than on photos or drawings, so a
+ * worst case would refuse ordinary animations: its rate is that of smooth
+ * photographic frames, and the deadline kill bounds the rest.
+ */
+const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
+  jpeg: 0.09, png: 0.1, webp: 0.32, avif: 1.25, gif: 1.7,
+};
+
+/**
+ * How much more an encode costs above the format's default quality (the
+ * rates are at the default): AVIF's by half above 60 and 1.6 times from 80
+ * (it falls again near lossless), WebP's 1.3 times above 90; quality=auto
+ * reaches AVIF_AUTO_QUALITY.max.
+ */
+function qualityFactor(format: EncodedFormat, asked: Ops['quality']): number {
+  const quality = asked === 'auto' ? AVIF_AUTO_QUALITY.max : asked;
+  if (quality === undefined) return 1;
+  if (format === 'avif') return quality >= 80 ? 1.6 : quality > 60 ? 1.5 : 1;
+  return format === 'webp' && quality > 90 ? 1.3 : 1;
+}
+
+/** What an encoder holds beyond the pipeline, bytes per output pixel (its buffers and the encoded output). */
+const ENCODER_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
+  jpeg: 7.5, png: 4, webp: 19, avif: 24, gif: 33,
+};
+
+/** Bands of the output's pixels: alpha is kept but in JPEG. */
+const outputBands = ({ info, format }: PricedWork) => (info.hasAlpha && format !== 'jpeg' ? 4 : 3);
+
+const blurSeconds = (work: PricedWork) =>
+  perMegapixel((RATES.blur.perBand + RATES.blur.perBandSigma * (work.ops.blur ?? 0)) * outputBands(work), work.outputPixels, work.frames);
+
+/**
+ * Whether the blurred image is made in memory before it is sharpened: sharpen's
+ * mask would otherwise ask for the blur again over every overlap, at a cost of
+ * their product. Frames stay in one pipeline, which keeps their timing.
+ */
+const blurredIntoMemory = (ops: Ops, frames: number) => ops.blur !== undefined && ops.sharpen !== undefined && frames === 1;
+
 /** The pipeline, in order. Orientation first, so every later step sees the image as displayed. */
 const STEPS: Step[] = [
-  function orient(image) {
-    image.autoOrient();
+  {
+    name: 'orient',
+    price: ({ info, decodedPixels, frames }) =>
+      info.orientation === 1 ? FREE : { seconds: perMegapixel(RATES.turn, decodedPixels, frames), bytes: 0, holdsDecoded: info.orientation >= 3 },
+    apply(image) {
+      image.autoOrient();
+    },
   },
 
-  function rotate(image, { ops, plan }) {
-    // Frames can only be turned by halves: a half turn is a flip plus a flop (see mirror).
-    if (ops.rotate && !plan.animated) image.rotate(ops.rotate);
+  {
+    name: 'rotate',
+    price: ({ ops, decodedPixels, frames }) =>
+      ops.rotate === undefined ? FREE : { seconds: perMegapixel(RATES.turn, decodedPixels, frames), bytes: 0, holdsDecoded: true },
+    apply(image, { ops, plan }) {
+      // Frames can only be turned by halves: a half turn is a flip plus a flop (see mirror).
+      if (ops.rotate && !plan.animated) image.rotate(ops.rotate);
+    },
   },
 
-  function mirror(image, context) {
-    const { ops, plan } = context;
-    const halfTurn = plan.animated && ops.rotate === 180;
-    const flip = Boolean(ops.flip) !== halfTurn;
-    const flop = Boolean(ops.flop) !== halfTurn;
-    if (flip) image.flip();
-    if (flop) image.flop();
-    // With a turn sharp makes its mirrors before extracting; without, after.
-    const turned = ops.rotate !== undefined && !plan.animated;
-    context.mirrorsAfterExtract = turned ? NO_MIRRORS : { flip, flop };
-    // sharp mirrors before it turns.
-    const displayed: [number, number] = [context.info.width, context.info.height];
-    if (context.focus) context.focus = turnPoint(mirrorPoint(context.focus, displayed, { flip, flop }), displayed, turned ? ops.rotate! : 0);
+  {
+    name: 'mirror',
+    price: ({ ops, decodedPixels, frames }) =>
+      ops.flip || ops.flop ? { seconds: perMegapixel(RATES.turn, decodedPixels, frames), bytes: 0, holdsDecoded: ops.flip === true } : FREE,
+    apply(image, context) {
+      const { ops, plan } = context;
+      const halfTurn = plan.animated && ops.rotate === 180;
+      const flip = Boolean(ops.flip) !== halfTurn;
+      const flop = Boolean(ops.flop) !== halfTurn;
+      if (flip) image.flip();
+      if (flop) image.flop();
+      // With a turn sharp makes its mirrors before extracting; without, after.
+      const turned = ops.rotate !== undefined && !plan.animated;
+      context.mirrorsAfterExtract = turned ? NO_MIRRORS : { flip, flop };
+      // sharp mirrors before it turns.
+      const displayed: [number, number] = [context.info.width, context.info.height];
+      if (context.focus) context.focus = turnPoint(mirrorPoint(context.focus, displayed, { flip, flop }), displayed, turned ? ops.rotate! : 0);
+    },
   },
 
-  async function trim(image, context) {
-    if (context.ops.trim === undefined) return undefined;
-    // The later steps need the trimmed size, known only from the pixels. A uniform image is kept whole.
-    const trimmed = await pixels(image.trim({ threshold: context.ops.trim }), context.limits);
-    const size: [number, number] = [trimmed.info.width, trimmed.info.height];
-    if (context.focus) context.focus = trimmedFocus(context.focus, context, trimmed.info, size);
-    context.size = size;
-    context.mirrorsAfterExtract = NO_MIRRORS;
-    return pipelineOf(trimmed);
+  {
+    name: 'trim',
+    price: ({ ops, info, decodedPixels, decodedPixelBytes }) =>
+      // It holds the decoded image to find its edges, then its result as 8-bit pixels (a first frame only).
+      ops.trim === undefined ? FREE : { seconds: perMegapixel(RATES.trim, decodedPixels), bytes: decodedPixels * (decodedPixelBytes + info.channels) },
+    async apply(image, context) {
+      if (context.ops.trim === undefined) return undefined;
+      // The later steps need the trimmed size, known only from the pixels. A uniform image is kept whole.
+      const trimmed = await pixels(image.trim({ threshold: context.ops.trim }), context.limits);
+      const size: [number, number] = [trimmed.info.width, trimmed.info.height];
+      if (context.focus) context.focus = trimmedFocus(context.focus, context, trimmed.info, size);
+      context.size = size;
+      context.mirrorsAfterExtract = NO_MIRRORS;
+      return pipelineOf(trimmed);
+    },
   },
 
-  function crop(_image, context) {
-    // Recorded here, cut by resize: sharp takes one extract before its resize, which resize may need for itself.
-    if (context.ops.crop !== undefined) context.region = cropRegion(context.ops.crop, ...context.size);
+  {
+    name: 'crop',
+    price: () => FREE, // cut by resize's extract; the shrink-on-load it defeats is counted in the decode (budget.ts)
+    apply(_image, context) {
+      // Recorded here, cut by resize: sharp takes one extract before its resize, which resize may need for itself.
+      if (context.ops.crop !== undefined) context.region = cropRegion(context.ops.crop, ...context.size);
+    },
   },
 
-  function flatten(image, context) {
-    const colour = background(context);
-    // JPEG has no alpha; elsewhere only an opaque background asked for fills transparent pixels.
-    if (context.info.hasAlpha && colour.alpha === 1 && (context.plan.format === 'jpeg' || context.ops.background)) {
-      image.flatten({ background: colour });
-    }
+  {
+    name: 'flatten',
+    price: ({ ops, info, format, decodedPixels, frames }) =>
+      info.hasAlpha && (format === 'jpeg' || ops.background) ? { seconds: perMegapixel(RATES.flatten, decodedPixels, frames), bytes: 0 } : FREE,
+    apply(image, context) {
+      const colour = background(context);
+      // JPEG has no alpha; elsewhere only an opaque background asked for fills transparent pixels.
+      if (context.info.hasAlpha && colour.alpha === 1 && (context.plan.format === 'jpeg' || context.ops.background)) {
+        image.flatten({ background: colour });
+      }
+    },
   },
 
-  function resize(image, context) {
-    const { ops, limits } = context;
-    const { region: cropped } = context;
-    const [width, height] = cropped ? [cropped.width, cropped.height] : context.size;
-    const room = roomFor(ops, limits.maxDimension);
-    // The focal point in the part of the image kept.
-    const focus: Point | undefined = context.focus && cropped ? [context.focus[0] - cropped.left, context.focus[1] - cropped.top] : context.focus;
-    const crop = preCrop(ops, width, height, focus);
-    const region = within(cropped, crop);
-    if (region) image.extract(unmirrored(region, context));
-    const scaled = scaledSize(ops, width, height);
-    // Keep the output within maxDimension even when the request leaves a side to the aspect ratio.
-    if (scaled && Math.max(...scaled) > room) {
-      const shrink = room / Math.max(...scaled);
+  {
+    name: 'resize',
+    price: ({ ops, outputPixels, frames }) =>
+      // Shrinking is counted in the decode's rate; scaling up runs per output pixel.
+      ops.width === undefined && ops.height === undefined ? FREE : { seconds: perMegapixel(RATES.resize, outputPixels, frames), bytes: 0 },
+    apply(image, context) {
+      const { ops, limits } = context;
+      const { region: cropped } = context;
+      const [width, height] = cropped ? [cropped.width, cropped.height] : context.size;
+      const room = roomFor(ops, limits.maxDimension);
+      // The focal point in the part of the image kept.
+      const focus: Point | undefined = context.focus && cropped ? [context.focus[0] - cropped.left, context.focus[1] - cropped.top] : context.focus;
+      const crop = preCrop(ops, width, height, focus);
+      const region = within(cropped, crop);
+      if (region) image.extract(unmirrored(region, context));
+      const scaled = scaledSize(ops, width, height);
+      // Keep the output within maxDimension even when the request leaves a side to the aspect ratio.
+      if (scaled && Math.max(...scaled) > room) {
+        const shrink = room / Math.max(...scaled);
+        image.resize({
+          width: Math.max(1, Math.round(scaled[0] * shrink)),
+          height: Math.max(1, Math.round(scaled[1] * shrink)),
+          fit: 'fill',
+        });
+        return;
+      }
+      if (ops.width === undefined && ops.height === undefined) return;
+      const [boxWidth, boxHeight] = requestedBox(ops, room);
+      if (crop) {
+        image.resize({ width: boxWidth, height: boxHeight, fit: 'fill' });
+        return;
+      }
+      // A focal point comes only with a cover crop (the grammar drops it elsewhere).
+      if (focus) {
+        focusedCover(image, [width, height], [boxWidth!, boxHeight!], focus, Boolean(ops.enlarge));
+        return;
+      }
       image.resize({
-        width: Math.max(1, Math.round(scaled[0] * shrink)),
-        height: Math.max(1, Math.round(scaled[1] * shrink)),
-        fit: 'fill',
+        width: boxWidth,
+        height: boxHeight,
+        // A blurred fill is drawn under the image by the next step.
+        fit: ops.fill === 'blur' ? 'inside' : ops.fit ?? 'cover',
+        position: SHARP_POSITIONS[ops.position ?? 'center'],
+        withoutEnlargement: !ops.enlarge,
+        background: background(context),
       });
-      return;
-    }
-    if (ops.width === undefined && ops.height === undefined) return;
-    const [boxWidth, boxHeight] = requestedBox(ops, room);
-    if (crop) {
-      image.resize({ width: boxWidth, height: boxHeight, fit: 'fill' });
-      return;
-    }
-    // A focal point comes only with a cover crop (the grammar drops it elsewhere).
-    if (focus) {
-      focusedCover(image, [width, height], [boxWidth!, boxHeight!], focus, Boolean(ops.enlarge));
-      return;
-    }
-    image.resize({
-      width: boxWidth,
-      height: boxHeight,
-      // A blurred fill is drawn under the image by the next step.
-      fit: ops.fill === 'blur' ? 'inside' : ops.fit ?? 'cover',
-      position: SHARP_POSITIONS[ops.position ?? 'center'],
-      withoutEnlargement: !ops.enlarge,
-      background: background(context),
-    });
+    },
   },
 
-  async function fill(image, context) {
-    const { ops, limits } = context;
-    if (ops.fill !== 'blur') return undefined;
-    const [width, height] = requestedBox(ops, roomFor(ops, limits.maxDimension)) as [number, number];
-    const inner = await pixels(image, limits);
-    // Blurring a small copy and scaling it up to the box costs the same at any size, and the scaling smooths it further.
-    const scale = BACKDROP_SIDE / Math.max(width, height);
-    const small = await pixels(
-      pipelineOf(inner)
-        .resize(Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale)), { fit: 'cover' })
-        .blur(BACKDROP_SIGMA),
-      limits,
-    );
-    const position = ops.position ?? 'center';
-    const raw = { width: inner.info.width, height: inner.info.height, channels: inner.info.channels };
-    const placed = {
-      input: inner.data,
-      raw,
-      left: along(position, 'left', 'right', width - raw.width),
-      top: along(position, 'top', 'bottom', height - raw.height),
-    };
-    // The whole canvas in memory, so that blur, sharpen and grayscale apply to it all (sharp composites after them).
-    const canvas = await pixels(pipelineOf(small).resize(width, height, { fit: 'fill' }).composite([placed]), limits);
-    context.size = [width, height];
-    return pipelineOf(canvas);
+  {
+    name: 'fill',
+    price: ({ ops, outputPixels }) =>
+      // The canvas and the image on it, as 8-bit pixels with alpha at most (a first frame only).
+      ops.fill === 'blur' ? { seconds: perMegapixel(RATES.fill, outputPixels), bytes: 2 * outputPixels * 4 } : FREE,
+    async apply(image, context) {
+      const { ops, limits } = context;
+      if (ops.fill !== 'blur') return undefined;
+      const [width, height] = requestedBox(ops, roomFor(ops, limits.maxDimension)) as [number, number];
+      const inner = await pixels(image, limits);
+      // Blurring a small copy and scaling it up to the box costs the same at any size, and the scaling smooths it further.
+      const scale = BACKDROP_SIDE / Math.max(width, height);
+      const small = await pixels(
+        pipelineOf(inner)
+          .resize(Math.max(1, Math.round(width * scale)), Math.max(1, Math.round(height * scale)), { fit: 'cover' })
+          .blur(BACKDROP_SIGMA),
+        limits,
+      );
+      const position = ops.position ?? 'center';
+      const raw = { width: inner.info.width, height: inner.info.height, channels: inner.info.channels };
+      const placed = {
+        input: inner.data,
+        raw,
+        left: along(position, 'left', 'right', width - raw.width),
+        top: along(position, 'top', 'bottom', height - raw.height),
+      };
+      // The whole canvas in memory, so that blur, sharpen and grayscale apply to it all (sharp composites after them).
+      const canvas = await pixels(pipelineOf(small).resize(width, height, { fit: 'fill' }).composite([placed]), limits);
+      context.size = [width, height];
+      return pipelineOf(canvas);
+    },
   },
 
-  function blur(image, { ops }) {
-    if (ops.blur !== undefined) image.blur(ops.blur);
+  {
+    name: 'blur',
+    price: (work) =>
+      // libvips keeps a copy of its input for the mask's reach; a still that is sharpened after is blurred into memory.
+      work.ops.blur === undefined
+        ? FREE
+        : { seconds: blurSeconds(work), bytes: work.outputPixels * work.frames * outputBands(work) + (blurredIntoMemory(work.ops, work.frames) ? work.outputPixels * 4 : 0) },
+    async apply(image, { ops, info, plan, limits }) {
+      if (ops.blur === undefined) return undefined;
+      image.blur(ops.blur);
+      const frames = plan.animated ? framesToLoad(info, limits) : 1;
+      return blurredIntoMemory(ops, frames) ? pipelineOf(await pixels(image, limits)) : undefined;
+    },
   },
 
-  function sharpen(image, { ops }) {
-    if (ops.sharpen !== undefined) image.sharpen({ sigma: ops.sharpen });
+  {
+    name: 'sharpen',
+    price: (work) => {
+      const { ops, outputPixels, frames } = work;
+      if (ops.sharpen === undefined) return FREE;
+      const own = perMegapixel(RATES.sharpen.fixed + RATES.sharpen.perSigma * ops.sharpen, outputPixels, frames);
+      // On a blur still in the pipeline, its mask asks for the blur again over every overlap.
+      const recomputed = ops.blur !== undefined && !blurredIntoMemory(ops, frames) ? blurSeconds(work) * (RATES.sharpen.reblur + RATES.sharpen.reblurPerSigma * ops.sharpen) : 0;
+      return { seconds: own + recomputed, bytes: 0 };
+    },
+    apply(image, { ops }) {
+      if (ops.sharpen !== undefined) image.sharpen({ sigma: ops.sharpen });
+    },
   },
 
-  function colour(image, { ops }) {
-    // 8-bit sRGB for every source (CMYK, 16-bit, wide gamut); grayscale is its own colourspace.
-    if (ops.grayscale) image.grayscale();
-    else image.toColourspace('srgb');
+  {
+    name: 'colour',
+    price: ({ ops, info, decodedPixels, outputPixels, frames }) => {
+      // CMYK is converted to sRGB through its profile as decoded; grayscale runs on the output.
+      const cmyk = info.channels - (info.hasAlpha ? 1 : 0) === 4;
+      const seconds = (cmyk ? perMegapixel(RATES.cmyk, decodedPixels, frames) : 0) + (ops.grayscale ? perMegapixel(RATES.grayscale, outputPixels, frames) : 0);
+      return seconds ? { seconds, bytes: 0 } : FREE;
+    },
+    apply(image, { ops }) {
+      // 8-bit sRGB for every source (CMYK, 16-bit, wide gamut); grayscale is its own colourspace.
+      if (ops.grayscale) image.grayscale();
+      else image.toColourspace('srgb');
+    },
   },
 
-  async function watermark(image, context) {
-    const { watermark: mark, limits } = context;
-    if (!mark) return undefined;
-    // Drawn on the image as it stands, blurred and turned grey or not, and inside the border that follows.
-    const canvas = await pixels(image, limits);
-    const { width, height } = canvas.info;
-    const { position, margin: marginShare, size, opacity } = mark.placement;
-    const margin = Math.round(marginShare * Math.min(width, height));
-    const room = (side: number) => Math.max(1, side - 2 * margin);
-    const overlay = await sharp(mark.bytes, { limitInputPixels: MAX_WATERMARK_PIXELS })
-      .resize({ width: Math.min(room(width), Math.max(1, Math.round(size * width))), height: room(height), fit: 'inside' })
-      .toColourspace('srgb')
-      .ensureAlpha()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    const { channels } = overlay.info;
-    for (let alpha = channels - 1; alpha < overlay.data.length; alpha += channels) {
-      overlay.data[alpha] = Math.round((overlay.data[alpha] as number) * opacity);
-    }
-    const placed = {
-      input: overlay.data,
-      raw: { width: overlay.info.width, height: overlay.info.height, channels },
-      left: margin + along(position, 'left', 'right', room(width) - overlay.info.width),
-      top: margin + along(position, 'top', 'bottom', room(height) - overlay.info.height),
-    };
-    const composited = pipelineOf(canvas).composite([placed]);
-    // Under a border, in memory again: sharp would composite after the border's extend.
-    return context.ops.border ? pipelineOf(await pixels(composited, limits)) : composited;
+  {
+    name: 'watermark',
+    price: ({ ops, outputPixels }) =>
+      // The image it is drawn on as pixels (under a border, the result too), the mark decoded and scaled (a first frame only).
+      ops.watermark === undefined
+        ? FREE
+        : {
+            seconds: perMegapixel(RATES.composite, outputPixels) + perMegapixel(RATES.watermarkDecode, MAX_WATERMARK_PIXELS),
+            bytes: 2 * outputPixels * 4 + 2 * MAX_WATERMARK_PIXELS * 4,
+          },
+    async apply(image, context) {
+      const { watermark: mark, limits } = context;
+      if (!mark) return undefined;
+      // Drawn on the image as it stands, blurred and turned grey or not, and inside the border that follows.
+      const canvas = await pixels(image, limits);
+      const { width, height } = canvas.info;
+      const { position, margin: marginShare, size, opacity } = mark.placement;
+      const margin = Math.round(marginShare * Math.min(width, height));
+      const room = (side: number) => Math.max(1, side - 2 * margin);
+      const overlay = await sharp(mark.bytes, { limitInputPixels: MAX_WATERMARK_PIXELS })
+        .resize({ width: Math.min(room(width), Math.max(1, Math.round(size * width))), height: room(height), fit: 'inside' })
+        .toColourspace('srgb')
+        .ensureAlpha()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      const { channels } = overlay.info;
+      for (let alpha = channels - 1; alpha < overlay.data.length; alpha += channels) {
+        overlay.data[alpha] = Math.round((overlay.data[alpha] as number) * opacity);
+      }
+      const placed = {
+        input: overlay.data,
+        raw: { width: overlay.info.width, height: overlay.info.height, channels },
+        left: margin + along(position, 'left', 'right', room(width) - overlay.info.width),
+        top: margin + along(position, 'top', 'bottom', room(height) - overlay.info.height),
+      };
+      const composited = pipelineOf(canvas).composite([placed]);
+      // Under a border, in memory again: sharp would composite after the border's extend.
+      return context.ops.border ? pipelineOf(await pixels(composited, limits)) : composited;
+    },
   },
 
-  function border(image, { ops }) {
-    // sharp extends before it blurs and sharpens, so those soften the border's inner edge; grayscale leaves its colour.
-    if (!ops.border) return;
-    const width = borderWidth(ops);
-    image.extend({ top: width, bottom: width, left: width, right: width, background: rgba(ops.border.slice(ops.border.indexOf(',') + 1)) });
+  {
+    name: 'border',
+    price: ({ ops, outputPixels, frames }) => (ops.border ? { seconds: perMegapixel(RATES.border, outputPixels, frames), bytes: 0 } : FREE),
+    apply(image, { ops }) {
+      // sharp extends before it blurs and sharpens, so those soften the border's inner edge; grayscale leaves its colour.
+      if (!ops.border) return;
+      const width = borderWidth(ops);
+      image.extend({ top: width, bottom: width, left: width, right: width, background: rgba(ops.border.slice(ops.border.indexOf(',') + 1)) });
+    },
   },
 
-  async function output(image, { ops, plan, limits }) {
-    if (!choosesQuality(ops.quality, plan.format, plan.animated)) {
-      encode(image, plan, ops.quality === 'auto' ? undefined : ops.quality);
-      return;
-    }
-    // The image in memory once: a proxy of it is encoded to choose the quality, then the whole.
-    const made = await pixels(image, limits);
-    const quality = await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial));
-    return encode(pipelineOf(made), plan, quality);
+  {
+    name: 'output',
+    price: (work) => {
+      const { format, outputPixels, frames } = work;
+      // quality=auto holds the output as pixels (alpha at most) and a proxy of them, and encodes the proxy first.
+      const proxy = choosesQuality(work.ops.quality, format, frames > 1) ? Math.min(PROXY_PIXELS, outputPixels) : 0;
+      return {
+        seconds: perMegapixel(ENCODE_SECONDS_PER_MP[format] * qualityFactor(format, work.ops.quality), outputPixels * frames + proxy),
+        bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + (proxy ? (outputPixels + proxy) * 4 : 0),
+      };
+    },
+    async apply(image, { ops, plan, limits }) {
+      if (!choosesQuality(ops.quality, plan.format, plan.animated)) {
+        encode(image, plan, ops.quality === 'auto' ? undefined : ops.quality);
+        return;
+      }
+      // The image in memory once: a proxy of it is encoded to choose the quality, then the whole.
+      const made = await pixels(image, limits);
+      const quality = await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial));
+      return encode(pipelineOf(made), plan, quality);
+    },
   },
 ];
 
@@ -433,6 +633,9 @@ function focusOf(ops: Ops, info: SourceInfo): Point | undefined {
   return [x * info.width, y * info.height];
 }
 
+/** Each step's price for `work`, in the pipeline's order. */
+export const stepPrices = (work: PricedWork) => STEPS.map(({ name, price }) => ({ name, price: price(work) }));
+
 /** Applies every step to `image`; returns the pipeline to run, which a step may have replaced. */
 export async function applySteps(image: Sharp, input: StepInput): Promise<Sharp> {
   const context: StepContext = {
@@ -442,6 +645,6 @@ export async function applySteps(image: Sharp, input: StepInput): Promise<Sharp>
     focus: focusOf(input.ops, input.info),
   };
   let current = image;
-  for (const step of STEPS) current = (await step(current, context)) ?? current;
+  for (const step of STEPS) current = (await step.apply(current, context)) ?? current;
   return current;
 }
