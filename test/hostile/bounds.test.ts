@@ -51,6 +51,18 @@ describe('memory: every band count and bit depth in every orientation', () => {
     }
   });
 
+  it('an AVIF, whose decoder holds about six times its pixels and cannot shrink on load, is served small within the predicted memory', async () => {
+    const side = 3072;
+    const noise = sharp({ create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 30 } } });
+    await origin.putSource('decoder/noise.avif', await noise.avif({ quality: 50, effort: 0 }).toBuffer());
+    const uri = '/decoder/noise.avif/width=100,format=jpeg';
+    await throughHandler(origin, uri, { status: 200 });
+    const logged = variantLog(origin, uri);
+    const measured = logged.TransformRss - logged.transformStartMb;
+    expect(measured, 'the decode is real work, not noise (MB)').toBeGreaterThan(3 * NOISE_MB);
+    expect(measured, 'measured work (MB) against the prediction').toBeLessThanOrEqual(logged.predictedMb + NOISE_MB);
+  });
+
   it('at the 100 MP limit, a 16-bit RGBA TIFF that must be turned is refused before decoding; asked smaller, it is served within the memory share', async () => {
     const turned = await deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 });
     await origin.putSource('limit/turned.tif', turned);

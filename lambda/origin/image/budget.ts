@@ -70,6 +70,13 @@ const DECODE_SECONDS_PER_MP: Record<SourceInfo['format'], number> = {
 const HEIF_DECODER = { moduleBytes: 16 * 1024 * 1024, bytesPerPixel: 14, loadSeconds: 1 };
 
 /**
+ * AVIF's decoder (libheif and dav1d in sharp's libvips), beyond the decoded
+ * pixels it hands over: its frame buffers and planes, bytes per pixel of the
+ * image, whatever the output's size (it has no shrink-on-load).
+ */
+const AVIF_DECODER_BYTES_PER_PIXEL = 16;
+
+/**
  * A HEIF's pixels in another colour space than sRGB (an iPhone's Display P3):
  * their copy in a file that carries the profile and libvips' copy of it, per
  * channel of a pixel; and the conversion to sRGB at full size, per megapixel.
@@ -146,6 +153,7 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   // A progressive JPEG's decoder keeps every DCT coefficient, at full size whatever the shrink.
   if (info.format === 'jpeg' && info.progressive) heldBytes += info.width * info.height * info.channels * 2;
   const decoderPixels = info.decoderPixels ?? decodedPixels;
+  if (info.format === 'avif') heldBytes += decodedPixels * AVIF_DECODER_BYTES_PER_PIXEL;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decoderPixels * HEIF_DECODER.bytesPerPixel;
   if (info.colourProfile) heldBytes += decodedPixels * info.channels * HEIF_PROFILE.copiesPerChannel;
   const decodedPixelBytes = info.channels * sampleBytes(info.depth);
