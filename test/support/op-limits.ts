@@ -90,13 +90,14 @@ export async function makeSource(kind: SourceKind, side: number): Promise<Buffer
 /** What the header of that source says, as input.ts reads it (its bytes at their uncompressed most, within the source limit). */
 export function headerOf(kind: SourceKind, side: number): SourceInfo {
   const [width, height] = kind === 'tiny' ? [64, 64] : [side, side];
-  const channels = kind === 'cmyk' || kind === 'alpha' ? 4 : 3;
+  // libvips reads every GIF as RGBA.
+  const channels = kind === 'cmyk' || kind === 'alpha' || kind === 'frames' ? 4 : 3;
   return {
     format: kind === 'alpha' ? 'png' : kind === 'frames' ? 'gif' : 'jpeg',
     width,
     height,
     frames: kind === 'frames' ? FRAMES : 1,
-    hasAlpha: kind === 'alpha',
+    hasAlpha: kind === 'alpha' || kind === 'frames',
     bytes: Math.min(width * height * channels, DEFAULT_LIMITS.maxSourceBytes),
     channels,
     depth: 'uchar',

@@ -271,7 +271,8 @@ const perMegapixel = (rate: number, pixels: number, frames = 1) => (rate * pixel
  * unit and per sigma of sharpen, when they share a pipeline.
  */
 const RATES = {
-  turn: 0.01,
+  turn: 0.04,
+  mirror: 0.02,
   trim: 0.5,
   flatten: 0.01,
   resize: 0.04,
@@ -351,7 +352,7 @@ const STEPS: Step[] = [
   {
     name: 'mirror',
     price: ({ ops, decodedPixels, frames }) =>
-      ops.flip || ops.flop ? { seconds: perMegapixel(RATES.turn, decodedPixels, frames), bytes: 0, holdsDecoded: ops.flip === true } : FREE,
+      ops.flip || ops.flop ? { seconds: perMegapixel(RATES.mirror, decodedPixels, frames), bytes: 0, holdsDecoded: ops.flip === true } : FREE,
     apply(image, context) {
       const { ops, plan } = context;
       const halfTurn = plan.animated && ops.rotate === 180;
