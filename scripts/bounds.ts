@@ -5,11 +5,13 @@
 // LocalStack S3 as a plain GET from Chromium would make it, one at a time.
 // For each case it prints the answer, the wall time to the answer, the peak
 // resident memory of the handler and the transform process together, and the
-// CPU seconds that ran after the answer: in the transform process (work
-// nobody planned, which must be nil) and in the handler (the planned variant
-// or failure write). The last line says whether every case kept to the
-// bounds: peak at most 75% of the memory size, an answer within the time
-// budget, under 1 CPU-second of unplanned work after any answer.
+// CPU seconds that ran after the answer: in the transform process, the
+// planned part (a deferred AVIF, made after a WebP answer within the same
+// invocation) apart from what ran after the invocation ended (work nobody
+// planned, which must be nil), and in the handler (the planned variant or
+// failure write). The last line says whether every case kept to the bounds:
+// peak at most 75% of the memory size, an answer within the time budget,
+// under 1 CPU-second of unplanned work after any answer.
 
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { fork } from 'node:child_process';
@@ -263,6 +265,9 @@ interface Row {
   answer: string;
   ms: number;
   peakMb: number;
+  /** Transform CPU between the answer and the invocation's end: a deferred AVIF. */
+  childCpuPlanned: number;
+  /** Transform CPU after the invocation's end: work nobody planned. */
   childCpuAfter: number;
   handlerCpuAfter: number;
 }
@@ -313,10 +318,12 @@ async function measure({ endpoint, config, name, key, ask }: Measurement): Promi
     const used = process.cpuUsage();
     atAnswer = { child: children.reduce((sum, pid) => sum + cpuSeconds(pid), 0), handler: (used.user + used.system) / 1e6 };
   });
-  // Anything left running would show within this second.
+  // What the invocation did after its answer was planned: a deferred AVIF (avif-claims.ts), the variant's write.
+  const atEnd = children.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  // Anything left running after the invocation would show within this second.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   clearInterval(sample);
-  const childAfter = children.reduce((sum, pid) => sum + cpuSeconds(pid), 0) - atAnswer.child;
+  const childAfter = children.reduce((sum, pid) => sum + cpuSeconds(pid), 0) - atEnd;
   const used = process.cpuUsage();
   transforms.close();
   return {
@@ -326,6 +333,7 @@ async function measure({ endpoint, config, name, key, ask }: Measurement): Promi
     answer: answerOf(response),
     ms: answeredAt - start,
     peakMb: peak,
+    childCpuPlanned: Math.max(0, atEnd - atAnswer.child),
     childCpuAfter: Math.max(0, childAfter),
     handlerCpuAfter: (used.user + used.system) / 1e6 - atAnswer.handler,
   };
@@ -366,14 +374,14 @@ async function main() {
     const lines = [
       `Bounded work, ${new Date().toISOString().slice(0, 16)} UTC: memory size ${memorySizeMb} MB (peak allowed ${limitMb.toFixed(0)} MB), time budget ${timeBudgetMs} ms. \`npm run bounds\``,
       '',
-      '| case | asked | answer | ms to answer | peak RSS, both processes (MB) | transform CPU after answer (s) | handler CPU after answer (s) | within bounds |',
-      '| --- | --- | --- | ---: | ---: | ---: | ---: | --- |',
+      '| case | asked | answer | ms to answer | peak RSS, both processes (MB) | transform CPU after answer, planned (s) | transform CPU after the invocation (s) | handler CPU after answer (s) | within bounds |',
+      '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
       ...rows.map(
         (row) =>
-          `| ${row.case} | \`${row.ask}\` | ${row.status} ${row.answer} | ${row.ms.toFixed(0)} | ${row.peakMb.toFixed(0)} | ${row.childCpuAfter.toFixed(2)} | ${row.handlerCpuAfter.toFixed(2)} | ${kept(row) ? 'yes' : '**no**'} |`,
+          `| ${row.case} | \`${row.ask}\` | ${row.status} ${row.answer} | ${row.ms.toFixed(0)} | ${row.peakMb.toFixed(0)} | ${row.childCpuPlanned.toFixed(2)} | ${row.childCpuAfter.toFixed(2)} | ${row.handlerCpuAfter.toFixed(2)} | ${kept(row) ? 'yes' : '**no**'} |`,
       ),
       '',
-      `${rows.filter(kept).length} of ${rows.length} cases within bounds; largest peak ${Math.max(...rows.map((r) => r.peakMb)).toFixed(0)} MB, slowest answer ${Math.max(...rows.map((r) => r.ms)).toFixed(0)} ms, most transform CPU after an answer ${Math.max(...rows.map((r) => r.childCpuAfter)).toFixed(2)} s.`,
+      `${rows.filter(kept).length} of ${rows.length} cases within bounds; largest peak ${Math.max(...rows.map((r) => r.peakMb)).toFixed(0)} MB, slowest answer ${Math.max(...rows.map((r) => r.ms)).toFixed(0)} ms, most transform CPU after an invocation ${Math.max(...rows.map((r) => r.childCpuAfter)).toFixed(2)} s.`,
     ];
     console.log(lines.join('\n'));
     if (!rows.every(kept)) process.exitCode = 1;
