@@ -40,6 +40,7 @@ import { buildEdgeFunctions } from './parts/edge-functions';
 import { buildInvalidation } from './parts/invalidation';
 import { buildOperations } from './parts/operations';
 import { buildOriginFunction } from './parts/origin-function';
+import { deploymentPlan } from './plan';
 import { resolveSettings } from './resolved-settings';
 
 export { ImageTransformerConfigError } from './settings';
@@ -483,6 +484,29 @@ export interface ImageTransformerProps {
    * @default codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES - 10% for 5 minutes, then all
    */
   readonly deploymentConfig?: codedeploy.ILambdaDeploymentConfig;
+
+  // ------------------------------------------------------------------ overrides
+
+  /**
+   * Props of the origin Lambda this construct does not model (e.g.
+   * `ephemeralStorageSize`, `tracing`, `vpc`), passed through as the
+   * aws-solutions-constructs pass theirs: each one given replaces the
+   * construct's own value of that prop, as it is. Prefer the construct's
+   * settings where there is one (memorySize, timeout, ...): what is given
+   * here is not checked, nor seen by the local emulator.
+   * @default - none
+   */
+  readonly originFunctionProps?: Partial<nodejs.NodejsFunctionProps>;
+
+  /**
+   * Props of the CloudFront distribution this construct does not model
+   * (e.g. `httpVersion`, `defaultRootObject`, `publishAdditionalMetrics`),
+   * passed through: each one given replaces the construct's own value of
+   * that prop, as it is (a `defaultBehavior` given replaces the whole
+   * behavior). What is given here is not checked, nor seen by the local emulator.
+   * @default - none
+   */
+  readonly distributionProps?: Partial<cloudfront.DistributionProps>;
 }
 
 /**
@@ -544,6 +568,7 @@ export class ImageTransformer extends Construct {
     // Every part builds its resources in this construct's own scope, as before the split:
     // logical IDs come from construct paths, and a changed one replaces the resource.
     const settings = resolveSettings(this, props);
+    const plan = deploymentPlan(settings);
     this.metricsNamespace = settings.metricsNamespace;
 
     const buckets = buildBuckets(this, settings);
@@ -552,14 +577,14 @@ export class ImageTransformer extends Construct {
     this.cacheBucket = buckets.cacheBucket;
     this.logBucket = buckets.logBucket;
 
-    const origin = buildOriginFunction(this, { ...settings, sourceBucket: this.sourceBucket, cacheBucket: this.cacheBucket });
+    const origin = buildOriginFunction(this, { ...settings, plan, sourceBucket: this.sourceBucket, cacheBucket: this.cacheBucket });
     this.originFunction = origin.function;
     this.originVersion = origin.version;
     this.originAlias = origin.alias;
     this.originFunctionUrl = origin.functionUrl;
     this.originConcurrencyCap = origin.concurrencyCap;
 
-    const edgeFunctions = buildEdgeFunctions(this, settings);
+    const edgeFunctions = buildEdgeFunctions(this, { ...settings, plan });
     this.viewerRequestFunction = edgeFunctions.viewerRequest;
     this.viewerResponseFunction = edgeFunctions.viewerResponse;
     this.keyValueStore = edgeFunctions.keyValueStore;
@@ -571,7 +596,7 @@ export class ImageTransformer extends Construct {
       originAlias: this.originAlias,
       edgeFunctions,
       logBucket: this.logBucket,
-      webPrefixes: Object.keys(settings.webOrigins),
+      plan,
     });
 
     const invalidation = buildInvalidation(this, {
@@ -579,6 +604,7 @@ export class ImageTransformer extends Construct {
       sourceBucket: this.sourceBucket,
       cacheBucket: this.cacheBucket,
       distribution: this.distribution,
+      plan,
     });
     this.invalidationFunction = invalidation.function;
     this.invalidationFailureQueue = invalidation.failureQueue;

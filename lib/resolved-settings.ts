@@ -7,6 +7,7 @@ import { Duration, RemovalPolicy, type SecretValue, Stack, Token } from 'aws-cdk
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
@@ -20,9 +21,10 @@ import {
   DEFAULT_MAX_INLINE_BYTES,
   type SvgPolicy,
 } from '../lambda/origin/config';
-import { prefixesRefusal } from '../lambda/common/sources';
+import { routesRefusal } from '../lambda/origin/sources';
 import { checkedWebOrigins, type WebOrigin } from '../lambda/origin/web/origins';
 import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
+import { bucketNames } from './parts/buckets';
 import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion, checkSourceBuckets } from './settings';
 import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
 import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from './watermarks';
@@ -115,6 +117,10 @@ export interface ResolvedSettings {
   readonly cloudFrontAdditionalMetrics: boolean;
   readonly canaryDeployments: boolean;
   readonly deploymentConfig: codedeploy.ILambdaDeploymentConfig;
+
+  // Overrides of what the construct does not model, passed through as given.
+  readonly originFunctionProps: Partial<nodejs.NodejsFunctionProps>;
+  readonly distributionProps: Partial<cloudfront.DistributionProps>;
 }
 
 /** Applies the defaults to `props`, checks them, and derives the values the parts share. */
@@ -128,7 +134,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   );
   const sourceBuckets = checkSourceBuckets(props.sourceBuckets ?? {}, props.sourceBucket);
   // A key is read from one place: no bucket's prefix may hold a site's, or the other way round.
-  const overlap = prefixesRefusal('sourceBuckets and webOrigins', [...Object.keys(sourceBuckets), ...Object.keys(webOrigins)]);
+  const overlap = routesRefusal('sourceBuckets and webOrigins', { sourceBuckets: bucketNames(sourceBuckets), webOrigins });
   if (overlap) throw new ImageTransformerConfigError(overlap);
   const grammar: GrammarOptions = checkGrammar({
     maxDimension: props.maxDimension ?? DEFAULT_GRAMMAR_OPTIONS.maxDimension,
@@ -314,5 +320,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     canaryDeployments,
     // A bad version meets a tenth of the misses for five minutes, alarms watching, before all of them.
     deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+    originFunctionProps: props.originFunctionProps ?? {},
+    distributionProps: props.distributionProps ?? {},
   };
 }

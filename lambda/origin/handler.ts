@@ -3,7 +3,7 @@
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import { encodeKeyPath, isGrammarError, parseCanonicalUri, variantKey, viewerQuery, type CanonicalRequest } from '../grammar';
+import { encodeKeyPath, isGrammarError, parseCanonicalUri, viewerQuery, type CanonicalRequest } from '../grammar';
 import { claimAvif } from './avif-claims';
 import type { OriginConfig } from './config';
 import { HttpError } from './errors';
@@ -11,8 +11,7 @@ import { rememberedFailure, rememberFailure, worthRemembering } from './failures
 import { budgetFor } from './image/budget';
 import type { TransformOptions } from './image/transform';
 import { errorStack, type Logger } from '../common/log';
-import { sourceObject } from '../common/sources';
-import { requestMetrics, type MetricsOptions, type Phase, type RequestMetrics } from './metrics';
+import { requestMetrics, type MetricsOptions } from './metrics';
 import {
   DEFERRED_AVIF_CACHE_CONTROL,
   errorResponse,
@@ -22,12 +21,11 @@ import {
   type ResponseTimings,
 } from './responses';
 import { withSourceFocus } from './source-focus';
-import { fetchSource, storeVariant, type Source, type StoreOutcome, type Variant } from './storage';
+import type { StoreOutcome } from './storage';
 import { transformProcesses, type TransformProcesses } from './transform-process';
 import { checkRequiredWatermark, watermarkFiles } from './watermarks';
-import { fetchWebSource } from './web/fetch';
-import { webSourceFor, type WebSource } from './web/origins';
-import { readWebVariant, storeWebVariant, webVariantKey, type StoredWebVariant } from './web/variants';
+import { answerFrom, routeFor, sourceRoutes } from './sources';
+import { abortAt, timed, type Job, type Sourcing } from './sources/source';
 
 export interface OriginDependencies {
   s3: S3Client;
@@ -51,36 +49,6 @@ export interface InvocationContext {
   awsRequestId?: string;
 }
 
-/** Where a request's source comes from, and how its variant is kept and answered. */
-interface Sourcing {
-  fetch(deadline: number): Promise<Source>;
-  store(variant: Variant & { sourceEtag: string }, abortSignal?: AbortSignal): Promise<StoreOutcome>;
-  cacheControl: string;
-  /**
-   * Whether a variant too large to return inline is answered by a redirect to
-   * itself, which CloudFront then finds in the cache bucket. A web source's
-   * variants are kept where no cache-bucket origin looks (webVariantKey), so
-   * they are always answered inline, whichever behavior the request came by.
-   */
-  redirectsLarge: boolean;
-}
-
-/** One request's work, as `handle` hands it on. */
-interface Job {
-  event: LambdaFunctionURLEvent;
-  request: CanonicalRequest;
-  budgetMs: number;
-  measured: RequestMetrics;
-  /** When the invocation ends (performance.now() time). */
-  endsAt: number;
-  respond: (response: FunctionUrlResponse) => FunctionUrlResponse;
-  /** Aborted, with the error to answer, when this URI's transform is remembered to fail. */
-  failed: AbortSignal;
-}
-
-/** What a stale web variant is served with while its source cannot be reached: a minute. */
-const STALE_CACHE_CONTROL = 'public, max-age=60';
-
 /** Time kept back from Lambda's own timeout to answer 504 and log it. */
 const TIMEOUT_MARGIN_MS = 1000;
 
@@ -99,30 +67,6 @@ export type OriginHandler = (
   respond?: Respond,
 ) => Promise<FunctionUrlResponse>;
 
-function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HttpError('timeout', 'The image took too long to transform.')), Math.max(0, deadline - performance.now()));
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
-}
-
-/** Work after the answer may not outlive the invocation: at its end, it is abandoned. */
-function abortAt(endsAt: number): AbortSignal | undefined {
-  const left = endsAt - performance.now();
-  return Number.isFinite(left) ? AbortSignal.timeout(Math.max(1, Math.floor(left))) : undefined;
-}
-
-/** Adds `work`'s time to its phase: a phase may run twice (a web source fetched before the transform is planned, a WebP then its AVIF). */
-async function timed<T>(timings: RequestMetrics['timings'], name: Phase, work: () => Promise<T>): Promise<T> {
-  const start = performance.now();
-  try {
-    return await work();
-  } finally {
-    timings[name] = (timings[name] ?? 0) + performance.now() - start;
-  }
-}
-
 export function createOriginHandler({
   s3,
   config,
@@ -132,90 +76,8 @@ export function createOriginHandler({
   allowLoopbackWebOrigins = false,
 }: OriginDependencies): OriginHandler {
   const watermarkImage = watermarkFiles(config.watermarkDefinitions);
-
-  /** A bucket's source: read from S3, its variant written once (a change is purged by its event). */
-  function bucketSourcing(request: CanonicalRequest): Sourcing {
-    return {
-      fetch: (deadline) => {
-        const { bucket, objectKey } = sourceObject(request.key, config.sourceBucket, config.sourceBuckets);
-        return withDeadline(fetchSource(s3, bucket, objectKey, config.maxSourceBytes), deadline);
-      },
-      store: (variant, abortSignal) =>
-        storeVariant(
-          s3,
-          config.cacheBucket,
-          variantKey(request.key, request.ops),
-          variant,
-          { cacheControl: config.cacheControl, metadata: { 'source-etag': variant.sourceEtag } },
-          abortSignal,
-        ),
-      cacheControl: config.cacheControl,
-      redirectsLarge: true,
-    };
-  }
-
-  /**
-   * A web source's variant: the stored one while it is younger than the origin's
-   * revalidation time; then the source is asked conditionally, and a 304 renews
-   * the stored copy, a new body is transformed and replaces it, and an
-   * unreachable source leaves the stored copy served briefly.
-   */
-  async function serveWeb(job: Job, web: WebSource): Promise<FunctionUrlResponse> {
-    const { request, measured, respond } = job;
-    const started = performance.now();
-    const key = webVariantKey(request.key, request.ops);
-    const revalidate = web.origin.revalidateSeconds;
-    const freshCacheControl = `public, max-age=${revalidate}`;
-    const stored = await readWebVariant(s3, config.cacheBucket, key, abortAt(job.endsAt));
-    const answerStored = (copy: StoredWebVariant, served: 'current' | 'revalidated' | 'stale', cacheControl: string) => {
-      const response = respond(
-        variantResponse(copy.variant, {
-          method: job.event.requestContext.http.method,
-          ifNoneMatch: job.event.headers?.['if-none-match'],
-          cacheControl,
-          timings: measured.timings as ResponseTimings,
-        }),
-      );
-      log({ level: 'info', event: 'web_variant', uri: request.uri, served, bytes: copy.variant.body.length, ...measured.timings, ...measured.done(response.statusCode) });
-      return response;
-    };
-    const age = stored ? (Date.now() - stored.checkedAt) / 1000 : Infinity;
-    if (stored && age < revalidate) return answerStored(stored, 'current', `public, max-age=${Math.ceil(revalidate - age)}`);
-
-    let fetched;
-    try {
-      fetched = await timed(measured.timings, 'fetch', () =>
-        fetchWebSource(web.url, {
-          allowedHosts: [web.host],
-          maxBytes: config.maxSourceBytes,
-          signal: AbortSignal.timeout(Math.max(1, Math.floor(job.budgetMs))),
-          validators: stored?.validators,
-          allowLoopback: allowLoopbackWebOrigins,
-        }),
-      );
-    } catch (error) {
-      if (!(stored && error instanceof HttpError && error.status >= 500)) throw error;
-      log({ level: 'warn', event: 'web_source_unavailable', uri: request.uri, code: error.code, detail: error.detail });
-      return answerStored(stored, 'stale', STALE_CACHE_CONTROL);
-    }
-    if (fetched.status === 'not-modified') {
-      // Only a stored copy's validators are sent, so only a stored copy is ever confirmed.
-      const current = stored as StoredWebVariant;
-      const response = answerStored(current, 'revalidated', freshCacheControl);
-      await storeWebVariant(s3, config.cacheBucket, key, current.variant, current.validators, freshCacheControl, abortAt(job.endsAt)).catch((error: unknown) =>
-        log({ level: 'error', event: 'store_failed', uri: request.uri, detail: String(error) }),
-      );
-      return response;
-    }
-    const validators = { etag: fetched.etag, lastModified: fetched.lastModified };
-    return serve({ ...job, budgetMs: job.budgetMs - (performance.now() - started) }, {
-      fetch: async () => ({ bytes: fetched.bytes, etag: fetched.etag ?? fetched.lastModified ?? '', metadata: {} }),
-      store: (variant, abortSignal) =>
-        storeWebVariant(s3, config.cacheBucket, key, variant, validators, freshCacheControl, abortSignal),
-      cacheControl: freshCacheControl,
-      redirectsLarge: false,
-    });
-  }
+  const routes = sourceRoutes(config);
+  const services = { s3, config, log, allowLoopbackWebOrigins };
 
   async function serve({ event, request, budgetMs, measured, endsAt, respond, failed }: Job, sourcing: Sourcing) {
     const timings = measured.timings;
@@ -351,8 +213,7 @@ export function createOriginHandler({
       const check = rememberedFailure(s3, config.cacheBucket, uri, config.failureTtlSeconds).then((failure) => failure && failed.abort(failure));
       try {
         const job = { event, request, budgetMs: Math.min(config.timeBudgetMs, remaining), measured, endsAt: performance.now() + remaining, respond, failed: failed.signal };
-        const web = webSourceFor(request.key, config.webOrigins);
-        return await (web ? serveWeb(job, web) : serve(job, bucketSourcing(request)));
+        return await answerFrom(routeFor(request.key, routes), job, services, serve);
       } finally {
         await check; // its S3 call does not outlive the request
       }

@@ -9,9 +9,8 @@ import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { webPathPattern } from '../../lambda/origin/web/origins';
+import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
-import { FORMAT_VARY } from '../viewer-response-function';
 import type { EdgeFunctions } from './edge-functions';
 import { ACCESS_LOGGING_OFF, acknowledge } from './nag';
 
@@ -28,6 +27,7 @@ export interface DeliveryProps
     | 'webAclId'
     | 'geoRestriction'
     | 'comment'
+    | 'distributionProps'
   > {
   /** The primary origin: variants already made. */
   readonly cacheBucket: s3.IBucket;
@@ -38,8 +38,8 @@ export interface DeliveryProps
   readonly edgeFunctions: EdgeFunctions;
   /** Where CloudFront writes its standard logs; none without. */
   readonly logBucket?: s3.IBucket;
-  /** Key prefixes of web origins: each gets a behavior whose only origin is the Function URL. */
-  readonly webPrefixes: string[];
+  /** The cache behaviors (the default's origins are the origin group) and the Vary the headers policy adds. */
+  readonly plan: Pick<DeploymentPlan, 'behaviors' | 'vary'>;
 }
 
 /** CloudFront custom error responses may name only these statuses. */
@@ -115,7 +115,7 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
     // S3 cannot store a Vary header, yet one URL carries another format for another browser.
     // Not over a Vary already there: the viewer-response function's, which adds the client
     // hints for `width=auto` (it keeps Accept, whichever of the two CloudFront applies first).
-    customHeadersBehavior: { customHeaders: [{ header: 'Vary', value: FORMAT_VARY, override: false }] },
+    customHeadersBehavior: { customHeaders: [{ header: 'Vary', value: props.plan.vary, override: false }] },
     // S3 details that are nobody's business.
     removeHeaders: ['x-amz-meta-source-etag', 'x-amz-server-side-encryption'],
   });
@@ -138,9 +138,13 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
   const distribution = new cloudfront.Distribution(scope, 'Distribution', {
     comment: props.comment,
     defaultBehavior: { origin, ...behavior },
-    // A web source's variants change in place, so the cache bucket cannot answer for them:
-    // the Lambda serves what it stored while it is current and asks the site after that.
-    additionalBehaviors: Object.fromEntries(props.webPrefixes.map((prefix) => [webPathPattern(prefix), { origin: functionUrlOrigin, ...behavior }])),
+    // A source whose variants change in place (a web site's) cannot be answered by the cache
+    // bucket: the Lambda serves what it stored while it is current and asks the source after that.
+    additionalBehaviors: Object.fromEntries(
+      props.plan.behaviors
+        .filter((planned) => planned.pathPattern !== '*')
+        .map((planned) => [planned.pathPattern, { origin: planned.origins.includes('cache-bucket') ? origin : functionUrlOrigin, ...behavior }]),
+    ),
     httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
     enableIpv6: true,
     priceClass: props.priceClass,
@@ -158,6 +162,7 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
     ...(props.logBucket ? { enableLogging: true, logBucket: props.logBucket, logFilePrefix: 'cloudfront/' } : {}),
     ...(props.webAclId ? { webAclId: props.webAclId } : {}),
     ...(props.geoRestriction ? { geoRestriction: props.geoRestriction } : {}),
+    ...props.distributionProps,
   });
 
   // FunctionUrlOrigin.withOriginAccessControl grants CloudFront lambda:InvokeFunctionUrl and

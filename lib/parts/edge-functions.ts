@@ -5,16 +5,15 @@
 
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import type { Construct } from 'constructs';
-import { deploymentEntries } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../edge-function';
+import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
 import { viewerResponseFunctionCode } from '../viewer-response-function';
 import { buildEdgeData } from './edge-data';
 
-export type EdgeFunctionsProps = Pick<
-  ResolvedSettings,
-  'grammar' | 'avif' | 'signing' | 'cacheControl' | 'browserMaxAgeSeconds' | 'logRetention' | 'removalPolicy'
->;
+export interface EdgeFunctionsProps extends Pick<ResolvedSettings, 'logRetention' | 'removalPolicy'> {
+  readonly plan: Pick<DeploymentPlan, 'viewerRequest' | 'storeEntries' | 'viewerResponse'>;
+}
 
 export interface EdgeFunctions {
   readonly viewerRequest: cloudfront.Function;
@@ -30,11 +29,11 @@ export interface EdgeFunctions {
  * with the store), `ViewerRequest`, `ViewerResponse`.
  */
 export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps): EdgeFunctions {
-  const entries = deploymentEntries(props.grammar);
+  const { viewerRequest: settings, storeEntries: entries } = props.plan;
   const keyValueStore =
-    props.signing || Object.keys(entries).length > 0
+    settings.signing || Object.keys(entries).length > 0
       ? new cloudfront.KeyValueStore(scope, 'SigningKeys', {
-          comment: props.signing
+          comment: settings.signing
             ? 'edge-image-transformer URL signing secrets (put them in after deploying)'
             : "edge-image-transformer: the deployment's sizes and presets (written on every deploy)",
         })
@@ -43,12 +42,7 @@ export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps):
     comment: 'edge-image-transformer: validate, canonicalise and sign-check image requests',
     runtime: cloudfront.FunctionRuntime.JS_2_0,
     code: cloudfront.FunctionCode.fromInline(
-      viewerRequestFunctionCode({
-        grammar: props.grammar,
-        avif: props.avif,
-        signing: props.signing,
-        ...(keyValueStore ? { keyValueStoreId: keyValueStore.keyValueStoreId } : {}),
-      }),
+      viewerRequestFunctionCode({ ...settings, ...(keyValueStore ? { keyValueStoreId: keyValueStore.keyValueStoreId } : {}) }),
     ),
     keyValueStore,
     autoPublish: true,
@@ -61,12 +55,7 @@ export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps):
   const viewerResponse = new cloudfront.Function(scope, 'ViewerResponse', {
     comment: 'edge-image-transformer: browsers keep variants for browserMaxAge, CloudFront for cacheControl',
     runtime: cloudfront.FunctionRuntime.JS_2_0,
-    code: cloudfront.FunctionCode.fromInline(
-      viewerResponseFunctionCode({
-        variantCacheControl: props.cacheControl,
-        browserMaxAgeSeconds: props.browserMaxAgeSeconds,
-      }),
-    ),
+    code: cloudfront.FunctionCode.fromInline(viewerResponseFunctionCode(props.plan.viewerResponse)),
     autoPublish: true,
   });
   return { viewerRequest, viewerResponse, ...(keyValueStore ? { keyValueStore } : {}) };

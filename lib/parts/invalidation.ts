@@ -14,7 +14,8 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { invalidateConfig, invalidationEnvironment } from '../../lambda/invalidate/config';
+import { invalidationEnvironment } from '../../lambda/invalidate/config';
+import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
 import { PROJECT_FUNCTION, SMALL_BUNDLING, lambdaEntry, ownLogsAndRole } from './lambda-project';
 import { bucketNames } from './buckets';
@@ -23,13 +24,7 @@ import { acknowledge, wildcardFinding } from './nag';
 export interface InvalidationProps
   extends Pick<
     ResolvedSettings,
-    | 'grammar'
     | 'sourceBuckets'
-    | 'avif'
-    | 'eagerPresets'
-    | 'eagerSigningSecret'
-    | 'settleSeconds'
-    | 'warmTimeoutSeconds'
     | 'invalidationTimeoutSeconds'
     | 'logRetention'
     | 'removalPolicy'
@@ -40,6 +35,7 @@ export interface InvalidationProps
   readonly cacheBucket: s3.IBucket;
   /** What is invalidated, and where eager presets are requested from. */
   readonly distribution: cloudfront.IDistribution;
+  readonly plan: Pick<DeploymentPlan, 'invalidation'>;
 }
 
 export interface Invalidation {
@@ -56,7 +52,7 @@ const BUCKET_NOTIFICATIONS_HANDLER_ID = 'BucketNotificationsHandler050a0587b7544
  * the source's notifications and, with sourceBuckets, `SourceBucketEvents`.
  */
 export function buildInvalidation(scope: Construct, props: InvalidationProps): Invalidation {
-  const { cacheBucket, distribution, grammar, eagerPresets } = props;
+  const { cacheBucket, distribution } = props;
   const { logGroup, role } = ownLogsAndRole(
     scope,
     'Invalidation',
@@ -94,28 +90,9 @@ export function buildInvalidation(scope: Construct, props: InvalidationProps): I
     role,
     logGroup,
     environment: invalidationEnvironment(
-      invalidateConfig(
-        {
-          cacheBucket: cacheBucket.bucketName,
-          distributionId: distribution.distributionId,
-          distributionOrigin: `https://${distribution.distributionDomainName}`,
-        },
-        {
-          sourceBuckets: bucketNames(props.sourceBuckets),
-          eagerPresets,
-          // The grammar as the edge has it: what a warming URL's signature covers, and
-          // which formats format=auto can negotiate (one warming request per format);
-          // the presets only when some are warmed, as a Lambda's environment holds 4 KB.
-          grammar: {
-            maxDimension: grammar.maxDimension,
-            sizes: grammar.sizes,
-            presets: eagerPresets.length > 0 ? grammar.presets : undefined,
-          },
-          avif: props.avif,
-          signingSecret: props.eagerSigningSecret?.unsafeUnwrap(),
-          warmTimeoutMs: props.warmTimeoutSeconds * 1000,
-          settleMs: props.settleSeconds * 1000,
-        },
+      props.plan.invalidation(
+        { cacheBucket: cacheBucket.bucketName, sourceBuckets: bucketNames(props.sourceBuckets) },
+        { distributionId: distribution.distributionId, distributionOrigin: `https://${distribution.distributionDomainName}` },
       ),
     ),
     bundling: SMALL_BUNDLING,

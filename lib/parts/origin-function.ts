@@ -11,8 +11,9 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { originEnvironment } from '../../lambda/origin/config';
+import { recordPrefixes } from '../../lambda/origin/sources';
 import { FAILURES_PREFIX } from '../../lambda/origin/failures';
-import { WEB_VARIANTS_PREFIX } from '../../lambda/origin/web/variants';
+import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
 import { ImageTransformerConfigError } from '../settings';
 import { bucketNames } from './buckets';
@@ -27,26 +28,18 @@ export const ORIGIN_ALIAS_NAME = 'live';
 export interface OriginFunctionProps
   extends Pick<
     ResolvedSettings,
-    | 'grammar'
     | 'sourceBuckets'
     | 'memorySize'
     | 'timeout'
-    | 'timeBudgetMs'
-    | 'failureTtlSeconds'
-    | 'limits'
-    | 'svgPolicy'
     | 'watermarks'
-    | 'requireWatermark'
-    | 'webOrigins'
-    | 'cacheControl'
     | 'reservedConcurrency'
     | 'provisionedConcurrency'
     | 'concurrencyCap'
-    | 'metricsNamespace'
-    | 'originMetrics'
     | 'logRetention'
     | 'removalPolicy'
+    | 'originFunctionProps'
   > {
+  readonly plan: Pick<DeploymentPlan, 'origin' | 'originMetrics' | 'routes'>;
   /** Read: the originals (those outside sourceBuckets' prefixes). */
   readonly sourceBucket: s3.IBucket;
   /** Written: the variants. */
@@ -82,9 +75,10 @@ function shellQuote(text: string): string {
 
 /** Creates the origin in `scope`: `OriginLogs`, `OriginRole`, `OriginFunction`, `OriginLive` and its URL, the concurrency cap. */
 export function buildOriginFunction(scope: Construct, props: OriginFunctionProps): OriginFunction {
-  const { sourceBucket, sourceBuckets, cacheBucket, grammar, limits } = props;
+  const { sourceBucket, sourceBuckets, cacheBucket, plan } = props;
   const prefixBuckets = Object.values(sourceBuckets);
-  const ownRecords = [FAILURES_PREFIX, ...Object.keys(props.webOrigins).map((prefix) => WEB_VARIANTS_PREFIX + prefix)];
+  const buckets = { sourceBucket: sourceBucket.bucketName, sourceBuckets: bucketNames(sourceBuckets), cacheBucket: cacheBucket.bucketName };
+  const ownRecords = [FAILURES_PREFIX, ...recordPrefixes(plan.routes(buckets))];
   const { logGroup, role } = ownLogsAndRole(scope, 'Origin', 'edge-image-transformer origin: read sources, write variants, write its own logs', props);
   role.addToPolicy(
     new iam.PolicyStatement({
@@ -129,23 +123,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     role,
     logGroup,
     reservedConcurrentExecutions: props.reservedConcurrency,
-    environment: originEnvironment(
-      {
-        sourceBucket: sourceBucket.bucketName,
-        sourceBuckets: bucketNames(sourceBuckets),
-        cacheBucket: cacheBucket.bucketName,
-        ...limits,
-        maxDimension: grammar.maxDimension,
-        timeBudgetMs: props.timeBudgetMs,
-        cacheControl: props.cacheControl,
-        failureTtlSeconds: props.failureTtlSeconds,
-        svgPolicy: props.svgPolicy,
-        watermarkDefinitions: Object.fromEntries(props.watermarks.map(({ name, definition }) => [name, definition])),
-        requireWatermark: props.requireWatermark,
-        webOrigins: props.webOrigins,
-      },
-      { namespace: props.metricsNamespace, enabled: props.originMetrics },
-    ),
+    environment: originEnvironment(plan.origin(buckets), plan.originMetrics),
     bundling: {
       minify: true,
       sourceMap: true,
@@ -181,6 +159,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
         ],
       },
     },
+    ...props.originFunctionProps,
   });
 
   // CloudFront reaches the origin through the live alias, never $LATEST: each deployment

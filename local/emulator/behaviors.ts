@@ -1,29 +1,17 @@
-// CloudFront's cache behaviors, as the construct makes them: each web prefix's
-// path pattern goes to the origin Lambda alone, every other path to the
-// default behavior's origin group (the cache bucket, then the Lambda on a 403
-// or 404). CloudFront chooses the behavior before any function runs, from the
-// path as the viewer sent it: patterns are case-sensitive, `*` stands for any
+// CloudFront's choice of a cache behavior, among those of the deployment plan
+// (lib/plan.ts): a prefix with a behavior of its own (a web source's) goes to
+// the origin Lambda alone, every other path to the default behavior's origin
+// group (the cache bucket, then the Lambda on a 403 or 404). CloudFront
+// chooses the behavior before any function runs, from the path as the viewer
+// sent it: patterns are case-sensitive, `*` stands for any
 // run of characters and `?` for one, and nothing is decoded first, so
 // `/shop%2Fa.jpg` is not under `/shop/*` although the edge makes of it the
 // same canonical URI as `/shop/a.jpg`.
 
-import { webPathPattern } from '../../lambda/origin/web/origins';
+import type { PlanBehavior, PlanOrigin } from '../../lib/plan';
 
-export type Origin = 'cache-bucket' | 'lambda';
-
-export interface Behavior {
-  /** `*` for the default behavior. */
-  pathPattern: string;
-  /** Tried in order: the next one only after a 403 or 404 from the one before. */
-  origins: Origin[];
-}
-
-const DEFAULT_BEHAVIOR: Behavior = { pathPattern: '*', origins: ['cache-bucket', 'lambda'] };
-
-/** The distribution's behaviors in CloudFront's order: the web prefixes', then the default. */
-export function distributionBehaviors(webPrefixes: string[]): Behavior[] {
-  return [...webPrefixes.map((prefix): Behavior => ({ pathPattern: webPathPattern(prefix), origins: ['lambda'] })), DEFAULT_BEHAVIOR];
-}
+export type Origin = PlanOrigin;
+export type Behavior = PlanBehavior;
 
 /**
  * Whether CloudFront applies `pattern` to a viewer's raw `path` (a leading `/`
@@ -45,7 +33,7 @@ export function pathPatternMatches(pattern: string, path: string): boolean {
   return g === glob.length;
 }
 
-/** The first behavior whose pattern matches `path`; the default one matches every path. */
+/** The first behavior whose pattern matches `path`; the default one, last, matches every path. */
 export function behaviorFor(path: string, behaviors: Behavior[]): Behavior {
-  return behaviors.find((behavior) => pathPatternMatches(behavior.pathPattern, path)) ?? DEFAULT_BEHAVIOR;
+  return behaviors.find((behavior) => pathPatternMatches(behavior.pathPattern, path)) ?? behaviors[behaviors.length - 1]!;
 }

@@ -1,15 +1,24 @@
-// `npm start -- [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <s>]`
-// Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3).
+// `npm start -- [-c <key>=<value>]... [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <s>]`
+// Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3), as the deployment
+// of cdk.json's context and the -c settings would serve it.
 
 import { assertSupportedNode } from '../../lib/node-version';
 import { commandLine, runCommand, UsageError } from '../harness/command-line';
 import { startLocalStack } from '../harness/localstack';
 import { localS3Client } from '../harness/s3-client';
 import { checkedWebOrigins, type WebOrigin } from '../../lambda/origin/web/origins';
+import { ImageTransformerConfigError } from '../../lib/settings';
+import { commandLineContext, projectContext } from './deployment';
 import { DEMO_WEB_PREFIX, LOCAL_REVALIDATE_SECONDS, prefixedValues, startEmulator } from './start';
 
-const USAGE = `usage: npm start -- [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--web <prefix>=<url>]...
-                 [--no-edge-cache] [--signing-secret <secret>]
+const USAGE = `usage: npm start -- [-c <key>=<value>]... [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]...
+                 [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <secret>]
+  -c, --context <key>=<value>
+                           a deployment setting, as "cdk deploy -c" takes it (e.g. -c sizes=320,640; the keys
+                           are in docs/configuration.md), over the context of cdk.json; repeatable. The
+                           emulator serves what that deployment would, from its own buckets (sourceBucket
+                           and sourceBuckets name AWS buckets: use --images and --bucket). With no setting
+                           at all, the playground's demonstration presets and watermark
   --port <n>               port on 127.0.0.1 (default 3000)
   --images <dir>           upload every file under <dir>, keyed by its relative path, as "aws s3 sync" would
                            (default: generated samples)
@@ -38,11 +47,13 @@ async function main() {
     'no-edge-cache': { type: 'boolean', default: false },
     'signing-secret': { type: 'string' },
     web: { type: 'string', multiple: true },
+    context: { type: 'string', short: 'c', multiple: true },
   });
   if (!args) return;
   const port = Number(args.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${args.port}"`);
   const prefixFolders = prefixedValues('--bucket', 'archive/=./photos', args.bucket ?? []);
+  const context = { ...projectContext(), ...commandLineContext(args.context ?? []) };
 
   const started = performance.now();
   const log = (line: string) => console.log(`[emulator] ${line}`);
@@ -57,10 +68,12 @@ async function main() {
       edgeCache: !args['no-edge-cache'],
       signingSecret: args['signing-secret'],
       ...(args.web ? { webOrigins: webOrigins(args.web) } : {}),
+      context,
       log,
     });
   } catch (error) {
     await localStack.stop();
+    if (error instanceof ImageTransformerConfigError) throw new UsageError(error.message);
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use; pick another with --port`);
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`no such folder: ${(error as NodeJS.ErrnoException).path}`);
     throw error;

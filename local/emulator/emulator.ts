@@ -8,7 +8,7 @@
 
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { OriginHandler } from '../../lambda/origin/handler';
-import { behaviorFor, distributionBehaviors, type Origin } from './behaviors';
+import { behaviorFor, type Behavior, type Origin } from './behaviors';
 import {
   isResponse,
   loadFunction,
@@ -36,11 +36,10 @@ export interface EmulatorOptions {
   origin: OriginHandler;
   /** Whether responses are kept in the edge cache. */
   edgeCache: boolean;
-  /**
-   * Key prefixes of web origins: each has its own cache behavior, whose only
-   * origin is the origin handler, which keeps their variants in the cache bucket itself.
-   */
-  webPrefixes?: string[];
+  /** The deployment plan's cache behaviors, the default last (lib/plan.ts). */
+  behaviors: Behavior[];
+  /** The deployment plan's Vary, which the response headers policy sets where an answer has none. */
+  vary: string;
 }
 
 export interface ViewerRequest {
@@ -58,8 +57,8 @@ export type { Origin };
  * bucket has none, yet the same URL carries another format for another browser;
  * the viewer-response function's, with the client hints, is kept).
  */
-function withPolicyHeaders(headers: Record<string, string>): Record<string, string> {
-  return { vary: 'Accept', ...headers, 'x-content-type-options': 'nosniff' };
+function withPolicyHeaders(headers: Record<string, string>, vary: string): Record<string, string> {
+  return { vary, ...headers, 'x-content-type-options': 'nosniff' };
 }
 
 /** CloudFront runs no viewer-response function for an answer of 400 or more. */
@@ -105,7 +104,7 @@ async function fromCacheBucket(s3: S3Client, bucket: string, uri: string): Promi
 export function createEmulator(options: EmulatorOptions) {
   const edgeFunction = loadFunction(options.functionCode, options.keyValues);
   const responseFunction = loadFunction<ViewerResponseEvent, ViewerResponse>(options.viewerResponseCode, {}, 'viewer-response.js');
-  const behaviors = distributionBehaviors(options.webPrefixes ?? []);
+  const { behaviors } = options;
   const cache = new EdgeCache(options.edgeCache);
   /** Origin invocations still running after their response (a variant being stored). */
   const running = new Set<Promise<unknown>>();
@@ -159,7 +158,7 @@ export function createEmulator(options: EmulatorOptions) {
     if (notModified) delete headers['content-length'];
     // The origin's own length where it gave one: its answer to a HEAD has the length, not the body.
     else headers['content-length'] ??= String(response.body.length);
-    headers = { ...withPolicyHeaders(await viewerResponseHeaders(passedOn, status, headers)), ...served.extra };
+    headers = { ...withPolicyHeaders(await viewerResponseHeaders(passedOn, status, headers), options.vary), ...served.extra };
     const body = notModified || request.method === 'HEAD' ? Buffer.alloc(0) : response.body;
     return { status, headers, body };
   }

@@ -3,6 +3,7 @@
 // invalidation handlers, and the HTTP server. Tests start it the same way.
 
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { Duration } from 'aws-cdk-lib';
 import { buildSync } from 'esbuild';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -12,24 +13,27 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../../lambda/grammar';
-import { invalidateConfig } from '../../lambda/invalidate/config';
+import type { GrammarOptions } from '../../lambda/grammar';
+import type { InvalidateConfig } from '../../lambda/invalidate/config';
 import { createInvalidationHandler } from '../../lambda/invalidate/handler';
-import { DEFAULT_LIMITS, originConfig, type SvgPolicy } from '../../lambda/origin/config';
+import type { SvgPolicy } from '../../lambda/origin/config';
 import { createOriginHandler } from '../../lambda/origin/handler';
 import { transformProcesses } from '../../lambda/origin/transform-process';
 import type { WebOrigin } from '../../lambda/origin/web/origins';
-import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
+import { SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
-import { DEFAULT_BROWSER_MAX_AGE_SECONDS, viewerResponseFunctionCode } from '../../lib/viewer-response-function';
-import { checkRequireWatermark, packageWatermarks, type WatermarkProps } from '../../lib/watermarks';
+import type { ImageTransformerProps } from '../../lib/image-transformer';
+import { viewerResponseFunctionCode } from '../../lib/viewer-response-function';
+import type { WatermarkProps } from '../../lib/watermarks';
 import { contentTypeOf } from './content-types';
 import { startDemoSite } from './demo-site';
-import { createEmulator } from './emulator';
+import { localDeployment } from './deployment';
+import { createEmulator, type Emulator } from './emulator';
 import { generateSamples, sampleWatermark, type Sample } from './samples';
 import { createEmulatorServer } from './server';
-import { watchSources, type Delivery } from './source-watcher';
+import { watchSources, type Delivery, type SourceWatcher } from './source-watcher';
 import { prefixesRefusal, urlKey, type PrefixBuckets } from '../../lambda/common/sources';
+import { routesRefusal } from '../../lambda/origin/sources';
 import { UsageError } from '../harness/command-line';
 
 export interface EmulatorStartOptions {
@@ -59,6 +63,12 @@ export interface EmulatorStartOptions {
   requireWatermark?: { [prefix: string]: string };
   /** Key prefixes served from web sites, loopback ones included (the emulator allows them, a deployment never does). */
   webOrigins?: Record<string, WebOrigin>;
+  /**
+   * A deployment's settings, as `cdk deploy` takes them (context keys of lib/context.ts):
+   * served as that deployment would serve them, over the emulator's own buckets. Without
+   * any, the playground's demonstration (its presets and watermark).
+   */
+  context?: Record<string, unknown>;
   log(line: string): void;
 }
 
@@ -172,7 +182,7 @@ export const LOCAL_REVALIDATE_SECONDS = 60;
 /** Where the generated samples are served from as a web site's (startDemoSite). */
 export const DEMO_WEB_PREFIX = 'web/';
 
-/** Where the emulator's sources are, as the origin's configuration names them. */
+/** Where the emulator's sources are: its buckets, and the sites given as web origins. */
 interface LocalSources {
   sourceBucket: string;
   cacheBucket: string;
@@ -180,55 +190,87 @@ interface LocalSources {
   webOrigins: Record<string, WebOrigin>;
 }
 
-/**
- * The emulated distribution over these sources: both generated edge functions, the
- * origin handler and the edge cache, with the settings `npm start` deploys locally.
- */
-async function localDistribution(options: EmulatorStartOptions, { sourceBucket, cacheBucket, sourceBuckets, webOrigins }: LocalSources) {
-  const { s3, log } = options;
-  const watermarks = packageWatermarks(options.watermarks ?? { logo: { file: await writeSampleWatermark(), opacity: 0.85 } });
-  const grammar: GrammarOptions = {
-    ...DEFAULT_GRAMMAR_OPTIONS,
-    presets: LOCAL_PRESETS,
-    watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
+/** A deployment's settings would have no demonstration: with none given, the playground shows its presets and its watermark. */
+async function demonstration(options: EmulatorStartOptions): Promise<ImageTransformerProps> {
+  const given = Object.keys(options.context ?? {}).length > 0;
+  return {
+    presets: given ? undefined : LOCAL_PRESETS,
+    watermarks: options.watermarks ?? (given ? undefined : { logo: { file: await writeSampleWatermark(), opacity: 0.85 } }),
   };
-  const signing = options.signingSecret !== undefined;
-  const functionCode = viewerRequestFunctionCode({ grammar, avif: true, signing, keyValueStoreId: 'local-key-value-store' });
-  log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${signing ? ', signed URLs required' : ''}`);
+}
 
-  const config = originConfig(
-    { sourceBucket, cacheBucket },
-    {
-      sourceBuckets,
-      ...(options.svgPolicy ? { svgPolicy: options.svgPolicy } : {}),
-      // Read from where they are, rather than from a package folder.
-      watermarkDefinitions: Object.fromEntries(watermarks.map(({ name, source, definition }) => [name, { ...definition, file: source }])),
-      requireWatermark: checkRequireWatermark(options.requireWatermark, watermarks),
-      webOrigins,
-    },
-  );
-  // As the construct deploys it by default: browsers keep a variant (the origin's Cache-Control) for an hour.
-  const viewerResponseCode = viewerResponseFunctionCode({ variantCacheControl: config.cacheControl, browserMaxAgeSeconds: DEFAULT_BROWSER_MAX_AGE_SECONDS });
+/** What the emulator itself sets, beside a deployment's settings: its own sources and the options of `startEmulator`. */
+async function localProps(options: EmulatorStartOptions, webOrigins: Record<string, WebOrigin>): Promise<ImageTransformerProps> {
+  return {
+    ...(await demonstration(options)),
+    requireWatermark: options.requireWatermark,
+    svgPolicy: options.svgPolicy,
+    signing: options.signingSecret !== undefined || undefined,
+    webOrigins: Object.fromEntries(
+      Object.entries(webOrigins).map(([prefix, { url, revalidateSeconds }]) => [prefix, { url, revalidateAfter: Duration.seconds(revalidateSeconds) }]),
+    ),
+  };
+}
+
+/**
+ * The emulated distribution over these sources: the deployment's plan (its
+ * settings, over the emulator's own), both generated edge functions, the
+ * origin handler and the edge cache.
+ */
+async function localDistribution(options: EmulatorStartOptions, sources: LocalSources) {
+  const { s3, log } = options;
+  const { settings, plan } = localDeployment(options.context ?? {}, await localProps(options, sources.webOrigins));
+  const buckets = { sourceBucket: sources.sourceBucket, cacheBucket: sources.cacheBucket, sourceBuckets: sources.sourceBuckets };
+  const functionCode = viewerRequestFunctionCode({ ...plan.viewerRequest, keyValueStoreId: 'local-key-value-store' });
+  log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${plan.viewerRequest.signing ? ', signed URLs required' : ''}`);
 
   // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
   const transforms = transformProcesses(availableParallelism());
   const emulator = createEmulator({
     s3,
-    cacheBucket,
+    cacheBucket: sources.cacheBucket,
     functionCode,
-    viewerResponseCode,
-    keyValues: { ...deploymentEntries(grammar), ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}) },
+    viewerResponseCode: viewerResponseFunctionCode(plan.viewerResponse),
+    keyValues: { ...plan.storeEntries, ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}) },
     edgeCache: options.edgeCache,
-    webPrefixes: Object.keys(webOrigins),
+    behaviors: plan.behaviors,
+    vary: plan.vary,
     origin: createOriginHandler({
       s3,
-      config,
+      // The watermarks are read from where they are, rather than from a package folder.
+      config: plan.origin(buckets, 'source'),
       log: (entry) => (entry.level === 'info' ? undefined : log(JSON.stringify(entry))),
       transforms,
       allowLoopbackWebOrigins: true,
     }),
   });
-  return { emulator, grammar, transforms };
+  return { emulator, settings, plan, buckets, transforms };
+}
+
+/**
+ * The invalidation handler, configured by the plan, and a watcher of each
+ * bucket that hands it the bucket's changes as a deployment's notifications
+ * and EventBridge rule would (lib/parts/invalidation.ts).
+ */
+async function watchInvalidations(options: EmulatorStartOptions, emulator: Emulator, sourceBucket: string, config: InvalidateConfig): Promise<SourceWatcher[]> {
+  const { s3, log } = options;
+  const invalidate = createInvalidationHandler({
+    s3,
+    // The emulator's CloudFront: an invalidation drops entries from its edge cache.
+    cloudFront: {
+      async createInvalidation({ paths }) {
+        const dropped = emulator.cache.invalidate(paths);
+        log(`invalidated ${paths.join(' ')} (${dropped.length} cached responses dropped)`);
+        return { id: `local-${Date.now()}` };
+      },
+    },
+    config,
+    log: () => {},
+    // The second pass runs once the misses in flight are over: the emulator knows which.
+    settle: emulator.settled,
+  });
+  const watch = (bucket: string, delivery: Delivery) => watchSources({ s3, bucket, delivery, intervalMs: options.watchIntervalMs ?? 2000, onEvent: invalidate });
+  return Promise.all([watch(sourceBucket, 'notification'), ...Object.values(config.sourceBuckets).map((bucket) => watch(bucket, 'eventbridge'))]);
 }
 
 export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
@@ -260,45 +302,27 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   }
 
   // With the generated samples and no site given, a site on loopback serves them too, under `web/`.
-  const demoSite = generated.length > 0 && options.webOrigins === undefined ? await startDemoSite(generated) : undefined;
+  const siteGiven = options.webOrigins !== undefined || options.context?.webOrigins !== undefined;
+  const demoSite = generated.length > 0 && !siteGiven ? await startDemoSite(generated) : undefined;
   const webOrigins = demoSite ? { [DEMO_WEB_PREFIX]: { url: demoSite.url, revalidateSeconds: LOCAL_REVALIDATE_SECONDS } } : (options.webOrigins ?? {});
-  const overlap = prefixesRefusal('--bucket and --web', [...Object.keys(sourceBuckets), ...Object.keys(webOrigins)]);
-  if (overlap) throw new UsageError(overlap);
   if (demoSite) log(`serving the samples as a web site at ${demoSite.url}, under ${DEMO_WEB_PREFIX}`);
 
-  const { emulator, grammar, transforms } = await localDistribution(options, { sourceBucket, cacheBucket, sourceBuckets, webOrigins });
+  const { emulator, settings, plan, buckets, transforms } = await localDistribution(options, { sourceBucket, cacheBucket, sourceBuckets, webOrigins });
+  const overlap = routesRefusal('--bucket and --web', { sourceBuckets, webOrigins: settings.webOrigins });
+  if (overlap) throw new UsageError(overlap);
 
-  const invalidate = createInvalidationHandler({
-    s3,
-    // The emulator's CloudFront: an invalidation drops entries from its edge cache.
-    cloudFront: {
-      async createInvalidation({ paths }) {
-        const dropped = emulator.cache.invalidate(paths);
-        log(`invalidated ${paths.join(' ')} (${dropped.length} cached responses dropped)`);
-        return { id: `local-${Date.now()}` };
-      },
-    },
-    // distributionOrigin is unused: no presets are warmed locally.
-    config: invalidateConfig({ cacheBucket, distributionId: 'LOCAL', distributionOrigin: 'http://127.0.0.1' }, { grammar, sourceBuckets }),
-    log: () => {},
-    // The second pass runs once the misses in flight are over: the emulator knows which.
-    settle: emulator.settled,
-  });
-  // Each bucket's changes reach the invalidation handler as they would deployed (lib/parts/invalidation.ts).
-  const watch = (bucket: string, delivery: Delivery) => watchSources({ s3, bucket, delivery, intervalMs: options.watchIntervalMs ?? 2000, onEvent: invalidate });
-  const watchers = await Promise.all([watch(sourceBucket, 'notification'), ...Object.values(sourceBuckets).map((bucket) => watch(bucket, 'eventbridge'))]);
-
+  let watchers: SourceWatcher[] = [];
   const server = createEmulatorServer({
     emulator,
     s3,
     sourceBucket,
     sourceBuckets,
-    settings: { grammar, avif: true, signingSecret: options.signingSecret },
+    settings: { grammar: plan.viewerRequest.grammar, avif: plan.viewerRequest.avif, signingSecret: options.signingSecret },
     onSourceChanged: async () => {
       await Promise.all(watchers.map((watcher) => watcher.poll()));
     },
     clientScript: clientScript(),
-    maxUploadBytes: DEFAULT_LIMITS.maxSourceBytes,
+    maxUploadBytes: settings.limits.maxSourceBytes,
     webSources: demoSite ? generated.map((sample) => ({ key: DEMO_WEB_PREFIX + sample.key, bytes: sample.body.length })) : [],
   });
   await new Promise<void>((resolve, reject) => {
@@ -306,6 +330,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     server.listen(options.port, '127.0.0.1', () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Eager presets are warmed through the emulator itself, as a deployment warms them through its distribution.
+  watchers = await watchInvalidations(options, emulator, sourceBucket, plan.invalidation(buckets, { distributionId: 'LOCAL', distributionOrigin: url }));
 
   return {
     url,

@@ -20,9 +20,6 @@ export const DEFAULT_REVALIDATE_SECONDS = 86_400;
 /** Path segments of letters, digits, `.`, `_` and `-` (prefixesRefusal has refused `.` and `..` already). */
 const PATH_PATTERN_PREFIX = /^(?:[A-Za-z0-9._-]+\/)+$/;
 
-/** The CloudFront path pattern of a web prefix's own cache behavior, whose only origin is the Lambda. */
-export const webPathPattern = (prefix: string) => `/${prefix}*`;
-
 export interface WebSource {
   url: URL;
   /** The one host the fetch may talk to. */
@@ -31,14 +28,11 @@ export interface WebSource {
 }
 
 /**
- * The web source of `key`, or undefined when no web origin's prefix holds it.
- * Keys have no empty, `.` or `..` segments (validateKey), so the URL stays
- * under the base path.
+ * The web source of `key`, which is under `prefix`, served by `origin`. Keys
+ * have no empty, `.` or `..` segments (validateKey), so the URL stays under
+ * the base path.
  */
-export function webSourceFor(key: string, origins: Record<string, WebOrigin>): WebSource | undefined {
-  const prefix = Object.keys(origins).find((candidate) => key.startsWith(candidate));
-  if (prefix === undefined) return undefined;
-  const origin = origins[prefix] as WebOrigin;
+export function webSourceAt(key: string, prefix: string, origin: WebOrigin): WebSource {
   const url = new URL(origin.url + encodeKeyPath(key.slice(prefix.length)).slice(1));
   return { url, host: url.hostname, origin };
 }

@@ -3,7 +3,8 @@
 // default behavior last.
 
 import { describe, expect, it } from 'vitest';
-import { behaviorFor, distributionBehaviors, pathPatternMatches } from '../../../local/emulator/behaviors';
+import { behaviorFor, pathPatternMatches } from '../../../local/emulator/behaviors';
+import { localDeployment } from '../../../local/emulator/deployment';
 
 describe('pathPatternMatches', () => {
   it('matches a web prefix pattern only where the raw path spells the prefix: %2F is not a slash, nor %73 an s', () => {
@@ -26,7 +27,9 @@ describe('pathPatternMatches', () => {
 });
 
 describe('behaviorFor', () => {
-  const behaviors = distributionBehaviors(['shop/', 'press/kit/']);
+  // The plan of a deployment with two web origins, as `npm start -- -c webOrigins=...` would run it.
+  const site = { url: 'https://shop.example.com/images/' };
+  const { behaviors } = localDeployment({ webOrigins: JSON.stringify({ 'shop/': site, 'press/kit/': site }) }).plan;
 
   it("sends a web prefix's path to the Lambda alone, and any other spelling to the default behavior's cache bucket first", () => {
     expect(behaviorFor('/shop/a.jpg', behaviors)).toEqual({ pathPattern: '/shop/*', origins: ['lambda'] });

@@ -1,0 +1,56 @@
+// The resolver: every source kind, the routes (key prefix, kind, settings)
+// of one deployment's settings, and the route of a key. The origin handler
+// answers through it, the construct makes its cache behaviors and grants
+// from it, and the emulator its behaviors: prefix routing is written here once.
+
+import { prefixesRefusal } from '../../common/sources';
+import type { FunctionUrlResponse } from '../responses';
+import { bucketSource } from './bucket';
+import type { Job, MakeVariant, SourceKind, SourceServices, SourceSettings } from './source';
+import { webSource } from './web';
+
+/** Every kind of source, by name. The first is the default: it also serves every key under no prefix. */
+export const SOURCE_KINDS = { bucket: bucketSource, web: webSource } as const;
+
+type Kinds = typeof SOURCE_KINDS;
+type SettingsOf<Kind> = Kind extends SourceKind<infer Settings> ? Settings : never;
+
+/** A key prefix, the kind of source that serves it, and that prefix's settings. */
+export type SourceRoute = { [Name in keyof Kinds]: { kind: Name; prefix: string; settings: SettingsOf<Kinds[Name]> } }[keyof Kinds];
+
+/** The routes of `settings`, every kind's prefixes in the kinds' order, the default route (prefix `''`) last. */
+export function sourceRoutes(settings: SourceSettings): SourceRoute[] {
+  const routes = Object.entries(SOURCE_KINDS).flatMap(([kind, source]) =>
+    Object.entries((source as SourceKind<unknown>).routes(settings)).map(([prefix, routeSettings]) => ({ kind, prefix, settings: routeSettings }) as SourceRoute),
+  );
+  return [...routes.filter((route) => route.prefix !== ''), ...routes.filter((route) => route.prefix === '')];
+}
+
+/** The route that serves `key`: the one whose prefix holds it (prefixes never overlap), else the default. */
+export function routeFor(key: string, routes: SourceRoute[]): SourceRoute {
+  const route = routes.find((candidate) => key.startsWith(candidate.prefix));
+  if (!route) throw new Error('Every deployment has a default source (the route of prefix "").');
+  return route;
+}
+
+/** Why these settings' prefixes cannot route keys (one may not hold another, of any kind), or undefined. `name` words the settings. */
+export function routesRefusal(name: string, settings: Omit<SourceSettings, 'sourceBucket'>): string | undefined {
+  const prefixes = sourceRoutes({ ...settings, sourceBucket: '' }).map((route) => route.prefix).filter((prefix) => prefix !== '');
+  return prefixesRefusal(name, prefixes);
+}
+
+const kindOf = (route: SourceRoute) => SOURCE_KINDS[route.kind] as SourceKind<unknown>;
+
+/** The prefixes CloudFront sends to the Lambda alone, each by a cache behavior of its own (SourceKind.ownBehavior). */
+export const ownBehaviorPrefixes = (routes: SourceRoute[]): string[] => routes.filter((route) => kindOf(route).ownBehavior).map((route) => route.prefix);
+
+/** The CloudFront path pattern of a prefix's own cache behavior. */
+export const behaviorPathPattern = (prefix: string) => `/${prefix}*`;
+
+/** The cache-bucket key prefixes the origin reads back for these routes (SourceKind.records). */
+export const recordPrefixes = (routes: SourceRoute[]): string[] => routes.flatMap((route) => kindOf(route).records(route.prefix));
+
+/** Answers `job` from its route's source. */
+export function answerFrom(route: SourceRoute, job: Job, services: SourceServices, make: MakeVariant): Promise<FunctionUrlResponse> {
+  return kindOf(route).answer(job, route, services, make);
+}

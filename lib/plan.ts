@@ -1,0 +1,121 @@
+// The deployment plan: everything one deployment runs, derived once from its
+// resolved settings. The construct's parts (lib/parts/) write it into
+// CloudFormation, with the buckets' and the distribution's names as tokens;
+// the local emulator (local/emulator/) runs it, with its own buckets' names.
+// Neither derives a setting again: a value the edge, the origin or the
+// invalidation Lambda is given comes from here.
+
+import type { PrefixBuckets } from '../lambda/common/sources';
+import { deploymentEntries } from '../lambda/edge/store';
+import type { GrammarOptions } from '../lambda/grammar';
+import type { InvalidateConfig } from '../lambda/invalidate/config';
+import { invalidateConfig } from '../lambda/invalidate/config';
+import type { OriginConfig } from '../lambda/origin/config';
+import type { MetricsOptions } from '../lambda/origin/metrics';
+import { behaviorPathPattern, ownBehaviorPrefixes, sourceRoutes, type SourceRoute } from '../lambda/origin/sources';
+import type { EdgeFunctionSettings } from './edge-function';
+import type { ResolvedSettings } from './resolved-settings';
+import { FORMAT_VARY, type ViewerResponseSettings } from './viewer-response-function';
+
+/** Where a deployment keeps its images: bucket names (CDK tokens at synth, the emulator's own locally). */
+export interface PlanBuckets {
+  sourceBucket: string;
+  cacheBucket: string;
+  /** The buckets mapped to key prefixes, by prefix. */
+  sourceBuckets: PrefixBuckets;
+}
+
+/** The distribution the invalidation Lambda invalidates and warms. */
+export interface PlanDistribution {
+  distributionId: string;
+  /** `https://<domain name>`. */
+  distributionOrigin: string;
+}
+
+/** Where CloudFront sends a request: the cache bucket first, then the origin Lambda; or the Lambda alone. */
+export type PlanOrigin = 'cache-bucket' | 'lambda';
+
+/** A cache behavior: its path pattern (`*` for the default) and its origins, tried in order after a 403 or 404. */
+export interface PlanBehavior {
+  pathPattern: string;
+  origins: PlanOrigin[];
+}
+
+/** Where the origin reads its watermarks' files: from the function's package (deployed), or where they are (locally). */
+export type WatermarkFiles = 'packaged' | 'source';
+
+export interface DeploymentPlan {
+  /** The viewer-request function's settings, but for the store's id. */
+  readonly viewerRequest: Omit<EdgeFunctionSettings, 'keyValueStoreId'>;
+  /** What every deploy writes into the viewer-request function's store (sizes, presets, watermarks). */
+  readonly storeEntries: Record<string, string>;
+  /** The viewer-response function's settings. */
+  readonly viewerResponse: ViewerResponseSettings;
+  /** The response headers policy's Vary, set where the answer has none. */
+  readonly vary: string;
+  /** The cache behaviors in CloudFront's order: the prefixes answered by the Lambda alone, then the default. */
+  readonly behaviors: PlanBehavior[];
+  /** The origin's metrics settings. */
+  readonly originMetrics: Pick<MetricsOptions, 'namespace' | 'enabled'>;
+  /** The key prefixes and the sources that serve them, over these buckets. */
+  routes(buckets: PlanBuckets): SourceRoute[];
+  /** The origin Lambda's configuration over these buckets. */
+  origin(buckets: PlanBuckets, watermarkFiles?: WatermarkFiles): OriginConfig;
+  /** The invalidation Lambda's configuration for this cache bucket and distribution. */
+  invalidation(buckets: Pick<PlanBuckets, 'cacheBucket' | 'sourceBuckets'>, distribution: PlanDistribution): InvalidateConfig;
+}
+
+/** The default behavior: variants already made from the cache bucket, a missing one from the Lambda. */
+const DEFAULT_BEHAVIOR: PlanBehavior = { pathPattern: '*', origins: ['cache-bucket', 'lambda'] };
+
+/** The plan of the deployment `settings` describe. */
+export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
+  const { grammar, watermarks } = settings;
+  const routes = (buckets: PlanBuckets) => sourceRoutes({ ...buckets, webOrigins: settings.webOrigins });
+  // Which prefixes have a behavior of their own does not depend on the buckets' names.
+  const ownBehaviors = ownBehaviorPrefixes(routes({ sourceBucket: '', cacheBucket: '', sourceBuckets: {} }));
+  return {
+    viewerRequest: { grammar, avif: settings.avif, signing: settings.signing },
+    storeEntries: deploymentEntries(grammar),
+    viewerResponse: { variantCacheControl: settings.cacheControl, browserMaxAgeSeconds: settings.browserMaxAgeSeconds },
+    vary: FORMAT_VARY,
+    behaviors: [...ownBehaviors.map((prefix): PlanBehavior => ({ pathPattern: behaviorPathPattern(prefix), origins: ['lambda'] })), DEFAULT_BEHAVIOR],
+    originMetrics: { namespace: settings.metricsNamespace, enabled: settings.originMetrics },
+    routes,
+    origin: (buckets, watermarkFiles = 'packaged') => ({
+      ...buckets,
+      ...settings.limits,
+      maxDimension: grammar.maxDimension,
+      timeBudgetMs: settings.timeBudgetMs,
+      memorySizeMb: settings.memorySize,
+      cacheControl: settings.cacheControl,
+      failureTtlSeconds: settings.failureTtlSeconds,
+      svgPolicy: settings.svgPolicy,
+      watermarkDefinitions: Object.fromEntries(
+        watermarks.map(({ name, source, definition }) => [name, watermarkFiles === 'packaged' ? definition : { ...definition, file: source }]),
+      ),
+      requireWatermark: settings.requireWatermark,
+      webOrigins: settings.webOrigins,
+    }),
+    invalidation: ({ cacheBucket, sourceBuckets }, distribution) =>
+      invalidateConfig(
+        { cacheBucket, ...distribution },
+        {
+          sourceBuckets,
+          eagerPresets: settings.eagerPresets,
+          // The grammar as the edge has it: what a warming URL's signature covers, and
+          // which formats format=auto can negotiate (one warming request per format);
+          // the presets only when some are warmed, as a Lambda's environment holds 4 KB.
+          grammar: invalidationGrammar(grammar, settings.eagerPresets),
+          avif: settings.avif,
+          signingSecret: settings.eagerSigningSecret?.unsafeUnwrap(),
+          warmTimeoutMs: settings.warmTimeoutSeconds * 1000,
+          settleMs: settings.settleSeconds * 1000,
+        },
+      ),
+  };
+}
+
+function invalidationGrammar(grammar: GrammarOptions, eagerPresets: string[]): GrammarOptions {
+  return { maxDimension: grammar.maxDimension, sizes: grammar.sizes, presets: eagerPresets.length > 0 ? grammar.presets : undefined };
+}
