@@ -12,7 +12,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { isObject, mustBe } from '../lambda/common/checks';
 import type { Preset } from '../lambda/grammar';
-import { SVG_POLICIES, type SvgPolicy } from '../lambda/origin/config';
+import { NUMBER_SETTINGS, SVG_POLICIES, type NumberSettings, type SvgPolicy } from '../lambda/origin/config';
 import type { ImageTransformerProps } from './image-transformer';
 import { ImageTransformerConfigError } from './settings';
 
@@ -37,6 +37,7 @@ export const CONTEXT_KEYS = {
   maxSourceBytes: 'Largest source object in bytes (default 33554432).',
   maxInputPixels: 'Largest source in pixels (default 100000000).',
   maxFrames: 'Animation frames kept (default 200).',
+  maxInlineBytes: 'Largest variant answered inline, in bytes, at most 4718592; a larger one is redirected to the cache bucket (default 4500000).',
   svgPolicy: 'SVG sources: refuse (415, default) or rasterize.',
   cacheControl: 'Cache-Control of the variants at the origin, for CloudFront and the cache bucket (default "public, max-age=31536000, immutable").',
   browserMaxAgeSeconds: 'How long browsers and proxies keep a variant before revalidating it, in seconds; 0: always revalidate (default 3600).',
@@ -238,9 +239,8 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     eagerSigningSecret: eagerSigningSecretName ? SecretValue.secretsManager(eagerSigningSecretName) : undefined,
     memorySize: integer(get, 'memorySize'),
     timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
-    maxSourceBytes: integer(get, 'maxSourceBytes'),
-    maxInputPixels: integer(get, 'maxInputPixels'),
-    maxFrames: integer(get, 'maxFrames'),
+    // The origin's whole-number settings, each under its own name (a key missing from CONTEXT_KEYS does not compile).
+    ...Object.fromEntries(Object.keys(NUMBER_SETTINGS).map((name) => [name, integer(get, name as keyof NumberSettings)])),
     svgPolicy: svgPolicy(get),
     cacheControl: text(get, 'cacheControl'),
     browserMaxAge: browserMaxAgeSeconds === undefined ? undefined : Duration.seconds(browserMaxAgeSeconds),

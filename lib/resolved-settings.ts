@@ -18,7 +18,8 @@ import {
   DEFAULT_CACHE_CONTROL,
   DEFAULT_FAILURE_TTL_SECONDS,
   DEFAULT_LIMITS,
-  DEFAULT_MAX_INLINE_BYTES,
+  NUMBER_SETTINGS,
+  type NumberSettings,
   type SvgPolicy,
 } from '../lambda/origin/config';
 import { routesRefusal } from '../lambda/origin/sources';
@@ -37,14 +38,6 @@ import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from
  * steady miss rate, since every variant is made once.
  */
 export const DEFAULT_ORIGIN_CONCURRENCY_CAP = 50;
-
-/** The origin's limits on what it reads and answers inline. */
-export interface OriginLimits {
-  readonly maxSourceBytes: number;
-  readonly maxInputPixels: number;
-  readonly maxFrames: number;
-  readonly maxInlineBytes: number;
-}
 
 /** Every setting of one ImageTransformer, defaults applied and checked (see ImageTransformerProps for each). */
 export interface ResolvedSettings {
@@ -80,7 +73,8 @@ export interface ResolvedSettings {
   /** How long CloudFront waits for the origin's answer. */
   readonly originReadTimeoutSeconds: number;
   readonly failureTtlSeconds: number;
-  readonly limits: OriginLimits;
+  /** The origin's NUMBER_SETTINGS (lambda/origin/config.ts), defaults applied, checked. */
+  readonly limits: NumberSettings;
   readonly svgPolicy: SvgPolicy;
   readonly cacheControl: string;
   readonly browserMaxAgeSeconds: number;
@@ -170,17 +164,13 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   const originReadTimeoutSeconds = Math.min(120, timeoutSeconds + 10);
 
   // The origin's own defaults (lambda/origin/config.ts): a deploy and the local emulator agree.
-  const limits: OriginLimits = {
-    maxSourceBytes: props.maxSourceBytes ?? DEFAULT_LIMITS.maxSourceBytes,
-    maxInputPixels: props.maxInputPixels ?? DEFAULT_LIMITS.maxInputPixels,
-    maxFrames: props.maxFrames ?? DEFAULT_LIMITS.maxFrames,
-    maxInlineBytes: props.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES,
-  };
-  checkInteger('maxSourceBytes', limits.maxSourceBytes, 1, 5 * 1024 ** 3);
-  checkInteger('maxInputPixels', limits.maxInputPixels, 1, Number.MAX_SAFE_INTEGER);
-  checkInteger('maxFrames', limits.maxFrames, 1, 100_000);
-  // 4.5 MiB keeps a whole response, headers included, in the 6 MB Lambda streams at full speed.
-  checkInteger('maxInlineBytes', limits.maxInlineBytes, 1, 4_718_592);
+  const limits = Object.fromEntries(
+    Object.entries(NUMBER_SETTINGS).map(([name, setting]) => {
+      const value = props[name as keyof NumberSettings] ?? setting.default;
+      checkInteger(name, value, 1, setting.max);
+      return [name, value];
+    }),
+  ) as NumberSettings;
   const cacheControl = props.cacheControl ?? DEFAULT_CACHE_CONTROL;
   if (!Token.isUnresolved(cacheControl) && (!cacheControl.trim() || /[\r\n]/.test(cacheControl))) {
     throw new ImageTransformerConfigError(mustBe('cacheControl', 'a one-line header value', cacheControl));

@@ -11,15 +11,35 @@ import type { MetricsOptions } from './metrics';
 import type { WatermarkDefinition } from './watermarks';
 import { checkedWebOrigins, type WebOrigin } from './web/origins';
 
-export interface Limits {
-  /** Largest source object read, in bytes (MAX_SOURCE_BYTES, default 32 MiB). */
-  maxSourceBytes: number;
-  /** Largest source in pixels, all frames together (MAX_INPUT_PIXELS, default 100 MP). */
-  maxInputPixels: number;
+/** Lambda streams the first 6 MB of a response at full speed, then 2 MB/s: larger variants are better served from S3. */
+export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
+
+/**
+ * The origin's whole-number settings that a deployment gives as they are:
+ * each is the construct's prop and context key of the same name and unit
+ * (checked at synth from 1 to `max`), and this environment variable. A row
+ * here is all the origin, the construct and the emulator need of a new one
+ * ("Adding a setting" in docs/development.md).
+ */
+export const NUMBER_SETTINGS = {
+  /** Largest source object read, in bytes. */
+  maxSourceBytes: { env: 'MAX_SOURCE_BYTES', default: 32 * 1024 * 1024, max: 5 * 1024 ** 3 },
+  /** Largest source in pixels, all frames together. */
+  maxInputPixels: { env: 'MAX_INPUT_PIXELS', default: 100_000_000, max: Number.MAX_SAFE_INTEGER },
+  /** Frames kept from an animation; later ones are dropped. */
+  maxFrames: { env: 'MAX_FRAMES', default: 200, max: 100_000 },
+  /** Largest body returned inline; larger variants are redirected to the cache bucket. 4.5 MiB keeps a whole response, headers included, in the 6 MB Lambda streams at full speed. */
+  maxInlineBytes: { env: 'MAX_INLINE_BYTES', default: DEFAULT_MAX_INLINE_BYTES, max: 4_718_592 },
+} as const satisfies Record<string, { env: string; default: number; max: number }>;
+
+export type NumberSettings = { [Name in keyof typeof NUMBER_SETTINGS]: number };
+
+/** Each NUMBER_SETTINGS' default. */
+export const NUMBER_DEFAULTS = Object.fromEntries(Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [name, setting.default])) as NumberSettings;
+
+export interface Limits extends NumberSettings {
   /** Largest output width or height, and largest width/height parameter (MAX_DIMENSION, default 8192). */
   maxDimension: number;
-  /** Frames kept from an animation; later ones are dropped (MAX_FRAMES, default 200). */
-  maxFrames: number;
   /** Time allowed for fetch + transform before answering 504 (TIME_BUDGET_MS, default 25000). */
   timeBudgetMs: number;
   /**
@@ -45,8 +65,6 @@ export interface OriginConfig extends Limits {
   /** Key prefixes read from other buckets, without the prefix (SOURCE_BUCKETS, JSON; lambda/common/sources.ts). */
   sourceBuckets: PrefixBuckets;
   cacheBucket: string;
-  /** Largest body returned inline; larger variants are redirected to the cache bucket (MAX_INLINE_BYTES). */
-  maxInlineBytes: number;
   /** Cache-Control of variants (CACHE_CONTROL, default one year, immutable). */
   cacheControl: string;
   /** How long a transform that ran out of time or crashed is answered from memory, without trying again (FAILURE_TTL_SECONDS). */
@@ -60,17 +78,13 @@ export interface OriginConfig extends Limits {
 }
 
 export const DEFAULT_LIMITS: Limits = {
-  maxSourceBytes: 32 * 1024 * 1024,
-  maxInputPixels: 100_000_000,
+  ...NUMBER_DEFAULTS,
   maxDimension: DEFAULT_GRAMMAR_OPTIONS.maxDimension,
-  maxFrames: 200,
   timeBudgetMs: 25_000,
   memorySizeMb: 2048,
   svgPolicy: 'refuse',
 };
 
-/** Lambda streams the first 6 MB of a response at full speed, then 2 MB/s: larger variants are better served from S3. */
-export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
 export const DEFAULT_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const DEFAULT_FAILURE_TTL_SECONDS = 300;
 
@@ -82,14 +96,11 @@ export function readConfig(env: Env): OriginConfig {
     sourceBucket: required(env, 'SOURCE_BUCKET'),
     sourceBuckets: readSourceBuckets(env, configError),
     cacheBucket: required(env, 'CACHE_BUCKET'),
-    maxSourceBytes: positiveInteger(env, 'MAX_SOURCE_BYTES', DEFAULT_LIMITS.maxSourceBytes),
-    maxInputPixels: positiveInteger(env, 'MAX_INPUT_PIXELS', DEFAULT_LIMITS.maxInputPixels),
+    ...(Object.fromEntries(Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [name, positiveInteger(env, setting.env, setting.default)])) as NumberSettings),
     maxDimension: positiveInteger(env, 'MAX_DIMENSION', DEFAULT_LIMITS.maxDimension),
-    maxFrames: positiveInteger(env, 'MAX_FRAMES', DEFAULT_LIMITS.maxFrames),
     timeBudgetMs: positiveInteger(env, 'TIME_BUDGET_MS', DEFAULT_LIMITS.timeBudgetMs),
     memorySizeMb: positiveInteger(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', DEFAULT_LIMITS.memorySizeMb),
     svgPolicy: oneOf(env, 'SVG_POLICY', SVG_POLICIES, DEFAULT_LIMITS.svgPolicy),
-    maxInlineBytes: positiveInteger(env, 'MAX_INLINE_BYTES', DEFAULT_MAX_INLINE_BYTES),
     cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
     watermarkDefinitions: packagedWatermarks(jsonObject(env, 'WATERMARKS') as Record<string, WatermarkDefinition>, env.LAMBDA_TASK_ROOT),
@@ -128,12 +139,9 @@ export function originEnvironment(
     SOURCE_BUCKET: config.sourceBucket,
     ...sourceBucketsEnvironment(config.sourceBuckets),
     CACHE_BUCKET: config.cacheBucket,
-    MAX_SOURCE_BYTES: String(config.maxSourceBytes),
-    MAX_INPUT_PIXELS: String(config.maxInputPixels),
+    ...Object.fromEntries(Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [setting.env, String(config[name as keyof NumberSettings])])),
     MAX_DIMENSION: String(config.maxDimension),
-    MAX_FRAMES: String(config.maxFrames),
     TIME_BUDGET_MS: String(config.timeBudgetMs),
-    MAX_INLINE_BYTES: String(config.maxInlineBytes),
     CACHE_CONTROL: config.cacheControl,
     FAILURE_TTL_SECONDS: String(config.failureTtlSeconds),
     ...(config.svgPolicy !== DEFAULT_LIMITS.svgPolicy ? { SVG_POLICY: config.svgPolicy } : {}),
@@ -152,7 +160,6 @@ export function originConfig(buckets: Pick<OriginConfig, 'sourceBucket' | 'cache
     sourceBucket: buckets.sourceBucket,
     cacheBucket: buckets.cacheBucket,
     sourceBuckets: {},
-    maxInlineBytes: DEFAULT_MAX_INLINE_BYTES,
     cacheControl: DEFAULT_CACHE_CONTROL,
     failureTtlSeconds: DEFAULT_FAILURE_TTL_SECONDS,
     watermarkDefinitions: {},
