@@ -12,12 +12,13 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { isObject, mustBe } from '../lambda/common/checks';
 import type { Preset } from '../lambda/grammar';
-import { NUMBER_SETTINGS, SVG_POLICIES, type NumberSettings, type SvgPolicy } from '../lambda/origin/config';
+import { NUMBER_SETTINGS, SVG_POLICIES, type NumberSettings, type SourceKindSettings, type SvgPolicy } from '../lambda/origin/config';
+import { bySourceSetting, SOURCE_SETTINGS } from '../lambda/origin/sources';
 import type { ImageTransformerProps } from './image-transformer';
 import { ImageTransformerConfigError } from './settings';
 
-/** The context keys bin/app.ts reads, with their meaning (docs/configuration.md lists them; test/docs/tables.test.ts keeps it complete). */
-export const CONTEXT_KEYS = {
+/** The app's own context keys, with their meaning (docs/configuration.md lists them all; test/docs/tables.test.ts keeps it complete). */
+const OWN_KEYS = {
   stackName: 'CloudFormation stack name (default EdgeImageTransformer).',
   sourceBucket: 'Name of an existing bucket of originals to serve (default: create one).',
   sourceBuckets: 'More existing buckets of originals by key prefix, as JSON, e.g. {"archive/":"my-archive-bucket"} (default: none).',
@@ -27,7 +28,6 @@ export const CONTEXT_KEYS = {
   presetsOnly: 'true: only ?preset= is accepted (default false).',
   watermarks: 'Watermarks as JSON, e.g. {"logo":{"file":"brand/logo.png","opacity":0.8}} (default: none).',
   requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
-  webOrigins: 'Key prefixes served from web sites, as JSON, e.g. {"shop/":{"url":"https://shop.example.com/images/","revalidateSeconds":3600}} (default: none).',
   avif: 'false: format=auto never picks AVIF (default true).',
   signing: 'true: URLs must be signed; creates the KeyValueStore for the secrets (default false).',
   eagerPresets: 'Presets made when a source is uploaded, comma-separated (default: none).',
@@ -65,7 +65,13 @@ export const CONTEXT_KEYS = {
   nag: 'false: skip the cdk-nag AwsSolutions checks at synth (default true).',
 } as const;
 
-export type ContextKey = keyof typeof CONTEXT_KEYS;
+export type ContextKey = keyof typeof OWN_KEYS | keyof SourceKindSettings;
+
+/** The context keys bin/app.ts reads, with their meaning: the app's own, and each source kind's setting (lambda/origin/sources/). */
+export const CONTEXT_KEYS = {
+  ...OWN_KEYS,
+  ...Object.fromEntries(SOURCE_SETTINGS.map((setting) => [setting.name, setting.description])),
+} as Record<ContextKey, string>;
 type Lookup = (key: ContextKey) => unknown;
 
 const bad = (key: string, expected: string, value: unknown): never => {
@@ -128,18 +134,6 @@ function jsonObject(get: Lookup, key: ContextKey, example: string): Record<strin
     }
   }
   return isObject(value) ? value : bad(key, `a JSON object of ${example}`, raw);
-}
-
-/** `{"<prefix>": {"url": ..., "revalidateSeconds": ...}}`; the fields are checked where the props are. */
-function webOrigins(get: Lookup): ImageTransformerProps['webOrigins'] {
-  const given = jsonObject(get, 'webOrigins', 'prefixes to sites, e.g. {"shop/":{"url":"https://shop.example.com/images/"}}');
-  if (!given) return undefined;
-  return Object.fromEntries(
-    Object.entries(given).map(([prefix, origin]) => {
-      const { url, revalidateSeconds } = (isObject(origin) ? origin : {}) as { url: string; revalidateSeconds?: number };
-      return [prefix, { url, ...(revalidateSeconds === undefined ? {} : { revalidateAfter: Duration.seconds(revalidateSeconds) }) }];
-    }),
-  );
 }
 
 function presets(get: Lookup): { [name: string]: Preset } | undefined {
@@ -232,7 +226,8 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     // Their fields are checked where the props are (lib/watermarks.ts).
     watermarks: jsonObject(get, 'watermarks', 'watermarks, e.g. {"logo":{"file":"brand/logo.png"}}') as ImageTransformerProps['watermarks'],
     requireWatermark: jsonObject(get, 'requireWatermark', 'prefixes to watermark names, e.g. {"users/":"logo"}') as ImageTransformerProps['requireWatermark'],
-    webOrigins: webOrigins(get),
+    // Each source kind's setting as the context gives it (seconds, not Durations): its kind's check reads both.
+    ...(bySourceSetting((setting) => jsonObject(get, setting.name, 'key prefixes to their sources')) as Pick<ImageTransformerProps, keyof SourceKindSettings>),
     avif: contextBoolean(get, 'avif'),
     signing: contextBoolean(get, 'signing'),
     eagerPresets: list(get, 'eagerPresets'),

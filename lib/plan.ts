@@ -12,7 +12,7 @@ import type { InvalidateConfig } from '../lambda/invalidate/config';
 import { invalidateConfig } from '../lambda/invalidate/config';
 import type { OriginConfig } from '../lambda/origin/config';
 import type { MetricsOptions } from '../lambda/origin/metrics';
-import { behaviorPathPattern, ownBehaviorPrefixes, sourceRoutes, type SourceRoute } from '../lambda/origin/sources';
+import { behaviorPathPattern, ownBehaviorPrefixes, sourceKindSettings, sourceRoutes, type SourceRoute } from '../lambda/origin/sources';
 import type { EdgeFunctionSettings } from './edge-function';
 import type { ResolvedSettings } from './resolved-settings';
 import { FORMAT_VARY, type ViewerResponseSettings } from './viewer-response-function';
@@ -71,7 +71,7 @@ const DEFAULT_BEHAVIOR: PlanBehavior = { pathPattern: '*', origins: ['cache-buck
 /** The plan of the deployment `settings` describe. */
 export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
   const { grammar, watermarks } = settings;
-  const routes = (buckets: PlanBuckets) => sourceRoutes({ ...buckets, webOrigins: settings.webOrigins });
+  const routes = (buckets: PlanBuckets) => sourceRoutes({ ...buckets, ...sourceKindSettings(settings) });
   // Which prefixes have a behavior of their own does not depend on the buckets' names.
   const ownBehaviors = ownBehaviorPrefixes(routes({ sourceBucket: '', cacheBucket: '', sourceBuckets: {} }));
   return {
@@ -95,7 +95,7 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
         watermarks.map(({ name, source, definition }) => [name, watermarkFiles === 'packaged' ? definition : { ...definition, file: source }]),
       ),
       requireWatermark: settings.requireWatermark,
-      webOrigins: settings.webOrigins,
+      ...sourceKindSettings(settings),
     }),
     invalidation: ({ cacheBucket, sourceBuckets }, distribution) =>
       invalidateConfig(

@@ -20,10 +20,10 @@ import {
   DEFAULT_LIMITS,
   NUMBER_SETTINGS,
   type NumberSettings,
+  type SourceKindSettings,
   type SvgPolicy,
 } from '../lambda/origin/config';
-import { routesRefusal } from '../lambda/origin/sources';
-import { checkedWebOrigins, type WebOrigin } from '../lambda/origin/web/origins';
+import { bySourceSetting, routesRefusal } from '../lambda/origin/sources';
 import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
 import { bucketNames } from './parts/buckets';
 import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion, checkSourceBuckets } from './settings';
@@ -40,14 +40,12 @@ import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from
 export const DEFAULT_ORIGIN_CONCURRENCY_CAP = 50;
 
 /** Every setting of one ImageTransformer, defaults applied and checked (see ImageTransformerProps for each). */
-export interface ResolvedSettings {
+export interface ResolvedSettings extends Readonly<SourceKindSettings> {
   // URL grammar: what the edge enforces and the origin and warming requests follow.
   readonly grammar: GrammarOptions;
   /** The watermarks, checked and versioned (their versions are also in `grammar.watermarks`). */
   readonly watermarks: PackagedWatermark[];
   readonly requireWatermark: { [prefix: string]: string };
-  /** The web origins by key prefix, checked, revalidation in seconds. */
-  readonly webOrigins: Record<string, WebOrigin>;
   readonly avif: boolean;
   readonly signing: boolean;
   readonly eagerPresets: string[];
@@ -121,14 +119,13 @@ export interface ResolvedSettings {
 export function resolveSettings(scope: IConstruct, props: ImageTransformerProps): ResolvedSettings {
   const watermarks = packageWatermarks(props.watermarks);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
-  const webOrigins = checkedWebOrigins(
-    Object.fromEntries(Object.entries(props.webOrigins ?? {}).map(([prefix, origin]) => [prefix, { url: origin.url, revalidateSeconds: origin.revalidateAfter?.toSeconds({ integral: false }) }])),
-    'webOrigins',
-    (message) => new ImageTransformerConfigError(message),
+  // Each source kind's own setting, checked by its kind (lambda/origin/sources/).
+  const sources = bySourceSetting((setting) =>
+    setting.check((props[setting.name] ?? {}) as Record<string, unknown>, setting.name, (message) => new ImageTransformerConfigError(message)),
   );
   const sourceBuckets = checkSourceBuckets(props.sourceBuckets ?? {}, props.sourceBucket);
   // A key is read from one place: no bucket's prefix may hold a site's, or the other way round.
-  const overlap = routesRefusal('sourceBuckets and webOrigins', { sourceBuckets: bucketNames(sourceBuckets), webOrigins });
+  const overlap = routesRefusal('sourceBuckets and webOrigins', { sourceBuckets: bucketNames(sourceBuckets), ...sources });
   if (overlap) throw new ImageTransformerConfigError(overlap);
   const grammar: GrammarOptions = checkGrammar({
     maxDimension: props.maxDimension ?? DEFAULT_GRAMMAR_OPTIONS.maxDimension,
@@ -259,7 +256,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     grammar,
     watermarks,
     requireWatermark,
-    webOrigins,
+    ...sources,
     // Smaller files; the slow AVIF encode is paid once per variant.
     avif: props.avif ?? true,
     signing,

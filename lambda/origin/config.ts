@@ -9,7 +9,8 @@ import { readSourceBuckets, sourceBucketsEnvironment, type PrefixBuckets } from 
 import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
 import type { MetricsOptions } from './metrics';
 import type { WatermarkDefinition } from './watermarks';
-import { checkedWebOrigins, type WebOrigin } from './web/origins';
+import { bySourceSetting, SOURCE_SETTINGS } from './sources';
+import type { WebOrigin } from './web/origins';
 
 /** Lambda streams the first 6 MB of a response at full speed, then 2 MB/s: larger variants are better served from S3. */
 export const DEFAULT_MAX_INLINE_BYTES = 4_500_000;
@@ -59,7 +60,7 @@ export interface Limits extends NumberSettings {
 export const SVG_POLICIES = ['refuse', 'rasterize'] as const;
 export type SvgPolicy = (typeof SVG_POLICIES)[number];
 
-export interface OriginConfig extends Limits {
+export interface OriginConfig extends Limits, SourceKindSettings {
   /** The bucket of every source key outside `sourceBuckets`' prefixes (SOURCE_BUCKET). */
   sourceBucket: string;
   /** Key prefixes read from other buckets, without the prefix (SOURCE_BUCKETS, JSON; lambda/common/sources.ts). */
@@ -73,6 +74,13 @@ export interface OriginConfig extends Limits {
   watermarkDefinitions: Record<string, WatermarkDefinition>;
   /** Key prefixes served only with a watermark, to the watermark's name (REQUIRE_WATERMARK, JSON). */
   requireWatermark: Record<string, string>;
+}
+
+/**
+ * The settings of the source kinds other than the buckets, by name: a kind's
+ * prop, context key and this field (lambda/origin/sources/, "Adding a source kind").
+ */
+export interface SourceKindSettings {
   /** Key prefixes served from web sites instead of the bucket (WEB_ORIGINS, JSON). */
   webOrigins: Record<string, WebOrigin>;
 }
@@ -105,7 +113,7 @@ export function readConfig(env: Env): OriginConfig {
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
     watermarkDefinitions: packagedWatermarks(jsonObject(env, 'WATERMARKS') as Record<string, WatermarkDefinition>, env.LAMBDA_TASK_ROOT),
     requireWatermark: jsonObject(env, 'REQUIRE_WATERMARK') as Record<string, string>,
-    webOrigins: checkedWebOrigins(jsonObject(env, 'WEB_ORIGINS'), 'WEB_ORIGINS', configError),
+    ...bySourceSetting((setting) => setting.check(jsonObject(env, setting.env), setting.env, configError)),
   };
 }
 
@@ -147,7 +155,9 @@ export function originEnvironment(
     ...(config.svgPolicy !== DEFAULT_LIMITS.svgPolicy ? { SVG_POLICY: config.svgPolicy } : {}),
     ...(Object.keys(config.watermarkDefinitions).length ? { WATERMARKS: JSON.stringify(config.watermarkDefinitions) } : {}),
     ...(Object.keys(config.requireWatermark).length ? { REQUIRE_WATERMARK: JSON.stringify(config.requireWatermark) } : {}),
-    ...(Object.keys(config.webOrigins).length ? { WEB_ORIGINS: JSON.stringify(config.webOrigins) } : {}),
+    ...Object.fromEntries(
+      SOURCE_SETTINGS.filter((setting) => Object.keys(config[setting.name]).length > 0).map((setting) => [setting.env, JSON.stringify(config[setting.name])]),
+    ),
     ...(metrics.namespace ? { METRICS_NAMESPACE: metrics.namespace } : {}),
     ...(metrics.enabled === false ? { METRICS: 'false' } : {}),
   };
@@ -164,7 +174,7 @@ export function originConfig(buckets: Pick<OriginConfig, 'sourceBucket' | 'cache
     failureTtlSeconds: DEFAULT_FAILURE_TTL_SECONDS,
     watermarkDefinitions: {},
     requireWatermark: {},
-    webOrigins: {},
+    ...bySourceSetting(() => ({})),
     ...overrides,
   };
 }

@@ -6,7 +6,8 @@
 import { prefixesRefusal } from '../../common/sources';
 import type { FunctionUrlResponse } from '../responses';
 import { bucketSource } from './bucket';
-import type { Job, MakeVariant, SourceKind, SourceServices, SourceSettings } from './source';
+import type { SourceKindSettings } from '../config';
+import type { Job, MakeVariant, SourceKind, SourceServices, SourceSetting, SourceSettings } from './source';
 import { webSource } from './web';
 
 /** Every kind of source, by name. The first is the default: it also serves every key under no prefix. */
@@ -17,6 +18,17 @@ type SettingsOf<Kind> = Kind extends SourceKind<infer Settings> ? Settings : nev
 
 /** A key prefix, the kind of source that serves it, and that prefix's settings. */
 export type SourceRoute = { [Name in keyof Kinds]: { kind: Name; prefix: string; settings: SettingsOf<Kinds[Name]> } }[keyof Kinds];
+
+/** The settings of the kinds that have their own (SourceKind.setting). */
+export const SOURCE_SETTINGS = Object.values(SOURCE_KINDS).flatMap((kind) => ((kind as SourceKind<unknown>).setting ? [(kind as SourceKind<unknown>).setting!] : [])) as SourceSetting<unknown>[];
+
+/** The kinds' settings, each made by `make` from its kind's setting. */
+export function bySourceSetting(make: (setting: SourceSetting<unknown>) => unknown): SourceKindSettings {
+  return Object.fromEntries(SOURCE_SETTINGS.map((setting) => [setting.name, make(setting)])) as unknown as SourceKindSettings;
+}
+
+/** The kinds' settings of `from`, a larger object (resolved settings, a config). */
+export const sourceKindSettings = (from: SourceKindSettings): SourceKindSettings => bySourceSetting((setting) => from[setting.name]);
 
 /** The routes of `settings`, every kind's prefixes in the kinds' order, the default route (prefix `''`) last. */
 export function sourceRoutes(settings: SourceSettings): SourceRoute[] {

@@ -10,7 +10,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import type { Logger } from '../../common/log';
 import type { CanonicalRequest } from '../../grammar';
-import type { OriginConfig } from '../config';
+import type { OriginConfig, SourceKindSettings } from '../config';
 import type { Phase, RequestMetrics } from '../metrics';
 import type { FunctionUrlResponse } from '../responses';
 import type { Source, StoreOutcome, Variant } from '../storage';
@@ -57,10 +57,31 @@ export interface SourceServices {
 }
 
 /** The settings every kind's prefixes are read from: the origin's, the construct's, the emulator's. */
-export type SourceSettings = Pick<OriginConfig, 'sourceBucket' | 'sourceBuckets' | 'webOrigins'>;
+export type SourceSettings = Pick<OriginConfig, 'sourceBucket' | 'sourceBuckets'> & SourceKindSettings;
+
+/**
+ * How a kind's prefixes are configured, under one name: the construct's prop,
+ * the context key (a JSON object) and the origin's config field (written to
+ * its environment variable as JSON). The default kind, whose buckets the
+ * construct holds as CDK objects, has none of its own.
+ */
+export interface SourceSetting<Settings> {
+  name: keyof SourceKindSettings;
+  env: string;
+  /** The context key's meaning, with an example (lib/context.ts's CONTEXT_KEYS). */
+  description: string;
+  /**
+   * `given` (prefix to settings, as a prop, the context or the environment has
+   * them) checked, with defaults applied; `name` words the setting, `fail`
+   * makes the error. Synth, the emulator and the origin's start run the same check.
+   */
+  check(given: Record<string, unknown>, name: string, fail: (message: string) => Error): Record<string, Settings>;
+}
 
 /** One kind of source; `Settings` is what one of its prefixes is configured with. */
 export interface SourceKind<Settings> {
+  /** Its own setting; none for the default kind. */
+  setting?: SourceSetting<Settings>;
   /** The key prefixes it serves, each with its settings; `''` (every other key) for the default kind only. */
   routes(settings: SourceSettings): Record<string, Settings>;
   /**

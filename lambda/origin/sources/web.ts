@@ -9,7 +9,7 @@
 import { HttpError } from '../errors';
 import { variantResponse, type FunctionUrlResponse, type ResponseTimings } from '../responses';
 import { fetchWebSource } from '../web/fetch';
-import { webSourceAt, type WebOrigin } from '../web/origins';
+import { checkedWebOrigins, webSourceAt, type WebOrigin } from '../web/origins';
 import { readWebVariant, storeWebVariant, WEB_VARIANTS_PREFIX, webVariantKey, type StoredWebVariant } from '../web/variants';
 import { abortAt, timed, type Job, type MakeVariant, type SourceKind, type SourceServices } from './source';
 
@@ -74,6 +74,13 @@ async function serveWeb(job: Job, prefix: string, origin: WebOrigin, { s3, confi
 }
 
 export const webSource: SourceKind<WebOrigin> = {
+  setting: {
+    name: 'webOrigins',
+    env: 'WEB_ORIGINS',
+    description:
+      'Key prefixes served from web sites, as JSON, e.g. {"shop/":{"url":"https://shop.example.com/images/","revalidateSeconds":3600}} (default: none).',
+    check: checkedWebOrigins,
+  },
   routes: ({ webOrigins }) => webOrigins,
   ownBehavior: true,
   records: (prefix) => [WEB_VARIANTS_PREFIX + prefix],

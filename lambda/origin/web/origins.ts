@@ -74,7 +74,9 @@ export function checkedWebOrigins(given: Record<string, unknown>, name: string, 
       if (!isObject(origin)) throw fail(mustBe(field, 'an object such as {"url":"https://example.com/images/"}', origin));
       const urlProblem = typeof origin.url === 'string' ? webOriginUrlProblem(origin.url) : 'an absolute http(s) URL';
       if (urlProblem) throw fail(mustBe(`${field}.url`, urlProblem, origin.url));
-      const seconds = origin.revalidateSeconds ?? DEFAULT_REVALIDATE_SECONDS;
+      // The construct's prop gives a Duration (revalidateAfter), the context and the environment seconds.
+      const after = origin.revalidateAfter as { toSeconds(options: { integral: boolean }): number } | undefined;
+      const seconds = origin.revalidateSeconds ?? after?.toSeconds({ integral: false }) ?? DEFAULT_REVALIDATE_SECONDS;
       if (!Number.isSafeInteger(seconds) || (seconds as number) < 1) throw fail(mustBe(`${field}.revalidateSeconds`, 'a whole number of seconds, at least 1', seconds));
       return [prefix, { url: origin.url as string, revalidateSeconds: seconds as number }];
     }),
