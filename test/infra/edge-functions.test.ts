@@ -2,10 +2,15 @@
 
 import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
+import { DATA_KEY_PREFIX, deploymentEntries } from '../../lambda/edge/store';
+import type { GrammarOptions } from '../../lambda/grammar';
 import { distributionConfig, functionCode, type Json, only, originFunction, refs, resources, synth, type Synthesized, synthesize, viewerRequest, viewerResponse } from './synth';
 
 const { base, full, imported } = synthesize('base', 'full', 'imported');
 /** Sizes and presets without signing: the store holds the deployment's data only. */
+/** The store's entries of the deployment's data for `grammar` (of which only the sizes and watermarks are a deployment's own). */
+const dataEntries = (grammar: Partial<GrammarOptions>) =>
+  Object.fromEntries(Object.entries(deploymentEntries({ maxDimension: 8192, ...grammar })).filter(([key]) => key.startsWith(DATA_KEY_PREFIX)));
 const presetsOnly = synth(() => ({ sizes: [640, 320], presets: { thumb: { w: '320', fit: 'cover' } } }));
 
 // ---------------------------------------------------------------- edge
@@ -73,16 +78,16 @@ describe("the deployment's sizes and presets in the KeyValueStore", () => {
     const [kvsId] = only(presetsOnly, 'AWS::CloudFront::KeyValueStore');
     expect(edgeData(presetsOnly)[1].Properties).toMatchObject({
       KeyValueStoreArn: { 'Fn::GetAtt': [kvsId, 'Arn'] },
-      Entries: { sizes: '320,640', presets: 'thumb', 'preset:thumb': '{"w":"320","fit":"cover"}' },
+      Entries: { ...dataEntries({ sizes: [320, 640] }), presets: 'thumb', 'preset:thumb': '{"w":"320","fit":"cover"}' },
     });
     expect(edgeData(full)[1].Properties.Entries).toEqual({
-      sizes: '320,640,1280',
+      ...dataEntries({ sizes: [320, 640, 1280] }),
       presets: 'thumb, hero',
       'preset:thumb': '{"width":"320","height":"320","fit":"cover"}',
       'preset:hero': '{"w":"1280","format":"webp","q":"70"}',
     });
-    // Signing alone: no entries, so the deployment keys of an earlier deploy are deleted.
-    expect(edgeData(synth(() => ({ signing: true })))[1].Properties.Entries).toEqual({});
+    // Signing alone: the data only, so the presets of an earlier deploy are deleted.
+    expect(edgeData(synth(() => ({ signing: true })))[1].Properties.Entries).toEqual(dataEntries({}));
     expect(resources(base, 'Custom::EdgeData')).toEqual([]);
   });
 
