@@ -73,7 +73,7 @@ const MANGLED_PROPERTIES = new RegExp(`^(name|code|read|matters|maxDimension|pre
 /** The label of statements the bundle drops: the grammar's own data, which the function reads from its store. */
 const CODE_DATA_LABEL = 'fromCode';
 
-/** Global the bundle assigns the request function to; the wrapper below calls it. */
+/** Global a bundle assigns its function to; the handler around it calls it. */
 const GLOBAL = 'edge';
 
 /**
@@ -89,18 +89,24 @@ const RUNTIME_SUPPORTS = {
   'rest-argument': true,
 } as const;
 
-/** The bundled grammar and request function, defining the global GLOBAL. */
-function bundle(settings: EdgeSettings): string {
-  // Each setting a constant (EDGE in lambda/edge/viewer-request.ts), so what a deployment does not use is left out.
+/**
+ * A CloudFront Function's TypeScript module `entry` bundled into one
+ * minified script that assigns its export `exported` to the global GLOBAL,
+ * with `constants` (`{ EDGE: settings }`) baked in field by field, so that
+ * what a deployment does not use is left out.
+ */
+export function bundleFunction(entry: string, exported: string, constants: { [name: string]: object }): string {
   const define: { [name: string]: string } = {};
-  Object.entries(settings).forEach(([name, value]) => {
-    define[`EDGE.${name}`] = JSON.stringify(value);
+  Object.entries(constants).forEach(([constant, fields]) => {
+    Object.entries(fields).forEach(([name, value]) => {
+      define[`${constant}.${name}`] = JSON.stringify(value);
+    });
   });
   const result = buildSync({
     stdin: {
-      contents: `import { viewerRequest as request } from ${JSON.stringify(ENTRY)};\n${GLOBAL} = request;\n`,
+      contents: `import { ${exported} as run } from ${JSON.stringify(entry)};\n${GLOBAL} = run;\n`,
       resolveDir: PROJECT_ROOT,
-      sourcefile: 'edge-entry.ts',
+      sourcefile: 'function-entry.ts',
       loader: 'ts',
     },
     bundle: true,
@@ -125,9 +131,12 @@ function bundle(settings: EdgeSettings): string {
     logLevel: 'silent',
   });
   const file = result.outputFiles[0];
-  if (!file) throw new Error('esbuild produced no viewer-request function.');
-  return file.text.trim();
+  if (!file) throw new Error(`esbuild produced no function from ${entry}.`);
+  return `var ${GLOBAL};\n${file.text.trim()}`;
 }
+
+/** A top-level handler that answers what the bundle's function answers, given the event and `extra`, code of further arguments. */
+export const plainHandler = (extra = ''): string => `function handler(event){return ${GLOBAL}(event${extra})}`;
 
 /**
  * The top-level handler CloudFront calls: the bundle's answer for the
@@ -140,7 +149,7 @@ function bundle(settings: EdgeSettings): string {
  * literal of the code.
  */
 function wrapper(storeId: string | undefined, settings: EdgeFunctionSettings): string {
-  if (storeId === undefined) return `function handler(event){return ${GLOBAL}(event,${literal(storeForm(edgeData(settings.grammar)))})}`;
+  if (storeId === undefined) return plainHandler(',' + literal(storeForm(edgeData(settings.grammar))));
   const data = storedData(settings.grammar);
   return (
     `async function handler(event){var s=cf.kvs(${JSON.stringify(storeId)}),d="",v={},k=0,r;` +
@@ -184,20 +193,20 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
   };
   const imports = ["import crypto from 'crypto';"];
   if (storeId !== undefined) imports.push("import cf from 'cloudfront';");
-  const code = [...imports, `var ${GLOBAL};`, bundle(edge), wrapper(storeId, settings), ''].join('\n');
+  const code = [...imports, bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge }), wrapper(storeId, settings), ''].join('\n');
 
   checkFunctionSize(code, storeId);
   return code;
 }
 
 /** Throws when `code` exceeds CloudFront's 10 KB, counting the store id as long as the real one. */
-export function checkFunctionSize(code: string, storeId?: string): void {
+export function checkFunctionSize(code: string, storeId?: string, name = 'viewer-request'): void {
   // At synth time the store id is a CDK token, which may be shorter than the id it becomes.
   const idShortfall = storeId !== undefined ? Math.max(0, KVS_ID_LENGTH - storeId.length) : 0;
   const bytes = Buffer.byteLength(code, 'utf8') + idShortfall;
   if (bytes > MAX_FUNCTION_BYTES) {
     throw new Error(
-      `The viewer-request function is ${bytes} bytes, over CloudFront's limit of ${MAX_FUNCTION_BYTES}. ` +
+      `The ${name} function is ${bytes} bytes, over CloudFront's limit of ${MAX_FUNCTION_BYTES}. ` +
         'Shorten the grammar or the edge function.',
     );
   }

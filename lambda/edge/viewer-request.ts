@@ -38,6 +38,7 @@ import {
   type GrammarOptions,
   type Preset,
 } from '../grammar/index';
+import type { CloudFrontFunctionsEvent, CloudFrontFunctionsHeaders, CloudFrontFunctionsQuerystring } from 'aws-lambda';
 import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, type EdgeData } from './store';
 
 /**
@@ -62,35 +63,22 @@ export interface EdgeSettings {
 /** The settings, each field defined by the bundler. */
 declare const EDGE: EdgeSettings;
 
-/** One query parameter, header or cookie in CloudFront's event object. */
-export interface CloudFrontValue {
-  value: string;
-  multiValue?: { value: string }[];
-}
+/** One query parameter, header or cookie in CloudFront's event object, and a set of them. */
+export type CloudFrontValues = CloudFrontFunctionsQuerystring;
+export type CloudFrontValue = CloudFrontValues[string];
 
-export type CloudFrontValues = { [name: string]: CloudFrontValue };
+export type CloudFrontRequest = CloudFrontFunctionsEvent['request'];
 
-export interface CloudFrontRequest {
-  method: string;
-  uri: string;
-  querystring: CloudFrontValues;
-  headers: CloudFrontValues;
-  cookies: CloudFrontValues;
-}
-
+/** A response the function answers itself: CloudFront's event types have no body for it. */
 export interface CloudFrontResponse {
   statusCode: number;
   statusDescription: string;
-  headers: CloudFrontValues;
+  headers: CloudFrontFunctionsHeaders;
   body: { encoding: 'text'; data: string };
 }
 
-export interface ViewerRequestEvent {
-  version: string;
-  context: { [field: string]: string | undefined };
-  viewer: { ip: string };
-  request: CloudFrontRequest;
-}
+/** A viewer-request event: no response yet. */
+export type ViewerRequestEvent = Omit<CloudFrontFunctionsEvent, 'response'>;
 
 /** KeyValueStore values by key; a key that could not be read is absent. */
 export type StoreValues = { [key: string]: string | undefined };
@@ -167,7 +155,7 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
   if (request.method !== 'GET' && request.method !== 'HEAD') return request;
   useGrammarData(data);
 
-  return refusing(() => {
+  return refusing<Outcome>(() => {
     const pairs = queryPairs(request.querystring);
     const key = decodeKeyPath(request.uri);
     const preset = presetName(pairs);
