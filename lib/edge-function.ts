@@ -47,8 +47,9 @@ export interface EdgeFunctionSettings {
   signing: boolean;
   /**
    * The KeyValueStore the function reads (associate it with the function):
-   * its signing secrets, and the sizes and presets a deploy writes there
-   * (deploymentEntries). Required with signing, sizes or presets. Its id,
+   * its signing secrets, and the data and presets a deploy writes there
+   * (deploymentEntries). Required with signing, sizes, presets or
+   * watermarks; without, the data is in the function's code. Its id,
    * `KeyValueStore.keyValueStoreId`; a CDK token is fine.
    */
   keyValueStoreId?: string;
@@ -182,7 +183,7 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
   checkPresets(settings.grammar);
   const storeId = needsKeyValueStore(settings) ? settings.keyValueStoreId : undefined;
   if (needsKeyValueStore(settings) && storeId === undefined) {
-    throw new Error('The viewer-request function needs a KeyValueStore (keyValueStoreId) for signing, sizes or presets.');
+    throw new Error('The viewer-request function needs a KeyValueStore (keyValueStoreId) for signing, sizes, presets or watermarks.');
   }
   const edge: EdgeSettings = {
     dimensionLimit: settings.grammar.maxDimension,

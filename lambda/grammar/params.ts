@@ -1,7 +1,8 @@
 // The URL parameters of the contract: one declarative record each (aliases,
-// the kind of value and how to parse it, when it changes the image, whether a
-// viewer may give it). The order of PARAM_TABLE is the fixed order of ops in
-// the canonical URI. Adding an operation is one record here and one step in
+// the kind of value, its bounds or choices, whether a viewer may give it),
+// which is data (the edge function reads it from its KeyValueStore), and in
+// MATTERS the code that says when a value changes the image. The order of
+// PARAM_TABLE is the fixed order of ops in the canonical URI. Adding an operation is one record here and one step in
 // the origin's pipeline: the client's types, the edge's lookups and the
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
