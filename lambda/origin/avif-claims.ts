@@ -6,11 +6,8 @@
 // (it has no ops segment) and no viewer reaches.
 
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { createHash } from 'node:crypto';
+import { avifClaimKey } from './cache-keys';
 import { lostConditionalWrite } from './storage';
-
-/** Where claims live in the cache bucket (the construct expires this prefix). */
-export const AVIF_CLAIMS_PREFIX = '.avif-claims/';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -21,8 +18,7 @@ const EMPTY = Buffer.alloc(0);
  * marker.
  */
 export async function claimAvif(s3: S3Client, bucket: string, uri: string, windowMs: number, abortSignal?: AbortSignal): Promise<boolean> {
-  const window = Math.floor(Date.now() / windowMs);
-  const key = `${AVIF_CLAIMS_PREFIX}${createHash('sha256').update(uri).digest('hex')}-${window}`;
+  const key = avifClaimKey(uri, Math.floor(Date.now() / windowMs));
   try {
     // An empty Buffer, not '': the SDK sets no Content-Length for an empty string and warns of a stream of unknown length.
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: EMPTY, IfNoneMatch: '*', CacheControl: 'no-store' }), { abortSignal });

@@ -8,13 +8,8 @@
 // is served as a 200).
 
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { createHash } from 'node:crypto';
+import { failureKey } from './cache-keys';
 import { HttpError, type ErrorCode } from './errors';
-
-/** Where remembered failures live in the cache bucket (the construct expires this prefix). */
-export const FAILURES_PREFIX = '.failures/';
-
-export const failureKey = (uri: string) => FAILURES_PREFIX + createHash('sha256').update(uri).digest('hex');
 
 /**
  * Whether a transform's failure cost a full invocation and is worth remembering: its

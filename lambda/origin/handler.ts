@@ -3,8 +3,9 @@
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import { encodeKeyPath, isGrammarError, parseCanonicalUri, variantKey, viewerQuery, type CanonicalRequest } from '../grammar';
+import { encodeKeyPath, isGrammarError, parseCanonicalUri, viewerQuery, type CanonicalRequest } from '../grammar';
 import { claimAvif } from './avif-claims';
+import { variantKey, webVariantKey } from './cache-keys';
 import type { OriginConfig } from './config';
 import { HttpError } from './errors';
 import { rememberedFailure, rememberFailure, worthRemembering } from './failures';
@@ -27,7 +28,7 @@ import { transformProcesses, type TransformProcesses } from './transform-process
 import { checkRequiredWatermark, watermarkFiles } from './watermarks';
 import { fetchWebSource } from './web/fetch';
 import { webSourceFor, type WebSource } from './web/origins';
-import { readWebVariant, storeWebVariant, webVariantKey, type StoredWebVariant } from './web/variants';
+import { readWebVariant, storeWebVariant, type StoredWebVariant } from './web/variants';
 
 export interface OriginDependencies {
   s3: S3Client;
