@@ -7,7 +7,10 @@
 
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { avifClaimKey } from './cache-keys';
+import { errorStack } from '../common/log';
+import type { RequestContext } from './request';
 import { lostConditionalWrite } from './storage';
+import type { TransformResult } from './transform-process';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -26,5 +29,27 @@ export async function claimAvif(s3: S3Client, bucket: string, uri: string, windo
   } catch (error) {
     if (lostConditionalWrite(error)) return false;
     throw error;
+  }
+}
+
+/**
+ * The AVIF made after the WebP answer, when this request claims its making;
+ * undefined when another request makes it or the making failed (logged). Its
+ * abort signal is the invocation's end: no AVIF outlives the invocation.
+ */
+export async function followWithAvif(ctx: RequestContext, makeAvif: () => Promise<TransformResult>): Promise<TransformResult | undefined> {
+  const { s3, config } = ctx.services;
+  const started = performance.now();
+  try {
+    if (!(await claimAvif(s3, config.cacheBucket, ctx.request.uri, config.timeBudgetMs, ctx.deadline.endSignal()))) {
+      ctx.note('info', 'avif_claimed_elsewhere');
+      return undefined;
+    }
+    const avif = await makeAvif();
+    ctx.note('info', 'avif_followed', { ms: Math.round(performance.now() - started) });
+    return avif;
+  } catch (error) {
+    ctx.note('error', 'avif_follow_failed', { detail: errorStack(error) });
+    return undefined;
   }
 }
