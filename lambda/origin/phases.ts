@@ -49,7 +49,7 @@ export async function transformerFor(ctx: RequestContext, source: Source): Promi
   const watermark = request.ops.watermark === undefined ? undefined : await services.watermarkImage(request.ops.watermark);
   // A watermark's bytes travel to the transform as the source's do.
   const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));
-  const ops = withSourceFocus(request.ops, source.metadata, config, services.log, request.uri);
+  const ops = withSourceFocus(request.ops, source.metadata, config, ctx.note);
   return (options) => transforms.run({ bytes: source.bytes, ops, limits: config, budget, options: { ...options, watermark } }, deadline.answerBy, failed);
 }
 
