@@ -73,7 +73,8 @@ export interface FailureLookUp {
  */
 export function lookUpFailure({ s3, config }: OriginServices, uri: string): FailureLookUp {
   const failed = new AbortController();
-  const settled = rememberedFailure(s3, config.cacheBucket, uri, config.failureTtlSeconds).then((failure) => failure && failed.abort(failure));
+  const found = rememberedFailure(s3, config.cacheBucket, uri, config.failureTtlSeconds);
+  const settled = found.then((failure) => failure && failed.abort(failure));
   return { failed: failed.signal, settled };
 }
 

@@ -113,7 +113,8 @@ export function createOriginHandler({
   transforms = transformProcesses(),
   allowLoopbackWebOrigins = false,
 }: OriginDependencies): OriginHandler {
-  const services: OriginServices = { s3, config, log, transforms, watermarkImage: watermarkFiles(config.watermarkDefinitions), allowLoopbackWebOrigins };
+  const watermarkImage = watermarkFiles(config.watermarkDefinitions);
+  const services: OriginServices = { s3, config, log, transforms, watermarkImage, allowLoopbackWebOrigins };
 
   return async function handle(event, invocation, onResponse) {
     const respond = answerOnce(onResponse);

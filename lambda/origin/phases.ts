@@ -50,7 +50,8 @@ export async function transformerFor(ctx: RequestContext, source: Source): Promi
   // A watermark's bytes travel to the transform as the source's do.
   const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));
   const ops = withSourceFocus(request.ops, source.metadata, config, ctx.note);
-  return (options) => transforms.run({ bytes: source.bytes, ops, limits: config, budget, options: { ...options, watermark } }, deadline.answerBy, failed);
+  return (options) =>
+    transforms.run({ bytes: source.bytes, ops, limits: config, budget, options: { ...options, watermark } }, deadline.answerBy, failed);
 }
 
 /** One transform, timed as the `transform` phase; a failure that cost the invocation is remembered. */
@@ -74,7 +75,11 @@ export function answerInline(ctx: RequestContext, sourcing: Sourcing, variant: V
 }
 
 /** Stores the variant, timed as the `store` phase; a failed write is logged, and the next miss tries again. */
-export async function store(ctx: RequestContext, sourcing: Sourcing, variant: Variant & { sourceEtag: string }): Promise<StoreOutcome | 'failed'> {
+export async function store(
+  ctx: RequestContext,
+  sourcing: Sourcing,
+  variant: Variant & { sourceEtag: string },
+): Promise<StoreOutcome | 'failed'> {
   try {
     return await timed(ctx, 'store', () => sourcing.store(variant, ctx.deadline.endSignal()));
   } catch (error) {
@@ -126,6 +131,7 @@ export function answerError(log: Logger, uri: string, measured: RequestMetrics, 
     return errorResponse(error);
   }
   const internal = new HttpError('internal_error', 'The service failed unexpectedly; try again shortly.');
-  note('error', 'unexpected', { code: internal.code, status: internal.status, detail: errorStack(error), ...measured.done(internal.status, internal.code) });
+  const { code, status } = internal;
+  note('error', 'unexpected', { code, status, detail: errorStack(error), ...measured.done(status, code) });
   return errorResponse(internal);
 }

@@ -4,8 +4,7 @@
 
 import { sourceObject } from '../common/sources';
 import { variantKey } from './cache-keys';
-import type { RequestContext } from './request';
-import { timed } from './request';
+import { timed, type RequestContext } from './request';
 import { fetchSource as readSource, storeVariant, type Source, type StoreOutcome, type Variant } from './storage';
 import { webSourceFor } from './web/origins';
 import { webSourcing, type StoredAnswer } from './web/revalidate';

@@ -6,8 +6,7 @@
 
 import { webVariantKey } from '../cache-keys';
 import { HttpError } from '../errors';
-import { failureDetail, timed, type RequestContext } from '../request';
-import { answerOf } from '../request';
+import { answerOf, failureDetail, timed, type RequestContext } from '../request';
 import { variantResponse, type FunctionUrlResponse } from '../responses';
 import type { Sourcing } from '../sourcing';
 import type { StoreOutcome, Variant } from '../storage';
@@ -55,7 +54,8 @@ export function webSourcing(ctx: RequestContext, web: WebSource): Sourcing {
     const stored = await readWebVariant(s3, config.cacheBucket, key, ctx.deadline.endSignal());
     const age = stored ? (Date.now() - stored.checkedAt) / 1000 : Infinity;
     if (stored && age < revalidate) {
-      return { stored: { variant: stored.variant, served: 'current', cacheControl: `public, max-age=${Math.ceil(revalidate - age)}` } as const };
+      const cacheControl = `public, max-age=${Math.ceil(revalidate - age)}`;
+      return { stored: { variant: stored.variant, served: 'current', cacheControl } as const };
     }
     let fetched;
     try {
@@ -83,7 +83,8 @@ export function webSourcing(ctx: RequestContext, web: WebSource): Sourcing {
 export async function answerStored(ctx: RequestContext, stored: StoredAnswer): Promise<FunctionUrlResponse> {
   const { measured } = ctx;
   const response = ctx.respond(variantResponse(stored.variant, { ...answerOf(ctx), cacheControl: stored.cacheControl }));
-  ctx.note('info', 'web_variant', { served: stored.served, bytes: stored.variant.body.length, ...measured.timings, ...measured.done(response.statusCode) });
+  const { served, variant } = stored;
+  ctx.note('info', 'web_variant', { served, bytes: variant.body.length, ...measured.timings, ...measured.done(response.statusCode) });
   await stored.renew?.(ctx.deadline.endSignal()).catch((error: unknown) => ctx.note('error', 'store_failed', { detail: failureDetail(error) }));
   return response;
 }
