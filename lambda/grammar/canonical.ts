@@ -294,11 +294,6 @@ export const opsSegment = (ops: UnresolvedOps): string =>
 
 export const canonicalUri = (key: string, ops: UnresolvedOps): string => encodeKeyPath(key) + '/' + opsSegment(ops);
 
-/** The variant's key in the cache bucket: the canonical URI as S3 decodes it, without the leading slash. */
-export function variantKey(key: string, ops: Ops): string {
-  return key + '/' + opsSegment(ops);
-}
-
 /** What the edge does to every request: path and query in, one canonical request out. */
 export function canonicalRequest(path: string, pairs: [string, string][], options: GrammarOptions, negotiation: Negotiation): CanonicalRequest;
 export function canonicalRequest(
