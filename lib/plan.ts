@@ -47,7 +47,11 @@ export type WatermarkFiles = 'packaged' | 'source';
 export interface DeploymentPlan {
   /** The viewer-request function's settings, but for the store's id. */
   readonly viewerRequest: Omit<EdgeFunctionSettings, 'keyValueStoreId'>;
-  /** What every deploy writes into the viewer-request function's store (sizes, presets, watermarks). */
+  /**
+   * What every deploy writes into the viewer-request function's store, when it
+   * has one (needsKeyValueStore): the grammar's data with the sizes and
+   * watermarks, and the presets (deploymentEntries).
+   */
   readonly storeEntries: Record<string, string>;
   /** The viewer-response function's settings. */
   readonly viewerResponse: ViewerResponseSettings;

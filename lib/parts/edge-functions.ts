@@ -1,11 +1,11 @@
 // The CloudFront Functions: viewer-request (validate, canonicalise, check
-// signatures; the secrets, sizes and presets read from its KeyValueStore) and
+// signatures; the secrets, its data and presets read from its KeyValueStore) and
 // viewer-response (the browser's Cache-Control). Built in the
 // ImageTransformer's own scope (logical IDs unchanged).
 
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import type { Construct } from 'constructs';
-import { viewerRequestFunctionCode } from '../edge-function';
+import { needsKeyValueStore, viewerRequestFunctionCode } from '../edge-function';
 import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
 import { viewerResponseFunctionCode } from '../viewer-response-function';
@@ -18,7 +18,7 @@ export interface EdgeFunctionsProps extends Pick<ResolvedSettings, 'logRetention
 export interface EdgeFunctions {
   readonly viewerRequest: cloudfront.Function;
   readonly viewerResponse: cloudfront.Function;
-  /** The viewer-request function's store: signing secrets, sizes, presets; only with any of them. */
+  /** The viewer-request function's store: signing secrets, its data, presets; only with signing, sizes, presets or watermarks. */
   readonly keyValueStore?: cloudfront.KeyValueStore;
 }
 
@@ -30,14 +30,13 @@ export interface EdgeFunctions {
  */
 export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps): EdgeFunctions {
   const { viewerRequest: settings, storeEntries: entries } = props.plan;
-  const keyValueStore =
-    settings.signing || Object.keys(entries).length > 0
-      ? new cloudfront.KeyValueStore(scope, 'SigningKeys', {
-          comment: settings.signing
-            ? 'edge-image-transformer URL signing secrets (put them in after deploying)'
-            : "edge-image-transformer: the deployment's sizes and presets (written on every deploy)",
-        })
-      : undefined;
+  const keyValueStore = needsKeyValueStore(settings)
+    ? new cloudfront.KeyValueStore(scope, 'SigningKeys', {
+        comment: settings.signing
+          ? 'edge-image-transformer URL signing secrets (put them in after deploying)'
+          : "edge-image-transformer: the deployment's sizes and presets (written on every deploy)",
+      })
+    : undefined;
   const viewerRequest = new cloudfront.Function(scope, 'ViewerRequest', {
     comment: 'edge-image-transformer: validate, canonicalise and sign-check image requests',
     runtime: cloudfront.FunctionRuntime.JS_2_0,

@@ -4,22 +4,14 @@
 // written once under the canonical URI, where the cache bucket answers the
 // next request; a changed source's variants are purged by its event.
 
-import { variantKey } from '../../grammar';
-import { HttpError } from '../errors';
+import { variantKey } from '../cache-keys';
+import { timed } from '../request';
 import { fetchSource, storeVariant } from '../storage';
 import type { SourceKind } from './source';
 
 export interface BucketRoute {
   /** The bucket holding this prefix's objects, named without the prefix. */
   bucket: string;
-}
-
-function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HttpError('timeout', 'The image took too long to transform.')), Math.max(0, deadline - performance.now()));
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }
 
 export const bucketSource: SourceKind<BucketRoute> = {
@@ -29,21 +21,25 @@ export const bucketSource: SourceKind<BucketRoute> = {
   }),
   ownBehavior: false,
   records: () => [],
-  answer: (job, { prefix, settings }, { s3, config }, make) => {
-    const { request } = job;
-    return make(job, {
-      fetch: (deadline) => withDeadline(fetchSource(s3, settings.bucket, request.key.slice(prefix.length), config.maxSourceBytes), deadline),
+  sourcing: (ctx, { prefix, settings }) => {
+    const { s3, config } = ctx.services;
+    const { key, ops } = ctx.request;
+    return {
+      fetch: async () => {
+        const objectKey = key.slice(prefix.length);
+        return { source: await timed(ctx, 'fetch', () => ctx.deadline.race(fetchSource(s3, settings.bucket, objectKey, config.maxSourceBytes))) };
+      },
       store: (variant, abortSignal) =>
         storeVariant(
           s3,
           config.cacheBucket,
-          variantKey(request.key, request.ops),
+          variantKey(key, ops),
           variant,
           { cacheControl: config.cacheControl, metadata: { 'source-etag': variant.sourceEtag } },
           abortSignal,
         ),
       cacheControl: config.cacheControl,
       redirectsLarge: true,
-    });
+    };
   },
 };

@@ -1,13 +1,15 @@
 // The resolver: every source kind, the routes (key prefix, kind, settings)
-// of one deployment's settings, and the route of a key. The origin handler
-// answers through it, the construct makes its cache behaviors and grants
-// from it, and the emulator its behaviors: prefix routing is written here once.
+// of one deployment's settings, and the route of a key. The origin's
+// sourcingFor (../sourcing.ts) asks it for a request's source, the construct
+// makes its cache behaviors and grants from it, and the emulator its
+// behaviors: prefix routing is written here once.
 
 import { prefixesRefusal } from '../../common/sources';
-import type { FunctionUrlResponse } from '../responses';
+import type { RequestContext } from '../request';
+import type { Sourcing } from '../sourcing';
 import { bucketSource } from './bucket';
 import type { SourceKindSettings } from '../config';
-import type { Job, MakeVariant, SourceKind, SourceServices, SourceSetting, SourceSettings } from './source';
+import type { SourceKind, SourceSetting, SourceSettings } from './source';
 import { webSource } from './web';
 
 /** Every kind of source, by name. The first is the default: it also serves every key under no prefix. */
@@ -62,7 +64,5 @@ export const behaviorPathPattern = (prefix: string) => `/${prefix}*`;
 /** The cache-bucket key prefixes the origin reads back for these routes (SourceKind.records). */
 export const recordPrefixes = (routes: SourceRoute[]): string[] => routes.flatMap((route) => kindOf(route).records(route.prefix));
 
-/** Answers `job` from its route's source. */
-export function answerFrom(route: SourceRoute, job: Job, services: SourceServices, make: MakeVariant): Promise<FunctionUrlResponse> {
-  return kindOf(route).answer(job, route, services, make);
-}
+/** The Sourcing of a request whose key `route` serves. */
+export const sourcingOf = (route: SourceRoute, ctx: RequestContext): Sourcing => kindOf(route).sourcing(ctx, route);
