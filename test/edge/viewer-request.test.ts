@@ -6,7 +6,7 @@
 
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode, type EdgeFunctionSettings } from '../../lib/edge-function';
+import type { EdgeFunctionSettings } from '../../lib/edge-function';
 import {
   AUTO_FALLBACK_WIDTH,
   AUTO_WIDTHS,
@@ -40,7 +40,6 @@ import {
 import {
   forwardedQuery,
   isResponse,
-  loadFunction,
   viewerEvent,
   type FunctionResponse,
   type FunctionResult,

@@ -29,7 +29,12 @@ const run = (bytes: Buffer, segment: string) => transform(bytes, opsOf(segment),
 /** The colours at the output's four corners, two pixels in. */
 async function corners(image: Buffer): Promise<Rgb[]> {
   const { width = 0, height = 0 } = await sharp(image).metadata();
-  const at = [[2, 2], [width - 3, 2], [2, height - 3], [width - 3, height - 3]] as const;
+  const at = [
+    [2, 2],
+    [width - 3, 2],
+    [2, height - 3],
+    [width - 3, height - 3],
+  ] as const;
   return Promise.all(at.map(([x, y]) => pixelAt(image, x, y)));
 }
 
@@ -47,14 +52,24 @@ describe('transform', () => {
     const variant = await run(await orientedJpeg(orientation, 300, 200), 'width=150');
     expect([variant.width, variant.height]).toEqual([150, 100]);
     const [tl, tr, bl, br] = await corners(variant.body);
-    expect([isNear(tl!, topLeft), isNear(tr!, topRight), isNear(bl!, bottomLeft), isNear(br!, bottomRight)]).toEqual([true, true, true, true]);
+    expect([isNear(tl!, topLeft), isNear(tr!, topRight), isNear(bl!, bottomLeft), isNear(br!, bottomRight)]).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('turns a quarter clockwise: rotate=90 takes the top-left corner to the top-right', async () => {
     const variant = await run(await orientedJpeg(1, 300, 200), 'rotate=90');
     expect([variant.width, variant.height]).toEqual([200, 300]);
     const [tl, tr, bl, br] = await corners(variant.body);
-    expect([isNear(tl!, bottomLeft), isNear(tr!, topLeft), isNear(bl!, bottomRight), isNear(br!, topRight)]).toEqual([true, true, true, true]);
+    expect([isNear(tl!, bottomLeft), isNear(tr!, topLeft), isNear(bl!, bottomRight), isNear(br!, topRight)]).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('crops a cover box on the side position names', async () => {

@@ -31,9 +31,12 @@ export interface ParamCase {
 
 /** Random upper/lower case of each letter. */
 export const anyCase = (text: string): fc.Arbitrary<string> =>
-  fc
-    .array(fc.boolean(), { minLength: text.length, maxLength: text.length })
-    .map((upper) => text.split('').map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''));
+  fc.array(fc.boolean(), { minLength: text.length, maxLength: text.length }).map((upper) =>
+    text
+      .split('')
+      .map((c, i) => (upper[i] ? c.toUpperCase() : c))
+      .join(''),
+  );
 
 /** An integer's text with leading zeros, up to the 9 digits the grammar reads. */
 const zeroPadded = (text: string): fc.Arbitrary<string> => fc.nat(9 - text.length).map((zeros) => '0'.repeat(zeros) + text);
@@ -41,13 +44,13 @@ const zeroPadded = (text: string): fc.Arbitrary<string> => fc.nat(9 - text.lengt
 /** `1.5` as `1.5`, `01.50`; `2` as `2.0`; `0.5` as `.5` (at most 4 integer digits, as the grammar reads). */
 const decimalSpelling = (text: string): fc.Arbitrary<string> => {
   const [whole = '', fraction = ''] = text.split('.');
-  return fc.record({ zeros: fc.nat(4 - whole.length), point: fc.boolean(), trailing: fc.nat(3), bare: fc.boolean() }).map(
-    ({ zeros, point, trailing, bare }) => {
+  return fc
+    .record({ zeros: fc.nat(4 - whole.length), point: fc.boolean(), trailing: fc.nat(3), bare: fc.boolean() })
+    .map(({ zeros, point, trailing, bare }) => {
       const integer = whole === '0' && fraction && bare ? '' : '0'.repeat(zeros) + whole;
       if (fraction) return `${integer}.${fraction}${'0'.repeat(trailing)}`;
       return point ? `${integer}.0${'0'.repeat(trailing)}` : integer;
-    },
-  );
+    });
 };
 
 /** `0.25,1` as `.25,1.0`, `0.2500,1.`: each fraction with or without its leading zero, with trailing zeros up to four decimals. */
@@ -56,11 +59,13 @@ const fractionsSpelling = (text: string): fc.Arbitrary<string> =>
     .tuple(
       ...text.split(',').map((part) => {
         const [whole = '', fraction = ''] = part.split('.');
-        return fc.record({ bare: fc.boolean(), point: fc.boolean(), trailing: fc.nat(4 - fraction.length) }).map(({ bare, point, trailing }) => {
-          const decimals = fraction + '0'.repeat(trailing);
-          const integer = whole === '0' && bare && decimals ? '' : whole;
-          return decimals || point ? `${integer}.${decimals}` : integer;
-        });
+        return fc
+          .record({ bare: fc.boolean(), point: fc.boolean(), trailing: fc.nat(4 - fraction.length) })
+          .map(({ bare, point, trailing }) => {
+            const decimals = fraction + '0'.repeat(trailing);
+            const integer = whole === '0' && bare && decimals ? '' : whole;
+            return decimals || point ? `${integer}.${decimals}` : integer;
+          });
       }),
     )
     .map((parts) => parts.join(','));
@@ -95,7 +100,11 @@ const integers = (min: number, max: number) => fc.integer({ min, max }).map(Stri
 /** Fractions of the image in ten-thousandths, written as the grammar writes them. */
 const fraction = (parts: number) => String(parts / 10000);
 
-const colour = fc.oneof(hexDigits(6), hexDigits(3).map((rgb) => rgb.replace(/(.)/g, '$1$1')), hexDigits(8).filter((hex) => !hex.endsWith('ff')));
+const colour = fc.oneof(
+  hexDigits(6),
+  hexDigits(3).map((rgb) => rgb.replace(/(.)/g, '$1$1')),
+  hexDigits(8).filter((hex) => !hex.endsWith('ff')),
+);
 
 /** A region inside the image: `x,y,width,height`, none of them empty. */
 const region = fc
@@ -159,7 +168,19 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     outOfRange: [],
   },
   position: {
-    value: choice('center', 'top', 'right', 'bottom', 'left', 'top-left', 'top-right', 'bottom-left', 'bottom-right', 'entropy', 'attention'),
+    value: choice(
+      'center',
+      'top',
+      'right',
+      'bottom',
+      'left',
+      'top-left',
+      'top-right',
+      'bottom-left',
+      'bottom-right',
+      'entropy',
+      'attention',
+    ),
     spell: anyCase,
     noOps: ['center', 'Center'],
     samples: ['center', 'top-left', 'entropy', 'attention'],
@@ -252,7 +273,10 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     outOfRange: ['0', '101', '-1'],
   },
   format: {
-    value: fc.oneof({ arbitrary: choice('auto', 'jpeg', 'png', 'webp', 'avif', 'gif'), weight: 10 }, { arbitrary: fc.constant('json'), weight: 1 }),
+    value: fc.oneof(
+      { arbitrary: choice('auto', 'jpeg', 'png', 'webp', 'avif', 'gif'), weight: 10 },
+      { arbitrary: fc.constant('json'), weight: 1 },
+    ),
     spell: (text) => (text === 'jpeg' ? choice('jpeg', 'jpg') : fc.constant(text)).chain(anyCase),
     noOps: [],
     samples: ['auto', 'webp', 'avif', 'jpg', 'png', 'gif', 'json'],
