@@ -23,7 +23,8 @@ import { CreateBucketCommand, DeleteObjectCommand, type S3Client } from '@aws-sd
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import sharp from 'sharp';
-import { canonicalUri, encodeKeyPath, opsSegment, variantKey } from '../../lambda/grammar';
+import { canonicalUri, encodeKeyPath, opsSegment } from '../../lambda/grammar';
+import { variantKey } from '../../lambda/origin/cache-keys';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_LIMITS, originConfig } from '../../lambda/origin/config';
 import { createOriginHandler, type OriginHandler } from '../../lambda/origin/handler';
 import { budgetFor } from '../../lambda/origin/image/budget';

@@ -13,7 +13,7 @@ import { deflateSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, expect } from 'vitest';
-import { FAILURES_PREFIX, failureKey } from '../../lambda/origin/failures';
+import { FAILURES_PREFIX, failureKey } from '../../lambda/origin/cache-keys';
 import { DEFERRED_AVIF_CACHE_CONTROL } from '../../lambda/origin/responses';
 import { startEmulator, type EmulatorStartOptions, type RunningEmulator } from '../../local/emulator/start';
 import { gradientJpeg } from '../support/images';
