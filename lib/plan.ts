@@ -83,7 +83,10 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
     storeEntries: deploymentEntries(grammar),
     viewerResponse: { variantCacheControl: settings.cacheControl, browserMaxAgeSeconds: settings.browserMaxAgeSeconds },
     vary: FORMAT_VARY,
-    behaviors: [...ownBehaviors.map((prefix): PlanBehavior => ({ pathPattern: behaviorPathPattern(prefix), origins: ['lambda'] })), DEFAULT_BEHAVIOR],
+    behaviors: [
+      ...ownBehaviors.map((prefix): PlanBehavior => ({ pathPattern: behaviorPathPattern(prefix), origins: ['lambda'] })),
+      DEFAULT_BEHAVIOR,
+    ],
     originMetrics: { namespace: settings.metricsNamespace, enabled: settings.originMetrics },
     routes,
     origin: (buckets, watermarkFiles = 'packaged') => ({
@@ -96,7 +99,10 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
       failureTtlSeconds: settings.failureTtlSeconds,
       svgPolicy: settings.svgPolicy,
       watermarkDefinitions: Object.fromEntries(
-        watermarks.map(({ name, source, definition }) => [name, watermarkFiles === 'packaged' ? definition : { ...definition, file: source }]),
+        watermarks.map(({ name, source, definition }) => [
+          name,
+          watermarkFiles === 'packaged' ? definition : { ...definition, file: source },
+        ]),
       ),
       requireWatermark: settings.requireWatermark,
       ...sourceKindSettings(settings),

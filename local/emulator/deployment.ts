@@ -39,7 +39,8 @@ export function commandLineContext(values: string[]): Record<string, string> {
     const split = value.indexOf('=');
     if (split < 1) throw new UsageError(`-c must be <key>=<value>, e.g. sizes=320,640, not "${value}"`);
     const key = value.slice(0, split);
-    if (!(key in CONTEXT_KEYS)) throw new UsageError(`-c ${key}: no such setting; the settings are ${Object.keys(CONTEXT_KEYS).join(', ')}`);
+    if (!(key in CONTEXT_KEYS))
+      throw new UsageError(`-c ${key}: no such setting; the settings are ${Object.keys(CONTEXT_KEYS).join(', ')}`);
     context[key] = value.slice(split + 1);
   }
   return context;

@@ -27,7 +27,9 @@ export const bucketSource: SourceKind<BucketRoute> = {
     return {
       fetch: async () => {
         const objectKey = key.slice(prefix.length);
-        return { source: await timed(ctx, 'fetch', () => ctx.deadline.race(fetchSource(s3, settings.bucket, objectKey, config.maxSourceBytes))) };
+        return {
+          source: await timed(ctx, 'fetch', () => ctx.deadline.race(fetchSource(s3, settings.bucket, objectKey, config.maxSourceBytes))),
+        };
       },
       store: (variant, abortSignal) =>
         storeVariant(

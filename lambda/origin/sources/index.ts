@@ -22,7 +22,9 @@ type SettingsOf<Kind> = Kind extends SourceKind<infer Settings> ? Settings : nev
 export type SourceRoute = { [Name in keyof Kinds]: { kind: Name; prefix: string; settings: SettingsOf<Kinds[Name]> } }[keyof Kinds];
 
 /** The settings of the kinds that have their own (SourceKind.setting). */
-export const SOURCE_SETTINGS = Object.values(SOURCE_KINDS).flatMap((kind) => ((kind as SourceKind<unknown>).setting ? [(kind as SourceKind<unknown>).setting!] : [])) as SourceSetting<unknown>[];
+export const SOURCE_SETTINGS = Object.values(SOURCE_KINDS).flatMap((kind) =>
+  (kind as SourceKind<unknown>).setting ? [(kind as SourceKind<unknown>).setting!] : [],
+) as SourceSetting<unknown>[];
 
 /** The kinds' settings, each made by `make` from its kind's setting. */
 export function bySourceSetting(make: (setting: SourceSetting<unknown>) => unknown): SourceKindSettings {
@@ -35,7 +37,9 @@ export const sourceKindSettings = (from: SourceKindSettings): SourceKindSettings
 /** The routes of `settings`, every kind's prefixes in the kinds' order, the default route (prefix `''`) last. */
 export function sourceRoutes(settings: SourceSettings): SourceRoute[] {
   const routes = Object.entries(SOURCE_KINDS).flatMap(([kind, source]) =>
-    Object.entries((source as SourceKind<unknown>).routes(settings)).map(([prefix, routeSettings]) => ({ kind, prefix, settings: routeSettings }) as SourceRoute),
+    Object.entries((source as SourceKind<unknown>).routes(settings)).map(
+      ([prefix, routeSettings]) => ({ kind, prefix, settings: routeSettings }) as SourceRoute,
+    ),
   );
   return [...routes.filter((route) => route.prefix !== ''), ...routes.filter((route) => route.prefix === '')];
 }
@@ -49,14 +53,17 @@ export function routeFor(key: string, routes: SourceRoute[]): SourceRoute {
 
 /** Why these settings' prefixes cannot route keys (one may not hold another, of any kind), or undefined. `name` words the settings. */
 export function routesRefusal(name: string, settings: Omit<SourceSettings, 'sourceBucket'>): string | undefined {
-  const prefixes = sourceRoutes({ ...settings, sourceBucket: '' }).map((route) => route.prefix).filter((prefix) => prefix !== '');
+  const prefixes = sourceRoutes({ ...settings, sourceBucket: '' })
+    .map((route) => route.prefix)
+    .filter((prefix) => prefix !== '');
   return prefixesRefusal(name, prefixes);
 }
 
 const kindOf = (route: SourceRoute) => SOURCE_KINDS[route.kind] as SourceKind<unknown>;
 
 /** The prefixes CloudFront sends to the Lambda alone, each by a cache behavior of its own (SourceKind.ownBehavior). */
-export const ownBehaviorPrefixes = (routes: SourceRoute[]): string[] => routes.filter((route) => kindOf(route).ownBehavior).map((route) => route.prefix);
+export const ownBehaviorPrefixes = (routes: SourceRoute[]): string[] =>
+  routes.filter((route) => kindOf(route).ownBehavior).map((route) => route.prefix);
 
 /** The CloudFront path pattern of a prefix's own cache behavior. */
 export const behaviorPathPattern = (prefix: string) => `/${prefix}*`;

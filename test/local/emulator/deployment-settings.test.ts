@@ -22,7 +22,9 @@ function deployed(context: Record<string, string>) {
   const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
   const get = (key: ContextKey): unknown => app.node.tryGetContext(key);
   const stack = new ImageTransformerStack(app, 'Images', { transformer: (scope) => propsFromContext(scope, get) });
-  const resources = Object.values(app.synth().getStackByName('Images').template.Resources as Record<string, { Type: string; Properties: Record<string, any> }>);
+  const resources = Object.values(
+    app.synth().getStackByName('Images').template.Resources as Record<string, { Type: string; Properties: Record<string, any> }>,
+  );
   const edgeData = resources.find((resource) => resource.Type === 'Custom::EdgeData');
   const origin = stack.node.tryFindChild('ImageTransformer');
   return { entries: edgeData?.Properties.Entries as Record<string, string> | undefined, found: origin !== undefined };
@@ -76,7 +78,10 @@ describe('npm start -- -c sizes=320,640', () => {
 
   const widthOf = async (query: string) => {
     const answer = await fetch(`${emulator.url}/samples/mountains.jpg?${query}`);
-    return { status: answer.status, width: answer.ok ? (await sharp(Buffer.from(await answer.arrayBuffer())).metadata()).width : undefined };
+    return {
+      status: answer.status,
+      width: answer.ok ? (await sharp(Buffer.from(await answer.arrayBuffer())).metadata()).width : undefined,
+    };
   };
 
   it('snaps a width up to the next of the sizes, as that deployment would', async () => {
