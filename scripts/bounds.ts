@@ -205,6 +205,7 @@ const OP_CASES: Case[] = [
       `${MAX},fit=contain,fill=blur,enlarge=1,format=jpeg`,
       `${MAX},enlarge=1,trim=0,format=jpeg`,
       `${MAX},enlarge=1,grayscale=1,border=64,ff0000,format=jpeg`,
+      `${MAX},enlarge=1,brightness=10,contrast=10,saturation=10,gamma=0.34,border=64,ff0000,format=jpeg`,
       `${MAX},enlarge=1,quality=auto,format=avif`,
     ],
   },

@@ -6,7 +6,7 @@
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
 
-import { BOOLEAN, BORDER, CHOICE, COLOUR, INTEGER, NAME, NUMBER, POINT, readValue, REGION, type Value, type ValueRule } from './validate';
+import { BOOLEAN, BORDER, CHOICE, COLOUR, FACTOR, INTEGER, NAME, NUMBER, POINT, readValue, REGION, type Value, type ValueRule } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -74,6 +74,16 @@ export interface Ops {
   grayscale?: boolean;
   blur?: number;
   sharpen?: number;
+  /**
+   * Colour adjustments, Cloudflare's factors (1 changes nothing): lightness
+   * (brightness), its spread around mid-grey (contrast) and chroma
+   * (saturation, 0 is grey), in CIE LCh; `gamma` lightens above 1 and
+   * darkens below it (each sRGB value to the power 1/gamma).
+   */
+  brightness?: number;
+  contrast?: number;
+  saturation?: number;
+  gamma?: number;
   /**
    * A watermark the deployment names: `<name>` as a viewer asks, `<name>.<version>`
    * in a canonical URI (the edge adds the version, so a changed watermark makes new keys).
@@ -168,6 +178,9 @@ const contained = (ops: Ops) => bothSides(ops) && ops.fit === 'contain';
 const isLossy = (format: OutputFormat | undefined) =>
   format == null || format === 'jpeg' || format === 'webp' || format === 'avif';
 
+/** A colour adjustment's record: a factor from `low` to `high`, 1 changing nothing. */
+const factor = (low: number, high: number, matters?: ParamRecord['matters']): ParamRecord => ({ kind: FACTOR, low, high, none: 1, matters });
+
 /** Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required. */
 const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   width: { aliases: ['w'], kind: INTEGER, low: 1, auto: true },
@@ -194,6 +207,12 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   grayscale: { aliases: ['greyscale'], kind: BOOLEAN, none: false },
   blur: { kind: NUMBER, low: 0.3, high: 100 },
   sharpen: { kind: NUMBER, low: 0.5, high: 10 },
+  // Cloudflare ignores a brightness or contrast of 0; saturation 0 is grey, which grayscale already is.
+  brightness: factor(0, 10, (ops) => ops.brightness !== 0),
+  contrast: factor(0, 10, (ops) => ops.contrast !== 0),
+  saturation: factor(0, 10, (ops) => !ops.grayscale),
+  // sharp's gamma takes exponents from 1 to 3, one way or the other.
+  gamma: factor(0.34, 3),
   watermark: { aliases: ['wm'], kind: NAME },
   border: { kind: BORDER },
   background: { aliases: ['bg'], kind: COLOUR },

@@ -65,6 +65,8 @@ const DIGITS = /^\d{1,9}$/;
 export const INTEGER = bounded(DIGITS, 'an integer', '');
 /** A decimal with at most one significant digit after the point: `1.5`, `1.50`, `2`, `.3`. */
 export const NUMBER = bounded(/^(?=\.?\d)\d{0,4}(\.\d?0*)?$/, 'a number', ' with at most one decimal');
+/** A factor with at most two significant decimals: `1.25`, `0.5`, `2`. */
+export const FACTOR = bounded(/^(?=\.?\d)\d{0,4}(\.\d{0,2}0*)?$/, 'a number', ' with at most two decimals');
 
 /** Choices that are other spellings of another choice. */
 const SYNONYMS: { [spelling: string]: string } = { pad: 'contain', jpg: 'jpeg' };

@@ -52,6 +52,18 @@ export const OP_CASES: OpCase[] = [
   { name: 'sharpen', query: enlarged('sharpen=10&format=jpeg'), source: 'tiny', base: { query: enlarged('format=jpeg') } },
   { name: 'blur and sharpen', query: enlarged('blur=100&sharpen=10&format=jpeg'), source: 'tiny', base: { query: enlarged('format=jpeg') } },
   { name: 'colour', query: 'grayscale=true&format=jpeg', source: 'cmyk', base: { query: 'format=jpeg', source: 'noise' } },
+  {
+    name: 'adjust',
+    query: enlarged('brightness=10&contrast=10&saturation=10&gamma=0.34&format=jpeg'),
+    source: 'tiny',
+    base: { query: enlarged('format=jpeg') },
+  },
+  {
+    name: 'adjust under a border',
+    query: enlarged('brightness=10&contrast=10&saturation=10&gamma=0.34&border=1&format=jpeg'),
+    source: 'tiny',
+    base: { query: enlarged('border=1&format=jpeg') },
+  },
   { name: 'watermark', query: enlarged('watermark=mark&format=jpeg'), source: 'tiny', base: { query: enlarged('format=jpeg') } },
   { name: 'border', query: 'border=64,ff0000&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
   { name: 'output', query: 'format=jpeg', source: 'noise' },

@@ -10,7 +10,7 @@ import type { Ops, Position } from '../../grammar';
 import type { Limits } from '../config';
 import { decodeError, framesToLoad, type SourceInfo } from './input';
 import { autoQuality, AVIF_AUTO_QUALITY, choosesQuality, PROXY_PIXELS } from './auto-quality';
-import { encode, type EncodedFormat, type OutputPlan } from './output';
+import { encode, type EncodedFormat, type FrameTiming, type OutputPlan } from './output';
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
 
 export interface StepInput {
@@ -40,6 +40,8 @@ interface StepContext extends StepInput {
   mirrorsAfterExtract: { flip: boolean; flop: boolean };
   /** The focal point (`fp`) in the image of `size`, followed through turns, mirrors and trim: the cover crop is centred on it. */
   focus?: Point;
+  /** An animation's timing, once its frames are pixels in memory, which carry none. */
+  timing?: FrameTiming;
 }
 
 /** What a step costs beyond the decode: CPU seconds on one libvips thread, and the bytes it holds until the encode. */
@@ -250,7 +252,8 @@ async function pixels(image: Sharp, limits: Limits): Promise<Pixels> {
     });
 }
 
-const pipelineOf = ({ data, info }: Pixels) => sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
+const pipelineOf = ({ data, info }: Pixels) =>
+  sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels, ...(info.pageHeight ? { pageHeight: info.pageHeight } : {}) } });
 
 /** Longest side of the copy of the image that a blurred fill is made from, and its blur. */
 const BACKDROP_SIDE = 48;
@@ -282,6 +285,7 @@ const RATES = {
   cmyk: 0.1,
   grayscale: 0.02,
   composite: 0.1,
+  adjust: { modulate: 0.1, gamma: 0.03 },
   watermarkDecode: 0.1,
   border: 0.01,
 };
@@ -327,6 +331,22 @@ const blurSeconds = (work: PricedWork) =>
  * their product. Frames stay in one pipeline, which keeps their timing.
  */
 const blurredIntoMemory = (ops: Ops, frames: number) => ops.blur !== undefined && ops.sharpen !== undefined && frames === 1;
+
+/** A border follows with no watermark between, which would hold the image in memory before it. */
+const bordered = (ops: Ops) => ops.border !== undefined && ops.watermark === undefined;
+
+const adjusts = (ops: Ops) => ops.brightness !== undefined || ops.contrast !== undefined || ops.saturation !== undefined || ops.gamma !== undefined;
+
+/**
+ * brightness, contrast and saturation as one sharp modulate, in CIE LCh:
+ * lightness times brightness, then spread around mid-grey (L* 50) by
+ * contrast; chroma times saturation. Undefined when none is asked for.
+ */
+function modulation(ops: Ops): { brightness: number; saturation: number; lightness: number } | undefined {
+  if (ops.brightness === undefined && ops.contrast === undefined && ops.saturation === undefined) return undefined;
+  const contrast = ops.contrast ?? 1;
+  return { brightness: (ops.brightness ?? 1) * contrast, saturation: ops.saturation ?? 1, lightness: 50 * (1 - contrast) };
+}
 
 /** The pipeline, in order. Orientation first, so every later step sees the image as displayed. */
 const STEPS: Step[] = [
@@ -536,6 +556,34 @@ const STEPS: Step[] = [
   },
 
   {
+    name: 'adjust',
+    price: (work) => {
+      const { ops, outputPixels, frames } = work;
+      if (!adjusts(ops)) return FREE;
+      const rate = (modulation(ops) ? RATES.adjust.modulate : 0) + (ops.gamma !== undefined ? RATES.adjust.gamma : 0);
+      const passes = ops.gamma === undefined ? (bordered(ops) ? 1 : 0) : bordered(ops) ? 2 : 1;
+      return { seconds: perMegapixel(rate, outputPixels, frames), bytes: passes * outputPixels * frames * outputBands(work) };
+    },
+    async apply(image, context) {
+      const { ops, limits, plan } = context;
+      const modulated = modulation(ops);
+      // In this pass: sharp modulates after the resize and blur, before it sharpens.
+      if (modulated) image.modulate(modulated);
+      // sharp adds a border before it modulates, and darkens by a gamma only before its resize: those take a pass of their own.
+      if (ops.gamma === undefined && !(modulated && bordered(ops))) return undefined;
+      const timing = plan.animated ? await image.metadata() : undefined;
+      const made = await pixels(image, limits);
+      // The source's timing, for the frames loaded.
+      if (timing) context.timing = { delay: timing.delay?.slice(0, made.info.pages), loop: timing.loop };
+      const adjusted = pipelineOf(made);
+      if (ops.gamma === undefined) return adjusted;
+      // sharp darkens by its first exponent before the other steps and lightens by the second after them.
+      adjusted.gamma(ops.gamma < 1 ? 1 / ops.gamma : 1, Math.max(1, ops.gamma));
+      return bordered(ops) ? pipelineOf(await pixels(adjusted, limits)) : adjusted;
+    },
+  },
+
+  {
     name: 'watermark',
     price: ({ ops, outputPixels }) =>
       // The image it is drawn on as pixels (under a border, the result too), the mark decoded and scaled (a first frame only).
@@ -598,9 +646,9 @@ const STEPS: Step[] = [
         bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + (proxy ? (outputPixels + proxy) * 4 : 0),
       };
     },
-    async apply(image, { ops, plan, limits }) {
+    async apply(image, { ops, plan, limits, timing }) {
       if (!choosesQuality(ops.quality, plan.format, plan.animated)) {
-        encode(image, plan, ops.quality === 'auto' ? undefined : ops.quality);
+        encode(image, { ...plan, timing }, ops.quality === 'auto' ? undefined : ops.quality);
         return;
       }
       // The image in memory once: a proxy of it is encoded to choose the quality, then the whole.
