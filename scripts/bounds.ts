@@ -29,6 +29,7 @@ import { commandLine, runCommand, UsageError } from '../local/harness/command-li
 import { functionUrlEvent } from '../local/emulator/function-url';
 import { startLocalStack } from '../local/harness/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
+import { metadataBombPng } from '../test/support/metadata';
 import { gifWithFrame, layeredSvg, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
 import { fakeHevcPicture, heicGrid, heicOf, hevcPictureOf } from '../test/support/heic';
 
@@ -141,6 +142,12 @@ const CASES: Case[] = [
   { name: 'gif: 96 frames of 250x250 noise', make: () => noiseAnimation(250, 96), asks: ['format=gif'] },
   { name: 'gif: 200 frames of 500x500', make: () => animatedGif(200, 500, 500), asks: [NEGOTIATED, `width=240,${NEGOTIATED}`] },
   ...CONTAINER_CASES,
+  {
+    // Within MAX_SOURCE_BYTES: metadata=keep drops blocks over their caps unread.
+    name: 'metadata: PNG with a 30 MB XMP packet and a 1 MB EXIF block',
+    make: () => metadataBombPng(30_000_000, 1_000_000),
+    asks: ['format=jpeg', 'metadata=keep,format=jpeg', `metadata=keep,${NEGOTIATED}`],
+  },
 ];
 
 /** Uniform RGBA noise as a lossy WebP small enough to read: decoded, it is still noise that no PNG can compress. */

@@ -38,6 +38,10 @@ export type NegotiatedFormat = (typeof NEGOTIATED_FORMATS)[number];
 
 export type Rotation = 90 | 180 | 270;
 
+/** What of the source's EXIF, XMP and IPTC an output keeps: nothing, the copyright and credit, or all but location and serial numbers. */
+export const METADATA_MODES = ['none', 'copyright', 'keep'] as const;
+export type MetadataMode = (typeof METADATA_MODES)[number];
+
 /** Default encoder quality per lossy format; a request for the default is a no-op. */
 export const DEFAULT_QUALITY = { jpeg: 80, webp: 80, avif: 50 } as const;
 
@@ -95,6 +99,8 @@ export interface Ops {
   background?: string;
   /** 1..100, or `auto`: the origin chooses an AVIF's per image, for a perceptual target (lambda/origin/image/auto-quality.ts). */
   quality?: number | 'auto';
+  /** What of the source's metadata the output carries (lambda/origin/image/metadata.ts); absent: none. */
+  metadata?: MetadataMode;
   /** Asked for explicitly: the origin makes exactly this format. */
   format?: OutputFormat;
   /**
@@ -228,6 +234,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
     matters: (ops) =>
       ops.format == null || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
   },
+  metadata: { kind: CHOICE, choices: METADATA_MODES, none: 'none' },
   format: { aliases: ['fm', 'f'], kind: CHOICE, choices: REQUESTED_FORMATS },
   // Stands where `format` would, which it excludes.
   accept: { kind: CHOICE, choices: NEGOTIATED_FORMATS, matters: (ops) => ops.format == null, canonicalOnly: true },

@@ -67,6 +67,7 @@ export const OP_CASES: OpCase[] = [
   { name: 'watermark', query: enlarged('watermark=mark&format=jpeg'), source: 'tiny', base: { query: enlarged('format=jpeg') } },
   { name: 'border', query: 'border=64,ff0000&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
   { name: 'output', query: 'format=jpeg', source: 'noise' },
+  { name: 'metadata', query: 'metadata=keep&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
   { name: 'png encode', query: 'format=png', source: 'noise' },
   { name: 'webp encode', query: 'format=webp', source: 'noise' },
   { name: 'avif encode', query: 'format=avif', source: 'noise' },

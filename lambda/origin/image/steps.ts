@@ -12,6 +12,7 @@ import { decodeError, framesToLoad, type SourceInfo } from './input';
 import { autoQuality, AVIF_AUTO_QUALITY, choosesQuality, PROXY_PIXELS } from './auto-quality';
 import { encode, type EncodedFormat, type FrameTiming, type OutputPlan } from './output';
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
+import { MAX_METADATA_BYTES, type KeptMetadata } from './metadata';
 
 export interface StepInput {
   ops: Ops;
@@ -19,6 +20,8 @@ export interface StepInput {
   plan: OutputPlan;
   limits: Limits;
   watermark?: WatermarkImage;
+  /** What of the source's metadata the output carries (metadata.ts). */
+  metadata?: KeptMetadata;
 }
 
 /** A point of an image in pixels, from its top-left corner (not rounded: a pixel's centre is at .5). */
@@ -289,6 +292,9 @@ const RATES = {
   watermarkDecode: 0.1,
   border: 0.01,
 };
+
+/** Reading and writing the metadata kept, whatever the image's size: its blocks are capped. */
+const METADATA_SECONDS = 0.01;
 
 /**
  * Encode, CPU seconds per output megapixel, with the settings of output.ts on
@@ -655,6 +661,18 @@ const STEPS: Step[] = [
       const made = await pixels(image, limits);
       const quality = await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial));
       return encode(pipelineOf(made), plan, quality);
+    },
+  },
+
+  {
+    name: 'metadata',
+    price: ({ ops }) =>
+      // The source's blocks read and written anew, at their caps: a copy of each on either side.
+      ops.metadata === undefined ? FREE : { seconds: METADATA_SECONDS, bytes: 2 * (MAX_METADATA_BYTES.exif + MAX_METADATA_BYTES.xmp + MAX_METADATA_BYTES.iptc) },
+    apply(image, { metadata }) {
+      // On the pipeline the encode runs (quality=auto makes its own); without these calls sharp writes none.
+      if (metadata?.exif) image.withExif(metadata.exif);
+      if (metadata?.xmp) image.withXmp(metadata.xmp);
     },
   },
 ];

@@ -8,6 +8,7 @@ import { chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, 
 import { describe, PREVIEW_SIZE } from './describe';
 import { decodeError, framesToLoad, openFrames, openSource } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
+import { keptMetadata, withIptc } from './metadata';
 import { applySteps } from './steps';
 import type { WatermarkImage } from '../watermarks';
 
@@ -57,9 +58,12 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
     predictSeconds(work, source.info, 'avif') - predictSeconds(work, source.info, 'webp') > AVIF_WAIT_SECONDS;
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
   const opened = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
-  const image = await applySteps(opened, { ops, info: source.info, plan, limits, watermark: options.watermark });
+  const metadata = keptMetadata(source.metadata, ops.metadata);
+  const image = await applySteps(opened, { ops, info: source.info, plan, limits, watermark: options.watermark, metadata });
   try {
-    const { data, info } = await image.toBuffer({ resolveWithObject: true });
+    const { data: encoded, info } = await image.toBuffer({ resolveWithObject: true });
+    // libvips writes IPTC only as it read it: the block kept is added to the JPEG here.
+    const data = metadata?.iptc && plan.format === 'jpeg' ? withIptc(encoded, metadata.iptc) : encoded;
     const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };
     return {
       body: data,
