@@ -128,8 +128,6 @@ const mirrorPoint = ([x, y]: Point, [width, height]: [number, number], { flip, f
   flip ? height - y : y,
 ];
 
-/** How EXIF orientations 1 to 8 turn (clockwise) and then mirror left-right the stored image, as sharp applies them. */
-const ORIENTATIONS: [number, boolean][] = [[0, false], [0, true], [180, false], [180, true], [90, true], [90, false], [270, true], [270, false]];
 
 /** The border's width in pixels (0 without one). */
 export const borderWidth = (ops: Ops) => (ops.border ? parseInt(ops.border, 10) : 0);
@@ -338,6 +336,12 @@ const blurSeconds = (work: PricedWork) =>
  */
 const blurredIntoMemory = (ops: Ops, frames: number) => ops.blur !== undefined && ops.sharpen !== undefined && frames === 1;
 
+/**
+ * Whether sharp would trim the image as stored, turning and mirroring it
+ * after: it turns first only for a `rotate` (trim starts a first-frame pass).
+ */
+const trimsStored = (ops: Ops, info: SourceInfo) => ops.rotate === undefined && (info.orientation !== 1 || ops.flip === true || ops.flop === true);
+
 /** A border follows with no watermark between, which would hold the image in memory before it. */
 const bordered = (ops: Ops) => ops.border !== undefined && ops.watermark === undefined;
 
@@ -397,16 +401,23 @@ const STEPS: Step[] = [
 
   {
     name: 'trim',
-    price: ({ ops, info, decodedPixels, decodedPixelBytes }) =>
-      // It holds the decoded image to find its edges, then its result as 8-bit pixels (a first frame only).
-      ops.trim === undefined ? FREE : { seconds: perMegapixel(RATES.trim, decodedPixels), bytes: decodedPixels * (decodedPixelBytes + info.channels) },
+    price: ({ ops, info, decodedPixels, decodedPixelBytes }) => {
+      if (ops.trim === undefined) return FREE;
+      // It holds the decoded image to find its edges and its result as 8-bit pixels (a first frame only), and before them the image as displayed when sharp would trim the stored one.
+      const copies = trimsStored(ops, info) ? 2 : 1;
+      return { seconds: perMegapixel(RATES.trim, decodedPixels), bytes: decodedPixels * (decodedPixelBytes + copies * info.channels) };
+    },
     async apply(image, context) {
-      if (context.ops.trim === undefined) return undefined;
+      const { ops, info, limits } = context;
+      if (ops.trim === undefined) return undefined;
+      // The corner trimmed by is the displayed one: an image sharp would trim as stored is turned and mirrored in memory first.
+      const displayed = trimsStored(ops, info) ? pipelineOf(await pixels(image, limits)) : image;
       // The later steps need the trimmed size, known only from the pixels. A uniform image is kept whole.
-      const trimmed = await pixels(image.trim({ threshold: context.ops.trim }), context.limits);
-      const size: [number, number] = [trimmed.info.width, trimmed.info.height];
-      if (context.focus) context.focus = trimmedFocus(context.focus, context, trimmed.info, size);
-      context.size = size;
+      const trimmed = await pixels(displayed.trim({ threshold: ops.trim }), limits);
+      const { width, height, trimOffsetLeft = 0, trimOffsetTop = 0 } = trimmed.info;
+      // sharp's offsets are negative: where the kept part starts, as seen from it.
+      if (context.focus) context.focus = [context.focus[0] + trimOffsetLeft, context.focus[1] + trimOffsetTop];
+      context.size = [width, height];
       context.mirrorsAfterExtract = NO_MIRRORS;
       return pipelineOf(trimmed);
     },
@@ -676,22 +687,6 @@ const STEPS: Step[] = [
     },
   },
 ];
-
-/**
- * The focal point after trim, in the trimmed image of `size`. sharp reports
- * where the kept part starts in the image it trimmed: the image as displayed
- * when it turned first (with a turn), else the stored one, which it orients
- * and mirrors after trimming.
- */
-function trimmedFocus(focus: Point, { ops, plan, info, size: before, mirrorsAfterExtract }: StepContext, offsets: OutputInfo, size: [number, number]): Point {
-  const shift = (point: Point): Point => [point[0] + (offsets.trimOffsetLeft ?? 0), point[1] + (offsets.trimOffsetTop ?? 0)];
-  if (ops.rotate !== undefined && !plan.animated) return shift(focus);
-  const [angle, flop] = ORIENTATIONS[info.orientation - 1] ?? [0, false];
-  const mirrors = { flip: mirrorsAfterExtract.flip, flop: mirrorsAfterExtract.flop !== flop };
-  const stored = (displayed: [number, number]): [number, number] => (angle % 180 ? [displayed[1], displayed[0]] : displayed);
-  const inStored = turnPoint(mirrorPoint(focus, before, mirrors), before, (360 - angle) % 360);
-  return mirrorPoint(turnPoint(shift(inStored), stored(size), angle), size, mirrors);
-}
 
 /** The focal point of `fp` in the image as displayed. */
 function focusOf(ops: Ops, info: SourceInfo): Point | undefined {
