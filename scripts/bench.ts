@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [--iterations N] [--ops a,b] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound]`
+// `npm run bench [-- --quick] [--iterations N] [--ops a,b] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound] [--max-bytes]`
 //
 // What a miss costs, against the floor (bare sharp doing the same work on the
 // same bytes) and the AWS sample's naive pipeline, on real photos. For each
@@ -23,6 +23,7 @@
 // --first-view: what the first viewer of a negotiated 1600 px AVIF waits for (scripts/bench/first-view.ts).
 // --auto-quality: quality=auto against the fixed defaults, per lossy format (scripts/bench/auto-quality.ts).
 // --quality-bound: what any per-image choice of quality could save (scripts/bench/quality-bound.ts).
+// --max-bytes: max_bytes at three caps per lossy format: within the cap, encodes and CPU (scripts/bench/max-bytes.ts).
 // The markdown report goes to stdout and .cache/bench/last.md; progress to stderr.
 
 import { DeleteObjectCommand, CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -56,12 +57,13 @@ import { settingsStudy } from './bench/settings';
 import { firstViewStudy } from './bench/first-view';
 import { autoQualityStudy } from './bench/auto-quality';
 import { qualityBoundStudy } from './bench/quality-bound';
+import { maxBytesStudy } from './bench/max-bytes';
 import type { NaiveAnswer, NaiveRequest, NaiveSettings } from './bench/naive-server';
 import { maxRssBytes } from './bench/rss';
 import { decodePlanes, prepareReference, ssimImages } from './bench/ssim';
 import { kb, markdownTable, median, ms, p95, pairedRatio, perSecond, ratio, sum } from './bench/stats';
 
-const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.map((op) => op.name).join(',')}] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound]
+const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.map((op) => op.name).join(',')}] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound] [--max-bytes]
   --quick          3 photos, 1 iteration, no concurrency-2 pass (a smoke test)
   --iterations N   timed passes over the corpus per op and mode (default 2)
   --ops a,b        only these operations
@@ -69,7 +71,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.m
   --settings       the sharp settings study instead: cache, concurrency, MALLOC_ARENA_MAX
   --first-view     the first view of a negotiated AVIF instead: WebP at once, the AVIF after
   --auto-quality   quality=auto against the fixed default qualities instead: bytes, SSIMULACRA 2, SSIM, CPU
-  --quality-bound  what any per-image choice of quality could save at the same mean SSIMULACRA 2 instead`;
+  --quality-bound  what any per-image choice of quality could save at the same mean SSIMULACRA 2 instead
+  --max-bytes      max_bytes at three caps per lossy format instead: within the cap, encodes, bytes, CPU`;
 
 type Mode = 'bare' | 'transform' | 'miss' | 'naive' | 'hit';
 const TIMED_MODES: Mode[] = ['bare', 'transform', 'miss', 'naive'];
@@ -779,6 +782,7 @@ async function main() {
     'first-view': { type: 'boolean', default: false },
     'auto-quality': { type: 'boolean', default: false },
     'quality-bound': { type: 'boolean', default: false },
+    'max-bytes': { type: 'boolean', default: false },
   });
   if (!values) return;
   const iterations = values.iterations ? Number(values.iterations) : values.quick ? 1 : 2;
@@ -805,7 +809,12 @@ async function main() {
     log(`written to ${await writeCacheFile('quality.md', text)}`);
     return;
   }
-  const study = values['auto-quality'] ? { run: autoQualityStudy, file: 'auto-quality.md' } : values['quality-bound'] ? { run: qualityBoundStudy, file: 'quality-bound.md' } : undefined;
+  const studies = [
+    { flag: values['auto-quality'], run: autoQualityStudy, file: 'auto-quality.md' },
+    { flag: values['quality-bound'], run: qualityBoundStudy, file: 'quality-bound.md' },
+    { flag: values['max-bytes'], run: maxBytesStudy, file: 'max-bytes.md' },
+  ];
+  const study = studies.find(({ flag }) => flag);
   if (study) {
     const text = await study.run(corpus, { log, progress, progressDone, header: `${machine()}; ${versions()}`, command });
     process.stdout.write(text);
@@ -820,7 +829,7 @@ async function main() {
     return;
   }
 
-  // Imported here: --quality, --settings, --auto-quality and --quality-bound need neither LocalStack nor the emulator.
+  // Imported here: --quality, --settings, --auto-quality, --quality-bound and --max-bytes need neither LocalStack nor the emulator.
   const { startLocalStack } = await import('../local/harness/localstack');
   const { startEmulator, writeSampleWatermark } = await import('../local/emulator/start');
   const localStack = await startLocalStack({ log: (line) => log(`localstack: ${line}`) });

@@ -214,6 +214,7 @@ const OP_CASES: Case[] = [
       `${MAX},enlarge=1,grayscale=1,border=64,ff0000,format=jpeg`,
       `${MAX},enlarge=1,brightness=10,contrast=10,saturation=10,gamma=0.34,border=64,ff0000,format=jpeg`,
       `${MAX},enlarge=1,quality=auto,format=avif`,
+      `${MAX},enlarge=1,max_bytes=1000000,format=jpeg`,
     ],
   },
   {
@@ -231,6 +232,7 @@ const OP_CASES: Case[] = [
       'width=5352,height=5352,enlarge=1,blur=100,sharpen=10,format=jpeg',
       'width=7744,height=7744,fit=contain,fill=blur,enlarge=1,format=jpeg',
       'width=2760,height=2760,enlarge=1,quality=auto,format=avif',
+      'width=7593,height=7593,enlarge=1,brightness=10,contrast=10,saturation=10,gamma=0.34,format=jpeg',
     ],
   },
   {

@@ -99,6 +99,8 @@ export interface Ops {
   background?: string;
   /** 1..100, or `auto`: the origin chooses an AVIF's per image, for a perceptual target (lambda/origin/image/auto-quality.ts). */
   quality?: number | 'auto';
+  /** imgproxy's: the most bytes the output may have; a lossy encode's quality is lowered until it fits (output.ts). */
+  max_bytes?: number;
   /** What of the source's metadata the output carries (lambda/origin/image/metadata.ts); absent: none. */
   metadata?: MetadataMode;
   /** Asked for explicitly: the origin makes exactly this format. */
@@ -234,6 +236,8 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
     matters: (ops) =>
       ops.format == null || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
   },
+  // PNG and GIF have no quality to lower.
+  max_bytes: { aliases: ['mb'], kind: INTEGER, low: 1, high: 100_000_000, matters: (ops) => isLossy(ops.format) },
   metadata: { kind: CHOICE, choices: METADATA_MODES, none: 'none' },
   format: { aliases: ['fm', 'f'], kind: CHOICE, choices: REQUESTED_FORMATS },
   // Stands where `format` would, which it excludes.

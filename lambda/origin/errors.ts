@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'too_many_pixels'
   | 'too_costly'
   | 'too_many_scans'
+  | 'max_bytes_unreachable'
   | 'unsupported_media_type'
   | 'undecodable_image'
   | 'internal_error'
@@ -35,6 +36,7 @@ const STATUS: Record<ErrorCode, number> = {
   too_many_scans: 413,
   unsupported_media_type: 415,
   undecodable_image: 422,
+  max_bytes_unreachable: 422,
   internal_error: 500,
   source_unavailable: 502,
   storage_unavailable: 503,

@@ -52,6 +52,7 @@ const ALL_ERROR_CODES: Record<ErrorCode, true> = {
   too_many_pixels: true,
   too_costly: true,
   too_many_scans: true,
+  max_bytes_unreachable: true,
   unsupported_media_type: true,
   undecodable_image: true,
   internal_error: true,

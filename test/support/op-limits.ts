@@ -68,6 +68,7 @@ export const OP_CASES: OpCase[] = [
   { name: 'border', query: 'border=64,ff0000&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
   { name: 'output', query: 'format=jpeg', source: 'noise' },
   { name: 'metadata', query: 'metadata=keep&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
+  { name: 'max_bytes', query: 'max_bytes=1000000&format=webp', source: 'noise', base: { query: 'format=webp' } },
   { name: 'png encode', query: 'format=png', source: 'noise' },
   { name: 'webp encode', query: 'format=webp', source: 'noise' },
   { name: 'avif encode', query: 'format=avif', source: 'noise' },

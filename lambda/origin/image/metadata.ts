@@ -6,7 +6,7 @@
 // Each reader walks its block once, bounded by the block's length, and a
 // block over its cap is dropped unread.
 
-import type { Exif } from 'sharp';
+import type { Exif, Sharp } from 'sharp';
 import type { MetadataMode } from '../../grammar';
 
 /** The blocks a source carries, as libvips reads them: EXIF (a TIFF structure), an XMP packet, IPTC in a Photoshop resource block. */
@@ -260,4 +260,11 @@ export function withIptc(jpeg: Buffer, block: Buffer): Buffer {
   segment.writeUInt16BE(0xffed, 0);
   segment.writeUInt16BE(block.length + 2, 2);
   return Buffer.concat([jpeg.subarray(0, at), segment, block, jpeg.subarray(at)]);
+}
+
+/** `image` set to write the EXIF and XMP kept; without them sharp writes none. */
+export function withMetadata(image: Sharp, kept: KeptMetadata | undefined): Sharp {
+  if (kept?.exif) image.withExif(kept.exif);
+  if (kept?.xmp) image.withXmp(kept.xmp);
+  return image;
 }

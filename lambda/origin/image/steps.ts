@@ -6,13 +6,14 @@
 // pixels held in memory.
 
 import sharp, { type OutputInfo, type Sharp } from 'sharp';
-import type { Ops, Position } from '../../grammar';
+import { DEFAULT_QUALITY, type Ops, type Position } from '../../grammar';
 import type { Limits } from '../config';
 import { decodeError, framesToLoad, type SourceInfo } from './input';
 import { autoQuality, AVIF_AUTO_QUALITY, choosesQuality, PROXY_PIXELS } from './auto-quality';
 import { encode, type EncodedFormat, type FrameTiming, type OutputPlan } from './output';
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
-import { MAX_METADATA_BYTES, type KeptMetadata } from './metadata';
+import { MAX_METADATA_BYTES, withMetadata, type KeptMetadata } from './metadata';
+import { HttpError } from '../errors';
 
 export interface StepInput {
   ops: Ops;
@@ -45,6 +46,16 @@ interface StepContext extends StepInput {
   focus?: Point;
   /** An animation's timing, once its frames are pixels in memory, which carry none. */
   timing?: FrameTiming;
+  /** The variant, when the output step had to encode it to know its size (max_bytes). */
+  encoded?: EncodedVariant;
+}
+
+/** A variant's bytes and its size (one frame); `encodes`, when its size was searched for (max_bytes). */
+export interface EncodedVariant {
+  data: Buffer;
+  width: number;
+  height: number;
+  encodes?: number;
 }
 
 /** What a step costs beyond the decode: CPU seconds on one libvips thread, and the bytes it holds until the encode. */
@@ -290,6 +301,42 @@ const RATES = {
   watermarkDecode: 0.1,
   border: 0.01,
 };
+
+type LossyFormat = keyof typeof DEFAULT_QUALITY;
+
+/** Whether `max_bytes` lowers the quality of this output: only lossy formats have one. */
+const capsBytes = (ops: Ops, format: EncodedFormat) => ops.max_bytes !== undefined && format in DEFAULT_QUALITY;
+
+/** Most encodes a `max_bytes` search makes: the quality asked (or chosen), the lowest, and two between. */
+export const MAX_BYTES_ENCODES = 4;
+
+/**
+ * The encode at the highest quality tried that fits in `room` bytes: the
+ * quality asked first, then 1, then halfway between, then between the
+ * highest that fits and the lowest that does not where the bytes would reach
+ * `room` if their logarithm grew in a straight line with the quality. When even quality 1
+ * does not fit, a 422 that says how small it came.
+ */
+async function encodedWithin(room: number, start: number, encodeAt: (quality: number) => Promise<Buffer>): Promise<{ made: Buffer; encodes: number }> {
+  const first = await encodeAt(start);
+  if (first.length <= room) return { made: first, encodes: 1 };
+  const lowest = start === 1 ? first : await encodeAt(1);
+  if (lowest.length > room) {
+    throw new HttpError('max_bytes_unreachable', `This output is ${lowest.length} bytes at quality 1, over the ${room} max_bytes allows; ask for a smaller size or more bytes.`);
+  }
+  let fits = { quality: 1, made: lowest };
+  let over = { quality: start, made: first };
+  let tried = 2;
+  for (; tried < MAX_BYTES_ENCODES && over.quality - fits.quality > 1; tried++) {
+    // Halving first (quality 1 is far from the line of the others), then along the line.
+    const share = tried === 2 ? 0.5 : Math.log(room / fits.made.length) / Math.log(over.made.length / fits.made.length);
+    const quality = Math.min(over.quality - 1, Math.max(fits.quality + 1, Math.floor(fits.quality + share * (over.quality - fits.quality))));
+    const made = await encodeAt(quality);
+    if (made.length <= room) fits = { quality, made };
+    else over = { quality, made };
+  }
+  return { made: fits.made, encodes: tried };
+}
 
 /** Reading and writing the metadata kept, whatever the image's size: its blocks are capped. */
 const METADATA_SECONDS = 0.01;
@@ -655,35 +702,44 @@ const STEPS: Step[] = [
   {
     name: 'output',
     price: (work) => {
-      const { format, outputPixels, frames } = work;
+      const { format, outputPixels, frames, ops } = work;
       // quality=auto holds the output as pixels (alpha at most) and a proxy of them, and encodes the proxy first.
-      const proxy = choosesQuality(work.ops.quality, format, frames > 1) ? Math.min(PROXY_PIXELS, outputPixels) : 0;
+      const proxy = choosesQuality(ops.quality, format, frames > 1) ? Math.min(PROXY_PIXELS, outputPixels) : 0;
+      // max_bytes holds the output as pixels and the smallest encode that fits, and encodes up to MAX_BYTES_ENCODES times.
+      const capped = capsBytes(ops, format);
+      const encodes = capped ? MAX_BYTES_ENCODES : 1;
+      const held = (proxy ? (outputPixels + proxy) * 4 : 0) + (capped ? outputPixels * frames * (4 + 3) : 0);
+      // The source's metadata blocks read and written anew, at their caps: a copy of each on either side.
+      const metadata = ops.metadata === undefined ? FREE : { seconds: METADATA_SECONDS, bytes: 2 * (MAX_METADATA_BYTES.exif + MAX_METADATA_BYTES.xmp + MAX_METADATA_BYTES.iptc) };
       return {
-        seconds: perMegapixel(ENCODE_SECONDS_PER_MP[format] * qualityFactor(format, work.ops.quality), outputPixels * frames + proxy),
-        bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + (proxy ? (outputPixels + proxy) * 4 : 0),
+        seconds: perMegapixel(ENCODE_SECONDS_PER_MP[format] * qualityFactor(format, ops.quality), encodes * outputPixels * frames + proxy) + metadata.seconds,
+        bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + held + metadata.bytes,
       };
     },
-    async apply(image, { ops, plan, limits, timing }) {
-      if (!choosesQuality(ops.quality, plan.format, plan.animated)) {
-        encode(image, { ...plan, timing }, ops.quality === 'auto' ? undefined : ops.quality);
-        return;
+    async apply(image, context) {
+      const { ops, plan, limits, timing, metadata } = context;
+      const encodeAt = (pipeline: Sharp, quality?: number) => withMetadata(encode(pipeline, { ...plan, timing }, quality), metadata);
+      const auto = choosesQuality(ops.quality, plan.format, plan.animated);
+      const asked = ops.quality === 'auto' ? undefined : ops.quality;
+      if (!auto && !capsBytes(ops, plan.format)) {
+        encodeAt(image, asked);
+        return undefined;
       }
-      // The image in memory once: a proxy of it is encoded to choose the quality, then the whole.
+      // The image in memory once: a proxy of it is encoded to choose the quality, or the whole at each quality tried.
       const made = await pixels(image, limits);
-      const quality = await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial));
-      return encode(pipelineOf(made), plan, quality);
-    },
-  },
-
-  {
-    name: 'metadata',
-    price: ({ ops }) =>
-      // The source's blocks read and written anew, at their caps: a copy of each on either side.
-      ops.metadata === undefined ? FREE : { seconds: METADATA_SECONDS, bytes: 2 * (MAX_METADATA_BYTES.exif + MAX_METADATA_BYTES.xmp + MAX_METADATA_BYTES.iptc) },
-    apply(image, { metadata }) {
-      // On the pipeline the encode runs (quality=auto makes its own); without these calls sharp writes none.
-      if (metadata?.exif) image.withExif(metadata.exif);
-      if (metadata?.xmp) image.withXmp(metadata.xmp);
+      const quality = auto ? await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial)) : asked ?? DEFAULT_QUALITY[plan.format as LossyFormat];
+      if (!capsBytes(ops, plan.format)) return encodeAt(pipelineOf(made), quality);
+      // The IPTC block is added to a JPEG after the encode (transform.ts).
+      const room = ops.max_bytes! - (metadata?.iptc && plan.format === 'jpeg' ? metadata.iptc.length + 4 : 0);
+      const { made: data, encodes } = await encodedWithin(room, quality, (trial) =>
+        encodeAt(pipelineOf(made), trial)
+          .toBuffer()
+          .catch((error: unknown) => {
+            throw decodeError(error, limits);
+          }),
+      );
+      context.encoded = { data, width: made.info.width, height: made.info.pageHeight ?? made.info.height, encodes };
+      return undefined;
     },
   },
 ];
@@ -698,8 +754,8 @@ function focusOf(ops: Ops, info: SourceInfo): Point | undefined {
 /** Each step's price for `work`, in the pipeline's order. */
 export const stepPrices = (work: PricedWork) => STEPS.map(({ name, price }) => ({ name, price: price(work) }));
 
-/** Applies every step to `image`; returns the pipeline to run, which a step may have replaced. */
-export async function applySteps(image: Sharp, input: StepInput): Promise<Sharp> {
+/** Applies every step to `image`; returns the pipeline to run, which a step may have replaced, or the variant a step encoded. */
+export async function applySteps(image: Sharp, input: StepInput): Promise<{ pipeline: Sharp; encoded?: EncodedVariant }> {
   const context: StepContext = {
     ...input,
     size: turnedSize(input.ops, input.info),
@@ -708,5 +764,5 @@ export async function applySteps(image: Sharp, input: StepInput): Promise<Sharp>
   };
   let current = image;
   for (const step of STEPS) current = (await step.apply(current, context)) ?? current;
-  return current;
+  return { pipeline: current, encoded: context.encoded };
 }

@@ -1,6 +1,7 @@
 // Source bytes + canonical ops -> variant bytes. One decode of the source,
 // and no decode at all before the plan has been priced against the budget.
 
+import type { Sharp } from 'sharp';
 import type { Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
@@ -9,7 +10,7 @@ import { describe, PREVIEW_SIZE } from './describe';
 import { decodeError, framesToLoad, openFrames, openSource } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
 import { keptMetadata, withIptc } from './metadata';
-import { applySteps } from './steps';
+import { applySteps, type EncodedVariant } from './steps';
 import type { WatermarkImage } from '../watermarks';
 
 export interface TransformedVariant extends Variant {
@@ -17,6 +18,8 @@ export interface TransformedVariant extends Variant {
   height: number;
   /** Made as WebP although AVIF was negotiated and affordable: the AVIF is to follow the response. */
   avifDeferred?: boolean;
+  /** Encodes made to fit max_bytes, for the bench. */
+  encodes?: number;
   /** What the model predicted for the chosen format (budget.ts), for the log and the bounds report. */
   predicted?: { bytes: number; seconds: number };
 }
@@ -32,6 +35,12 @@ export interface TransformOptions {
   deferAvif?: boolean;
   /** The image `ops.watermark` names, read by the handler. */
   watermark?: WatermarkImage;
+}
+
+/** The variant a pipeline encodes, and its size (one frame). */
+async function variantOf(pipeline: Sharp): Promise<EncodedVariant> {
+  const { data, info } = await pipeline.toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.pageHeight ?? info.height };
 }
 
 /** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
@@ -59,19 +68,20 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
   const opened = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
   const metadata = keptMetadata(source.metadata, ops.metadata);
-  const image = await applySteps(opened, { ops, info: source.info, plan, limits, watermark: options.watermark, metadata });
+  const { pipeline, encoded } = await applySteps(opened, { ops, info: source.info, plan, limits, watermark: options.watermark, metadata });
   try {
-    const { data: encoded, info } = await image.toBuffer({ resolveWithObject: true });
+    const made = encoded ?? (await variantOf(pipeline));
     // libvips writes IPTC only as it read it: the block kept is added to the JPEG here.
-    const data = metadata?.iptc && plan.format === 'jpeg' ? withIptc(encoded, metadata.iptc) : encoded;
+    const data = metadata?.iptc && plan.format === 'jpeg' ? withIptc(made.data, metadata.iptc) : made.data;
     const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };
     return {
       body: data,
       contentType: CONTENT_TYPES[plan.format],
-      width: info.width,
-      height: info.pageHeight ?? info.height,
+      width: made.width,
+      height: made.height,
       predicted,
       ...(avifDeferred ? { avifDeferred } : {}),
+      ...(made.encodes ? { encodes: made.encodes } : {}),
     };
   } catch (error) {
     return undecodable(error);
