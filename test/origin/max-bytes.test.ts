@@ -50,6 +50,18 @@ describe('max_bytes', () => {
     expect(made.encodes).toBeLessThanOrEqual(MAX_BYTES_ENCODES);
   });
 
+  it('keeps every frame of an animation and its timing', async () => {
+    const frames = await sharp({ create: { width: 64, height: 192, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 50 } } }).raw().toBuffer();
+    const gif = await sharp(frames, { raw: { width: 64, height: 192, channels: 3, pageHeight: 64 } }).gif({ delay: [40, 90, 250], loop: 3 }).toBuffer();
+    await origin.putSource('frames.gif', gif);
+    const uncapped = await origin.request(uriOf('frames.gif', 'format=webp'));
+    const answer = await origin.request(uriOf('frames.gif', `max_bytes=${Math.floor(uncapped.body.length / 2)}&format=webp`));
+    expect(answer.status).toBe(200);
+    expect(answer.body.length).toBeLessThanOrEqual(uncapped.body.length / 2);
+    const meta = await sharp(answer.body).metadata();
+    expect({ pages: meta.pages, delay: meta.delay, loop: meta.loop }).toEqual({ pages: 3, delay: [40, 90, 250], loop: 3 });
+  });
+
   it('answers a 1-byte cap with a 422 that says how small the output came, and stores nothing', async () => {
     const before = await origin.cachedKeys();
     const answer = await origin.request(uriOf('photo.png', 'width=200&max_bytes=1&format=jpeg'));

@@ -264,6 +264,15 @@ async function pixels(image: Sharp, limits: Limits): Promise<Pixels> {
     });
 }
 
+/** The pipeline so far in memory, keeping an animation's timing (which pixels do not carry) for the encode. */
+async function inMemory(image: Sharp, context: StepContext): Promise<Pixels> {
+  const source = context.plan.animated && !context.timing ? await image.metadata() : undefined;
+  const made = await pixels(image, context.limits);
+  // The source's timing, for the frames loaded.
+  if (source) context.timing = { delay: source.delay?.slice(0, made.info.pages), loop: source.loop };
+  return made;
+}
+
 const pipelineOf = ({ data, info }: Pixels) =>
   sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels, ...(info.pageHeight ? { pageHeight: info.pageHeight } : {}) } });
 
@@ -629,17 +638,13 @@ const STEPS: Step[] = [
       return { seconds: perMegapixel(rate, outputPixels, frames), bytes: passes * outputPixels * frames * outputBands(work) };
     },
     async apply(image, context) {
-      const { ops, limits, plan } = context;
+      const { ops, limits } = context;
       const modulated = modulation(ops);
       // In this pass: sharp modulates after the resize and blur, before it sharpens.
       if (modulated) image.modulate(modulated);
       // sharp adds a border before it modulates, and darkens by a gamma only before its resize: those take a pass of their own.
       if (ops.gamma === undefined && !(modulated && bordered(ops))) return undefined;
-      const timing = plan.animated ? await image.metadata() : undefined;
-      const made = await pixels(image, limits);
-      // The source's timing, for the frames loaded.
-      if (timing) context.timing = { delay: timing.delay?.slice(0, made.info.pages), loop: timing.loop };
-      const adjusted = pipelineOf(made);
+      const adjusted = pipelineOf(await inMemory(image, context));
       if (ops.gamma === undefined) return adjusted;
       // sharp darkens by its first exponent before the other steps and lightens by the second after them.
       adjusted.gamma(ops.gamma < 1 ? 1 / ops.gamma : 1, Math.max(1, ops.gamma));
@@ -717,8 +722,9 @@ const STEPS: Step[] = [
       };
     },
     async apply(image, context) {
-      const { ops, plan, limits, timing, metadata } = context;
-      const encodeAt = (pipeline: Sharp, quality?: number) => withMetadata(encode(pipeline, { ...plan, timing }, quality), metadata);
+      const { ops, plan, limits, metadata } = context;
+      // The timing as it stands at each encode: set once the frames are in memory.
+      const encodeAt = (pipeline: Sharp, quality?: number) => withMetadata(encode(pipeline, { ...plan, timing: context.timing }, quality), metadata);
       const auto = choosesQuality(ops.quality, plan.format, plan.animated);
       const asked = ops.quality === 'auto' ? undefined : ops.quality;
       if (!auto && !capsBytes(ops, plan.format)) {
@@ -726,7 +732,7 @@ const STEPS: Step[] = [
         return undefined;
       }
       // The image in memory once: a proxy of it is encoded to choose the quality, or the whole at each quality tried.
-      const made = await pixels(image, limits);
+      const made = await inMemory(image, context);
       const quality = auto ? await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial)) : asked ?? DEFAULT_QUALITY[plan.format as LossyFormat];
       if (!capsBytes(ops, plan.format)) return encodeAt(pipelineOf(made), quality);
       // The IPTC block is added to a JPEG after the encode (transform.ts).
