@@ -11,6 +11,7 @@ import { budgetFor } from '../../lambda/origin/image/budget';
 import { MAX_BYTES_ENCODES } from '../../lambda/origin/image/steps';
 import { transform } from '../../lambda/origin/image/transform';
 import type { Corpus } from './corpus';
+import type { StudyLog } from './session';
 import { canonicalOpsOf, OPS, type OpSpec } from './ops';
 import { kb, markdownTable, mean, ms, pairedRatio, ratio, sum } from './stats';
 
@@ -28,10 +29,7 @@ interface Made {
   cpuMs: number;
 }
 
-export async function maxBytesStudy(
-  corpus: Corpus,
-  options: { log: (line: string) => void; progress: (line: string) => void; progressDone: () => void; header: string; command: string },
-): Promise<string> {
+export async function maxBytesStudy(corpus: Corpus, options: StudyLog & { command: string }): Promise<string> {
   const budget = (bytes: number) => budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, bytes);
   const make = async (bytes: Buffer, ops: Ops): Promise<Made> => {
     const cpu = process.cpuUsage();

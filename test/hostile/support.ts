@@ -13,7 +13,7 @@ import { deflateSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, expect } from 'vitest';
-import { FAILURES_PREFIX, failureKey } from '../../lambda/origin/failures';
+import { FAILURES_PREFIX, failureKey } from '../../lambda/origin/cache-keys';
 import { DEFERRED_AVIF_CACHE_CONTROL } from '../../lambda/origin/responses';
 import { startEmulator, type EmulatorStartOptions, type RunningEmulator } from '../../local/emulator/start';
 import { gradientJpeg } from '../support/images';
@@ -247,7 +247,7 @@ export const INTERNAL_DETAIL =
   /vips|\bsharp\b|libjpeg|libpng|libwebp|libheif|rsvg|libxml|glib|cairo|\bS3\b|aws|sdk|ECONN|EPIPE|ETIMEDOUT|127\.0\.0\.1|localhost|NoSuch|AccessDenied|Exception|Error:|TypeError|\bat .*\(|\.[cm]?[jt]s:\d|node_modules|stack|bucket|\/(tmp|var|work|opt|home|etc|proc|usr)\//i;
 
 /** The grammar's messages quote the viewer's value or URI; that part is the viewer's own text. */
-const ECHO = /^(Invalid [a-z]+ |Invalid query string: |Not a canonical image URI: )"([\s\S]*)"(?=: | is |\.$)/;
+const ECHO = /^(Invalid [a-z_]+ |Invalid query string: |Not a canonical image URI: )"([\s\S]*)"(?=: | is |\.$)/;
 
 /** The message with the viewer's quoted input replaced, and that input, if any. */
 export function withoutEcho(message: string): { rest: string; echo?: string } {
