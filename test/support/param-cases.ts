@@ -127,6 +127,9 @@ const BOOLEAN_CASE: Omit<ParamCase, 'outOfRange' | 'wrongType'> = {
   samples: ['true', 'false', '1', '0'],
 };
 
+/** A colour adjustment's factor from 0 to 10, two decimals. */
+const FACTOR_CASE: Pick<ParamCase, 'value' | 'spell'> = { value: hundredths(0, 10), spell: decimalSpelling };
+
 /** Every parameter a viewer may give, in the grammar's order. */
 export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
   width: {
@@ -243,30 +246,9 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     outOfRange: ['0.4', '10.1', '99999'],
   },
   // Cloudflare's factors: 1 changes nothing, and a brightness or contrast of 0 is ignored as Cloudflare ignores it.
-  brightness: {
-    value: hundredths(0, 10),
-    spell: decimalSpelling,
-    noOps: ['1', '1.00', '0', '0.0'],
-    samples: ['0', '0.5', '1.25', '10'],
-    wrongType: ['bright', '1,5', '1e0'],
-    outOfRange: ['-1', '10.01', '1.255', '11'],
-  },
-  contrast: {
-    value: hundredths(0, 10),
-    spell: decimalSpelling,
-    noOps: ['1', '01.0', '0'],
-    samples: ['0.75', '2', '9.99'],
-    wrongType: ['high', '50%'],
-    outOfRange: ['10.5', '0.001'],
-  },
-  saturation: {
-    value: hundredths(0, 10),
-    spell: decimalSpelling,
-    noOps: ['1', '1.000'],
-    samples: ['0', '0.3', '1.8'],
-    wrongType: ['grey', '.'],
-    outOfRange: ['12', '-0.5'],
-  },
+  brightness: { ...FACTOR_CASE, noOps: ['1', '1.00', '0', '0.0'], samples: ['0', '0.5', '1.25', '10'], wrongType: ['bright', '1,5', '1e0'], outOfRange: ['-1', '10.01', '1.255', '11'] },
+  contrast: { ...FACTOR_CASE, noOps: ['1', '01.0', '0'], samples: ['0.75', '2', '9.99'], wrongType: ['high', '50%'], outOfRange: ['10.5', '0.001'] },
+  saturation: { ...FACTOR_CASE, noOps: ['1', '1.000'], samples: ['0', '0.3', '1.8'], wrongType: ['grey', '.'], outOfRange: ['12', '-0.5'] },
   gamma: {
     value: hundredths(0.34, 3),
     spell: decimalSpelling,
