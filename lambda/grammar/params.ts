@@ -24,8 +24,11 @@ export const POSITIONS = [
   'center', 'top', 'right', 'bottom', 'left',
   'top-left', 'top-right', 'bottom-left', 'bottom-right',
   'entropy', 'attention',
+  'face',
 ] as const;
 export type Position = (typeof POSITIONS)[number];
+/** The positions that choose a cover crop from the image's content: they place nothing else. */
+export const CROP_STRATEGIES: Position[] = ['entropy', 'attention', 'face'];
 
 /** Formats a canonical URI can name. Absent means "the source's own family". */
 export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'json'] as const;
@@ -181,7 +184,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
     choices: POSITIONS,
     none: 'center',
     // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
-    matters: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && ops.position !== 'entropy' && ops.position !== 'attention'),
+    matters: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && !CROP_STRATEGIES.includes(ops.position!)),
   },
   // A point that places a cover crop; it wins over position (above).
   fp: { kind: POINT, matters: coverCrop },

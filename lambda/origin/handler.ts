@@ -8,6 +8,7 @@ import { claimAvif } from './avif-claims';
 import type { OriginConfig } from './config';
 import { HttpError } from './errors';
 import { rememberedFailure, rememberFailure, worthRemembering } from './failures';
+import { facesKey, rememberedFaces, rememberFaces } from './face-memory';
 import { budgetFor } from './image/budget';
 import type { TransformOptions } from './image/transform';
 import { errorStack, type Logger } from '../common/log';
@@ -63,6 +64,8 @@ interface Sourcing {
    * they are always answered inline, whichever behavior the request came by.
    */
   redirectsLarge: boolean;
+  /** Where the source's faces are remembered (face-memory.ts). */
+  facesKey: string;
 }
 
 /** One request's work, as `handle` hands it on. */
@@ -151,6 +154,7 @@ export function createOriginHandler({
         ),
       cacheControl: config.cacheControl,
       redirectsLarge: true,
+      facesKey: facesKey(request.key, false),
     };
   }
 
@@ -214,6 +218,7 @@ export function createOriginHandler({
         storeWebVariant(s3, config.cacheBucket, key, variant, validators, freshCacheControl, abortSignal),
       cacheControl: freshCacheControl,
       redirectsLarge: false,
+      facesKey: facesKey(request.key, true),
     });
   }
 
@@ -221,13 +226,18 @@ export function createOriginHandler({
     const timings = measured.timings;
     const deadline = performance.now() + budgetMs;
     const watermark = request.ops.watermark === undefined ? undefined : await watermarkImage(request.ops.watermark);
-    const source = await timed(timings, 'fetch', () => sourcing.fetch(deadline));
+    const fetching = timed(timings, 'fetch', () => sourcing.fetch(deadline));
+    // Read beside the source: a later size of an image searched before costs no detection.
+    const findsFaces = request.ops.position === 'face' || request.ops.format === 'json';
+    const remembered = findsFaces ? rememberedFaces(s3, config.cacheBucket, sourcing.facesKey, fetching.then(({ etag }) => etag), abortAt(endsAt)) : undefined;
+    const source = await fetching;
+    let faces = await remembered;
     measured.sourceBytes = source.bytes.length;
     // A watermark's bytes travel to the transform as the source's do.
     const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));
     const ops = withSourceFocus(request.ops, source.metadata, config, log, request.uri);
     const make = (options: TransformOptions) =>
-      transforms.run({ bytes: source.bytes, ops, limits: config, budget, options: { ...options, watermark } }, deadline, failed);
+      transforms.run({ bytes: source.bytes, ops, limits: config, budget, options: { ...options, watermark, faces } }, deadline, failed);
     const answer = { method: event.requestContext.http.method, ifNoneMatch: event.headers?.['if-none-match'], timings: timings as ResponseTimings };
     const answeredInline = (body: Buffer) => body.length <= config.maxInlineBytes || !sourcing.redirectsLarge;
     /** The AVIF made after the WebP answer, or undefined when another request makes it or it failed (logged). */
@@ -247,14 +257,24 @@ export function createOriginHandler({
       }
     };
     let made;
+    let remembering: Promise<void> | undefined;
     try {
       made = await timed(timings, 'transform', () => make({ deferAvif: request.ops.accept === 'avif' }));
+      const found = made.variant.faces;
+      if (found) {
+        faces = found;
+        // Written while the answer goes out; a failure only means another search next time.
+        remembering = rememberFaces(s3, config.cacheBucket, sourcing.facesKey, source.etag, found, abortAt(endsAt)).catch((error: unknown) =>
+          log({ level: 'error', event: 'remember_faces_failed', uri: request.uri, detail: String(error) }),
+        );
+      }
       if (made.variant.avifDeferred && answeredInline(made.variant.body)) {
         // The first viewer gets WebP at once, which browsers keep briefly and shared caches not
         // at all; the AVIF follows the response and is stored for the next viewer.
         const sent = respond(variantResponse(made.variant, { ...answer, cacheControl: DEFERRED_AVIF_CACHE_CONTROL }));
         const avif = await followWithAvif();
         if (!avif) {
+          await remembering;
           log({ level: 'info', event: 'variant', uri: request.uri, stored: 'none', bytes: made.variant.body.length, ...timings, ...measured.done(sent.statusCode ?? 200) });
           return sent;
         }
@@ -272,9 +292,10 @@ export function createOriginHandler({
           log({ level: 'error', event: 'remember_failed', uri: request.uri, detail: String(failure) }),
         );
       }
+      await remembering;
       throw error;
     }
-    const { predicted, ...variant } = { ...made.variant, sourceEtag: source.etag };
+    const { predicted, faces: _searched, ...variant } = { ...made.variant, sourceEtag: source.etag };
     measured.transformRssMb = made.report.peakRssMb;
 
     // Inline, the image is the answer whatever happens to the write: it goes out first.
@@ -290,6 +311,7 @@ export function createOriginHandler({
       stored = 'failed';
       log({ level: 'error', event: 'store_failed', uri: request.uri, detail: (error as HttpError).detail });
     }
+    await remembering;
     if (!response) {
       // Too large to return inline: once stored, the same request again. The edge forwards the
       // viewer's parameters (and signature) as the query; without an edge in front, the ops say the same.

@@ -11,6 +11,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { originEnvironment } from '../../lambda/origin/config';
+import { FACES_SEGMENT } from '../../lambda/origin/face-memory';
 import { FAILURES_PREFIX } from '../../lambda/origin/failures';
 import { WEB_VARIANTS_PREFIX } from '../../lambda/origin/web/variants';
 import type { ResolvedSettings } from '../resolved-settings';
@@ -84,7 +85,8 @@ function shellQuote(text: string): string {
 export function buildOriginFunction(scope: Construct, props: OriginFunctionProps): OriginFunction {
   const { sourceBucket, sourceBuckets, cacheBucket, grammar, limits } = props;
   const prefixBuckets = Object.values(sourceBuckets);
-  const ownRecords = [FAILURES_PREFIX, ...Object.keys(props.webOrigins).map((prefix) => WEB_VARIANTS_PREFIX + prefix)];
+  // The faces of a source are remembered beside its variants, whatever its key (face-memory.ts).
+  const ownRecords = [FAILURES_PREFIX, ...Object.keys(props.webOrigins).map((prefix) => WEB_VARIANTS_PREFIX + prefix), '*' + FACES_SEGMENT];
   const { logGroup, role } = ownLogsAndRole(scope, 'Origin', 'edge-image-transformer origin: read sources, write variants, write its own logs', props);
   role.addToPolicy(
     new iam.PolicyStatement({

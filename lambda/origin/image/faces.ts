@@ -30,6 +30,13 @@ export interface RgbPixels {
   height: number;
 }
 
+/**
+ * Names this detector and its settings in the key its findings are
+ * remembered under (face-memory.ts): a change of model, search or thresholds
+ * must change it, so that a new detector never reads an old one's faces.
+ */
+export const FACE_DETECTOR = 'blazeface-back-1';
+
 /** Longest side of the copy searched. */
 export const FACE_SEARCH_SIDE = 640;
 
@@ -113,6 +120,9 @@ interface FaceModel {
 let loaded: Promise<FaceModel> | undefined;
 
 const THIS_FILE = typeof __filename === 'string' ? __filename : fileURLToPath(import.meta.url);
+
+/** Whether this process has begun loading the model: its resident bytes are then the process's (budget.ts). */
+export const faceModelLoaded = () => loaded !== undefined;
 
 /**
  * Loads the runtime and the model, once per process: a transform child calls
@@ -252,6 +262,12 @@ function distinctFaces(candidates: FaceBox[]): FaceBox[] {
     if (kept.length === MAX_FACES) break;
   }
   return kept;
+}
+
+/** A box's fractions to four decimals (a tenth of a pixel of a 1000 px image): what is answered and remembered. */
+export function roundedFace(face: FaceBox): FaceBox {
+  const round = (value: number) => Math.round(value * 1e4) / 1e4;
+  return { x: round(face.x), y: round(face.y), width: round(face.width), height: round(face.height), confidence: round(face.confidence) };
 }
 
 /**
