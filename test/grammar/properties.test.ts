@@ -93,7 +93,7 @@ const SPECS: ParamSpec[] = [
   {
     name: 'position',
     aliases: ['pos', 'gravity'],
-    value: choice('center', 'top', 'right', 'bottom', 'left', 'top-left', 'top-right', 'bottom-left', 'bottom-right', 'entropy', 'attention'),
+    value: choice('center', 'top', 'right', 'bottom', 'left', 'top-left', 'top-right', 'bottom-left', 'bottom-right', 'entropy', 'attention', 'face'),
     spell: anyCase,
   },
   {
