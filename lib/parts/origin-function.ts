@@ -21,6 +21,7 @@ import { buildConcurrencyCap } from './concurrency-cap';
 import { PROJECT_FUNCTION, PROJECT_ROOT, lambdaEntry, ownLogsAndRole } from './lambda-project';
 import { acknowledge, wildcardFinding } from './nag';
 import { packagingCommands } from '../watermarks';
+import { FACE_DETECTOR_EXTERNALS, faceDetectorCommands } from '../face-detector';
 
 /** The name of the origin Lambda's alias that the Function URL (and so CloudFront) invokes. */
 export const ORIGIN_ALIAS_NAME = 'live';
@@ -162,6 +163,8 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
       // sharp is a native module, and libheif-js reads its .wasm from beside its own file:
       // both are installed next to the bundle, not bundled...
       nodeModules: ['sharp', 'libheif-js'],
+      // The face detector's runtime is installed for linux-arm64 below, never for the build machine.
+      externalModules: FACE_DETECTOR_EXTERNALS,
       commandHooks: {
         beforeBundling: () => [],
         beforeInstall: () => [],
@@ -175,6 +178,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
             `cd ${shellQuote(outputDir)}`,
             'test -f package.json',
             `npm install --no-save --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc sharp@${arm64SharpVersion}`,
+            ...faceDetectorCommands(),
             'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
             'test -d node_modules/@img/sharp-linux-arm64',
             'test -d node_modules/@img/sharp-libvips-linux-arm64',

