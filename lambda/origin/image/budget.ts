@@ -201,6 +201,10 @@ export function previewsFit(info: SourceInfo, side: number, budget: Budget, maxD
   return fits(describeWork(info, { width: side, height: side, fit: 'inside' }, 1, maxDimension), info, 'webp', budget);
 }
 
+/** Whether one of `candidates` fits the budget: chooseFormat would not refuse the work. */
+export const anyFits = (work: Work, info: SourceInfo, candidates: EncodedFormat[], budget: Budget) =>
+  candidates.some((format) => fits(work, info, format, budget));
+
 /**
  * The first of `candidates` (in the request's order of preference) that fits
  * the budget in time and memory. A negotiated format may fall back to a later

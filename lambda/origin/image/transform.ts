@@ -4,10 +4,10 @@
 import { coverCrop, type Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
-import { afterFaces, chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, withFaceModel, type Budget } from './budget';
+import { afterFaces, anyFits, chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, withFaceModel, type Budget } from './budget';
 import { describe, PREVIEW_SIZE } from './describe';
 import { detectFaces, faceModelLoaded, faceSearchCopy, roundedFace, type FaceBox } from './faces';
-import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource } from './input';
+import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
 import { applySteps } from './steps';
 import type { WatermarkImage } from '../watermarks';
@@ -47,16 +47,33 @@ interface FoundFaces {
 
 /**
  * The faces of the source's first frame as displayed: those remembered, else
- * searched in a small copy when that fits `budget` (else unknown: undefined).
+ * searched in a small copy when that fits `budget` and leaves what the rest
+ * of the request needs (`leaves`); else unknown (undefined).
  */
-async function findFaces(source: OpenedSource, limits: Limits, budget: Budget, remembered: FaceBox[] | undefined): Promise<FoundFaces> {
+async function findFaces(source: OpenedSource, limits: Limits, budget: Budget, remembered: FaceBox[] | undefined, leaves: (rest: Budget) => boolean): Promise<FoundFaces> {
   if (remembered) return { faces: remembered, searched: false, budget };
   const left = afterFaces(source.info, budget, limits.maxDimension, faceModelLoaded());
-  if (!left) return { searched: false, budget };
+  if (!left || !leaves(left)) return { searched: false, budget };
   const copy = await faceSearchCopy((await source.firstFrame()).autoOrient()).catch((error: unknown) => {
     throw decodeError(error, limits);
   });
   return { faces: (await detectFaces(copy)).map(roundedFace), searched: true, budget: left };
+}
+
+/**
+ * What a search must leave of the budget, so that it never starves what
+ * follows it: format=json's previews (unless they do not fit `whole` anyway),
+ * or the cover crop placed by attention, which it is without a face.
+ */
+function roomAfterSearch(info: SourceInfo, ops: Ops, limits: Limits, whole: Budget): (rest: Budget) => boolean {
+  if (ops.format === 'json') {
+    const previews = (budget: Budget) => previewsFit(info, PREVIEW_SIZE, budget, limits.maxDimension);
+    return (rest) => previews(rest) || !previews(whole);
+  }
+  const placed = { ...ops, position: 'attention' as const };
+  const { candidates, animated } = planOutput(placed, info);
+  const work = describeWork(info, placed, animated ? framesToLoad(info, limits) : 1, limits.maxDimension);
+  return (rest) => anyFits(work, info, candidates, rest);
 }
 
 /** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
@@ -68,7 +85,7 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, granted
   const facesWanted = ops.format === 'json' || (ops.position === 'face' && coverCrop(ops));
   // A child that holds the face model has that much less for any job; one about to load it, too.
   const held = facesWanted || faceModelLoaded() ? withFaceModel(granted) : granted;
-  const found = facesWanted ? await findFaces(source, limits, held, options.faces) : { searched: false, budget: held };
+  const found = facesWanted ? await findFaces(source, limits, held, options.faces, roomAfterSearch(source.info, ops, limits, held)) : { searched: false, budget: held };
   const { budget } = found;
   const searched = found.searched ? { faces: found.faces } : {};
   if (ops.format === 'json') {
