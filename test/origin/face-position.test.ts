@@ -57,6 +57,8 @@ beforeAll(async () => {
     origin.putSource('framed.png', await sharp(tall).extend({ top: 30, bottom: 30, left: 30, right: 30, background: '#ffffff' }).png().toBuffer()),
     origin.putSource('landscape.jpg', await sharp(landscape).jpeg({ quality: 90 }).toBuffer()),
     origin.putSource('group.png', group),
+    // Two frames of the portrait: the first is searched.
+    origin.putSource('anim.gif', await sharp(await sharp(tall).extend({ bottom: 512, extendWith: 'repeat' }).raw().toBuffer(), { raw: { width: 256, height: 1024, channels: 3, pageHeight: 512 } }).gif().toBuffer()),
     origin.putSource('coffee.png', photos.read('coffee.png')),
   ]);
 }, 120_000);
@@ -100,6 +102,7 @@ describe.skipIf(!photos)('position=face', () => {
     const [face] = await facesOf('tall.jpg');
     const [turnedFace] = await facesOf('tall-6.jpg');
     const [framedFace] = await facesOf('framed.png');
+    const [animatedFace] = await facesOf('anim.gif');
     const cases: [string, Box, string][] = [
       ['tall-6.jpg', turnedFace!, 'width=200,height=200'],
       ['tall.jpg', face!, 'width=200,height=200,rotate=90'],
@@ -108,6 +111,7 @@ describe.skipIf(!photos)('position=face', () => {
       ['tall.jpg', face!, 'width=200,height=200,crop=0,0.1,1,0.9'],
       ['framed.png', framedFace!, 'width=200,height=200,trim=10'],
       ['framed.png', framedFace!, 'width=300,height=150,rotate=90,trim=10'],
+      ['anim.gif', animatedFace!, 'width=100,height=100'],
     ];
     for (const [key, box, ops] of cases) {
       const [size, rest] = [ops.split(',').slice(0, 2).join(','), ops.split(',').slice(2).join(',')];
