@@ -184,7 +184,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
     choices: POSITIONS,
     none: 'center',
     // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
-    matters: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && !CROP_STRATEGIES.includes(ops.position!)),
+    matters: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && CROP_STRATEGIES.indexOf(ops.position!) < 0),
   },
   // A point that places a cover crop; it wins over position (above).
   fp: { kind: POINT, matters: coverCrop },
