@@ -1,15 +1,16 @@
 // Generates the viewer-request CloudFront Function file from
 // lambda/edge/viewer-request.ts and the grammar: one self-contained,
 // minified file in the cloudfront-js-2.0 language subset, with the
-// deployment's fixed settings baked in. Its sizes and presets are read from
-// the KeyValueStore (lambda/edge/store.ts), so the file's size does not
-// depend on them.
+// deployment's fixed settings baked in. Its data (the grammar's parameters
+// and words, the sizes and watermarks) and its presets are read from the
+// KeyValueStore (lambda/edge/store.ts), so the file's size does not depend on
+// them; a function without a store holds its data as a literal instead.
 
 import { buildSync } from 'esbuild';
 import { join } from 'node:path';
 import { presetRefusal, type GrammarOptions } from '../lambda/grammar/index';
 import type { EdgeSettings } from '../lambda/edge/viewer-request';
-import { SIGNING_SECRETS_KEY } from '../lambda/edge/store';
+import { DATA_FIELDS, edgeData, SIGNING_SECRETS_KEY, storedData, storeForm } from '../lambda/edge/store';
 import { PROJECT_ROOT } from './project-root';
 
 export { SIGNING_SECRETS_KEY };
@@ -22,7 +23,7 @@ export const MAX_FUNCTION_BYTES = 10_240;
  * headroom under CloudFront's limit, so that a change that eats it is caught
  * in review. The goal is 9,000 over a function of 8,000 (docs/development.md).
  */
-export const EDGE_BUDGET_BYTES = 9_500;
+export const EDGE_BUDGET_BYTES = 9_000;
 
 /** Length of a KeyValueStore id (a UUID); a CDK token standing in for one may be shorter. */
 const KVS_ID_LENGTH = 36;
@@ -46,8 +47,9 @@ export interface EdgeFunctionSettings {
   signing: boolean;
   /**
    * The KeyValueStore the function reads (associate it with the function):
-   * its signing secrets, and the sizes and presets a deploy writes there
-   * (deploymentEntries). Required with signing, sizes or presets. Its id,
+   * its signing secrets, and the data and presets a deploy writes there
+   * (deploymentEntries). Required with signing, sizes, presets or
+   * watermarks; without, the data is in the function's code. Its id,
    * `KeyValueStore.keyValueStoreId`; a CDK token is fine.
    */
   keyValueStoreId?: string;
@@ -63,11 +65,17 @@ export function needsKeyValueStore(settings: Omit<EdgeFunctionSettings, 'keyValu
 const RUNTIME_CRYPTO = join(PROJECT_ROOT, 'lambda', 'edge', 'runtime-crypto.ts');
 const ENTRY = join(PROJECT_ROOT, 'lambda', 'edge', 'viewer-request.ts');
 
-/** Properties of the grammar's and the edge's own objects, which the bundle may rename. */
-const MANGLED_PROPERTIES = /^(name|code|read|kind|low|high|choices|auto|bare|none|allowed|aliases|matters|canonicalOnly|maxDimension|presetsOnly|sizes|presets|watermarks|header|params|own)$/;
+/**
+ * Properties of the grammar's and the edge's own objects, which the bundle
+ * renames; the data's (EdgeData) to the names the store holds them under (DATA_FIELDS).
+ */
+const MANGLED_PROPERTIES = new RegExp(`^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|${Object.keys(DATA_FIELDS).join('|')})$`);
 
-/** Global the bundle assigns the request function to; the wrapper below calls it. */
-const GLOBAL = 'viewerRequest';
+/** The label of statements the bundle drops: the grammar's own data, which the function reads from its store. */
+const CODE_DATA_LABEL = 'fromCode';
+
+/** Global a bundle assigns its function to; the handler around it calls it. */
+const GLOBAL = 'edge';
 
 /**
  * Features of cloudfront-js-2.0 beyond ES5 that esbuild may leave in the
@@ -82,18 +90,24 @@ const RUNTIME_SUPPORTS = {
   'rest-argument': true,
 } as const;
 
-/** The bundled grammar and request function, defining the global `viewerRequest`. */
-function bundle(settings: EdgeSettings): string {
-  // Each setting a constant (EDGE in lambda/edge/viewer-request.ts), so what a deployment does not use is left out.
+/**
+ * A CloudFront Function's TypeScript module `entry` bundled into one
+ * minified script that assigns its export `exported` to the global GLOBAL,
+ * with `constants` (`{ EDGE: settings }`) baked in field by field, so that
+ * what a deployment does not use is left out.
+ */
+export function bundleFunction(entry: string, exported: string, constants: { [name: string]: object }): string {
   const define: { [name: string]: string } = {};
-  Object.entries(settings).forEach(([name, value]) => {
-    define[`EDGE.${name}`] = JSON.stringify(value);
+  Object.entries(constants).forEach(([constant, fields]) => {
+    Object.entries(fields).forEach(([name, value]) => {
+      define[`${constant}.${name}`] = JSON.stringify(value);
+    });
   });
   const result = buildSync({
     stdin: {
-      contents: `import { viewerRequest as request } from ${JSON.stringify(ENTRY)};\n${GLOBAL} = request;\n`,
+      contents: `import { ${exported} as run } from ${JSON.stringify(entry)};\n${GLOBAL} = run;\n`,
       resolveDir: PROJECT_ROOT,
-      sourcefile: 'edge-entry.ts',
+      sourcefile: 'function-entry.ts',
       loader: 'ts',
     },
     bundle: true,
@@ -108,6 +122,8 @@ function bundle(settings: EdgeSettings): string {
     // canonical URI knows. Quoted ones too, so the settings literal above matches.
     mangleProps: MANGLED_PROPERTIES,
     mangleQuoted: true,
+    mangleCache: { ...DATA_FIELDS },
+    dropLabels: [CODE_DATA_LABEL],
     legalComments: 'none',
     charset: 'ascii',
     // The grammar imports `crypto` (sign.ts); the runtime provides it, bound by
@@ -116,23 +132,39 @@ function bundle(settings: EdgeSettings): string {
     logLevel: 'silent',
   });
   const file = result.outputFiles[0];
-  if (!file) throw new Error('esbuild produced no viewer-request function.');
-  return file.text.trim();
+  if (!file) throw new Error(`esbuild produced no function from ${entry}.`);
+  return `var ${GLOBAL};\n${file.text.trim()}`;
 }
 
+/** A top-level handler that answers what the bundle's function answers, given the event and `extra`, code of further arguments. */
+export const plainHandler = (extra = ''): string => `function handler(event){return ${GLOBAL}(event${extra})}`;
+
 /**
- * The top-level handler CloudFront calls: the bundle's answer, after reading
- * from the store the keys it asks for. A key that cannot be read (missing,
- * or a failed read) is left out; the bundle decides what that means. Reads
- * are awaited one by one: CloudFront advises against promise combinators,
- * which cost function memory.
+ * The top-level handler CloudFront calls: the bundle's answer for the
+ * deployment's data, read from the store's parts under `data.keyPrefix` (a
+ * part that cannot be read fails the request: CloudFront answers 503), after
+ * reading from the store the keys it asks for. One of those that cannot be
+ * read (missing, or a failed read) is left out; the bundle decides what that
+ * means. Reads are awaited one by one: CloudFront advises against promise
+ * combinators, which cost function memory. Without a store, the data is a
+ * literal of the code.
  */
-function wrapper(storeId: string | undefined): string {
-  if (storeId === undefined) return `function handler(event){return ${GLOBAL}(event)}`;
+function wrapper(storeId: string | undefined, settings: EdgeFunctionSettings): string {
+  if (storeId === undefined) return plainHandler(',' + literal(storeForm(edgeData(settings.grammar))));
+  const data = storedData(settings.grammar);
   return (
-    `async function handler(event){var r=${GLOBAL}(event),s=cf.kvs(${JSON.stringify(storeId)}),v={},k;` +
+    `async function handler(event){var s=cf.kvs(${JSON.stringify(storeId)}),d="",v={},k=0,r;` +
+    `while(k<${data.parts.length})d+=await s.get(${JSON.stringify(data.keyPrefix)}+k++);r=${GLOBAL}(event,JSON.parse(d));` +
     `if(r.keys){while(k=r.keys.shift())try{v[k]=await s.get(k)}catch(e){}r=r.next(v)}return r}`
   );
+}
+
+/** `value` (JSON data) as a JavaScript literal: JSON, with the keys that are names unquoted. */
+function literal(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(literal).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  const fields = Object.entries(value).map(([key, field]) => `${/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key)}:${literal(field)}`);
+  return `{${fields.join(',')}}`;
 }
 
 /** Throws, naming it, for a preset the grammar would refuse on every request. */
@@ -151,33 +183,31 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
   checkPresets(settings.grammar);
   const storeId = needsKeyValueStore(settings) ? settings.keyValueStoreId : undefined;
   if (needsKeyValueStore(settings) && storeId === undefined) {
-    throw new Error('The viewer-request function needs a KeyValueStore (keyValueStoreId) for signing, sizes or presets.');
+    throw new Error('The viewer-request function needs a KeyValueStore (keyValueStoreId) for signing, sizes, presets or watermarks.');
   }
   const edge: EdgeSettings = {
     dimensionLimit: settings.grammar.maxDimension,
     onlyPresets: !!settings.grammar.presetsOnly,
     avif: settings.avif,
     signing: settings.signing,
-    sizesInStore: !!settings.grammar.sizes,
     presetsInStore: Object.keys(settings.grammar.presets ?? {}).length > 0,
-    watermarksInStore: Object.keys(settings.grammar.watermarks ?? {}).length > 0,
   };
   const imports = ["import crypto from 'crypto';"];
   if (storeId !== undefined) imports.push("import cf from 'cloudfront';");
-  const code = [...imports, `var ${GLOBAL};`, bundle(edge), wrapper(storeId), ''].join('\n');
+  const code = [...imports, bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge }), wrapper(storeId, settings), ''].join('\n');
 
   checkFunctionSize(code, storeId);
   return code;
 }
 
 /** Throws when `code` exceeds CloudFront's 10 KB, counting the store id as long as the real one. */
-export function checkFunctionSize(code: string, storeId?: string): void {
+export function checkFunctionSize(code: string, storeId?: string, name = 'viewer-request'): void {
   // At synth time the store id is a CDK token, which may be shorter than the id it becomes.
   const idShortfall = storeId !== undefined ? Math.max(0, KVS_ID_LENGTH - storeId.length) : 0;
   const bytes = Buffer.byteLength(code, 'utf8') + idShortfall;
   if (bytes > MAX_FUNCTION_BYTES) {
     throw new Error(
-      `The viewer-request function is ${bytes} bytes, over CloudFront's limit of ${MAX_FUNCTION_BYTES}. ` +
+      `The ${name} function is ${bytes} bytes, over CloudFront's limit of ${MAX_FUNCTION_BYTES}. ` +
         'Shorten the grammar or the edge function.',
     );
   }

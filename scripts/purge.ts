@@ -18,7 +18,7 @@ import { cloudFrontInvalidations, type InvalidationClient } from '../lambda/inva
 import { covers, EVERYTHING, sourceWildcards } from '../lambda/invalidate/paths';
 import { purgeFailed, purgeSources, type SourcePurge } from '../lambda/invalidate/purge';
 import { deleteKeys, listVariants } from '../lambda/invalidate/variants';
-import { WEB_VARIANTS_PREFIX } from '../lambda/origin/web/variants';
+import { webVariantPrefix } from '../lambda/origin/cache-keys';
 import { localS3Client } from '../local/harness/s3-client';
 import { UsageError } from '../local/harness/command-line';
 import { operatorMain, runIfMain } from './operator-command';
@@ -152,7 +152,7 @@ export function sourceKeyOf(arg: string): string {
  * every key is looked up there too: one more listing.
  */
 async function purgeWebVariants(s3: S3Client, cacheBucket: string, key: string, report: SourcePurge): Promise<void> {
-  const listed = await listVariants(s3, cacheBucket, WEB_VARIANTS_PREFIX + key);
+  const listed = await listVariants(s3, cacheBucket, webVariantPrefix(key));
   const removed = await deleteKeys(s3, cacheBucket, listed.keys);
   report.deleted += removed.deleted;
   report.errors.push(...removed.errors);

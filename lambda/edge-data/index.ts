@@ -1,8 +1,9 @@
-// The custom resource that writes the deployment's sizes and presets into the
-// viewer-request function's KeyValueStore on every deploy
-// (lib/parts/edge-data.ts). CloudFormation imports a store's data only when it
-// creates the store; every later change goes through the data-plane API,
-// which this Lambda calls (sync.ts decides what to write).
+// The custom resource that writes the deployment's data (the grammar's,
+// sizes, watermarks) and presets into the viewer-request function's
+// KeyValueStore on every deploy (lib/parts/edge-data.ts). CloudFormation
+// imports a store's data only when it creates the store; every later change
+// goes through the data-plane API, which this Lambda calls (sync.ts decides
+// what to write).
 //
 // Delete does nothing: it comes with the stack's deletion (the store goes
 // too), and the entries left behind are harmless without a function reading them.
@@ -20,7 +21,7 @@ import {
 } from '@aws-sdk/client-cloudfront-keyvaluestore';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { customResourceHandler } from '../common/custom-resource';
-import { syncStore, type KeyValueStoreApi, type SyncOutcome } from './sync';
+import { desiredEntries, syncStore, type KeyValueStoreApi, type SyncOutcome } from './sync';
 
 /** The data-plane API through the SDK; `config` is the client's (tests point it at a local server). */
 export function keyValueStoreApi(config: CloudFrontKeyValueStoreClientConfig = {}): KeyValueStoreApi {
@@ -63,19 +64,23 @@ const summary = (outcome: SyncOutcome) =>
   (outcome.attempts > 1 ? ` (the store changed during the deploy; written on attempt ${outcome.attempts})` : '') +
   '; other keys untouched.';
 
+/** The handler; on Update, the previous deploy's data is kept (desiredEntries) for the function being replaced. */
 export function createEdgeDataHandler(api: KeyValueStoreApi, fetchFn: typeof fetch = fetch) {
-  return customResourceHandler(
-    'edge_data',
-    {
-      deleted: "Deleted; the store's entries are left to the store's own deletion.",
-      async apply(properties) {
-        const { KeyValueStoreArn, Entries } = properties as unknown as EdgeDataProperties;
-        const outcome = await syncStore(api, KeyValueStoreArn, new Map(Object.entries(Entries ?? {})));
-        return { log: { ...outcome }, data: { Message: summary(outcome) } };
+  return (event: CloudFormationCustomResourceEvent) => {
+    const previous = event.RequestType === 'Update' ? (event.OldResourceProperties as unknown as EdgeDataProperties).Entries : undefined;
+    return customResourceHandler(
+      'edge_data',
+      {
+        deleted: "Deleted; the store's entries are left to the store's own deletion.",
+        async apply(properties) {
+          const { KeyValueStoreArn, Entries } = properties as unknown as EdgeDataProperties;
+          const outcome = await syncStore(api, KeyValueStoreArn, desiredEntries(Entries ?? {}, previous));
+          return { log: { ...outcome }, data: { Message: summary(outcome) } };
+        },
       },
-    },
-    fetchFn,
-  );
+      fetchFn,
+    )(event);
+  };
 }
 
 let handle: ReturnType<typeof createEdgeDataHandler> | undefined;

@@ -10,7 +10,7 @@
 // ConflictException, and the sync reads the store again and retries: nothing
 // of theirs is ever overwritten.
 
-import { isDeploymentKey } from '../edge/store';
+import { isDeploymentKey, isVersionedKey } from '../edge/store';
 
 export interface StoreEntry {
   key: string;
@@ -28,6 +28,18 @@ export interface KeyValueStoreApi {
    * version `ifMatch` (else a ConflictException); the store's new version.
    */
   update(kvsArn: string, ifMatch: string, puts: StoreEntry[], deletes: string[]): Promise<string>;
+}
+
+/**
+ * What the store should hold: the deployment's entries, and those of the
+ * previous deploy's that no function of this one reads (its data, under the
+ * hash of that data: isVersionedKey). The function CloudFront is replacing
+ * during this deploy still reads them; the next deploy deletes them.
+ */
+export function desiredEntries(entries: Record<string, string>, previous: Record<string, string> = {}): Map<string, string> {
+  const desired = new Map(Object.entries(entries));
+  for (const [key, value] of Object.entries(previous)) if (isVersionedKey(key) && !desired.has(key)) desired.set(key, value);
+  return desired;
 }
 
 /** UpdateKeys takes at most 50 keys per call, puts and deletes together (CloudFront's quota; its other one, 3 MB a call, 50 entries never reach). */
@@ -52,7 +64,7 @@ export function storeChanges(current: ReadonlyMap<string, string>, desired: Read
   if (foreign.length > 0) {
     throw new Error(
       `Refusing to write ${foreign.map((key) => JSON.stringify(key)).join(', ')} in the KeyValueStore: ` +
-        'a deploy writes only its sizes and presets; every other key is the operator\'s.',
+        'a deploy writes only its data and presets; every other key is the operator\'s.',
     );
   }
   return { puts, deletes };

@@ -1,43 +1,125 @@
 // What the viewer-request function reads from its KeyValueStore. The
 // operator's signing secrets live under one key that a deploy never touches;
-// the deployment's sizes and presets live under keys the construct writes on
+// the deployment's data and presets live under keys the construct writes on
 // every deploy (lambda/edge-data). They are kept out of the function's code
 // so that its size does not grow with them.
+//
+// The data (EdgeData: the grammar's parameters and words, the sizes and the
+// watermarks) is read on every request, as JSON cut into values of at most
+// 1 KB under keys that carry its hash. The generated function names the keys
+// of its own data, so it never reads another deploy's: while CloudFront
+// replaces the function, the previous one still finds its own data, which
+// the next deploy deletes (lambda/edge-data).
 
-import type { GrammarOptions } from '../grammar/index';
+import crypto from 'crypto';
+import { GRAMMAR_DATA, type GrammarData, type GrammarOptions } from '../grammar/index';
 
 /** The active signing secrets, put in by the operator. */
 export const SIGNING_SECRETS_KEY = 'signing-secrets';
-/** The allowed widths and heights, ascending and comma-separated: `16,32,640`. */
-export const SIZES_KEY = 'sizes';
 /** Every preset's name, comma-separated, for the message that refuses an unknown one. */
 export const PRESET_NAMES_KEY = 'presets';
-/** The watermarks' versions by name, as JSON: `{"logo":"1a2b3c4d"}`. */
-export const WATERMARKS_KEY = 'watermarks';
 /** Followed by a preset's name; the value is its parameters as JSON: `{"width":"200","fit":"cover"}`. */
 export const PRESET_KEY_PREFIX = 'preset:';
+/** Followed by the data's hash, a colon and a part's number: `data:1a2b3c4d5e:0`. */
+export const DATA_KEY_PREFIX = 'data:';
+/** Keys a deploy wrote before the data held the sizes and watermarks; the next deploy deletes them. */
+const FORMER_KEYS = ['sizes', 'watermarks'];
+
+/** What the function reads on every request: the grammar's data, and the deployment's sizes and watermarks. */
+export interface EdgeData extends GrammarData {
+  sizes?: number[];
+  watermarks?: { [name: string]: string };
+}
+
+/**
+ * The short names the data's fields have in the store, and in the function's
+ * code, whose bundler renames them so (lib/edge-function.ts): a smaller value
+ * to read, and shorter code.
+ */
+export const DATA_FIELDS: { [field: string]: string } = {
+  params: 'p',
+  words: 'w',
+  sizes: 's',
+  watermarks: 'm',
+  aliases: 'a',
+  kind: 'k',
+  low: 'l',
+  high: 'h',
+  choices: 'c',
+  none: 'n',
+  auto: 'u',
+  bare: 'b',
+  canonicalOnly: 'o',
+};
+
+/** `record` with its fields under their DATA_FIELDS names. */
+const shortNames = (record: object): { [field: string]: unknown } => {
+  const renamed: { [field: string]: unknown } = {};
+  Object.keys(record).forEach((field) => {
+    renamed[DATA_FIELDS[field] || field] = (record as { [field: string]: unknown })[field];
+  });
+  return renamed;
+};
+
+/** The data as the function reads it: its own fields and each parameter's under their short names (not the parameters' or watermarks' names). */
+export function storeForm(data: EdgeData): object {
+  const params: { [name: string]: unknown } = {};
+  Object.keys(data.params).forEach((name) => {
+    params[name] = shortNames(data.params[name] as object);
+  });
+  return shortNames({ ...data, params });
+}
 
 /** CloudFront's limits on a key and a value, in UTF-8 bytes. */
 export const MAX_STORE_KEY_BYTES = 512;
 export const MAX_STORE_VALUE_BYTES = 1024;
 
+/**
+ * Whether a key is one a deploy wrote for a function it may be replacing: no
+ * function it publishes reads it, so it is kept for one deploy more.
+ */
+export function isVersionedKey(key: string): boolean {
+  return key.indexOf(DATA_KEY_PREFIX) === 0 || FORMER_KEYS.indexOf(key) !== -1;
+}
+
 /** Whether a key is one the deployment writes (and so may replace or delete). */
 export function isDeploymentKey(key: string): boolean {
-  return key === SIZES_KEY || key === PRESET_NAMES_KEY || key === WATERMARKS_KEY || key.indexOf(PRESET_KEY_PREFIX) === 0;
+  return key === PRESET_NAMES_KEY || key.indexOf(PRESET_KEY_PREFIX) === 0 || isVersionedKey(key);
 }
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
+/** The deployment's EdgeData: this code's grammar data, and the sizes and watermarks of `grammar`. */
+export function edgeData(grammar: GrammarOptions): EdgeData {
+  const watermarks = grammar.watermarks && Object.keys(grammar.watermarks).length > 0 ? grammar.watermarks : undefined;
+  return { ...GRAMMAR_DATA, ...(grammar.sizes ? { sizes: grammar.sizes } : {}), ...(watermarks ? { watermarks } : {}) };
+}
+
+/** The data as the store holds it: its JSON, cut into parts of at most MAX_STORE_VALUE_BYTES, and their keys. */
+export function storedData(grammar: GrammarOptions): { keyPrefix: string; parts: string[] } {
+  const json = JSON.stringify(storeForm(edgeData(grammar)));
+  const parts: string[] = [''];
+  // By code points, so that no part ends inside a character.
+  Array.from(json).forEach((character) => {
+    if (bytes(parts[parts.length - 1] + character) > MAX_STORE_VALUE_BYTES) parts.push('');
+    parts[parts.length - 1] += character;
+  });
+  const hash = crypto.createHash('sha256').update(json).digest('hex').slice(0, 10);
+  return { keyPrefix: `${DATA_KEY_PREFIX}${hash}:`, parts };
+}
+
 /**
- * The deployment's entries for `grammar`: one for the sizes, one per preset
+ * The deployment's entries for `grammar`: its data in parts, one per preset
  * and the list of names. Throws, naming it, for an entry over CloudFront's
  * limits. The names list is cut short (ending in `...`) when it would not fit:
  * it only words a message.
  */
 export function deploymentEntries(grammar: GrammarOptions): Record<string, string> {
   const entries: Record<string, string> = {};
-  if (grammar.sizes) entries[SIZES_KEY] = grammar.sizes.join(',');
-  if (grammar.watermarks && Object.keys(grammar.watermarks).length > 0) entries[WATERMARKS_KEY] = JSON.stringify(grammar.watermarks);
+  const data = storedData(grammar);
+  data.parts.forEach((part, index) => {
+    entries[data.keyPrefix + index] = part;
+  });
   const presets = grammar.presets ?? {};
   const names = Object.keys(presets);
   if (names.length > 0) entries[PRESET_NAMES_KEY] = namesList(names);
@@ -51,7 +133,7 @@ export function deploymentEntries(grammar: GrammarOptions): Record<string, strin
       throw new Error(`The KeyValueStore key "${key.slice(0, 60)}..." is ${bytes(key)} bytes, over CloudFront's ${MAX_STORE_KEY_BYTES}: shorten the preset's name.`);
     }
     if (bytes(value) > MAX_STORE_VALUE_BYTES) {
-      throw new Error(`The KeyValueStore value of "${key}" is ${bytes(value)} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES}: ${key === SIZES_KEY ? 'allow fewer sizes' : key === WATERMARKS_KEY ? 'name fewer watermarks' : 'shorten the preset'}.`);
+      throw new Error(`The KeyValueStore value of "${key}" is ${bytes(value)} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES}: shorten the preset.`);
     }
   });
   return entries;

@@ -3,8 +3,10 @@
 // the edge. lib/edge-function.ts bundles this file with the grammar into the
 // one self-contained file CloudFront runs, with the deployment's fixed
 // settings baked in; it adds the top-level `async function handler(event)`
-// that reads from the KeyValueStore (the signing secrets, the sizes and the
-// presets: lambda/edge/store.ts) the keys the function made here asks for.
+// that reads from the KeyValueStore (lambda/edge/store.ts) the deployment's
+// data, hands it to the function made here (the grammar's parameters and
+// words, the sizes and watermarks), and then reads the keys that function
+// asks for (the signing secrets, a preset).
 //
 // Nothing here may be `async`: the runtime allows `async` on top-level
 // function declarations only ("async closures are not supported"), and
@@ -27,17 +29,20 @@ import {
   isGrammarError,
   parseViewerQuery,
   presetName,
+  say,
   signatureParams,
   signedText,
   unknownPreset,
+  useGrammarData,
   verifySignature,
   type GrammarOptions,
   type Preset,
 } from '../grammar/index';
-import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, SIZES_KEY, WATERMARKS_KEY } from './store';
+import type { CloudFrontFunctionsEvent, CloudFrontFunctionsHeaders, CloudFrontFunctionsQuerystring } from 'aws-lambda';
+import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, type EdgeData } from './store';
 
 /**
- * The deployment's settings baked into the function; its sizes and presets
+ * The deployment's settings baked into the function; its data and presets
  * are in the store. lib/edge-function.ts defines each field as a constant
  * when it bundles this file (EDGE below), so a deployment's function leaves
  * out the code of what it does not use.
@@ -51,46 +56,29 @@ export interface EdgeSettings {
   avif: boolean;
   /** Whether every request must carry a valid `sig`. */
   signing: boolean;
-  /** Whether the store holds allowed sizes. */
-  sizesInStore: boolean;
   /** Whether the store holds presets. */
   presetsInStore: boolean;
-  /** Whether the store holds watermarks' versions. */
-  watermarksInStore: boolean;
 }
 
 /** The settings, each field defined by the bundler. */
 declare const EDGE: EdgeSettings;
 
-/** One query parameter, header or cookie in CloudFront's event object. */
-export interface CloudFrontValue {
-  value: string;
-  multiValue?: { value: string }[];
-}
+/** One query parameter, header or cookie in CloudFront's event object, and a set of them. */
+export type CloudFrontValues = CloudFrontFunctionsQuerystring;
+export type CloudFrontValue = CloudFrontValues[string];
 
-export type CloudFrontValues = { [name: string]: CloudFrontValue };
+export type CloudFrontRequest = CloudFrontFunctionsEvent['request'];
 
-export interface CloudFrontRequest {
-  method: string;
-  uri: string;
-  querystring: CloudFrontValues;
-  headers: CloudFrontValues;
-  cookies: CloudFrontValues;
-}
-
+/** A response the function answers itself: CloudFront's event types have no body for it. */
 export interface CloudFrontResponse {
   statusCode: number;
   statusDescription: string;
-  headers: CloudFrontValues;
+  headers: CloudFrontFunctionsHeaders;
   body: { encoding: 'text'; data: string };
 }
 
-export interface ViewerRequestEvent {
-  version: string;
-  context: { [field: string]: string | undefined };
-  viewer: { ip: string };
-  request: CloudFrontRequest;
-}
+/** A viewer-request event: no response yet. */
+export type ViewerRequestEvent = Omit<CloudFrontFunctionsEvent, 'response'>;
 
 /** KeyValueStore values by key; a key that could not be read is absent. */
 export type StoreValues = { [key: string]: string | undefined };
@@ -106,7 +94,8 @@ export type Answer = CloudFrontRequest | CloudFrontResponse;
 
 export type Outcome = Answer | StoreRead;
 
-export type ViewerRequestFunction = (event: ViewerRequestEvent) => Outcome;
+/** The function, given the deployment's data (EdgeData). */
+export type ViewerRequestFunction = (event: ViewerRequestEvent, data: EdgeData) => Outcome;
 
 /**
  * The active secrets in the KeyValueStore value: separated by newlines or
@@ -146,13 +135,7 @@ const response = (statusCode: number, statusDescription: string, code: string, m
     body: { encoding: 'text', data: JSON.stringify({ error: code, message }) },
 });
 
-const forbidden = (message: string) => response(403, 'Forbidden', 'invalid_signature', message);
-
-/** The allowed sizes as the store holds them; without them no request can be checked, so none is answered. */
-const sizesFrom = (value: string | undefined): number[] => {
-  if (value == null) throw new Error('No sizes in the KeyValueStore');
-  return value.split(',').map(Number);
-};
+const forbidden = (word: 'unsigned' | 'expired' | 'badSignature') => response(403, 'Forbidden', 'invalid_signature', say(word));
 
 /** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
 const refusing = <T extends Outcome>(answer: () => T): T | CloudFrontResponse => {
@@ -164,14 +147,15 @@ const refusing = <T extends Outcome>(answer: () => T): T | CloudFrontResponse =>
   }
 };
 
-export const viewerRequest: ViewerRequestFunction = (event) => {
+export const viewerRequest: ViewerRequestFunction = (event, data) => {
   const request = event.request;
   // The distribution allows GET and HEAD only; anything else CloudFront
   // refuses itself. Should a behaviour ever allow more, it is not ours to
   // rewrite: pass it through untouched.
   if (request.method !== 'GET' && request.method !== 'HEAD') return request;
+  useGrammarData(data);
 
-  return refusing(() => {
+  return refusing<Outcome>(() => {
     const pairs = queryPairs(request.querystring);
     const key = decodeKeyPath(request.uri);
     const preset = presetName(pairs);
@@ -181,8 +165,6 @@ export const viewerRequest: ViewerRequestFunction = (event) => {
     const presetKey = PRESET_KEY_PREFIX + preset;
     const keys = ([] as string[]).concat(
       EDGE.signing ? SIGNING_SECRETS_KEY : [],
-      EDGE.sizesInStore ? SIZES_KEY : [],
-      EDGE.watermarksInStore ? WATERMARKS_KEY : [],
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
       named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
     );
@@ -191,9 +173,9 @@ export const viewerRequest: ViewerRequestFunction = (event) => {
       const options: GrammarOptions = {
         maxDimension: EDGE.dimensionLimit,
         presetsOnly: EDGE.onlyPresets,
-        sizes: EDGE.sizesInStore ? sizesFrom(values[SIZES_KEY]) : undefined,
+        sizes: data.sizes,
         presets: {},
-        watermarks: JSON.parse(values[WATERMARKS_KEY] || '{}') as GrammarOptions['watermarks'],
+        watermarks: data.watermarks,
       };
       if (named) {
         const definition = values[presetKey];
@@ -206,12 +188,12 @@ export const viewerRequest: ViewerRequestFunction = (event) => {
         // one signed URL serves every browser (see lambda/grammar/sign.ts).
         const secrets = values[SIGNING_SECRETS_KEY];
         if (secrets == null) console.log('signing secrets unavailable');
-        if (signature.sig == null) return forbidden('This URL must be signed.');
+        if (signature.sig == null) return forbidden('unsigned');
         // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
-        if (+(signature.exp as string) <= Date.now() / 1000) return forbidden('This URL has expired.');
+        if (+(signature.exp as string) <= Date.now() / 1000) return forbidden('expired');
         const text = signedText(key, canonicalOps(query.params, options), signature);
         if (text == null || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
-          return forbidden('The signature is not valid for this URL.');
+          return forbidden('badSignature');
         }
       }
 

@@ -22,7 +22,7 @@ import {
   type UnresolvedOps,
   type ViewerParams,
 } from './params';
-import { invalidParameter, oneOf } from './validate';
+import { invalidParameter, oneOf, say } from './validate';
 
 /** The value of `width` and `dpr` that the edge resolves from client hints. */
 const AUTO = 'auto';
@@ -69,7 +69,7 @@ export const decodeQueryComponent = (text: string): string => {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch (_malformed) {
-    throw grammarError('invalid_parameter', `Invalid query string: "${text.slice(0, 40)}" is not valid percent-encoded UTF-8.`);
+    throw grammarError('invalid_parameter', say('query', text.slice(0, 40)));
   }
 };
 
@@ -89,7 +89,7 @@ function canonicalParams(): { [name: string]: Param } {
 }
 
 /** The refusal of a parameter given twice. */
-const repeated = (name: string, value: string) => invalidParameter(name, value, `a single value (${name} is given more than once)`);
+const repeated = (name: string, value: string) => invalidParameter(name, value, say('repeated', name));
 
 /** The value of the parameter spelled as `spellings` (the first its name), or undefined; throws when it is given twice. */
 export const singleValue = (pairs: [string, string][], spellings: string[]): string | undefined => {
@@ -146,7 +146,7 @@ const parseParams = (pairs: [string, string][], options: GrammarOptions, named: 
     const param = paramOf(pair);
     if (!param) return;
     if (options.presetsOnly) {
-      throw invalidParameter(param.name, pair[1], 'no parameter but preset (this deployment serves presets only)');
+      throw invalidParameter(param.name, pair[1], say('presetsOnly'));
     }
     if (hasOwn(own, param.name)) throw repeated(param.name, pair[1]);
     params[param.name] = own[param.name] = param.read(pair[1], options);
@@ -178,7 +178,7 @@ const negotiateFormat = (negotiation: Negotiation): NegotiatedFormat | undefined
 /** Snaps a size up to the next allowed one (sizes ascending). */
 const snap = (name: string, value: number, sizes: number[]): number => {
   const size = sizes.filter((allowed) => allowed >= value)[0];
-  if (size == null) throw invalidParameter(name, String(value), `at most ${sizes[sizes.length - 1]}, the largest allowed size`);
+  if (size == null) throw invalidParameter(name, String(value), say('largest', sizes[sizes.length - 1]));
   return size;
 };
 
@@ -293,11 +293,6 @@ export const opsSegment = (ops: UnresolvedOps): string =>
     .join(',') || ORIGINAL;
 
 export const canonicalUri = (key: string, ops: UnresolvedOps): string => encodeKeyPath(key) + '/' + opsSegment(ops);
-
-/** The variant's key in the cache bucket: the canonical URI as S3 decodes it, without the leading slash. */
-export function variantKey(key: string, ops: Ops): string {
-  return key + '/' + opsSegment(ops);
-}
 
 /** What the edge does to every request: path and query in, one canonical request out. */
 export function canonicalRequest(path: string, pairs: [string, string][], options: GrammarOptions, negotiation: Negotiation): CanonicalRequest;

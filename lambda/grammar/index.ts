@@ -7,3 +7,4 @@ export * from './errors';
 export * from './key';
 export * from './params';
 export * from './sign';
+export * from './validate';

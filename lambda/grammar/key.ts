@@ -2,6 +2,7 @@
 // canonical encoding used in canonical URIs.
 
 import { grammarError } from './errors';
+import { say, type Word } from './validate';
 
 /** S3's limit on a key, in UTF-8 bytes. */
 export const MAX_KEY_BYTES = 1024;
@@ -9,24 +10,24 @@ export const MAX_KEY_BYTES = 1024;
 /** UTF-8 length without TextEncoder, which a CloudFront Function does not have. */
 const utf8Length = (text: string) => encodeURIComponent(text).replace(/%[0-9A-F]{2}/g, '_').length;
 
-const invalidKey = (reason: string) => grammarError('invalid_key', `Invalid source key: ${reason}.`);
+const invalidKey = (reason: Word, detail?: unknown) => grammarError('invalid_key', say('key', say(reason, detail)));
 
 /** Throws unless `key` is a key this service will read. */
 export const validateKey = (key: string): string => {
-  if (key === '') throw invalidKey('it is empty');
+  if (key === '') throw invalidKey('emptyKey');
   // C0, DEL and the C1 controls (U+0080-U+009F).
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(key)) throw invalidKey('it contains a control character');
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(key)) throw invalidKey('control');
   let bytes: number;
   try {
     bytes = utf8Length(key);
   } catch (_unpaired) {
     // encodeURIComponent throws a URIError on a lone surrogate, which has no UTF-8 form.
-    throw invalidKey('it is not valid Unicode');
+    throw invalidKey('unicode');
   }
-  if (bytes > MAX_KEY_BYTES) throw invalidKey(`it is longer than ${MAX_KEY_BYTES} bytes`);
+  if (bytes > MAX_KEY_BYTES) throw invalidKey('long', MAX_KEY_BYTES);
   // The first empty, `.` or `..` segment, if any.
   const segment = /(?:^|\/)(\.{0,2})(?:\/|$)/.exec(key);
-  if (segment) throw invalidKey(segment[1] ? `it has a "${segment[1]}" path segment` : 'it has an empty path segment');
+  if (segment) throw segment[1] ? invalidKey('segment', segment[1]) : invalidKey('emptySegment');
   return key;
 };
 
@@ -36,7 +37,7 @@ export const decodeKeyPath = (path: string): string => {
   try {
     key = decodeURIComponent(path.replace(/^\//, ''));
   } catch (_malformed) {
-    throw invalidKey('it is not valid percent-encoded UTF-8');
+    throw invalidKey('escape');
   }
   return validateKey(key);
 };

@@ -1,17 +1,19 @@
 // The URL parameters of the contract: one declarative record each (aliases,
-// the kind of value and how to parse it, when it changes the image, whether a
-// viewer may give it). The order of PARAM_TABLE is the fixed order of ops in
-// the canonical URI. Adding an operation is one record here and one step in
+// the kind of value, its bounds or choices, whether a viewer may give it),
+// which is data (the edge function reads it from its KeyValueStore), and in
+// MATTERS the code that says when a value changes the image. The order of
+// PARAM_TABLE is the fixed order of ops in the canonical URI. Adding an operation is one record here and one step in
 // the origin's pipeline: the client's types, the edge's lookups and the
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
 
-import { BOOLEAN, BORDER, CHOICE, COLOUR, INTEGER, NAME, NUMBER, POINT, readValue, REGION, type Value, type ValueRule } from './validate';
+import { readValue, useWords, WORDS, type Value, type ValueRule, type Words } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
 /** `pad` is another name for `contain`: the whole image inside the box, the rest filled. */
-const FIT_SPELLINGS = (FITS as readonly string[]).concat('pad');
+// Pure: nothing but the data needs it, which the edge's bundle leaves out.
+const FIT_SPELLINGS = /* @__PURE__ */ (FITS as readonly string[]).concat('pad');
 
 /** What fills the rest of contain's box: the background colour, or a blurred copy of the image. */
 export const FILLS = ['background', 'blur'] as const;
@@ -157,11 +159,23 @@ export interface Param {
 }
 
 /**
- * A record of the table: what the parameter's values may be (validate.ts reads
- * and refuses them all by this rule), its other spellings, and `none`, the
- * value that changes nothing (dropped like a value that does not matter).
+ * A record of the table, data only (the edge function reads it from its
+ * KeyValueStore): what the parameter's values may be (validate.ts reads and
+ * refuses them all by this rule), its other spellings, `none`, the value that
+ * changes nothing (dropped like a value that does not matter), and whether
+ * only the edge writes it.
  */
-type ParamRecord = ValueRule & Partial<Pick<Param, 'matters' | 'canonicalOnly'>> & { aliases?: string[]; none?: Value };
+export interface ParamRecord extends ValueRule {
+  aliases?: string[];
+  none?: Value;
+  canonicalOnly?: boolean;
+}
+
+/** The grammar's data: the parameters in op order and the words of refusals. */
+export interface GrammarData {
+  params: { [name: string]: ParamRecord };
+  words: Words;
+}
 
 const bothSides = (ops: Ops) => ops.width != null && ops.height != null;
 const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';
@@ -173,73 +187,93 @@ const isLossy = (format: OutputFormat | undefined) =>
 
 /** Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required. */
 const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
-  width: { aliases: ['w'], kind: INTEGER, low: 1, auto: true },
-  height: { aliases: ['h'], kind: INTEGER, low: 1 },
-  dpr: { kind: NUMBER, low: 1, high: 4, auto: true },
-  fit: { kind: CHOICE, choices: FIT_SPELLINGS, matters: (ops) => bothSides(ops) && !coverCrop(ops) },
-  fill: { kind: CHOICE, choices: FILLS, none: 'background', matters: contained },
+  width: { aliases: ['w'], kind: 'integer', low: 1, auto: true },
+  height: { aliases: ['h'], kind: 'integer', low: 1 },
+  dpr: { kind: 'number', low: 1, high: 4, auto: true },
+  fit: { kind: 'choice', choices: FIT_SPELLINGS },
+  fill: { kind: 'choice', choices: FILLS, none: 'background' },
   position: {
     aliases: ['pos', 'gravity'],
-    kind: CHOICE,
+    kind: 'choice',
     choices: POSITIONS,
     none: 'center',
-    // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
-    matters: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && CROP_STRATEGIES.indexOf(ops.position!) < 0),
   },
-  // A point that places a cover crop; it wins over position (above).
-  fp: { kind: POINT, matters: coverCrop },
-  enlarge: { kind: BOOLEAN, none: false, matters: (ops) => ops.width != null || ops.height != null },
-  rotate: { kind: CHOICE, choices: [0, 90, 180, 270], none: 0 },
-  flip: { kind: BOOLEAN, none: false },
-  flop: { kind: BOOLEAN, none: false },
-  trim: { kind: INTEGER, low: 0, high: 255, bare: DEFAULT_TRIM },
-  crop: { kind: REGION, none: '0,0,1,1' },
-  grayscale: { aliases: ['greyscale'], kind: BOOLEAN, none: false },
-  blur: { kind: NUMBER, low: 0.3, high: 100 },
-  sharpen: { kind: NUMBER, low: 0.5, high: 10 },
-  watermark: { aliases: ['wm'], kind: NAME },
-  border: { kind: BORDER },
-  background: { aliases: ['bg'], kind: COLOUR },
-  quality: {
-    aliases: ['q'],
-    kind: INTEGER,
-    low: 1,
-    high: 100,
-    auto: true,
-    // Without an explicit format the default is not known at the edge (with `accept` the origin
-    // chooses among the accepted formats, and a signature covers the URI before negotiation),
-    // so any quality given is kept.
-    matters: (ops) =>
-      ops.format == null || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
-  },
-  format: { aliases: ['fm', 'f'], kind: CHOICE, choices: REQUESTED_FORMATS },
-  // Stands where `format` would, which it excludes.
-  accept: { kind: CHOICE, choices: NEGOTIATED_FORMATS, matters: (ops) => ops.format == null, canonicalOnly: true },
+  fp: { kind: 'point' },
+  enlarge: { kind: 'boolean', none: false },
+  rotate: { kind: 'choice', choices: [0, 90, 180, 270], none: 0 },
+  flip: { kind: 'boolean', none: false },
+  flop: { kind: 'boolean', none: false },
+  trim: { kind: 'integer', low: 0, high: 255, bare: DEFAULT_TRIM },
+  crop: { kind: 'region', none: '0,0,1,1' },
+  grayscale: { aliases: ['greyscale'], kind: 'boolean', none: false },
+  blur: { kind: 'number', low: 0.3, high: 100 },
+  sharpen: { kind: 'number', low: 0.5, high: 10 },
+  watermark: { aliases: ['wm'], kind: 'named' },
+  border: { kind: 'border' },
+  background: { aliases: ['bg'], kind: 'colour' },
+  quality: { aliases: ['q'], kind: 'integer', low: 1, high: 100, auto: true },
+  format: { aliases: ['fm', 'f'], kind: 'choice', choices: REQUESTED_FORMATS },
+  accept: { kind: 'choice', choices: NEGOTIATED_FORMATS, canonicalOnly: true },
 };
 
-export const PARAMS: Param[] = Object.keys(PARAM_TABLE).map((key) => {
-  const name = key as keyof ParsedParams;
-  const record = PARAM_TABLE[name];
-  return {
-    name,
-    aliases: record.aliases || [],
-    read: (raw: string, options: GrammarOptions) => readValue(record, name, raw, options) as ParsedParams[keyof ParsedParams],
-    matters: (ops: Ops) => ops[name as keyof Ops] !== record.none && (!record.matters || record.matters(ops)),
-    canonicalOnly: record.canonicalOnly,
-  };
-});
+/** This code's grammar data: what the origin reads, and what a deploy writes into the edge's store. */
+export const GRAMMAR_DATA: GrammarData = { params: PARAM_TABLE, words: WORDS };
 
+/**
+ * When, given the other ops, a parameter's value can change the image (a
+ * parameter not named here: whenever it is not its `none`). Code, which the
+ * edge function holds beside the readers.
+ */
+const MATTERS: { [name in keyof ParsedParams]?: (ops: Ops) => boolean } = {
+  fit: (ops) => bothSides(ops) && !coverCrop(ops),
+  fill: contained,
+  // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
+  position: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && CROP_STRATEGIES.indexOf(ops.position!) < 0),
+  // A point that places a cover crop; it wins over position (above).
+  fp: coverCrop,
+  enlarge: (ops) => ops.width != null || ops.height != null,
+  // Without an explicit format the default is not known at the edge (with `accept` the origin
+  // chooses among the accepted formats, and a signature covers the URI before negotiation),
+  // so any quality given is kept.
+  quality: (ops) => ops.format == null || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
+  // Stands where `format` would, which it excludes.
+  accept: (ops) => ops.format == null,
+};
+
+/** Every parameter, in op order. */
+export let PARAMS: Param[];
 /** The parameters a viewer may give, in op order. */
-export const VIEWER_PARAMS: Param[] = PARAMS.filter((param) => !param.canonicalOnly);
-
+export let VIEWER_PARAMS: Param[];
 /** Every spelling a viewer may use for a parameter (lower-case) mapped to its record. */
-export const PARAMS_BY_NAME: { [spelling: string]: Param } = {};
-VIEWER_PARAMS.forEach((param) => {
-  PARAMS_BY_NAME[param.name] = param;
-  param.aliases.forEach((alias) => {
-    PARAMS_BY_NAME[alias] = param;
+export let PARAMS_BY_NAME: { [spelling: string]: Param };
+
+/** Makes `data` the grammar's: this code's, or at the edge its store's. */
+export const useGrammarData = (data: GrammarData): void => {
+  useWords(data.words);
+  PARAMS = Object.keys(data.params).map((key) => {
+    const name = key as keyof ParsedParams;
+    const record = data.params[name] as ParamRecord;
+    const matters = MATTERS[name];
+    return {
+      name,
+      aliases: record.aliases || [],
+      read: (raw: string, options: GrammarOptions) => readValue(record, name, raw, options) as ParsedParams[keyof ParsedParams],
+      matters: (ops: Ops) => ops[name as keyof Ops] !== record.none && (!matters || matters(ops)),
+      canonicalOnly: record.canonicalOnly,
+    };
   });
-});
+  VIEWER_PARAMS = PARAMS.filter((param) => !param.canonicalOnly);
+  PARAMS_BY_NAME = {};
+  VIEWER_PARAMS.forEach((param) => {
+    PARAMS_BY_NAME[param.name] = param;
+    param.aliases.forEach((alias) => {
+      PARAMS_BY_NAME[alias] = param;
+    });
+  });
+};
+
+// The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the data.
+fromCode: useGrammarData(GRAMMAR_DATA);
 
 /** The spellings of the parameter that names a preset. */
 export const PRESET_SPELLINGS = ['preset', 'p'];

@@ -1,35 +1,87 @@
 // One reader for every parameter's value, driven by the parameter's rule in
 // params.ts: its kind, bounds and choices. A value the rule does not allow is
-// refused with one message shape composed from the same rule, naming the
-// parameter, the value and what is allowed, e.g.
-// `Invalid width "abc": expected an integer from 1 to 8192.`
+// refused with one message shape, naming the parameter, the value and what is
+// allowed, e.g. `Invalid width "abc": expected an integer from 1 to 8192.`
+//
+// A rule and the words of every refusal are data (WORDS): the origin reads
+// them from this code, the edge function from its KeyValueStore, so that its
+// code holds only the readers (lambda/edge/viewer-request.ts).
 
 import { grammarError, type GrammarError } from './errors';
 import type { GrammarOptions } from './params';
+
+/**
+ * The words of the grammar's refusals, `$0`, `$1`... standing for what the
+ * refusal names. A kind's word says what its values may be, with `$0` and
+ * `$1` the bounds and `$2` the choices.
+ */
+export const WORDS = {
+  invalid: 'Invalid $0 "$1": expected $2.',
+  integer: 'an integer from $0 to $1',
+  number: 'a number from $0 to $1 with at most one decimal',
+  choice: 'one of $2',
+  boolean: 'true, false, 1 or 0',
+  colour: 'a hex colour rgb, rrggbb or rrggbbaa',
+  region: 'x,y,width,height: fractions of the image, the region inside it',
+  point: 'x,y: fractions of the image',
+  presets: 'one of (no presets are defined)',
+  watermarks: 'one of (no watermarks are defined)',
+  repeated: 'a single value ($0 is given more than once)',
+  presetsOnly: 'no parameter but preset (this deployment serves presets only)',
+  largest: 'at most $0, the largest allowed size',
+  query: 'Invalid query string: "$0" is not valid percent-encoded UTF-8.',
+  key: 'Invalid source key: $0.',
+  emptyKey: 'it is empty',
+  control: 'it contains a control character',
+  unicode: 'it is not valid Unicode',
+  long: 'it is longer than $0 bytes',
+  segment: 'it has a "$0" path segment',
+  emptySegment: 'it has an empty path segment',
+  escape: 'it is not valid percent-encoded UTF-8',
+  unsigned: 'This URL must be signed.',
+  expired: 'This URL has expired.',
+  badSignature: 'The signature is not valid for this URL.',
+};
+
+export type Word = keyof typeof WORDS;
+export type Words = { [word in Word]: string };
+
+let words: Words;
+
+/** Makes `table` the words refusals are made of: this code's, or at the edge its store's. */
+export const useWords = (table: Words): void => {
+  words = table;
+};
+
+// The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the data.
+fromCode: useWords(WORDS);
+
+/** The word `word` with `args` put in for `$0`, `$1`... */
+export const say = (word: Word, ...args: unknown[]): string => words[word].replace(/\$(\d)/g, (_match, index) => args[index] as string);
 
 /** Longest value quoted back in a message, so an absurd value cannot bloat a response. */
 const MAX_QUOTED = 40;
 
 export const invalidParameter = (name: string, value: string, expected: string): GrammarError =>
-  grammarError('invalid_parameter', `Invalid ${name} "${value.length > MAX_QUOTED ? value.slice(0, MAX_QUOTED) + '…' : value}": expected ${expected}.`);
+  grammarError('invalid_parameter', say('invalid', name, value.length > MAX_QUOTED ? value.slice(0, MAX_QUOTED) + '…' : value, expected));
+
+/** How a value may be written: each kind's reader, named in the rules. */
+export type KindName = 'integer' | 'number' | 'choice' | 'boolean' | 'colour' | 'region' | 'point' | 'border' | 'named';
 
 /**
- * How a value is written: what it reads as (undefined, or NaN for a number,
- * when the rule does not allow it) and what a refusal says is allowed.
+ * Reads a value: what it reads as, or undefined (NaN for a number) when the
+ * rule does not allow it, refused then in the kind's word. A kind without a
+ * word (border, name) throws its own refusals or none.
  */
-export interface Kind {
-  read(rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value | undefined;
-  /** Absent for a kind whose reader throws its own refusals or none. */
-  allowed?(rule: ValueRule, options: GrammarOptions): string;
-}
+type Reader = (rule: ValueRule, name: string, raw: string, options: GrammarOptions) => Value | undefined;
 
-/** What one parameter's values may be. */
+/** What one parameter's values may be: data, which the edge reads from its store. */
 export interface ValueRule {
-  kind: Kind;
-  /** INTEGER, NUMBER: the bounds; without `high`, the deployment's maxDimension. */
+  kind: KindName;
+  /** integer, number: the bounds; without `high`, the deployment's maxDimension. */
   low?: number;
   high?: number;
-  /** CHOICE: the values allowed, lower-case (numbers: integers written with any leading zeros). */
+  /** choice: the values allowed, lower-case (numbers: integers written with any leading zeros). */
   choices?: readonly (string | number)[];
   /** Whether `auto`, in any letter case, is allowed beside what the kind reads. */
   auto?: boolean;
@@ -39,107 +91,90 @@ export interface ValueRule {
 
 export type Value = string | number | boolean;
 
+const high = (rule: ValueRule, options: GrammarOptions) => (rule.high == null ? options.maxDimension : rule.high);
+
 /** Reads one value of the parameter `name` under its rule; throws the refusal naming the parameter, the value and what is allowed. */
 export const readValue = (rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value => {
   if (rule.auto && raw.toLowerCase() === 'auto') return 'auto';
   if (raw === '' && rule.bare != null) return rule.bare;
-  const value = rule.kind.read(rule, name, raw, options);
+  const value = KINDS[rule.kind](rule, name, raw, options);
   // NaN !== NaN: a number out of bounds is refused too.
-  if (value == null || value !== value) throw invalidParameter(name, raw, (rule.kind.allowed as Required<Kind>['allowed'])(rule, options));
+  if (value == null || value !== value) {
+    throw invalidParameter(name, raw, say(rule.kind as Word, rule.low, high(rule, options), rule.choices && rule.choices.join(', ')));
+  }
   return value;
 };
 
-const high = (rule: ValueRule, options: GrammarOptions) => (rule.high == null ? options.maxDimension : rule.high);
-
-/** A number written as `pattern` allows, from `low` to `high`; `words` say what it is. */
-const bounded = (pattern: RegExp, words: string, after: string): Kind => ({
-  read: (rule, _name, raw, options) => {
+/** A number written as `pattern` allows, from `low` to `high`. */
+const bounded =
+  (pattern: RegExp): Reader =>
+  (rule, _name, raw, options) => {
     const value = pattern.test(raw) ? +raw : NaN;
     return value >= (rule.low as number) && value <= high(rule, options) ? value : NaN;
-  },
-  allowed: (rule, options) => `${words} from ${rule.low} to ${high(rule, options)}${after}`,
-});
+  };
 
 const DIGITS = /^\d{1,9}$/;
-
-export const INTEGER = bounded(DIGITS, 'an integer', '');
-/** A decimal with at most one significant digit after the point: `1.5`, `1.50`, `2`, `.3`. */
-export const NUMBER = bounded(/^(?=\.?\d)\d{0,4}(\.\d?0*)?$/, 'a number', ' with at most one decimal');
 
 /** Choices that are other spellings of another choice. */
 const SYNONYMS: { [spelling: string]: string } = { pad: 'contain', jpg: 'jpeg' };
 
-/** One of the rule's choices, in any letter case (numbers with any leading zeros); a synonym reads as what it stands for. */
-export const CHOICE: Kind = {
-  read: (rule, _name, raw) => {
-    const choices = rule.choices as (string | number)[];
-    const value = typeof choices[0] === 'number' ? (DIGITS.test(raw) ? +raw : NaN) : raw.toLowerCase();
-    return choices.indexOf(value) === -1 ? undefined : SYNONYMS[value] || value;
-  },
-  allowed: (rule) => 'one of ' + (rule.choices as string[]).join(', '),
-};
-
 /** `false`, `true`, `0`, `1`: the odd ones are true. */
 const BOOLEANS = ['false', 'true', '0', '1'];
-
-export const BOOLEAN: Kind = {
-  read: (_rule, _name, raw) => {
-    const index = BOOLEANS.indexOf(raw.toLowerCase());
-    return index === -1 ? undefined : index % 2 === 1;
-  },
-  allowed: () => 'true, false, 1 or 0',
-};
-
-/** `rgb`, `rrggbb` or `rrggbbaa` hex, optionally with `#`; reads as `rrggbb` or `rrggbbaa`, lower-case. */
-export const COLOUR: Kind = {
-  read: (_rule, _name, raw) => {
-    const hex = raw.replace(/^#/, '').toLowerCase();
-    if (!/^([0-9a-f]{3}){1,2}$|^[0-9a-f]{8}$/.test(hex)) return undefined;
-    // An opaque alpha says nothing: `rrggbbff` is `rrggbb`.
-    return hex.length === 3 ? hex.replace(/(.)/g, '$1$1') : hex.slice(6) === 'ff' ? hex.slice(0, 6) : hex;
-  },
-  allowed: () => 'a hex colour rgb, rrggbb or rrggbbaa',
-};
 
 /** Fractions of the image are counted in ten-thousandths, so that sums are exact. */
 const PARTS = 10000;
 
 /**
- * `names.length` comma-separated fractions of the image (`names`), at most
- * four decimals, that `inside` accepts in ten-thousandths (`rule` says how);
- * reads them canonical.
+ * `count` comma-separated fractions of the image, at most four decimals, that
+ * `inside` accepts in ten-thousandths; reads them canonical.
  */
-const fractions = (names: string, rule: string, inside: (parts: number[]) => boolean): Kind => ({
-  read: (_rule, _name, raw) => {
+const fractions =
+  (count: number, inside: (parts: number[]) => boolean): Reader =>
+  (_rule, _name, raw) => {
     const parts = raw.split(',').map((part) => (/^(?=\.?\d)\d?(\.\d{0,4})?$/.test(part) ? Math.round(+part * PARTS) : NaN));
-    return parts.length === names.split(',').length && inside(parts) ? parts.map((part) => part / PARTS).join(',') : undefined;
+    return parts.length === count && inside(parts) ? parts.map((part) => part / PARTS).join(',') : undefined;
+  };
+
+const KINDS: { [kind in KindName]: Reader } = {
+  integer: bounded(DIGITS),
+  /** A decimal with at most one significant digit after the point: `1.5`, `1.50`, `2`, `.3`. */
+  number: bounded(/^(?=\.?\d)\d{0,4}(\.\d?0*)?$/),
+  /** One of the rule's choices, in any letter case (numbers with any leading zeros); a synonym reads as what it stands for. */
+  choice: (rule, _name, raw) => {
+    const choices = rule.choices as (string | number)[];
+    const value = typeof choices[0] === 'number' ? (DIGITS.test(raw) ? +raw : NaN) : raw.toLowerCase();
+    return choices.indexOf(value) === -1 ? undefined : SYNONYMS[value] || value;
   },
-  allowed: () => names + ': fractions of the image' + rule,
-});
-
-/** `x,y,width,height`: a region inside the image. */
-export const REGION = fractions('x,y,width,height', ', the region inside it', (p) => p[2]! > 0 && p[3]! > 0 && p[0]! + p[2]! <= PARTS && p[1]! + p[3]! <= PARTS);
-
-/** `x,y`: a point of the image. */
-export const POINT = fractions('x,y', '', (parts) => parts.every((part) => part <= PARTS));
-
-/** `<width>` or `<width>,<colour>` (black by default): the width leaves the image at least a pixel within maxDimension. */
-export const BORDER: Kind = {
-  read: (_rule, name, raw, options) => {
+  boolean: (_rule, _name, raw) => {
+    const index = BOOLEANS.indexOf(raw.toLowerCase());
+    return index === -1 ? undefined : index % 2 === 1;
+  },
+  /** `rgb`, `rrggbb` or `rrggbbaa` hex, optionally with `#`; reads as `rrggbb` or `rrggbbaa`, lower-case. */
+  colour: (_rule, _name, raw) => {
+    const hex = raw.replace(/^#/, '').toLowerCase();
+    if (!/^([0-9a-f]{3}){1,2}$|^[0-9a-f]{8}$/.test(hex)) return undefined;
+    // An opaque alpha says nothing: `rrggbbff` is `rrggbb`.
+    return hex.length === 3 ? hex.replace(/(.)/g, '$1$1') : hex.slice(6) === 'ff' ? hex.slice(0, 6) : hex;
+  },
+  /** `x,y,width,height`: a region inside the image. */
+  region: fractions(4, (p) => p[2]! > 0 && p[3]! > 0 && p[0]! + p[2]! <= PARTS && p[1]! + p[3]! <= PARTS),
+  /** `x,y`: a point of the image. */
+  point: fractions(2, (parts) => parts.every((part) => part <= PARTS)),
+  /** `<width>` or `<width>,<colour>` (black by default): the width leaves the image at least a pixel within maxDimension. */
+  border: (_rule, name, raw, options) => {
     const comma = raw.indexOf(',');
-    const width = readValue({ kind: INTEGER, low: 1, high: (options.maxDimension - 1) >> 1 }, name, comma === -1 ? raw : raw.slice(0, comma), options);
+    const width = readValue({ kind: 'integer', low: 1, high: (options.maxDimension - 1) >> 1 }, name, comma === -1 ? raw : raw.slice(0, comma), options);
     // Each part is refused by its own kind.
-    return width + ',' + readValue({ kind: COLOUR }, name, comma === -1 ? '000' : raw.slice(comma + 1), options);
+    return width + ',' + readValue({ kind: 'colour' }, name, comma === -1 ? '000' : raw.slice(comma + 1), options);
   },
+  /**
+   * A name the deployment defines (a watermark's: `logo`, or `logo.1a2b3c4d`
+   * with its version in a canonical URI), lower-case. It is checked where the
+   * names are known: at the edge in its store (canonical.ts), at the origin in
+   * its definitions.
+   */
+  named: (_rule, _name, raw) => raw.toLowerCase(),
 };
 
-/**
- * A name the deployment defines (a watermark's: `logo`, or `logo.1a2b3c4d`
- * with its version in a canonical URI), lower-case. It is checked where the
- * names are known: at the edge in its store (canonical.ts), at the origin in
- * its definitions.
- */
-export const NAME: Kind = { read: (_rule, _name, raw) => raw.toLowerCase() };
-
-/** What a parameter that names one of the deployment's `what` expects: `one of a, b`, or none if it defines none. */
-export const oneOf = (names: string, what: string) => 'one of ' + (names || '(no ' + what + ' are defined)');
+/** What a parameter that names one of the deployment's presets or watermarks expects: `one of a, b`, or the word that none are defined. */
+export const oneOf = (names: string, none: 'presets' | 'watermarks') => (names ? say('choice', 0, 0, names) : say(none));

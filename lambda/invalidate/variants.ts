@@ -8,6 +8,7 @@
 
 import { DeleteObjectsCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { describeError } from '../common/log';
+import { variantPrefix } from '../origin/cache-keys';
 
 /** DeleteObjects takes at most 1000 keys, which is also ListObjectsV2's largest page. */
 export const DELETE_BATCH = 1000;
@@ -25,11 +26,6 @@ export interface DeleteResult {
   errors: DeleteError[];
   /** A whole call that failed, e.g. the bucket is unreachable. */
   failure?: string;
-}
-
-/** The prefix a source's variants share. */
-function variantPrefix(sourceKey: string): string {
-  return sourceKey + '/';
 }
 
 /** Whether a cache-bucket key is a variant of `sourceKey` (and not of a source below it). */

@@ -6,11 +6,11 @@
 // (it has no ops segment) and no viewer reaches.
 
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { createHash } from 'node:crypto';
+import { avifClaimKey } from './cache-keys';
+import { errorStack } from '../common/log';
+import type { RequestContext } from './request';
 import { lostConditionalWrite } from './storage';
-
-/** Where claims live in the cache bucket (the construct expires this prefix). */
-export const AVIF_CLAIMS_PREFIX = '.avif-claims/';
+import type { TransformResult } from './transform-process';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -21,8 +21,7 @@ const EMPTY = Buffer.alloc(0);
  * marker.
  */
 export async function claimAvif(s3: S3Client, bucket: string, uri: string, windowMs: number, abortSignal?: AbortSignal): Promise<boolean> {
-  const window = Math.floor(Date.now() / windowMs);
-  const key = `${AVIF_CLAIMS_PREFIX}${createHash('sha256').update(uri).digest('hex')}-${window}`;
+  const key = avifClaimKey(uri, Math.floor(Date.now() / windowMs));
   try {
     // An empty Buffer, not '': the SDK sets no Content-Length for an empty string and warns of a stream of unknown length.
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: EMPTY, IfNoneMatch: '*', CacheControl: 'no-store' }), { abortSignal });
@@ -30,5 +29,27 @@ export async function claimAvif(s3: S3Client, bucket: string, uri: string, windo
   } catch (error) {
     if (lostConditionalWrite(error)) return false;
     throw error;
+  }
+}
+
+/**
+ * The AVIF made after the WebP answer, when this request claims its making;
+ * undefined when another request makes it or the making failed (logged). Its
+ * abort signal is the invocation's end: no AVIF outlives the invocation.
+ */
+export async function followWithAvif(ctx: RequestContext, makeAvif: () => Promise<TransformResult>): Promise<TransformResult | undefined> {
+  const { s3, config } = ctx.services;
+  const started = performance.now();
+  try {
+    if (!(await claimAvif(s3, config.cacheBucket, ctx.request.uri, config.timeBudgetMs, ctx.deadline.endSignal()))) {
+      ctx.note('info', 'avif_claimed_elsewhere');
+      return undefined;
+    }
+    const avif = await makeAvif();
+    ctx.note('info', 'avif_followed', { ms: Math.round(performance.now() - started) });
+    return avif;
+  } catch (error) {
+    ctx.note('error', 'avif_follow_failed', { detail: errorStack(error) });
+    return undefined;
   }
 }

@@ -1,34 +1,18 @@
 // Every failure the origin answers with, as the contract's status and code.
 // The message is safe to show a viewer: no stack, bucket name or SDK text.
 
-export type ErrorCode =
-  | 'invalid_parameter'
-  | 'invalid_key'
-  | 'not_canonical'
-  | 'method_not_allowed'
-  | 'not_found'
-  | 'watermark_required'
-  | 'source_too_large'
-  | 'too_many_pixels'
-  | 'too_costly'
-  | 'too_many_scans'
-  | 'unsupported_media_type'
-  | 'undecodable_image'
-  | 'internal_error'
-  | 'storage_unavailable'
-  | 'source_not_allowed'
-  | 'source_unavailable'
-  | 'watermark_unavailable'
-  | 'timeout';
-
-const STATUS: Record<ErrorCode, number> = {
+/**
+ * Every code the origin answers with, and its HTTP status: the ErrorCode type,
+ * each error's status and the metrics' ErrorCode dimension (in this order, which
+ * the dashboard's widget follows) all derive from this one table.
+ */
+const ERROR_STATUSES = {
   invalid_parameter: 400,
   invalid_key: 400,
   not_canonical: 400,
   method_not_allowed: 405,
-  watermark_required: 403,
-  source_not_allowed: 403,
   not_found: 404,
+  watermark_required: 403,
   source_too_large: 413,
   too_many_pixels: 413,
   too_costly: 413,
@@ -36,11 +20,17 @@ const STATUS: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   undecodable_image: 422,
   internal_error: 500,
-  source_unavailable: 502,
   storage_unavailable: 503,
+  source_not_allowed: 403,
+  source_unavailable: 502,
   watermark_unavailable: 503,
   timeout: 504,
-};
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUSES;
+
+/** Every code of the contract, in the table's order. */
+export const ERROR_CODES = Object.keys(ERROR_STATUSES) as ErrorCode[];
 
 export class HttpError extends Error {
   readonly status: number;
@@ -53,7 +43,7 @@ export class HttpError extends Error {
   ) {
     super(message);
     this.name = 'HttpError';
-    this.status = STATUS[code];
+    this.status = ERROR_STATUSES[code];
   }
 }
 

@@ -1,7 +1,7 @@
 // Each source is searched for faces once: what the detector found in a
 // source version is kept in the cache bucket, so every later size of the same
 // image costs no detection. The record sits among the source's variants, at
-// `<source key>/.faces.<detector>`, so the purge that deletes them (a listing
+// `<source key>/.faces.<detector>` (cache-keys.ts composes it), so the purge that deletes them (a listing
 // one level below `<source key>/`) deletes it too. No canonical URI names it:
 // an ops segment is `original` or holds a `=`. A record holds the ETag of the
 // source it was found in, and is used only for that ETag, so it is read beside
@@ -10,16 +10,9 @@
 // reads no record of the old one (docs/faces.md says why variants are not re-keyed).
 
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { FACE_DETECTOR, type FaceBox } from './image/faces';
-import { WEB_VARIANTS_PREFIX } from './web/variants';
-
-/** The last segment of every faces record's key (IAM lets the origin read back only these, `*` + it + `*`). */
-export const FACES_SEGMENT = '/.faces.';
-
-/** Where the faces of `sourceKey` are remembered: beside its variants (a web source's, beside its own). */
-export function facesKey(sourceKey: string, web: boolean): string {
-  return (web ? WEB_VARIANTS_PREFIX : '') + sourceKey + FACES_SEGMENT + FACE_DETECTOR;
-}
+import type { FaceBox } from './image/faces';
+import { failureDetail, type RequestContext } from './request';
+import type { Fetched } from './sourcing';
 
 interface StoredFaces {
   etag: string;
@@ -57,5 +50,23 @@ export async function rememberFaces(s3: S3Client, bucket: string, key: string, e
   await s3.send(
     new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(record), ContentType: 'application/json', CacheControl: 'no-store' }),
     { abortSignal },
+  );
+}
+
+/** The faces remembered at `key` for the request's source, read while `fetching` reads the source (only a request that uses faces reads them). */
+export async function recallFaces(ctx: RequestContext, key: string, fetching: Promise<Fetched>): Promise<FaceBox[] | undefined> {
+  const { ops } = ctx.request;
+  if (ops.position !== 'face' && ops.format !== 'json') return undefined;
+  const etag = fetching.then((fetched) => ('source' in fetched ? fetched.source.etag : ''));
+  const { s3, config } = ctx.services;
+  return rememberedFaces(s3, config.cacheBucket, key, etag, ctx.deadline.endSignal());
+}
+
+/** Keeps the faces a transform found in the source version `etag` at `key`, while the answer goes out; a failure is logged. */
+export function keepFaces(ctx: RequestContext, key: string, etag: string, faces: FaceBox[] | undefined): Promise<void> | undefined {
+  if (!faces) return undefined;
+  const { s3, config } = ctx.services;
+  return rememberFaces(s3, config.cacheBucket, key, etag, faces, ctx.deadline.endSignal()).catch((error: unknown) =>
+    ctx.note('error', 'remember_faces_failed', { detail: failureDetail(error) }),
   );
 }

@@ -8,13 +8,10 @@
 // is served as a 200).
 
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { createHash } from 'node:crypto';
+import { failureKey } from './cache-keys';
 import { HttpError, type ErrorCode } from './errors';
-
-/** Where remembered failures live in the cache bucket (the construct expires this prefix). */
-export const FAILURES_PREFIX = '.failures/';
-
-export const failureKey = (uri: string) => FAILURES_PREFIX + createHash('sha256').update(uri).digest('hex');
+import type { OriginServices, RequestContext } from './request';
+import { errorResponse } from './responses';
 
 /**
  * Whether a transform's failure cost a full invocation and is worth remembering: its
@@ -58,5 +55,39 @@ export async function rememberFailure(s3: S3Client, bucket: string, uri: string,
       CacheControl: 'no-store',
     }),
     { abortSignal },
+  );
+}
+
+/** A remembered failure's lookup, started beside the request's work. */
+export interface FailureLookUp {
+  /** Aborted, with the error to answer, once a failure is found. */
+  failed: AbortSignal;
+  /** Settles when the lookup has ended: its S3 call must not outlive the request. */
+  settled: Promise<unknown>;
+}
+
+/**
+ * Looks up a failure remembered for `uri`. It runs beside the source's read and
+ * the transform, so a miss never waits for it: a remembered failure stops the
+ * transform (and its process) as soon as it is known.
+ */
+export function lookUpFailure({ s3, config }: OriginServices, uri: string): FailureLookUp {
+  const failed = new AbortController();
+  const found = rememberedFailure(s3, config.cacheBucket, uri, config.failureTtlSeconds);
+  const settled = found.then((failure) => failure && failed.abort(failure));
+  return { failed: failed.signal, settled };
+}
+
+/**
+ * Answers `error` at once and remembers it when it cost a whole invocation
+ * (and was not itself a remembered one); a failure to remember is logged.
+ */
+export async function rememberIfCostly(ctx: RequestContext, error: unknown): Promise<void> {
+  const { s3, config } = ctx.services;
+  if (!(error instanceof HttpError) || error === ctx.failed.reason) return;
+  if (!worthRemembering(error, ctx.measured.timings.transform ?? 0, config.timeBudgetMs)) return;
+  ctx.respond(errorResponse(error));
+  await rememberFailure(s3, config.cacheBucket, ctx.request.uri, error, ctx.deadline.endSignal()).catch((failure: unknown) =>
+    ctx.note('error', 'remember_failed', { detail: String(failure) }),
   );
 }

@@ -12,11 +12,10 @@
 //   TransformRss                      Megabytes, the transform process's peak during the request
 // Dimension sets, all of low cardinality:
 //   none (every metric), OutputFormat (6 values) for successes,
-//   ErrorCode (12 values) for failures.
+//   ErrorCode (one value per code of errors.ts) for failures.
 // The request id, canonical URI and function version are plain fields: they
 // are searchable in Logs Insights but never dimensions (one metric each).
 
-import type { ErrorCode } from './errors';
 
 export const DEFAULT_METRICS_NAMESPACE = 'EdgeImageTransformer';
 
@@ -41,29 +40,8 @@ export const OUTPUT_FORMAT_DIMENSION = 'OutputFormat';
 /** The dimension of failures: the contract's error code. */
 export const ERROR_CODE_DIMENSION = 'ErrorCode';
 
-const ALL_ERROR_CODES: Record<ErrorCode, true> = {
-  invalid_parameter: true,
-  invalid_key: true,
-  not_canonical: true,
-  method_not_allowed: true,
-  not_found: true,
-  watermark_required: true,
-  source_too_large: true,
-  too_many_pixels: true,
-  too_costly: true,
-  too_many_scans: true,
-  unsupported_media_type: true,
-  undecodable_image: true,
-  internal_error: true,
-  storage_unavailable: true,
-  source_not_allowed: true,
-  source_unavailable: true,
-  watermark_unavailable: true,
-  timeout: true,
-};
-
-/** Every value the ErrorCode dimension can take (the compiler keeps it complete). */
-export const ERROR_CODES = Object.keys(ALL_ERROR_CODES) as ErrorCode[];
+/** Every value the ErrorCode dimension can take: the contract's codes (errors.ts). */
+export { ERROR_CODES } from './errors';
 
 export interface MetricsOptions {
   /** CloudWatch namespace of the metrics (default EdgeImageTransformer). */

@@ -34,7 +34,8 @@ export function etagOf(body: Buffer): string {
   return '"' + createHash('md5').update(body).digest('hex') + '"';
 }
 
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+/** Whether an If-None-Match header names `etag` (weakly compared, as for GET and HEAD) or is `*`. */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   return ifNoneMatch.split(',').some((tag) => {
     const candidate = tag.trim().replace(/^W\//, '');
@@ -57,7 +58,7 @@ export function variantResponse(
       .map(([name, ms]) => `${name};dur=${ms.toFixed(1)}`)
       .join(', '),
   };
-  if (matches(request.ifNoneMatch, etag)) return { statusCode: 304, headers, body: NO_BODY };
+  if (etagMatches(request.ifNoneMatch, etag)) return { statusCode: 304, headers, body: NO_BODY };
   headers['content-length'] = String(variant.body.length);
   return { statusCode: 200, headers, body: request.method === 'HEAD' ? NO_BODY : variant.body };
 }

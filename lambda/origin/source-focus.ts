@@ -5,7 +5,7 @@
 // that purges the source's variants like any new version (lambda/invalidate).
 
 import { coverCrop, isGrammarError, PARAMS_BY_NAME, type GrammarOptions, type Ops } from '../grammar';
-import type { Logger } from '../common/log';
+import type { Note } from './request';
 
 /** The user metadata name (S3 reports it lower-case, without `x-amz-meta-`). */
 export const FOCAL_POINT_METADATA = 'focal-point';
@@ -16,7 +16,7 @@ export const FOCAL_POINT_METADATA = 'focal-point';
  * A malformed value is the operator's, not the viewer's: it is logged and
  * ignored, and the image is served as without it.
  */
-export function withSourceFocus(ops: Ops, metadata: Record<string, string>, options: GrammarOptions, log: Logger, uri: string): Ops {
+export function withSourceFocus(ops: Ops, metadata: Record<string, string>, options: GrammarOptions, note: Note): Ops {
   const raw = metadata[FOCAL_POINT_METADATA];
   if (raw === undefined) return ops;
   let fp: string;
@@ -24,7 +24,7 @@ export function withSourceFocus(ops: Ops, metadata: Record<string, string>, opti
     fp = PARAMS_BY_NAME['fp']!.read(raw, options) as string;
   } catch (error) {
     if (!isGrammarError(error)) throw error;
-    log({ level: 'warn', event: 'focal_point_ignored', uri, detail: `x-amz-meta-${FOCAL_POINT_METADATA}: ${error.message}` });
+    note('warn', 'focal_point_ignored', { detail: `x-amz-meta-${FOCAL_POINT_METADATA}: ${error.message}` });
     return ops;
   }
   return ops.fp === undefined && ops.position === undefined && coverCrop(ops) ? { ...ops, fp } : ops;

@@ -5,8 +5,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { AVIF_CLAIMS_PREFIX } from '../../lambda/origin/avif-claims';
-import { FAILURES_PREFIX } from '../../lambda/origin/failures';
+import { AVIF_CLAIMS_PREFIX, FAILURES_PREFIX } from '../../lambda/origin/cache-keys';
 import type { ResolvedSettings } from '../resolved-settings';
 import { ACCESS_LOGGING_OFF, acknowledge } from './nag';
 

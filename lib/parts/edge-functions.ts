@@ -1,12 +1,12 @@
 // The CloudFront Functions: viewer-request (validate, canonicalise, check
-// signatures; the secrets, sizes and presets read from its KeyValueStore) and
+// signatures; the secrets, its data and presets read from its KeyValueStore) and
 // viewer-response (the browser's Cache-Control). Built in the
 // ImageTransformer's own scope (logical IDs unchanged).
 
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import type { Construct } from 'constructs';
 import { deploymentEntries } from '../../lambda/edge/store';
-import { viewerRequestFunctionCode } from '../edge-function';
+import { needsKeyValueStore, viewerRequestFunctionCode } from '../edge-function';
 import type { ResolvedSettings } from '../resolved-settings';
 import { viewerResponseFunctionCode } from '../viewer-response-function';
 import { buildEdgeData } from './edge-data';
@@ -19,7 +19,7 @@ export type EdgeFunctionsProps = Pick<
 export interface EdgeFunctions {
   readonly viewerRequest: cloudfront.Function;
   readonly viewerResponse: cloudfront.Function;
-  /** The viewer-request function's store: signing secrets, sizes, presets; only with any of them. */
+  /** The viewer-request function's store: signing secrets, its data, presets; only with signing, sizes, presets or watermarks. */
   readonly keyValueStore?: cloudfront.KeyValueStore;
 }
 
@@ -30,9 +30,8 @@ export interface EdgeFunctions {
  * with the store), `ViewerRequest`, `ViewerResponse`.
  */
 export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps): EdgeFunctions {
-  const entries = deploymentEntries(props.grammar);
   const keyValueStore =
-    props.signing || Object.keys(entries).length > 0
+    needsKeyValueStore(props)
       ? new cloudfront.KeyValueStore(scope, 'SigningKeys', {
           comment: props.signing
             ? 'edge-image-transformer URL signing secrets (put them in after deploying)'
@@ -55,7 +54,7 @@ export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps):
   });
   if (keyValueStore) {
     // The new entries are in the store before a function that reads them is published.
-    viewerRequest.node.addDependency(buildEdgeData(scope, { ...props, keyValueStore, entries }));
+    viewerRequest.node.addDependency(buildEdgeData(scope, { ...props, keyValueStore, entries: deploymentEntries(props.grammar) }));
   }
 
   const viewerResponse = new cloudfront.Function(scope, 'ViewerResponse', {

@@ -11,9 +11,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { originEnvironment } from '../../lambda/origin/config';
-import { FACES_SEGMENT } from '../../lambda/origin/face-memory';
-import { FAILURES_PREFIX } from '../../lambda/origin/failures';
-import { WEB_VARIANTS_PREFIX } from '../../lambda/origin/web/variants';
+import { FACES_SEGMENT, FAILURES_PREFIX, webVariantPrefix } from '../../lambda/origin/cache-keys';
 import type { ResolvedSettings } from '../resolved-settings';
 import { ImageTransformerConfigError } from '../settings';
 import { bucketNames } from './buckets';
@@ -87,7 +85,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
   const { sourceBucket, sourceBuckets, cacheBucket, grammar, limits } = props;
   const prefixBuckets = Object.values(sourceBuckets);
   // The faces of a source are remembered beside its variants, whatever its key (face-memory.ts).
-  const ownRecords = [FAILURES_PREFIX, ...Object.keys(props.webOrigins).map((prefix) => WEB_VARIANTS_PREFIX + prefix), '*' + FACES_SEGMENT];
+  const ownRecords = [FAILURES_PREFIX, ...Object.keys(props.webOrigins).map(webVariantPrefix), '*' + FACES_SEGMENT];
   const { logGroup, role } = ownLogsAndRole(scope, 'Origin', 'edge-image-transformer origin: read sources, write variants, write its own logs', props);
   role.addToPolicy(
     new iam.PolicyStatement({

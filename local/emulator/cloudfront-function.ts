@@ -10,54 +10,21 @@
 // touched. Only `crypto` and `cloudfront` may be imported, as in CloudFront.
 
 import { parse } from 'acorn';
+import type { CloudFrontFunctionsEvent, CloudFrontFunctionsQuerystring } from 'aws-lambda';
 import nodeCrypto from 'node:crypto';
 import vm from 'node:vm';
 
 /** CloudFront's event object shapes, as documented for viewer-request and viewer-response functions. */
-export interface Field {
-  value: string;
-  multiValue?: { value: string }[];
-}
-export type Fields = Record<string, Field>;
-
-export interface ViewerRequest {
-  method: string;
-  uri: string;
-  querystring: Fields;
-  headers: Fields;
-  cookies: Fields;
-}
-
-interface EventContext<T extends string> {
-  distributionDomainName: string;
-  distributionId: string;
-  eventType: T;
-  requestId: string;
-}
-
-export interface ViewerEvent {
-  version: '1.0';
-  context: EventContext<'viewer-request'>;
-  viewer: { ip: string };
-  request: ViewerRequest;
-}
-
+export type Fields = CloudFrontFunctionsQuerystring;
+export type Field = Fields[string];
+export type ViewerRequest = CloudFrontFunctionsEvent['request'];
+/** A viewer-request event: no response yet. */
+export type ViewerEvent = Omit<CloudFrontFunctionsEvent, 'response'>;
 /** What a viewer-response function sees of the answer, and returns: no body. */
-export interface ViewerResponse {
-  statusCode: number;
-  statusDescription?: string;
-  headers: Fields;
-  cookies: Fields;
-}
+export type ViewerResponse = CloudFrontFunctionsEvent['response'];
+export type ViewerResponseEvent = CloudFrontFunctionsEvent;
 
-export interface ViewerResponseEvent {
-  version: '1.0';
-  context: EventContext<'viewer-response'>;
-  viewer: { ip: string };
-  request: ViewerRequest;
-  response: ViewerResponse;
-}
-
+/** A response a viewer-request function answers itself: CloudFront's event types have no body for it. */
 export interface FunctionResponse {
   statusCode: number;
   statusDescription?: string;
@@ -173,7 +140,7 @@ export function viewerEvent(
 
 const VIEWER = { ip: '198.51.100.11' };
 
-function eventContext<T extends string>(eventType: T): EventContext<T> {
+function eventContext(eventType: CloudFrontFunctionsEvent['context']['eventType']): CloudFrontFunctionsEvent['context'] {
   return {
     distributionDomainName: 'd111111abcdef8.cloudfront.net',
     distributionId: 'EDFDVBD6EXAMPLE',

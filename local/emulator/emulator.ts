@@ -8,6 +8,7 @@
 
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { OriginHandler } from '../../lambda/origin/handler';
+import { etagMatches } from '../../lambda/origin/responses';
 import { behaviorFor, distributionBehaviors, type Origin } from './behaviors';
 import {
   isResponse,
@@ -78,11 +79,10 @@ function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-function etagMatches(request: ViewerRequest, response: CachedResponse): boolean {
-  const ifNoneMatch = single(request.headers['if-none-match']);
+/** Whether the viewer already has this cached 200 (its If-None-Match names the ETag): a 304 then. */
+function viewerHasIt(request: ViewerRequest, response: CachedResponse): boolean {
   const etag = response.headers.etag;
-  if (!ifNoneMatch || !etag || response.status !== 200) return false;
-  return ifNoneMatch.split(',').some((tag) => ['*', etag].includes(tag.trim().replace(/^W\//, '')));
+  return response.status === 200 && etag !== undefined && etagMatches(single(request.headers['if-none-match']), etag);
 }
 
 /** The primary origin: a variant already in the cache bucket, or undefined (403/404: fail over). */
@@ -154,7 +154,7 @@ export function createEmulator(options: EmulatorOptions) {
   ): Promise<CachedResponse> {
     let headers: Record<string, string> = { ...response.headers };
     if (served.ageSeconds !== undefined) headers.age = String(served.ageSeconds);
-    const notModified = etagMatches(request, response);
+    const notModified = viewerHasIt(request, response);
     const status = notModified ? 304 : response.status;
     if (notModified) delete headers['content-length'];
     // The origin's own length where it gave one: its answer to a HEAD has the length, not the body.

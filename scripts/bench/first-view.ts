@@ -10,8 +10,8 @@
 // and whether the next request finds AVIF in the cache bucket.
 
 import { DeleteObjectsCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { variantKey, type Ops } from '../../lambda/grammar';
-import { AVIF_CLAIMS_PREFIX } from '../../lambda/origin/avif-claims';
+import type { Ops } from '../../lambda/grammar';
+import { AVIF_CLAIMS_PREFIX, variantKey } from '../../lambda/origin/cache-keys';
 import type { OriginHandler } from '../../lambda/origin/handler';
 import { functionUrlEvent } from '../../local/emulator/function-url';
 import type { Corpus } from './corpus';

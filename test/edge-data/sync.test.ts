@@ -1,12 +1,13 @@
 // The edge data writer (lambda/edge-data): on every deploy it brings the
-// deployment's sizes and presets in the KeyValueStore to what the template
-// says, never touching the operator's `signing-secrets`, also when the
-// operator rotates them during the deploy. The store is an in-memory double
+// deployment's data and presets in the KeyValueStore to what the template
+// says, keeping the previous deploy's data for the function being replaced,
+// never touching the operator's `signing-secrets`, also when the operator
+// rotates them during the deploy. The store is an in-memory double
 // that refuses what the real data-plane API refuses (key-value-store.ts).
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { deploymentEntries, isDeploymentKey, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
+import { deploymentEntries, isDeploymentKey, SIGNING_SECRETS_KEY, storedData } from '../../lambda/edge/store';
 import { createEdgeDataHandler } from '../../lambda/edge-data';
 import { MAX_ATTEMPTS, MAX_KEYS_PER_UPDATE, storeChanges, syncStore } from '../../lambda/edge-data/sync';
 import { customResourceEvent, recordingResponses } from '../support/custom-resource';
@@ -23,17 +24,23 @@ const GRAMMAR = {
 };
 const SECRETS = 'new-secret,old-secret';
 
-const event = (requestType: 'Create' | 'Update' | 'Delete', entries: Record<string, string> | undefined) =>
-  customResourceEvent(requestType, {
-    logicalId: 'ImageTransformerEdgeData',
-    type: 'Custom::EdgeData',
-    properties: { KeyValueStoreArn: KVS_ARN, ...(entries ? { Entries: entries } : {}) },
-  });
+const properties = (entries: Record<string, string> | undefined) => ({ KeyValueStoreArn: KVS_ARN, ...(entries ? { Entries: entries } : {}) });
+
+/** A request; an Update names the entries of the deploy before it (none: the same). */
+const event = (requestType: 'Create' | 'Update' | 'Delete', entries: Record<string, string> | undefined, previous = entries) => {
+  const request = customResourceEvent(requestType, { logicalId: 'ImageTransformerEdgeData', type: 'Custom::EdgeData', properties: properties(entries) });
+  return requestType === 'Update' ? { ...request, OldResourceProperties: { ServiceToken: 'x', ...properties(previous) } } : request;
+};
 
 /** Runs one request through the handler; the answer CloudFormation got. */
-async function deploy(store: MemoryKeyValueStore, requestType: 'Create' | 'Update' | 'Delete', entries: Record<string, string> | undefined) {
+async function deploy(
+  store: MemoryKeyValueStore,
+  requestType: 'Create' | 'Update' | 'Delete',
+  entries: Record<string, string> | undefined,
+  previous?: Record<string, string>,
+) {
   const { sent, fetchFn } = recordingResponses();
-  await createEdgeDataHandler(store, fetchFn)(event(requestType, entries));
+  await createEdgeDataHandler(store, fetchFn)(event(requestType, entries, previous ?? entries));
   expect(sent).toHaveLength(1);
   return sent[0]!.body;
 }
@@ -51,7 +58,7 @@ describe('the custom resource', () => {
     expect(answer).toMatchObject({
       Status: 'SUCCESS',
       PhysicalResourceId: 'ImageTransformerEdgeData',
-      Data: { Message: 'KeyValueStore: 5 deployment entries written, 0 deleted, 0 unchanged; other keys untouched.' },
+      Data: { Message: `KeyValueStore: ${Object.keys(entries).length} deployment entries written, 0 deleted, 0 unchanged; other keys untouched.` },
     });
     expect(keysWritten(store)).not.toContain(SIGNING_SECRETS_KEY);
   });
@@ -61,7 +68,7 @@ describe('the custom resource', () => {
     const { old: _removed, ...kept } = GRAMMAR.presets;
     const next = deploymentEntries({ ...GRAMMAR, presets: { ...kept, thumb: { width: '400', fit: 'cover' } } });
 
-    const answer = await deploy(store, 'Update', next);
+    const answer = await deploy(store, 'Update', next, deploymentEntries(GRAMMAR));
 
     expect(Object.fromEntries(store.entries)).toEqual({ ...next, [SIGNING_SECRETS_KEY]: SECRETS });
     expect(store.entries.get('preset:thumb')).toBe('{"width":"400","fit":"cover"}');
@@ -71,8 +78,24 @@ describe('the custom resource', () => {
     expect(answer).toMatchObject({
       Status: 'SUCCESS',
       PhysicalResourceId: 'ImageTransformerEdgeData',
-      Data: { Message: 'KeyValueStore: 2 deployment entries written, 1 deleted, 2 unchanged; other keys untouched.' },
+      Data: { Message: `KeyValueStore: 2 deployment entries written, 1 deleted, ${Object.keys(next).length - 2} unchanged; other keys untouched.` },
     });
+  });
+
+  it("on Update, keeps the previous deploy's data for the function CloudFront is replacing, and deletes it on the deploy after", async () => {
+    const first = deploymentEntries(GRAMMAR);
+    // A deploy from before the data held the sizes and watermarks.
+    const store = new MemoryKeyValueStore({ ...first, sizes: '320,640,1280', watermarks: '{"logo":"1"}', [SIGNING_SECRETS_KEY]: SECRETS });
+    const second = deploymentEntries({ ...GRAMMAR, sizes: [320, 640] });
+    const third = deploymentEntries({ ...GRAMMAR, sizes: [640] });
+    const dataKeys = (grammar: typeof GRAMMAR) => storedData(grammar).parts.map((_part, index) => storedData(grammar).keyPrefix + index);
+
+    await deploy(store, 'Update', second, { ...first, sizes: '320,640,1280', watermarks: '{"logo":"1"}' });
+    for (const key of [...dataKeys(GRAMMAR), ...dataKeys({ ...GRAMMAR, sizes: [320, 640] }), 'sizes', 'watermarks']) expect(store.entries.has(key), key).toBe(true);
+
+    await deploy(store, 'Update', third, second);
+    expect(Object.fromEntries(store.entries)).toEqual({ ...second, ...third, [SIGNING_SECRETS_KEY]: SECRETS });
+    for (const key of [...dataKeys(GRAMMAR), 'sizes', 'watermarks']) expect(store.entries.has(key), key).toBe(false);
   });
 
   it('when the deployment has no sizes or presets any more, deletes the ones it wrote and keeps the secrets', async () => {
@@ -85,7 +108,7 @@ describe('the custom resource', () => {
     const store = new MemoryKeyValueStore({ ...deploymentEntries(GRAMMAR), [SIGNING_SECRETS_KEY]: SECRETS });
     const answer = await deploy(store, 'Update', deploymentEntries(GRAMMAR));
     expect(store.updates).toEqual([]);
-    expect(answer.Data).toEqual({ Message: 'KeyValueStore: 0 deployment entries written, 0 deleted, 5 unchanged; other keys untouched.' });
+    expect(answer.Data).toEqual({ Message: `KeyValueStore: 0 deployment entries written, 0 deleted, ${Object.keys(deploymentEntries(GRAMMAR)).length} unchanged; other keys untouched.` });
   });
 
   it('retries when the operator rotates the secrets between its read and its write, and keeps the rotated secrets', async () => {
@@ -93,9 +116,10 @@ describe('the custom resource', () => {
     store.beforeNextUpdate(() => store.operatorPut(SIGNING_SECRETS_KEY, 'newest-secret,new-secret'));
     const next = deploymentEntries({ ...GRAMMAR, presets: { thumb: { w: '200' } } });
 
-    const answer = await deploy(store, 'Update', next);
+    const answer = await deploy(store, 'Update', next, deploymentEntries(GRAMMAR));
 
-    expect(store.calls).toEqual(['version', 'list', 'list', 'list', 'conflict', 'version', 'list', 'list', 'list', 'update']);
+    const listing = Array.from({ length: store.calls.indexOf('conflict') - 1 }, () => 'list');
+    expect(store.calls).toEqual(['version', ...listing, 'conflict', 'version', ...listing, 'update']);
     expect(Object.fromEntries(store.entries)).toEqual({ ...next, [SIGNING_SECRETS_KEY]: 'newest-secret,new-secret' });
     expect(keysWritten(store)).not.toContain(SIGNING_SECRETS_KEY);
     expect(answer).toMatchObject({ Status: 'SUCCESS', Data: { Message: expect.stringContaining('the store changed during the deploy; written on attempt 2') } });
@@ -182,14 +206,15 @@ describe('many presets', () => {
     const answer = await deploy(store, 'Create', entries);
 
     expect(answer.Status).toBe('SUCCESS');
-    // 121 puts and a delete: three calls, the double refusing any over the limit.
-    expect(store.updates.map((update) => update.puts.length + update.deletes.length)).toEqual([50, 50, 22]);
+    // The puts and a delete in calls of 50, the double refusing any over the limit.
+    const operations = Object.keys(entries).length + 1;
+    expect(store.updates.map((update) => update.puts.length + update.deletes.length)).toEqual([50, 50, operations - 100]);
     expect(Object.fromEntries(store.entries)).toEqual({ ...entries, [SIGNING_SECRETS_KEY]: SECRETS });
-    // A second deploy after a change reads all 122 keys over 18 pages and rewrites one.
+    // A second deploy after a change reads every key, 7 to a page, and rewrites one.
     store.calls.length = 0;
     store.updates.length = 0;
-    await deploy(store, 'Update', { ...entries, 'preset:p7': 'w=70' });
-    expect(store.calls.filter((call) => call === 'list')).toHaveLength(Math.ceil(122 / 7));
+    await deploy(store, 'Update', { ...entries, 'preset:p7': 'w=70' }, entries);
+    expect(store.calls.filter((call) => call === 'list')).toHaveLength(Math.ceil(store.entries.size / 7));
     expect(keysWritten(store)).toEqual(['preset:p7']);
   });
 });

@@ -1,7 +1,7 @@
 // Deployment settings the edge tests generate the function for.
 
 import { viewerRequestFunctionCode, type EdgeFunctionSettings } from '../../lib/edge-function';
-import { deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
+import { DATA_FIELDS, DATA_KEY_PREFIX, deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { loadFunction, type LoadedFunction } from '../../local/emulator/cloudfront-function';
 
 /** Next.js's default deviceSizes + imageSizes. */
@@ -57,4 +57,13 @@ export function loadEdge(settings: EdgeFunctionSettings, secrets?: string): Load
   const store = deploymentEntries(settings.grammar);
   if (secrets !== undefined) store[SIGNING_SECRETS_KEY] = secrets;
   return loadFunction(viewerRequestFunctionCode(settings), store);
+}
+
+/** The sizes and watermarks in a deployment's store entries, read back from its data's parts as the function reads them. */
+export function deploymentDataIn(entries: Record<string, string>): { sizes?: number[]; watermarks?: Record<string, string> } {
+  const parts = Object.keys(entries)
+    .filter((key) => key.startsWith(DATA_KEY_PREFIX))
+    .sort((a, b) => Number(a.split(':').pop()) - Number(b.split(':').pop()));
+  const data = JSON.parse(parts.map((key) => entries[key]).join('')) as Record<string, never>;
+  return { sizes: data[DATA_FIELDS.sizes as string], watermarks: data[DATA_FIELDS.watermarks as string] };
 }

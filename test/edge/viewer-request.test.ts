@@ -801,12 +801,15 @@ describe('rejections', () => {
     expect(Object.keys(refusals).sort()).toEqual(VIEWER_PARAMS.map((param) => param.name as string).sort());
   });
 
+  // The words come from the store (a deployment with watermarks has one), or from the function's own code without a store.
+  const withStore = loadEdge({ ...ANY_SIZE, grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' } }, keyValueStoreId: KVS_ID });
   for (const [name, [query, value, allowed]] of Object.entries(refusals)) {
-    it(`refuses a bad ${name} naming the parameter, the value and what is allowed`, async () => {
-      const fn = name === 'watermark' ? loadEdge({ ...ANY_SIZE, grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' } }, keyValueStoreId: KVS_ID }) : anySize;
-      const result = await fn.handler(viewerEvent('/a.jpg', query));
-      expectError(result, 400, 'invalid_parameter');
-      expect(JSON.parse(answered(result).body.data).message).toBe(`Invalid ${name} "${value}": expected ${allowed}.`);
+    it(`refuses a bad ${name} naming the parameter, the value and what is allowed, with its data in the store or in its code`, async () => {
+      for (const fn of name === 'watermark' ? [withStore] : [withStore, anySize]) {
+        const result = await fn.handler(viewerEvent('/a.jpg', query));
+        expectError(result, 400, 'invalid_parameter');
+        expect(JSON.parse(answered(result).body.data).message).toBe(`Invalid ${name} "${value}": expected ${allowed}.`);
+      }
     });
   }
 

@@ -13,14 +13,14 @@ import { deflateSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, expect } from 'vitest';
-import { FAILURES_PREFIX, failureKey } from '../../lambda/origin/failures';
+import { FAILURES_PREFIX, failureKey } from '../../lambda/origin/cache-keys';
 import { DEFERRED_AVIF_CACHE_CONTROL } from '../../lambda/origin/responses';
 import { startEmulator, type EmulatorStartOptions, type RunningEmulator } from '../../local/emulator/start';
 import { gradientJpeg } from '../support/images';
 import type { OriginResponse, TestOrigin } from '../support/origin';
 import { browserCacheControl, DEFAULT_BROWSER_MAX_AGE_SECONDS } from '../../lib/viewer-response-function';
 import { createTestBuckets, listKeys, putObject, testS3Client } from '../support/s3';
-import { FACES_SEGMENT } from '../../lambda/origin/face-memory';
+import { FACES_SEGMENT } from '../../lambda/origin/cache-keys';
 
 // ------------------------------------------------------------------ sources
 

@@ -11,6 +11,7 @@ import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import { describe, expect, it, vi } from 'vitest';
 import { CONTEXT_KEYS, appSettingsFromContext, propsFromContext, type ContextKey } from '../../lib/context';
+import { deploymentDataIn } from '../edge/fixtures';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -209,9 +210,10 @@ describe('bin/app.ts', () => {
           'SourceBucketName',
         ].sort(),
       );
-      // The sizes reach the edge through its store, which the EdgeData custom resource writes.
+      // The sizes reach the edge through its store (in its data), which the EdgeData custom resource writes.
       const edgeData = Object.values(template.Resources as Record<string, any>).find((r) => r.Type === 'Custom::EdgeData');
-      expect(edgeData.Properties.Entries).toMatchObject({ sizes: '320,640,1280', 'preset:thumb': '{"width":"320","height":"320"}' });
+      expect(edgeData.Properties.Entries).toMatchObject({ 'preset:thumb': '{"width":"320","height":"320"}' });
+      expect(deploymentDataIn(edgeData.Properties.Entries).sizes).toEqual([320, 640, 1280]);
       expect(Object.values(template.Resources as Record<string, any>).some((r) => r.Type === 'AWS::CloudFront::KeyValueStore')).toBe(true);
       const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8'));
       expect(report.pluginReports.flatMap((r: { violations: unknown[] }) => r.violations)).toEqual([]);

@@ -2,10 +2,16 @@
 
 import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
+import { DATA_KEY_PREFIX, deploymentEntries } from '../../lambda/edge/store';
+import { loadFunction, viewerEvent, viewerResponseEvent, type ViewerResponse, type ViewerResponseEvent } from '../../local/emulator/cloudfront-function';
+import type { GrammarOptions } from '../../lambda/grammar';
 import { distributionConfig, functionCode, type Json, only, originFunction, refs, resources, synth, type Synthesized, synthesize, viewerRequest, viewerResponse } from './synth';
 
 const { base, full, imported } = synthesize('base', 'full', 'imported');
 /** Sizes and presets without signing: the store holds the deployment's data only. */
+/** The store's entries of the deployment's data for `grammar` (of which only the sizes and watermarks are a deployment's own). */
+const dataEntries = (grammar: Partial<GrammarOptions>) =>
+  Object.fromEntries(Object.entries(deploymentEntries({ maxDimension: 8192, ...grammar })).filter(([key]) => key.startsWith(DATA_KEY_PREFIX)));
 const presetsOnly = synth(() => ({ sizes: [640, 320], presets: { thumb: { w: '320', fit: 'cover' } } }));
 
 // ---------------------------------------------------------------- edge
@@ -73,16 +79,16 @@ describe("the deployment's sizes and presets in the KeyValueStore", () => {
     const [kvsId] = only(presetsOnly, 'AWS::CloudFront::KeyValueStore');
     expect(edgeData(presetsOnly)[1].Properties).toMatchObject({
       KeyValueStoreArn: { 'Fn::GetAtt': [kvsId, 'Arn'] },
-      Entries: { sizes: '320,640', presets: 'thumb', 'preset:thumb': '{"w":"320","fit":"cover"}' },
+      Entries: { ...dataEntries({ sizes: [320, 640] }), presets: 'thumb', 'preset:thumb': '{"w":"320","fit":"cover"}' },
     });
     expect(edgeData(full)[1].Properties.Entries).toEqual({
-      sizes: '320,640,1280',
+      ...dataEntries({ sizes: [320, 640, 1280] }),
       presets: 'thumb, hero',
       'preset:thumb': '{"width":"320","height":"320","fit":"cover"}',
       'preset:hero': '{"w":"1280","format":"webp","q":"70"}',
     });
-    // Signing alone: no entries, so the deployment keys of an earlier deploy are deleted.
-    expect(edgeData(synth(() => ({ signing: true })))[1].Properties.Entries).toEqual({});
+    // Signing alone: the data only, so the presets of an earlier deploy are deleted.
+    expect(edgeData(synth(() => ({ signing: true })))[1].Properties.Entries).toEqual(dataEntries({}));
     expect(resources(base, 'Custom::EdgeData')).toEqual([]);
   });
 
@@ -117,14 +123,21 @@ describe("the deployment's sizes and presets in the KeyValueStore", () => {
 });
 
 describe('browser lifetime (viewer-response CloudFront Function)', () => {
-  it("tells viewers browserMaxAge (an hour by default) instead of the variants' Cache-Control, which CloudFront keeps", () => {
+  it("tells viewers browserMaxAge (an hour by default) instead of the variants' Cache-Control, which CloudFront keeps", async () => {
     const code = (s: Synthesized) => viewerResponse(s)[1].Properties.FunctionCode as string;
+    /** What a browser is told for a 200 with `cacheControl`, the function in the template run as CloudFront runs it. */
+    const browserGets = async (s: Synthesized, cacheControl: string) => {
+      const fn = loadFunction<ViewerResponseEvent, ViewerResponse>(code(s));
+      const request = viewerEvent('/a.jpg/width=640').request;
+      return (await fn.handler(viewerResponseEvent(request, 200, { 'cache-control': cacheControl }))).headers['cache-control']?.value;
+    };
     expect(viewerResponse(base)[1].Properties).toMatchObject({ AutoPublish: true, FunctionConfig: { Runtime: 'cloudfront-js-2.0' } });
-    expect(code(base)).toContain('var VARIANT = "public, max-age=31536000, immutable";\nvar BROWSER = "public, max-age=3600";');
-    expect(code(full)).toContain('var VARIANT = "public, max-age=86400";');
+    expect(await browserGets(base, 'public, max-age=31536000, immutable')).toBe('public, max-age=3600');
+    expect(await browserGets(full, 'public, max-age=86400')).toBe('public, max-age=3600');
+    expect(await browserGets(full, 'public, max-age=31536000, immutable')).toBe('public, max-age=31536000, immutable');
     const custom = synth(() => ({ browserMaxAge: Duration.days(1), cacheControl: 'public, max-age=604800' }));
-    expect(code(custom)).toContain('var VARIANT = "public, max-age=604800";\nvar BROWSER = "public, max-age=86400";');
-    expect(code(synth(() => ({ browserMaxAge: Duration.seconds(0) })))).toContain('var BROWSER = "public, no-cache";');
+    expect(await browserGets(custom, 'public, max-age=604800')).toBe('public, max-age=86400');
+    expect(await browserGets(synth(() => ({ browserMaxAge: Duration.seconds(0) })), 'public, max-age=31536000, immutable')).toBe('public, no-cache');
   });
 
   it("CloudFront still caches by the origin's header: minimum TTL 0 (no-store stays uncached), no Cache-Control in the response headers policy", () => {

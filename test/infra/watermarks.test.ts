@@ -12,6 +12,7 @@ import { ImageTransformerConfigError } from '../../lib/settings';
 import { packageWatermarks, packagingCommands, type PackagedWatermark } from '../../lib/watermarks';
 import { watermarkVersion, DEFAULT_PLACEMENT } from '../../lambda/origin/watermarks';
 import { only, originFunction, synth, type Synthesized } from './synth';
+import { deploymentDataIn } from '../edge/fixtures';
 
 let folder: string;
 let logo: string;
@@ -36,7 +37,7 @@ describe('a deployment with watermarks', () => {
   it("puts each version in the edge's store, from the file's bytes and its placement", () => {
     const version = watermarkVersion(readFileSync(logo), { ...DEFAULT_PLACEMENT, opacity: 0.7 });
     expect(version).toMatch(/^[0-9a-f]{8}$/);
-    expect(only(deployed, 'Custom::EdgeData')[1].Properties.Entries).toEqual({ watermarks: JSON.stringify({ logo: version }) });
+    expect(deploymentDataIn(only(deployed, 'Custom::EdgeData')[1].Properties.Entries).watermarks).toEqual({ logo: version });
     // Another placement is another version: every URI changes with it.
     expect(packageWatermarks({ logo: { file: logo, opacity: 0.6 } })[0]?.definition.version).not.toBe(version);
   });

@@ -5,7 +5,8 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalUri, variantKey, type Ops } from '../../lambda/grammar';
+import { canonicalUri, type Ops } from '../../lambda/grammar';
+import { variantKey } from '../../lambda/origin/cache-keys';
 import {
   coveringPaths,
   foldedWildcards,

@@ -8,7 +8,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { purgeSources } from '../../lambda/invalidate/purge';
-import { facesKey } from '../../lambda/origin/face-memory';
+import { facesKey } from '../../lambda/origin/cache-keys';
 import type { FaceBox } from '../../lambda/origin/image/faces';
 import { facePhotos, faceCases, KNOWN_FACES, type Box } from '../support/face-photos';
 import { createTestOrigin, type TestOrigin } from '../support/origin';

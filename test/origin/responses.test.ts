@@ -13,9 +13,9 @@ import {
   encodeKeyPath,
   parseCanonicalUri,
   splitQuery,
-  variantKey,
   type Ops,
 } from '../../lambda/grammar';
+import { variantKey } from '../../lambda/origin/cache-keys';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_MAX_INLINE_BYTES } from '../../lambda/origin/config';
 import { createTestOrigin, type OriginResponse, type TestOrigin } from '../support/origin';
 import { imageUrl, withSignature } from '../../lambda/client';

@@ -11,11 +11,10 @@
 // revalidated. So a web variant's key is the bucket variant's with a `/` in
 // front: a key the edge can send to S3 is `<source key>/<ops>`, and a source
 // key never begins with an empty segment (validateKey), so none begins with
-// `/`. The default behavior's cache-bucket origin misses, and the Lambda
+// `/` (cache-keys.ts). The default behavior's cache-bucket origin misses, and the Lambda
 // serves the key as the web prefix's own behavior would.
 
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { variantKey, type Ops } from '../../grammar';
 import { storeVariant, type StoreOutcome, type Variant } from '../storage';
 import type { WebFetchOptions } from './fetch';
 
@@ -26,14 +25,6 @@ export interface StoredWebVariant {
   validators: WebValidators;
   /** When the source was last known to be this one (ms since the epoch): the object's write time. */
   checkedAt: number;
-}
-
-/** What every web variant's key begins with: an empty first segment, which no source key has. */
-export const WEB_VARIANTS_PREFIX = '/';
-
-/** Where the variant `ops` of the web source `key` is kept in the cache bucket. */
-export function webVariantKey(key: string, ops: Ops): string {
-  return WEB_VARIANTS_PREFIX + variantKey(key, ops);
 }
 
 const ETAG = 'source-etag';

@@ -1,0 +1,137 @@
+// The phases of a request, in the order handler.ts runs them: parse, check,
+// (look up remembered failures: failures.ts), fetch the source (sourcing.ts),
+// make the variant, answer, store, log. Each is a function of the request's
+// context and what the phase before it gave.
+
+import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import { encodeKeyPath, isGrammarError, parseCanonicalUri, viewerQuery, type CanonicalRequest } from '../grammar';
+import { errorStack, type Logger } from '../common/log';
+import type { OriginConfig } from './config';
+import { HttpError } from './errors';
+import { rememberIfCostly } from './failures';
+import { budgetFor } from './image/budget';
+import type { TransformOptions } from './image/transform';
+import type { RequestMetrics } from './metrics';
+import { answerOf, failureDetail, noteFor, timed, type RequestContext } from './request';
+import { errorResponse, redirectResponse, variantResponse, type FunctionUrlResponse } from './responses';
+import type { Sourcing } from './sourcing';
+import { withSourceFocus } from './source-focus';
+import type { Source, StoreOutcome, Variant } from './storage';
+import type { TransformResult } from './transform-process';
+import { checkRequiredWatermark } from './watermarks';
+
+/** The canonical request a Function URL event asks for: a GET or HEAD of a canonical URI. */
+export function parse(event: LambdaFunctionURLEvent, config: OriginConfig): CanonicalRequest {
+  const method = event.requestContext.http.method;
+  if (method !== 'GET' && method !== 'HEAD') {
+    throw new HttpError('method_not_allowed', `${method} is not allowed; use GET or HEAD.`);
+  }
+  try {
+    return parseCanonicalUri(event.rawPath, config);
+  } catch (error) {
+    if (isGrammarError(error)) throw new HttpError(error.code, error.message);
+    throw error;
+  }
+}
+
+/** The deployment's rules a well-formed request must still meet: a watermark its prefix requires. */
+export function check(request: CanonicalRequest, config: OriginConfig): void {
+  checkRequiredWatermark(request.key, request.ops.watermark, config.requireWatermark);
+}
+
+/** Makes a variant of the fetched source in a transform process, by the request's deadline. */
+export type Transformer = (options: TransformOptions) => Promise<TransformResult>;
+
+/** The transform of `source` as the request asks it: its watermark read, its budget priced, the source's own focal point applied. */
+export async function transformerFor(ctx: RequestContext, source: Source): Promise<Transformer> {
+  const { services, request, deadline, failed } = ctx;
+  const { config, transforms } = services;
+  const watermark = request.ops.watermark === undefined ? undefined : await services.watermarkImage(request.ops.watermark);
+  // A watermark's bytes travel to the transform as the source's do.
+  const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));
+  const ops = withSourceFocus(request.ops, source.metadata, config, ctx.note);
+  return (options) =>
+    transforms.run({ bytes: source.bytes, ops, limits: config, budget, options: { ...options, watermark } }, deadline.answerBy, failed);
+}
+
+/** One transform, timed as the `transform` phase; a failure that cost the invocation is remembered. */
+export async function makeVariant(ctx: RequestContext, transform: Transformer, options: TransformOptions): Promise<TransformResult> {
+  try {
+    return await timed(ctx, 'transform', () => transform(options));
+  } catch (error) {
+    await rememberIfCostly(ctx, error);
+    throw error;
+  }
+}
+
+/** Whether `body` is answered inline rather than by a redirect to its stored copy. */
+export const fitsInline = (ctx: RequestContext, sourcing: Sourcing, body: Buffer) =>
+  body.length <= ctx.services.config.maxInlineBytes || !sourcing.redirectsLarge;
+
+/** Answers with the variant when it fits inline: the image is the answer whatever happens to its write, so it goes out first. */
+export function answerInline(ctx: RequestContext, sourcing: Sourcing, variant: Variant): FunctionUrlResponse | undefined {
+  if (!fitsInline(ctx, sourcing, variant.body)) return undefined;
+  return ctx.respond(variantResponse(variant, { ...answerOf(ctx), cacheControl: sourcing.cacheControl }));
+}
+
+/** Stores the variant, timed as the `store` phase; a failed write is logged, and the next miss tries again. */
+export async function store(
+  ctx: RequestContext,
+  sourcing: Sourcing,
+  variant: Variant & { sourceEtag: string },
+): Promise<StoreOutcome | 'failed'> {
+  try {
+    return await timed(ctx, 'store', () => sourcing.store(variant, ctx.deadline.endSignal()));
+  } catch (error) {
+    ctx.note('error', 'store_failed', { detail: failureDetail(error) });
+    return 'failed';
+  }
+}
+
+/**
+ * Answers a variant too large to return inline: once stored, the same request
+ * again. The edge forwards the viewer's parameters (and signature) as the
+ * query; without an edge in front, the ops say the same.
+ */
+export function redirectToStored(ctx: RequestContext, stored: StoreOutcome | 'failed'): FunctionUrlResponse {
+  if (stored === 'failed') throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
+  const { event, request } = ctx;
+  const query = event.rawQueryString || viewerQuery(request.ops);
+  return ctx.respond(redirectResponse(encodeKeyPath(request.key) + (query ? '?' + query : '')));
+}
+
+/** The request's last line when it served a variant: what was made and stored, its timings and metrics. */
+export function logVariant(ctx: RequestContext, response: FunctionUrlResponse, fields: Record<string, unknown>): FunctionUrlResponse {
+  const { measured } = ctx;
+  ctx.note('info', 'variant', { ...fields, ...measured.timings, ...measured.done(response.statusCode) });
+  return response;
+}
+
+/** What a made variant's log line says beyond its timings: its size, and the model's prediction beside what the transform process used. */
+export function madeFields({ variant, report }: TransformResult, stored: StoreOutcome | 'failed'): Record<string, unknown> {
+  const { predicted } = variant;
+  return {
+    stored,
+    bytes: variant.body.length,
+    width: variant.width,
+    height: variant.height,
+    predictedMb: predicted && Math.round(predicted.bytes / 1024 / 1024),
+    predictedSeconds: predicted && Number(predicted.seconds.toFixed(2)),
+    transformStartMb: Math.round(report.startRssMb),
+    transformCpuSeconds: Number(report.cpuSeconds.toFixed(3)),
+  };
+}
+
+/** The answer to a failed request, logged as its last line: a contract error as it is, a bug as a 500 that tells nothing internal. */
+export function answerError(log: Logger, uri: string, measured: RequestMetrics, error: unknown): FunctionUrlResponse {
+  const note = noteFor(log, uri);
+  if (error instanceof HttpError) {
+    const { code, status, detail } = error;
+    note(status >= 500 ? 'error' : 'warn', 'error', { code, status, detail, ...measured.done(status, code) });
+    return errorResponse(error);
+  }
+  const internal = new HttpError('internal_error', 'The service failed unexpectedly; try again shortly.');
+  const { code, status } = internal;
+  note('error', 'unexpected', { code, status, detail: errorStack(error), ...measured.done(status, code) });
+  return errorResponse(internal);
+}
