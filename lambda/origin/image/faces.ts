@@ -7,6 +7,8 @@
 // tenth of it. The windows are fixed by the copy's size, and each window keeps
 // its best few candidates, so a crowd costs what an empty picture does.
 // docs/faces.md has the choice of model and runtime, and the measurements.
+// A change of model, search or thresholds changes FACE_DETECTOR (cache-keys.ts),
+// the name its findings are remembered under.
 
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -29,13 +31,6 @@ export interface RgbPixels {
   width: number;
   height: number;
 }
-
-/**
- * Names this detector and its settings in the key its findings are
- * remembered under (face-memory.ts): a change of model, search or thresholds
- * must change it, so that a new detector never reads an old one's faces.
- */
-export const FACE_DETECTOR = 'blazeface-back-1';
 
 /** Longest side of the copy searched. */
 export const FACE_SEARCH_SIDE = 640;
