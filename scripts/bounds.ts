@@ -254,7 +254,7 @@ const FACE_CASES: Case[] = [
   { name: 'faces: 8192x8192 progressive JPEG', make: () => photo('jpeg', { progressive: true }), asks: [FACE_CROP] },
   ...(['png', 'avif'] as const).map((format) => ({ name: `faces: 8192x8192 ${format} photo`, make: () => photo(format), asks: [FACE_CROP] })),
   { name: 'faces: TIFF 100 MP, 16-bit RGBA, orientation 6', make: () => deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 }), asks: [FACE_CROP] },
-  { name: 'faces: 200 frames of 500x500 GIF', make: () => animatedGif(200, 500, 500), asks: ['width=240,height=240,position=face,format=gif'] },
+  { name: 'faces: 200 frames of 500x500 GIF', make: () => animatedGif(200, 500, 500), asks: ['width=240,height=240,position=face,format=webp'] },
   { name: 'faces: 64x64 noise JPEG enlarged to 8192x8192', make: tinyNoise, asks: [`${MAX},position=face,enlarge=1,format=jpeg`] },
   { name: 'faces: a crowd of 120 on a 4000x3000 JPEG', make: crowdPhoto, asks: [FACE_CROP, 'format=json'] },
 ];
