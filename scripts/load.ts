@@ -15,7 +15,7 @@
 // --no-edge-cache a read from the cache bucket). Formats are negotiated from
 // Accept (format=auto): AVIF, WebP, or the source's own.
 
-import { request as httpRequest, Agent } from 'node:http';
+import { request as httpRequest, Agent, type IncomingHttpHeaders } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { originS3Client } from '../lambda/origin/storage';
 import { commandLine, runCommand, UsageError } from '../local/harness/command-line';
@@ -103,7 +103,15 @@ function latencyLine(label: string, results: Result[]): string {
   );
 }
 
-async function main() {
+interface LoadOptions {
+  total: number;
+  concurrency: number;
+  missRatio: number;
+  seed: number;
+  edgeCache: boolean;
+}
+
+function loadOptions(): LoadOptions | undefined {
   const args = commandLine(USAGE, {
     requests: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '16' },
@@ -111,7 +119,7 @@ async function main() {
     'no-edge-cache': { type: 'boolean', default: false },
     seed: { type: 'string', default: '1' },
   });
-  if (!args) return;
+  if (!args) return undefined;
   const total = Number(args.requests);
   const concurrency = Number(args.concurrency);
   const missRatio = Number(args['miss-ratio']);
@@ -120,8 +128,124 @@ async function main() {
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) fail(`--concurrency must be 1 to 1024, not "${args.concurrency}"`);
   if (!(missRatio >= 0 && missRatio <= 1)) fail(`--miss-ratio must be 0 to 1, not "${args['miss-ratio']}"`);
   if (!Number.isInteger(seed)) fail(`--seed must be an integer, not "${args.seed}"`);
-  const edgeCache = !args['no-edge-cache'];
+  return { total, concurrency, missRatio, seed, edgeCache: !args['no-edge-cache'] };
+}
 
+/** Who answered, from X-Cache and X-Origin. */
+function answeredBy(headers: IncomingHttpHeaders): Result['answeredBy'] {
+  const cache = String(headers['x-cache'] ?? '');
+  const origin = String(headers['x-origin']);
+  if (cache.startsWith('Hit')) return 'edge';
+  if (cache.startsWith('FunctionGenerated')) return 'function';
+  return origin === 'lambda' || origin === 'cache-bucket' ? origin : 'none';
+}
+
+/** One GET over `agent`, timed from the request sent to the body's last byte, its body checked against its Content-Type. */
+function get(base: URL, agent: Agent, path: string, accept: string): Promise<Result> {
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const done = (result: Omit<Result, 'ms'>) => resolve({ ...result, ms: performance.now() - start });
+    const outgoing = httpRequest({ host: '127.0.0.1', port: base.port, path, headers: { accept }, agent, timeout: 60_000 }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', (error) => done({ status: 0, answeredBy: 'none', bytes: 0, error: error.message }));
+      response.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const status = response.statusCode ?? 0;
+        const type = String(response.headers['content-type']);
+        let error: string | undefined;
+        if (status !== 200) error = `${status} ${body.toString('utf8').slice(0, 200)}`;
+        else if (Number(response.headers['content-length']) !== body.length) error = 'content-length is not the body length';
+        else if (!MAGIC[type]?.(body)) error = `the body is not ${type}`;
+        done({ status, answeredBy: answeredBy(response.headers), bytes: body.length, error });
+      });
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error('no answer in 60 s')));
+    outgoing.on('error', (error) => done({ status: 0, answeredBy: 'none', bytes: 0, error: error.message }));
+    outgoing.end();
+  });
+}
+
+/** This process's memory, sampled every 250 ms while `completed()` requests are done. */
+function memorySampler(completed: () => number) {
+  const samples: MemorySample[] = [];
+  const runStart = performance.now();
+  const sample = () => {
+    const { rss, heapUsed, external } = process.memoryUsage();
+    samples.push({ ms: performance.now() - runStart, done: completed(), rss, heapUsed, external });
+  };
+  sample();
+  const timer = setInterval(sample, 250);
+  return {
+    samples,
+    stop: () => {
+      clearInterval(timer);
+      sample();
+    },
+  };
+}
+
+interface LoadRun {
+  options: LoadOptions;
+  url: string;
+  sourceCount: number;
+  results: Result[];
+  samples: MemorySample[];
+  elapsedMs: number;
+  peakRss: number;
+  loads: [number, number];
+  newVariants: number;
+  /** Variants answered 200, and their bodies' bytes: what the edge cache keeps. */
+  answered: number;
+  edgeBytes: number;
+  emulatorLog: string[];
+}
+
+function report(run: LoadRun): string[] {
+  const { options, results, samples } = run;
+  const { total, concurrency, missRatio, seed, edgeCache } = options;
+  const statuses = new Map<number, number>();
+  for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+  const errors = results.filter((r) => r.error);
+  const by = (who: Result['answeredBy']) => results.filter((r) => r.answeredBy === who);
+  const share = (n: number) => `${n} (${((100 * n) / results.length).toFixed(1)}%)`;
+  const at = (fraction: number) => samples.find((s) => s.done >= fraction * total) ?? samples.at(-1)!;
+  const afterWarmUp = samples.filter((s) => s.done >= 0.25 * total);
+  const origin = run.emulatorLog.filter((line) => line.startsWith('{'));
+  return [
+    '',
+    `load: ${total} requests at concurrency ${concurrency}, ${(missRatio * 100).toFixed(0)}% new variants (seed ${seed}), ` +
+      `edge cache ${edgeCache ? 'on' : 'off'}, ${run.sourceCount} generated samples, over loopback HTTP to ${run.url}`,
+    `machine        ${availableParallelism()} CPUs; 1-minute load average ${run.loads[0].toFixed(1)} at the start, ${run.loads[1].toFixed(1)} at the end ` +
+      '(client, emulator, origin and LocalStack share them)',
+    `throughput     ${(results.length / (run.elapsedMs / 1000)).toFixed(1)} requests/s (${results.length} in ${(run.elapsedMs / 1000).toFixed(2)} s)`,
+    'latency (ms, request sent to last body byte)',
+    latencyLine('all', results),
+    latencyLine('edge hits', by('edge')),
+    latencyLine('cache bucket', by('cache-bucket')),
+    latencyLine('lambda (miss)', by('lambda')),
+    `statuses       ${[...statuses].map(([status, n]) => `${status}: ${n}`).join(', ')}`,
+    `errors         ${errors.length}${errors.length ? ': ' + [...new Set(errors.map((e) => e.error))].slice(0, 5).join(' | ') : ''}`,
+    `answered by    edge cache ${share(by('edge').length)}, cache bucket ${share(by('cache-bucket').length)}, ` +
+      `lambda ${share(by('lambda').length)}` +
+      (by('function').length + by('none').length ? `, other ${by('function').length + by('none').length}` : ''),
+    `new variants   ${run.newVariants} asked for, ${by('lambda').length} made by the Lambda`,
+    `origin log     ${origin.length} error/warning lines${origin.length ? ': ' + origin.slice(0, 3).join(' | ') : ''}`,
+    'memory of this process (emulator + origin + sharp + load client; LocalStack runs apart)',
+    `  rss          ${[0.25, 0.5, 0.75, 1].map((f) => `${f * 100}%: ${mb(at(f).rss)} MB`).join(', ')}; peak (maxRSS) ${mb(run.peakRss)} MB`,
+    `  rss by tenth ${DECILES.map((f) => mb(at(f).rss)).join(' ')} MB`,
+    `  after 25%    rss min ${mb(Math.min(...afterWarmUp.map((s) => s.rss)))} MB, max ${mb(Math.max(...afterWarmUp.map((s) => s.rss)))} MB ` +
+      `(${afterWarmUp.length} samples, every 250 ms)`,
+    `  heap used    ${[0.25, 0.5, 0.75, 1].map((f) => `${f * 100}%: ${mb(at(f).heapUsed)} MB`).join(', ')}`,
+    `  external     ${[0.25, 0.5, 0.75, 1].map((f) => `${f * 100}%: ${mb(at(f).external)} MB`).join(', ')} (Buffers and other memory V8 is told of)`,
+    `  edge cache   ${edgeCache ? `${run.answered} responses, ${mb(run.edgeBytes)} MB of bodies kept in memory by design` : 'off'}`,
+  ];
+}
+
+async function main() {
+  const options = loadOptions();
+  if (!options) return;
+  const { total, concurrency, missRatio, seed, edgeCache } = options;
   const progress = (line: string) => console.error(`[load] ${line}`);
   const started = performance.now();
   const localStack = await startLocalStack({ log: progress });
@@ -155,65 +279,14 @@ async function main() {
   }
 
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  function send(variant: Variant): Promise<Result> {
-    // Equivalent spellings of one variant: the edge canonicalises both to one cache key.
-    const query = next() < 0.5 ? `w=${variant.width}&format=auto` : `format=auto&width=${variant.width}`;
-    const start = performance.now();
-    return new Promise((resolve) => {
-      const done = (result: Omit<Result, 'ms'>) => resolve({ ...result, ms: performance.now() - start });
-      const outgoing = httpRequest(
-        {
-          host: '127.0.0.1',
-          port: base.port,
-          path: `${pathOf(variant.key)}?${query}`,
-          headers: { accept: ACCEPT[variant.client] },
-          agent,
-          timeout: 60_000,
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('error', (error) => done({ status: 0, answeredBy: 'none', bytes: 0, error: error.message }));
-          response.on('end', () => {
-            const body = Buffer.concat(chunks);
-            const status = response.statusCode ?? 0;
-            const cache = String(response.headers['x-cache'] ?? '');
-            const origin = String(response.headers['x-origin']);
-            const answeredBy = cache.startsWith('Hit')
-              ? 'edge'
-              : cache.startsWith('FunctionGenerated')
-                ? 'function'
-                : origin === 'lambda' || origin === 'cache-bucket'
-                  ? origin
-                  : 'none';
-            const type = String(response.headers['content-type']);
-            let error: string | undefined;
-            if (status !== 200) error = `${status} ${body.toString('utf8').slice(0, 200)}`;
-            else if (Number(response.headers['content-length']) !== body.length) error = 'content-length is not the body length';
-            else if (!MAGIC[type]?.(body)) error = `the body is not ${type}`;
-            done({ status, answeredBy, bytes: body.length, error });
-          });
-        },
-      );
-      outgoing.on('timeout', () => outgoing.destroy(new Error('no answer in 60 s')));
-      outgoing.on('error', (error) => done({ status: 0, answeredBy: 'none', bytes: 0, error: error.message }));
-      outgoing.end();
-    });
-  }
-
-  // Memory of this process (emulator, origin handler, sharp/libvips, and this client) over the run.
-  const samples: MemorySample[] = [];
-  let completed = 0;
-  const runStart = performance.now();
-  const loadBefore = loadavg()[0]!;
-  const sample = () => {
-    const { rss, heapUsed, external } = process.memoryUsage();
-    samples.push({ ms: performance.now() - runStart, done: completed, rss, heapUsed, external });
-  };
-  sample();
-  const sampler = setInterval(sample, 250);
+  // Equivalent spellings of one variant: the edge canonicalises both to one cache key.
+  const send = (variant: Variant) =>
+    get(base, agent, `${pathOf(variant.key)}?${next() < 0.5 ? `w=${variant.width}&format=auto` : `format=auto&width=${variant.width}`}`, ACCEPT[variant.client]);
 
   const results: Result[] = [];
+  const memory = memorySampler(() => results.length);
+  const runStart = performance.now();
+  const loadBefore = loadavg()[0]!;
   let newVariants = 0;
   let edgeBytes = 0; // bodies the edge cache keeps: one per variant answered 200
   let issued = 0;
@@ -225,66 +298,30 @@ async function main() {
       if (fresh) newVariants += 1;
       const result = await send(variant);
       results.push(result);
-      completed += 1;
       if (fresh && result.status === 200) {
         answered.push(variant);
         edgeBytes += result.bytes;
       }
-      if (completed % Math.ceil(total / 10) === 0) progress(`${completed}/${total}`);
+      if (results.length % Math.ceil(total / 10) === 0) progress(`${results.length}/${total}`);
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker));
   const elapsedMs = performance.now() - runStart;
-  clearInterval(sampler);
-  sample();
+  memory.stop();
   const peakRss = process.resourceUsage().maxRSS * 1024;
-  const loadAfter = loadavg()[0]!;
+  const loads: [number, number] = [loadBefore, loadavg()[0]!];
 
   agent.destroy();
   await emulator.close();
   s3.destroy();
   await localStack.stop();
 
-  // ---------------------------------------------------------------- report
-  const statuses = new Map<number, number>();
-  for (const r of results) statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-  const errors = results.filter((r) => r.error);
-  const by = (who: Result['answeredBy']) => results.filter((r) => r.answeredBy === who);
-  const share = (n: number) => `${n} (${((100 * n) / results.length).toFixed(1)}%)`;
-  const at = (fraction: number) => samples.find((s) => s.done >= fraction * total) ?? samples.at(-1)!;
-  const afterWarmUp = samples.filter((s) => s.done >= 0.25 * total);
-  const origin = emulatorLog.filter((line) => line.startsWith('{'));
-
-  const lines = [
-    '',
-    `load: ${total} requests at concurrency ${concurrency}, ${(missRatio * 100).toFixed(0)}% new variants (seed ${seed}), ` +
-      `edge cache ${edgeCache ? 'on' : 'off'}, ${sources.length} generated samples, over loopback HTTP to ${emulator.url}`,
-    `machine        ${availableParallelism()} CPUs; 1-minute load average ${loadBefore.toFixed(1)} at the start, ${loadAfter.toFixed(1)} at the end ` +
-      '(client, emulator, origin and LocalStack share them)',
-    `throughput     ${(results.length / (elapsedMs / 1000)).toFixed(1)} requests/s (${results.length} in ${(elapsedMs / 1000).toFixed(2)} s)`,
-    'latency (ms, request sent to last body byte)',
-    latencyLine('all', results),
-    latencyLine('edge hits', by('edge')),
-    latencyLine('cache bucket', by('cache-bucket')),
-    latencyLine('lambda (miss)', by('lambda')),
-    `statuses       ${[...statuses].map(([status, n]) => `${status}: ${n}`).join(', ')}`,
-    `errors         ${errors.length}${errors.length ? ': ' + [...new Set(errors.map((e) => e.error))].slice(0, 5).join(' | ') : ''}`,
-    `answered by    edge cache ${share(by('edge').length)}, cache bucket ${share(by('cache-bucket').length)}, ` +
-      `lambda ${share(by('lambda').length)}` +
-      (by('function').length + by('none').length ? `, other ${by('function').length + by('none').length}` : ''),
-    `new variants   ${newVariants} asked for, ${by('lambda').length} made by the Lambda`,
-    `origin log     ${origin.length} error/warning lines${origin.length ? ': ' + origin.slice(0, 3).join(' | ') : ''}`,
-    'memory of this process (emulator + origin + sharp + load client; LocalStack runs apart)',
-    `  rss          ${[0.25, 0.5, 0.75, 1].map((f) => `${f * 100}%: ${mb(at(f).rss)} MB`).join(', ')}; peak (maxRSS) ${mb(peakRss)} MB`,
-    `  rss by tenth ${DECILES.map((f) => mb(at(f).rss)).join(' ')} MB`,
-    `  after 25%    rss min ${mb(Math.min(...afterWarmUp.map((s) => s.rss)))} MB, max ${mb(Math.max(...afterWarmUp.map((s) => s.rss)))} MB ` +
-      `(${afterWarmUp.length} samples, every 250 ms)`,
-    `  heap used    ${[0.25, 0.5, 0.75, 1].map((f) => `${f * 100}%: ${mb(at(f).heapUsed)} MB`).join(', ')}`,
-    `  external     ${[0.25, 0.5, 0.75, 1].map((f) => `${f * 100}%: ${mb(at(f).external)} MB`).join(', ')} (Buffers and other memory V8 is told of)`,
-    `  edge cache   ${edgeCache ? `${answered.length} responses, ${mb(edgeBytes)} MB of bodies kept in memory by design` : 'off'}`,
-  ];
-  console.log(lines.join('\n'));
-  if (errors.length) process.exitCode = 1;
+  const run: LoadRun = {
+    options, url: emulator.url, sourceCount: sources.length, results, samples: memory.samples, elapsedMs, peakRss, loads,
+    newVariants, answered: answered.length, edgeBytes, emulatorLog,
+  };
+  console.log(report(run).join('\n'));
+  if (results.some((result) => result.error)) process.exitCode = 1;
 }
 
 runCommand(USAGE, main);

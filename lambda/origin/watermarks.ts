@@ -92,7 +92,9 @@ export function watermarkFiles(definitions: Record<string, WatermarkDefinition>)
     const definition = Object.hasOwn(definitions, name) ? definitions[name] : undefined;
     // The edge and this function are deployed apart: for a moment one may know a version the other does not.
     if (!definition || definition.version !== version) {
-      throw new HttpError('watermark_unavailable', `The watermark "${name}" is being deployed; try again shortly.`, `asked ${canonical}, have ${definition?.version}`);
+      // The name is the request's: quoted as briefly as the grammar quotes a value.
+      const quoted = name.length > 40 ? `${name.slice(0, 40)}…` : name;
+      throw new HttpError('watermark_unavailable', `The watermark "${quoted}" is being deployed; try again shortly.`, `asked ${canonical.slice(0, 80)}, have ${definition?.version}`);
     }
     let bytes = read.get(name);
     if (!bytes) {

@@ -58,6 +58,7 @@ async function checkExternalEndpoint(endpoint: string): Promise<void> {
     throw new Error(
       `AWS_ENDPOINT_URL_S3=${endpoint} does not answer (${describe(error)}). ` +
         'Start that S3 endpoint, or unset AWS_ENDPOINT_URL_S3 so that local/harness/localstack.ts starts LocalStack itself.',
+      { cause: error },
     );
   }
 }

@@ -86,6 +86,16 @@ export async function autoQualityStudy(
     results.set(format, rows);
   }
 
+  return report(corpus, options, results, scoreCost);
+}
+
+/** The study's markdown: per format, then per photo. */
+function report(
+  corpus: Corpus,
+  options: { header: string; command: string },
+  results: Map<LossyFormat, PhotoResult[]>,
+  scoreCost: { pixels: number; ms: number } | undefined,
+): string {
   const lines: string[] = [];
   lines.push(`### quality=auto against the fixed defaults, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`);
   lines.push('');

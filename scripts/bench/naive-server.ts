@@ -1,8 +1,11 @@
 // The AWS image-optimization sample's origin, as its own process: the bench's
-// baseline. Like the sample on Lambda it runs sharp untuned (its default
-// operation cache, one libvips thread per core) and a default S3 client, so
-// it must not share the bench's process, whose sharp settings are the
-// handler's. Per request: GET the source, its pipeline (scripts/bench/ops.ts
+// baseline. Like the sample on Lambda it runs sharp with its default threads
+// (one libvips thread per core) and a default S3 client, so it must not share
+// the bench's process, whose sharp settings are the handler's. Its libvips
+// operation cache is off, as the handler's is: on Lambda a miss reads a source
+// it has not read before, so the cache never serves it, but the bench asks for
+// each photo again and again, and a cache would serve the sample decoded work
+// that no real miss gets. Per request: GET the source, its pipeline (scripts/bench/ops.ts
 // naive), PUT the variant, base64 the body for the buffered response.
 //
 // Bundled by the bench with esbuild (sharp external) and run with plain node.
@@ -20,7 +23,7 @@ import { naive, OPS } from './ops';
 export interface NaiveSettings {
   /** sharp.concurrency(): libvips threads per image (sharp's default is 1 on glibc Linux, as in Lambda). */
   concurrency: number;
-  /** The libvips operation cache's memory limit, in MB (sharp's default 50). */
+  /** The libvips operation cache's memory limit, in MB (0: off; sharp's default is 50). */
   cacheMb: number;
 }
 
@@ -68,6 +71,7 @@ async function serve(request: NaiveRequest): Promise<NaiveAnswer> {
   };
 }
 
+sharp.cache(false);
 const settings: NaiveSettings = { concurrency: sharp.concurrency(), cacheMb: sharp.cache().memory.max };
 process.stdout.write(JSON.stringify(settings) + '\n');
 

@@ -211,81 +211,93 @@ export async function qualityStudy(
   lines.push(`${options.header}; sharp.concurrency() ${sharp.concurrency()} (encode times are one request on ${sharp.concurrency()} libvips thread(s)). Corpus: ${corpus.description}. \`npm run bench -- --quality${options.quick ? ' --quick' : ''}\`.`);
   lines.push('');
   for (const study of STUDIES.filter((candidate) => options.ops.includes(candidate.op.name))) {
-    const photos = study.photos(corpus);
-    const rows = study.candidates.map((candidate): Row => ({ candidate, bytes: [], score: [], ssimY: [], ssimC: [], encodeMs: [], encodeCpuMs: [] }));
-    const resizeMs: { photo: Photo; ms: number }[] = [];
-    for (const [index, photo] of photos.entries()) {
-      const cpuStart = process.cpuUsage();
-      const ref = await reference(study.op, photo.bytes, photo.facts);
-      const cpu = process.cpuUsage(cpuStart);
-      resizeMs.push({ photo, ms: (cpu.user + cpu.system) / 1000 });
-      const raw = { width: ref.info.width, height: ref.info.height, channels: ref.info.channels as 3 };
-      const planes: Reference = prepareReference(await decodePlanes({ data: ref.data, ...raw }));
-      // Frames of an animation stay frames when encoded.
-      const rawInput = { ...raw, ...(photo.facts.pages > 1 ? { pageHeight: ref.info.pageHeight ?? ref.info.height } : {}) };
-      for (const row of rows) {
-        options.progress(`${study.title} · ${index + 1}/${photos.length} ${photo.key} · ${row.candidate.family} q${row.candidate.quality}`);
-        const encodeStart = performance.now();
-        const cpuStart = process.cpuUsage();
-        const out = await row.candidate.encode(sharp(ref.data, { raw: rawInput })).toBuffer();
-        const cpu = process.cpuUsage(cpuStart);
-        row.encodeMs.push(performance.now() - encodeStart);
-        row.encodeCpuMs.push((cpu.user + cpu.system) / 1000);
-        const ssim = await ssimImages(planes, out);
-        if (study.perceptual) row.score.push(ssimulacra2({ data: ref.data, width: raw.width, height: raw.height }, await rgbOf(out)));
-        row.bytes.push(out.length);
-        row.ssimY.push(ssim.y);
-        row.ssimC.push(ssim.c);
-      }
-    }
-    options.progressDone();
-    options.log(`${study.title} done`);
-
-    const current = rows.find((row) => row.candidate.current) ?? rows[0]!;
-    const decisive = (row: Row) => (study.perceptual ? row.score : row.ssimY);
-    const target = mean(decisive(current));
-    const currentBytes = sum(current.bytes);
-    const families = [...new Set(rows.map((row) => row.candidate.family))];
-    const atTarget = new Map(
-      families.map((family) => {
-        const points = rows.filter((row) => row.candidate.family === family).map((row) => ({ ssim: mean(decisive(row)), bytes: sum(row.bytes) }));
-        return [family, bytesAtSsim(points, target)];
-      }),
-    );
-    const metric = study.perceptual ? `mean SSIMULACRA 2 ${target.toFixed(2)}` : `mean SSIM Y ${target.toFixed(4)}`;
-    lines.push(`**${study.title}** (${photos.length} photos; reference: ${current.candidate.family} q${current.candidate.quality}, ${metric}, ${kb(currentBytes)}):`);
-    lines.push('');
-    lines.push(
-      markdownTable(
-        ['setting', 'q', 'bytes (sum)', 'vs reference', ...(study.perceptual ? ['SSIMULACRA 2'] : []), 'SSIM Y', 'SSIM C', 'encode CPU ms median', 'encode CPU ms max', 'encode wall ms median', 'decode+resize+encode CPU ms, max over ≥ 8 MP', `family: bytes at reference ${study.perceptual ? 'SSIMULACRA 2' : 'SSIM'}`],
-        rows.map((row) => [
-          row.candidate.family,
-          String(row.candidate.quality),
-          kb(sum(row.bytes)),
-          `${((sum(row.bytes) / currentBytes - 1) * 100).toFixed(1)}%`,
-          ...(study.perceptual ? [mean(row.score).toFixed(2)] : []),
-          mean(row.ssimY).toFixed(4),
-          mean(row.ssimC).toFixed(4),
-          ms(median(row.encodeCpuMs)),
-          ms(Math.max(...row.encodeCpuMs)),
-          ms(median(row.encodeMs)),
-          ms(Math.max(...photos.map((photo, i) => (photo.megapixels >= 8 ? resizeMs[i]!.ms + row.encodeCpuMs[i]! : 0)))),
-          (() => {
-            const at = atTarget.get(row.candidate.family)!;
-            return Number.isFinite(at) ? `${kb(at)} (${((at / currentBytes - 1) * 100).toFixed(1)}%)` : 'outside sweep';
-          })(),
-        ]),
-      ),
-    );
-    const large = resizeMs.filter((entry) => entry.photo.megapixels >= 8).map((entry) => entry.ms);
-    lines.push('');
-    lines.push(`Decode + resize before encoding (CPU ms): median ${ms(median(resizeMs.map((entry) => entry.ms)))}, photos of 8 MP or more ${large.length ? `median ${ms(median(large))}, max ${ms(Math.max(...large))}` : 'none'}.`);
-    lines.push('');
-    lines.push(
-      'Encode CPU ms per photo for the reference setting: ' +
-        photos.map((photo, i) => `${photo.key} ${ms(current.encodeCpuMs[i]!)}`).join(', ') + '.',
-    );
-    lines.push('');
+    const measured = await measureStudy(study, corpus, options);
+    lines.push(...studyReport(study, measured));
   }
   return lines.join('\n');
+}
+
+/** Every candidate of `study` on its photos: bytes, scores and encode times. */
+async function measureStudy(study: Study, corpus: Corpus, options: { log: (line: string) => void; progress: (line: string) => void; progressDone: () => void }) {
+  const photos = study.photos(corpus);
+  const rows = study.candidates.map((candidate): Row => ({ candidate, bytes: [], score: [], ssimY: [], ssimC: [], encodeMs: [], encodeCpuMs: [] }));
+  const resizeMs: { photo: Photo; ms: number }[] = [];
+  for (const [index, photo] of photos.entries()) {
+    const cpuStart = process.cpuUsage();
+    const ref = await reference(study.op, photo.bytes, photo.facts);
+    const cpu = process.cpuUsage(cpuStart);
+    resizeMs.push({ photo, ms: (cpu.user + cpu.system) / 1000 });
+    const raw = { width: ref.info.width, height: ref.info.height, channels: ref.info.channels as 3 };
+    const planes: Reference = prepareReference(await decodePlanes({ data: ref.data, ...raw }));
+    // Frames of an animation stay frames when encoded.
+    const rawInput = { ...raw, ...(photo.facts.pages > 1 ? { pageHeight: ref.info.pageHeight ?? ref.info.height } : {}) };
+    for (const row of rows) {
+      options.progress(`${study.title} · ${index + 1}/${photos.length} ${photo.key} · ${row.candidate.family} q${row.candidate.quality}`);
+      const encodeStart = performance.now();
+      const cpuStart = process.cpuUsage();
+      const out = await row.candidate.encode(sharp(ref.data, { raw: rawInput })).toBuffer();
+      const cpu = process.cpuUsage(cpuStart);
+      row.encodeMs.push(performance.now() - encodeStart);
+      row.encodeCpuMs.push((cpu.user + cpu.system) / 1000);
+      const ssim = await ssimImages(planes, out);
+      if (study.perceptual) row.score.push(ssimulacra2({ data: ref.data, width: raw.width, height: raw.height }, await rgbOf(out)));
+      row.bytes.push(out.length);
+      row.ssimY.push(ssim.y);
+      row.ssimC.push(ssim.c);
+    }
+  }
+  options.progressDone();
+  options.log(`${study.title} done`);
+  return { photos, rows, resizeMs };
+}
+
+/** A study's table, against its reference setting. */
+function studyReport(study: Study, { photos, rows, resizeMs }: Awaited<ReturnType<typeof measureStudy>>): string[] {
+  const lines: string[] = [];
+  const current = rows.find((row) => row.candidate.current) ?? rows[0]!;
+  const decisive = (row: Row) => (study.perceptual ? row.score : row.ssimY);
+  const target = mean(decisive(current));
+  const currentBytes = sum(current.bytes);
+  const families = [...new Set(rows.map((row) => row.candidate.family))];
+  const atTarget = new Map(
+    families.map((family) => {
+      const points = rows.filter((row) => row.candidate.family === family).map((row) => ({ ssim: mean(decisive(row)), bytes: sum(row.bytes) }));
+      return [family, bytesAtSsim(points, target)];
+    }),
+  );
+  const metric = study.perceptual ? `mean SSIMULACRA 2 ${target.toFixed(2)}` : `mean SSIM Y ${target.toFixed(4)}`;
+  lines.push(`**${study.title}** (${photos.length} photos; reference: ${current.candidate.family} q${current.candidate.quality}, ${metric}, ${kb(currentBytes)}):`);
+  lines.push('');
+  lines.push(
+    markdownTable(
+      ['setting', 'q', 'bytes (sum)', 'vs reference', ...(study.perceptual ? ['SSIMULACRA 2'] : []), 'SSIM Y', 'SSIM C', 'encode CPU ms median', 'encode CPU ms max', 'encode wall ms median', 'decode+resize+encode CPU ms, max over ≥ 8 MP', `family: bytes at reference ${study.perceptual ? 'SSIMULACRA 2' : 'SSIM'}`],
+      rows.map((row) => [
+        row.candidate.family,
+        String(row.candidate.quality),
+        kb(sum(row.bytes)),
+        `${((sum(row.bytes) / currentBytes - 1) * 100).toFixed(1)}%`,
+        ...(study.perceptual ? [mean(row.score).toFixed(2)] : []),
+        mean(row.ssimY).toFixed(4),
+        mean(row.ssimC).toFixed(4),
+        ms(median(row.encodeCpuMs)),
+        ms(Math.max(...row.encodeCpuMs)),
+        ms(median(row.encodeMs)),
+        ms(Math.max(...photos.map((photo, i) => (photo.megapixels >= 8 ? resizeMs[i]!.ms + row.encodeCpuMs[i]! : 0)))),
+        (() => {
+          const at = atTarget.get(row.candidate.family)!;
+          return Number.isFinite(at) ? `${kb(at)} (${((at / currentBytes - 1) * 100).toFixed(1)}%)` : 'outside sweep';
+        })(),
+      ]),
+    ),
+  );
+  const large = resizeMs.filter((entry) => entry.photo.megapixels >= 8).map((entry) => entry.ms);
+  lines.push('');
+  lines.push(`Decode + resize before encoding (CPU ms): median ${ms(median(resizeMs.map((entry) => entry.ms)))}, photos of 8 MP or more ${large.length ? `median ${ms(median(large))}, max ${ms(Math.max(...large))}` : 'none'}.`);
+  lines.push('');
+  lines.push(
+    'Encode CPU ms per photo for the reference setting: ' +
+      photos.map((photo, i) => `${photo.key} ${ms(current.encodeCpuMs[i]!)}`).join(', ') + '.',
+  );
+  lines.push('');
+  return lines;
 }

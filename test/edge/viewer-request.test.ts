@@ -6,7 +6,7 @@
 
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SIGNING_SECRETS_KEY, viewerRequestFunctionCode, type EdgeFunctionSettings } from '../../lib/edge-function';
+import type { EdgeFunctionSettings } from '../../lib/edge-function';
 import {
   AUTO_FALLBACK_WIDTH,
   AUTO_WIDTHS,
@@ -17,6 +17,7 @@ import {
   signUri,
   splitQuery,
   POSITIONS,
+  PRESET_SPELLINGS,
   VIEWER_PARAMS,
   type GrammarOptions,
   type SignatureParams,
@@ -31,6 +32,7 @@ import {
   loadEdge,
   NO_AVIF,
   OPEN,
+  PRESETS,
   PRESETS_ONLY,
   REALISTIC,
   SAFARI_ACCEPT,
@@ -38,13 +40,13 @@ import {
 import {
   forwardedQuery,
   isResponse,
-  loadFunction,
   viewerEvent,
   type FunctionResponse,
   type FunctionResult,
   type LoadedFunction,
   type ViewerRequest,
 } from '../../local/emulator/cloudfront-function';
+import { SAMPLE_PAIRS, VIEWER_CASES } from '../support/param-cases';
 
 const CURRENT = 'current-secret-0123456789';
 const OLD = 'old-secret-abcdefghij';
@@ -823,33 +825,16 @@ describe('rejections', () => {
 
 // --------------------------------------------- agreement with the grammar
 
-/** Valid values per parameter, in several spellings; each name's aliases share them. */
-const VALID: Record<string, string[]> = {
-  'width w': ['1', '16', '100', '0640', '640', '750', '3840', '4096'],
-  'height h': ['16', '200', '0480', '384', '1080'],
-  dpr: ['1', '1.5', '2.0', '.5', '3', '4'],
-  fit: ['cover', 'contain', 'INSIDE', 'fill', 'outside', 'pad'],
-  fill: ['blur', 'background', 'BLUR'],
-  trim: ['', '0', '10', '255'],
-  crop: ['0,0,1,1', '.25,0,0.5,1', '0.1,0.2,0.3,0.4', '0,0,1,0.9999', '0.5,0.5,0.6,0.1'],
-  border: ['1', '8,fff', '20,%23FF000080', '4095'],
-  fp: ['0,0', '.25,0.75', '1.0000,1', '0.3333,0.5', '1.5,0', '0.5'],
-  'position pos gravity': ['center', 'top-left', 'Entropy', 'attention', 'bottom'],
-  enlarge: ['true', '0', '1', 'FALSE'],
-  'format fm f': ['auto', 'webp', 'AVIF', 'jpg', 'jpeg', 'png', 'gif', 'json'],
-  'quality q': ['1', '50', '80', '075', '100'],
-  'background bg': ['#fff', 'FF000080', 'ff0000ff', 'abc', '00000000'],
-  blur: ['0.3', '2', '100.0'],
-  sharpen: ['0.5', '1', '10'],
-  'grayscale greyscale': ['true', 'false', '1'],
-  rotate: ['0', '90', '180', '270', '090'],
-  'flip flop': ['1', 'false', 'True'],
-  'preset p': ['thumb', 'avatar', 'hero', 'og', 'mono', 'gallery'],
-};
-const VALID_PAIRS = Object.entries(VALID).flatMap(([names, values]) =>
-  names.split(' ').flatMap((one) => values.map((text) => [one, text] as const)),
-);
-const KNOWN_NAMES = Object.keys(VALID).flatMap((names) => names.split(' '));
+/**
+ * Values per parameter, from the parameter table: its samples and the edges of its range under each
+ * of its spellings, and the presets.
+ */
+const VALID_PAIRS = [
+  ...SAMPLE_PAIRS,
+  ...VIEWER_CASES.flatMap(({ name, aliases, case: { outOfRange } }) => outOfRange.slice(0, 2).map((value) => [aliases[0] ?? name, value] as const)),
+  ...PRESET_SPELLINGS.flatMap((spelling) => Object.keys(PRESETS).map((preset) => [spelling, preset] as const)),
+];
+const KNOWN_NAMES = [...VIEWER_CASES.flatMap(({ name, aliases }) => [name, ...aliases]), ...PRESET_SPELLINGS];
 const OTHER_NAMES = ['foo', 'utm_source', 'response-content-type', 'versionId', 'constructor', '__proto__', 'toString', '', 'x y', 'accept'];
 const ODD_VALUES = ['0', '-1', 'abc', '', '641', '9000', '4.1', '101', 'zzz', '45', 'yes', 'tiff', 'nope', 'constructor', '%', '%zz', '%E0%A4', '%2531', ' 1', 'avif', 'webp'];
 const ACCEPTS = [CHROMIUM_ACCEPT, SAFARI_ACCEPT, ANY_ACCEPT, '', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP', 'image/avif'];

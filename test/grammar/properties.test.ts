@@ -6,7 +6,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_GRAMMAR_OPTIONS,
   canonicalRequest,
   decodeKeyPath,
   encodeKeyPath,
@@ -16,127 +15,31 @@ import {
   viewerQuery,
   type GrammarOptions,
 } from '../../lambda/grammar/index';
+import { anyCase, CASE_OPTIONS, tenths, VIEWER_CASES } from '../support/param-cases';
 
-const options = DEFAULT_GRAMMAR_OPTIONS;
+const options = CASE_OPTIONS;
 const RUNS = { numRuns: 2000 };
 
 // ---------------------------------------------------------------- spellings
 
-/** Random upper/lower case of each letter. */
-const anyCase = (text: string): fc.Arbitrary<string> =>
-  fc
-    .array(fc.boolean(), { minLength: text.length, maxLength: text.length })
-    .map((upper) => text.split('').map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''));
-
-/** An integer's text with leading zeros, up to the 9 digits the grammar reads. */
-const zeroPadded = (text: string): fc.Arbitrary<string> =>
-  fc.nat(9 - text.length).map((zeros) => '0'.repeat(zeros) + text);
-
-/** `1.5` as `1.5`, `01.50`; `2` as `2.0`; `0.5` as `.5` (at most 4 integer digits, as the grammar reads). */
-const decimalSpelling = (text: string): fc.Arbitrary<string> => {
-  const [whole = '', fraction = ''] = text.split('.');
-  return fc.record({ zeros: fc.nat(4 - whole.length), point: fc.boolean(), trailing: fc.nat(3), bare: fc.boolean() }).map(
-    ({ zeros, point, trailing, bare }) => {
-      const integer = whole === '0' && fraction && bare ? '' : '0'.repeat(zeros) + whole;
-      if (fraction) return `${integer}.${fraction}${'0'.repeat(trailing)}`;
-      return point ? `${integer}.0${'0'.repeat(trailing)}` : integer;
-    },
-  );
-};
-
-/** `0.25,1` as `.25,1.0`, `0.2500,1.`: each fraction with or without its leading zero, with trailing zeros up to four decimals. */
-const fractionsSpelling = (text: string): fc.Arbitrary<string> =>
-  fc
-    .tuple(
-      ...text.split(',').map((part) => {
-        const [whole = '', fraction = ''] = part.split('.');
-        return fc.record({ bare: fc.boolean(), point: fc.boolean(), trailing: fc.nat(4 - fraction.length) }).map(({ bare, point, trailing }) => {
-          const decimals = fraction + '0'.repeat(trailing);
-          const integer = whole === '0' && bare && decimals ? '' : whole;
-          return decimals || point ? `${integer}.${decimals}` : integer;
-        });
-      }),
-    )
-    .map((parts) => parts.join(','));
-
-const booleanSpelling = (text: string): fc.Arbitrary<string> =>
-  (text === '1' ? fc.constantFrom('1', 'true') : fc.constantFrom('0', 'false')).chain(anyCase);
-
-/** `rrggbb` / `rrggbbaa` as `#RrGgBb`, `rrggbbff`, `rgb`. */
-const colourSpelling = (text: string): fc.Arbitrary<string> => {
-  const forms = [text];
-  if (text.length === 6) {
-    forms.push(text + 'ff');
-    if (/^(.)\1(.)\2(.)\3$/.test(text)) forms.push(text[0]! + text[2]! + text[4]!);
-  }
-  return fc.tuple(fc.constantFrom(...forms).chain(anyCase), fc.boolean()).map(([hex, hash]) => (hash ? '#' + hex : hex));
-};
-
-interface ParamSpec {
-  name: string;
-  aliases: string[];
-  /** A value, as the canonical URI spells it. */
-  value: fc.Arbitrary<string>;
-  /** Equivalent viewer spellings of that value. */
-  spell(text: string): fc.Arbitrary<string>;
-}
-
-const tenths = (min: number, max: number) => fc.integer({ min: min * 10, max: max * 10 }).map((n) => String(n / 10));
-const choice = (...values: string[]) => fc.constantFrom(...values);
-const hexDigits = (n: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${n}}$`));
-
-const SPECS: ParamSpec[] = [
-  { name: 'width', aliases: ['w'], value: fc.integer({ min: 1, max: 8192 }).map(String), spell: zeroPadded },
-  { name: 'height', aliases: ['h'], value: fc.integer({ min: 1, max: 8192 }).map(String), spell: zeroPadded },
-  { name: 'dpr', aliases: [], value: tenths(1, 4), spell: decimalSpelling },
-  { name: 'fit', aliases: [], value: choice('cover', 'contain', 'fill', 'inside', 'outside'), spell: anyCase },
-  {
-    name: 'position',
-    aliases: ['pos', 'gravity'],
-    value: choice('center', 'top', 'right', 'bottom', 'left', 'top-left', 'top-right', 'bottom-left', 'bottom-right', 'entropy', 'attention', 'face'),
-    spell: anyCase,
-  },
-  {
-    name: 'fp',
-    aliases: [],
-    value: fc.tuple(fc.nat(10000), fc.nat(10000)).map(([x, y]) => `${x / 10000},${y / 10000}`),
-    spell: fractionsSpelling,
-  },
-  { name: 'enlarge', aliases: [], value: choice('0', '1'), spell: booleanSpelling },
-  { name: 'rotate', aliases: [], value: choice('0', '90', '180', '270'), spell: fc.constant },
-  { name: 'flip', aliases: [], value: choice('0', '1'), spell: booleanSpelling },
-  { name: 'flop', aliases: [], value: choice('0', '1'), spell: booleanSpelling },
-  { name: 'grayscale', aliases: ['greyscale'], value: choice('0', '1'), spell: booleanSpelling },
-  { name: 'blur', aliases: [], value: tenths(0.3, 100), spell: decimalSpelling },
-  { name: 'sharpen', aliases: [], value: tenths(0.5, 10), spell: decimalSpelling },
-  {
-    name: 'background',
-    aliases: ['bg'],
-    value: fc.oneof(
-      hexDigits(6),
-      hexDigits(3).map((rgb) => rgb.replace(/(.)/g, '$1$1')),
-      hexDigits(8).filter((hex) => !hex.endsWith('ff')),
-    ),
-    spell: colourSpelling,
-  },
-  { name: 'quality', aliases: ['q'], value: fc.integer({ min: 1, max: 100 }).map(String), spell: zeroPadded },
-  {
-    name: 'format',
-    aliases: ['fm', 'f'],
-    value: fc.oneof(
-      { arbitrary: choice('auto', 'jpeg', 'png', 'webp', 'avif', 'gif'), weight: 10 },
-      { arbitrary: fc.constant('json'), weight: 1 },
-    ),
-    spell: (text) => (text === 'jpeg' ? choice('jpeg', 'jpg') : fc.constant(text)).chain(anyCase),
-  },
-];
+/** The parameters a viewer may give, each with its values and spellings (test/support/param-cases.ts). */
+const SPECS = VIEWER_CASES;
 
 /** A request's meaning: some parameters, each with one value (as `[spec index, canonical text]`). */
 type Meaning = [number, string][];
 
 const meaning: fc.Arbitrary<Meaning> = fc
   .subarray(SPECS.map((_, i) => i))
-  .chain((indexes) => fc.tuple(...indexes.map((i) => SPECS[i]!.value.map((text): [number, string] => [i, text]))));
+  .chain((indexes) => fc.tuple(...indexes.map((i) => SPECS[i]!.case.value.map((text): [number, string] => [i, text]))));
+
+/** `m` without the values that change nothing: the same request. */
+const withoutNoOps = (m: Meaning): Meaning => m.filter(([i, text]) => !SPECS[i]!.case.noOps.includes(text));
+
+/** Some parameters `m` does not give, each with one of its no-op spellings (`flip=false`, `rotate=000`). */
+const noOpsBeside = (m: Meaning): fc.Arbitrary<[number, string][]> =>
+  fc
+    .subarray(SPECS.map((_, i) => i).filter((i) => SPECS[i]!.case.noOps.length > 0 && !m.some(([given]) => given === i)))
+    .chain((indexes) => fc.tuple(...indexes.map((i) => fc.constantFrom(...SPECS[i]!.case.noOps).map((text): [number, string] => [i, text]))));
 
 /** Percent-encodes every character (a legal, if odd, spelling of any query component). */
 const percentEncodeAll = (text: string) =>
@@ -159,7 +62,7 @@ const spelling = (m: Meaning): fc.Arbitrary<string> =>
           const spec = SPECS[i]!;
           return fc.record({
             name: fc.constantFrom(spec.name, ...spec.aliases).chain(anyCase),
-            value: spec.spell(text),
+            value: spec.case.spell(text),
             escapeAll: fc.boolean(),
           });
         }),
@@ -254,6 +157,20 @@ describe('properties', () => {
     );
   });
 
+  it('(b) a no-op spelling is no parameter: flip=0, flip=false and no flip are one request', () => {
+    fc.assert(
+      fc.property(
+        meaning.chain((m) => fc.tuple(fc.constant(m), noOpsBeside(m)).chain(([m, noOps]) => fc.tuple(fc.constant(m), spelling([...m, ...noOps])))),
+        negotiation,
+        ([m, spelled], n) => {
+          const without = canonicalRequest('/k', splitQuery(plainQuery(withoutNoOps(m))), options, n).uri;
+          expect(canonicalRequest('/k', splitQuery(spelled), options, n).uri).toBe(without);
+        },
+      ),
+      RUNS,
+    );
+  });
+
   it('(b) every spelling of one key gives one canonical URI', () => {
     // A viewer may escape any character; the canonical URI escapes exactly the reserved ones.
     fc.assert(
@@ -277,12 +194,13 @@ describe('properties', () => {
     );
   });
 
-  it('negotiation adds accept, and nothing else, exactly when the format is not explicit', () => {
+  it("negotiation adds accept exactly when the format is not explicit, and the watermark's version, nothing else", () => {
     fc.assert(
       fc.property(key, meaning.chain(spelling), negotiation, (k, query, n) => {
         const before = canonicalRequest(encodeKeyPath(k), splitQuery(query), options).ops;
-        const { accept, ...rest } = canonicalRequest(encodeKeyPath(k), splitQuery(query), options, n).ops;
-        expect(rest).toEqual(before);
+        const { accept, watermark, ...rest } = canonicalRequest(encodeKeyPath(k), splitQuery(query), options, n).ops;
+        expect({ ...rest, ...(watermark ? { watermark: watermark.split('.')[0] } : {}) }).toEqual(before);
+        if (watermark) expect(watermark).toBe(`${before.watermark}.${options.watermarks![before.watermark!]}`);
         expect(before.accept).toBeUndefined();
         if (before.format !== undefined) expect(accept).toBeUndefined();
         else if (!n.accept.includes('image/webp')) expect(accept).toBeUndefined();

@@ -1,7 +1,7 @@
 // Property-based tests over hostile viewer requests (paths and queries of
 // escapes, control characters, lone surrogates, prototype names, overlong
 // and malformed UTF-8, values around every limit, 1 KB keys), under several
-// deployments (sizes, presets, presets-only, a tiny maxDimension):
+// deployments (sizes, presets, presets-only, watermarks, a tiny maxDimension):
 //
 // - the grammar never throws anything but its own GrammarError;
 // - canonicalisation is idempotent: a canonical request's URI parses back to
@@ -29,6 +29,7 @@ import {
   encodeKeyPath,
   isGrammarError,
   parseCanonicalUri,
+  PRESET_SPELLINGS,
   signUri,
   splitQuery,
   viewerQuery,
@@ -46,6 +47,7 @@ import {
   type LoadedFunction,
 } from '../../local/emulator/cloudfront-function';
 import { KVS_ID, loadEdge } from '../edge/fixtures';
+import { CASE_OPTIONS, KNOWN_SPELLINGS, SAMPLE_PAIRS } from '../support/param-cases';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
 // ------------------------------------------------------------------ deployments
@@ -70,7 +72,7 @@ interface Deployment {
 
 const DEPLOYMENTS: Deployment[] = [
   { label: 'sizes and presets', grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS }, avif: true, before: 'sizes-presets-signing', signed: true },
-  { label: 'any size', grammar: { maxDimension: 8192 }, avif: true, before: 'any-size', signed: false },
+  { label: 'any size, watermarks', grammar: { maxDimension: 8192, watermarks: CASE_OPTIONS.watermarks }, avif: true, before: 'any-size', signed: false },
   {
     label: 'presets only, no AVIF',
     grammar: { maxDimension: 2048, sizes: SIZES, presets: PRESETS, presetsOnly: true },
@@ -125,12 +127,8 @@ const path = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit, minLength: 100, maxLength: 600 }).map((text) => '/' + text) },
 );
 
-const NAMES = [
-  'w', 'width', 'h', 'height', 'dpr', 'fit', 'pos', 'position', 'gravity', 'enlarge', 'fm', 'f', 'format', 'q', 'quality',
-  'bg', 'background', 'blur', 'sharpen', 'grayscale', 'greyscale', 'rotate', 'flip', 'flop', 'p', 'preset', 'sig',
-  'fill', 'trim', 'crop', 'border', 'fp', 'exp', 'prefix', 'allow',
-  'utm_source', '', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'accept',
-];
+/** Every name that means something, and some that do not: prototype names, the edge's own `accept`. */
+const NAMES = [...KNOWN_SPELLINGS, 'utm_source', '', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'accept'];
 const VALUES = [
   '', '0', '1', '2', '10', '16', '100', '101', '256', '640', '641', '3840', '3841', '4096', '4097', '8192', '8193', '0640', '000000001', '1e3', '-1',
   '1.5', '2.0', '.5', '3.9', '4.1', '0.3', '0.2', '100.0', 'cover', 'CONTAIN', 'fill', 'inside', 'outside', 'top-left', 'entropy', 'attention',
@@ -142,29 +140,10 @@ const VALUES = [
 
 const anyCase = (text: string) => fc.boolean().map((upper) => (upper ? text.toUpperCase() : text));
 
-/** Valid values per parameter (each name's aliases share them), so that many requests get through. */
-const VALID: Record<string, string[]> = {
-  'w width': ['16', '100', '640', '0640', '3840', 'auto'],
-  'h height': ['16', '480', '1080'],
-  dpr: ['1', '1.5', '2', '3.0', 'auto'],
-  fit: ['cover', 'contain', 'inside', 'outside', 'fill', 'pad'],
-  fill: ['blur', 'background'],
-  trim: ['', '0', '10'],
-  crop: ['0,0,1,1', '0.25,0,0.5,1', '.1,.2,.3,.4'],
-  border: ['1', '8,fff', '20,%23FF000080'],
-  fp: ['0,0', '.25,0.75', '1,1.0000', '0.3333,0.5'],
-  'pos position gravity': ['center', 'top-left', 'entropy', 'attention'],
-  'enlarge flip flop grayscale greyscale': ['true', 'false', '1', '0'],
-  'fm f format': ['auto', 'webp', 'avif', 'jpg', 'png', 'gif', 'json'],
-  'q quality': ['1', '50', '80', '100', 'auto', 'AUTO'],
-  'bg background': ['fff', '%23FF000080', 'ff0000ff', '00000000'],
-  blur: ['0.3', '2', '100'],
-  sharpen: ['0.5', '10'],
-  rotate: ['0', '90', '180', '270'],
-  'p preset': ['thumb', 'hero', 'og', 'mono'],
-};
+/** Valid values: each parameter's samples under each of its spellings, and the deployments' presets. */
+const VALID_PAIRS = [...SAMPLE_PAIRS, ...PRESET_SPELLINGS.flatMap((spelling) => Object.keys(PRESETS).map((name) => [spelling, name] as const))];
 const validPair = fc
-  .constantFrom(...Object.entries(VALID).flatMap(([names, values]) => names.split(' ').flatMap((name) => values.map((value) => [name, value] as const))))
+  .constantFrom(...VALID_PAIRS)
   .chain(([name, value]) => anyCase(name).map((spelled) => `${spelled}=${value}`));
 
 const hostilePair = fc
@@ -219,11 +198,15 @@ function grammarOutcome(grammar: GrammarOptions, p: string, q: string, negotiati
 const RUNS = 2000;
 
 /**
- * Parameters added after the before-store files were generated: they ignore these names. And `sig`,
- * which the property appends, so a query naming it repeats it: since then a 400 like any repeated
- * parameter (it was a 403).
+ * The names the before-store files read: every other name that now means something came after
+ * them, and they ignore it. `sig` is not among them, although they read it: the property appends
+ * it, so a query naming it repeats it, since then a 400 like any repeated parameter (it was a 403).
  */
-const BEFORE_STORE_UNKNOWN = ['fill', 'trim', 'crop', 'border', 'fp', 'exp', 'prefix', 'allow', 'sig'];
+const BEFORE_STORE_NAMES = [
+  'width', 'w', 'height', 'h', 'dpr', 'fit', 'position', 'pos', 'gravity', 'enlarge', 'rotate', 'flip', 'flop',
+  'grayscale', 'greyscale', 'blur', 'sharpen', 'background', 'bg', 'quality', 'q', 'format', 'fm', 'f', 'preset', 'p',
+];
+const BEFORE_STORE_UNKNOWN = KNOWN_SPELLINGS.filter((name) => !BEFORE_STORE_NAMES.includes(name));
 /** The fits those files know (`pad` came later, and with it the list in a bad fit's message). */
 const BEFORE_STORE_FITS = ['cover', 'contain', 'fill', 'inside', 'outside'];
 /** Spellings whose value `auto` came later (client hints, then quality=auto): those files refuse it. */

@@ -73,7 +73,6 @@ interface Row {
 const UNSUPPORTED: Expected = { status: 415, code: 'unsupported_media_type' };
 const DAMAGED: Expected = { status: 422, code: 'undecodable_image' };
 const TOO_MANY_PIXELS: Expected = { status: 413, code: 'too_many_pixels' };
-const TOO_LARGE: Expected = { status: 413, code: 'source_too_large' };
 const OK: Expected = { status: 200 };
 
 /** The four requests every broken source is asked for: as is, resized, converted, described. */

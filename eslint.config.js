@@ -1,0 +1,65 @@
+// ESLint with typescript-eslint's recommended rules (no type information: it
+// runs in seconds) and the length rule of DEVELOPERS.md; Prettier formats
+// (.prettierrc.json), so no rule here is about layout. `npm run lint` runs both.
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+/** What a function may span, first line to last, comments and blank lines included: DEVELOPERS.md's "no function over 100 lines". */
+const MAX_FUNCTION_LINES = 100;
+
+export default defineConfig(
+  {
+    ignores: ['cdk.out/', 'dist/', '.localstack/', '.cache/', 'test/edge/before-store/', 'test/package/consumer-app/', 'packaging/'],
+  },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    rules: {
+      // `_`-prefixed names say "deliberately unused" (the edge's runtime has no `catch {}` without a binding).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+      // The edge's bundle drops the statements labelled `fromCode` (esbuild's dropLabels, lib/edge-function.ts).
+      'no-unused-labels': 'off',
+      // Keys, paths and logs are checked for control characters by regular expression on purpose.
+      'no-control-regex': 'off',
+      // A `let` declared before an `afterAll` that closes it, and assigned after, is not a const.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+    },
+  },
+  {
+    // Tests walk synthesized templates and logged JSON, which have no type to name.
+    files: ['test/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['lambda/**', 'local/**', 'lib/**', 'scripts/**', 'bin/**'],
+    rules: { 'max-lines-per-function': ['error', { max: MAX_FUNCTION_LINES }] },
+  },
+  {
+    // The playground's page script runs in the browser.
+    files: ['local/emulator/playground/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'AbortController',
+          'clearTimeout',
+          'document',
+          'fetch',
+          'getSelection',
+          'history',
+          'Image',
+          'location',
+          'navigator',
+          'performance',
+          'setTimeout',
+          'URL',
+          'URLSearchParams',
+          'window',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
+);
