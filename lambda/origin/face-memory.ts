@@ -22,7 +22,8 @@ interface StoredFaces {
 /** Whether `value` is what rememberFaces writes (a record is the origin's own, but a read should not trust a shape blindly). */
 function isStoredFaces(value: unknown): value is StoredFaces {
   const record = value as StoredFaces;
-  const isBox = (face: FaceBox) => ['x', 'y', 'width', 'height', 'confidence'].every((name) => typeof face[name as keyof FaceBox] === 'number');
+  const isBox = (face: FaceBox) =>
+    ['x', 'y', 'width', 'height', 'confidence'].every((name) => typeof face[name as keyof FaceBox] === 'number');
   return typeof record?.etag === 'string' && Array.isArray(record.faces) && record.faces.every(isBox);
 }
 
@@ -31,7 +32,13 @@ function isStoredFaces(value: unknown): value is StoredFaces {
  * so the read can start before the source's is done), or undefined: none, of
  * another version, or any trouble reading (the source is then searched again).
  */
-export async function rememberedFaces(s3: S3Client, bucket: string, key: string, etag: Promise<string>, abortSignal?: AbortSignal): Promise<FaceBox[] | undefined> {
+export async function rememberedFaces(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  etag: Promise<string>,
+  abortSignal?: AbortSignal,
+): Promise<FaceBox[] | undefined> {
   let stored: unknown;
   try {
     const response = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal });
@@ -44,11 +51,24 @@ export async function rememberedFaces(s3: S3Client, bucket: string, key: string,
 }
 
 /** Keeps the faces found in the source version `etag` at `key` (a version without an ETag is not remembered). */
-export async function rememberFaces(s3: S3Client, bucket: string, key: string, etag: string, faces: FaceBox[], abortSignal?: AbortSignal): Promise<void> {
+export async function rememberFaces(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  etag: string,
+  faces: FaceBox[],
+  abortSignal?: AbortSignal,
+): Promise<void> {
   if (!etag) return;
   const record: StoredFaces = { etag, faces };
   await s3.send(
-    new PutObjectCommand({ Bucket: bucket, Key: key, Body: JSON.stringify(record), ContentType: 'application/json', CacheControl: 'no-store' }),
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: JSON.stringify(record),
+      ContentType: 'application/json',
+      CacheControl: 'no-store',
+    }),
     { abortSignal },
   );
 }

@@ -45,7 +45,10 @@ beforeAll(async () => {
   origin = await createTestOrigin('face-position');
   if (!photos) return;
   const cases = await faceCases(photos);
-  const { image: tall, faces: [known] } = cases.find(({ name }) => name === 'tall portrait')!;
+  const {
+    image: tall,
+    faces: [known],
+  } = cases.find(({ name }) => name === 'tall portrait')!;
   tallFace = known!;
   const landscape = cases.find(({ name }) => name === 'landscape, person at the right')!.image;
   const group = cases.find(({ name }) => name === 'group of 6, faces 12% of the short side')!.image;
@@ -54,11 +57,21 @@ beforeAll(async () => {
     // Stored turned a quarter back, displayed upright by its EXIF orientation 6.
     origin.putSource('tall-6.jpg', await sharp(tall).rotate(270).jpeg({ quality: 90 }).withMetadata({ orientation: 6 }).toBuffer()),
     // In a white frame that trim takes off.
-    origin.putSource('framed.png', await sharp(tall).extend({ top: 30, bottom: 30, left: 30, right: 30, background: '#ffffff' }).png().toBuffer()),
+    origin.putSource(
+      'framed.png',
+      await sharp(tall).extend({ top: 30, bottom: 30, left: 30, right: 30, background: '#ffffff' }).png().toBuffer(),
+    ),
     origin.putSource('landscape.jpg', await sharp(landscape).jpeg({ quality: 90 }).toBuffer()),
     origin.putSource('group.png', group),
     // Two frames of the portrait: the first is searched.
-    origin.putSource('anim.gif', await sharp(await sharp(tall).extend({ bottom: 512, extendWith: 'repeat' }).raw().toBuffer(), { raw: { width: 256, height: 1024, channels: 3, pageHeight: 512 } }).gif().toBuffer()),
+    origin.putSource(
+      'anim.gif',
+      await sharp(await sharp(tall).extend({ bottom: 512, extendWith: 'repeat' }).raw().toBuffer(), {
+        raw: { width: 256, height: 1024, channels: 3, pageHeight: 512 },
+      })
+        .gif()
+        .toBuffer(),
+    ),
     origin.putSource('coffee.png', photos.read('coffee.png')),
   ]);
 }, 120_000);
@@ -121,7 +134,7 @@ describe.skipIf(!photos)('position=face', () => {
     }
   });
 
-  it('is attention\'s crop where no face is found', async () => {
+  it("is attention's crop where no face is found", async () => {
     expect(await facesOf('coffee.png')).toEqual([]);
     const byFace = await ok('/coffee.png/width=200,height=300,position=face');
     expect(await difference(byFace, await ok('/coffee.png/width=200,height=300,position=attention'))).toBe(0);
@@ -139,7 +152,13 @@ describe.skipIf(!photos)('each source is searched once', () => {
     expect(stored.faces).toHaveLength(1);
     // A record that says the face is at the bottom: the next size follows it, so no search was made.
     const bottom = { x: 0.4, y: 0.85, width: 0.2, height: 0.1, confidence: 0.9 };
-    await origin.s3.send(new PutObjectCommand({ Bucket: origin.cacheBucket, Key: facesKey('remembered.jpg', false), Body: JSON.stringify({ ...stored, faces: [bottom] }) }));
+    await origin.s3.send(
+      new PutObjectCommand({
+        Bucket: origin.cacheBucket,
+        Key: facesKey('remembered.jpg', false),
+        Body: JSON.stringify({ ...stored, faces: [bottom] }),
+      }),
+    );
     const followed = await ok('/remembered.jpg/width=128,height=128,position=face');
     expect(await difference(followed, await ok(`/remembered.jpg/width=128,height=128,fp=${centre(bottom)}`))).toBeLessThan(1);
     expect(JSON.parse((await ok('/remembered.jpg/format=json')).toString()).faces).toEqual([bottom]);
@@ -147,7 +166,11 @@ describe.skipIf(!photos)('each source is searched once', () => {
 
   it('searches again for another version of the source, and the purge deletes the record with the variants', async () => {
     await origin.s3.send(
-      new PutObjectCommand({ Bucket: origin.cacheBucket, Key: facesKey('tall.jpg', false), Body: JSON.stringify({ etag: '"another version"', faces: [] }) }),
+      new PutObjectCommand({
+        Bucket: origin.cacheBucket,
+        Key: facesKey('tall.jpg', false),
+        Body: JSON.stringify({ etag: '"another version"', faces: [] }),
+      }),
     );
     expect(await facesOf('tall.jpg')).toHaveLength(1);
     expect(JSON.parse(await (await record('tall.jpg')).Body!.transformToString()).faces).toHaveLength(1);

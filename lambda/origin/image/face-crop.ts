@@ -45,7 +45,9 @@ export function faceFocus(faces: FaceRegion[], size: [number, number], window: [
     const [x, y] = centreOf(anchor);
     const left = centredOn(x, window[0], size[0]);
     const top = centredOn(y, window[1], size[1]);
-    const held = faces.filter((face) => face.left >= left && face.top >= top && face.right <= left + window[0] && face.bottom <= top + window[1]);
+    const held = faces.filter(
+      (face) => face.left >= left && face.top >= top && face.right <= left + window[0] && face.bottom <= top + window[1],
+    );
     const heldArea = held.reduce((sum, face) => sum + area(face), 0);
     if (heldArea > bestArea) [best, bestArea] = [held.length ? held : [anchor], heldArea];
   }
