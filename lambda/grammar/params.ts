@@ -26,8 +26,11 @@ export const POSITIONS = [
   'center', 'top', 'right', 'bottom', 'left',
   'top-left', 'top-right', 'bottom-left', 'bottom-right',
   'entropy', 'attention',
+  'face',
 ] as const;
 export type Position = (typeof POSITIONS)[number];
+/** The positions that choose a cover crop from the image's content: they place nothing else. */
+export const CROP_STRATEGIES: Position[] = ['entropy', 'attention', 'face'];
 
 /** Formats a canonical URI can name. Absent means "the source's own family". */
 export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'json'] as const;
@@ -250,7 +253,7 @@ const MATTERS: { [name in keyof ParsedParams]?: (ops: Ops) => boolean } = {
   fit: (ops) => bothSides(ops) && !coverCrop(ops),
   fill: contained,
   // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
-  position: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && ops.position !== 'entropy' && ops.position !== 'attention'),
+  position: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && CROP_STRATEGIES.indexOf(ops.position!) < 0),
   // A point that places a cover crop; it wins over position (above).
   fp: coverCrop,
   enlarge: (ops) => ops.width != null || ops.height != null,

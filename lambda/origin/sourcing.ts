@@ -3,7 +3,7 @@
 // knows sources only through `sourcingFor` and the Sourcing it returns.
 
 import { sourceObject } from '../common/sources';
-import { variantKey } from './cache-keys';
+import { facesKey, variantKey } from './cache-keys';
 import { timed, type RequestContext } from './request';
 import { fetchSource as readSource, storeVariant, type Source, type StoreOutcome, type Variant } from './storage';
 import { webSourceFor } from './web/origins';
@@ -26,6 +26,8 @@ export interface Sourcing {
    * they are always answered inline, whichever behavior the request came by.
    */
   redirectsLarge: boolean;
+  /** Where the source's faces are remembered (face-memory.ts). */
+  facesKey: string;
 }
 
 /** A bucket's source: read from S3, its variant written once (a change is purged by its event). */
@@ -49,6 +51,7 @@ function bucketSourcing(ctx: RequestContext): Sourcing {
       ),
     cacheControl: config.cacheControl,
     redirectsLarge: true,
+    facesKey: facesKey(key, false),
   };
 }
 

@@ -14,6 +14,8 @@ import { encode, type EncodedFormat, type FrameTiming, type OutputPlan } from '.
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
 import { MAX_METADATA_BYTES, withMetadata, type KeptMetadata } from './metadata';
 import { HttpError } from '../errors';
+import { centredOn, faceFocus, type FaceRegion } from './face-crop';
+import type { FaceBox } from './faces';
 
 export interface StepInput {
   ops: Ops;
@@ -23,6 +25,8 @@ export interface StepInput {
   watermark?: WatermarkImage;
   /** What of the source's metadata the output carries (metadata.ts). */
   metadata?: KeptMetadata;
+  /** With `position=face`, the faces found, in fractions of the source as displayed (none found: the crop is `attention`'s). */
+  faces?: FaceBox[];
 }
 
 /** A point of an image in pixels, from its top-left corner (not rounded: a pixel's centre is at .5). */
@@ -44,6 +48,8 @@ interface StepContext extends StepInput {
   mirrorsAfterExtract: { flip: boolean; flop: boolean };
   /** The focal point (`fp`) in the image of `size`, followed through turns, mirrors and trim: the cover crop is centred on it. */
   focus?: Point;
+  /** With `position=face`, each face's opposite corners in the image of `size`, followed like `focus`. */
+  faceCorners?: [Point, Point][];
   /** An animation's timing, once its frames are pixels in memory, which carry none. */
   timing?: FrameTiming;
   /** The variant, when the output step had to encode it to know its size (max_bytes). */
@@ -118,6 +124,7 @@ const SHARP_POSITIONS: Record<Position, string> = {
   'bottom-right': 'right bottom',
   entropy: 'entropy',
   attention: 'attention',
+  face: 'attention', // without a face found (transform.ts); with faces, the crop is centred on them
 };
 
 /** The source's displayed size after the `rotate` op. */
@@ -171,9 +178,6 @@ function requestedBox(ops: Ops, room: number): [number | undefined, number | und
 function along(position: Position, low: string, high: string, room: number): number {
   return position.includes(low) ? 0 : position.includes(high) ? room : Math.floor(room / 2);
 }
-
-/** The offset of a window of `window` pixels on a side of `side`, centred on `at` as nearly as the side allows. */
-const centredOn = (at: number, window: number, side: number) => Math.min(side - window, Math.max(0, Math.round(at - window / 2)));
 
 /** The size sharp would produce, for the fits that scale rather than fill a box. */
 export function scaledSize(ops: Ops, width: number, height: number): [number, number] | undefined {
@@ -230,6 +234,38 @@ function focusedCover(image: Sharp, [width, height]: [number, number], [boxWidth
     width: cropWidth,
     height: cropHeight,
   });
+}
+
+/** The part of a `width` x `height` image a cover crop to `box` keeps, in the image's pixels (as focusedCover cuts it). */
+function coverWindow([width, height]: [number, number], [boxWidth, boxHeight]: [number, number], enlarge: boolean): [number, number] {
+  const scale = Math.min(Math.max(boxWidth / width, boxHeight / height), enlarge ? Infinity : 1);
+  return [Math.min(width, boxWidth / scale), Math.min(height, boxHeight / scale)];
+}
+
+/** Faces given by two corners, as regions of the part `cropped` of the image (all of it without one), clipped to it; those left outside dropped. */
+function facesIn(faces: [Point, Point][], cropped: Region | undefined, [width, height]: [number, number]): FaceRegion[] {
+  const [left, top] = cropped ? [cropped.left, cropped.top] : [0, 0];
+  return faces
+    .map(([a, b]) => ({
+      left: Math.max(0, Math.min(a[0], b[0]) - left),
+      top: Math.max(0, Math.min(a[1], b[1]) - top),
+      right: Math.min(width, Math.max(a[0], b[0]) - left),
+      bottom: Math.min(height, Math.max(a[1], b[1]) - top),
+    }))
+    .filter((face) => face.right > face.left && face.bottom > face.top);
+}
+
+/**
+ * The point a cover crop is centred on, in the part of the image kept (the
+ * crop region, or all of it) of `size`: the focal point, or the faces' (with
+ * faces, a window of the box's shape is placed on them).
+ */
+function focusIn({ ops, faceCorners, focus, region }: StepContext, size: [number, number], room: number): Point | undefined {
+  if (faceCorners && ops.width !== undefined && ops.height !== undefined) {
+    const window = coverWindow(size, requestedBox(ops, room) as [number, number], Boolean(ops.enlarge));
+    return faceFocus(facesIn(faceCorners, region, size), size, window);
+  }
+  return focus && region ? [focus[0] - region.left, focus[1] - region.top] : focus;
 }
 
 /** `inner`, a region of `outer` (or of the whole image without one), in the whole image's coordinates. */
@@ -451,7 +487,7 @@ const STEPS: Step[] = [
       context.mirrorsAfterExtract = turned ? NO_MIRRORS : { flip, flop };
       // sharp mirrors before it turns.
       const displayed: [number, number] = [context.info.width, context.info.height];
-      if (context.focus) context.focus = turnPoint(mirrorPoint(context.focus, displayed, { flip, flop }), displayed, turned ? ops.rotate! : 0);
+      follow(context, (point) => turnPoint(mirrorPoint(point, displayed, { flip, flop }), displayed, turned ? ops.rotate! : 0));
     },
   },
 
@@ -472,7 +508,7 @@ const STEPS: Step[] = [
       const trimmed = await pixels(displayed.trim({ threshold: ops.trim }), limits);
       const { width, height, trimOffsetLeft = 0, trimOffsetTop = 0 } = trimmed.info;
       // sharp's offsets are negative: where the kept part starts, as seen from it.
-      if (context.focus) context.focus = [context.focus[0] + trimOffsetLeft, context.focus[1] + trimOffsetTop];
+      follow(context, (point) => [point[0] + trimOffsetLeft, point[1] + trimOffsetTop]);
       context.size = [width, height];
       context.mirrorsAfterExtract = NO_MIRRORS;
       return pipelineOf(trimmed);
@@ -511,8 +547,7 @@ const STEPS: Step[] = [
       const { region: cropped } = context;
       const [width, height] = cropped ? [cropped.width, cropped.height] : context.size;
       const room = roomFor(ops, limits.maxDimension);
-      // The focal point in the part of the image kept.
-      const focus: Point | undefined = context.focus && cropped ? [context.focus[0] - cropped.left, context.focus[1] - cropped.top] : context.focus;
+      const focus = focusIn(context, [width, height], room);
       const crop = preCrop(ops, width, height, focus);
       const region = within(cropped, crop);
       if (region) image.extract(unmirrored(region, context));
@@ -750,6 +785,22 @@ const STEPS: Step[] = [
   },
 ];
 
+/** Moves the focal point and the faces' corners as a step moves the image's pixels. */
+function follow(context: StepContext, move: (point: Point) => Point): void {
+  if (context.focus) context.focus = move(context.focus);
+  if (context.faceCorners) context.faceCorners = context.faceCorners.map(([a, b]) => [move(a), move(b)]);
+}
+
+/** The faces' corners in the image as displayed; none found: the crop falls back to `attention` (transform.ts). */
+function cornersOf(input: StepInput): [Point, Point][] | undefined {
+  if (!input.faces?.length) return undefined;
+  const { width, height } = input.info;
+  return input.faces.map((face) => [
+    [face.x * width, face.y * height],
+    [(face.x + face.width) * width, (face.y + face.height) * height],
+  ]);
+}
+
 /** The focal point of `fp` in the image as displayed. */
 function focusOf(ops: Ops, info: SourceInfo): Point | undefined {
   if (ops.fp === undefined) return undefined;
@@ -767,6 +818,7 @@ export async function applySteps(image: Sharp, input: StepInput): Promise<{ pipe
     size: turnedSize(input.ops, input.info),
     mirrorsAfterExtract: NO_MIRRORS,
     focus: focusOf(input.ops, input.info),
+    faceCorners: cornersOf(input),
   };
   let current = image;
   for (const step of STEPS) current = (await step.apply(current, context)) ?? current;
