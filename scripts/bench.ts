@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [--iterations N] [--ops a,b] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound]`
+// `npm run bench [-- --quick] [--iterations N] [--ops a,b] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound] [--max-bytes]`
 //
 // Runs one study of scripts/bench/ on real photos (scripts/bench/corpus.ts):
 // by default the miss study (scripts/bench/misses.ts: a miss against bare sharp
@@ -20,10 +20,11 @@ import { OPS, type OpSpec } from './bench/ops';
 import { bundles } from './bench/processes';
 import { qualityStudy } from './bench/quality';
 import { qualityBoundStudy } from './bench/quality-bound';
+import { maxBytesStudy } from './bench/max-bytes';
 import { log, machine, progressDone, STUDY_LOG, versions } from './bench/session';
 import { settingsStudy } from './bench/settings';
 
-const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.map((op) => op.name).join(',')}] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound]
+const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.map((op) => op.name).join(',')}] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound] [--max-bytes]
   --quick          3 photos, 1 iteration, no concurrency-2 pass (a smoke test)
   --iterations N   timed passes over the corpus per op and mode (default 2)
   --ops a,b        only these operations
@@ -31,7 +32,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.m
   --settings       the sharp settings study instead: cache, concurrency, MALLOC_ARENA_MAX
   --first-view     the first view of a negotiated AVIF instead: WebP at once, the AVIF after
   --auto-quality   quality=auto against the fixed default qualities instead: bytes, SSIMULACRA 2, SSIM, CPU
-  --quality-bound  what any per-image choice of quality could save at the same mean SSIMULACRA 2 instead`;
+  --quality-bound  what any per-image choice of quality could save at the same mean SSIMULACRA 2 instead
+  --max-bytes      max_bytes at three caps per lossy format instead: within the cap, encodes, bytes, CPU`;
 
 interface Run {
   corpus: Corpus;
@@ -83,6 +85,7 @@ const STUDIES: Record<string, { file: string; run: (run: Run) => Promise<string>
   'first-view': { file: 'first-view.md', run: firstView },
   'auto-quality': { file: 'auto-quality.md', run: (run) => autoQualityStudy(run.corpus, { ...STUDY_LOG, command: run.command }) },
   'quality-bound': { file: 'quality-bound.md', run: (run) => qualityBoundStudy(run.corpus, { ...STUDY_LOG, command: run.command }) },
+  'max-bytes': { file: 'max-bytes.md', run: (run) => maxBytesStudy(run.corpus, { ...STUDY_LOG, command: run.command }) },
 };
 
 async function main() {
@@ -95,6 +98,7 @@ async function main() {
     'first-view': { type: 'boolean', default: false },
     'auto-quality': { type: 'boolean', default: false },
     'quality-bound': { type: 'boolean', default: false },
+    'max-bytes': { type: 'boolean', default: false },
   });
   if (!values) return;
   const iterations = values.iterations ? Number(values.iterations) : values.quick ? 1 : 2;

@@ -29,8 +29,10 @@ import { commandLine, runCommand, UsageError } from '../local/harness/command-li
 import { functionUrlEvent } from '../local/emulator/function-url';
 import { startLocalStack } from '../local/harness/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
+import { metadataBombPng } from '../test/support/metadata';
 import { gifWithFrame, layeredSvg, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
 import { fakeHevcPicture, heicGrid, heicOf, hevcPictureOf } from '../test/support/heic';
+import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
   --memory MB   the function's memory size the budgets derive from (default 2048)
@@ -141,6 +143,12 @@ const CASES: Case[] = [
   { name: 'gif: 96 frames of 250x250 noise', make: () => noiseAnimation(250, 96), asks: ['format=gif'] },
   { name: 'gif: 200 frames of 500x500', make: () => animatedGif(200, 500, 500), asks: [NEGOTIATED, `width=240,${NEGOTIATED}`] },
   ...CONTAINER_CASES,
+  {
+    // Within MAX_SOURCE_BYTES: metadata=keep drops blocks over their caps unread.
+    name: 'metadata: PNG with a 30 MB XMP packet and a 1 MB EXIF block',
+    make: () => metadataBombPng(30_000_000, 1_000_000),
+    asks: ['format=jpeg', 'metadata=keep,format=jpeg', `metadata=keep,${NEGOTIATED}`],
+  },
 ];
 
 /** Uniform RGBA noise as a lossy WebP small enough to read: decoded, it is still noise that no PNG can compress. */
@@ -205,7 +213,9 @@ const OP_CASES: Case[] = [
       `${MAX},fit=contain,fill=blur,enlarge=1,format=jpeg`,
       `${MAX},enlarge=1,trim=0,format=jpeg`,
       `${MAX},enlarge=1,grayscale=1,border=64,ff0000,format=jpeg`,
+      `${MAX},enlarge=1,brightness=10,contrast=10,saturation=10,gamma=0.34,border=64,ff0000,format=jpeg`,
       `${MAX},enlarge=1,quality=auto,format=avif`,
+      `${MAX},enlarge=1,max_bytes=1000000,format=jpeg`,
     ],
   },
   {
@@ -223,6 +233,7 @@ const OP_CASES: Case[] = [
       'width=5352,height=5352,enlarge=1,blur=100,sharpen=10,format=jpeg',
       'width=7744,height=7744,fit=contain,fill=blur,enlarge=1,format=jpeg',
       'width=2760,height=2760,enlarge=1,quality=auto,format=avif',
+      'width=7593,height=7593,enlarge=1,brightness=10,contrast=10,saturation=10,gamma=0.34,format=jpeg',
     ],
   },
   {
@@ -230,6 +241,32 @@ const OP_CASES: Case[] = [
     make: async () => sharp(await photo('jpeg')).toColourspace('cmyk').jpeg({ quality: 75 }).toBuffer(),
     asks: ['format=jpeg', 'grayscale=1,format=jpeg'],
   },
+];
+
+/** A crowd of 120 faces at 4% of the short side on a 4000x3000 photo: every search window full of candidates. */
+async function crowdPhoto(): Promise<Buffer> {
+  const photos = facePhotos();
+  if (!photos) throw new Error('the crowd case needs the face test photos (test/support/face-photos.ts), which could not be fetched');
+  const heads = await Promise.all((['astronaut.png', 'grace_hopper.jpg'] as const).map((name) => headOf(photos.read(name), KNOWN_FACES[name]!)));
+  const { image } = await crowdOf(heads, photos.read('coffee.png'), [4000, 3000], 120, 0.04);
+  return sharp(image).jpeg({ quality: 90 }).toBuffer();
+}
+
+/**
+ * The face detector at its limits: position=face and format=json (whose every
+ * case above, an 8192x8192 HEIC's among them, searches for faces too) on the largest sources, each searched on
+ * a copy at most 640 px long made with shrink-on-load where the format has
+ * it, the first frame of an animation, and a crowd.
+ */
+const FACE_CROP = `width=1024,height=1024,position=face,${NEGOTIATED}`;
+const FACE_CASES: Case[] = [
+  { name: 'faces: 8192x8192 JPEG photo', make: () => photo('jpeg'), asks: [FACE_CROP, `width=${LARGEST},height=4096,position=face,format=jpeg`] },
+  { name: 'faces: 8192x8192 progressive JPEG', make: () => photo('jpeg', { progressive: true }), asks: [FACE_CROP] },
+  ...(['png', 'avif'] as const).map((format) => ({ name: `faces: 8192x8192 ${format} photo`, make: () => photo(format), asks: [FACE_CROP] })),
+  { name: 'faces: TIFF 100 MP, 16-bit RGBA, orientation 6', make: () => deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 }), asks: [FACE_CROP] },
+  { name: 'faces: 200 frames of 500x500 GIF', make: () => animatedGif(200, 500, 500), asks: ['width=240,height=240,position=face,format=webp'] },
+  { name: 'faces: 64x64 noise JPEG enlarged to 8192x8192', make: tinyNoise, asks: [`${MAX},position=face,enlarge=1,format=jpeg`] },
+  { name: 'faces: a crowd of 120 on a 4000x3000 JPEG', make: crowdPhoto, asks: [FACE_CROP, 'format=json'] },
 ];
 
 /** Peak resident set (VmHWM) of a process in MB, or undefined once it is gone. */
@@ -359,7 +396,7 @@ async function main() {
     await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
     await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
     const rows: Row[] = [];
-    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES].filter((c) => c.name.includes(args.only)).entries()) {
+    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...FACE_CASES].filter((c) => c.name.includes(args.only)).entries()) {
       const key = `case-${index}`;
       await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
       const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse' });

@@ -344,7 +344,7 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
     segment === ORIGINAL
       ? []
       : // Ops are comma-separated, and a value may hold commas (`crop=0,0,0.5,0.5`): an op starts at a name and `=`.
-        segment.split(/,(?=[a-z]+=|$)/).map((op) => {
+        segment.split(/,(?=[a-z_]+=|$)/).map((op) => {
           const eq = op.indexOf('=');
           return [op.slice(0, eq), op.slice(eq + 1)] as [string, string];
         });

@@ -26,8 +26,11 @@ export const POSITIONS = [
   'center', 'top', 'right', 'bottom', 'left',
   'top-left', 'top-right', 'bottom-left', 'bottom-right',
   'entropy', 'attention',
+  'face',
 ] as const;
 export type Position = (typeof POSITIONS)[number];
+/** The positions that choose a cover crop from the image's content: they place nothing else. */
+export const CROP_STRATEGIES: Position[] = ['entropy', 'attention', 'face'];
 
 /** Formats a canonical URI can name. Absent means "the source's own family". */
 export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'json'] as const;
@@ -39,6 +42,10 @@ export const NEGOTIATED_FORMATS = ['avif', 'webp'] as const;
 export type NegotiatedFormat = (typeof NEGOTIATED_FORMATS)[number];
 
 export type Rotation = 90 | 180 | 270;
+
+/** What of the source's EXIF, XMP and IPTC an output keeps: nothing, the copyright and credit, or all but location and serial numbers. */
+export const METADATA_MODES = ['none', 'copyright', 'keep'] as const;
+export type MetadataMode = (typeof METADATA_MODES)[number];
 
 /** Default encoder quality per lossy format; a request for the default is a no-op. */
 export const DEFAULT_QUALITY = { jpeg: 80, webp: 80, avif: 50 } as const;
@@ -77,6 +84,16 @@ export interface Ops {
   blur?: number;
   sharpen?: number;
   /**
+   * Colour adjustments, Cloudflare's factors (1 changes nothing): lightness
+   * (brightness), its spread around mid-grey (contrast) and chroma
+   * (saturation, 0 is grey), in CIE LCh; `gamma` lightens above 1 and
+   * darkens below it (each sRGB value to the power 1/gamma).
+   */
+  brightness?: number;
+  contrast?: number;
+  saturation?: number;
+  gamma?: number;
+  /**
    * A watermark the deployment names: `<name>` as a viewer asks, `<name>.<version>`
    * in a canonical URI (the edge adds the version, so a changed watermark makes new keys).
    */
@@ -87,6 +104,10 @@ export interface Ops {
   background?: string;
   /** 1..100, or `auto`: the origin chooses an AVIF's per image, for a perceptual target (lambda/origin/image/auto-quality.ts). */
   quality?: number | 'auto';
+  /** imgproxy's: the most bytes the output may have; a lossy encode's quality is lowered until it fits (steps.ts). */
+  max_bytes?: number;
+  /** What of the source's metadata the output carries (lambda/origin/image/metadata.ts); absent: none. */
+  metadata?: MetadataMode;
   /** Asked for explicitly: the origin makes exactly this format. */
   format?: OutputFormat;
   /**
@@ -205,10 +226,17 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   grayscale: { aliases: ['greyscale'], kind: 'boolean', none: false },
   blur: { kind: 'number', low: 0.3, high: 100 },
   sharpen: { kind: 'number', low: 0.5, high: 10 },
+  brightness: { kind: 'factor', low: 0, high: 10, none: 1 },
+  contrast: { kind: 'factor', low: 0, high: 10, none: 1 },
+  saturation: { kind: 'factor', low: 0, high: 10, none: 1 },
+  // sharp's gamma takes exponents from 1 to 3, one way or the other.
+  gamma: { kind: 'factor', low: 0.34, high: 3, none: 1 },
   watermark: { aliases: ['wm'], kind: 'named' },
   border: { kind: 'border' },
   background: { aliases: ['bg'], kind: 'colour' },
   quality: { aliases: ['q'], kind: 'integer', low: 1, high: 100, auto: true },
+  max_bytes: { aliases: ['mb'], kind: 'integer', low: 1, high: 100_000_000 },
+  metadata: { kind: 'choice', choices: METADATA_MODES, none: 'none' },
   format: { aliases: ['fm', 'f'], kind: 'choice', choices: REQUESTED_FORMATS },
   accept: { kind: 'choice', choices: NEGOTIATED_FORMATS, canonicalOnly: true },
 };
@@ -225,14 +253,20 @@ const MATTERS: { [name in keyof ParsedParams]?: (ops: Ops) => boolean } = {
   fit: (ops) => bothSides(ops) && !coverCrop(ops),
   fill: contained,
   // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
-  position: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && ops.position !== 'entropy' && ops.position !== 'attention'),
+  position: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && CROP_STRATEGIES.indexOf(ops.position!) < 0),
   // A point that places a cover crop; it wins over position (above).
   fp: coverCrop,
   enlarge: (ops) => ops.width != null || ops.height != null,
+  // Cloudflare ignores a brightness or contrast of 0; saturation 0 is grey, which grayscale already is.
+  brightness: (ops) => ops.brightness !== 0,
+  contrast: (ops) => ops.contrast !== 0,
+  saturation: (ops) => !ops.grayscale,
   // Without an explicit format the default is not known at the edge (with `accept` the origin
   // chooses among the accepted formats, and a signature covers the URI before negotiation),
   // so any quality given is kept.
   quality: (ops) => ops.format == null || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
+  // PNG and GIF have no quality to lower.
+  max_bytes: (ops) => isLossy(ops.format),
   // Stands where `format` would, which it excludes.
   accept: (ops) => ops.format == null,
 };

@@ -19,6 +19,7 @@ export const WORDS = {
   invalid: 'Invalid $0 "$1": expected $2.',
   integer: 'an integer from $0 to $1',
   number: 'a number from $0 to $1 with at most one decimal',
+  factor: 'a number from $0 to $1 with at most two decimals',
   choice: 'one of $2',
   boolean: 'true, false, 1 or 0',
   colour: 'a hex colour rgb, rrggbb or rrggbbaa',
@@ -66,7 +67,7 @@ export const invalidParameter = (name: string, value: string, expected: string):
   grammarError('invalid_parameter', say('invalid', name, value.length > MAX_QUOTED ? value.slice(0, MAX_QUOTED) + '…' : value, expected));
 
 /** How a value may be written: each kind's reader, named in the rules. */
-export type KindName = 'integer' | 'number' | 'choice' | 'boolean' | 'colour' | 'region' | 'point' | 'border' | 'named';
+export type KindName = 'integer' | 'number' | 'factor' | 'choice' | 'boolean' | 'colour' | 'region' | 'point' | 'border' | 'named';
 
 /**
  * Reads a value: what it reads as, or undefined (NaN for a number) when the
@@ -139,6 +140,8 @@ const KINDS: { [kind in KindName]: Reader } = {
   integer: bounded(DIGITS),
   /** A decimal with at most one significant digit after the point: `1.5`, `1.50`, `2`, `.3`. */
   number: bounded(/^(?=\.?\d)\d{0,4}(\.\d?0*)?$/),
+  /** A factor with at most two significant decimals: `1.25`, `0.5`, `2`. */
+  factor: bounded(/^(?=\.?\d)\d{0,4}(\.\d{0,2}0*)?$/),
   /** One of the rule's choices, in any letter case (numbers with any leading zeros); a synonym reads as what it stands for. */
   choice: (rule, _name, raw) => {
     const choices = rule.choices as (string | number)[];

@@ -47,6 +47,7 @@
 // person asks for it (`npm run purge -- --everything`).
 
 import { encodeKeyPath } from '../grammar';
+import { isFacesKey } from '../origin/cache-keys';
 
 /** CloudFront's limit on wildcard paths in progress at once. */
 export const MAX_WILDCARD_PATHS = 15;
@@ -103,7 +104,8 @@ function exactPaths({ key, variants }: FoundVariants): string[] | undefined {
   // A second pass lists what the first found again: each variant counts once.
   const distinct = new Set(variants);
   if (!variants || distinct.size > MAX_EXACT_VARIANTS_PER_SOURCE) return undefined;
-  const paths = [...distinct].map((variant) => variantPaths(key, variant));
+  // A source's remembered faces are no URI: CloudFront holds nothing of them.
+  const paths = [...distinct].filter((variant) => !isFacesKey(variant)).map((variant) => variantPaths(key, variant));
   return paths.every((path) => path !== undefined) ? (paths as string[][]).flat() : undefined;
 }
 

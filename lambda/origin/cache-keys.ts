@@ -7,9 +7,14 @@
 //                                  empty segment, so no viewer's URI reaches it (web/variants.ts)
 //   .failures/<sha256 of URI>      a remembered failure (failures.ts)
 //   .avif-claims/<sha256 of URI>-<window>   a claim on making an AVIF (avif-claims.ts)
+//   <source key>/.faces.<detector> the faces found in a source version (face-memory.ts),
+//                                  and /<source key>/.faces.<detector> a web source's
 //
-// The last two have no ops segment, which every canonical URI has, so no
-// viewer's request maps to them; the construct expires both prefixes.
+// The failures and claims have no ops segment, which every canonical URI has,
+// so no viewer's request maps to them; the construct expires both prefixes.
+// A faces record's last segment is neither `original` nor holds a `=`, as
+// every ops segment does, so no canonical URI names it either; it is one level
+// below its source key, as the variants are, so the purge deletes it with them.
 
 import { createHash } from 'node:crypto';
 import { opsSegment, type Ops } from '../grammar';
@@ -46,3 +51,20 @@ export const failureKey = (uri: string) => FAILURES_PREFIX + sha256(uri);
 
 /** The key claiming the making of `uri`'s AVIF within the time window numbered `window`. */
 export const avifClaimKey = (uri: string, window: number) => `${AVIF_CLAIMS_PREFIX}${sha256(uri)}-${window}`;
+
+/**
+ * Names the face detector and its settings (image/faces.ts) in its records'
+ * keys: a change of model, search or thresholds must change it, so that a new
+ * detector never reads an old one's faces. Here, not in faces.ts, so that the
+ * Lambdas that only read this layout (the purge) never bundle the detector.
+ */
+export const FACE_DETECTOR = 'blazeface-back-1';
+
+/** The last segment of every faces record's key begins with this (the origin may read back only such keys). */
+export const FACES_SEGMENT = '/.faces.';
+
+/** Where the faces found in the source `key` (a web source's when `web`) are remembered, by the detector that found them. */
+export const facesKey = (key: string, web: boolean) => (web ? webVariantPrefix(key) : key) + FACES_SEGMENT + FACE_DETECTOR;
+
+/** Whether a cache-bucket key is a faces record (its last segment is one), not a variant. */
+export const isFacesKey = (key: string) => key.slice(key.lastIndexOf('/')).startsWith(FACES_SEGMENT);

@@ -19,6 +19,7 @@ const ERROR_STATUSES = {
   too_many_scans: 413,
   unsupported_media_type: 415,
   undecodable_image: 422,
+  max_bytes_unreachable: 422,
   internal_error: 500,
   storage_unavailable: 503,
   source_not_allowed: 403,

@@ -10,6 +10,7 @@ import { followWithAvif } from './avif-claims';
 import type { OriginConfig } from './config';
 import { deadlineOf, type InvocationContext } from './deadline';
 import { lookUpFailure } from './failures';
+import { keepFaces, recallFaces } from './face-memory';
 import { requestMetrics, type MetricsOptions } from './metrics';
 import {
   answerError,
@@ -67,27 +68,35 @@ export type OriginHandler = (
 /** A miss once parsed and checked: fetch the source, make the variant, answer, store, log. */
 async function serve(ctx: RequestContext): Promise<FunctionUrlResponse> {
   const sourcing = sourcingFor(ctx);
-  const fetched = await sourcing.fetch();
+  const fetching = sourcing.fetch();
+  // Read beside the source: a later size of an image searched before costs no search.
+  const recalled = recallFaces(ctx, sourcing.facesKey, fetching);
+  const fetched = await fetching;
   if ('stored' in fetched) return answerStored(ctx, fetched.stored);
   ctx.measured.sourceBytes = fetched.source.bytes.length;
   const transform = await transformerFor(ctx, fetched.source);
-  let made = await makeVariant(ctx, transform, { deferAvif: ctx.request.ops.accept === 'avif' });
+  const remembered = await recalled;
+  let made = await makeVariant(ctx, transform, { deferAvif: ctx.request.ops.accept === 'avif', faces: remembered });
+  const faces = remembered ?? made.variant.faces;
+  const remembering = keepFaces(ctx, sourcing.facesKey, fetched.source.etag, made.variant.faces);
   if (made.variant.avifDeferred && fitsInline(ctx, sourcing, made.variant.body)) {
     // The first viewer gets WebP at once, which browsers keep briefly and shared caches not
     // at all; the AVIF follows the response and is stored for the next viewer.
     const sent = ctx.respond(variantResponse(made.variant, { ...answerOf(ctx), cacheControl: DEFERRED_AVIF_CACHE_CONTROL }));
-    const avif = await followWithAvif(ctx, () => transform({}));
+    const avif = await followWithAvif(ctx, () => transform({ faces }));
+    await remembering;
     if (!avif) return logVariant(ctx, sent, { stored: 'none', bytes: made.variant.body.length });
     made = avif;
   } else if (made.variant.avifDeferred) {
     // Too large to answer inline, the WebP could only be stored under the AVIF's key: the AVIF is made now.
-    made = await makeVariant(ctx, transform, {});
+    made = await makeVariant(ctx, transform, { faces });
   }
   const variant = { body: made.variant.body, contentType: made.variant.contentType, sourceEtag: fetched.source.etag };
   ctx.measured.transformRssMb = made.report.peakRssMb;
   // After a WebP answer the AVIF is only stored: respond() keeps the answer already sent.
   const inline = answerInline(ctx, sourcing, variant);
   const stored = await store(ctx, sourcing, variant);
+  await remembering;
   const response = inline ?? redirectToStored(ctx, stored);
   ctx.measured.outputBytes = variant.body.length;
   ctx.measured.contentType = variant.contentType;

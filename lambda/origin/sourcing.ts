@@ -25,6 +25,8 @@ export interface Sourcing {
    * cache-keys.ts) answers them inline, whichever behavior the request came by.
    */
   redirectsLarge: boolean;
+  /** Where the source's faces are remembered (face-memory.ts). */
+  facesKey: string;
 }
 
 /** The request's source: the one of the route that serves its key (sources/index.ts). */

@@ -7,7 +7,7 @@
 
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { POSITIONS, type Position } from '../grammar';
+import { CROP_STRATEGIES, POSITIONS, type Position } from '../grammar';
 import { HttpError } from './errors';
 
 /** Where a watermark goes on the output, and how large and opaque it is. */
@@ -23,8 +23,8 @@ export interface WatermarkPlacement {
 }
 
 /** Placements are positions without the content-aware ones. */
-export const WATERMARK_POSITIONS = POSITIONS.filter((position) => position !== 'entropy' && position !== 'attention');
-export type WatermarkPosition = Exclude<Position, 'entropy' | 'attention'>;
+export const WATERMARK_POSITIONS = POSITIONS.filter((position) => !CROP_STRATEGIES.includes(position));
+export type WatermarkPosition = Exclude<Position, 'entropy' | 'attention' | 'face'>;
 
 export const DEFAULT_PLACEMENT: WatermarkPlacement = { position: 'bottom-right', margin: 0.03, size: 0.25, opacity: 1 };
 

@@ -11,7 +11,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { originEnvironment } from '../../lambda/origin/config';
-import { FAILURES_PREFIX } from '../../lambda/origin/cache-keys';
+import { FACES_SEGMENT, FAILURES_PREFIX } from '../../lambda/origin/cache-keys';
 import { recordPrefixes } from '../../lambda/origin/sources';
 import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
@@ -21,6 +21,7 @@ import { buildConcurrencyCap } from './concurrency-cap';
 import { PROJECT_FUNCTION, PROJECT_ROOT, lambdaEntry, ownLogsAndRole } from './lambda-project';
 import { acknowledge, wildcardFinding } from './nag';
 import { packagingCommands } from '../watermarks';
+import { FACE_DETECTOR_EXTERNALS, faceDetectorCommands } from '../face-detector';
 
 /** The name of the origin Lambda's alias that the Function URL (and so CloudFront) invokes. */
 export const ORIGIN_ALIAS_NAME = 'live';
@@ -78,7 +79,8 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
   const { sourceBucket, sourceBuckets, cacheBucket, plan } = props;
   const prefixBuckets = Object.values(sourceBuckets);
   const buckets = { sourceBucket: sourceBucket.bucketName, sourceBuckets: bucketNames(sourceBuckets), cacheBucket: cacheBucket.bucketName };
-  const ownRecords = [FAILURES_PREFIX, ...recordPrefixes(plan.routes(buckets))];
+  // The faces of a source are remembered beside its variants, whatever its key (face-memory.ts).
+  const ownRecords = [FAILURES_PREFIX, ...recordPrefixes(plan.routes(buckets)), '*' + FACES_SEGMENT];
   const { logGroup, role } = ownLogsAndRole(scope, 'Origin', 'edge-image-transformer origin: read sources, write variants, write its own logs', props);
   role.addToPolicy(
     new iam.PolicyStatement({
@@ -138,6 +140,8 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
       // sharp is a native module, and libheif-js reads its .wasm from beside its own file:
       // both are installed next to the bundle, not bundled...
       nodeModules: ['sharp', 'libheif-js'],
+      // The face detector's runtime is installed for linux-arm64 below, never for the build machine.
+      externalModules: FACE_DETECTOR_EXTERNALS,
       commandHooks: {
         beforeBundling: () => [],
         beforeInstall: () => [],
@@ -151,6 +155,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
             `cd ${shellQuote(outputDir)}`,
             'test -f package.json',
             `npm install --no-save --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc sharp@${arm64SharpVersion}`,
+            ...faceDetectorCommands(),
             'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
             'test -d node_modules/@img/sharp-linux-arm64',
             'test -d node_modules/@img/sharp-libvips-linux-arm64',

@@ -1,7 +1,10 @@
 // The face detector's numbers (docs/faces.md): what the Lambda bundles for it,
 // its cold load in a fresh process (as a transform child loads it, sharp
 // first), its warm CPU time and memory per detection by the size of the copy
-// searched, and what it finds in the test set (test/support/face-photos.ts).
+// searched, and what it finds in the test set (test/support/face-photos.ts);
+// then what position=face does with it: whether a square and a wide cover
+// crop keep the largest face whole, beside center and attention, and the time
+// a warm miss adds over attention's through a real transform child.
 //   npx tsx scripts/bench/faces.ts
 // CPU times are the process's own (user + system), which a shared machine
 // disturbs less than wall-clock times; both are printed.
@@ -12,9 +15,15 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import type { Ops, Position } from '../../lambda/grammar';
+import { DEFAULT_LIMITS, originConfig } from '../../lambda/origin/config';
+import { budgetFor } from '../../lambda/origin/image/budget';
 import { detectFaces, faceSearchCopy, loadFaceModel, searchWindows, type RgbPixels } from '../../lambda/origin/image/faces';
+import { transform } from '../../lambda/origin/image/transform';
+import { transformProcesses } from '../../lambda/origin/transform-process';
 import { maxRssBytes } from './rss';
-import { crowdOf, faceCases, facePhotos, facesFound, headOf, KNOWN_FACES } from '../../test/support/face-photos';
+import { median, p95 } from './stats';
+import { crowdOf, faceCases, facePhotos, facesFound, headOf, KNOWN_FACES, type Box, type FaceCase } from '../../test/support/face-photos';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 const require = createRequire(THIS_FILE);
@@ -111,9 +120,155 @@ async function main(): Promise<void> {
   }
 }
 
+const LIMITS = originConfig({ sourceBucket: 'bench', cacheBucket: 'bench' });
+const budget = (bytes: Buffer) => budgetFor(DEFAULT_LIMITS.memorySizeMb, DEFAULT_LIMITS.timeBudgetMs, bytes.length);
+
+/** Grey pixels of `image` at `scale`, and their size. */
+async function grey(image: Buffer, width: number, height: number) {
+  const { data, info } = await sharp(image).resize(width, height, { fit: 'fill' }).greyscale().raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height };
+}
+
+/**
+ * Where a cover crop shows its source: the crop is the source scaled as cover
+ * scales it, cut along one side, so the cut's offset is found by sliding the
+ * crop along the scaled source (both at a quarter of the crop's size) and
+ * keeping the offset that matches best. In fractions of the source.
+ */
+async function shownPart(source: Buffer, crop: Buffer): Promise<Box> {
+  const [{ width: w, height: h }, { width: cw, height: ch }] = await Promise.all([sharp(source).metadata(), sharp(crop).metadata()]);
+  const scale = Math.max(cw / w, ch / h) / 4;
+  const [sw, sh, tw, th] = [Math.round(w * scale), Math.round(h * scale), Math.round(cw / 4), Math.round(ch / 4)];
+  const [big, small] = await Promise.all([grey(source, sw, sh), grey(crop, tw, th)]);
+  const across = sw - tw > sh - th;
+  let best = { offset: 0, difference: Infinity };
+  for (let offset = 0; offset <= (across ? sw - tw : sh - th); offset++) {
+    let difference = 0;
+    for (let y = 0; y < th; y++) {
+      for (let x = 0; x < tw; x++) difference += Math.abs(small.data[y * tw + x]! - big.data[(across ? y : y + offset) * sw + (across ? x + offset : x)]!);
+    }
+    if (difference < best.difference) best = { offset, difference };
+  }
+  return across ? { x: best.offset / sw, y: 0, width: tw / sw, height: 1 } : { x: 0, y: best.offset / sh, width: 1, height: th / sh };
+}
+
+/** Whether `inner` lies whole in `outer`, within a pixel of the quarter-size search. */
+const holds = (outer: Box, inner: Box, slack: number) =>
+  inner.x >= outer.x - slack && inner.y >= outer.y - slack && inner.x + inner.width <= outer.x + outer.width + slack && inner.y + inner.height <= outer.y + outer.height + slack;
+
+const area = (box: Box) => box.width * box.height;
+
+/** The crops compared: a square and a wide one (16:9), each half the source's side that limits it. */
+function cropBoxes(width: number, height: number): Record<string, [number, number]> {
+  const side = Math.round(Math.min(width, height) / 2);
+  const wide = Math.round(Math.min(width, (height * 16) / 9) / 2);
+  return { square: [side, side], wide: [wide, Math.round((wide * 9) / 16)] };
+}
+
+/** For each photo with a face, whether each position's square and wide crops keep its largest face whole. */
+async function cropsKeepFaces(cases: FaceCase[]): Promise<void> {
+  const positions: Position[] = ['center', 'attention', 'face'];
+  const kept: Record<string, number> = {};
+  let photos = 0;
+  console.log(`Cover crops that keep the largest face whole (${positions.join(' / ')}):`);
+  for (const { name, image, faces } of cases.filter(({ faces }) => faces.length > 0)) {
+    const { width, height } = await sharp(image).metadata();
+    const largest = [...faces].sort((a, b) => area(b) - area(a))[0]!;
+    const cells: string[] = [];
+    photos++;
+    for (const [shape, [boxWidth, boxHeight]] of Object.entries(cropBoxes(width, height))) {
+      const marks: string[] = [];
+      for (const position of positions) {
+        const ops: Ops = { width: boxWidth, height: boxHeight, position, format: 'png' };
+        const { body } = await transform(image, ops, LIMITS, budget(image));
+        const whole = holds(await shownPart(image, body), largest, 4 / Math.min(boxWidth, boxHeight));
+        kept[`${shape} ${position}`] = (kept[`${shape} ${position}`] ?? 0) + (whole ? 1 : 0);
+        marks.push(whole ? 'yes' : 'no');
+      }
+      cells.push(`${shape} ${boxWidth}x${boxHeight}: ${marks.join(' / ')}`);
+    }
+    console.log(`  ${name.padEnd(48)} ${cells.join('   ')}`);
+  }
+  for (const shape of ['square', 'wide']) {
+    console.log(`  ${shape.padEnd(7)} ${positions.map((position) => `${position} ${kept[`${shape} ${position}`] ?? 0}/${photos}`).join(', ')}`);
+  }
+}
+
+/** Faces of at least `share` of the short side that the search finds, over the set. */
+async function recall(cases: FaceCase[], share: number): Promise<void> {
+  let found = 0;
+  let total = 0;
+  for (const { image, faces } of cases) {
+    const { width, height } = await sharp(image).metadata();
+    const large = faces.filter((face) => Math.max(face.width * width, face.height * height) >= share * Math.min(width, height));
+    found += facesFound(await detectFaces(await faceSearchCopy(sharp(image))), large);
+    total += large.length;
+  }
+  console.log(`format=json's faces: ${found} of the ${total} faces of at least ${share * 100}% of the short side found`);
+}
+
+/** Wall ms and the child's CPU ms, p50 and p95, of `runs` transforms of each job through a warm transform child. */
+async function missTimes(bytes: Buffer, jobs: { name: string; ops: Ops; faces?: boolean }[], runs: number) {
+  const transforms = transformProcesses();
+  await transforms.ready();
+  const walls: Record<string, number[]> = {};
+  const cpu: Record<string, number[]> = {};
+  const remembered = (await transform(bytes, { format: 'json' }, LIMITS, budget(bytes))).faces;
+  try {
+    for (let run = -1; run < runs; run++) {
+      for (const { name, ops, faces } of jobs) {
+        const start = performance.now();
+        const { report } = await transforms.run({ bytes, ops, limits: LIMITS, budget: budget(bytes), options: faces ? { faces: remembered } : {} }, performance.now() + 60_000);
+        if (run < 0) continue; // the first round loads the model: the cold start is measured apart
+        (walls[name] ??= []).push(performance.now() - start);
+        (cpu[name] ??= []).push(report.cpuSeconds * 1000);
+      }
+    }
+  } finally {
+    transforms.close();
+  }
+  return jobs.map(({ name }) => ({ name, p50: median(walls[name]!), p95: p95(walls[name]!), cpuP50: median(cpu[name]!), cpuP95: p95(cpu[name]!) }));
+}
+
+/** A warm miss of a 1600 px source with position=face, searched and remembered, against the same crop with attention. */
+async function warmMiss(source: Buffer): Promise<void> {
+  const { width, height } = await sharp(source).metadata();
+  const crop: Ops = { width: 400, height: 400, format: 'jpeg' };
+  const results = await missTimes(
+    source,
+    [
+      { name: 'attention', ops: { ...crop, position: 'attention' } },
+      { name: 'face, searched', ops: { ...crop, position: 'face' } },
+      { name: 'face, remembered', ops: { ...crop, position: 'face' }, faces: true },
+    ],
+    30,
+  );
+  const [attention] = results;
+  const gb = DEFAULT_LIMITS.memorySizeMb / 1024;
+  console.log(`Warm miss, ${width}x${height} JPEG to 400x400 JPEG, 30 runs each, through a transform child (GB-s at ${DEFAULT_LIMITS.memorySizeMb} MB over the transform's p50):`);
+  const row = (p50: number, tail: number) => `p50 ${p50.toFixed(0).padStart(4)} ms, p95 ${tail.toFixed(0).padStart(4)} ms`;
+  for (const { name, p50, p95: tail, cpuP50, cpuP95 } of results) {
+    const added = name === 'attention' ? '' : `  added: wall ${row(p50 - attention!.p50, tail - attention!.p95)}; CPU ${row(cpuP50 - attention!.cpuP50, cpuP95 - attention!.cpuP95)}`;
+    console.log(`  ${name.padEnd(17)} wall ${row(p50, tail)}  child CPU ${row(cpuP50, cpuP95)}  ${((gb * p50) / 1000).toFixed(3)} GB-s${added}`);
+  }
+}
+
+async function cropBench(): Promise<void> {
+  const photos = facePhotos();
+  if (!photos) return;
+  const cases = await faceCases(photos);
+  await cropsKeepFaces(cases);
+  await recall(cases, 0.05);
+  const group = cases.find(({ name }) => name.startsWith('group of 6'))!.image;
+  await warmMiss(await sharp(group).resize(1600).jpeg({ quality: 85 }).toBuffer());
+}
+
 if (process.argv.includes('--cold')) {
   await coldChild();
   process.exit(0);
+} else if (process.argv.includes('--crops')) {
+  await cropBench();
 } else {
   await main();
+  await cropBench();
 }

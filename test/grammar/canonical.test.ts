@@ -79,6 +79,8 @@ describe('defaults and no-ops are dropped', () => {
     ['w=640&h=480&fit=outside&pos=bottom-right', 'width=640,height=480,fit=outside'],
     ['w=640&h=480&fit=contain&pos=entropy', 'width=640,height=480,fit=contain'],
     ['w=640&h=480&fit=contain&pos=attention', 'width=640,height=480,fit=contain'],
+    ['w=640&h=480&fit=contain&gravity=face', 'width=640,height=480,fit=contain'],
+    ['w=640&gravity=face', 'width=640'],
     ['w=640&pos=top', 'width=640'],
     ['enlarge=1', 'original'],
     ['w=640&enlarge=false', 'width=640'],
@@ -101,6 +103,7 @@ describe('defaults and no-ops are dropped', () => {
     ['w=640&h=480&fit=contain&pos=top-left', 'width=640,height=480,fit=contain,position=top-left'],
     ['w=640&h=480&pos=entropy', 'width=640,height=480,position=entropy'],
     ['w=640&h=480&fit=cover&pos=attention', 'width=640,height=480,position=attention'],
+    ['w=640&h=480&gravity=face', 'width=640,height=480,position=face'],
     ['h=480&enlarge=1', 'height=480,enlarge=1'],
     ['q=80&fm=avif', 'quality=80,format=avif'],
     // Before format=auto is negotiated (what a signature covers), no quality is a known default.

@@ -159,7 +159,7 @@ describe('boundaries', () => {
 
 const INTEGER_WIDTH = 'an integer from 1 to 8192';
 const FORMATS = 'one of auto, jpeg, jpg, png, webp, avif, gif, json';
-const POSITIONS = 'one of center, top, right, bottom, left, top-left, top-right, bottom-left, bottom-right, entropy, attention';
+const POSITIONS = 'one of center, top, right, bottom, left, top-left, top-right, bottom-left, bottom-right, entropy, attention, face';
 const BOOLEAN = 'true, false, 1 or 0';
 const COLOUR = 'a hex colour rgb, rrggbb or rrggbbaa';
 
@@ -227,7 +227,7 @@ describe('empty values', () => {
     // Negotiated, as at the edge: a watermark's name is checked when its version is added.
     const error = errorOf(`${name}=`, options, { accept: '' });
     expect(error.code).toBe('invalid_parameter');
-    expect(error.message).toMatch(/^Invalid [a-z]+ "": expected .+\.$/);
+    expect(error.message).toMatch(/^Invalid [a-z_]+ "": expected .+\.$/);
   });
 
   it.each(['grayscale', 'flip', 'width'])('a bare %s (no "=") is a 400 too', (name) => {
@@ -418,6 +418,7 @@ describe('fp: the focal point of a cover crop', () => {
     // The point wins over a position or a strategy: they would place the same crop.
     ['w=200&h=100&gravity=top-left&fp=0.5,0.5', '/cat.jpg/width=200,height=100,fp=0.5,0.5'],
     ['w=200&h=100&fp=0.5,0.5&position=attention', '/cat.jpg/width=200,height=100,fp=0.5,0.5'],
+    ['w=200&h=100&fp=0.5,0.5&pos=face', '/cat.jpg/width=200,height=100,fp=0.5,0.5'],
     // In op order, after position.
     ['rotate=90&fp=0.1,0.9&crop=0,0,0.5,1&h=10&w=10', '/cat.jpg/width=10,height=10,fp=0.1,0.9,rotate=90,crop=0,0,0.5,1'],
     // Contain places the image with position; a focal point has nothing to crop.

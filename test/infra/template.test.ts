@@ -175,6 +175,7 @@ describe('cdk-nag AwsSolutions', () => {
         'ImageTransformer/LogBucket AwsSolutions-S1',
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/.failures/*]`,
+        `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*/.faces.*]`,
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${source}.Arn>/*]`,
         'ImageTransformer/OriginDeployment/ServiceRole AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
       ].sort(),

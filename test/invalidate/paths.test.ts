@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalUri, type Ops } from '../../lambda/grammar';
-import { variantKey } from '../../lambda/origin/cache-keys';
+import { facesKey, variantKey } from '../../lambda/origin/cache-keys';
 import {
   coveringPaths,
   foldedWildcards,
@@ -156,6 +156,11 @@ describe('invalidationPaths', () => {
       ]),
     ).toEqual(['/unlisted.jpg/*', '/a%2Bb.jpg/original', '/a+b.jpg/original', '/a.jpg/original', '/a.jpg/width=10']);
     expect(invalidationPaths([{ key: 'new.jpg', variants: [] }])).toEqual([]);
+  });
+
+  it("no path for a source's remembered faces, which no URI names: only its variants'", () => {
+    expect(invalidationPaths([{ key: 'a.jpg', variants: ['a.jpg/width=10', facesKey('a.jpg', false)] }])).toEqual(['/a.jpg/width=10']);
+    expect(invalidationPaths([{ key: 'a.jpg', variants: [facesKey('a.jpg', false)] }])).toEqual([]);
   });
 
   it(`a source's wildcards past ${MAX_EXACT_VARIANTS_PER_SOURCE} variants, and exact paths a wildcard covers dropped`, () => {

@@ -7,9 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { canonicalUri, type Ops } from '../../lambda/grammar';
 import {
   AVIF_CLAIMS_PREFIX,
+  FACES_SEGMENT,
   FAILURES_PREFIX,
   avifClaimKey,
+  facesKey,
   failureKey,
+  isFacesKey,
   variantKey,
   variantPrefix,
   webVariantKey,
@@ -40,5 +43,13 @@ describe('the cache bucket key layout', () => {
     expect(AVIF_CLAIMS_PREFIX).toBe('.avif-claims/');
     expect(failureKey(URI)).toBe(`.failures/${URI_SHA256}`);
     expect(avifClaimKey(URI, 123456)).toBe(`.avif-claims/${URI_SHA256}-123456`);
+  });
+
+  it("a source's faces are kept one level below its key (as its variants), under a last segment no ops segment can be", () => {
+    expect(FACES_SEGMENT).toBe('/.faces.');
+    expect(facesKey(KEY, false)).toBe('my photos/cat.jpg/.faces.blazeface-back-1');
+    expect(facesKey('shop/a.jpg', true)).toBe('/shop/a.jpg/.faces.blazeface-back-1');
+    expect([facesKey(KEY, false), facesKey('a/.faces.x/b.jpg', true)].every(isFacesKey)).toBe(true);
+    expect(isFacesKey(variantKey('a/.faces.x/b.jpg', OPS))).toBe(false);
   });
 });

@@ -38,6 +38,23 @@ function framed(width: number, height: number, outer: Rgb, rings: { colour: Rgb;
   return sharp({ create: { width, height, channels: 3, background: outer } }).composite(layers).png().toBuffer();
 }
 
+/**
+ * Displayed as 100x60 (stored turned, EXIF orientation 6): green, with a red
+ * block at x 40..60, y 20..40 and a blue stripe down the right 20 pixels, so
+ * the displayed top-left corner is green and the stored one blue.
+ */
+function stripedTurned(): Promise<Buffer> {
+  const block = (width: number, height: number, background: Rgb) => ({ create: { width, height, channels: 3 as const, background } });
+  return sharp({ create: { width: 100, height: 60, channels: 3, background: { r: 0, g: 160, b: 0 } } })
+    .composite([
+      { input: block(20, 20, RED), left: 40, top: 20 },
+      { input: block(20, 60, { r: 0, g: 0, b: 255 }), left: 80, top: 0 },
+    ])
+    .png()
+    .toBuffer()
+    .then((displayed) => sharp(displayed).rotate(270).withMetadata({ orientation: 6 }).jpeg({ quality: 100 }).toBuffer());
+}
+
 beforeAll(async () => {
   origin = await createTestOrigin('composition');
   await Promise.all([
@@ -51,6 +68,7 @@ beforeAll(async () => {
     // White, then a 10-pixel light gray ring, then red: 160x100 in all.
     origin.putSource('framed.png', await framed(160, 100, WHITE, [{ colour: { r: 225, g: 225, b: 225 }, ring: 10 }, { colour: RED, ring: 20 }])),
     origin.putSource('uniform.png', await framed(100, 80, { r: 40, g: 90, b: 200 }, [])),
+    origin.putSource('striped-6.jpg', await stripedTurned()),
   ]);
 });
 
@@ -121,6 +139,19 @@ describe('trim', () => {
   it('keeps a uniform image whole', async () => {
     const { meta } = await image('/uniform.png/trim=10');
     expect([meta.width, meta.height]).toEqual([100, 80]);
+  });
+
+  it('trims by the displayed top-left pixel of an EXIF-turned source, mirrored or not', async () => {
+    // Green trimmed: from the red block to the blue stripe, the whole height. By the stored corner (blue) it would be 80x60.
+    const { body, meta } = await image('/striped-6.jpg/trim=10');
+    // Within a pixel: JPEG's chroma blurs the block's edge.
+    expect(Math.abs(meta.width! - 60)).toBeLessThanOrEqual(1);
+    expect(meta.height).toBe(60);
+    expect(await near(body, 55, 30, { r: 0, g: 0, b: 255 })).toBe(true);
+    // Mirrored left-right the displayed corner is blue: the stripe goes, the green stays.
+    const mirrored = await image('/striped-6.jpg/flop=1,trim=10');
+    expect(Math.abs(mirrored.meta.width! - 80)).toBeLessThanOrEqual(1);
+    expect(mirrored.meta.height).toBe(60);
   });
 
   it('trims the image as turned', async () => {

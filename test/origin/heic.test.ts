@@ -153,7 +153,7 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
     expect(response.status).toBe(200);
     expect(response.json()).toEqual({
       width: 300, height: 200, format: 'heic', bytes: cornered.length, hasAlpha: false, frames: 1,
-      placeholder: null, thumbhash: null, dominantColor: null,
+      placeholder: null, thumbhash: null, dominantColor: null, faces: null,
     });
     // A child that loads libheif is replaced after its job (heif.ts): this one was not.
     expect(hurried.transforms.pids()).toEqual([child]);

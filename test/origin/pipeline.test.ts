@@ -390,7 +390,7 @@ describe('format=json', () => {
     expect(described.status).toBe(200);
     expect(described.json()).toEqual({
       width: 4000, height: 3000, format: 'png', bytes: large.length, hasAlpha: false, frames: 1,
-      placeholder: null, thumbhash: null, dominantColor: null,
+      placeholder: null, thumbhash: null, dominantColor: null, faces: null,
     });
     expect(performance.now() - started, 'answered from the header (ms)').toBeLessThan(500);
     const small = (await hurried.request('/small.png/format=json')).json();

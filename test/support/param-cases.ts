@@ -94,6 +94,8 @@ const borderSpelling = (text: string): fc.Arbitrary<string> => {
 
 /** Numbers from `min` to `max` in tenths, as the grammar writes them. */
 export const tenths = (min: number, max: number) => fc.integer({ min: min * 10, max: max * 10 }).map((n) => String(n / 10));
+/** Numbers from `min` to `max` in hundredths, as the grammar writes them. */
+const hundredths = (min: number, max: number) => fc.integer({ min: Math.round(min * 100), max: max * 100 }).map((n) => String(n / 100));
 const choice = (...values: string[]) => fc.constantFrom(...values);
 const hexDigits = (n: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${n}}$`));
 const integers = (min: number, max: number) => fc.integer({ min, max }).map(String);
@@ -124,6 +126,9 @@ const BOOLEAN_CASE: Omit<ParamCase, 'outOfRange' | 'wrongType'> = {
   noOps: ['0', 'false', 'FALSE'],
   samples: ['true', 'false', '1', '0'],
 };
+
+/** A colour adjustment's factor from 0 to 10, two decimals. */
+const FACTOR_CASE: Pick<ParamCase, 'value' | 'spell'> = { value: hundredths(0, 10), spell: decimalSpelling };
 
 /** Every parameter a viewer may give, in the grammar's order. */
 export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
@@ -240,6 +245,18 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     wrongType: ['x'],
     outOfRange: ['0.4', '10.1', '99999'],
   },
+  // Cloudflare's factors: 1 changes nothing, and a brightness or contrast of 0 is ignored as Cloudflare ignores it.
+  brightness: { ...FACTOR_CASE, noOps: ['1', '1.00', '0', '0.0'], samples: ['0', '0.5', '1.25', '10'], wrongType: ['bright', '1,5', '1e0'], outOfRange: ['-1', '10.01', '1.255', '11'] },
+  contrast: { ...FACTOR_CASE, noOps: ['1', '01.0', '0'], samples: ['0.75', '2', '9.99'], wrongType: ['high', '50%'], outOfRange: ['10.5', '0.001'] },
+  saturation: { ...FACTOR_CASE, noOps: ['1', '1.000'], samples: ['0', '0.3', '1.8'], wrongType: ['grey', '.'], outOfRange: ['12', '-0.5'] },
+  gamma: {
+    value: hundredths(0.34, 3),
+    spell: decimalSpelling,
+    noOps: ['1', '1.0'],
+    samples: ['0.34', '0.5', '2.2', '3'],
+    wrongType: ['srgb', '2.2.2'],
+    outOfRange: ['0', '0.33', '3.01', '-1'],
+  },
   watermark: {
     value: choice(...Object.keys(WATERMARKS)),
     spell: anyCase,
@@ -271,6 +288,22 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     samples: ['1', '50', '80', '100', 'auto', 'AUTO'],
     wrongType: ['high', 'max'],
     outOfRange: ['0', '101', '-1'],
+  },
+  max_bytes: {
+    value: integers(1, 100_000_000),
+    spell: zeroPadded,
+    noOps: [],
+    samples: ['1', '5000', '100000000'],
+    wrongType: ['10kb', '1e6', '5.5'],
+    outOfRange: ['0', '100000001'],
+  },
+  metadata: {
+    value: choice('none', 'copyright', 'keep'),
+    spell: anyCase,
+    noOps: ['none', 'None'],
+    samples: ['none', 'copyright', 'keep'],
+    wrongType: ['all', '1', 'gps'],
+    outOfRange: [],
   },
   format: {
     value: fc.oneof(

@@ -11,6 +11,7 @@ import type { Ops } from '../../grammar';
 import { HttpError } from '../errors';
 import type { SourceInfo } from './input';
 import type { EncodedFormat } from './output';
+import { FACE_DETECTION_COST, FACE_MODEL_LOAD_COST, FACE_SEARCH_SIDE } from './faces';
 import { borderWidth, cropRegion, roomFor, scaledSize, stepPrices, turnedSize } from './steps';
 
 export interface Budget {
@@ -200,6 +201,10 @@ export function previewsFit(info: SourceInfo, side: number, budget: Budget, maxD
   return fits(describeWork(info, { width: side, height: side, fit: 'inside' }, 1, maxDimension), info, 'webp', budget);
 }
 
+/** Whether one of `candidates` fits the budget: chooseFormat would not refuse the work. */
+export const anyFits = (work: Work, info: SourceInfo, candidates: EncodedFormat[], budget: Budget) =>
+  candidates.some((format) => fits(work, info, format, budget));
+
 /**
  * The first of `candidates` (in the request's order of preference) that fits
  * the budget in time and memory. A negotiated format may fall back to a later
@@ -231,4 +236,27 @@ function shrinkOnLoad(format: SourceInfo['format'], reduction: number, ops: Ops)
   const shrink = Math.floor(reduction / 2);
   if (format === 'webp') return Math.max(1, shrink);
   return shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1;
+}
+
+/**
+ * The budget of a job in a child that holds the face model (loaded by an
+ * earlier job, or about to be by this one): its resident bytes are the
+ * child's from then on, beyond the base every budget counts.
+ */
+export const withFaceModel = (budget: Budget): Budget => ({ ...budget, memoryBytes: budget.memoryBytes - FACE_MODEL_LOAD_COST.bytes });
+
+/**
+ * What is left of `budget` (already withFaceModel) once the faces are found,
+ * or undefined when finding them does not fit: the first frame decoded to the
+ * search copy (shrunk on load where the format can, priced as a small JPEG's
+ * work, a little above the raw copy's), the detection, and the model's load
+ * in a child that has not loaded it. Its memory is freed before the transform
+ * decodes; its CPU time is not given back.
+ */
+export function afterFaces(info: SourceInfo, budget: Budget, maxDimension: number, modelLoaded: boolean): Budget | undefined {
+  const work = describeWork(info, { width: FACE_SEARCH_SIDE, height: FACE_SEARCH_SIDE, fit: 'inside' }, 1, maxDimension);
+  const seconds = predictSeconds(work, info, 'jpeg') + FACE_DETECTION_COST.seconds + (modelLoaded ? 0 : FACE_MODEL_LOAD_COST.seconds);
+  const bytes = predictBytes(work, 'jpeg') + FACE_DETECTION_COST.bytes;
+  if (seconds * SAFETY > budget.seconds || bytes * SAFETY > budget.memoryBytes) return undefined;
+  return { ...budget, seconds: budget.seconds - seconds * SAFETY };
 }

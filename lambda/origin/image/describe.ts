@@ -8,6 +8,7 @@
 
 import sharp from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
+import type { FaceBox } from './faces';
 import type { OpenedSource } from './input';
 
 /** Longest side of the placeholder, in pixels; a page stretches and blurs it further with CSS. */
@@ -28,6 +29,12 @@ export interface Description {
   thumbhash: string | null;
   /** `#rrggbb`: the most frequent colour, for a background while the image loads. */
   dominantColor: string | null;
+  /**
+   * The faces found in the first frame, in fractions of the image as displayed
+   * (the frame of `fp`), most confident first, at most 32; null when the
+   * search did not fit the budget (faces.ts, budget.ts).
+   */
+  faces: FaceBox[] | null;
 }
 
 type Previews = Pick<Description, 'placeholder' | 'thumbhash' | 'dominantColor'>;
@@ -63,8 +70,8 @@ async function previews(firstFrame: OpenedSource['firstFrame']): Promise<Preview
   };
 }
 
-/** The source as its header tells, with its previews when `affordable` (their decode priced within the budget). */
-export async function describe({ info, firstFrame }: OpenedSource, affordable: boolean): Promise<Description> {
+/** The source as its header tells, with its previews when `affordable` (their decode priced within the budget), and its faces. */
+export async function describe({ info, firstFrame }: OpenedSource, affordable: boolean, faces: FaceBox[] | null): Promise<Description> {
   return {
     width: info.width,
     height: info.height,
@@ -73,5 +80,6 @@ export async function describe({ info, firstFrame }: OpenedSource, affordable: b
     hasAlpha: info.hasAlpha,
     frames: info.frames,
     ...(affordable ? await previews(firstFrame) : NO_PREVIEWS),
+    faces,
   };
 }

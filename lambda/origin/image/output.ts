@@ -20,6 +20,12 @@ export interface OutputPlan {
   animated: boolean;
 }
 
+/** How long each frame shows, in ms, and how many times the animation plays (0: forever). */
+export interface FrameTiming {
+  delay?: number[];
+  loop?: number;
+}
+
 export const CONTENT_TYPES: Record<EncodedFormat | 'json', string> = {
   jpeg: 'image/jpeg',
   png: 'image/png',
@@ -64,7 +70,7 @@ export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
  * uncompressed resize, and encode CPU time (docs/performance.md has the
  * tables). `quality` is a lossy format's (the format's default when absent).
  */
-export function encode(image: Sharp, plan: Pick<OutputPlan, 'format'>, quality?: number): Sharp {
+export function encode(image: Sharp, plan: Pick<OutputPlan, 'format'> & { timing?: FrameTiming }, quality?: number): Sharp {
   switch (plan.format) {
     case 'jpeg':
       // Progressive, with mozjpeg's quantisation table (3): at equal SSIMULACRA 2 it needs
@@ -79,7 +85,7 @@ export function encode(image: Sharp, plan: Pick<OutputPlan, 'format'>, quality?:
       // effort 5 saves 2.5% for 1.5x the encode CPU (not yet measured at 800 px, nor against
       // the worst-case encode rate the budget holds), effort 6 2.2% for 2x, smartSubsample
       // 0.4% for 2.3x, and preset photo costs 1.7%.
-      return image.webp({ quality: quality ?? DEFAULT_QUALITY.webp, effort: 4 });
+      return image.webp({ quality: quality ?? DEFAULT_QUALITY.webp, effort: 4, ...plan.timing });
     case 'avif':
       // Effort 2 with 4:2:0 chroma, like JPEG and WebP: 5.4% fewer bytes than 4:4:4 at equal
       // luma SSIM and 15% less encode time. Even so a 1600 px AVIF takes about 1 s of CPU
@@ -95,6 +101,6 @@ export function encode(image: Sharp, plan: Pick<OutputPlan, 'format'>, quality?:
       // Effort 6: the same bytes and SSIM as the default 7 with a quarter less encode time
       // (GIF encoding is most of an animation's transform). Below 6 the palette and its
       // dithering visibly coarsen (and dither 0 bands smooth skies, which SSIM misses).
-      return image.gif({ effort: 6 });
+      return image.gif({ effort: 6, ...plan.timing });
   }
 }

@@ -6,12 +6,16 @@
 // pixels held in memory.
 
 import sharp, { type OutputInfo, type Sharp } from 'sharp';
-import type { Ops, Position } from '../../grammar';
+import { DEFAULT_QUALITY, type Ops, type Position } from '../../grammar';
 import type { Limits } from '../config';
 import { decodeError, framesToLoad, type SourceInfo } from './input';
 import { autoQuality, AVIF_AUTO_QUALITY, choosesQuality, PROXY_PIXELS } from './auto-quality';
-import { encode, type EncodedFormat, type OutputPlan } from './output';
+import { encode, type EncodedFormat, type FrameTiming, type OutputPlan } from './output';
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
+import { MAX_METADATA_BYTES, withMetadata, type KeptMetadata } from './metadata';
+import { HttpError } from '../errors';
+import { centredOn, faceFocus, type FaceRegion } from './face-crop';
+import type { FaceBox } from './faces';
 
 export interface StepInput {
   ops: Ops;
@@ -19,6 +23,10 @@ export interface StepInput {
   plan: OutputPlan;
   limits: Limits;
   watermark?: WatermarkImage;
+  /** What of the source's metadata the output carries (metadata.ts). */
+  metadata?: KeptMetadata;
+  /** With `position=face`, the faces found, in fractions of the source as displayed (none found: the crop is `attention`'s). */
+  faces?: FaceBox[];
 }
 
 /** A point of an image in pixels, from its top-left corner (not rounded: a pixel's centre is at .5). */
@@ -40,6 +48,20 @@ interface StepContext extends StepInput {
   mirrorsAfterExtract: { flip: boolean; flop: boolean };
   /** The focal point (`fp`) in the image of `size`, followed through turns, mirrors and trim: the cover crop is centred on it. */
   focus?: Point;
+  /** With `position=face`, each face's opposite corners in the image of `size`, followed like `focus`. */
+  faceCorners?: [Point, Point][];
+  /** An animation's timing, once its frames are pixels in memory, which carry none. */
+  timing?: FrameTiming;
+  /** The variant, when the output step had to encode it to know its size (max_bytes). */
+  encoded?: EncodedVariant;
+}
+
+/** A variant's bytes and its size (one frame); `encodes`, when its size was searched for (max_bytes). */
+export interface EncodedVariant {
+  data: Buffer;
+  width: number;
+  height: number;
+  encodes?: number;
 }
 
 /** What a step costs beyond the decode: CPU seconds on one libvips thread, and the bytes it holds until the encode. */
@@ -102,6 +124,7 @@ const SHARP_POSITIONS: Record<Position, string> = {
   'bottom-right': 'right bottom',
   entropy: 'entropy',
   attention: 'attention',
+  face: 'attention', // without a face found (transform.ts); with faces, the crop is centred on them
 };
 
 /** The source's displayed size after the `rotate` op. */
@@ -123,8 +146,6 @@ const mirrorPoint = ([x, y]: Point, [width, height]: [number, number], { flip, f
   flip ? height - y : y,
 ];
 
-/** How EXIF orientations 1 to 8 turn (clockwise) and then mirror left-right the stored image, as sharp applies them. */
-const ORIENTATIONS: [number, boolean][] = [[0, false], [0, true], [180, false], [180, true], [90, true], [90, false], [270, true], [270, false]];
 
 /** The border's width in pixels (0 without one). */
 export const borderWidth = (ops: Ops) => (ops.border ? parseInt(ops.border, 10) : 0);
@@ -157,9 +178,6 @@ function requestedBox(ops: Ops, room: number): [number | undefined, number | und
 function along(position: Position, low: string, high: string, room: number): number {
   return position.includes(low) ? 0 : position.includes(high) ? room : Math.floor(room / 2);
 }
-
-/** The offset of a window of `window` pixels on a side of `side`, centred on `at` as nearly as the side allows. */
-const centredOn = (at: number, window: number, side: number) => Math.min(side - window, Math.max(0, Math.round(at - window / 2)));
 
 /** The size sharp would produce, for the fits that scale rather than fill a box. */
 export function scaledSize(ops: Ops, width: number, height: number): [number, number] | undefined {
@@ -218,6 +236,38 @@ function focusedCover(image: Sharp, [width, height]: [number, number], [boxWidth
   });
 }
 
+/** The part of a `width` x `height` image a cover crop to `box` keeps, in the image's pixels (as focusedCover cuts it). */
+function coverWindow([width, height]: [number, number], [boxWidth, boxHeight]: [number, number], enlarge: boolean): [number, number] {
+  const scale = Math.min(Math.max(boxWidth / width, boxHeight / height), enlarge ? Infinity : 1);
+  return [Math.min(width, boxWidth / scale), Math.min(height, boxHeight / scale)];
+}
+
+/** Faces given by two corners, as regions of the part `cropped` of the image (all of it without one), clipped to it; those left outside dropped. */
+function facesIn(faces: [Point, Point][], cropped: Region | undefined, [width, height]: [number, number]): FaceRegion[] {
+  const [left, top] = cropped ? [cropped.left, cropped.top] : [0, 0];
+  return faces
+    .map(([a, b]) => ({
+      left: Math.max(0, Math.min(a[0], b[0]) - left),
+      top: Math.max(0, Math.min(a[1], b[1]) - top),
+      right: Math.min(width, Math.max(a[0], b[0]) - left),
+      bottom: Math.min(height, Math.max(a[1], b[1]) - top),
+    }))
+    .filter((face) => face.right > face.left && face.bottom > face.top);
+}
+
+/**
+ * The point a cover crop is centred on, in the part of the image kept (the
+ * crop region, or all of it) of `size`: the focal point, or the faces' (with
+ * faces, a window of the box's shape is placed on them).
+ */
+function focusIn({ ops, faceCorners, focus, region }: StepContext, size: [number, number], room: number): Point | undefined {
+  if (faceCorners && ops.width !== undefined && ops.height !== undefined) {
+    const window = coverWindow(size, requestedBox(ops, room) as [number, number], Boolean(ops.enlarge));
+    return faceFocus(facesIn(faceCorners, region, size), size, window);
+  }
+  return focus && region ? [focus[0] - region.left, focus[1] - region.top] : focus;
+}
+
 /** `inner`, a region of `outer` (or of the whole image without one), in the whole image's coordinates. */
 function within(outer: Region | undefined, inner: Region | undefined): Region | undefined {
   if (!outer || !inner) return outer ?? inner;
@@ -250,7 +300,17 @@ async function pixels(image: Sharp, limits: Limits): Promise<Pixels> {
     });
 }
 
-const pipelineOf = ({ data, info }: Pixels) => sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
+/** The pipeline so far in memory, keeping an animation's timing (which pixels do not carry) for the encode. */
+async function inMemory(image: Sharp, context: StepContext): Promise<Pixels> {
+  const source = context.plan.animated && !context.timing ? await image.metadata() : undefined;
+  const made = await pixels(image, context.limits);
+  // The source's timing, for the frames loaded.
+  if (source) context.timing = { delay: source.delay?.slice(0, made.info.pages), loop: source.loop };
+  return made;
+}
+
+const pipelineOf = ({ data, info }: Pixels) =>
+  sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels, ...(info.pageHeight ? { pageHeight: info.pageHeight } : {}) } });
 
 /** Longest side of the copy of the image that a blurred fill is made from, and its blur. */
 const BACKDROP_SIDE = 48;
@@ -282,9 +342,49 @@ const RATES = {
   cmyk: 0.1,
   grayscale: 0.02,
   composite: 0.1,
+  adjust: { modulate: 0.1, gamma: 0.03 },
   watermarkDecode: 0.1,
   border: 0.01,
 };
+
+type LossyFormat = keyof typeof DEFAULT_QUALITY;
+
+/** Whether `max_bytes` lowers the quality of this output: only lossy formats have one. */
+const capsBytes = (ops: Ops, format: EncodedFormat) => ops.max_bytes !== undefined && format in DEFAULT_QUALITY;
+
+/** Most encodes a `max_bytes` search makes: the quality asked (or chosen), the lowest, and two between. */
+export const MAX_BYTES_ENCODES = 4;
+
+/**
+ * The encode at the highest quality tried that fits in `room` bytes: the
+ * quality asked first, then 1, then halfway between, then between the
+ * highest that fits and the lowest that does not where the bytes would reach
+ * `room` if their logarithm grew in a straight line with the quality. When even quality 1
+ * does not fit, a 422 that says how small it came.
+ */
+async function encodedWithin(room: number, start: number, encodeAt: (quality: number) => Promise<Buffer>): Promise<{ made: Buffer; encodes: number }> {
+  const first = await encodeAt(start);
+  if (first.length <= room) return { made: first, encodes: 1 };
+  const lowest = start === 1 ? first : await encodeAt(1);
+  if (lowest.length > room) {
+    throw new HttpError('max_bytes_unreachable', `This output is ${lowest.length} bytes at quality 1, over the ${room} max_bytes allows; ask for a smaller size or more bytes.`);
+  }
+  let fits = { quality: 1, made: lowest };
+  let over = { quality: start, made: first };
+  let tried = 2;
+  for (; tried < MAX_BYTES_ENCODES && over.quality - fits.quality > 1; tried++) {
+    // Halving first (quality 1 is far from the line of the others), then along the line.
+    const share = tried === 2 ? 0.5 : Math.log(room / fits.made.length) / Math.log(over.made.length / fits.made.length);
+    const quality = Math.min(over.quality - 1, Math.max(fits.quality + 1, Math.floor(fits.quality + share * (over.quality - fits.quality))));
+    const made = await encodeAt(quality);
+    if (made.length <= room) fits = { quality, made };
+    else over = { quality, made };
+  }
+  return { made: fits.made, encodes: tried };
+}
+
+/** Reading and writing the metadata kept, whatever the image's size: its blocks are capped. */
+const METADATA_SECONDS = 0.01;
 
 /**
  * Encode, CPU seconds per output megapixel, with the settings of output.ts on
@@ -328,6 +428,28 @@ const blurSeconds = (work: PricedWork) =>
  */
 const blurredIntoMemory = (ops: Ops, frames: number) => ops.blur !== undefined && ops.sharpen !== undefined && frames === 1;
 
+/**
+ * Whether sharp would trim the image as stored, turning and mirroring it
+ * after: it turns first only for a `rotate` (trim starts a first-frame pass).
+ */
+const trimsStored = (ops: Ops, info: SourceInfo) => ops.rotate === undefined && (info.orientation !== 1 || ops.flip === true || ops.flop === true);
+
+/** A border follows with no watermark between, which would hold the image in memory before it. */
+const bordered = (ops: Ops) => ops.border !== undefined && ops.watermark === undefined;
+
+const adjusts = (ops: Ops) => ops.brightness !== undefined || ops.contrast !== undefined || ops.saturation !== undefined || ops.gamma !== undefined;
+
+/**
+ * brightness, contrast and saturation as one sharp modulate, in CIE LCh:
+ * lightness times brightness, then spread around mid-grey (L* 50) by
+ * contrast; chroma times saturation. Undefined when none is asked for.
+ */
+function modulation(ops: Ops): { brightness: number; saturation: number; lightness: number } | undefined {
+  if (ops.brightness === undefined && ops.contrast === undefined && ops.saturation === undefined) return undefined;
+  const contrast = ops.contrast ?? 1;
+  return { brightness: (ops.brightness ?? 1) * contrast, saturation: ops.saturation ?? 1, lightness: 50 * (1 - contrast) };
+}
+
 /** The pipeline, in order. Orientation first, so every later step sees the image as displayed. */
 const STEPS: Step[] = [
   {
@@ -365,22 +487,29 @@ const STEPS: Step[] = [
       context.mirrorsAfterExtract = turned ? NO_MIRRORS : { flip, flop };
       // sharp mirrors before it turns.
       const displayed: [number, number] = [context.info.width, context.info.height];
-      if (context.focus) context.focus = turnPoint(mirrorPoint(context.focus, displayed, { flip, flop }), displayed, turned ? ops.rotate! : 0);
+      follow(context, (point) => turnPoint(mirrorPoint(point, displayed, { flip, flop }), displayed, turned ? ops.rotate! : 0));
     },
   },
 
   {
     name: 'trim',
-    price: ({ ops, info, decodedPixels, decodedPixelBytes }) =>
-      // It holds the decoded image to find its edges, then its result as 8-bit pixels (a first frame only).
-      ops.trim === undefined ? FREE : { seconds: perMegapixel(RATES.trim, decodedPixels), bytes: decodedPixels * (decodedPixelBytes + info.channels) },
+    price: ({ ops, info, decodedPixels, decodedPixelBytes }) => {
+      if (ops.trim === undefined) return FREE;
+      // It holds the decoded image to find its edges and its result as 8-bit pixels (a first frame only), and before them the image as displayed when sharp would trim the stored one.
+      const copies = trimsStored(ops, info) ? 2 : 1;
+      return { seconds: perMegapixel(RATES.trim, decodedPixels), bytes: decodedPixels * (decodedPixelBytes + copies * info.channels) };
+    },
     async apply(image, context) {
-      if (context.ops.trim === undefined) return undefined;
+      const { ops, info, limits } = context;
+      if (ops.trim === undefined) return undefined;
+      // The corner trimmed by is the displayed one: an image sharp would trim as stored is turned and mirrored in memory first.
+      const displayed = trimsStored(ops, info) ? pipelineOf(await pixels(image, limits)) : image;
       // The later steps need the trimmed size, known only from the pixels. A uniform image is kept whole.
-      const trimmed = await pixels(image.trim({ threshold: context.ops.trim }), context.limits);
-      const size: [number, number] = [trimmed.info.width, trimmed.info.height];
-      if (context.focus) context.focus = trimmedFocus(context.focus, context, trimmed.info, size);
-      context.size = size;
+      const trimmed = await pixels(displayed.trim({ threshold: ops.trim }), limits);
+      const { width, height, trimOffsetLeft = 0, trimOffsetTop = 0 } = trimmed.info;
+      // sharp's offsets are negative: where the kept part starts, as seen from it.
+      follow(context, (point) => [point[0] + trimOffsetLeft, point[1] + trimOffsetTop]);
+      context.size = [width, height];
       context.mirrorsAfterExtract = NO_MIRRORS;
       return pipelineOf(trimmed);
     },
@@ -418,8 +547,7 @@ const STEPS: Step[] = [
       const { region: cropped } = context;
       const [width, height] = cropped ? [cropped.width, cropped.height] : context.size;
       const room = roomFor(ops, limits.maxDimension);
-      // The focal point in the part of the image kept.
-      const focus: Point | undefined = context.focus && cropped ? [context.focus[0] - cropped.left, context.focus[1] - cropped.top] : context.focus;
+      const focus = focusIn(context, [width, height], room);
       const crop = preCrop(ops, width, height, focus);
       const region = within(cropped, crop);
       if (region) image.extract(unmirrored(region, context));
@@ -536,6 +664,30 @@ const STEPS: Step[] = [
   },
 
   {
+    name: 'adjust',
+    price: (work) => {
+      const { ops, outputPixels, frames } = work;
+      if (!adjusts(ops)) return FREE;
+      const rate = (modulation(ops) ? RATES.adjust.modulate : 0) + (ops.gamma !== undefined ? RATES.adjust.gamma : 0);
+      const passes = ops.gamma === undefined ? (bordered(ops) ? 1 : 0) : bordered(ops) ? 2 : 1;
+      return { seconds: perMegapixel(rate, outputPixels, frames), bytes: passes * outputPixels * frames * outputBands(work) };
+    },
+    async apply(image, context) {
+      const { ops, limits } = context;
+      const modulated = modulation(ops);
+      // In this pass: sharp modulates after the resize and blur, before it sharpens.
+      if (modulated) image.modulate(modulated);
+      // sharp adds a border before it modulates, and darkens by a gamma only before its resize: those take a pass of their own.
+      if (ops.gamma === undefined && !(modulated && bordered(ops))) return undefined;
+      const adjusted = pipelineOf(await inMemory(image, context));
+      if (ops.gamma === undefined) return adjusted;
+      // sharp darkens by its first exponent before the other steps and lightens by the second after them.
+      adjusted.gamma(ops.gamma < 1 ? 1 / ops.gamma : 1, Math.max(1, ops.gamma));
+      return bordered(ops) ? pipelineOf(await pixels(adjusted, limits)) : adjusted;
+    },
+  },
+
+  {
     name: 'watermark',
     price: ({ ops, outputPixels }) =>
       // The image it is drawn on as pixels (under a border, the result too), the mark decoded and scaled (a first frame only).
@@ -590,41 +742,63 @@ const STEPS: Step[] = [
   {
     name: 'output',
     price: (work) => {
-      const { format, outputPixels, frames } = work;
+      const { format, outputPixels, frames, ops } = work;
       // quality=auto holds the output as pixels (alpha at most) and a proxy of them, and encodes the proxy first.
-      const proxy = choosesQuality(work.ops.quality, format, frames > 1) ? Math.min(PROXY_PIXELS, outputPixels) : 0;
+      const proxy = choosesQuality(ops.quality, format, frames > 1) ? Math.min(PROXY_PIXELS, outputPixels) : 0;
+      // max_bytes holds the output as pixels and the smallest encode that fits, and encodes up to MAX_BYTES_ENCODES times.
+      const capped = capsBytes(ops, format);
+      const encodes = capped ? MAX_BYTES_ENCODES : 1;
+      const held = (proxy ? (outputPixels + proxy) * 4 : 0) + (capped ? outputPixels * frames * (4 + 3) : 0);
+      // The source's metadata blocks read and written anew, at their caps: a copy of each on either side.
+      const metadata = ops.metadata === undefined ? FREE : { seconds: METADATA_SECONDS, bytes: 2 * (MAX_METADATA_BYTES.exif + MAX_METADATA_BYTES.xmp + MAX_METADATA_BYTES.iptc) };
       return {
-        seconds: perMegapixel(ENCODE_SECONDS_PER_MP[format] * qualityFactor(format, work.ops.quality), outputPixels * frames + proxy),
-        bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + (proxy ? (outputPixels + proxy) * 4 : 0),
+        seconds: perMegapixel(ENCODE_SECONDS_PER_MP[format] * qualityFactor(format, ops.quality), encodes * outputPixels * frames + proxy) + metadata.seconds,
+        bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + held + metadata.bytes,
       };
     },
-    async apply(image, { ops, plan, limits }) {
-      if (!choosesQuality(ops.quality, plan.format, plan.animated)) {
-        encode(image, plan, ops.quality === 'auto' ? undefined : ops.quality);
-        return;
+    async apply(image, context) {
+      const { ops, plan, limits, metadata } = context;
+      // The timing as it stands at each encode: set once the frames are in memory.
+      const encodeAt = (pipeline: Sharp, quality?: number) => withMetadata(encode(pipeline, { ...plan, timing: context.timing }, quality), metadata);
+      const auto = choosesQuality(ops.quality, plan.format, plan.animated);
+      const asked = ops.quality === 'auto' ? undefined : ops.quality;
+      if (!auto && !capsBytes(ops, plan.format)) {
+        encodeAt(image, asked);
+        return undefined;
       }
-      // The image in memory once: a proxy of it is encoded to choose the quality, then the whole.
-      const made = await pixels(image, limits);
-      const quality = await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial));
-      return encode(pipelineOf(made), plan, quality);
+      // The image in memory once: a proxy of it is encoded to choose the quality, or the whole at each quality tried.
+      const made = await inMemory(image, context);
+      const quality = auto ? await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial)) : asked ?? DEFAULT_QUALITY[plan.format as LossyFormat];
+      if (!capsBytes(ops, plan.format)) return encodeAt(pipelineOf(made), quality);
+      // The IPTC block is added to a JPEG after the encode (transform.ts).
+      const room = ops.max_bytes! - (metadata?.iptc && plan.format === 'jpeg' ? metadata.iptc.length + 4 : 0);
+      const { made: data, encodes } = await encodedWithin(room, quality, (trial) =>
+        encodeAt(pipelineOf(made), trial)
+          .toBuffer()
+          .catch((error: unknown) => {
+            throw decodeError(error, limits);
+          }),
+      );
+      context.encoded = { data, width: made.info.width, height: made.info.pageHeight ?? made.info.height, encodes };
+      return undefined;
     },
   },
 ];
 
-/**
- * The focal point after trim, in the trimmed image of `size`. sharp reports
- * where the kept part starts in the image it trimmed: the image as displayed
- * when it turned first (with a turn), else the stored one, which it orients
- * and mirrors after trimming.
- */
-function trimmedFocus(focus: Point, { ops, plan, info, size: before, mirrorsAfterExtract }: StepContext, offsets: OutputInfo, size: [number, number]): Point {
-  const shift = (point: Point): Point => [point[0] + (offsets.trimOffsetLeft ?? 0), point[1] + (offsets.trimOffsetTop ?? 0)];
-  if (ops.rotate !== undefined && !plan.animated) return shift(focus);
-  const [angle, flop] = ORIENTATIONS[info.orientation - 1] ?? [0, false];
-  const mirrors = { flip: mirrorsAfterExtract.flip, flop: mirrorsAfterExtract.flop !== flop };
-  const stored = (displayed: [number, number]): [number, number] => (angle % 180 ? [displayed[1], displayed[0]] : displayed);
-  const inStored = turnPoint(mirrorPoint(focus, before, mirrors), before, (360 - angle) % 360);
-  return mirrorPoint(turnPoint(shift(inStored), stored(size), angle), size, mirrors);
+/** Moves the focal point and the faces' corners as a step moves the image's pixels. */
+function follow(context: StepContext, move: (point: Point) => Point): void {
+  if (context.focus) context.focus = move(context.focus);
+  if (context.faceCorners) context.faceCorners = context.faceCorners.map(([a, b]) => [move(a), move(b)]);
+}
+
+/** The faces' corners in the image as displayed; none found: the crop falls back to `attention` (transform.ts). */
+function cornersOf(input: StepInput): [Point, Point][] | undefined {
+  if (!input.faces?.length) return undefined;
+  const { width, height } = input.info;
+  return input.faces.map((face) => [
+    [face.x * width, face.y * height],
+    [(face.x + face.width) * width, (face.y + face.height) * height],
+  ]);
 }
 
 /** The focal point of `fp` in the image as displayed. */
@@ -637,15 +811,16 @@ function focusOf(ops: Ops, info: SourceInfo): Point | undefined {
 /** Each step's price for `work`, in the pipeline's order. */
 export const stepPrices = (work: PricedWork) => STEPS.map(({ name, price }) => ({ name, price: price(work) }));
 
-/** Applies every step to `image`; returns the pipeline to run, which a step may have replaced. */
-export async function applySteps(image: Sharp, input: StepInput): Promise<Sharp> {
+/** Applies every step to `image`; returns the pipeline to run, which a step may have replaced, or the variant a step encoded. */
+export async function applySteps(image: Sharp, input: StepInput): Promise<{ pipeline: Sharp; encoded?: EncodedVariant }> {
   const context: StepContext = {
     ...input,
     size: turnedSize(input.ops, input.info),
     mirrorsAfterExtract: NO_MIRRORS,
     focus: focusOf(input.ops, input.info),
+    faceCorners: cornersOf(input),
   };
   let current = image;
   for (const step of STEPS) current = (await step.apply(current, context)) ?? current;
-  return current;
+  return { pipeline: current, encoded: context.encoded };
 }

@@ -1,14 +1,17 @@
 // Source bytes + canonical ops -> variant bytes. One decode of the source,
 // and no decode at all before the plan has been priced against the budget.
 
-import type { Ops } from '../../grammar';
+import type { Sharp } from 'sharp';
+import { coverCrop, type Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
-import { chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, type Budget } from './budget';
+import { afterFaces, anyFits, chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, withFaceModel, type Budget } from './budget';
 import { describe, PREVIEW_SIZE } from './describe';
-import { decodeError, framesToLoad, openFrames, openSource } from './input';
+import { detectFaces, faceModelLoaded, faceSearchCopy, roundedFace, type FaceBox } from './faces';
+import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
-import { applySteps } from './steps';
+import { keptMetadata, withIptc } from './metadata';
+import { applySteps, type EncodedVariant } from './steps';
 import type { WatermarkImage } from '../watermarks';
 
 export interface TransformedVariant extends Variant {
@@ -16,8 +19,12 @@ export interface TransformedVariant extends Variant {
   height: number;
   /** Made as WebP although AVIF was negotiated and affordable: the AVIF is to follow the response. */
   avifDeferred?: boolean;
+  /** Encodes made to fit max_bytes, for the bench. */
+  encodes?: number;
   /** What the model predicted for the chosen format (budget.ts), for the log and the bounds report. */
   predicted?: { bytes: number; seconds: number };
+  /** The faces this transform searched the source for (none remembered): the handler remembers them. */
+  faces?: FaceBox[];
 }
 
 /**
@@ -31,20 +38,74 @@ export interface TransformOptions {
   deferAvif?: boolean;
   /** The image `ops.watermark` names, read by the handler. */
   watermark?: WatermarkImage;
+  /** The source's faces as remembered from an earlier search (the handler reads them): no search then. */
+  faces?: FaceBox[];
+}
+
+/** The source's faces, and the budget left for the rest of the transform. `searched`: found now, not remembered. */
+interface FoundFaces {
+  faces?: FaceBox[];
+  searched: boolean;
+  budget: Budget;
+}
+
+/**
+ * The faces of the source's first frame as displayed: those remembered, else
+ * searched in a small copy when that fits `budget` and leaves what the rest
+ * of the request needs (`leaves`); else unknown (undefined).
+ */
+async function findFaces(source: OpenedSource, limits: Limits, budget: Budget, remembered: FaceBox[] | undefined, leaves: (rest: Budget) => boolean): Promise<FoundFaces> {
+  if (remembered) return { faces: remembered, searched: false, budget };
+  const left = afterFaces(source.info, budget, limits.maxDimension, faceModelLoaded());
+  if (!left || !leaves(left)) return { searched: false, budget };
+  const copy = await faceSearchCopy((await source.firstFrame()).autoOrient()).catch((error: unknown) => {
+    throw decodeError(error, limits);
+  });
+  return { faces: (await detectFaces(copy)).map(roundedFace), searched: true, budget: left };
+}
+
+/**
+ * What a search must leave of the budget, so that it never starves what
+ * follows it: format=json's previews (unless they do not fit `whole` anyway),
+ * or the cover crop placed by attention, which it is without a face.
+ */
+function roomAfterSearch(info: SourceInfo, ops: Ops, limits: Limits, whole: Budget): (rest: Budget) => boolean {
+  if (ops.format === 'json') {
+    const previews = (budget: Budget) => previewsFit(info, PREVIEW_SIZE, budget, limits.maxDimension);
+    return (rest) => previews(rest) || !previews(whole);
+  }
+  const placed = { ...ops, position: 'attention' as const };
+  const { candidates, animated } = planOutput(placed, info);
+  const work = describeWork(info, placed, animated ? framesToLoad(info, limits) : 1, limits.maxDimension);
+  return (rest) => anyFits(work, info, candidates, rest);
+}
+
+/** The variant a pipeline encodes, and its size (one frame). */
+async function variantOf(pipeline: Sharp): Promise<EncodedVariant> {
+  const { data, info } = await pipeline.toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.pageHeight ?? info.height };
 }
 
 /** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
-export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget: Budget, options: TransformOptions = {}): Promise<TransformedVariant> {
+export async function transform(bytes: Buffer, ops: Ops, limits: Limits, granted: Budget, options: TransformOptions = {}): Promise<TransformedVariant> {
   const source = await openSource(bytes, limits);
   const undecodable = (error: unknown): never => {
     throw decodeError(error, limits);
   };
+  const facesWanted = ops.format === 'json' || (ops.position === 'face' && coverCrop(ops));
+  // A child that holds the face model has that much less for any job; one about to load it, too.
+  const held = facesWanted || faceModelLoaded() ? withFaceModel(granted) : granted;
+  const found = facesWanted ? await findFaces(source, limits, held, options.faces, roomAfterSearch(source.info, ops, limits, held)) : { searched: false, budget: held };
+  const { budget } = found;
+  const searched = found.searched ? { faces: found.faces } : {};
   if (ops.format === 'json') {
     const affordable = previewsFit(source.info, PREVIEW_SIZE, budget, limits.maxDimension);
-    const description = await describe(source, affordable).catch(undecodable);
+    const description = await describe(source, affordable, found.faces ?? null).catch(undecodable);
     const body = Buffer.from(JSON.stringify(description));
-    return { body, contentType: CONTENT_TYPES.json, width: description.width, height: description.height };
+    return { body, contentType: CONTENT_TYPES.json, width: description.width, height: description.height, ...searched };
   }
+  // Without a face found, `position=face` is `attention` (steps.ts), and priced as it.
+  if (facesWanted && !found.faces?.length) ops = { ...ops, position: 'attention' };
   const candidates = planOutput(ops, source.info);
   const frames = candidates.animated ? framesToLoad(source.info, limits) : 1;
   const work = describeWork(source.info, ops, frames, limits.maxDimension);
@@ -57,17 +118,22 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, budget:
     predictSeconds(work, source.info, 'avif') - predictSeconds(work, source.info, 'webp') > AVIF_WAIT_SECONDS;
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
   const opened = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
-  const image = await applySteps(opened, { ops, info: source.info, plan, limits, watermark: options.watermark });
+  const metadata = keptMetadata(source.metadata, ops.metadata);
+  const { pipeline, encoded } = await applySteps(opened, { ops, info: source.info, plan, limits, watermark: options.watermark, metadata, faces: found.faces });
   try {
-    const { data, info } = await image.toBuffer({ resolveWithObject: true });
+    const made = encoded ?? (await variantOf(pipeline));
+    // libvips writes IPTC only as it read it: the block kept is added to the JPEG here.
+    const data = metadata?.iptc && plan.format === 'jpeg' ? withIptc(made.data, metadata.iptc) : made.data;
     const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };
     return {
       body: data,
       contentType: CONTENT_TYPES[plan.format],
-      width: info.width,
-      height: info.pageHeight ?? info.height,
+      width: made.width,
+      height: made.height,
       predicted,
       ...(avifDeferred ? { avifDeferred } : {}),
+      ...(made.encodes ? { encodes: made.encodes } : {}),
+      ...searched,
     };
   } catch (error) {
     return undecodable(error);

@@ -4,7 +4,7 @@
 // written once under the canonical URI, where the cache bucket answers the
 // next request; a changed source's variants are purged by its event.
 
-import { variantKey } from '../cache-keys';
+import { facesKey, variantKey } from '../cache-keys';
 import { timed } from '../request';
 import { fetchSource, storeVariant } from '../storage';
 import type { SourceKind } from './source';
@@ -42,6 +42,7 @@ export const bucketSource: SourceKind<BucketRoute> = {
         ),
       cacheControl: config.cacheControl,
       redirectsLarge: true,
+      facesKey: facesKey(key, false),
     };
   },
 };

@@ -1,0 +1,270 @@
+// `metadata=none|copyright|keep`: what of the source's EXIF, XMP and IPTC an
+// output carries. Nothing is passed through as it stands: the fields kept
+// are read here and written anew, so that whatever is not listed (GPS and
+// other location, camera serial numbers, maker notes, thumbnails of the
+// uncropped picture, fields this file does not know) never reaches a viewer.
+// Each reader walks its block once, bounded by the block's length, and a
+// block over its cap is dropped unread.
+
+import type { Exif, Sharp } from 'sharp';
+import type { MetadataMode } from '../../grammar';
+
+/** The blocks a source carries, as libvips reads them: EXIF (a TIFF structure), an XMP packet, IPTC in a Photoshop resource block. */
+export interface SourceMetadata {
+  exif?: Buffer;
+  xmp?: Buffer;
+  iptc?: Buffer;
+}
+
+/** What an output carries: EXIF fields as sharp's withExif writes them, an XMP packet, an IPTC resource block (JPEG only). */
+export interface KeptMetadata {
+  exif?: Exif;
+  xmp?: string;
+  iptc?: Buffer;
+}
+
+/**
+ * The largest block of each kind read; a larger one is dropped. EXIF and IPTC
+ * within a JPEG segment; XMP at four times what a camera or Lightroom writes.
+ */
+export const MAX_METADATA_BYTES = { exif: 65_000, xmp: 262_144, iptc: 65_000 };
+
+/** EXIF fields kept by `keep`, by IFD (0, and 2 for the Exif IFD) and tag, under libexif's names; `copyright` keeps Artist and Copyright. */
+const EXIF_FIELDS: Record<number, Record<number, string>> = {
+  0: {
+    0x010e: 'ImageDescription', 0x010f: 'Make', 0x0110: 'Model', 0x0131: 'Software', 0x0132: 'DateTime', 0x013b: 'Artist', 0x8298: 'Copyright',
+  },
+  2: {
+    0x829a: 'ExposureTime', 0x829d: 'FNumber', 0x8822: 'ExposureProgram', 0x8827: 'ISOSpeedRatings', 0x9003: 'DateTimeOriginal',
+    0x9004: 'DateTimeDigitized', 0x9201: 'ShutterSpeedValue', 0x9202: 'ApertureValue', 0x9203: 'BrightnessValue', 0x9204: 'ExposureBiasValue',
+    0x9205: 'MaxApertureValue', 0x9207: 'MeteringMode', 0x9208: 'LightSource', 0x9209: 'Flash', 0x920a: 'FocalLength', 0xa402: 'ExposureMode',
+    0xa403: 'WhiteBalance', 0xa404: 'DigitalZoomRatio', 0xa405: 'FocalLengthIn35mmFilm', 0xa406: 'SceneCaptureType', 0xa408: 'Contrast',
+    0xa409: 'Saturation', 0xa40a: 'Sharpness', 0xa433: 'LensMake', 0xa434: 'LensModel',
+  },
+};
+const COPYRIGHT_EXIF = ['Artist', 'Copyright'];
+
+/** The Exif IFD's pointer in IFD0. */
+const EXIF_POINTER = 0x8769;
+
+/** Bytes of one value of each TIFF field type. */
+const TYPE_BYTES: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1, 9: 4, 10: 8 };
+
+interface ExifField {
+  ifd: number;
+  tag: number;
+  /** The value as libvips reads it back from a string: text, or numbers and `n/d` rationals separated by spaces. */
+  text: string;
+}
+
+/** The fields of IFD0 and the Exif IFD that EXIF_FIELDS names, in a TIFF structure (with or without the `Exif\0\0` prefix). */
+export function exifFields(block: Buffer): ExifField[] {
+  const tiff = block.subarray(0, 6).toString('latin1') === 'Exif\0\0' ? block.subarray(6) : block;
+  if (tiff.length < 8) return [];
+  const little = tiff.toString('latin1', 0, 2) === 'II';
+  const u16 = (at: number) => (little ? tiff.readUInt16LE(at) : tiff.readUInt16BE(at));
+  const u32 = (at: number) => (little ? tiff.readUInt32LE(at) : tiff.readUInt32BE(at));
+  const fields: ExifField[] = [];
+  const walk = (ifd: number, at: number): number | undefined => {
+    if (at + 2 > tiff.length) return undefined;
+    let pointer: number | undefined;
+    const count = Math.min(u16(at), Math.floor((tiff.length - at - 2) / 12));
+    for (let entry = at + 2; entry < at + 2 + count * 12; entry += 12) {
+      const [tag, type, values] = [u16(entry), u16(entry + 2), u32(entry + 4)];
+      if (ifd === 0 && tag === EXIF_POINTER) pointer = u32(entry + 8);
+      const size = (TYPE_BYTES[type] ?? 0) * values;
+      const start = size > 4 ? u32(entry + 8) : entry + 8;
+      if (!EXIF_FIELDS[ifd]![tag] || size === 0 || start + size > tiff.length) continue;
+      const text = fieldText(tiff.subarray(start, start + size), type, values, little);
+      if (text) fields.push({ ifd, tag, text });
+    }
+    return pointer;
+  };
+  const exifIfd = walk(0, u32(4));
+  // IFD1 (the thumbnail), GPS and interoperability are never read.
+  if (exifIfd !== undefined && exifIfd !== u32(4)) walk(2, exifIfd);
+  return fields;
+}
+
+/** A field's values as text, as libvips parses them when it writes a field. */
+function fieldText(data: Buffer, type: number, values: number, little: boolean): string {
+  if (type === 2) return data.toString('utf8').replace(/\0[\s\S]*$/, '').trim();
+  const read = (size: number, at: number, signed: boolean): number => {
+    if (size === 1) return signed ? data.readInt8(at) : data.readUInt8(at);
+    if (size === 2) return little ? data.readUInt16LE(at) : data.readUInt16BE(at);
+    if (signed) return little ? data.readInt32LE(at) : data.readInt32BE(at);
+    return little ? data.readUInt32LE(at) : data.readUInt32BE(at);
+  };
+  const size = TYPE_BYTES[type]!;
+  const numbers: string[] = [];
+  for (let i = 0; i < values; i++) {
+    const at = i * size;
+    if (type === 5 || type === 10) numbers.push(`${read(4, at, type === 10)}/${read(4, at + 4, type === 10)}`);
+    else numbers.push(String(read(size, at, type === 9)));
+  }
+  return numbers.join(' ');
+}
+
+/** Local names of XMP properties that place the picture, identify the camera or its owner, or hold a thumbnail: never kept, at any depth. */
+const XMP_DENIED = /^(GPS\w*|Location\w*|City|State|Country|CountryCode|Sublocation|WorldRegion|ProvinceState|\w*SerialNumber|ImageUniqueID|OwnerName|CameraOwnerName|Thumbnails)$/;
+/** The properties `copyright` keeps: dc:rights and dc:creator (EXIF's Copyright and Artist), photoshop:Credit and xmpRights. */
+const XMP_COPYRIGHT = /^(rights|creator|Credit|UsageTerms|WebStatement|Marked|Owner)$/;
+
+/** Processing instructions, comments and character data, copied as they are (or left out with their element). */
+const UNTOUCHED: [string, string][] = [['<?', '?>'], ['<!--', '-->'], ['<![CDATA[', ']]>']];
+/** A start, end or empty tag, at lastIndex. */
+const TAG = /<\/?[^\s/>]+(?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*\/?>/y;
+
+const localName = (qualified: string) => qualified.slice(qualified.indexOf(':') + 1);
+
+/** A start tag's attributes with those `drop` names removed; the rest kept as written. */
+function filterAttributes(tag: string, drop: (name: string) => boolean): { tag: string; dropped: number; kept: number } {
+  let dropped = 0;
+  let kept = 0;
+  const filtered = tag.replace(/\s+([\w.:-]+)\s*=\s*("[^"]*"|'[^']*')/g, (attribute, name: string) => {
+    if (/^(xmlns|rdf:|xml:)/.test(name)) return attribute;
+    if (drop(name)) {
+      dropped++;
+      return '';
+    }
+    kept++;
+    return attribute;
+  });
+  return { tag: filtered, dropped, kept };
+}
+
+/**
+ * The XMP packet without the properties `keep` refuses (a property is a
+ * child of rdf:Description, or an attribute of it), and never a denied one
+ * at any depth; undefined when no property is left, or when the packet is
+ * not the plain XML an XMP packet is (a DOCTYPE, unbalanced tags).
+ */
+export function filterXmp(xmp: string, keep: (name: string) => boolean): string | undefined {
+  const stack: string[] = [];
+  let out = '';
+  let at = 0;
+  let skipping = -1; // the depth of the element being left out, or -1
+  let properties = 0;
+  while (at < xmp.length) {
+    const open = xmp.indexOf('<', at);
+    if (open === -1) break;
+    if (skipping === -1) out += xmp.slice(at, open);
+    const skipped = UNTOUCHED.find(([opener]) => xmp.startsWith(opener, open));
+    if (skipped) {
+      const close = xmp.indexOf(skipped[1], open);
+      if (close === -1) return undefined;
+      at = close + skipped[1].length;
+      if (skipping === -1) out += xmp.slice(open, at);
+      continue;
+    }
+    if (xmp.startsWith('<!', open)) return undefined;
+    TAG.lastIndex = open;
+    const tag = TAG.exec(xmp)?.[0];
+    if (!tag) return undefined;
+    at = open + tag.length;
+    const name = /^<\/?([^\s/>]+)/.exec(tag)![1]!;
+    if (tag.startsWith('</')) {
+      if (stack.pop() !== name) return undefined;
+      if (skipping === stack.length) skipping = -1;
+      else if (skipping === -1) out += tag;
+      continue;
+    }
+    const property = stack[stack.length - 1] === 'rdf:Description';
+    const left = skipping !== -1 || XMP_DENIED.test(localName(name)) || (property && !keep(localName(name)));
+    if (!tag.endsWith('/>')) stack.push(name);
+    if (left) {
+      if (skipping === -1 && !tag.endsWith('/>')) skipping = stack.length - 1;
+      continue;
+    }
+    const description = name === 'rdf:Description';
+    const filtered = filterAttributes(tag, (attribute) => XMP_DENIED.test(localName(attribute)) || (description && !keep(localName(attribute))));
+    properties += (property ? 1 : 0) + (description ? filtered.kept : 0);
+    out += filtered.tag;
+  }
+  return stack.length === 0 && properties > 0 ? out + xmp.slice(at) : undefined;
+}
+
+/** IPTC datasets (record 2) that place the picture: content location, city, sub-location, province, country. */
+const IPTC_LOCATION = [26, 27, 90, 92, 95, 100, 101];
+/** What `copyright` keeps: the record version and character set, By-line (Artist), Credit and Copyright Notice. */
+const IPTC_COPYRIGHT = ['1:90', '2:0', '2:80', '2:110', '2:116'];
+const PHOTOSHOP = 'Photoshop 3.0\0';
+/** The Photoshop resource that holds IPTC-IIM. */
+const IPTC_RESOURCE = 0x0404;
+
+/** The IPTC-IIM datasets of a Photoshop resource block, in order, each as its bytes; undefined when there are none. */
+function iptcDatasets(block: Buffer): { record: number; dataset: number; bytes: Buffer }[] | undefined {
+  if (block.toString('latin1', 0, PHOTOSHOP.length) !== PHOTOSHOP) return undefined;
+  for (let at = PHOTOSHOP.length; at + 12 <= block.length; ) {
+    if (block.toString('latin1', at, at + 4) !== '8BIM') return undefined;
+    const id = block.readUInt16BE(at + 4);
+    const nameBytes = (block[at + 6]! + 2) & ~1; // a Pascal string, padded to even
+    if (at + 6 + nameBytes + 4 > block.length) return undefined;
+    const size = block.readUInt32BE(at + 6 + nameBytes);
+    const start = at + 6 + nameBytes + 4;
+    if (start + size > block.length) return undefined;
+    if (id === IPTC_RESOURCE) {
+      const iim = block.subarray(start, start + size);
+      const datasets = [];
+      // A dataset of extended length (over 32 KB) ends the reading.
+      for (let d = 0; d + 5 <= iim.length && iim[d] === 0x1c && !(iim[d + 3]! & 0x80); ) {
+        const length = 5 + iim.readUInt16BE(d + 3);
+        if (d + length > iim.length) break;
+        datasets.push({ record: iim[d + 1]!, dataset: iim[d + 2]!, bytes: iim.subarray(d, d + length) });
+        d += length;
+      }
+      return datasets;
+    }
+    at = start + size + (size & 1);
+  }
+  return undefined;
+}
+
+/** A Photoshop resource block holding only `iim`. */
+function iptcBlock(iim: Buffer): Buffer {
+  const header = Buffer.alloc(12);
+  header.write('8BIM', 0, 'latin1');
+  header.writeUInt16BE(IPTC_RESOURCE, 4);
+  header.writeUInt32BE(iim.length, 8); // an empty name, padded to two bytes
+  return Buffer.concat([Buffer.from(PHOTOSHOP, 'latin1'), header, iim, Buffer.alloc(iim.length & 1)]);
+}
+
+/** What `mode` keeps of the source's blocks; undefined when nothing. */
+export function keptMetadata(source: SourceMetadata, mode: MetadataMode | undefined): KeptMetadata | undefined {
+  if (mode === undefined || mode === 'none') return undefined;
+  const within = (block: Buffer | undefined, cap: number) => (block && block.length <= cap ? block : undefined);
+  const copyright = mode === 'copyright';
+  const kept: KeptMetadata = {};
+  const exif = within(source.exif, MAX_METADATA_BYTES.exif);
+  for (const { ifd, tag, text } of exif ? exifFields(exif) : []) {
+    const name = EXIF_FIELDS[ifd]![tag]!;
+    if (copyright && !COPYRIGHT_EXIF.includes(name)) continue;
+    kept.exif ??= {};
+    (kept.exif[ifd === 0 ? 'IFD0' : 'IFD2'] ??= {})[name] = text;
+  }
+  const xmp = within(source.xmp, MAX_METADATA_BYTES.xmp);
+  if (xmp) kept.xmp = filterXmp(xmp.toString('utf8'), copyright ? (name) => XMP_COPYRIGHT.test(name) : () => true);
+  const iptc = within(source.iptc, MAX_METADATA_BYTES.iptc);
+  const datasets = (iptc && iptcDatasets(iptc))?.filter(({ record, dataset }) =>
+    copyright ? IPTC_COPYRIGHT.includes(`${record}:${dataset}`) : !(record === 2 && IPTC_LOCATION.includes(dataset)),
+  );
+  if (datasets?.some(({ record, dataset }) => record === 2 && dataset !== 0)) kept.iptc = iptcBlock(Buffer.concat(datasets.map(({ bytes }) => bytes)));
+  return kept.exif || kept.xmp || kept.iptc ? kept : undefined;
+}
+
+/** A JPEG with `block` as its APP13 segment, after the application segments the encoder wrote (libvips writes no IPTC of its own). */
+export function withIptc(jpeg: Buffer, block: Buffer): Buffer {
+  let at = 2;
+  while (at + 4 <= jpeg.length && jpeg[at] === 0xff && jpeg[at + 1]! >= 0xe0 && jpeg[at + 1]! <= 0xef) at += 2 + jpeg.readUInt16BE(at + 2);
+  const segment = Buffer.alloc(4);
+  segment.writeUInt16BE(0xffed, 0);
+  segment.writeUInt16BE(block.length + 2, 2);
+  return Buffer.concat([jpeg.subarray(0, at), segment, block, jpeg.subarray(at)]);
+}
+
+/** `image` set to write the EXIF and XMP kept; without them sharp writes none. */
+export function withMetadata(image: Sharp, kept: KeptMetadata | undefined): Sharp {
+  if (kept?.exif) image.withExif(kept.exif);
+  if (kept?.xmp) image.withXmp(kept.xmp);
+  return image;
+}
