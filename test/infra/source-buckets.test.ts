@@ -70,8 +70,13 @@ describe('sourceBuckets in the template', () => {
     const t = buckets.stack.transformer;
     const readBack = roleActions(buckets, t.originFunction.role!).find((statement) => statement.Sid === 'ReadOwnRecords')!;
     const cache = { 'Fn::GetAtt': [logicalId(buckets, t.cacheBucket), 'Arn'] };
-    // Its variants are kept under `/shop/`: a key beginning with an empty segment, which no viewer's URI reaches.
-    expect(readBack.Resource).toEqual([{ 'Fn::Join': ['', [cache, '/.failures/*']] }, { 'Fn::Join': ['', [cache, '//shop/*']] }]);
+    // Its variants (and its sources' faces) are kept under `/shop/`: a key beginning with an empty segment, which no
+    // viewer's URI reaches; the buckets' sources' faces beside their variants.
+    expect(readBack.Resource).toEqual([
+      { 'Fn::Join': ['', [cache, '/.failures/*']] },
+      { 'Fn::Join': ['', [cache, '//shop/*']] },
+      { 'Fn::Join': ['', [cache, '/*/.faces.*']] },
+    ]);
     expect(originFunction(buckets).Properties.Environment.Variables.WEB_ORIGINS).toBe(
       JSON.stringify({ 'shop/': { url: 'https://shop.example.com/images/', revalidateSeconds: 86400 } }),
     );

@@ -18,6 +18,7 @@ import { startFaultyProxy, type FaultyProxy } from '../support/faulty-proxy';
 import { heicOf, heifEncMissing } from '../support/heic';
 import { gradientJpeg, noiseImage } from '../support/images';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
+import { FACE_DETECTOR_EXTERNALS } from '../../lib/face-detector';
 
 let buckets: TestBuckets;
 let proxy: FaultyProxy;
@@ -138,7 +139,7 @@ describe('the streaming Lambda entry point', () => {
   });
 });
 
-describe('the bundle as the CDK construct builds it (minified CommonJS, sharp and libheif-js outside)', () => {
+describe('the bundle as the CDK construct builds it (minified CommonJS, sharp, libheif-js and the face detector runtime outside)', () => {
   it('starts its transform child from the bundled file and serves a miss, a HEIC one too', async () => {
     // Inside the project, so that the bundle finds sharp in node_modules as it does next to it in Lambda.
     const outfile = join(PROJECT_ROOT, '.cache', 'test-bundle', `origin-${process.pid}.cjs`);
@@ -151,7 +152,7 @@ describe('the bundle as the CDK construct builds it (minified CommonJS, sharp an
       format: 'cjs',
       minify: true,
       mainFields: ['module', 'main'],
-      external: ['sharp', 'libheif-js'],
+      external: ['sharp', 'libheif-js', ...FACE_DETECTOR_EXTERNALS],
       logLevel: 'error',
     });
     const bundled = (await import(pathToFileURL(outfile).href)) as { default: { handler: unknown } };
