@@ -462,7 +462,7 @@ describe('width=auto and dpr=auto', () => {
     ];
     for (const [headers, uri] of cases) expect(await hinted(anySize, 'w=auto', headers), JSON.stringify(headers)).toBe(uri);
     // maxDimension holds over the ladder, and a huge DPR over an explicit width.
-    const small = loadEdge({ grammar: { maxDimension: 100 }, avif: true, signing: false });
+    const small = loadEdge({ ...ANY_SIZE, grammar: { maxDimension: 100 } });
     expect(await hinted(small, 'w=auto', PHONE)).toBe('/a.jpg/width=100');
     expect(await hinted(anySize, 'w=300&dpr=auto', { 'sec-ch-dpr': '1e308' })).toBe('/a.jpg/width=300');
     expect(await hinted(anySize, 'w=3000&dpr=auto', { 'sec-ch-dpr': '99999' })).toBe('/a.jpg/width=8192');
@@ -803,10 +803,10 @@ describe('rejections', () => {
     expect(Object.keys(refusals).sort()).toEqual(VIEWER_PARAMS.map((param) => param.name as string).sort());
   });
 
-  // The words come from the store (a deployment with watermarks has one), or from the function's own code without a store.
-  const withStore = loadEdge({ ...ANY_SIZE, grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' } }, keyValueStoreId: KVS_ID });
+  // The words come from the store's data, with or without watermarks in it.
+  const withStore = loadEdge({ ...ANY_SIZE, grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' } } });
   for (const [name, [query, value, allowed]] of Object.entries(refusals)) {
-    it(`refuses a bad ${name} naming the parameter, the value and what is allowed, with its data in the store or in its code`, async () => {
+    it(`refuses a bad ${name} naming the parameter, the value and what is allowed, with or without watermarks in its data`, async () => {
       for (const fn of name === 'watermark' ? [withStore] : [withStore, anySize]) {
         const result = await fn.handler(viewerEvent('/a.jpg', query));
         expectError(result, 400, 'invalid_parameter');
