@@ -144,8 +144,8 @@ export const plainHandler = (): string => `function handler(event){return ${GLOB
 function wrapper(storeId: string, settings: EdgeFunctionSettings): string {
   const data = storedData(settings.grammar);
   return (
-    `async function handler(event){var s=cf.kvs(${JSON.stringify(storeId)}),d="",v={},k=0,r;` +
-    `while(k<${data.parts.length})d+=await s.get(${JSON.stringify(data.keyPrefix)}+k++);r=${GLOBAL}(event,JSON.parse(d));` +
+    `async function handler(e){var s=cf.kvs(${JSON.stringify(storeId)}),d="",v={},k=0,r;` +
+    `while(k<${data.parts.length})d+=await s.get(${JSON.stringify(data.keyPrefix)}+k++);r=${GLOBAL}(e,JSON.parse(d));` +
     `if(r.keys){while(k=r.keys.shift())try{v[k]=await s.get(k)}catch(e){}r=r.next(v)}return r}`
   );
 }

@@ -82,7 +82,7 @@ describe('language', () => {
   }
 
   it('defines the top-level handler CloudFront calls, async since it reads the KeyValueStore', () => {
-    for (const settings of Object.values(CONFIGS)) expect(viewerRequestFunctionCode(settings)).toMatch(/\nasync function handler\(event\)\{/);
+    for (const settings of Object.values(CONFIGS)) expect(viewerRequestFunctionCode(settings)).toMatch(/\nasync function handler\(e\)\{/);
   });
 
   it("imports only the runtime's own modules, at the top, and nothing else", () => {
