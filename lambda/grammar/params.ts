@@ -7,7 +7,7 @@
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
 
-import { readValue, useWords, WORDS, type Value, type ValueRule, type Words } from './validate';
+import { BOOLEANS, NUMBER_PATTERNS, readValue, SYNONYMS, useReaderData, WORDS, type ReaderData, type Value, type ValueRule } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -187,13 +187,13 @@ export interface ParamRecord extends ValueRule {
 }
 
 /**
- * The grammar's data: the parameters in op order, the words of refusals, and
- * the numbers its code reads from here rather than holds (at the edge, from
- * the store): DEFAULT_QUALITY, AUTO_WIDTHS, AUTO_FALLBACK_WIDTH and SAVE_DATA_QUALITY.
+ * The grammar's data: the parameters in op order, what the readers read (the
+ * words of refusals among it), and the numbers its code reads from here rather
+ * than holds (at the edge, from the store): DEFAULT_QUALITY, AUTO_WIDTHS,
+ * AUTO_FALLBACK_WIDTH and SAVE_DATA_QUALITY.
  */
-export interface GrammarData {
+export interface GrammarData extends ReaderData {
   params: { [name: string]: ParamRecord };
-  words: Words;
   defaultQuality: { [format: string]: number };
   autoWidths: number[];
   autoWidth: number;
@@ -247,9 +247,13 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
 };
 
 /** This code's grammar data: what the origin reads, and what a deploy writes into the edge's store. */
+// Of identifiers only, so that the edge's bundle, which never uses it, can drop it (and the data with it).
 export const GRAMMAR_DATA: GrammarData = {
-  params: PARAM_TABLE,
   words: WORDS,
+  patterns: NUMBER_PATTERNS,
+  booleans: BOOLEANS,
+  synonyms: SYNONYMS,
+  params: PARAM_TABLE,
   defaultQuality: DEFAULT_QUALITY,
   autoWidths: AUTO_WIDTHS,
   autoWidth: AUTO_FALLBACK_WIDTH,
@@ -296,7 +300,7 @@ export let PARAMS_BY_NAME: { [spelling: string]: Param };
 /** Makes `data` the grammar's: this code's, or at the edge its store's. */
 export const useGrammarData = (data: GrammarData): void => {
   DATA = data;
-  useWords(data.words);
+  useReaderData(data);
   PARAMS = Object.keys(data.params).map((key) => {
     const name = key as keyof ParsedParams;
     const record = data.params[name] as ParamRecord;
