@@ -792,10 +792,16 @@ describe('rejections', () => {
     grayscale: ['greyscale=on', 'on', 'true, false, 1 or 0'],
     blur: ['blur=0.2', '0.2', 'a number from 0.3 to 100 with at most one decimal'],
     sharpen: ['sharpen=11', '11', 'a number from 0.5 to 10 with at most one decimal'],
+    brightness: ['brightness=11', '11', 'a number from 0 to 10 with at most two decimals'],
+    contrast: ['contrast=1.255', '1.255', 'a number from 0 to 10 with at most two decimals'],
+    saturation: ['saturation=-1', '-1', 'a number from 0 to 10 with at most two decimals'],
+    gamma: ['gamma=0.3', '0.3', 'a number from 0.34 to 3 with at most two decimals'],
     watermark: ['wm=nope', 'nope', 'one of logo'],
     border: ['border=5,red', 'red', 'a hex colour rgb, rrggbb or rrggbbaa'],
     background: ['bg=%2312345', '#12345', 'a hex colour rgb, rrggbb or rrggbbaa'],
     quality: ['q=101', '101', 'an integer from 1 to 100'],
+    max_bytes: ['mb=0', '0', 'an integer from 1 to 100000000'],
+    metadata: ['metadata=all', 'all', 'one of none, copyright, keep'],
     format: ['fm=tiff', 'tiff', `one of auto, jpeg, jpg, png, webp, avif, gif, json`],
   };
 
