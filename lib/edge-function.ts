@@ -4,13 +4,13 @@
 // deployment's fixed settings baked in. Its data (the grammar's parameters
 // and words, the sizes and watermarks) and its presets are read from the
 // KeyValueStore (lambda/edge/store.ts), so the file's size does not depend on
-// them; a function without a store holds its data as a literal instead.
+// them. Every deployment has a store, so the data never enters the code.
 
 import { buildSync } from 'esbuild';
 import { join } from 'node:path';
 import { presetRefusal, type GrammarOptions } from '../lambda/grammar/index';
 import type { EdgeSettings } from '../lambda/edge/viewer-request';
-import { DATA_FIELDS, edgeData, SIGNING_SECRETS_KEY, storedData, storeForm } from '../lambda/edge/store';
+import { DATA_FIELDS, SIGNING_SECRETS_KEY, storedData } from '../lambda/edge/store';
 import { PROJECT_ROOT } from './project-root';
 
 export { SIGNING_SECRETS_KEY };
@@ -47,18 +47,11 @@ export interface EdgeFunctionSettings {
   signing: boolean;
   /**
    * The KeyValueStore the function reads (associate it with the function):
-   * its signing secrets, and the data and presets a deploy writes there
-   * (deploymentEntries). Required with signing, sizes, presets or
-   * watermarks; without, the data is in the function's code. Its id,
-   * `KeyValueStore.keyValueStoreId`; a CDK token is fine.
+   * its data and presets, which a deploy writes there (deploymentEntries),
+   * and with signing its secrets. Its id, `KeyValueStore.keyValueStoreId`;
+   * a CDK token is fine.
    */
-  keyValueStoreId?: string;
-}
-
-/** Whether the function reads a KeyValueStore: with signing, sizes, presets or watermarks. */
-export function needsKeyValueStore(settings: Omit<EdgeFunctionSettings, 'keyValueStoreId'>): boolean {
-  const { sizes, presets, watermarks } = settings.grammar;
-  return settings.signing || !!sizes || Object.keys(presets ?? {}).length > 0 || Object.keys(watermarks ?? {}).length > 0;
+  keyValueStoreId: string;
 }
 
 // The TypeScript sources, in a checkout or the installed package: bundled at synth.
@@ -136,8 +129,8 @@ export function bundleFunction(entry: string, exported: string, constants: { [na
   return `var ${GLOBAL};\n${file.text.trim()}`;
 }
 
-/** A top-level handler that answers what the bundle's function answers, given the event and `extra`, code of further arguments. */
-export const plainHandler = (extra = ''): string => `function handler(event){return ${GLOBAL}(event${extra})}`;
+/** A top-level handler that answers what the bundle's function answers for the event. */
+export const plainHandler = (): string => `function handler(event){return ${GLOBAL}(event)}`;
 
 /**
  * The top-level handler CloudFront calls: the bundle's answer for the
@@ -146,25 +139,15 @@ export const plainHandler = (extra = ''): string => `function handler(event){ret
  * reading from the store the keys it asks for. One of those that cannot be
  * read (missing, or a failed read) is left out; the bundle decides what that
  * means. Reads are awaited one by one: CloudFront advises against promise
- * combinators, which cost function memory. Without a store, the data is a
- * literal of the code.
+ * combinators, which cost function memory.
  */
-function wrapper(storeId: string | undefined, settings: EdgeFunctionSettings): string {
-  if (storeId === undefined) return plainHandler(',' + literal(storeForm(edgeData(settings.grammar))));
+function wrapper(storeId: string, settings: EdgeFunctionSettings): string {
   const data = storedData(settings.grammar);
   return (
-    `async function handler(event){var s=cf.kvs(${JSON.stringify(storeId)}),d="",v={},k=0,r;` +
-    `while(k<${data.parts.length})d+=await s.get(${JSON.stringify(data.keyPrefix)}+k++);r=${GLOBAL}(event,JSON.parse(d));` +
+    `async function handler(e){var s=cf.kvs(${JSON.stringify(storeId)}),d="",v={},k=0,r;` +
+    `while(k<${data.parts.length})d+=await s.get(${JSON.stringify(data.keyPrefix)}+k++);r=${GLOBAL}(e,JSON.parse(d));` +
     `if(r.keys){while(k=r.keys.shift())try{v[k]=await s.get(k)}catch(e){}r=r.next(v)}return r}`
   );
-}
-
-/** `value` (JSON data) as a JavaScript literal: JSON, with the keys that are names unquoted. */
-function literal(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(literal).join(',')}]`;
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  const fields = Object.entries(value).map(([key, field]) => `${/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key)}:${literal(field)}`);
-  return `{${fields.join(',')}}`;
 }
 
 /** Throws, naming it, for a preset the grammar would refuse on every request. */
@@ -181,10 +164,7 @@ function checkPresets(grammar: GrammarOptions): void {
  */
 export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): string {
   checkPresets(settings.grammar);
-  const storeId = needsKeyValueStore(settings) ? settings.keyValueStoreId : undefined;
-  if (needsKeyValueStore(settings) && storeId === undefined) {
-    throw new Error('The viewer-request function needs a KeyValueStore (keyValueStoreId) for signing, sizes, presets or watermarks.');
-  }
+  const storeId = settings.keyValueStoreId;
   const edge: EdgeSettings = {
     dimensionLimit: settings.grammar.maxDimension,
     onlyPresets: !!settings.grammar.presetsOnly,
@@ -192,8 +172,7 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
     signing: settings.signing,
     presetsInStore: Object.keys(settings.grammar.presets ?? {}).length > 0,
   };
-  const imports = ["import crypto from 'crypto';"];
-  if (storeId !== undefined) imports.push("import cf from 'cloudfront';");
+  const imports = ["import crypto from 'crypto';", "import cf from 'cloudfront';"];
   const code = [...imports, bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge }), wrapper(storeId, settings), ''].join('\n');
 
   checkFunctionSize(code, storeId);

@@ -184,9 +184,9 @@ export interface ImageTransformerProps {
   readonly avif?: boolean;
 
   /**
-   * Require signed URLs (`sig`, see the URL contract). Creates a CloudFront
-   * KeyValueStore ({@link ImageTransformer.keyValueStore}) associated with the
-   * viewer-request function. The construct never sees a secret: after
+   * Require signed URLs (`sig`, see the URL contract), verified with secrets in
+   * the viewer-request function's KeyValueStore
+   * ({@link ImageTransformer.keyValueStore}). The construct never sees a secret: after
    * deploying, the operator puts the active secrets (comma- or
    * newline-separated; several at once for rotation) under the key
    * `signing-secrets`:
@@ -543,8 +543,8 @@ export class ImageTransformer extends Construct {
   public readonly viewerRequestFunction: cloudfront.Function;
   /** The viewer-response CloudFront Function that gives viewers browserMaxAge. */
   public readonly viewerResponseFunction: cloudfront.Function;
-  /** The store of URL signing secrets; only when `signing` is on. */
-  public readonly keyValueStore?: cloudfront.KeyValueStore;
+  /** The viewer-request function's store: its data and presets, which each deploy writes, and with `signing` the URL signing secrets. */
+  public readonly keyValueStore: cloudfront.KeyValueStore;
   /** The access log bucket; only when `accessLogging` is on. */
   public readonly logBucket?: s3.Bucket;
   /** CloudWatch namespace of the origin's metrics. */

@@ -57,7 +57,7 @@ export class ImageTransformerStack extends Stack {
     }
     if (t.alarmTopic) new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic the alarms notify', value: t.alarmTopic.topicArn });
     // Without signing the store holds only what each deploy writes: nothing for an operator to put in.
-    if (t.keyValueStore && transformerProps.signing) {
+    if (transformerProps.signing) {
       new CfnOutput(this, 'SigningKeyValueStoreArn', {
         description: 'Put the signing secrets here (key "signing-secrets", comma- or newline-separated)',
         value: t.keyValueStore.keyValueStoreArn,

@@ -25,11 +25,29 @@ export const DATA_KEY_PREFIX = 'data:';
 /** Keys a deploy wrote before the data held the sizes and watermarks; the next deploy deletes them. */
 const FORMER_KEYS = ['sizes', 'watermarks'];
 
-/** What the function reads on every request: the grammar's data, and the deployment's sizes and watermarks. */
-export interface EdgeData extends GrammarData {
+/** The fixed parts of a response the function answers itself (a refusal): data, so not code. */
+export interface RefusalData {
+  /** Its headers, in the shape CloudFront's response object has them. */
+  refusalHeaders: { [name: string]: { value: string } };
+  /** The status description of each status the function answers with. */
+  statusTexts: { [status: number]: string };
+}
+
+/** What the function reads on every request: the grammar's data, a refusal's fixed parts, and the deployment's sizes and watermarks. */
+export interface EdgeData extends GrammarData, RefusalData {
   sizes?: number[];
   watermarks?: { [name: string]: string };
 }
+
+const REFUSAL_DATA: RefusalData = {
+  refusalHeaders: {
+    'content-type': { value: 'application/json' },
+    // A client error: cacheable briefly, like the origin's own 4xx.
+    'cache-control': { value: 'public, max-age=10' },
+    'x-content-type-options': { value: 'nosniff' },
+  },
+  statusTexts: { 400: 'Bad Request', 403: 'Forbidden' },
+};
 
 /**
  * The short names the data's fields have in the store, and in the function's
@@ -50,6 +68,15 @@ export const DATA_FIELDS: { [field: string]: string } = {
   auto: 'u',
   bare: 'b',
   canonicalOnly: 'o',
+  patterns: 'g',
+  booleans: 'i',
+  synonyms: 'j',
+  defaultQuality: 'q',
+  autoWidths: 'x',
+  autoWidth: 'y',
+  saveDataQuality: 'z',
+  refusalHeaders: 'r',
+  statusTexts: 't',
 };
 
 /** `record` with its fields under their DATA_FIELDS names. */
@@ -89,10 +116,10 @@ export function isDeploymentKey(key: string): boolean {
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
-/** The deployment's EdgeData: this code's grammar data, and the sizes and watermarks of `grammar`. */
+/** The deployment's EdgeData: this code's grammar data, a refusal's fixed parts, and the sizes and watermarks of `grammar`. */
 export function edgeData(grammar: GrammarOptions): EdgeData {
   const watermarks = grammar.watermarks && Object.keys(grammar.watermarks).length > 0 ? grammar.watermarks : undefined;
-  return { ...GRAMMAR_DATA, ...(grammar.sizes ? { sizes: grammar.sizes } : {}), ...(watermarks ? { watermarks } : {}) };
+  return { ...GRAMMAR_DATA, ...REFUSAL_DATA, ...(grammar.sizes ? { sizes: grammar.sizes } : {}), ...(watermarks ? { watermarks } : {}) };
 }
 
 /** The data as the store holds it: its JSON, cut into parts of at most MAX_STORE_VALUE_BYTES, and their keys. */

@@ -123,26 +123,22 @@ const queryPairs = (querystring: CloudFrontValues): [string, string][] => {
   return pairs;
 };
 
-const response = (statusCode: number, statusDescription: string, code: string, message: string): CloudFrontResponse => ({
+/** A response answered at the edge: `statusCode` with a JSON body of `code` and `message`, and the data's headers and status description. */
+const response = (data: EdgeData, statusCode: number, code: string, message: string): CloudFrontResponse => ({
   statusCode,
-    statusDescription,
-    headers: {
-      'content-type': { value: 'application/json' },
-      // A client error: cacheable briefly, like the origin's own 4xx.
-      'cache-control': { value: 'public, max-age=10' },
-      'x-content-type-options': { value: 'nosniff' },
-    },
-    body: { encoding: 'text', data: JSON.stringify({ error: code, message }) },
+  statusDescription: data.statusTexts[statusCode] as string,
+  headers: data.refusalHeaders,
+  body: { encoding: 'text', data: JSON.stringify({ error: code, message }) },
 });
 
-const forbidden = (word: 'unsigned' | 'expired' | 'badSignature') => response(403, 'Forbidden', 'invalid_signature', say(word));
+const forbidden = (data: EdgeData, word: 'unsigned' | 'expired' | 'badSignature') => response(data, 403, 'invalid_signature', say(word));
 
 /** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
-const refusing = <T extends Outcome>(answer: () => T): T | CloudFrontResponse => {
+const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | CloudFrontResponse => {
   try {
     return answer();
   } catch (error) {
-    if (isGrammarError(error)) return response(400, 'Bad Request', error.code, error.message);
+    if (isGrammarError(error)) return response(data, 400, error.code, error.message);
     throw error;
   }
 };
@@ -155,7 +151,7 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
   if (request.method !== 'GET' && request.method !== 'HEAD') return request;
   useGrammarData(data);
 
-  return refusing<Outcome>(() => {
+  return refusing<Outcome>(data, () => {
     const pairs = queryPairs(request.querystring);
     const key = decodeKeyPath(request.uri);
     const preset = presetName(pairs);
@@ -188,12 +184,12 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
         // one signed URL serves every browser (see lambda/grammar/sign.ts).
         const secrets = values[SIGNING_SECRETS_KEY];
         if (secrets == null) console.log('signing secrets unavailable');
-        if (signature.sig == null) return forbidden('unsigned');
+        if (signature.sig == null) return forbidden(data, 'unsigned');
         // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
-        if (+(signature.exp as string) <= Date.now() / 1000) return forbidden('expired');
+        if (+(signature.exp as string) <= Date.now() / 1000) return forbidden(data, 'expired');
         const text = signedText(key, canonicalOps(query.params, options), signature);
         if (text == null || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
-          return forbidden('badSignature');
+          return forbidden(data, 'badSignature');
         }
       }
 
@@ -221,6 +217,6 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
       request.querystring = querystring;
       return request;
     };
-    return keys.length ? { keys, next: (values) => refusing(() => rewrite(values)) } : rewrite({});
+    return keys.length ? { keys, next: (values) => refusing(data, () => rewrite(values)) } : rewrite({});
   });
 };

@@ -6,11 +6,9 @@
 import { grammarError, isGrammarError } from './errors';
 import { decodeKeyPath, encodeKeyPath } from './key';
 import {
-  AUTO_FALLBACK_WIDTH,
-  AUTO_WIDTHS,
+  DATA,
   PARAMS,
   PARAMS_BY_NAME,
-  SAVE_DATA_QUALITY,
   PRESET_SPELLINGS,
   VIEWER_PARAMS,
   type GrammarOptions,
@@ -73,7 +71,7 @@ export const decodeQueryComponent = (text: string): string => {
   }
 };
 
-const hasOwn = (object: object, name: string) => Object.prototype.hasOwnProperty.call(object, name);
+const hasOwn = (object: object, name: string) => ({}).hasOwnProperty.call(object, name);
 
 /**
  * Every op under its canonical name, canonical-only ones included: the names a
@@ -223,11 +221,11 @@ const hint = (header: Header, name: string): number => {
  */
 const resolveHints = (ops: WorkingOps, options: GrammarOptions, header: Header): void => {
   const dpr = hint(header, 'dpr') || 1;
-  const ladder = options.sizes || AUTO_WIDTHS;
-  if (/^on$/i.test(header('save-data') as string) && ops.quality == null) ops.quality = SAVE_DATA_QUALITY;
+  const ladder = options.sizes || DATA.autoWidths;
+  if (/^on$/i.test(header('save-data') as string) && ops.quality == null) ops.quality = DATA.saveDataQuality;
   if (ops.width !== AUTO) ops.dpr = Math.ceil(dpr * 2) / 2;
   else {
-    const wanted = hint(header, 'width') || hint(header, 'viewport-width') * dpr || AUTO_FALLBACK_WIDTH;
+    const wanted = hint(header, 'width') || hint(header, 'viewport-width') * dpr || DATA.autoWidth;
     ops.width = Math.min(snap('width', Math.min(wanted, ladder[ladder.length - 1] as number), ladder), options.maxDimension);
   }
 };

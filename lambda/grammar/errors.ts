@@ -12,7 +12,7 @@ export interface GrammarError extends Error {
 const NAME = 'GrammarError';
 
 export const grammarError = (code: GrammarErrorCode, message: string): GrammarError => {
-  const error = new Error(message) as GrammarError;
+  const error = Error(message) as GrammarError;
   error.name = NAME;
   error.code = code;
   return error;

@@ -7,7 +7,7 @@
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
 
-import { readValue, useWords, WORDS, type Value, type ValueRule, type Words } from './validate';
+import { BOOLEANS, NUMBER_PATTERNS, readValue, SYNONYMS, useReaderData, WORDS, type ReaderData, type Value, type ValueRule } from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -189,10 +189,18 @@ export interface ParamRecord extends ValueRule {
   canonicalOnly?: boolean;
 }
 
-/** The grammar's data: the parameters in op order and the words of refusals. */
-export interface GrammarData {
+/**
+ * The grammar's data: the parameters in op order, what the readers read (the
+ * words of refusals among it), and the numbers its code reads from here rather
+ * than holds (at the edge, from the store): DEFAULT_QUALITY, AUTO_WIDTHS,
+ * AUTO_FALLBACK_WIDTH and SAVE_DATA_QUALITY.
+ */
+export interface GrammarData extends ReaderData {
   params: { [name: string]: ParamRecord };
-  words: Words;
+  defaultQuality: { [format: string]: number };
+  autoWidths: number[];
+  autoWidth: number;
+  saveDataQuality: number;
 }
 
 const bothSides = (ops: Ops) => ops.width != null && ops.height != null;
@@ -242,7 +250,21 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
 };
 
 /** This code's grammar data: what the origin reads, and what a deploy writes into the edge's store. */
-export const GRAMMAR_DATA: GrammarData = { params: PARAM_TABLE, words: WORDS };
+// Of identifiers only, so that the edge's bundle, which never uses it, can drop it (and the data with it).
+export const GRAMMAR_DATA: GrammarData = {
+  words: WORDS,
+  patterns: NUMBER_PATTERNS,
+  booleans: BOOLEANS,
+  synonyms: SYNONYMS,
+  params: PARAM_TABLE,
+  defaultQuality: DEFAULT_QUALITY,
+  autoWidths: AUTO_WIDTHS,
+  autoWidth: AUTO_FALLBACK_WIDTH,
+  saveDataQuality: SAVE_DATA_QUALITY,
+};
+
+/** The grammar's data in use (useGrammarData). */
+export let DATA: GrammarData;
 
 /**
  * When, given the other ops, a parameter's value can change the image (a
@@ -264,7 +286,7 @@ const MATTERS: { [name in keyof ParsedParams]?: (ops: Ops) => boolean } = {
   // Without an explicit format the default is not known at the edge (with `accept` the origin
   // chooses among the accepted formats, and a signature covers the URI before negotiation),
   // so any quality given is kept.
-  quality: (ops) => ops.format == null || (isLossy(ops.format) && ops.quality !== DEFAULT_QUALITY[ops.format as 'jpeg']),
+  quality: (ops) => ops.format == null || (isLossy(ops.format) && ops.quality !== DATA.defaultQuality[ops.format as 'jpeg']),
   // PNG and GIF have no quality to lower.
   max_bytes: (ops) => isLossy(ops.format),
   // Stands where `format` would, which it excludes.
@@ -280,7 +302,8 @@ export let PARAMS_BY_NAME: { [spelling: string]: Param };
 
 /** Makes `data` the grammar's: this code's, or at the edge its store's. */
 export const useGrammarData = (data: GrammarData): void => {
-  useWords(data.words);
+  DATA = data;
+  useReaderData(data);
   PARAMS = Object.keys(data.params).map((key) => {
     const name = key as keyof ParsedParams;
     const record = data.params[name] as ParamRecord;

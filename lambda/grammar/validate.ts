@@ -47,18 +47,43 @@ export const WORDS = {
 export type Word = keyof typeof WORDS;
 export type Words = { [word in Word]: string };
 
-let words: Words;
+/** The ways a number may be written: a kind's value, or a fraction of the image (region, point). */
+type NumberForm = 'integer' | 'number' | 'factor' | 'fraction';
 
-/** Makes `table` the words refusals are made of: this code's, or at the edge its store's. */
-export const useWords = (table: Words): void => {
-  words = table;
+/**
+ * What the readers read besides a parameter's rule: the words of refusals,
+ * each number kind's pattern, the spellings of a boolean and the choices
+ * that are other spellings of another. Data, like the rules.
+ */
+export interface ReaderData {
+  words: Words;
+  patterns: { [kind in NumberForm]: string };
+  /** `false`, `true`, `0`, `1`: the odd ones are true. */
+  booleans: string[];
+  synonyms: { [spelling: string]: string };
+}
+
+export const NUMBER_PATTERNS: ReaderData['patterns'] = {
+  integer: '^\\d{1,9}$',
+  // A decimal with at most one significant digit after the point: `1.5`, `1.50`, `2`, `.3`.
+  number: '^(?=\\.?\\d)\\d{0,4}(\\.\\d?0*)?$',
+  // A factor with at most two significant decimals: `1.25`, `0.5`, `2`.
+  factor: '^(?=\\.?\\d)\\d{0,4}(\\.\\d{0,2}0*)?$',
+  // At most four decimals.
+  fraction: '^(?=\\.?\\d)\\d?(\\.\\d{0,4})?$',
+};
+export const BOOLEANS = ['false', 'true', '0', '1'];
+export const SYNONYMS = { pad: 'contain', jpg: 'jpeg' };
+
+let readerData: ReaderData;
+
+/** Makes `data` what the readers read: this code's grammar data (params.ts), or at the edge its store's. */
+export const useReaderData = (data: ReaderData): void => {
+  readerData = data;
 };
 
-// The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the data.
-fromCode: useWords(WORDS);
-
 /** The word `word` with `args` put in for `$0`, `$1`... */
-export const say = (word: Word, ...args: unknown[]): string => words[word].replace(/\$(\d)/g, (_match, index) => args[index] as string);
+export const say = (word: Word, ...args: unknown[]): string => readerData.words[word].replace(/\$(\d)/g, (_match, index) => args[index] as string);
 
 /** Longest value quoted back in a message, so an absurd value cannot bloat a response. */
 const MAX_QUOTED = 40;
@@ -106,21 +131,14 @@ export const readValue = (rule: ValueRule, name: string, raw: string, options: G
   return value;
 };
 
-/** A number written as `pattern` allows, from `low` to `high`. */
-const bounded =
-  (pattern: RegExp): Reader =>
-  (rule, _name, raw, options) => {
-    const value = pattern.test(raw) ? +raw : NaN;
-    return value >= (rule.low as number) && value <= high(rule, options) ? value : NaN;
-  };
+/** Whether `raw` is a number written as the pattern of `form` allows. */
+const written = (form: NumberForm, raw: string) => RegExp(readerData.patterns[form]).test(raw);
 
-const DIGITS = /^\d{1,9}$/;
-
-/** Choices that are other spellings of another choice. */
-const SYNONYMS: { [spelling: string]: string } = { pad: 'contain', jpg: 'jpeg' };
-
-/** `false`, `true`, `0`, `1`: the odd ones are true. */
-const BOOLEANS = ['false', 'true', '0', '1'];
+/** A number written as its kind's pattern allows, from `low` to `high`. */
+const bounded: Reader = (rule, _name, raw, options) => {
+  const value = written(rule.kind as NumberForm, raw) ? +raw : NaN;
+  return value >= (rule.low as number) && value <= high(rule, options) ? value : NaN;
+};
 
 /** Fractions of the image are counted in ten-thousandths, so that sums are exact. */
 const PARTS = 10000;
@@ -132,24 +150,22 @@ const PARTS = 10000;
 const fractions =
   (count: number, inside: (parts: number[]) => boolean): Reader =>
   (_rule, _name, raw) => {
-    const parts = raw.split(',').map((part) => (/^(?=\.?\d)\d?(\.\d{0,4})?$/.test(part) ? Math.round(+part * PARTS) : NaN));
+    const parts = raw.split(',').map((part) => (written('fraction', part) ? Math.round(+part * PARTS) : NaN));
     return parts.length === count && inside(parts) ? parts.map((part) => part / PARTS).join(',') : undefined;
   };
 
 const KINDS: { [kind in KindName]: Reader } = {
-  integer: bounded(DIGITS),
-  /** A decimal with at most one significant digit after the point: `1.5`, `1.50`, `2`, `.3`. */
-  number: bounded(/^(?=\.?\d)\d{0,4}(\.\d?0*)?$/),
-  /** A factor with at most two significant decimals: `1.25`, `0.5`, `2`. */
-  factor: bounded(/^(?=\.?\d)\d{0,4}(\.\d{0,2}0*)?$/),
+  integer: bounded,
+  number: bounded,
+  factor: bounded,
   /** One of the rule's choices, in any letter case (numbers with any leading zeros); a synonym reads as what it stands for. */
   choice: (rule, _name, raw) => {
     const choices = rule.choices as (string | number)[];
-    const value = typeof choices[0] === 'number' ? (DIGITS.test(raw) ? +raw : NaN) : raw.toLowerCase();
-    return choices.indexOf(value) === -1 ? undefined : SYNONYMS[value] || value;
+    const value = typeof choices[0] === 'number' ? (written('integer', raw) ? +raw : NaN) : raw.toLowerCase();
+    return choices.indexOf(value) === -1 ? undefined : readerData.synonyms[value] || value;
   },
   boolean: (_rule, _name, raw) => {
-    const index = BOOLEANS.indexOf(raw.toLowerCase());
+    const index = readerData.booleans.indexOf(raw.toLowerCase());
     return index === -1 ? undefined : index % 2 === 1;
   },
   /** `rgb`, `rrggbb` or `rrggbbaa` hex, optionally with `#`; reads as `rrggbb` or `rrggbbaa`, lower-case. */

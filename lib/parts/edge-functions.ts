@@ -5,7 +5,7 @@
 
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import type { Construct } from 'constructs';
-import { needsKeyValueStore, viewerRequestFunctionCode } from '../edge-function';
+import { viewerRequestFunctionCode } from '../edge-function';
 import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
 import { viewerResponseFunctionCode } from '../viewer-response-function';
@@ -18,38 +18,34 @@ export interface EdgeFunctionsProps extends Pick<ResolvedSettings, 'logRetention
 export interface EdgeFunctions {
   readonly viewerRequest: cloudfront.Function;
   readonly viewerResponse: cloudfront.Function;
-  /** The viewer-request function's store: signing secrets, its data, presets; only with signing, sizes, presets or watermarks. */
-  readonly keyValueStore?: cloudfront.KeyValueStore;
+  /** The viewer-request function's store: its data, presets and signing secrets. */
+  readonly keyValueStore: cloudfront.KeyValueStore;
 }
 
 /**
- * Creates in `scope`: `SigningKeys` (the store, with signing, sizes or
- * presets; the name is from when it held only secrets, and a new one would
- * replace the store and lose them), the edge data writer (lib/parts/edge-data.ts,
- * with the store), `ViewerRequest`, `ViewerResponse`.
+ * Creates in `scope`: `SigningKeys` (the store, in every deployment: the
+ * function's data is there; the name is from when it held only secrets, and a
+ * new one would replace the store and lose them), the edge data writer
+ * (lib/parts/edge-data.ts), `ViewerRequest`, `ViewerResponse`.
  */
 export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps): EdgeFunctions {
   const { viewerRequest: settings, storeEntries: entries } = props.plan;
-  const keyValueStore = needsKeyValueStore(settings)
-    ? new cloudfront.KeyValueStore(scope, 'SigningKeys', {
-        comment: settings.signing
-          ? 'edge-image-transformer URL signing secrets (put them in after deploying)'
-          : "edge-image-transformer: the deployment's sizes and presets (written on every deploy)",
-      })
-    : undefined;
+  const keyValueStore = new cloudfront.KeyValueStore(scope, 'SigningKeys', {
+    comment: settings.signing
+      ? 'edge-image-transformer URL signing secrets (put them in after deploying)'
+      : "edge-image-transformer: the edge function's data, sizes and presets (written on every deploy)",
+  });
   const viewerRequest = new cloudfront.Function(scope, 'ViewerRequest', {
     comment: 'edge-image-transformer: validate, canonicalise and sign-check image requests',
     runtime: cloudfront.FunctionRuntime.JS_2_0,
     code: cloudfront.FunctionCode.fromInline(
-      viewerRequestFunctionCode({ ...settings, ...(keyValueStore ? { keyValueStoreId: keyValueStore.keyValueStoreId } : {}) }),
+      viewerRequestFunctionCode({ ...settings, keyValueStoreId: keyValueStore.keyValueStoreId }),
     ),
     keyValueStore,
     autoPublish: true,
   });
-  if (keyValueStore) {
-    // The new entries are in the store before a function that reads them is published.
-    viewerRequest.node.addDependency(buildEdgeData(scope, { ...props, keyValueStore, entries }));
-  }
+  // The new entries are in the store before a function that reads them is published.
+  viewerRequest.node.addDependency(buildEdgeData(scope, { ...props, keyValueStore, entries }));
 
   const viewerResponse = new cloudfront.Function(scope, 'ViewerResponse', {
     comment: 'edge-image-transformer: browsers keep variants for browserMaxAge, CloudFront for cacheControl',
@@ -57,5 +53,5 @@ export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps):
     code: cloudfront.FunctionCode.fromInline(viewerResponseFunctionCode(props.plan.viewerResponse)),
     autoPublish: true,
   });
-  return { viewerRequest, viewerResponse, ...(keyValueStore ? { keyValueStore } : {}) };
+  return { viewerRequest, viewerResponse, keyValueStore };
 }

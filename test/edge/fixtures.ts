@@ -34,9 +34,9 @@ export const OPEN: EdgeFunctionSettings = {
   keyValueStoreId: KVS_ID,
 };
 
-export const ANY_SIZE: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: true, signing: false };
+export const ANY_SIZE: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: true, signing: false, keyValueStoreId: KVS_ID };
 
-export const NO_AVIF: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: false, signing: false };
+export const NO_AVIF: EdgeFunctionSettings = { grammar: { maxDimension: 8192 }, avif: false, signing: false, keyValueStoreId: KVS_ID };
 
 export const PRESETS_ONLY: EdgeFunctionSettings = {
   grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS, presetsOnly: true },

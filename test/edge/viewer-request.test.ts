@@ -462,7 +462,7 @@ describe('width=auto and dpr=auto', () => {
     ];
     for (const [headers, uri] of cases) expect(await hinted(anySize, 'w=auto', headers), JSON.stringify(headers)).toBe(uri);
     // maxDimension holds over the ladder, and a huge DPR over an explicit width.
-    const small = loadEdge({ grammar: { maxDimension: 100 }, avif: true, signing: false });
+    const small = loadEdge({ ...ANY_SIZE, grammar: { maxDimension: 100 } });
     expect(await hinted(small, 'w=auto', PHONE)).toBe('/a.jpg/width=100');
     expect(await hinted(anySize, 'w=300&dpr=auto', { 'sec-ch-dpr': '1e308' })).toBe('/a.jpg/width=300');
     expect(await hinted(anySize, 'w=3000&dpr=auto', { 'sec-ch-dpr': '99999' })).toBe('/a.jpg/width=8192');
@@ -792,10 +792,16 @@ describe('rejections', () => {
     grayscale: ['greyscale=on', 'on', 'true, false, 1 or 0'],
     blur: ['blur=0.2', '0.2', 'a number from 0.3 to 100 with at most one decimal'],
     sharpen: ['sharpen=11', '11', 'a number from 0.5 to 10 with at most one decimal'],
+    brightness: ['brightness=11', '11', 'a number from 0 to 10 with at most two decimals'],
+    contrast: ['contrast=1.255', '1.255', 'a number from 0 to 10 with at most two decimals'],
+    saturation: ['saturation=-1', '-1', 'a number from 0 to 10 with at most two decimals'],
+    gamma: ['gamma=0.3', '0.3', 'a number from 0.34 to 3 with at most two decimals'],
     watermark: ['wm=nope', 'nope', 'one of logo'],
     border: ['border=5,red', 'red', 'a hex colour rgb, rrggbb or rrggbbaa'],
     background: ['bg=%2312345', '#12345', 'a hex colour rgb, rrggbb or rrggbbaa'],
     quality: ['q=101', '101', 'an integer from 1 to 100'],
+    max_bytes: ['mb=0', '0', 'an integer from 1 to 100000000'],
+    metadata: ['metadata=all', 'all', 'one of none, copyright, keep'],
     format: ['fm=tiff', 'tiff', `one of auto, jpeg, jpg, png, webp, avif, gif, json`],
   };
 
@@ -803,10 +809,10 @@ describe('rejections', () => {
     expect(Object.keys(refusals).sort()).toEqual(VIEWER_PARAMS.map((param) => param.name as string).sort());
   });
 
-  // The words come from the store (a deployment with watermarks has one), or from the function's own code without a store.
-  const withStore = loadEdge({ ...ANY_SIZE, grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' } }, keyValueStoreId: KVS_ID });
+  // The words come from the store's data, with or without watermarks in it.
+  const withStore = loadEdge({ ...ANY_SIZE, grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' } } });
   for (const [name, [query, value, allowed]] of Object.entries(refusals)) {
-    it(`refuses a bad ${name} naming the parameter, the value and what is allowed, with its data in the store or in its code`, async () => {
+    it(`refuses a bad ${name} naming the parameter, the value and what is allowed, with or without watermarks in its data`, async () => {
       for (const fn of name === 'watermark' ? [withStore] : [withStore, anySize]) {
         const result = await fn.handler(viewerEvent('/a.jpg', query));
         expectError(result, 400, 'invalid_parameter');

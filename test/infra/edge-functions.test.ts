@@ -56,20 +56,22 @@ describe('viewer-request CloudFront Function', () => {
     expect(full.stack.transformer.keyValueStore).toBeDefined();
   });
 
-  it('with signing off and no sizes or presets, has no KeyValueStore', () => {
-    expect(resources(base, 'AWS::CloudFront::KeyValueStore')).toHaveLength(0);
-    expect(viewerRequest(base)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toBeUndefined();
-    expect(base.stack.transformer.keyValueStore).toBeUndefined();
+  it('with signing off and no sizes or presets, still reads its data from a KeyValueStore associated with it', () => {
+    const [kvsId] = only(base, 'AWS::CloudFront::KeyValueStore');
+    expect(viewerRequest(base)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([{ KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } }]);
+    expect(refs(viewerRequest(base)[1].Properties.FunctionCode)).toEqual([kvsId]);
+    expect(base.stack.transformer.keyValueStore).toBeDefined();
   });
 });
 
 describe("the deployment's sizes and presets in the KeyValueStore", () => {
   const edgeData = (s: Synthesized) => only(s, 'Custom::EdgeData');
 
-  it('with sizes or presets and no signing, the function still has a store, named as before so that turning signing on keeps it', () => {
+  it('without signing, the store is named as with it, so that turning signing on keeps it', () => {
     const [kvsId, kvs] = only(presetsOnly, 'AWS::CloudFront::KeyValueStore');
     expect(kvsId).toBe(only(full, 'AWS::CloudFront::KeyValueStore')[0]);
-    expect(kvs.Properties.Comment).toBe("edge-image-transformer: the deployment's sizes and presets (written on every deploy)");
+    expect(only(base, 'AWS::CloudFront::KeyValueStore')[0]).toBe(kvsId);
+    expect(kvs.Properties.Comment).toBe("edge-image-transformer: the edge function's data, sizes and presets (written on every deploy)");
     expect(viewerRequest(presetsOnly)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([{ KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } }]);
     // With signing, the store keeps the description it always had.
     expect(only(full, 'AWS::CloudFront::KeyValueStore')[1].Properties.Comment).toBe('edge-image-transformer URL signing secrets (put them in after deploying)');
@@ -87,13 +89,13 @@ describe("the deployment's sizes and presets in the KeyValueStore", () => {
       'preset:thumb': '{"width":"320","height":"320","fit":"cover"}',
       'preset:hero': '{"w":"1280","format":"webp","q":"70"}',
     });
-    // Signing alone: the data only, so the presets of an earlier deploy are deleted.
+    // Signing alone, or nothing: the data only, so the presets of an earlier deploy are deleted.
     expect(edgeData(synth(() => ({ signing: true })))[1].Properties.Entries).toEqual(dataEntries({}));
-    expect(resources(base, 'Custom::EdgeData')).toEqual([]);
+    expect(edgeData(base)[1].Properties.Entries).toEqual(dataEntries({}));
   });
 
   it('the viewer-request function is published only after the entries are written', () => {
-    for (const s of [presetsOnly, full]) {
+    for (const s of [base, presetsOnly, full]) {
       expect(viewerRequest(s)[1].DependsOn).toContain(edgeData(s)[0]);
     }
   });

@@ -32,11 +32,10 @@ describe('logical IDs', () => {
 
 describe('Lambdas', () => {
   it('run on arm64 with Node.js 22 or newer', () => {
-    for (const s of [base, full, imported]) {
+    for (const [s, count] of [[base, 4], [full, 3], [imported, 4]] as const) {
       const functions = projectFunctions(s);
-      // Origin, invalidation, (without a fixed originReservedConcurrency) the concurrency cap,
-      // and (with a KeyValueStore) the edge data writer.
-      expect(functions).toHaveLength(3);
+      // Origin, invalidation, the edge data writer, and (without a fixed originReservedConcurrency: not full) the concurrency cap.
+      expect(functions).toHaveLength(count);
       for (const [id, fn] of functions) {
         expect(fn.Properties.Architectures, id).toEqual(['arm64']);
         const version = /^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime);
