@@ -48,9 +48,9 @@ export interface DeploymentPlan {
   /** The viewer-request function's settings, but for the store's id. */
   readonly viewerRequest: Omit<EdgeFunctionSettings, 'keyValueStoreId'>;
   /**
-   * What every deploy writes into the viewer-request function's store, when it
-   * has one (needsKeyValueStore): the grammar's data with the sizes and
-   * watermarks, and the presets (deploymentEntries).
+   * What every deploy writes into the viewer-request function's store: the
+   * grammar's data with the sizes and watermarks, and the presets
+   * (deploymentEntries).
    */
   readonly storeEntries: Record<string, string>;
   /** The viewer-response function's settings. */

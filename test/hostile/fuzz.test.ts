@@ -207,8 +207,15 @@ const BEFORE_STORE_NAMES = [
   'grayscale', 'greyscale', 'blur', 'sharpen', 'background', 'bg', 'quality', 'q', 'format', 'fm', 'f', 'preset', 'p',
 ];
 const BEFORE_STORE_UNKNOWN = KNOWN_SPELLINGS.filter((name) => !BEFORE_STORE_NAMES.includes(name));
-/** The fits those files know (`pad` came later, and with it the list in a bad fit's message). */
+/** The fits and positions those files know (`pad` and `face` came later, and with each the list in a bad value's message). */
 const BEFORE_STORE_FITS = ['cover', 'contain', 'fill', 'inside', 'outside'];
+const BEFORE_STORE_POSITIONS = ['center', 'top', 'right', 'bottom', 'left', 'top-left', 'top-right', 'bottom-left', 'bottom-right', 'entropy', 'attention'];
+const BEFORE_STORE_CHOICES = new Map([
+  ['fit', BEFORE_STORE_FITS],
+  ['position', BEFORE_STORE_POSITIONS],
+  ['pos', BEFORE_STORE_POSITIONS],
+  ['gravity', BEFORE_STORE_POSITIONS],
+]);
 /** Spellings whose value `auto` came later (client hints, then quality=auto): those files refuse it. */
 const BEFORE_STORE_NO_AUTO = ['w', 'width', 'dpr', 'q', 'quality'];
 
@@ -224,7 +231,7 @@ function knownBeforeStore(query: string): boolean {
     const spelled = name.toLowerCase();
     return (
       !BEFORE_STORE_UNKNOWN.includes(spelled) &&
-      (spelled !== 'fit' || BEFORE_STORE_FITS.includes(value.toLowerCase())) &&
+      (BEFORE_STORE_CHOICES.get(spelled)?.includes(value.toLowerCase()) ?? true) &&
       !(BEFORE_STORE_NO_AUTO.includes(spelled) && value.toLowerCase() === 'auto')
     );
   });
