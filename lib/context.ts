@@ -37,12 +37,17 @@ const OWN_KEYS = {
   maxSourceBytes: 'Largest source object in bytes (default 33554432).',
   maxInputPixels: 'Largest source in pixels (default 100000000).',
   maxFrames: 'Animation frames kept (default 200).',
-  maxInlineBytes: 'Largest variant answered inline, in bytes, at most 4718592; a larger one is redirected to the cache bucket (default 4500000).',
+  maxInlineBytes:
+    'Largest variant answered inline, in bytes, at most 4718592; a larger one is redirected to the cache bucket (default 4500000).',
   svgPolicy: 'SVG sources: refuse (415, default) or rasterize.',
-  cacheControl: 'Cache-Control of the variants at the origin, for CloudFront and the cache bucket (default "public, max-age=31536000, immutable").',
-  browserMaxAgeSeconds: 'How long browsers and proxies keep a variant before revalidating it, in seconds; 0: always revalidate (default 3600).',
-  originReservedConcurrency: 'Fixed reserved concurrency of the origin Lambda; deploy fails if the account cannot spare it (default: originConcurrencyCap).',
-  originConcurrencyCap: 'Cap on simultaneous origin invocations, reserved at deploy time as far as the account can spare; "false" for none (default 50).',
+  cacheControl:
+    'Cache-Control of the variants at the origin, for CloudFront and the cache bucket (default "public, max-age=31536000, immutable").',
+  browserMaxAgeSeconds:
+    'How long browsers and proxies keep a variant before revalidating it, in seconds; 0: always revalidate (default 3600).',
+  originReservedConcurrency:
+    'Fixed reserved concurrency of the origin Lambda; deploy fails if the account cannot spare it (default: originConcurrencyCap).',
+  originConcurrencyCap:
+    'Cap on simultaneous origin invocations, reserved at deploy time as far as the account can spare; "false" for none (default 50).',
   variantExpirationDays: 'Days a variant stays in the cache bucket (default 90).',
   failureTtlSeconds: 'Seconds a transform that ran out of time or crashed is answered from memory, not tried again (default 300).',
   autoDeleteObjects: 'true: delete the created buckets and their objects with the stack (default false).',
@@ -111,7 +116,11 @@ function integerOrOff(get: Lookup, key: ContextKey): number | false | undefined 
 function list(get: Lookup, key: ContextKey): string[] | undefined {
   const value = get(key);
   if (value === undefined || value === null || value === '') return undefined;
-  const items = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? value.split(',') : bad(key, 'a comma-separated list', value);
+  const items = Array.isArray(value)
+    ? value.map(String)
+    : typeof value === 'string'
+      ? value.split(',')
+      : bad(key, 'a comma-separated list', value);
   return items.map((item) => item.trim()).filter((item) => item !== '');
 }
 
@@ -225,9 +234,16 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     presetsOnly: contextBoolean(get, 'presetsOnly'),
     // Their fields are checked where the props are (lib/watermarks.ts).
     watermarks: jsonObject(get, 'watermarks', 'watermarks, e.g. {"logo":{"file":"brand/logo.png"}}') as ImageTransformerProps['watermarks'],
-    requireWatermark: jsonObject(get, 'requireWatermark', 'prefixes to watermark names, e.g. {"users/":"logo"}') as ImageTransformerProps['requireWatermark'],
+    requireWatermark: jsonObject(
+      get,
+      'requireWatermark',
+      'prefixes to watermark names, e.g. {"users/":"logo"}',
+    ) as ImageTransformerProps['requireWatermark'],
     // Each source kind's setting as the context gives it (seconds, not Durations): its kind's check reads both.
-    ...(bySourceSetting((setting) => jsonObject(get, setting.name, 'key prefixes to their sources')) as Pick<ImageTransformerProps, keyof SourceKindSettings>),
+    ...(bySourceSetting((setting) => jsonObject(get, setting.name, 'key prefixes to their sources')) as Pick<
+      ImageTransformerProps,
+      keyof SourceKindSettings
+    >),
     avif: contextBoolean(get, 'avif'),
     signing: contextBoolean(get, 'signing'),
     eagerPresets: list(get, 'eagerPresets'),

@@ -62,7 +62,9 @@ const ENTRY = join(PROJECT_ROOT, 'lambda', 'edge', 'viewer-request.ts');
  * Properties of the grammar's and the edge's own objects, which the bundle
  * renames; the data's (EdgeData) to the names the store holds them under (DATA_FIELDS).
  */
-const MANGLED_PROPERTIES = new RegExp(`^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|${Object.keys(DATA_FIELDS).join('|')})$`);
+const MANGLED_PROPERTIES = new RegExp(
+  `^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|${Object.keys(DATA_FIELDS).join('|')})$`,
+);
 
 /** The label of statements the bundle drops: the grammar's own data, which the function reads from its store. */
 const CODE_DATA_LABEL = 'fromCode';

@@ -270,7 +270,10 @@ export class ImageTransformerMonitoring extends Construct {
       alarmDescription:
         'A source change still failed after Lambda retried it twice and waits in the invalidation failure queue: viewers ' +
         'may get the old image until it is replayed. See docs/operations.md: "InvalidationFailuresQueued" (npm run replay-invalidations).',
-      metric: props.invalidationFailureQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(5) }),
+      metric: props.invalidationFailureQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period: Duration.minutes(5),
+      }),
       threshold: t.invalidationFailuresQueued,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
@@ -327,9 +330,13 @@ export class ImageTransformerMonitoring extends Construct {
         ? graph('Edge cache hit rate (%)', [this.cloudFrontMetric('CacheHitRate', 'Average', 'CacheHitRate')], {
             leftYAxis: { min: 0, max: 100 },
           })
-        : graph('Viewer requests against origin invocations (the gap: cache hits)', [this.cloudFrontMetric('Requests', 'Sum', 'Viewer requests')], {
-            right: [invocations],
-          }),
+        : graph(
+            'Viewer requests against origin invocations (the gap: cache hits)',
+            [this.cloudFrontMetric('Requests', 'Sum', 'Viewer requests')],
+            {
+              right: [invocations],
+            },
+          ),
       graph(
         'CloudFront error rates (%)',
         [
@@ -349,10 +356,14 @@ export class ImageTransformerMonitoring extends Construct {
     const budget = { value: props.timeBudgetMs, label: `time budget (${props.timeBudgetMs} ms): 504 past it`, color: '#d62728' };
     if (props.originMetrics) {
       dashboard.addWidgets(
-        graph('Origin requests by output format', OUTPUT_FORMATS.map((format) => this.originMetric('Requests', 'Sum', { [OUTPUT_FORMAT_DIMENSION]: format }, format)), {
-          right: [invocations],
-          stacked: true,
-        }),
+        graph(
+          'Origin requests by output format',
+          OUTPUT_FORMATS.map((format) => this.originMetric('Requests', 'Sum', { [OUTPUT_FORMAT_DIMENSION]: format }, format)),
+          {
+            right: [invocations],
+            stacked: true,
+          },
+        ),
         graph(
           'Transform time (ms)',
           ['p50', 'p90', 'p99'].map((stat) => this.originMetric('TransformTime', stat, undefined, stat)),
@@ -393,12 +404,20 @@ export class ImageTransformerMonitoring extends Construct {
         left: [
           this.functionMetric('ConcurrentExecutions', 'Maximum', 'Concurrent executions (max)'),
           ...(props.provisionedConcurrency
-            ? [this.aliasMetric('ProvisionedConcurrencySpilloverInvocations', 'Sum', 'Beyond provisioned concurrency (cold starts possible)')]
+            ? [
+                this.aliasMetric(
+                  'ProvisionedConcurrencySpilloverInvocations',
+                  'Sum',
+                  'Beyond provisioned concurrency (cold starts possible)',
+                ),
+              ]
             : []),
         ],
         right: [this.functionMetric('Throttles', 'Sum', 'Throttles')],
         leftAnnotations: [
-          ...(props.reservedConcurrency ? [{ value: props.reservedConcurrency, label: 'reserved concurrency (cap)', color: '#d62728' }] : []),
+          ...(props.reservedConcurrency
+            ? [{ value: props.reservedConcurrency, label: 'reserved concurrency (cap)', color: '#d62728' }]
+            : []),
           ...(props.provisionedConcurrency ? [{ value: props.provisionedConcurrency, label: 'provisioned', color: '#2ca02c' }] : []),
         ],
         width: 6,
@@ -420,7 +439,10 @@ export class ImageTransformerMonitoring extends Construct {
             }),
             new cloudwatch.GraphWidget({
               title: 'Fetch and store time p90 (ms), bytes p90',
-              left: [this.originMetric('FetchTime', 'p90', undefined, 'fetch p90'), this.originMetric('StoreTime', 'p90', undefined, 'store p90')],
+              left: [
+                this.originMetric('FetchTime', 'p90', undefined, 'fetch p90'),
+                this.originMetric('StoreTime', 'p90', undefined, 'store p90'),
+              ],
               right: [
                 this.originMetric('SourceBytes', 'p90', undefined, 'source bytes p90'),
                 this.originMetric('OutputBytes', 'p90', undefined, 'output bytes p90'),

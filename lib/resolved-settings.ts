@@ -121,7 +121,11 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
   // Each source kind's own setting, checked by its kind (lambda/origin/sources/).
   const sources = bySourceSetting((setting) =>
-    setting.check((props[setting.name] ?? {}) as Record<string, unknown>, setting.name, (message) => new ImageTransformerConfigError(message)),
+    setting.check(
+      (props[setting.name] ?? {}) as Record<string, unknown>,
+      setting.name,
+      (message) => new ImageTransformerConfigError(message),
+    ),
   );
   const sourceBuckets = checkSourceBuckets(props.sourceBuckets ?? {}, props.sourceBucket);
   // A key is read from one place: no bucket's prefix may hold a site's, or the other way round.
@@ -197,9 +201,16 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
 
   // Two deployments in one account and region need two namespaces: the stack name tells them apart.
   const metricsNamespace = props.metricsNamespace ?? `EdgeImageTransformer/${Stack.of(scope).stackName}`;
-  if (!Token.isUnresolved(metricsNamespace) && (!/^[0-9A-Za-z.\-_/#: ]{1,255}$/.test(metricsNamespace) || metricsNamespace.startsWith('AWS/'))) {
+  if (
+    !Token.isUnresolved(metricsNamespace) &&
+    (!/^[0-9A-Za-z.\-_/#: ]{1,255}$/.test(metricsNamespace) || metricsNamespace.startsWith('AWS/'))
+  ) {
     throw new ImageTransformerConfigError(
-      mustBe('metricsNamespace', 'a CloudWatch namespace (1-255 of A-Z a-z 0-9 . - _ / # : and space, not starting with AWS/)', metricsNamespace),
+      mustBe(
+        'metricsNamespace',
+        'a CloudWatch namespace (1-255 of A-Z a-z 0-9 . - _ / # : and space, not starting with AWS/)',
+        metricsNamespace,
+      ),
     );
   }
   const alarms = props.alarms ?? true;
@@ -233,12 +244,16 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   }
   const certificateArn = props.certificate?.certificateArn;
   if (certificateArn && !Token.isUnresolved(certificateArn) && !certificateArn.includes(':us-east-1:')) {
-    throw new ImageTransformerConfigError(mustBe('certificate', 'in us-east-1 (the only region CloudFront takes certificates from)', certificateArn));
+    throw new ImageTransformerConfigError(
+      mustBe('certificate', 'in us-east-1 (the only region CloudFront takes certificates from)', certificateArn),
+    );
   }
   // The images are public: any page may read them from script (e.g. draw them on a canvas).
   const cors = props.cors === undefined ? { allowOrigins: ['*'] } : props.cors;
   if (cors && cors.allowOrigins.length === 0) {
-    throw new ImageTransformerConfigError(mustBe('cors.allowOrigins', 'at least one origin, or ["*"] (for none, set cors: false)', cors.allowOrigins));
+    throw new ImageTransformerConfigError(
+      mustBe('cors.allowOrigins', 'at least one origin, or ["*"] (for none, set cors: false)', cors.allowOrigins),
+    );
   }
 
   // Purging and invalidating take seconds, twice: the second time once a miss that read

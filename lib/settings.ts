@@ -7,14 +7,7 @@ import { Token } from 'aws-cdk-lib';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { isObject, mustBe } from '../lambda/common/checks';
 import { prefixesRefusal } from '../lambda/common/sources';
-import {
-  PARAMS_BY_NAME,
-  PRESET_SPELLINGS,
-  SIGNATURE_PARAMS,
-  presetRefusal,
-  type GrammarOptions,
-  type Preset,
-} from '../lambda/grammar';
+import { PARAMS_BY_NAME, PRESET_SPELLINGS, SIGNATURE_PARAMS, presetRefusal, type GrammarOptions, type Preset } from '../lambda/grammar';
 
 /** Thrown for an ImageTransformer setting that cannot work. */
 export class ImageTransformerConfigError extends Error {
@@ -74,7 +67,10 @@ export function checkPresets(grammar: GrammarOptions): void {
       const spelling = param.toLowerCase();
       if (NOT_IN_PRESET.has(spelling)) fail(`preset "${name}" may not contain "${param}".`);
       if (!Object.prototype.hasOwnProperty.call(PARAMS_BY_NAME, spelling)) {
-        const known = Object.keys(PARAMS_BY_NAME).filter((n) => !NOT_IN_PRESET.has(n)).sort().join(', ');
+        const known = Object.keys(PARAMS_BY_NAME)
+          .filter((n) => !NOT_IN_PRESET.has(n))
+          .sort()
+          .join(', ');
         fail(`preset "${name}" has an unknown parameter "${param}"; known parameters: ${known}.`);
       }
       if (typeof value !== 'string') {
@@ -125,12 +121,17 @@ export function checkRegion(name: string, value: string | undefined): void {
  * (lambda/common/sources.ts), and each bucket once and apart from the default
  * source bucket, or an object's change could not be mapped back to one URL key.
  */
-export function checkSourceBuckets(buckets: { [prefix: string]: s3.IBucket }, sourceBucket: s3.IBucket | undefined): { [prefix: string]: s3.IBucket } {
+export function checkSourceBuckets(
+  buckets: { [prefix: string]: s3.IBucket },
+  sourceBucket: s3.IBucket | undefined,
+): { [prefix: string]: s3.IBucket } {
   const refusal = prefixesRefusal('sourceBuckets', Object.keys(buckets));
   if (refusal) fail(refusal);
   const seen: [string, s3.IBucket][] = sourceBucket ? [['(the sourceBucket)', sourceBucket]] : [];
   for (const [prefix, bucket] of Object.entries(buckets)) {
-    const same = seen.find(([, other]) => other === bucket || (!Token.isUnresolved(bucket.bucketName) && other.bucketName === bucket.bucketName));
+    const same = seen.find(
+      ([, other]) => other === bucket || (!Token.isUnresolved(bucket.bucketName) && other.bucketName === bucket.bucketName),
+    );
     if (same) fail(`sourceBuckets maps "${prefix}" to the bucket of ${same[0]}: each bucket serves one prefix, and the sourceBucket none.`);
     seen.push([`"${prefix}"`, bucket]);
   }

@@ -72,11 +72,16 @@ export function packageWatermarks(watermarks: { [name: string]: WatermarkProps }
 }
 
 /** The prefixes that require a watermark, checked against the watermarks defined. */
-export function checkRequireWatermark(rules: { [prefix: string]: string } = {}, watermarks: PackagedWatermark[]): { [prefix: string]: string } {
+export function checkRequireWatermark(
+  rules: { [prefix: string]: string } = {},
+  watermarks: PackagedWatermark[],
+): { [prefix: string]: string } {
   const names = watermarks.map((watermark) => watermark.name);
   for (const [prefix, name] of Object.entries(rules)) {
-    if (prefix === '' || prefix.startsWith('/')) fail(mustBe(`the requireWatermark prefix "${prefix}"`, 'a key prefix such as users/ (no leading /)', prefix));
-    if (!names.includes(name)) fail(`requireWatermark names "${name}" for "${prefix}", which is not a watermark; defined: ${names.join(', ') || '(none)'}.`);
+    if (prefix === '' || prefix.startsWith('/'))
+      fail(mustBe(`the requireWatermark prefix "${prefix}"`, 'a key prefix such as users/ (no leading /)', prefix));
+    if (!names.includes(name))
+      fail(`requireWatermark names "${name}" for "${prefix}", which is not a watermark; defined: ${names.join(', ') || '(none)'}.`);
   }
   return rules;
 }
@@ -85,5 +90,8 @@ export function checkRequireWatermark(rules: { [prefix: string]: string } = {}, 
 export function packagingCommands(watermarks: PackagedWatermark[], outputDir: string, quote: (text: string) => string): string[] {
   if (watermarks.length === 0) return [];
   const folder = `${outputDir}/${PACKAGE_FOLDER}`;
-  return [`mkdir -p ${quote(folder)}`, ...watermarks.map((watermark) => `cp ${quote(watermark.source)} ${quote(`${outputDir}/${watermark.definition.file}`)}`)];
+  return [
+    `mkdir -p ${quote(folder)}`,
+    ...watermarks.map((watermark) => `cp ${quote(watermark.source)} ${quote(`${outputDir}/${watermark.definition.file}`)}`),
+  ];
 }

@@ -77,7 +77,10 @@ function firstView(run: Run): Promise<string> {
 /** Each study by its flag (the miss study has none), with the file its report is written to. */
 const STUDIES: Record<string, { file: string; run: (run: Run) => Promise<string> }> = {
   misses: { file: 'last.md', run: misses },
-  quality: { file: 'quality.md', run: (run) => qualityStudy(run.corpus, { ...STUDY_LOG, quick: run.quick, ops: run.ops.map((op) => op.name) }) },
+  quality: {
+    file: 'quality.md',
+    run: (run) => qualityStudy(run.corpus, { ...STUDY_LOG, quick: run.quick, ops: run.ops.map((op) => op.name) }),
+  },
   settings: {
     file: 'settings.md',
     run: async (run) => settingsStudy(run.corpus, { ...STUDY_LOG, quick: run.quick, childScript: (await bundles()).child }),
@@ -102,7 +105,8 @@ async function main() {
   });
   if (!values) return;
   const iterations = values.iterations ? Number(values.iterations) : values.quick ? 1 : 2;
-  if (!Number.isInteger(iterations) || iterations < 1) throw new UsageError(`--iterations must be a positive integer, not "${values.iterations}"`);
+  if (!Number.isInteger(iterations) || iterations < 1)
+    throw new UsageError(`--iterations must be a positive integer, not "${values.iterations}"`);
   const names = values.ops ? values.ops.split(',').map((name) => name.trim()) : OPS.map((op) => op.name);
   const unknown = names.filter((name) => !OPS.some((op) => op.name === name));
   if (unknown.length) throw new UsageError(`unknown operation(s) ${unknown.join(', ')}`);
@@ -115,9 +119,18 @@ async function main() {
   // They are per process, so bare sharp, which runs beside the handler, gets them too.
   configureSharp({});
   const corpus = await loadCorpus(log);
-  if (values.quick) corpus.photos = corpus.photos.filter((photo) => QUICK_KEYS.includes(photo.key)).concat(corpus.kind === 'generated' ? corpus.photos.slice(0, 3) : []);
-  log(`${corpus.photos.length} photos (${corpus.photos.map((photo) => `${photo.key} ${photo.megapixels.toFixed(1)} MP`).join(', ')}) + ${corpus.animations.map((animation) => animation.key).join(', ')}`);
-  log(`${machine()}; ${versions()}; sharp.concurrency() ${sharp.concurrency()}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  if (values.quick)
+    corpus.photos = corpus.photos
+      .filter((photo) => QUICK_KEYS.includes(photo.key))
+      .concat(corpus.kind === 'generated' ? corpus.photos.slice(0, 3) : []);
+  log(
+    `${corpus.photos.length} photos (${corpus.photos.map((photo) => `${photo.key} ${photo.megapixels.toFixed(1)} MP`).join(', ')}) + ${corpus.animations.map((animation) => animation.key).join(', ')}`,
+  );
+  log(
+    `${machine()}; ${versions()}; sharp.concurrency() ${sharp.concurrency()}; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
 
   const ops = OPS.filter((op) => names.includes(op.name));
   const text = await study.run({ corpus, ops, iterations, quick: values.quick, command });

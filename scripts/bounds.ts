@@ -65,8 +65,15 @@ const LARGEST = 8192;
 function photo(format: 'jpeg' | 'png' | 'webp' | 'avif' | 'tiff' | 'gif', options: { progressive?: boolean } = {}): Promise<Buffer> {
   // Lossless formats get a smoother picture, or no 8192x8192 file would fit in MAX_SOURCE_BYTES.
   const lossless = format === 'png' || format === 'gif';
-  const image = sharp({ create: { width: LARGEST, height: LARGEST, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: lossless ? 3 : 24 } } })
-    .blur(lossless ? 6 : 1.5);
+  const image = sharp({
+    create: {
+      width: LARGEST,
+      height: LARGEST,
+      channels: 3,
+      background: '#808080',
+      noise: { type: 'gaussian', mean: 128, sigma: lossless ? 3 : 24 },
+    },
+  }).blur(lossless ? 6 : 1.5);
   switch (format) {
     case 'jpeg':
       return image.jpeg({ quality: 90, progressive: options.progressive ?? false }).toBuffer();
@@ -81,31 +88,61 @@ function photo(format: 'jpeg' | 'png' | 'webp' | 'avif' | 'tiff' | 'gif', option
 
 /** Frames of noise: GIF's palette search costs several times the model's photographic rate on them. */
 function noiseAnimation(side: number, frames: number): Promise<Buffer> {
-  return sharp({ create: { width: side, height: side * frames, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+  return sharp({
+    create: { width: side, height: side * frames, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } },
+  })
     .raw()
     .toBuffer()
-    .then((data) => sharp(data, { raw: { width: side, height: side * frames, channels: 3, pageHeight: side } }).gif({ effort: 1 }).toBuffer());
+    .then((data) =>
+      sharp(data, { raw: { width: side, height: side * frames, channels: 3, pageHeight: side } })
+        .gif({ effort: 1 })
+        .toBuffer(),
+    );
 }
 
 // ------------------------------------------------------------------ containers that understate what the decoder makes
 
 /** A HEVC picture of `side`^2 noise from heif-enc (Debian's libheif-examples): a real tile, decoded when the file is served. */
 async function noisePicture(side: number) {
-  const png = await sharp({ create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 24 } } }).png().toBuffer();
+  const png = await sharp({
+    create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 24 } },
+  })
+    .png()
+    .toBuffer();
   return hevcPictureOf(heicOf(png, { quality: 50 }));
 }
 
 /** Sources whose header understates what the decoder would make (docs/hostile-input.md, "Containers sized as decoded"). */
 const CONTAINER_CASES: Case[] = [
-  { name: 'heic: 64x64 grid over one 16384x16384 tile', make: async () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: fakeHevcPicture(16384, 16384) }), asks: [NEGOTIATED, 'format=json'] },
-  { name: 'heic: 64x64 grid over one 4096x4096 noise tile', make: async () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: await noisePicture(4096) }), asks: [NEGOTIATED] },
-  { name: 'heic: 8x8 grid of distinct 512x512 noise tiles', make: async () => heicGrid({ width: 4096, height: 4096, rows: 8, columns: 8, picture: await noisePicture(512) }), asks: [NEGOTIATED, `width=1024,${NEGOTIATED}`] },
   {
-    name: 'heic: 8x8 grid of distinct tile items sharing one 1024x1024 tile\'s bytes',
+    name: 'heic: 64x64 grid over one 16384x16384 tile',
+    make: async () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: fakeHevcPicture(16384, 16384) }),
+    asks: [NEGOTIATED, 'format=json'],
+  },
+  {
+    name: 'heic: 64x64 grid over one 4096x4096 noise tile',
+    make: async () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: await noisePicture(4096) }),
+    asks: [NEGOTIATED],
+  },
+  {
+    name: 'heic: 8x8 grid of distinct 512x512 noise tiles',
+    make: async () => heicGrid({ width: 4096, height: 4096, rows: 8, columns: 8, picture: await noisePicture(512) }),
+    asks: [NEGOTIATED, `width=1024,${NEGOTIATED}`],
+  },
+  {
+    name: "heic: 8x8 grid of distinct tile items sharing one 1024x1024 tile's bytes",
     make: async () => heicGrid({ width: 8192, height: 8192, rows: 8, columns: 8, picture: fakeHevcPicture(1024, 1024), sharedData: true }),
     asks: [NEGOTIATED],
   },
-  { name: 'tiff: a 10x10 page, then a 9000x9000 page', make: async () => tiffPages([{ width: 10, height: 10 }, { width: 9000, height: 9000 }]), asks: [NEGOTIATED, 'format=jpeg'] },
+  {
+    name: 'tiff: a 10x10 page, then a 9000x9000 page',
+    make: async () =>
+      tiffPages([
+        { width: 10, height: 10 },
+        { width: 9000, height: 9000 },
+      ]),
+    asks: [NEGOTIATED, 'format=jpeg'],
+  },
   { name: 'gif: a 10x10 screen whose frame is 8192x8192', make: async () => gifWithFrame(10, 8192), asks: [NEGOTIATED, 'format=json'] },
   { name: 'webp: an animation frame of 4000x4000 on a 16x16 canvas', make: () => webpFrameBeyondCanvas(4000), asks: [NEGOTIATED] },
 ];
@@ -113,7 +150,12 @@ const CONTAINER_CASES: Case[] = [
 const CASES: Case[] = [
   { name: 'sniff: 32 MiB of XML-like text', make: async () => xmlText(32 * 1024 * 1024), asks: [NEGOTIATED] },
   { name: 'svg: <use> bomb, rasterized', make: async () => Buffer.from(useBomb(5)), asks: ['original'], svg: 'rasterize' },
-  { name: 'svg: 10^5 translucent full-canvas layers, rasterized', make: async () => Buffer.from(layeredSvg(5)), asks: ['original'], svg: 'rasterize' },
+  {
+    name: 'svg: 10^5 translucent full-canvas layers, rasterized',
+    make: async () => Buffer.from(layeredSvg(5)),
+    asks: ['original'],
+    svg: 'rasterize',
+  },
   {
     name: 'tiff: 100 MP, 16-bit RGBA, orientation 6',
     make: () => deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 }),
@@ -153,12 +195,16 @@ const CASES: Case[] = [
 
 /** Uniform RGBA noise as a lossy WebP small enough to read: decoded, it is still noise that no PNG can compress. */
 function noiseWebp(side: number): Promise<Buffer> {
-  return sharp(randomBytes(side * side * 4), { raw: { width: side, height: side, channels: 4 } }).webp({ quality: 1, alphaQuality: 0 }).toBuffer();
+  return sharp(randomBytes(side * side * 4), { raw: { width: side, height: side, channels: 4 } })
+    .webp({ quality: 1, alphaQuality: 0 })
+    .toBuffer();
 }
 
 /** Uniform RGB noise as a TIFF of low-quality JPEG tiles: decoded, what remains is near noise. */
 function noiseTiff(side: number): Promise<Buffer> {
-  return sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).tiff({ compression: 'jpeg', quality: 20 }).toBuffer();
+  return sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } })
+    .tiff({ compression: 'jpeg', quality: 20 })
+    .toBuffer();
 }
 
 /**
@@ -179,11 +225,19 @@ const COPIES_AND_JSON_CASES: Case[] = [
     make: () => deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 }),
     asks: ['format=json'],
   },
-  ...(['avif', 'webp', 'png', 'tiff'] as const).map((format) => ({ name: `json: 8192x8192 ${format} photo`, make: () => photo(format), asks: ['format=json'] })),
+  ...(['avif', 'webp', 'png', 'tiff'] as const).map((format) => ({
+    name: `json: 8192x8192 ${format} photo`,
+    make: () => photo(format),
+    asks: ['format=json'],
+  })),
   { name: 'json: 8192x8192 progressive JPEG', make: () => photo('jpeg', { progressive: true }), asks: ['format=json'] },
   { name: 'json: 200 frames of 500x500 GIF', make: () => animatedGif(200, 500, 500), asks: ['format=json'] },
   { name: 'copies: largest PNG, 8192x8192 RGBA noise', make: () => noiseWebp(LARGEST), asks: ['format=png'] },
-  { name: 'copies: largest PNG and JPEG from a TIFF, 8192x8192 noise', make: () => noiseTiff(LARGEST), asks: ['format=png', 'quality=100,format=jpeg'] },
+  {
+    name: 'copies: largest PNG and JPEG from a TIFF, 8192x8192 noise',
+    make: () => noiseTiff(LARGEST),
+    asks: ['format=png', 'quality=100,format=jpeg'],
+  },
 ];
 
 /**
@@ -194,10 +248,14 @@ const COPIES_AND_JSON_CASES: Case[] = [
  */
 const MAX = `width=${LARGEST},height=${LARGEST}`;
 const tinyNoise = () =>
-  sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).jpeg().toBuffer();
+  sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+    .jpeg()
+    .toBuffer();
 const fullNoise = () =>
   // As noisy as fits in MAX_SOURCE_BYTES.
-  sharp({ create: { width: LARGEST, height: LARGEST, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+  sharp({
+    create: { width: LARGEST, height: LARGEST, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } },
+  })
     .jpeg({ quality: 75 })
     .toBuffer();
 const OP_CASES: Case[] = [
@@ -221,7 +279,15 @@ const OP_CASES: Case[] = [
   {
     name: 'ops: 8192x8192 noise JPEG',
     make: fullNoise,
-    asks: ['format=jpeg', 'format=png', 'format=webp', 'rotate=90,format=jpeg', 'flip=1,format=jpeg', 'trim=0,format=jpeg', 'crop=0,0,0.5,1,format=jpeg'],
+    asks: [
+      'format=jpeg',
+      'format=png',
+      'format=webp',
+      'rotate=90,format=jpeg',
+      'flip=1,format=jpeg',
+      'trim=0,format=jpeg',
+      'crop=0,0,0.5,1,format=jpeg',
+    ],
   },
   {
     // The largest sides the model accepts for these ops (docs/hostile-input.md).
@@ -238,7 +304,11 @@ const OP_CASES: Case[] = [
   },
   {
     name: 'ops, largest: 8192x8192 CMYK photo',
-    make: async () => sharp(await photo('jpeg')).toColourspace('cmyk').jpeg({ quality: 75 }).toBuffer(),
+    make: async () =>
+      sharp(await photo('jpeg'))
+        .toColourspace('cmyk')
+        .jpeg({ quality: 75 })
+        .toBuffer(),
     asks: ['format=jpeg', 'grayscale=1,format=jpeg'],
   },
 ];
@@ -247,7 +317,9 @@ const OP_CASES: Case[] = [
 async function crowdPhoto(): Promise<Buffer> {
   const photos = facePhotos();
   if (!photos) throw new Error('the crowd case needs the face test photos (test/support/face-photos.ts), which could not be fetched');
-  const heads = await Promise.all((['astronaut.png', 'grace_hopper.jpg'] as const).map((name) => headOf(photos.read(name), KNOWN_FACES[name]!)));
+  const heads = await Promise.all(
+    (['astronaut.png', 'grace_hopper.jpg'] as const).map((name) => headOf(photos.read(name), KNOWN_FACES[name]!)),
+  );
   const { image } = await crowdOf(heads, photos.read('coffee.png'), [4000, 3000], 120, 0.04);
   return sharp(image).jpeg({ quality: 90 }).toBuffer();
 }
@@ -260,11 +332,27 @@ async function crowdPhoto(): Promise<Buffer> {
  */
 const FACE_CROP = `width=1024,height=1024,position=face,${NEGOTIATED}`;
 const FACE_CASES: Case[] = [
-  { name: 'faces: 8192x8192 JPEG photo', make: () => photo('jpeg'), asks: [FACE_CROP, `width=${LARGEST},height=4096,position=face,format=jpeg`] },
+  {
+    name: 'faces: 8192x8192 JPEG photo',
+    make: () => photo('jpeg'),
+    asks: [FACE_CROP, `width=${LARGEST},height=4096,position=face,format=jpeg`],
+  },
   { name: 'faces: 8192x8192 progressive JPEG', make: () => photo('jpeg', { progressive: true }), asks: [FACE_CROP] },
-  ...(['png', 'avif'] as const).map((format) => ({ name: `faces: 8192x8192 ${format} photo`, make: () => photo(format), asks: [FACE_CROP] })),
-  { name: 'faces: TIFF 100 MP, 16-bit RGBA, orientation 6', make: () => deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 }), asks: [FACE_CROP] },
-  { name: 'faces: 200 frames of 500x500 GIF', make: () => animatedGif(200, 500, 500), asks: ['width=240,height=240,position=face,format=webp'] },
+  ...(['png', 'avif'] as const).map((format) => ({
+    name: `faces: 8192x8192 ${format} photo`,
+    make: () => photo(format),
+    asks: [FACE_CROP],
+  })),
+  {
+    name: 'faces: TIFF 100 MP, 16-bit RGBA, orientation 6',
+    make: () => deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 }),
+    asks: [FACE_CROP],
+  },
+  {
+    name: 'faces: 200 frames of 500x500 GIF',
+    make: () => animatedGif(200, 500, 500),
+    asks: ['width=240,height=240,position=face,format=webp'],
+  },
   { name: 'faces: 64x64 noise JPEG enlarged to 8192x8192', make: tinyNoise, asks: [`${MAX},position=face,enlarge=1,format=jpeg`] },
   { name: 'faces: a crowd of 120 on a 4000x3000 JPEG', make: crowdPhoto, asks: [FACE_CROP, 'format=json'] },
 ];
@@ -385,8 +473,10 @@ async function main() {
   if (!args) return;
   const memorySizeMb = Number(args.memory);
   const timeBudgetMs = Number(args.budget);
-  if (!Number.isInteger(memorySizeMb) || memorySizeMb < 512) throw new UsageError(`--memory must be a whole number of MB, at least 512, not "${args.memory}"`);
-  if (!Number.isInteger(timeBudgetMs) || timeBudgetMs < 1000) throw new UsageError(`--budget must be a whole number of ms, at least 1000, not "${args.budget}"`);
+  if (!Number.isInteger(memorySizeMb) || memorySizeMb < 512)
+    throw new UsageError(`--memory must be a whole number of MB, at least 512, not "${args.memory}"`);
+  if (!Number.isInteger(timeBudgetMs) || timeBudgetMs < 1000)
+    throw new UsageError(`--budget must be a whole number of ms, at least 1000, not "${args.budget}"`);
 
   const localStack = await startLocalStack({ log: (line) => console.error(`[localstack] ${line}`) });
   try {
@@ -396,7 +486,9 @@ async function main() {
     await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
     await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
     const rows: Row[] = [];
-    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...FACE_CASES].filter((c) => c.name.includes(args.only)).entries()) {
+    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...FACE_CASES]
+      .filter((c) => c.name.includes(args.only))
+      .entries()) {
       const key = `case-${index}`;
       await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
       const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse' });
@@ -407,7 +499,8 @@ async function main() {
       }
     }
     const limitMb = memorySizeMb * MEMORY_SHARE;
-    const kept = (row: Row) => row.peakMb <= limitMb && row.ms <= timeBudgetMs + ANSWER_MARGIN_MS && row.childCpuAfter < MAX_CPU_AFTER_ANSWER;
+    const kept = (row: Row) =>
+      row.peakMb <= limitMb && row.ms <= timeBudgetMs + ANSWER_MARGIN_MS && row.childCpuAfter < MAX_CPU_AFTER_ANSWER;
     const lines = [
       `Bounded work, ${new Date().toISOString().slice(0, 16)} UTC: memory size ${memorySizeMb} MB (peak allowed ${limitMb.toFixed(0)} MB), time budget ${timeBudgetMs} ms. \`npm run bounds\``,
       '',

@@ -47,7 +47,9 @@ function filesUnder(dir: string): string[] {
 
 export async function main(): Promise<number> {
   rmSync(DIST, { recursive: true, force: true });
-  const tsc = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(PROJECT_ROOT, 'tsconfig.build.json')], { stdio: ['ignore', 2, 2] });
+  const tsc = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(PROJECT_ROOT, 'tsconfig.build.json')], {
+    stdio: ['ignore', 2, 2],
+  });
   if (tsc.status !== 0) return 1;
   const files = filesUnder(DIST).filter((file) => /\.(js|d\.ts)$/.test(file));
   for (const file of files) {

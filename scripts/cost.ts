@@ -64,7 +64,8 @@ function regionPrices(region: string): RegionPrices {
 }
 
 /** Lambda's charge for `ms` of duration at `memoryMb`, billed by the millisecond. */
-const durationCost = (ms: number, memoryMb: number, prices: RegionPrices) => (Math.ceil(ms) / 1000) * (memoryMb / 1024) * prices.lambdaGbSecond;
+const durationCost = (ms: number, memoryMb: number, prices: RegionPrices) =>
+  (Math.ceil(ms) / 1000) * (memoryMb / 1024) * prices.lambdaGbSecond;
 
 const edgeHit = () => CLOUDFRONT_PRICES.request + FUNCTIONS_PER_REQUEST * CLOUDFRONT_PRICES.functionInvocation;
 
@@ -101,7 +102,16 @@ export function costReport(options: CostOptions): string {
   const hits = hitCosts(options.region);
   const vercel = COMPARISON_PRICES.vercelTransform;
   const table = markdownTable(
-    ['operation', 'miss, measured', 'Lambda', 'S3 requests', 'CloudFront', 'per 1M misses', '+ per 1M cold starts', 'storage: 1M variants, a month'],
+    [
+      'operation',
+      'miss, measured',
+      'Lambda',
+      'S3 requests',
+      'CloudFront',
+      'per 1M misses',
+      '+ per 1M cold starts',
+      'storage: 1M variants, a month',
+    ],
     costs.map((c) => [
       c.label,
       `${c.missMs} ms`,
@@ -134,7 +144,8 @@ export function parseCostArgs(argv: string[]): CostOptions | undefined {
   const region = values.region ?? 'us-east-1';
   regionPrices(region);
   const memoryMb = values.memory === undefined ? DEFAULT_LIMITS.memorySizeMb : Number(values.memory);
-  if (!Number.isInteger(memoryMb) || memoryMb < 128 || memoryMb > 10_240) throw new UsageError(`--memory must be a whole number of MB from 128 to 10240, not "${values.memory}"`);
+  if (!Number.isInteger(memoryMb) || memoryMb < 128 || memoryMb > 10_240)
+    throw new UsageError(`--memory must be a whole number of MB from 128 to 10240, not "${values.memory}"`);
   const measured = values.bench === undefined ? BENCH_2026_11_23 : (JSON.parse(readFileSync(values.bench, 'utf8')) as Measured);
   return { region, memoryMb, measured };
 }

@@ -77,7 +77,11 @@ export function docTables(): { current: string; generated: string } {
 async function main(argv: string[]): Promise<number> {
   const { current, generated } = docTables();
   if (argv.includes('--check')) {
-    console.log(current === generated ? 'docs/development.md: the table is current.' : 'docs/development.md: the table is stale; run npm run edge-size.');
+    console.log(
+      current === generated
+        ? 'docs/development.md: the table is current.'
+        : 'docs/development.md: the table is stale; run npm run edge-size.',
+    );
     return current === generated ? 0 : 1;
   }
   writeFileSync(DOC, generated);

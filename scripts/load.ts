@@ -125,7 +125,8 @@ function loadOptions(): LoadOptions | undefined {
   const missRatio = Number(args['miss-ratio']);
   const seed = Number(args.seed);
   if (!Number.isInteger(total) || total < 1 || total > 1_000_000) fail(`--requests must be 1 to 1000000, not "${args.requests}"`);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) fail(`--concurrency must be 1 to 1024, not "${args.concurrency}"`);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024)
+    fail(`--concurrency must be 1 to 1024, not "${args.concurrency}"`);
   if (!(missRatio >= 0 && missRatio <= 1)) fail(`--miss-ratio must be 0 to 1, not "${args['miss-ratio']}"`);
   if (!Number.isInteger(seed)) fail(`--seed must be an integer, not "${args.seed}"`);
   return { total, concurrency, missRatio, seed, edgeCache: !args['no-edge-cache'] };
@@ -281,7 +282,12 @@ async function main() {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   // Equivalent spellings of one variant: the edge canonicalises both to one cache key.
   const send = (variant: Variant) =>
-    get(base, agent, `${pathOf(variant.key)}?${next() < 0.5 ? `w=${variant.width}&format=auto` : `format=auto&width=${variant.width}`}`, ACCEPT[variant.client]);
+    get(
+      base,
+      agent,
+      `${pathOf(variant.key)}?${next() < 0.5 ? `w=${variant.width}&format=auto` : `format=auto&width=${variant.width}`}`,
+      ACCEPT[variant.client],
+    );
 
   const results: Result[] = [];
   const memory = memorySampler(() => results.length);
@@ -317,8 +323,18 @@ async function main() {
   await localStack.stop();
 
   const run: LoadRun = {
-    options, url: emulator.url, sourceCount: sources.length, results, samples: memory.samples, elapsedMs, peakRss, loads,
-    newVariants, answered: answered.length, edgeBytes, emulatorLog,
+    options,
+    url: emulator.url,
+    sourceCount: sources.length,
+    results,
+    samples: memory.samples,
+    elapsedMs,
+    peakRss,
+    loads,
+    newVariants,
+    answered: answered.length,
+    edgeBytes,
+    emulatorLog,
   };
   console.log(report(run).join('\n'));
   if (results.some((result) => result.error)) process.exitCode = 1;

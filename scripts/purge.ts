@@ -204,7 +204,8 @@ export function formatReport(report: PurgeReport, options: PurgeOptions): string
   const lines: string[] = [];
   const invalidated = options.distributionId !== undefined;
   for (const outcome of report.keys) {
-    const name = outcome.key !== undefined && outcome.key !== outcome.arg ? `${outcome.arg} (key ${JSON.stringify(outcome.key)})` : outcome.arg;
+    const name =
+      outcome.key !== undefined && outcome.key !== outcome.arg ? `${outcome.arg} (key ${JSON.stringify(outcome.key)})` : outcome.arg;
     if (outcome.invalid !== undefined) {
       lines.push(`FAIL  ${name}: not a source key: ${outcome.invalid}`);
       continue;
@@ -219,7 +220,9 @@ export function formatReport(report: PurgeReport, options: PurgeOptions): string
       parts.push(`${purge.deleted} variant(s) deleted, then the cache bucket failed: ${purge.failure}`);
     } else if (purge.errors.length > 0) {
       failed = true;
-      const listed = purge.errors.slice(0, LISTED_ERRORS).map((error) => `${error.key} ${error.code}${error.message ? ` (${error.message})` : ''}`);
+      const listed = purge.errors
+        .slice(0, LISTED_ERRORS)
+        .map((error) => `${error.key} ${error.code}${error.message ? ` (${error.message})` : ''}`);
       const more = purge.errors.length > LISTED_ERRORS ? `, and ${purge.errors.length - LISTED_ERRORS} more` : '';
       parts.push(`${purge.deleted} variant(s) deleted, ${purge.errors.length} not: ${listed.join('; ')}${more}`);
     } else {

@@ -75,9 +75,18 @@ export function sqsFailureQueue(client: SQSClient, queueUrl: string): FailureQue
     async receive() {
       const { Messages } = await client.send(
         // A short long-poll: a plain receive may sample too few servers and answer "empty" early.
-        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: VISIBILITY_SECONDS }),
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+          VisibilityTimeout: VISIBILITY_SECONDS,
+        }),
       );
-      return (Messages ?? []).map((message) => ({ id: message.MessageId ?? '', receipt: message.ReceiptHandle ?? '', body: message.Body ?? '' }));
+      return (Messages ?? []).map((message) => ({
+        id: message.MessageId ?? '',
+        receipt: message.ReceiptHandle ?? '',
+        body: message.Body ?? '',
+      }));
     },
     async delete(receipt) {
       await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: receipt }));
@@ -115,11 +124,16 @@ export function parseReplayArgs(argv: string[], env: Record<string, string | und
   const distributionId = values['distribution-id'] ?? env.DISTRIBUTION_ID;
   if (!queueUrl) throw new UsageError('the failure queue is needed: --queue-url URL (or $FAILURE_QUEUE_URL).');
   if (!/^https:\/\/[^/]+\/\d+\/[^/]+$/.test(queueUrl)) {
-    throw new UsageError(`--queue-url must be an SQS queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>), not ${JSON.stringify(queueUrl)}.`);
+    throw new UsageError(
+      `--queue-url must be an SQS queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>), not ${JSON.stringify(queueUrl)}.`,
+    );
   }
   if (!cacheBucket) throw new UsageError('the cache bucket is needed: --cache-bucket NAME (or $CACHE_BUCKET).');
   if (!distributionId) throw new UsageError('the distribution is needed: --distribution-id ID (or $DISTRIBUTION_ID).');
-  const sourceBuckets = readSourceBuckets({ SOURCE_BUCKETS: values['source-buckets'] ?? env.SOURCE_BUCKETS }, (message) => new UsageError(`--source-buckets: ${message}`));
+  const sourceBuckets = readSourceBuckets(
+    { SOURCE_BUCKETS: values['source-buckets'] ?? env.SOURCE_BUCKETS },
+    (message) => new UsageError(`--source-buckets: ${message}`),
+  );
   return { queueUrl, cacheBucket, distributionId, sourceBuckets, region: values.region };
 }
 
@@ -178,7 +192,9 @@ export async function replay(options: ReplayOptions, deps: ReplayDependencies, o
         const report = await handle(failedEvent(message.body, options.sourceBuckets));
         await deps.queue.delete(message.receipt);
         const keys = report.keys.map((key) => `${key.key} (${key.deleted} variant(s) deleted)`).join(', ') || 'no source key';
-        const invalidated = report.invalidationId ? `; invalidated ${report.paths.length} path(s) (${report.invalidationId})` : '; nothing to invalidate';
+        const invalidated = report.invalidationId
+          ? `; invalidated ${report.paths.length} path(s) (${report.invalidationId})`
+          : '; nothing to invalidate';
         output.out(`ok    ${message.id}: ${keys}${invalidated}`);
       } catch (error) {
         failures++;
@@ -213,7 +229,9 @@ export const main = operatorMain({
   parse: parseReplayArgs,
   clients: createReplayDependencies,
   async run(options, deps, output) {
-    output.out(`replay-invalidations: queue ${options.queueUrl}, cache bucket ${options.cacheBucket}, distribution ${options.distributionId}`);
+    output.out(
+      `replay-invalidations: queue ${options.queueUrl}, cache bucket ${options.cacheBucket}, distribution ${options.distributionId}`,
+    );
     return (await replay(options, deps, output)) ? 0 : 1;
   },
 });

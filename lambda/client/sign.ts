@@ -9,7 +9,13 @@
 
 import { canonicalRequest, canonicalUri, opsSegment, splitQuery } from '../grammar/canonical';
 import { validateKey } from '../grammar/key';
-import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions, type SignatureParams, type UnresolvedOps } from '../grammar/params';
+import {
+  DEFAULT_GRAMMAR_OPTIONS,
+  PRESET_SPELLINGS,
+  type GrammarOptions,
+  type SignatureParams,
+  type UnresolvedOps,
+} from '../grammar/params';
 import { signedText, signUri } from '../grammar/sign';
 import { imageQuery, imageUrl, withSignature, type ImageParams } from './url';
 
@@ -108,7 +114,8 @@ export function signedPrefix(prefix: string, grant: PrefixGrant, options: Gramma
     exp: grant.expires === undefined ? undefined : expiryParam(grant.expires, Date.now()),
     allow: grant.allow && grant.allow.map((params) => opsSegment(signedOps(params, options))).join(' '),
   };
-  if (signature.allow === '') throw new Error('signedPrefix: an empty allow list would allow nothing; leave it out to allow any parameters.');
+  if (signature.allow === '')
+    throw new Error('signedPrefix: an empty allow list would allow nothing; leave it out to allow any parameters.');
   // Every request the grant covers has the same text: signedText gives it for one of them, a
   // path under the folder with the first variant allowed.
   const allowed = grant.allow ? signedOps(grant.allow[0] as ImageParams, options) : {};

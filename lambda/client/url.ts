@@ -114,7 +114,14 @@ export function imageOrigin(base: string): string {
   } catch {
     throw invalid();
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+  if (
+    (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+    url.pathname !== '/' ||
+    url.search ||
+    url.hash ||
+    url.username ||
+    url.password
+  ) {
     throw invalid();
   }
   return url.origin;
@@ -162,7 +169,8 @@ export function srcset(
     const spelling = name.toLowerCase();
     if ((params as Record<string, unknown>)[name] === undefined) continue;
     if (spelling === 'dpr') throw new Error('srcset takes no dpr: its w descriptors already let the browser pick for the screen density.');
-    if (PARAMS_BY_NAME[spelling]?.name === 'width') throw new Error(`srcset takes its widths as an argument, not as the parameter "${name}".`);
+    if (PARAMS_BY_NAME[spelling]?.name === 'width')
+      throw new Error(`srcset takes its widths as an argument, not as the parameter "${name}".`);
   }
   const candidates = new Map<string, number>();
   for (const width of widths) {

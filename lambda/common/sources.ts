@@ -38,7 +38,8 @@ export function prefixesRefusal(name: string, prefixes: string[]): string | unde
     }
     if (reason) return mustBe(`a ${name} prefix`, `a key prefix ending with "/" such as "archive/" (${reason})`, prefix);
     const inside = prefixes.find((other) => other !== prefix && other.startsWith(prefix));
-    if (inside !== undefined) return `${name} prefixes "${prefix}" and "${inside}" overlap: a key under both could not say where it is read from.`;
+    if (inside !== undefined)
+      return `${name} prefixes "${prefix}" and "${inside}" overlap: a key under both could not say where it is read from.`;
   }
   return undefined;
 }
@@ -51,7 +52,9 @@ function prefixOf(key: string, buckets: PrefixBuckets): string | undefined {
 /** The object a URL key reads: under a mapped prefix, the rest of the key in that bucket; otherwise the key in `defaultBucket`. */
 export function sourceObject(key: string, defaultBucket: string, buckets: PrefixBuckets): SourceObject {
   const prefix = prefixOf(key, buckets);
-  return prefix === undefined ? { bucket: defaultBucket, objectKey: key } : { bucket: buckets[prefix]!, objectKey: key.slice(prefix.length) };
+  return prefix === undefined
+    ? { bucket: defaultBucket, objectKey: key }
+    : { bucket: buckets[prefix]!, objectKey: key.slice(prefix.length) };
 }
 
 /**
@@ -72,7 +75,8 @@ const SOURCE_BUCKETS = 'SOURCE_BUCKETS';
 export function readSourceBuckets(env: Env, configError: (message: string) => Error): PrefixBuckets {
   const value = envReaders(configError).jsonObject(env, SOURCE_BUCKETS);
   for (const [prefix, bucket] of Object.entries(value)) {
-    if (typeof bucket !== 'string' || bucket.trim() === '') throw configError(mustBe(`the ${SOURCE_BUCKETS} bucket of "${prefix}"`, 'a bucket name', bucket));
+    if (typeof bucket !== 'string' || bucket.trim() === '')
+      throw configError(mustBe(`the ${SOURCE_BUCKETS} bucket of "${prefix}"`, 'a bucket name', bucket));
   }
   const refusal = prefixesRefusal(SOURCE_BUCKETS, Object.keys(value));
   if (refusal) throw configError(refusal);

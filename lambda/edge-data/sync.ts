@@ -64,7 +64,7 @@ export function storeChanges(current: ReadonlyMap<string, string>, desired: Read
   if (foreign.length > 0) {
     throw new Error(
       `Refusing to write ${foreign.map((key) => JSON.stringify(key)).join(', ')} in the KeyValueStore: ` +
-        'a deploy writes only its data and presets; every other key is the operator\'s.',
+        "a deploy writes only its data and presets; every other key is the operator's.",
     );
   }
   return { puts, deletes };
@@ -126,7 +126,9 @@ export async function syncStore(api: KeyValueStoreApi, kvsArn: string, desired: 
     } catch (error) {
       if (!isConflict(error)) throw error;
       if (attempt === MAX_ATTEMPTS) {
-        throw new Error(`The KeyValueStore changed under every one of ${MAX_ATTEMPTS} attempts to write the deployment's entries; deploy again. (${(error as Error).message})`);
+        throw new Error(
+          `The KeyValueStore changed under every one of ${MAX_ATTEMPTS} attempts to write the deployment's entries; deploy again. (${(error as Error).message})`,
+        );
       }
       await pauseBeforeAttempt(attempt);
     }

@@ -157,10 +157,14 @@ export function deploymentEntries(grammar: GrammarOptions): Record<string, strin
   Object.keys(entries).forEach((key) => {
     const value = entries[key] as string;
     if (bytes(key) > MAX_STORE_KEY_BYTES) {
-      throw new Error(`The KeyValueStore key "${key.slice(0, 60)}..." is ${bytes(key)} bytes, over CloudFront's ${MAX_STORE_KEY_BYTES}: shorten the preset's name.`);
+      throw new Error(
+        `The KeyValueStore key "${key.slice(0, 60)}..." is ${bytes(key)} bytes, over CloudFront's ${MAX_STORE_KEY_BYTES}: shorten the preset's name.`,
+      );
     }
     if (bytes(value) > MAX_STORE_VALUE_BYTES) {
-      throw new Error(`The KeyValueStore value of "${key}" is ${bytes(value)} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES}: shorten the preset.`);
+      throw new Error(
+        `The KeyValueStore value of "${key}" is ${bytes(value)} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES}: shorten the preset.`,
+      );
     }
   });
   return entries;

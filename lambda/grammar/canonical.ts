@@ -122,9 +122,11 @@ export interface ViewerQuery {
  * Parses a viewer's parameters. Names are case-insensitive; unknown names are
  * ignored. A preset's parameters come first and the viewer's own override them.
  */
-export const parseViewerQuery = (pairs: [string, string][], options: GrammarOptions): ViewerQuery => parseParams(pairs, options, PARAMS_BY_NAME);
+export const parseViewerQuery = (pairs: [string, string][], options: GrammarOptions): ViewerQuery =>
+  parseParams(pairs, options, PARAMS_BY_NAME);
 
-export const parseViewerParams = (pairs: [string, string][], options: GrammarOptions): ViewerParams => parseViewerQuery(pairs, options).params;
+export const parseViewerParams = (pairs: [string, string][], options: GrammarOptions): ViewerParams =>
+  parseViewerQuery(pairs, options).params;
 
 /**
  * parseViewerQuery with `named` the spellings a viewer may use, or the ops of
@@ -293,7 +295,12 @@ export const opsSegment = (ops: UnresolvedOps): string =>
 export const canonicalUri = (key: string, ops: UnresolvedOps): string => encodeKeyPath(key) + '/' + opsSegment(ops);
 
 /** What the edge does to every request: path and query in, one canonical request out. */
-export function canonicalRequest(path: string, pairs: [string, string][], options: GrammarOptions, negotiation: Negotiation): CanonicalRequest;
+export function canonicalRequest(
+  path: string,
+  pairs: [string, string][],
+  options: GrammarOptions,
+  negotiation: Negotiation,
+): CanonicalRequest;
 export function canonicalRequest(
   path: string,
   pairs: [string, string][],

@@ -7,7 +7,17 @@
 // canonical URI derive from this table, and tests check the README's
 // parameter table and the playground's form against it.
 
-import { BOOLEANS, NUMBER_PATTERNS, readValue, SYNONYMS, useReaderData, WORDS, type ReaderData, type Value, type ValueRule } from './validate';
+import {
+  BOOLEANS,
+  NUMBER_PATTERNS,
+  readValue,
+  SYNONYMS,
+  useReaderData,
+  WORDS,
+  type ReaderData,
+  type Value,
+  type ValueRule,
+} from './validate';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -23,9 +33,17 @@ export type Fill = (typeof FILLS)[number];
 export const DEFAULT_TRIM = 10;
 
 export const POSITIONS = [
-  'center', 'top', 'right', 'bottom', 'left',
-  'top-left', 'top-right', 'bottom-left', 'bottom-right',
-  'entropy', 'attention',
+  'center',
+  'top',
+  'right',
+  'bottom',
+  'left',
+  'top-left',
+  'top-right',
+  'bottom-left',
+  'bottom-right',
+  'entropy',
+  'attention',
   'face',
 ] as const;
 export type Position = (typeof POSITIONS)[number];
@@ -208,8 +226,7 @@ const effectiveFit = (ops: Ops): Fit => ops.fit || 'cover';
 /** A crop that fills the whole box: where a position or a focal point places the image. */
 export const coverCrop = (ops: Ops) => bothSides(ops) && effectiveFit(ops) === 'cover';
 const contained = (ops: Ops) => bothSides(ops) && ops.fit === 'contain';
-const isLossy = (format: OutputFormat | undefined) =>
-  format == null || format === 'jpeg' || format === 'webp' || format === 'avif';
+const isLossy = (format: OutputFormat | undefined) => format == null || format === 'jpeg' || format === 'webp' || format === 'avif';
 
 /** Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required. */
 const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {

@@ -16,7 +16,10 @@ export const SIGNATURE_LENGTH = 32;
 
 // 32 bytes are 44 base64 characters, the last one `=`: the slice drops it.
 export const signUri = (text: string, secret: string): string =>
-  (crypto.createHmac('sha256', secret).update(text).digest('base64') as string).replace(/\+/g, '-').replace(/\//g, '_').slice(0, SIGNATURE_LENGTH);
+  (crypto.createHmac('sha256', secret).update(text).digest('base64') as string)
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .slice(0, SIGNATURE_LENGTH);
 
 /** Compares in time that depends only on the length, so a guess learns nothing from timing. */
 const sameText = (a: string, b: string): boolean => {

@@ -83,7 +83,8 @@ export const useReaderData = (data: ReaderData): void => {
 };
 
 /** The word `word` with `args` put in for `$0`, `$1`... */
-export const say = (word: Word, ...args: unknown[]): string => readerData.words[word].replace(/\$(\d)/g, (_match, index) => args[index] as string);
+export const say = (word: Word, ...args: unknown[]): string =>
+  readerData.words[word].replace(/\$(\d)/g, (_match, index) => args[index] as string);
 
 /** Longest value quoted back in a message, so an absurd value cannot bloat a response. */
 const MAX_QUOTED = 40;
@@ -182,7 +183,12 @@ const KINDS: { [kind in KindName]: Reader } = {
   /** `<width>` or `<width>,<colour>` (black by default): the width leaves the image at least a pixel within maxDimension. */
   border: (_rule, name, raw, options) => {
     const comma = raw.indexOf(',');
-    const width = readValue({ kind: 'integer', low: 1, high: (options.maxDimension - 1) >> 1 }, name, comma === -1 ? raw : raw.slice(0, comma), options);
+    const width = readValue(
+      { kind: 'integer', low: 1, high: (options.maxDimension - 1) >> 1 },
+      name,
+      comma === -1 ? raw : raw.slice(0, comma),
+      options,
+    );
     // Each part is refused by its own kind.
     return width + ',' + readValue({ kind: 'colour' }, name, comma === -1 ? '000' : raw.slice(comma + 1), options);
   },

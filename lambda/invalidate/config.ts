@@ -107,7 +107,9 @@ function accepts(env: Env): string[] {
   const value = json(env, 'EAGER_ACCEPTS');
   if (value === undefined) return DEFAULT_EAGER_ACCEPTS;
   if (!Array.isArray(value) || value.length === 0 || !value.every((item) => typeof item === 'string')) {
-    throw configError(mustBe('EAGER_ACCEPTS', 'a JSON array of Accept headers, e.g. ["image/avif,image/webp,*/*","*/*"]', env.EAGER_ACCEPTS));
+    throw configError(
+      mustBe('EAGER_ACCEPTS', 'a JSON array of Accept headers, e.g. ["image/avif,image/webp,*/*","*/*"]', env.EAGER_ACCEPTS),
+    );
   }
   return [...new Set(value as string[])];
 }
@@ -115,10 +117,14 @@ function accepts(env: Env): string[] {
 function presets(env: Env): { [name: string]: Preset } | undefined {
   const value = json(env, 'PRESETS');
   if (value === undefined) return undefined;
-  const isObject = (item: unknown): item is Record<string, unknown> =>
-    typeof item === 'object' && item !== null && !Array.isArray(item);
-  if (!isObject(value) || !Object.values(value).every((preset) => isObject(preset) && Object.values(preset).every((v) => typeof v === 'string'))) {
-    throw configError(mustBe('PRESETS', 'a JSON object of presets with string values, e.g. {"thumb":{"width":"200","height":"200"}}', env.PRESETS));
+  const isObject = (item: unknown): item is Record<string, unknown> => typeof item === 'object' && item !== null && !Array.isArray(item);
+  if (
+    !isObject(value) ||
+    !Object.values(value).every((preset) => isObject(preset) && Object.values(preset).every((v) => typeof v === 'string'))
+  ) {
+    throw configError(
+      mustBe('PRESETS', 'a JSON object of presets with string values, e.g. {"thumb":{"width":"200","height":"200"}}', env.PRESETS),
+    );
   }
   return value as { [name: string]: Preset };
 }
@@ -173,7 +179,9 @@ export function invalidationEnvironment(config: InvalidateConfig): Record<string
     CACHE_BUCKET: config.cacheBucket,
     ...sourceBucketsEnvironment(config.sourceBuckets),
     DISTRIBUTION_ID: config.distributionId,
-    DISTRIBUTION_DOMAIN: distributionOrigin.startsWith(DEFAULT_SCHEME) ? distributionOrigin.slice(DEFAULT_SCHEME.length) : distributionOrigin,
+    DISTRIBUTION_DOMAIN: distributionOrigin.startsWith(DEFAULT_SCHEME)
+      ? distributionOrigin.slice(DEFAULT_SCHEME.length)
+      : distributionOrigin,
     EAGER_PRESETS: config.eagerPresets.join(','),
     ...(defaultAccepts ? {} : { EAGER_ACCEPTS: JSON.stringify(eagerAccepts) }),
     WARM_TIMEOUT_MS: String(config.warmTimeoutMs),

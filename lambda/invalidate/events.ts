@@ -72,11 +72,19 @@ function decodedOrUndefined(rawKey: string): string | undefined {
 function notices(event: SourceEvent | undefined): ObjectNotice[] {
   if (isBridgeEvent(event)) {
     const key = event.detail?.object?.key ?? '';
-    return [{ eventName: event['detail-type'] ?? '', bucket: event.detail?.bucket?.name ?? '', rawKey: key, objectKey: key, bridged: true }];
+    return [
+      { eventName: event['detail-type'] ?? '', bucket: event.detail?.bucket?.name ?? '', rawKey: key, objectKey: key, bridged: true },
+    ];
   }
   return ((event as { Records?: S3EventRecord[] } | undefined)?.Records ?? []).map((record) => {
     const rawKey = record.s3?.object?.key ?? '';
-    return { eventName: record.eventName ?? '', bucket: record.s3?.bucket?.name ?? '', rawKey, objectKey: decodedOrUndefined(rawKey), bridged: false };
+    return {
+      eventName: record.eventName ?? '',
+      bucket: record.s3?.bucket?.name ?? '',
+      rawKey,
+      objectKey: decodedOrUndefined(rawKey),
+      bridged: false,
+    };
   });
 }
 
@@ -86,7 +94,8 @@ function notices(event: SourceEvent | undefined): ObjectNotice[] {
  */
 function changeOf(eventName: string): Change | undefined {
   if (eventName.startsWith('ObjectCreated:') || eventName === 'Object Created') return 'created';
-  if (eventName.startsWith('ObjectRemoved:') || eventName.startsWith('LifecycleExpiration:') || eventName === 'Object Deleted') return 'removed';
+  if (eventName.startsWith('ObjectRemoved:') || eventName.startsWith('LifecycleExpiration:') || eventName === 'Object Deleted')
+    return 'removed';
   return undefined;
 }
 

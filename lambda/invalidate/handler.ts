@@ -66,7 +66,14 @@ export class SourceChangeError extends Error {
 
 export type InvalidationHandler = (event: SourceEvent) => Promise<InvalidationReport>;
 
-export function createInvalidationHandler({ s3, cloudFront, config, log, fetch = globalThis.fetch, settle }: InvalidationDependencies): InvalidationHandler {
+export function createInvalidationHandler({
+  s3,
+  cloudFront,
+  config,
+  log,
+  fetch = globalThis.fetch,
+  settle,
+}: InvalidationDependencies): InvalidationHandler {
   const settled = settle ?? (config.settleMs ? () => new Promise<void>((resolve) => setTimeout(resolve, config.settleMs)) : undefined);
 
   return async function handle(event) {

@@ -104,7 +104,8 @@ async function invalidateFound(
     return true;
   }
   if (pass === 1 && invalidation.paths !== 'everything') {
-    for (const { key } of found.filter(({ key }) => key.includes('~'))) log({ level: 'warn', event: 'invalidation_unconfirmed', key, reason: TILDE });
+    for (const { key } of found.filter(({ key }) => key.includes('~')))
+      log({ level: 'warn', event: 'invalidation_unconfirmed', key, reason: TILDE });
   }
   const tooMany = overLimit(paths);
   if (tooMany) {
@@ -119,7 +120,16 @@ async function invalidateFound(
     const answer = await cloudFront.createInvalidation({ distributionId, paths, callerReference });
     report.invalidationId = answer.id;
     report.paths.push(...paths.filter((path) => !report.paths.includes(path)));
-    log({ level: 'info', event: 'invalidated', pass, distributionId, invalidationId: answer.id, status: answer.status, paths, callerReference });
+    log({
+      level: 'info',
+      event: 'invalidated',
+      pass,
+      distributionId,
+      invalidationId: answer.id,
+      status: answer.status,
+      paths,
+      callerReference,
+    });
     return true;
   } catch (error) {
     report.invalidationError ??= describeError(error);
@@ -155,7 +165,8 @@ export async function purgeSources(sources: readonly PurgeSource[], options: Pur
   }
 
   /** 2. One invalidation for every path; false when it was not made. */
-  const invalidate = (found: FoundVariants[], pass: number) => (invalidation ? invalidateFound(found, pass, invalidation, report, log) : true);
+  const invalidate = (found: FoundVariants[], pass: number) =>
+    invalidation ? invalidateFound(found, pass, invalidation, report, log) : true;
 
   /** 3. Deletes what was found. */
   function remove(found: FoundVariants[], pass: number): Promise<void[]> {

@@ -52,7 +52,10 @@ export function warmRequests(key: string, config: InvalidateConfig): WarmRequest
     for (const accept of config.eagerAccepts) {
       let uri: string | undefined;
       if (config.grammar.presets) {
-        uri = canonicalRequest(encodeKeyPath(key), splitQuery(imageQuery(params, config.grammar)), config.grammar, { accept, avif: config.avif }).uri;
+        uri = canonicalRequest(encodeKeyPath(key), splitQuery(imageQuery(params, config.grammar)), config.grammar, {
+          accept,
+          avif: config.avif,
+        }).uri;
         if (seen.has(uri)) continue;
         seen.add(uri);
       }

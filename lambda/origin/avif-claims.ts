@@ -24,7 +24,9 @@ export async function claimAvif(s3: S3Client, bucket: string, uri: string, windo
   const key = avifClaimKey(uri, Math.floor(Date.now() / windowMs));
   try {
     // An empty Buffer, not '': the SDK sets no Content-Length for an empty string and warns of a stream of unknown length.
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: EMPTY, IfNoneMatch: '*', CacheControl: 'no-store' }), { abortSignal });
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: EMPTY, IfNoneMatch: '*', CacheControl: 'no-store' }), {
+      abortSignal,
+    });
     return true;
   } catch (error) {
     if (lostConditionalWrite(error)) return false;

@@ -36,7 +36,9 @@ export const NUMBER_SETTINGS = {
 export type NumberSettings = { [Name in keyof typeof NUMBER_SETTINGS]: number };
 
 /** Each NUMBER_SETTINGS' default. */
-export const NUMBER_DEFAULTS = Object.fromEntries(Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [name, setting.default])) as NumberSettings;
+export const NUMBER_DEFAULTS = Object.fromEntries(
+  Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [name, setting.default]),
+) as NumberSettings;
 
 export interface Limits extends NumberSettings {
   /** Largest output width or height, and largest width/height parameter (MAX_DIMENSION, default 8192). */
@@ -104,7 +106,9 @@ export function readConfig(env: Env): OriginConfig {
     sourceBucket: required(env, 'SOURCE_BUCKET'),
     sourceBuckets: readSourceBuckets(env, configError),
     cacheBucket: required(env, 'CACHE_BUCKET'),
-    ...(Object.fromEntries(Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [name, positiveInteger(env, setting.env, setting.default)])) as NumberSettings),
+    ...(Object.fromEntries(
+      Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [name, positiveInteger(env, setting.env, setting.default)]),
+    ) as NumberSettings),
     maxDimension: positiveInteger(env, 'MAX_DIMENSION', DEFAULT_LIMITS.maxDimension),
     timeBudgetMs: positiveInteger(env, 'TIME_BUDGET_MS', DEFAULT_LIMITS.timeBudgetMs),
     memorySizeMb: positiveInteger(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', DEFAULT_LIMITS.memorySizeMb),
@@ -119,7 +123,9 @@ export function readConfig(env: Env): OriginConfig {
 
 /** The watermarks with their files' paths resolved in the function's package (Lambda's LAMBDA_TASK_ROOT). */
 function packagedWatermarks(watermarks: Record<string, WatermarkDefinition>, root = '.'): Record<string, WatermarkDefinition> {
-  return Object.fromEntries(Object.entries(watermarks).map(([name, definition]) => [name, { ...definition, file: resolve(root, definition.file) }]));
+  return Object.fromEntries(
+    Object.entries(watermarks).map(([name, definition]) => [name, { ...definition, file: resolve(root, definition.file) }]),
+  );
 }
 
 /** The metrics settings beside the config (METRICS_NAMESPACE, METRICS), and the version Lambda sets. */
@@ -147,7 +153,9 @@ export function originEnvironment(
     SOURCE_BUCKET: config.sourceBucket,
     ...sourceBucketsEnvironment(config.sourceBuckets),
     CACHE_BUCKET: config.cacheBucket,
-    ...Object.fromEntries(Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [setting.env, String(config[name as keyof NumberSettings])])),
+    ...Object.fromEntries(
+      Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [setting.env, String(config[name as keyof NumberSettings])]),
+    ),
     MAX_DIMENSION: String(config.maxDimension),
     TIME_BUDGET_MS: String(config.timeBudgetMs),
     CACHE_CONTROL: config.cacheControl,
@@ -156,7 +164,10 @@ export function originEnvironment(
     ...(Object.keys(config.watermarkDefinitions).length ? { WATERMARKS: JSON.stringify(config.watermarkDefinitions) } : {}),
     ...(Object.keys(config.requireWatermark).length ? { REQUIRE_WATERMARK: JSON.stringify(config.requireWatermark) } : {}),
     ...Object.fromEntries(
-      SOURCE_SETTINGS.filter((setting) => Object.keys(config[setting.name]).length > 0).map((setting) => [setting.env, JSON.stringify(config[setting.name])]),
+      SOURCE_SETTINGS.filter((setting) => Object.keys(config[setting.name]).length > 0).map((setting) => [
+        setting.env,
+        JSON.stringify(config[setting.name]),
+      ]),
     ),
     ...(metrics.namespace ? { METRICS_NAMESPACE: metrics.namespace } : {}),
     ...(metrics.enabled === false ? { METRICS: 'false' } : {}),
@@ -164,7 +175,10 @@ export function originEnvironment(
 }
 
 /** The default settings on these buckets, with `overrides`: how the emulator, the bench and the tests configure an origin. */
-export function originConfig(buckets: Pick<OriginConfig, 'sourceBucket' | 'cacheBucket'>, overrides: Partial<OriginConfig> = {}): OriginConfig {
+export function originConfig(
+  buckets: Pick<OriginConfig, 'sourceBucket' | 'cacheBucket'>,
+  overrides: Partial<OriginConfig> = {},
+): OriginConfig {
   return {
     ...DEFAULT_LIMITS,
     sourceBucket: buckets.sourceBucket,

@@ -49,4 +49,5 @@ export class HttpError extends Error {
 }
 
 /** A source over the byte limit, wherever it is read from (a bucket, a web origin). */
-export const sourceTooLarge = (limit: number) => new HttpError('source_too_large', `The source image is larger than the ${limit}-byte limit.`);
+export const sourceTooLarge = (limit: number) =>
+  new HttpError('source_too_large', `The source image is larger than the ${limit}-byte limit.`);

@@ -44,7 +44,13 @@ export async function rememberedFailure(s3: S3Client, bucket: string, uri: strin
   }
 }
 
-export async function rememberFailure(s3: S3Client, bucket: string, uri: string, error: HttpError, abortSignal?: AbortSignal): Promise<void> {
+export async function rememberFailure(
+  s3: S3Client,
+  bucket: string,
+  uri: string,
+  error: HttpError,
+  abortSignal?: AbortSignal,
+): Promise<void> {
   const stored: StoredFailure = { code: error.code, message: error.message };
   await s3.send(
     new PutObjectCommand({

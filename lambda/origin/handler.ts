@@ -59,11 +59,7 @@ export interface OriginDependencies {
 export type Respond = (response: FunctionUrlResponse) => void;
 
 /** Settles once all the request's work is done (the variant stored, the log written), with the response. */
-export type OriginHandler = (
-  event: LambdaFunctionURLEvent,
-  context?: InvocationContext,
-  respond?: Respond,
-) => Promise<FunctionUrlResponse>;
+export type OriginHandler = (event: LambdaFunctionURLEvent, context?: InvocationContext, respond?: Respond) => Promise<FunctionUrlResponse>;
 
 /** A miss once parsed and checked: fetch the source, make the variant, answer, store, log. */
 async function serve(ctx: RequestContext): Promise<FunctionUrlResponse> {

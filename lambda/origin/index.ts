@@ -29,15 +29,17 @@ function streamResponse(responseStream: Writable, { statusCode, headers, body }:
   stream.end();
 }
 
-export const handler = isTransformChild ? undefined : awslambda.streamifyResponse(async (event, responseStream, context) => {
-  handle ??= createOriginHandler({
-    // Bounded attempts and timeouts: a storage fault is a 503 in seconds, never a hung invocation.
-    s3: originS3Client(),
-    config: readConfig(process.env),
-    log: jsonLogger,
-    transforms,
-    metrics: readMetricsOptions(process.env),
-  });
-  // Settles after the variant's write: Lambda's Node 24 runtime does not wait for work left running.
-  await handle(event, context, (response) => streamResponse(responseStream, response));
-});
+export const handler = isTransformChild
+  ? undefined
+  : awslambda.streamifyResponse(async (event, responseStream, context) => {
+      handle ??= createOriginHandler({
+        // Bounded attempts and timeouts: a storage fault is a 503 in seconds, never a hung invocation.
+        s3: originS3Client(),
+        config: readConfig(process.env),
+        log: jsonLogger,
+        transforms,
+        metrics: readMetricsOptions(process.env),
+      });
+      // Settles after the variant's write: Lambda's Node 24 runtime does not wait for work left running.
+      await handle(event, context, (response) => streamResponse(responseStream, response));
+    });

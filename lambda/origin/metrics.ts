@@ -16,7 +16,6 @@
 // The request id, canonical URI and function version are plain fields: they
 // are searchable in Logs Insights but never dimensions (one metric each).
 
-
 export const DEFAULT_METRICS_NAMESPACE = 'EdgeImageTransformer';
 
 /** Every metric the origin publishes, with its CloudWatch unit. */
@@ -115,7 +114,9 @@ export function requestMetrics(options: MetricsOptions = {}, requestId?: string)
 
       const namespace = options.namespace || DEFAULT_METRICS_NAMESPACE;
       const definitions = (names: MetricName[]) => names.map((Name) => ({ Name, Unit: METRIC_UNITS[Name] }));
-      const directives = [{ Namespace: namespace, Dimensions: [[]] as string[][], Metrics: definitions(Object.keys(values) as MetricName[]) }];
+      const directives = [
+        { Namespace: namespace, Dimensions: [[]] as string[][], Metrics: definitions(Object.keys(values) as MetricName[]) },
+      ];
       if (failed) {
         directives.push({ Namespace: namespace, Dimensions: [[ERROR_CODE_DIMENSION]], Metrics: definitions(['Errors']) });
       } else if (dimensions[OUTPUT_FORMAT_DIMENSION]) {

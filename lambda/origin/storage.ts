@@ -26,9 +26,7 @@ export const S3_TIMEOUTS = { connectionTimeout: 1_000, requestTimeout: 3_000, so
  * 503, far inside the Lambda timeout. `connection` only says where S3 is
  * (LocalStack, a test's proxy); the bounds are the same everywhere.
  */
-export function originS3Client(
-  connection: Pick<S3ClientConfig, 'endpoint' | 'region' | 'credentials' | 'forcePathStyle'> = {},
-): S3Client {
+export function originS3Client(connection: Pick<S3ClientConfig, 'endpoint' | 'region' | 'credentials' | 'forcePathStyle'> = {}): S3Client {
   return new S3Client({
     ...connection,
     maxAttempts: S3_MAX_ATTEMPTS,

@@ -146,7 +146,11 @@ function readExactly(socket: Socket, length: number): Promise<Buffer> {
 }
 
 function childEnded(code: number | null, signal: string | null): HttpError {
-  return new HttpError('internal_error', 'The service failed unexpectedly; try again shortly.', `transform process ended (code ${code}, signal ${signal})`);
+  return new HttpError(
+    'internal_error',
+    'The service failed unexpectedly; try again shortly.',
+    `transform process ended (code ${code}, signal ${signal})`,
+  );
 }
 
 /** Node itself, without the parent's flags; TypeScript sources (tests, `npm start`) need tsx's loader. */
@@ -172,7 +176,13 @@ function sendJob(child: ChildProcess, { bytes, options = {}, ...job }: Transform
  * Sends `job` to `child` and settles with its answer, or at `deadline`, the
  * child's exit or `cancel`; `release` has the child back first, healthy or not.
  */
-function exchange(child: ChildProcess, job: TransformJob, deadline: number, release: (healthy: boolean) => void, cancel?: AbortSignal): Promise<TransformResult> {
+function exchange(
+  child: ChildProcess,
+  job: TransformJob,
+  deadline: number,
+  release: (healthy: boolean) => void,
+  cancel?: AbortSignal,
+): Promise<TransformResult> {
   return new Promise<TransformResult>((resolve, reject) => {
     let settled = false;
     const settle = (healthy: boolean, outcome: () => void) => {
@@ -187,7 +197,9 @@ function exchange(child: ChildProcess, job: TransformJob, deadline: number, rele
     };
     const onMessage = (answer: ChildAnswer) => {
       if (!answer.ok) {
-        settle(!answer.retire, () => reject(answer.bug ? new Error(answer.detail ?? answer.message) : new HttpError(answer.code, answer.message, answer.detail)));
+        settle(!answer.retire, () =>
+          reject(answer.bug ? new Error(answer.detail ?? answer.message) : new HttpError(answer.code, answer.message, answer.detail)),
+        );
         return;
       }
       // The body follows; the deadline and the child's exit still apply until it is in.
@@ -198,7 +210,10 @@ function exchange(child: ChildProcess, job: TransformJob, deadline: number, rele
     };
     const onExit = (code: number | null, signal: string | null) => settle(false, () => reject(childEnded(code, signal)));
     const timer = setTimeout(
-      () => settle(false, () => reject(new HttpError('timeout', 'The image took too long to transform.', 'transform process killed at the deadline'))),
+      () =>
+        settle(false, () =>
+          reject(new HttpError('timeout', 'The image took too long to transform.', 'transform process killed at the deadline')),
+        ),
       Math.max(0, deadline - performance.now()),
     );
     const onCancel = () => settle(false, () => reject(cancel?.reason));
@@ -234,7 +249,9 @@ export function transformProcesses(size = 1, entry = THIS_FILE): TransformProces
     });
     all.add(child);
     // A child killed mid-transfer breaks the socket: its exit is what the request is told.
-    bytesOf(child).on('error', () => {}).pause();
+    bytesOf(child)
+      .on('error', () => {})
+      .pause();
     // The child says 'ready' once sharp is loaded; until then it is starting, not working.
     const started = new Promise<void>((resolve, reject) => {
       child.once('message', () => resolve());

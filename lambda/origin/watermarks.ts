@@ -47,7 +47,11 @@ export const MAX_WATERMARK_PIXELS = 1024 * 1024;
 
 export function watermarkVersion(bytes: Buffer, placement: WatermarkPlacement): string {
   const { position, margin, size, opacity } = placement;
-  return createHash('sha256').update(bytes).update(JSON.stringify([position, margin, size, opacity])).digest('hex').slice(0, 8);
+  return createHash('sha256')
+    .update(bytes)
+    .update(JSON.stringify([position, margin, size, opacity]))
+    .digest('hex')
+    .slice(0, 8);
 }
 
 /**
@@ -94,7 +98,11 @@ export function watermarkFiles(definitions: Record<string, WatermarkDefinition>)
     if (!definition || definition.version !== version) {
       // The name is the request's: quoted as briefly as the grammar quotes a value.
       const quoted = name.length > 40 ? `${name.slice(0, 40)}…` : name;
-      throw new HttpError('watermark_unavailable', `The watermark "${quoted}" is being deployed; try again shortly.`, `asked ${canonical.slice(0, 80)}, have ${definition?.version}`);
+      throw new HttpError(
+        'watermark_unavailable',
+        `The watermark "${quoted}" is being deployed; try again shortly.`,
+        `asked ${canonical.slice(0, 80)}, have ${definition?.version}`,
+      );
     }
     let bytes = read.get(name);
     if (!bytes) {

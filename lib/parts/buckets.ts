@@ -77,7 +77,11 @@ export function buildBuckets(scope: Construct, props: BucketsProps): Buckets {
       // Web variants were once kept under their prefix itself, where a URL that spells a slash
       // as %2F reaches them through the cache-bucket origin, unrevalidated. They are kept under
       // `/` now, and nothing else is written under a web prefix: S3 removes those a day on.
-      ...Object.keys(props.webOrigins).map((prefix) => ({ id: `expire-web-variants-kept-under-${prefix}`, prefix, expiration: Duration.days(1) })),
+      ...Object.keys(props.webOrigins).map((prefix) => ({
+        id: `expire-web-variants-kept-under-${prefix}`,
+        prefix,
+        expiration: Duration.days(1),
+      })),
     ],
     ...serverAccessLogs('s3/cache/'),
   });

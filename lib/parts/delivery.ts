@@ -14,21 +14,20 @@ import type { ResolvedSettings } from '../resolved-settings';
 import type { EdgeFunctions } from './edge-functions';
 import { ACCESS_LOGGING_OFF, acknowledge } from './nag';
 
-export interface DeliveryProps
-  extends Pick<
-    ResolvedSettings,
-    | 'originReadTimeoutSeconds'
-    | 'originShieldRegion'
-    | 'cors'
-    | 'clientErrorTtl'
-    | 'domainNames'
-    | 'certificate'
-    | 'priceClass'
-    | 'webAclId'
-    | 'geoRestriction'
-    | 'comment'
-    | 'distributionProps'
-  > {
+export interface DeliveryProps extends Pick<
+  ResolvedSettings,
+  | 'originReadTimeoutSeconds'
+  | 'originShieldRegion'
+  | 'cors'
+  | 'clientErrorTtl'
+  | 'domainNames'
+  | 'certificate'
+  | 'priceClass'
+  | 'webAclId'
+  | 'geoRestriction'
+  | 'comment'
+  | 'distributionProps'
+> {
   /** The primary origin: variants already made. */
   readonly cacheBucket: s3.IBucket;
   /** The fallback origin: the live alias's Function URL, which makes a missing variant. */
@@ -143,7 +142,10 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
     additionalBehaviors: Object.fromEntries(
       props.plan.behaviors
         .filter((planned) => planned.pathPattern !== '*')
-        .map((planned) => [planned.pathPattern, { origin: planned.origins.includes('cache-bucket') ? origin : functionUrlOrigin, ...behavior }]),
+        .map((planned) => [
+          planned.pathPattern,
+          { origin: planned.origins.includes('cache-bucket') ? origin : functionUrlOrigin, ...behavior },
+        ]),
     ),
     httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
     enableIpv6: true,
@@ -204,6 +206,10 @@ function acknowledgeDistributionFindings(distribution: cloudfront.Distribution, 
     );
   }
   if (!props.geoRestriction) {
-    acknowledge(distribution, 'AwsSolutions-CFR1', 'Public image delivery is meant to be worldwide; geoRestriction is available when a business needs it.');
+    acknowledge(
+      distribution,
+      'AwsSolutions-CFR1',
+      'Public image delivery is meant to be worldwide; geoRestriction is available when a business needs it.',
+    );
   }
 }

@@ -24,13 +24,18 @@ export function buildEdgeData(scope: Construct, props: EdgeDataProps): CustomRes
     ...props,
     entry: lambdaEntry('edge-data'),
     description: "edge-image-transformer: writes the deployment's sizes and presets into the edge's KeyValueStore (deploy time)",
-    roleDescription: "edge-image-transformer edge data: write the deployment's sizes and presets into the viewer-request function's KeyValueStore",
+    roleDescription:
+      "edge-image-transformer edge data: write the deployment's sizes and presets into the viewer-request function's KeyValueStore",
     // A few calls per attempt, five attempts at most when the store keeps changing.
     timeoutSeconds: 60,
     statements: [
       new iam.PolicyStatement({
         sid: 'WriteDeploymentEntries',
-        actions: ['cloudfront-keyvaluestore:DescribeKeyValueStore', 'cloudfront-keyvaluestore:ListKeys', 'cloudfront-keyvaluestore:UpdateKeys'],
+        actions: [
+          'cloudfront-keyvaluestore:DescribeKeyValueStore',
+          'cloudfront-keyvaluestore:ListKeys',
+          'cloudfront-keyvaluestore:UpdateKeys',
+        ],
         resources: [props.keyValueStore.keyValueStoreArn],
       }),
     ],

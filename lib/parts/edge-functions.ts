@@ -38,9 +38,7 @@ export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps):
   const viewerRequest = new cloudfront.Function(scope, 'ViewerRequest', {
     comment: 'edge-image-transformer: validate, canonicalise and sign-check image requests',
     runtime: cloudfront.FunctionRuntime.JS_2_0,
-    code: cloudfront.FunctionCode.fromInline(
-      viewerRequestFunctionCode({ ...settings, keyValueStoreId: keyValueStore.keyValueStoreId }),
-    ),
+    code: cloudfront.FunctionCode.fromInline(viewerRequestFunctionCode({ ...settings, keyValueStoreId: keyValueStore.keyValueStoreId })),
     keyValueStore,
     autoPublish: true,
   });

@@ -21,14 +21,10 @@ import { PROJECT_FUNCTION, SMALL_BUNDLING, lambdaEntry, ownLogsAndRole } from '.
 import { bucketNames } from './buckets';
 import { acknowledge, wildcardFinding } from './nag';
 
-export interface InvalidationProps
-  extends Pick<
-    ResolvedSettings,
-    | 'sourceBuckets'
-    | 'invalidationTimeoutSeconds'
-    | 'logRetention'
-    | 'removalPolicy'
-  > {
+export interface InvalidationProps extends Pick<
+  ResolvedSettings,
+  'sourceBuckets' | 'invalidationTimeoutSeconds' | 'logRetention' | 'removalPolicy'
+> {
   /** Whose created/removed notifications start an invalidation (sourceBuckets' come through EventBridge). */
   readonly sourceBucket: s3.IBucket;
   /** Where a changed source's variants are purged from. */

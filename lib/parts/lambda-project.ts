@@ -24,7 +24,8 @@ const LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
 const BUNDLING_ROOT = existsSync(LOCK_FILE) ? { projectRoot: PROJECT_ROOT, depsLockFilePath: LOCK_FILE } : {};
 
 /** The entry file of one of the project's Lambdas, e.g. `lambdaEntry('origin')`. */
-export const lambdaEntry = (name: 'origin' | 'invalidate' | 'concurrency' | 'edge-data'): string => join(PROJECT_ROOT, 'lambda', name, 'index.ts');
+export const lambdaEntry = (name: 'origin' | 'invalidate' | 'concurrency' | 'edge-data'): string =>
+  join(PROJECT_ROOT, 'lambda', name, 'index.ts');
 
 /** The newest Node.js Lambda runtime in aws-cdk-lib 2.276 (nodejs24.x). */
 const RUNTIME = lambda.Runtime.NODEJS_24_X;
@@ -73,7 +74,11 @@ export interface CustomResourceProviderProps extends Pick<ResolvedSettings, 'log
  * with `ownLogsAndRole` and named `<name>Function`: small, bundled with its
  * SDK, run once per deploy.
  */
-export function customResourceProvider(scope: Construct, name: string, props: CustomResourceProviderProps): { provider: nodejs.NodejsFunction; role: iam.Role } {
+export function customResourceProvider(
+  scope: Construct,
+  name: string,
+  props: CustomResourceProviderProps,
+): { provider: nodejs.NodejsFunction; role: iam.Role } {
   const { logGroup, role } = ownLogsAndRole(scope, name, props.roleDescription, props);
   for (const statement of props.statements) role.addToPolicy(statement);
   const provider = new nodejs.NodejsFunction(scope, `${name}Function`, {

@@ -14,24 +14,23 @@ import { ImageTransformerMonitoring } from '../monitoring';
 import type { ResolvedSettings } from '../resolved-settings';
 import { acknowledge } from './nag';
 
-export interface OperationsProps
-  extends Pick<
-    ResolvedSettings,
-    | 'cloudFrontAdditionalMetrics'
-    | 'alarmTopic'
-    | 'alarmEmail'
-    | 'metricsNamespace'
-    | 'originMetrics'
-    | 'timeout'
-    | 'timeBudgetMs'
-    | 'memorySize'
-    | 'reservedConcurrency'
-    | 'provisionedConcurrency'
-    | 'dashboard'
-    | 'alarms'
-    | 'canaryDeployments'
-    | 'deploymentConfig'
-  > {
+export interface OperationsProps extends Pick<
+  ResolvedSettings,
+  | 'cloudFrontAdditionalMetrics'
+  | 'alarmTopic'
+  | 'alarmEmail'
+  | 'metricsNamespace'
+  | 'originMetrics'
+  | 'timeout'
+  | 'timeBudgetMs'
+  | 'memorySize'
+  | 'reservedConcurrency'
+  | 'provisionedConcurrency'
+  | 'dashboard'
+  | 'alarms'
+  | 'canaryDeployments'
+  | 'deploymentConfig'
+> {
   readonly distribution: cloudfront.IDistribution;
   readonly originFunction: lambda.IFunction;
   readonly originAlias: lambda.Alias;

@@ -26,20 +26,19 @@ import { FACE_DETECTOR_EXTERNALS, faceDetectorCommands } from '../face-detector'
 /** The name of the origin Lambda's alias that the Function URL (and so CloudFront) invokes. */
 export const ORIGIN_ALIAS_NAME = 'live';
 
-export interface OriginFunctionProps
-  extends Pick<
-    ResolvedSettings,
-    | 'sourceBuckets'
-    | 'memorySize'
-    | 'timeout'
-    | 'watermarks'
-    | 'reservedConcurrency'
-    | 'provisionedConcurrency'
-    | 'concurrencyCap'
-    | 'logRetention'
-    | 'removalPolicy'
-    | 'originFunctionProps'
-  > {
+export interface OriginFunctionProps extends Pick<
+  ResolvedSettings,
+  | 'sourceBuckets'
+  | 'memorySize'
+  | 'timeout'
+  | 'watermarks'
+  | 'reservedConcurrency'
+  | 'provisionedConcurrency'
+  | 'concurrencyCap'
+  | 'logRetention'
+  | 'removalPolicy'
+  | 'originFunctionProps'
+> {
   readonly plan: Pick<DeploymentPlan, 'origin' | 'originMetrics' | 'routes'>;
   /** Read: the originals (those outside sourceBuckets' prefixes). */
   readonly sourceBucket: s3.IBucket;
@@ -81,7 +80,12 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
   const buckets = { sourceBucket: sourceBucket.bucketName, sourceBuckets: bucketNames(sourceBuckets), cacheBucket: cacheBucket.bucketName };
   // The faces of a source are remembered beside its variants, whatever its key (face-memory.ts).
   const ownRecords = [FAILURES_PREFIX, ...recordPrefixes(plan.routes(buckets)), '*' + FACES_SEGMENT];
-  const { logGroup, role } = ownLogsAndRole(scope, 'Origin', 'edge-image-transformer origin: read sources, write variants, write its own logs', props);
+  const { logGroup, role } = ownLogsAndRole(
+    scope,
+    'Origin',
+    'edge-image-transformer origin: read sources, write variants, write its own logs',
+    props,
+  );
   role.addToPolicy(
     new iam.PolicyStatement({
       sid: 'ReadSources',

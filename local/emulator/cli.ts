@@ -34,7 +34,9 @@ const USAGE = `usage: npm start -- [-c <key>=<value>]... [--port <n>] [--images 
 /** `--web <prefix>=<url>` options as the emulator's web origins, checked as a deployment's are. */
 function webOrigins(values: string[]): Record<string, WebOrigin> {
   const urls = prefixedValues('--web', 'site/=http://127.0.0.1:8080/images/', values);
-  const given = Object.fromEntries(Object.entries(urls).map(([prefix, url]) => [prefix, { url, revalidateSeconds: LOCAL_REVALIDATE_SECONDS }]));
+  const given = Object.fromEntries(
+    Object.entries(urls).map(([prefix, url]) => [prefix, { url, revalidateSeconds: LOCAL_REVALIDATE_SECONDS }]),
+  );
   return checkedWebOrigins(given, '--web', (message) => new UsageError(message));
 }
 
@@ -75,7 +77,8 @@ async function main() {
     await localStack.stop();
     if (error instanceof ImageTransformerConfigError) throw new UsageError(error.message);
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use; pick another with --port`);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`no such folder: ${(error as NodeJS.ErrnoException).path}`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new UsageError(`no such folder: ${(error as NodeJS.ErrnoException).path}`);
     throw error;
   }
   log(`edge cache ${args['no-edge-cache'] ? 'off' : 'on'}; S3 at ${localStack.endpoint}`);

@@ -153,7 +153,13 @@ function eventContext(eventType: CloudFrontFunctionsEvent['context']['eventType'
 export function viewerResponseEvent(request: ViewerRequest, statusCode: number, headers: Record<string, string>): ViewerResponseEvent {
   const fields: Fields = {};
   for (const [name, value] of Object.entries(headers)) addField(fields, name, value);
-  return { version: '1.0', context: eventContext('viewer-response'), viewer: VIEWER, request, response: { statusCode, headers: fields, cookies: {} } };
+  return {
+    version: '1.0',
+    context: eventContext('viewer-response'),
+    viewer: VIEWER,
+    request,
+    response: { statusCode, headers: fields, cookies: {} },
+  };
 }
 
 function addField(fields: Fields, name: string, value: string): void {

@@ -19,7 +19,11 @@ export interface DemoSite {
 }
 
 /** A file as a web server answers it: 404 without one, 304 when If-None-Match names its ETag, else the file. */
-export function answerWithFile(request: IncomingMessage, response: ServerResponse, file: { body: Buffer; contentType: string; etag: string } | undefined): void {
+export function answerWithFile(
+  request: IncomingMessage,
+  response: ServerResponse,
+  file: { body: Buffer; contentType: string; etag: string } | undefined,
+): void {
   if (!file) return void response.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
   if (request.headers['if-none-match'] === file.etag) return void response.writeHead(304, { etag: file.etag }).end();
   response.writeHead(200, { 'content-type': file.contentType, etag: file.etag, 'content-length': file.body.length }).end(file.body);

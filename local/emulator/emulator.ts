@@ -138,7 +138,11 @@ export function createEmulator(options: EmulatorOptions) {
    * The headers after the viewer-response function, given the request the viewer-request function
    * passed on (none when it answered itself: CloudFront returns that as it is) and the answer's status.
    */
-  async function viewerResponseHeaders(passedOn: FunctionRequest | undefined, status: number, headers: Record<string, string>): Promise<Record<string, string>> {
+  async function viewerResponseHeaders(
+    passedOn: FunctionRequest | undefined,
+    status: number,
+    headers: Record<string, string>,
+  ): Promise<Record<string, string>> {
     if (!passedOn || status >= VIEWER_RESPONSE_BELOW) return headers;
     const result = await responseFunction.handler(viewerResponseEvent(passedOn, status, headers));
     return Object.fromEntries(Object.entries(result.headers).map(([name, field]) => [name, field.value]));
@@ -180,7 +184,8 @@ export function createEmulator(options: EmulatorOptions) {
     }
     const uri = result.uri;
     const cached = cache.lookup(uri);
-    if (cached) return answer(request, result, cached.response, { ageSeconds: cached.ageSeconds, extra: { 'x-cache': 'Hit from cloudfront' } });
+    if (cached)
+      return answer(request, result, cached.response, { ageSeconds: cached.ageSeconds, extra: { 'x-cache': 'Hit from cloudfront' } });
 
     const { origin, response } = await fromOrigins(behavior.origins, uri, forwardedQuery(result), request);
     // CloudFront caches GET and HEAD only, and the origin answers a HEAD without the body:
@@ -190,9 +195,15 @@ export function createEmulator(options: EmulatorOptions) {
   }
 
   /** The first of a behavior's origins to answer other than 403/404 (the Lambda, last, always answers). */
-  async function fromOrigins(origins: Origin[], uri: string, query: string, request: ViewerRequest): Promise<{ origin: Origin; response: CachedResponse }> {
+  async function fromOrigins(
+    origins: Origin[],
+    uri: string,
+    query: string,
+    request: ViewerRequest,
+  ): Promise<{ origin: Origin; response: CachedResponse }> {
     for (const origin of origins) {
-      const response = origin === 'cache-bucket' ? await fromCacheBucket(options.s3, options.cacheBucket, uri) : await fromLambda(uri, query, request);
+      const response =
+        origin === 'cache-bucket' ? await fromCacheBucket(options.s3, options.cacheBucket, uri) : await fromLambda(uri, query, request);
       if (response) return { origin, response };
     }
     throw new Error('A behavior ends with the Lambda, which always answers.');

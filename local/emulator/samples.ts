@@ -67,8 +67,12 @@ async function bouncingBall(frames: number, width: number, height: number): Prom
 }
 
 export async function generateSamples(): Promise<Sample[]> {
-  const landscape = await render(landscapeSvg(WIDTH, HEIGHT, 210)).jpeg({ quality: 90 }).toBuffer();
-  const sunset = await render(landscapeSvg(WIDTH, HEIGHT, 10)).jpeg({ quality: 90 }).toBuffer();
+  const landscape = await render(landscapeSvg(WIDTH, HEIGHT, 210))
+    .jpeg({ quality: 90 })
+    .toBuffer();
+  const sunset = await render(landscapeSvg(WIDTH, HEIGHT, 10))
+    .jpeg({ quality: 90 })
+    .toBuffer();
   return [
     { key: 'samples/mountains.jpg', body: landscape, contentType: 'image/jpeg' },
     {

@@ -8,7 +8,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canonicalRequest, decodeKeyPath, isGrammarError, signedText, signUri, splitQuery, type GrammarOptions, type SignatureParams } from '../../lambda/grammar';
+import {
+  canonicalRequest,
+  decodeKeyPath,
+  isGrammarError,
+  signedText,
+  signUri,
+  splitQuery,
+  type GrammarOptions,
+  type SignatureParams,
+} from '../../lambda/grammar';
 import { sourceObject, urlKey, type PrefixBuckets } from '../../lambda/common/sources';
 import { contentTypeOf } from './content-types';
 import type { Emulator } from './emulator';
@@ -100,7 +109,10 @@ export function createEmulatorServer(options: ServerOptions): Server {
       const body = await readBody(request, options.maxUploadBytes);
       if (!body) {
         response.setHeader('connection', 'close');
-        return sendJson(response, 413, { error: 'source_too_large', message: `The upload is larger than ${options.maxUploadBytes} bytes.` });
+        return sendJson(response, 413, {
+          error: 'source_too_large',
+          message: `The upload is larger than ${options.maxUploadBytes} bytes.`,
+        });
       }
       const { bucket, objectKey } = sourceObject(key, sourceBucket, sourceBuckets);
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: objectKey, Body: body, ContentType: request.headers['content-type'] }));
@@ -115,7 +127,10 @@ export function createEmulatorServer(options: ServerOptions): Server {
       // `expires`: seconds from now the URL stops working (absent: it never does).
       const expires = url.searchParams.get('expires');
       if (expires !== null && !/^[1-9]\d{0,7}$/.test(expires)) {
-        return sendJson(response, 400, { error: 'invalid_parameter', message: `Invalid expires "${expires.slice(0, 20)}": expected whole seconds from now, 1 to 99999999.` });
+        return sendJson(response, 400, {
+          error: 'invalid_parameter',
+          message: `Invalid expires "${expires.slice(0, 20)}": expected whole seconds from now, 1 to 99999999.`,
+        });
       }
       const { key, ops } = canonicalRequest(path, splitQuery(query), settings.grammar);
       const signature: SignatureParams = expires === null ? {} : { exp: String(Math.floor(Date.now() / 1000) + Number(expires)) };
@@ -136,7 +151,10 @@ export function createEmulatorServer(options: ServerOptions): Server {
     if (!path.startsWith(PLAYGROUND)) return sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
     try {
       const body = await readFile(path);
-      const headers: Record<string, string> = { 'content-type': contentTypeOf(path) ?? 'application/octet-stream', 'cache-control': 'no-store' };
+      const headers: Record<string, string> = {
+        'content-type': contentTypeOf(path) ?? 'application/octet-stream',
+        'cache-control': 'no-store',
+      };
       // The page opts in to the client hints `width=auto` and `dpr=auto` read (same origin: no delegation needed).
       if (name === 'index.html') headers['accept-ch'] = CLIENT_HINTS;
       send(response, 200, headers, body);

@@ -39,16 +39,18 @@ export type Delivery = 'notification' | 'eventbridge';
 
 function events(delivery: Delivery, bucket: string, changes: Change[]): SourceEvent[] {
   if (delivery === 'notification') {
-    return [{ Records: changes.map(([key, eventName]) => ({ eventName, s3: { bucket: { name: bucket }, object: { key: eventKey(key) } } })) } as S3Event];
+    return [
+      {
+        Records: changes.map(([key, eventName]) => ({ eventName, s3: { bucket: { name: bucket }, object: { key: eventKey(key) } } })),
+      } as S3Event,
+    ];
   }
   // EventBridge names the change in words and the key as it is.
-  return changes.map(
-    ([key, eventName]): S3BridgeEvent => ({
-      source: 'aws.s3',
-      'detail-type': eventName === 'ObjectCreated:Put' ? 'Object Created' : 'Object Deleted',
-      detail: { bucket: { name: bucket }, object: { key } },
-    }),
-  );
+  return changes.map(([key, eventName]): S3BridgeEvent => ({
+    source: 'aws.s3',
+    'detail-type': eventName === 'ObjectCreated:Put' ? 'Object Created' : 'Object Deleted',
+    detail: { bucket: { name: bucket }, object: { key } },
+  }));
 }
 
 export async function watchSources(options: {

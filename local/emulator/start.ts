@@ -136,11 +136,19 @@ function samples(generated: Sample[]): Upload[] {
 async function uploadAll(s3: S3Client, bucket: string, uploads: Upload[]): Promise<void> {
   for (let i = 0; i < uploads.length; i += UPLOADS_AT_ONCE) {
     await Promise.all(
-      uploads.slice(i, i + UPLOADS_AT_ONCE).map((upload) =>
-        s3.send(
-          new PutObjectCommand({ Bucket: bucket, Key: upload.key, Body: upload.body(), ContentLength: upload.bytes, ContentType: upload.contentType }),
+      uploads
+        .slice(i, i + UPLOADS_AT_ONCE)
+        .map((upload) =>
+          s3.send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: upload.key,
+              Body: upload.body(),
+              ContentLength: upload.bytes,
+              ContentType: upload.contentType,
+            }),
+          ),
         ),
-      ),
     );
   }
 }
@@ -168,7 +176,8 @@ export function prefixedValues(option: string, example: string, values: string[]
   const mapped: { [prefix: string]: string } = {};
   for (const value of values) {
     const split = value.indexOf('=');
-    if (split < 1 || split === value.length - 1) throw new UsageError(`${option} must be <prefix>=<value>, e.g. ${example}, not "${value}"`);
+    if (split < 1 || split === value.length - 1)
+      throw new UsageError(`${option} must be <prefix>=<value>, e.g. ${example}, not "${value}"`);
     const prefix = value.slice(0, split);
     if (prefix in mapped) throw new UsageError(`${option} names the prefix "${prefix}" twice`);
     mapped[prefix] = value.slice(split + 1);
@@ -207,7 +216,10 @@ async function localProps(options: EmulatorStartOptions, webOrigins: Record<stri
     svgPolicy: options.svgPolicy,
     signing: options.signingSecret !== undefined || undefined,
     webOrigins: Object.fromEntries(
-      Object.entries(webOrigins).map(([prefix, { url, revalidateSeconds }]) => [prefix, { url, revalidateAfter: Duration.seconds(revalidateSeconds) }]),
+      Object.entries(webOrigins).map(([prefix, { url, revalidateSeconds }]) => [
+        prefix,
+        { url, revalidateAfter: Duration.seconds(revalidateSeconds) },
+      ]),
     ),
   };
 }
@@ -252,7 +264,12 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
  * bucket that hands it the bucket's changes as a deployment's notifications
  * and EventBridge rule would (lib/parts/invalidation.ts).
  */
-async function watchInvalidations(options: EmulatorStartOptions, emulator: Emulator, sourceBucket: string, config: InvalidateConfig): Promise<SourceWatcher[]> {
+async function watchInvalidations(
+  options: EmulatorStartOptions,
+  emulator: Emulator,
+  sourceBucket: string,
+  config: InvalidateConfig,
+): Promise<SourceWatcher[]> {
   const { s3, log } = options;
   const invalidate = createInvalidationHandler({
     s3,
@@ -269,14 +286,21 @@ async function watchInvalidations(options: EmulatorStartOptions, emulator: Emula
     // The second pass runs once the misses in flight are over: the emulator knows which.
     settle: emulator.settled,
   });
-  const watch = (bucket: string, delivery: Delivery) => watchSources({ s3, bucket, delivery, intervalMs: options.watchIntervalMs ?? 2000, onEvent: invalidate });
-  return Promise.all([watch(sourceBucket, 'notification'), ...Object.values(config.sourceBuckets).map((bucket) => watch(bucket, 'eventbridge'))]);
+  const watch = (bucket: string, delivery: Delivery) =>
+    watchSources({ s3, bucket, delivery, intervalMs: options.watchIntervalMs ?? 2000, onEvent: invalidate });
+  return Promise.all([
+    watch(sourceBucket, 'notification'),
+    ...Object.values(config.sourceBuckets).map((bucket) => watch(bucket, 'eventbridge')),
+  ]);
 }
 
 export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
   const { s3, log } = options;
   const prefixes = Object.entries(options.prefixFolders ?? {});
-  const refusal = prefixesRefusal('--bucket', prefixes.map(([prefix]) => prefix));
+  const refusal = prefixesRefusal(
+    '--bucket',
+    prefixes.map(([prefix]) => prefix),
+  );
   if (refusal) throw new UsageError(refusal);
   // Random too: two emulators started in the same millisecond would otherwise share buckets.
   const suffix = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
@@ -304,10 +328,17 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   // With the generated samples and no site given, a site on loopback serves them too, under `web/`.
   const siteGiven = options.webOrigins !== undefined || options.context?.webOrigins !== undefined;
   const demoSite = generated.length > 0 && !siteGiven ? await startDemoSite(generated) : undefined;
-  const webOrigins = demoSite ? { [DEMO_WEB_PREFIX]: { url: demoSite.url, revalidateSeconds: LOCAL_REVALIDATE_SECONDS } } : (options.webOrigins ?? {});
+  const webOrigins = demoSite
+    ? { [DEMO_WEB_PREFIX]: { url: demoSite.url, revalidateSeconds: LOCAL_REVALIDATE_SECONDS } }
+    : (options.webOrigins ?? {});
   if (demoSite) log(`serving the samples as a web site at ${demoSite.url}, under ${DEMO_WEB_PREFIX}`);
 
-  const { emulator, settings, plan, buckets, transforms } = await localDistribution(options, { sourceBucket, cacheBucket, sourceBuckets, webOrigins });
+  const { emulator, settings, plan, buckets, transforms } = await localDistribution(options, {
+    sourceBucket,
+    cacheBucket,
+    sourceBuckets,
+    webOrigins,
+  });
   const overlap = routesRefusal('--bucket and --web', { sourceBuckets, webOrigins: settings.webOrigins });
   if (overlap) throw new UsageError(overlap);
 
@@ -331,7 +362,12 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Eager presets are warmed through the emulator itself, as a deployment warms them through its distribution.
-  watchers = await watchInvalidations(options, emulator, sourceBucket, plan.invalidation(buckets, { distributionId: 'LOCAL', distributionOrigin: url }));
+  watchers = await watchInvalidations(
+    options,
+    emulator,
+    sourceBucket,
+    plan.invalidation(buckets, { distributionId: 'LOCAL', distributionOrigin: url }),
+  );
 
   return {
     url,
@@ -339,7 +375,10 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     cacheBucket,
     sourceBuckets,
     // The default bucket's keys under a mapped prefix are not served.
-    sources: [...sources.map((source) => source.key).filter((key) => urlKey(sourceBucket, key, sourceBuckets) !== undefined), ...prefixSources],
+    sources: [
+      ...sources.map((source) => source.key).filter((key) => urlKey(sourceBucket, key, sourceBuckets) !== undefined),
+      ...prefixSources,
+    ],
     settled: emulator.settled,
     async close() {
       for (const watcher of watchers) watcher.stop();

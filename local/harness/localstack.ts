@@ -225,7 +225,8 @@ async function waitForS3(endpoint: string, deadline: number, alive: () => boolea
       const s3 = health.services?.s3;
       // LocalStack loads S3 on its first request (~5 s): make that request
       // here (ListBuckets), so that "ready" means S3 answers.
-      if ((s3 === 'available' || s3 === 'running') && (await fetch(`${endpoint}/`, { signal: AbortSignal.timeout(30_000) })).ok) return true;
+      if ((s3 === 'available' || s3 === 'running') && (await fetch(`${endpoint}/`, { signal: AbortSignal.timeout(30_000) })).ok)
+        return true;
     } catch {
       // not listening yet
     }
@@ -254,9 +255,6 @@ function pruneLogs(): void {
     .reverse();
   for (const name of logs.slice(LOGS_KEPT - 1)) rmSync(join(LOG_DIR, name), { force: true });
 }
-
-
-
 
 /** The promise's value, or undefined if it takes longer than ms. */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {

@@ -66,7 +66,12 @@ export async function autoQualityStudy(
         const start = performance.now();
         const score = ssimulacra2(original, await rgbOf(variant.body));
         if (format === 'avif' && !scoreCost) scoreCost = { pixels: original.width * original.height, ms: performance.now() - start };
-        return { bytes: variant.body.length, cpuMs: (used.user + used.system) / 1000, score, ssim: (await ssimImages(planes, variant.body)).y };
+        return {
+          bytes: variant.body.length,
+          cpuMs: (used.user + used.system) / 1000,
+          score,
+          ssim: (await ssimImages(planes, variant.body)).y,
+        };
       };
       const fixedOps = ops;
       const autoOps: Ops = { ...ops, quality: 'auto' };
@@ -76,9 +81,12 @@ export async function autoQualityStudy(
       const secondMade = await make(second);
       const [fixed, auto] = index % 2 ? [secondMade, firstMade] : [firstMade, secondMade];
       // The quality the transform chose, from the same pixels (the reference is the output before its encode).
-      const quality = format === 'avif'
-        ? await autoQuality({ data: ref.data, info: { width: ref.info.width, height: ref.info.height, channels: 3 } }, (image, trial) => encode(image, { format }, trial))
-        : DEFAULT_QUALITY[format];
+      const quality =
+        format === 'avif'
+          ? await autoQuality({ data: ref.data, info: { width: ref.info.width, height: ref.info.height, channels: 3 } }, (image, trial) =>
+              encode(image, { format }, trial),
+            )
+          : DEFAULT_QUALITY[format];
       rows.push({ photo: photo.key, quality, fixed, auto });
     }
     options.progressDone();
@@ -99,16 +107,21 @@ function report(
   const lines: string[] = [];
   lines.push(`### quality=auto against the fixed defaults, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`);
   lines.push('');
-  lines.push(`${options.header}. Corpus: ${corpus.description}. \`${options.command}\`: the handler's transform() once per photo and mode, alternating which goes first.`);
+  lines.push(
+    `${options.header}. Corpus: ${corpus.description}. \`${options.command}\`: the handler's transform() once per photo and mode, alternating which goes first.`,
+  );
   lines.push('');
   lines.push(
-    'Per format: bytes summed over the photos; mean SSIMULACRA 2 and luma SSIM against the uncompressed resize; the floor is today\'s 5th percentile of SSIMULACRA 2, ' +
+    "Per format: bytes summed over the photos; mean SSIMULACRA 2 and luma SSIM against the uncompressed resize; the floor is today's 5th percentile of SSIMULACRA 2, " +
       '"under" counts the auto images below it; transform CPU (all threads) summed, and the median of the per-photo ratios.',
   );
   lines.push('');
   const all = [...results.values()].flat();
   const row = (label: string, rows: PhotoResult[]) => {
-    const floor = quantile(rows.map((r) => r.fixed.score), 0.05);
+    const floor = quantile(
+      rows.map((r) => r.fixed.score),
+      0.05,
+    );
     const fixedBytes = sum(rows.map((r) => r.fixed.bytes));
     const autoBytes = sum(rows.map((r) => r.auto.bytes));
     return [
@@ -122,14 +135,33 @@ function report(
       `${floor.toFixed(1)} / ${Math.min(...rows.map((r) => r.auto.score)).toFixed(1)}`,
       String(rows.filter((r) => r.auto.score < floor).length),
       `${ms(sum(rows.map((r) => r.fixed.cpuMs)))} / ${ms(sum(rows.map((r) => r.auto.cpuMs)))}`,
-      ratio(pairedRatio(rows.map((r) => r.auto.cpuMs), rows.map((r) => r.fixed.cpuMs))),
+      ratio(
+        pairedRatio(
+          rows.map((r) => r.auto.cpuMs),
+          rows.map((r) => r.fixed.cpuMs),
+        ),
+      ),
     ];
   };
   lines.push(
     markdownTable(
-      ['format (operation)', 'photos', 'bytes, fixed', 'bytes, auto', 'change', 'SSIMULACRA 2 fixed / auto', 'SSIM Y fixed / auto', 'floor (fixed p5) / auto min', 'under the floor', 'transform CPU ms fixed / auto', 'CPU auto / fixed (median)'],
       [
-        ...STUDIED.map(({ op, format }) => row(`${format} q${DEFAULT_QUALITY[format]} (${OPS.find((o) => o.name === op)!.label})`, results.get(format)!)),
+        'format (operation)',
+        'photos',
+        'bytes, fixed',
+        'bytes, auto',
+        'change',
+        'SSIMULACRA 2 fixed / auto',
+        'SSIM Y fixed / auto',
+        'floor (fixed p5) / auto min',
+        'under the floor',
+        'transform CPU ms fixed / auto',
+        'CPU auto / fixed (median)',
+      ],
+      [
+        ...STUDIED.map(({ op, format }) =>
+          row(`${format} q${DEFAULT_QUALITY[format]} (${OPS.find((o) => o.name === op)!.label})`, results.get(format)!),
+        ),
         row('all three', all),
       ],
     ),

@@ -40,7 +40,15 @@ async function once(mode: string, name: OpName, file: string, watermarkFile?: st
   else if (mode === 'naive') out = (await naive(op, bytes))?.body ?? null;
   else {
     const ops = canonicalOpsOf(op, 'k', watermark);
-    out = (await transform(bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 60_000, bytes.length), transformOptions(ops, watermark))).body;
+    out = (
+      await transform(
+        bytes,
+        ops,
+        DEFAULT_LIMITS,
+        budgetFor(DEFAULT_LIMITS.memorySizeMb, 60_000, bytes.length),
+        transformOptions(ops, watermark),
+      )
+    ).body;
   }
   return { ms: performance.now() - start, bytes: out?.length ?? null, rssBefore, maxRss: maxRssBytes() };
 }
@@ -57,7 +65,8 @@ async function settings(job: SettingsJob) {
   sharp.concurrency(job.concurrency);
   if (!job.cache) sharp.cache(false);
   const sources = job.files.map((file) => readFileSync(file));
-  const run = (name: OpName, bytes: Buffer) => transform(bytes, canonicalOpsOf(opNamed(name), 'k'), DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, bytes.length));
+  const run = (name: OpName, bytes: Buffer) =>
+    transform(bytes, canonicalOpsOf(opNamed(name), 'k'), DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, bytes.length));
   await run(job.ops[0]!, sources[0]!); // warm-up
   const results: Record<string, { c1Ms: number[]; c1CpuMs: number[]; c2WallMs: number }> = {};
   for (const name of job.ops) {

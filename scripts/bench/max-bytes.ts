@@ -69,7 +69,12 @@ export async function maxBytesStudy(corpus: Corpus, options: StudyLog & { comman
         `${mean(results.map(({ capped }) => capped.encodes)).toFixed(2)} / ${Math.max(...results.map(({ capped }) => capped.encodes))}`,
         `${kb(sum(served.map(({ plain }) => plain.bytes!)))} → ${kb(sum(served.map(({ capped }) => capped.bytes!)))}`,
         `${ms(sum(results.map(({ plain }) => plain.cpuMs)))} / ${ms(sum(results.map(({ capped }) => capped.cpuMs)))}`,
-        ratio(pairedRatio(results.map(({ capped }) => capped.cpuMs), results.map(({ plain }) => plain.cpuMs))),
+        ratio(
+          pairedRatio(
+            results.map(({ capped }) => capped.cpuMs),
+            results.map(({ plain }) => plain.cpuMs),
+          ),
+        ),
       ]);
       options.log(`max_bytes · ${format} ${kb(cap)} done`);
     }
@@ -80,7 +85,18 @@ export async function maxBytesStudy(corpus: Corpus, options: StudyLog & { comman
     `${options.header}. Corpus: ${corpus.description}. \`${options.command}\`: the handler's transform() per photo, with the cap and without, alternating which goes first. At most ${MAX_BYTES_ENCODES} encodes a request.`,
     '',
     markdownTable(
-      ['format (operation)', 'cap', 'photos', 'over the cap uncapped', 'within the cap', '422 (quality 1 over)', 'encodes mean / most', 'bytes uncapped → capped (served)', 'transform CPU uncapped / capped', 'CPU capped / uncapped (median)'],
+      [
+        'format (operation)',
+        'cap',
+        'photos',
+        'over the cap uncapped',
+        'within the cap',
+        '422 (quality 1 over)',
+        'encodes mean / most',
+        'bytes uncapped → capped (served)',
+        'transform CPU uncapped / capped',
+        'CPU capped / uncapped (median)',
+      ],
       rows,
     ),
     '',

@@ -28,7 +28,10 @@ const msCell = (values: number[]) => (values.length ? `${ms(median(values))} / $
 const times = (results: Results, op: OpName, mode: Mode) => results.of(op, mode).map((sample) => sample.ms);
 const photoRatio = (x: Map<string, number>, y: Map<string, number>) => {
   const keys = [...x.keys()].filter((key) => y.has(key));
-  return pairedRatio(keys.map((key) => x.get(key)!), keys.map((key) => y.get(key)!));
+  return pairedRatio(
+    keys.map((key) => x.get(key)!),
+    keys.map((key) => y.get(key)!),
+  );
 };
 const perPhotoRatio = (results: Results, op: OpName, a: Mode, b: Mode, filter?: (s: Sample) => boolean) =>
   photoRatio(results.perPhoto(op, a, filter), results.perPhoto(op, b, filter));
@@ -40,10 +43,16 @@ function header(r: MissReport): string[] {
   const date = new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
   lines.push(`### Benchmark, ${date}`);
   lines.push('');
-  lines.push(`- Machine: ${machine()}; load average ${r.loads[0].toFixed(1)} at start, ${r.loads[1].toFixed(1)} at end (shared machine: compare ratios, measured in the same run).`);
-  lines.push(`- ${versions()}; sharp.concurrency() ${sharp.concurrency()}, libvips cache ${sharp.cache().memory.max ? 'on' : 'off'}, MALLOC_ARENA_MAX ${process.env.MALLOC_ARENA_MAX ?? 'unset'} (the handler's settings, lambda/origin/sharp-settings.ts); the AWS sample runs in its own process with sharp's default threads (concurrency ${r.naiveSettings.concurrency}) and its libvips cache ${r.naiveSettings.cacheMb ? `at ${r.naiveSettings.cacheMb} MB` : 'off, as the handler\'s: each photo is asked for again and again here, never on a real miss'}.`);
+  lines.push(
+    `- Machine: ${machine()}; load average ${r.loads[0].toFixed(1)} at start, ${r.loads[1].toFixed(1)} at end (shared machine: compare ratios, measured in the same run).`,
+  );
+  lines.push(
+    `- ${versions()}; sharp.concurrency() ${sharp.concurrency()}, libvips cache ${sharp.cache().memory.max ? 'on' : 'off'}, MALLOC_ARENA_MAX ${process.env.MALLOC_ARENA_MAX ?? 'unset'} (the handler's settings, lambda/origin/sharp-settings.ts); the AWS sample runs in its own process with sharp's default threads (concurrency ${r.naiveSettings.concurrency}) and its libvips cache ${r.naiveSettings.cacheMb ? `at ${r.naiveSettings.cacheMb} MB` : "off, as the handler's: each photo is asked for again and again here, never on a real miss"}.`,
+  );
   lines.push(`- Corpus: ${corpus.description}.`);
-  lines.push(`- \`${r.command}\`: ${r.iterations} iteration(s) per photo, modes interleaved in rotating order; ${Math.round(r.wallSeconds)} s in all.`);
+  lines.push(
+    `- \`${r.command}\`: ${r.iterations} iteration(s) per photo, modes interleaved in rotating order; ${Math.round(r.wallSeconds)} s in all.`,
+  );
   if (corpus.kind === 'generated') lines.push('- **GENERATED IMAGES, NOT PHOTOS**: these figures do not describe real photos.');
   lines.push('');
   return lines;
@@ -60,7 +69,19 @@ function latency(r: MissReport): string[] {
   lines.push('');
   lines.push(
     markdownTable(
-      ['operation', 'n', 'bare sharp', 'handler transform', 'handler miss', 'miss invocation', 'hit (cache bucket)', 'naive miss (AWS sample)', 'transform / bare', 'miss / bare', 'naive / miss'],
+      [
+        'operation',
+        'n',
+        'bare sharp',
+        'handler transform',
+        'handler miss',
+        'miss invocation',
+        'hit (cache bucket)',
+        'naive miss (AWS sample)',
+        'transform / bare',
+        'miss / bare',
+        'naive / miss',
+      ],
       ops.map((op) => [
         op.label,
         String(itemsOf(corpus, op).length),
@@ -85,7 +106,9 @@ function gigabyteSeconds(r: MissReport): string[] {
   const { results, ops } = r;
   const lines: string[] = [];
   const gigabytes = DEFAULT_LIMITS.memorySizeMb / 1024;
-  lines.push(`**Lambda GB-seconds per miss** at the default memory size (${DEFAULT_LIMITS.memorySizeMb} MB): the median "miss invocation" × ${gigabytes} GB.`);
+  lines.push(
+    `**Lambda GB-seconds per miss** at the default memory size (${DEFAULT_LIMITS.memorySizeMb} MB): the median "miss invocation" × ${gigabytes} GB.`,
+  );
   lines.push('');
   lines.push(
     markdownTable(
@@ -113,7 +136,16 @@ function composition(r: MissReport): string[] {
     lines.push('');
     lines.push(
       markdownTable(
-        ['operation', 'against', 'bare / bare', 'bare CPU / same', 'transform / transform', 'transform CPU / same', 'miss invocation (GB-s) / same', 'transform / against\'s bare'],
+        [
+          'operation',
+          'against',
+          'bare / bare',
+          'bare CPU / same',
+          'transform / transform',
+          'transform CPU / same',
+          'miss invocation (GB-s) / same',
+          "transform / against's bare",
+        ],
         composed.map((op) => {
           const against = op.baseline!;
           const of = (mode: Mode, a: OpName, b: OpName, what: 'ms' | 'invocationMs' | 'cpuMs' = 'ms') =>
@@ -169,7 +201,9 @@ function largeOriginals(r: MissReport): string[] {
   const large = (sample: Sample) => (corpus.photos.find((photo) => photo.key === sample.photo)?.megapixels ?? 0) >= LARGE_MP;
   const largeCount = corpus.photos.filter((photo) => photo.megapixels >= LARGE_MP).length;
   if (largeCount > 0) {
-    lines.push(`**Large originals** (the ${largeCount} photos of ${LARGE_MP} MP or more), median ms; transform CPU: CPU time of the transform (all threads), median and max, i.e. what one core needs:`);
+    lines.push(
+      `**Large originals** (the ${largeCount} photos of ${LARGE_MP} MP or more), median ms; transform CPU: CPU time of the transform (all threads), median and max, i.e. what one core needs:`,
+    );
     lines.push('');
     const largeMs = (op: OpName, mode: Mode) => ms(median(results.of(op, mode, large).map((sample) => sample.ms)));
     const largeCpu = (op: OpName) => {
@@ -178,18 +212,30 @@ function largeOriginals(r: MissReport): string[] {
     };
     lines.push(
       markdownTable(
-        ['operation', 'bare', 'transform', 'transform CPU median / max', 'miss', 'naive miss', 'transform / bare', 'miss / bare', 'naive / miss'],
-        ops.filter((op) => !op.animated).map((op) => [
-          op.name,
-          largeMs(op.name, 'bare'),
-          largeMs(op.name, 'transform'),
-          largeCpu(op.name),
-          largeMs(op.name, 'miss'),
-          largeMs(op.name, 'naive'),
-          ratio(perPhotoRatio(results, op.name, 'transform', 'bare', large)),
-          ratio(perPhotoRatio(results, op.name, 'miss', 'bare', large)),
-          ratio(perPhotoRatio(results, op.name, 'naive', 'miss', large)),
-        ]),
+        [
+          'operation',
+          'bare',
+          'transform',
+          'transform CPU median / max',
+          'miss',
+          'naive miss',
+          'transform / bare',
+          'miss / bare',
+          'naive / miss',
+        ],
+        ops
+          .filter((op) => !op.animated)
+          .map((op) => [
+            op.name,
+            largeMs(op.name, 'bare'),
+            largeMs(op.name, 'transform'),
+            largeCpu(op.name),
+            largeMs(op.name, 'miss'),
+            largeMs(op.name, 'naive'),
+            ratio(perPhotoRatio(results, op.name, 'transform', 'bare', large)),
+            ratio(perPhotoRatio(results, op.name, 'miss', 'bare', large)),
+            ratio(perPhotoRatio(results, op.name, 'naive', 'miss', large)),
+          ]),
       ),
     );
     lines.push('');
@@ -211,9 +257,19 @@ function missParts(r: MissReport): string[] {
       ops.map((op) => {
         const miss = results.of(op.name, 'miss');
         const naiveSamples = results.of(op.name, 'naive');
-        const part = (samples: Sample[], field: 'fetch' | 'transform' | 'store') => ms(median(samples.map((s) => s[field] ?? NaN).filter(Number.isFinite)));
+        const part = (samples: Sample[], field: 'fetch' | 'transform' | 'store') =>
+          ms(median(samples.map((s) => s[field] ?? NaN).filter(Number.isFinite)));
         const rest = median(miss.map((s) => s.ms - (s.fetch ?? 0) - (s.transform ?? 0)));
-        return [op.name, part(miss, 'fetch'), part(miss, 'transform'), ms(rest), part(miss, 'store'), part(naiveSamples, 'fetch'), part(naiveSamples, 'transform'), part(naiveSamples, 'store')];
+        return [
+          op.name,
+          part(miss, 'fetch'),
+          part(miss, 'transform'),
+          ms(rest),
+          part(miss, 'store'),
+          part(naiveSamples, 'fetch'),
+          part(naiveSamples, 'transform'),
+          part(naiveSamples, 'store'),
+        ];
       }),
     ),
   );
@@ -237,7 +293,13 @@ function throughput(r: MissReport): string[] {
   lines.push(
     markdownTable(
       ['operation', 'bare sharp', 'handler transform', 'handler miss', 'naive miss'],
-      ops.map((op) => [op.name, tp(op.name, 'bare'), `${perSecond(c1(op.name, 'transform'))} / —`, tp(op.name, 'miss'), tp(op.name, 'naive')]),
+      ops.map((op) => [
+        op.name,
+        tp(op.name, 'bare'),
+        `${perSecond(c1(op.name, 'transform'))} / —`,
+        tp(op.name, 'miss'),
+        tp(op.name, 'naive'),
+      ]),
     ),
   );
   lines.push('');
@@ -248,7 +310,9 @@ function throughput(r: MissReport): string[] {
 function outputQuality(r: MissReport): string[] {
   const lines: string[] = [];
   if (r.quality.length) {
-    lines.push('**Output and quality**: bytes summed over the photos both pipelines made at the same size (the sample enlarges sources smaller than the request; those are left out), SSIM against the uncompressed resize, mean over photos (Y: luma; C: mean of Cb and Cr):');
+    lines.push(
+      '**Output and quality**: bytes summed over the photos both pipelines made at the same size (the sample enlarges sources smaller than the request; those are left out), SSIM against the uncompressed resize, mean over photos (Y: luma; C: mean of Cb and Cr):',
+    );
     lines.push('');
     const mean = (values: number[]) => (values.length ? (sum(values) / values.length).toFixed(4) : '—');
     lines.push(
@@ -302,7 +366,14 @@ function memory(r: MissReport): string[] {
       ops.map((op) => {
         const r = rss.find((row) => row.op === op.name);
         const c = cold.find((row) => row.op === op.name);
-        return [op.name, r ? kb(r.bare) : '—', r ? kb(r.transform) : '—', r?.naive ? kb(r.naive) : '—', c ? kb(c.maxRss) : '—', c ? `${ms(c.firstResponseMs)} / ${ms(c.firstCallMs)}` : '—'];
+        return [
+          op.name,
+          r ? kb(r.bare) : '—',
+          r ? kb(r.transform) : '—',
+          r?.naive ? kb(r.naive) : '—',
+          c ? kb(c.maxRss) : '—',
+          c ? `${ms(c.firstResponseMs)} / ${ms(c.firstCallMs)}` : '—',
+        ];
       }),
     ),
   );
@@ -317,12 +388,26 @@ function memory(r: MissReport): string[] {
   lines.push(`Peak RSS of the whole bench process: ${kb(maxRssBytes())}.`);
   if (r.bytesMismatch.length) {
     lines.push('');
-    lines.push(`Bare and handler outputs differ in size by more than 1% for: ${r.bytesMismatch.join(', ')} (the bare row is then not quite the same work).`);
+    lines.push(
+      `Bare and handler outputs differ in size by more than 1% for: ${r.bytesMismatch.join(', ')} (the bare row is then not quite the same work).`,
+    );
   }
   return lines;
 }
 
-const SECTIONS = [header, latency, gigabyteSeconds, composition, pooled, largeOriginals, missParts, throughput, outputQuality, decodeCheck, memory];
+const SECTIONS = [
+  header,
+  latency,
+  gigabyteSeconds,
+  composition,
+  pooled,
+  largeOriginals,
+  missParts,
+  throughput,
+  outputQuality,
+  decodeCheck,
+  memory,
+];
 
 export function missReport(r: MissReport): string {
   return SECTIONS.flatMap((section) => section(r)).join('\n') + '\n';

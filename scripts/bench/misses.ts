@@ -34,7 +34,19 @@ import { functionUrlEvent } from '../../local/emulator/function-url';
 import type { RunningEmulator } from '../../local/emulator/start';
 import { localS3Client } from '../../local/harness/s3-client';
 import type { Corpus, Photo } from './corpus';
-import { bare, canonicalOpsOf, readBenchWatermark, reference, sampleHas, transformOptions, WATERMARK_NAME, WATERMARK_PLACEMENT, type BenchWatermark, type OpName, type OpSpec } from './ops';
+import {
+  bare,
+  canonicalOpsOf,
+  readBenchWatermark,
+  reference,
+  sampleHas,
+  transformOptions,
+  WATERMARK_NAME,
+  WATERMARK_PLACEMENT,
+  type BenchWatermark,
+  type OpName,
+  type OpSpec,
+} from './ops';
 import { bundles, childMeasurements, startNaiveServer, type ChildContext, type NaiveServer } from './processes';
 import { decodePlanes, prepareReference, ssimImages } from './ssim';
 import { log, progress, progressDone } from './session';
@@ -126,7 +138,13 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
   if (mode === 'transform') {
     const cpu = process.cpuUsage();
     const start = performance.now();
-    const variant = await transform(photo.bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length), transformOptions(ops, ctx.watermark));
+    const variant = await transform(
+      photo.bytes,
+      ops,
+      DEFAULT_LIMITS,
+      budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length),
+      transformOptions(ops, ctx.watermark),
+    );
     const elapsed = performance.now() - start;
     if (first) ctx.outputs.set(outputId(op, photo), variant.body);
     return { photo: photo.key, iteration, ms: elapsed, cpuMs: cpuSince(cpu), bytes: variant.body.length };
@@ -143,14 +161,23 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
     if (result.statusCode !== 200) throw new Error(`miss ${event.rawPath}: ${result.statusCode} ${result.body}`);
     const headers = result.headers as Record<string, string>;
     return {
-      photo: photo.key, iteration, ms: responded, invocationMs: invocation, bytes: Number(headers['content-length']),
-      ...serverTiming(headers['server-timing']), store: ctx.lastStoreMs,
+      photo: photo.key,
+      iteration,
+      ms: responded,
+      invocationMs: invocation,
+      bytes: Number(headers['content-length']),
+      ...serverTiming(headers['server-timing']),
+      store: ctx.lastStoreMs,
     };
   }
   if (mode === 'naive') {
     const answer = await ctx.naive.request({
-      op: op.name, sourceBucket: ctx.emulator.sourceBucket, key: photo.key,
-      variantBucket: ctx.naiveBucket, variantKey: `${photo.key}/${opsSegment(ops)}`, withBody: first,
+      op: op.name,
+      sourceBucket: ctx.emulator.sourceBucket,
+      key: photo.key,
+      variantBucket: ctx.naiveBucket,
+      variantKey: `${photo.key}/${opsSegment(ops)}`,
+      withBody: first,
     });
     if (answer.body !== undefined) ctx.naiveOutputs.set(outputId(op, photo), Buffer.from(answer.body, 'base64'));
     const { ms, fetch, transform, store, bytes } = answer;
@@ -158,9 +185,26 @@ async function measure(ctx: Context, mode: Mode, op: OpSpec, photo: Photo, itera
   }
   // hit: the variant must be in the emulator's cache bucket, as the first miss would have left it.
   if (!ctx.seeded.has(key)) {
-    const body = ctx.outputs.get(outputId(op, photo)) ?? (await transform(photo.bytes, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length), transformOptions(ops, ctx.watermark))).body;
-    const contentType = op.format === 'json' ? 'application/json' : `image/${(await sharp(body).metadata()).format.replace('heif', 'avif')}`;
-    await storeVariant(ctx.s3, ctx.emulator.cacheBucket, key, { body, contentType }, { cacheControl: DEFAULT_CACHE_CONTROL, metadata: { 'source-etag': '' } });
+    const body =
+      ctx.outputs.get(outputId(op, photo)) ??
+      (
+        await transform(
+          photo.bytes,
+          ops,
+          DEFAULT_LIMITS,
+          budgetFor(DEFAULT_LIMITS.memorySizeMb, 120_000, photo.bytes.length),
+          transformOptions(ops, ctx.watermark),
+        )
+      ).body;
+    const contentType =
+      op.format === 'json' ? 'application/json' : `image/${(await sharp(body).metadata()).format.replace('heif', 'avif')}`;
+    await storeVariant(
+      ctx.s3,
+      ctx.emulator.cacheBucket,
+      key,
+      { body, contentType },
+      { cacheControl: DEFAULT_CACHE_CONTROL, metadata: { 'source-etag': '' } },
+    );
     ctx.seeded.add(key);
   }
   const url = `${ctx.emulator.url}${encodeKeyPath(photo.key)}?${op.query}`;
@@ -198,7 +242,9 @@ async function interleaved(ctx: Context, corpus: Corpus, ops: OpSpec[], iteratio
         results.add(op.name, 'hit', await measure(ctx, 'hit', op, photo, iteration));
       }
       progressDone();
-      log(`iteration ${iteration + 1}/${iterations} · ${op.name} done in ${((performance.now() - opStart) / 1000).toFixed(1)} s (total ${((performance.now() - started) / 1000).toFixed(0)} s)`);
+      log(
+        `iteration ${iteration + 1}/${iterations} · ${op.name} done in ${((performance.now() - opStart) / 1000).toFixed(1)} s (total ${((performance.now() - started) / 1000).toFixed(0)} s)`,
+      );
     }
   }
 }
@@ -207,7 +253,9 @@ async function interleaved(ctx: Context, corpus: Corpus, ops: OpSpec[], iteratio
 async function concurrent(ctx: Context, mode: Mode, op: OpSpec, items: Photo[]): Promise<number> {
   if (mode === 'miss') {
     for (const photo of items) {
-      await ctx.s3.send(new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: variantKey(photo.key, canonicalOpsOf(op, photo.key, ctx.watermark)) }));
+      await ctx.s3.send(
+        new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: variantKey(photo.key, canonicalOpsOf(op, photo.key, ctx.watermark)) }),
+      );
     }
   }
   let next = 0;
@@ -255,14 +303,25 @@ async function qualityOfOutputs(ctx: Context, corpus: Corpus, ops: OpSpec[]): Pr
   const rows: QualityRow[] = [];
   for (const op of ops) {
     if (!sampleHas(op) || op.animated) continue;
-    const row: QualityRow = { op: op.name, photos: 0, handlerBytes: 0, naiveBytes: 0, handlerSsim: [], naiveSsim: [], handlerChroma: [], naiveChroma: [] };
+    const row: QualityRow = {
+      op: op.name,
+      photos: 0,
+      handlerBytes: 0,
+      naiveBytes: 0,
+      handlerSsim: [],
+      naiveSsim: [],
+      handlerChroma: [],
+      naiveChroma: [],
+    };
     for (const photo of corpus.photos) {
       progress(`quality · ${op.name} · ${photo.key}`);
       const mine = ctx.outputs.get(outputId(op, photo));
       const theirs = ctx.naiveOutputs.get(outputId(op, photo));
       if (!mine || !theirs) continue;
       const ref = await reference(op, photo.bytes, photo.facts);
-      const planes = prepareReference(await decodePlanes({ data: ref.data, width: ref.info.width, height: ref.info.height, channels: ref.info.channels as 3 }));
+      const planes = prepareReference(
+        await decodePlanes({ data: ref.data, width: ref.info.width, height: ref.info.height, channels: ref.info.channels as 3 }),
+      );
       const [a, b] = await Promise.all([sharp(mine).metadata(), sharp(theirs).metadata()]);
       // The sample enlarges a source smaller than the request: not the same image, so not compared.
       if (a.width !== b.width || a.height !== b.height || a.width !== planes.width || a.height !== planes.height) continue;
@@ -350,7 +409,12 @@ export async function startBenchStack(corpus: Corpus): Promise<BenchStack> {
     return name;
   };
   return {
-    s3, endpoint: localStack.endpoint, emulator, watermark, missBucket: await bucket('miss'), bucket,
+    s3,
+    endpoint: localStack.endpoint,
+    emulator,
+    watermark,
+    missBucket: await bucket('miss'),
+    bucket,
     stop: async () => {
       await emulator.close();
       await stopLocalStack();
@@ -375,7 +439,8 @@ function sizeMismatches(ctx: Context): string[] {
   const mismatches: string[] = [];
   for (const [id, bytes] of ctx.bareBytes) {
     const handlerBytes = ctx.outputs.get(id)?.length;
-    if (handlerBytes !== undefined && !id.startsWith('json:') && Math.abs(handlerBytes - bytes) > 0.01 * bytes) mismatches.push(`${id} (${bytes} vs ${handlerBytes})`);
+    if (handlerBytes !== undefined && !id.startsWith('json:') && Math.abs(handlerBytes - bytes) > 0.01 * bytes)
+      mismatches.push(`${id} (${bytes} vs ${handlerBytes})`);
   }
   return mismatches;
 }
@@ -405,8 +470,16 @@ export async function missStudy(corpus: Corpus, stack: BenchStack, options: Miss
   });
   const naive = await startNaiveServer(stack.endpoint);
   const ctx: Context = {
-    ...stack, sourceBucket: stack.emulator.sourceBucket, handler, lastStoreMs: NaN, naiveBucket, naive,
-    outputs: new Map(), naiveOutputs: new Map(), bareBytes: new Map(), seeded: new Set(),
+    ...stack,
+    sourceBucket: stack.emulator.sourceBucket,
+    handler,
+    lastStoreMs: NaN,
+    naiveBucket,
+    naive,
+    outputs: new Map(),
+    naiveOutputs: new Map(),
+    bareBytes: new Map(),
+    seeded: new Set(),
   };
   try {
     await warmUp(ctx, corpus, ops);

@@ -61,13 +61,20 @@ async function serve(request: NaiveRequest): Promise<NaiveAnswer> {
   const out = await naive(op, source);
   if (!out) throw new Error(`the sample has no ${op.name}`);
   const transformed = performance.now();
-  await s3.send(new PutObjectCommand({ Bucket: request.variantBucket, Key: request.variantKey, Body: out.body, ContentType: out.contentType }));
+  await s3.send(
+    new PutObjectCommand({ Bucket: request.variantBucket, Key: request.variantKey, Body: out.body, ContentType: out.contentType }),
+  );
   const stored = performance.now();
   const body = out.body.toString('base64');
   const ms = performance.now() - start;
   return {
-    id: request.id, ms, fetch: fetched - start, transform: transformed - fetched, store: stored - transformed,
-    bytes: out.body.length, ...(request.withBody ? { body } : {}),
+    id: request.id,
+    ms,
+    fetch: fetched - start,
+    transform: transformed - fetched,
+    store: stored - transformed,
+    bytes: out.body.length,
+    ...(request.withBody ? { body } : {}),
   };
 }
 

@@ -50,7 +50,9 @@ function printLargest(memorySizeMb: number, timeBudgetMs: number) {
   console.log(`| case | source | query | largest side served at ${memorySizeMb} MB, ${timeBudgetMs} ms |\n| --- | --- | --- | ---: |`);
   for (const opCase of OP_CASES) {
     const side = largestSide(opCase, limits);
-    console.log(`| ${opCase.name} | ${SOURCES[opCase.source]} | \`${opCase.query}\` | ${side === limits.maxDimension ? `${side} (all)` : side} |`);
+    console.log(
+      `| ${opCase.name} | ${SOURCES[opCase.source]} | \`${opCase.query}\` | ${side === limits.maxDimension ? `${side} (all)` : side} |`,
+    );
   }
 }
 
@@ -81,7 +83,7 @@ for (const query of queries) {
     const transforms = transformProcesses();
     await transforms.ready();
     const { variant, report } = await transforms.run({ bytes, ops, limits, budget }, performance.now() + 600_000);
-        const predicted = variant.predicted!;
+    const predicted = variant.predicted!;
     const mb = (report.peakRssMb ?? NaN) - report.startRssMb;
     console.log(
       `${query.padEnd(34)} ${name.padEnd(5)} cpu ${report.cpuSeconds.toFixed(2)} / ${predicted.seconds.toFixed(2)}` +

@@ -55,7 +55,12 @@ export const OPS: readonly OpSpec[] = [
     name: 'composed',
     label: 'composed: 800x800 pad + watermark (source family)',
     query: `w=800&h=800&fit=pad&background=f4f1ea&wm=${WATERMARK_NAME}`,
-    width: 800, height: 800, fit: 'contain', background: 'f4f1ea', watermark: true, baseline: 'inside',
+    width: 800,
+    height: 800,
+    fit: 'contain',
+    background: 'f4f1ea',
+    watermark: true,
+    baseline: 'inside',
   },
 ];
 
@@ -111,13 +116,23 @@ export const BARE_ENCODERS: Record<Family, (image: Sharp) => Sharp> = {
 
 /** The placeholders of format=json: a 16 px WebP, a ThumbHash and the dominant colour, from one 100 px copy. */
 async function placeholders(image: Sharp) {
-  const small = await image.rotate().resize(100, 100, { fit: 'inside' }).toColourspace('srgb').ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const small = await image
+    .rotate()
+    .resize(100, 100, { fit: 'inside' })
+    .toColourspace('srgb')
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const raw = { raw: { width: small.info.width, height: small.info.height, channels: 4 as const } };
   const [webp, stats] = await Promise.all([
     sharp(small.data, raw).resize(16, 16, { fit: 'inside' }).blur(0.5).webp({ quality: 40, alphaQuality: 40 }).toBuffer(),
     sharp(small.data, raw).stats(),
   ]);
-  return { webp: webp.toString('base64'), thumbhash: Buffer.from(rgbaToThumbHash(small.info.width, small.info.height, small.data)).toString('base64'), dominant: stats.dominant };
+  return {
+    webp: webp.toString('base64'),
+    thumbhash: Buffer.from(rgbaToThumbHash(small.info.width, small.info.height, small.data)).toString('base64'),
+    dominant: stats.dominant,
+  };
 }
 
 /**
@@ -150,7 +165,11 @@ export async function bare(op: OpSpec, bytes: Buffer, facts: SourceFacts, waterm
   if (family === 'jpeg' && facts.hasAlpha) image.flatten({ background: '#ffffff' });
   if (op.width !== undefined || op.height !== undefined) {
     image.resize({
-      width: op.width, height: op.height, fit: op.fit ?? 'cover', withoutEnlargement: true, ...(op.background ? { background: `#${op.background}` } : {}),
+      width: op.width,
+      height: op.height,
+      fit: op.fit ?? 'cover',
+      withoutEnlargement: true,
+      ...(op.background ? { background: `#${op.background}` } : {}),
     });
   }
   if (op.watermark) image.composite([await bareOverlay(watermark!, op.width!, op.height!)]);

@@ -41,7 +41,12 @@ export async function bundles(): Promise<Bundles> {
   const origin = join(BUILD_DIR, 'origin.cjs');
   // As lib/image-transformer.ts has the CDK build it: minified CJS, the SDK's ES module builds.
   await build({
-    ...common, entryPoints: [join(PROJECT_ROOT, 'lambda/origin/index.ts')], outfile: origin, format: 'cjs', minify: true, mainFields: ['module', 'main'],
+    ...common,
+    entryPoints: [join(PROJECT_ROOT, 'lambda/origin/index.ts')],
+    outfile: origin,
+    format: 'cjs',
+    minify: true,
+    mainFields: ['module', 'main'],
   });
   const child = join(BUILD_DIR, 'child.mjs');
   await build({ ...common, entryPoints: [join(PROJECT_ROOT, 'scripts/bench/child.ts')], outfile: child, format: 'esm' });
@@ -60,11 +65,23 @@ export interface NaiveServer {
 export async function startNaiveServer(endpoint: string): Promise<NaiveServer> {
   const script = join(BUILD_DIR, 'naive-server.cjs');
   await build({
-    entryPoints: [join(PROJECT_ROOT, 'scripts/bench/naive-server.ts')], outfile: script,
-    bundle: true, platform: 'node', target: 'node20', format: 'cjs', external: ['sharp'], logLevel: 'error',
+    entryPoints: [join(PROJECT_ROOT, 'scripts/bench/naive-server.ts')],
+    outfile: script,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    external: ['sharp'],
+    logLevel: 'error',
   });
   const child = spawn(process.execPath, [script], {
-    env: { ...process.env, AWS_ENDPOINT_URL_S3: endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' },
+    env: {
+      ...process.env,
+      AWS_ENDPOINT_URL_S3: endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+    },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const waiting = new Map<number, { resolve: (answer: NaiveAnswer) => void; reject: (error: Error) => void }>();
@@ -148,7 +165,11 @@ export async function childMeasurements(ctx: ChildContext, corpus: Corpus, ops: 
     const opsOf = canonicalOpsOf(op, photo.key, ctx.watermark);
     progress(`cold start and peak RSS · ${op.name} · ${photo.key}`);
     await ctx.s3.send(new DeleteObjectCommand({ Bucket: ctx.missBucket, Key: variantKey(photo.key, opsOf) }));
-    const coldRun = runChild<Omit<ColdRow, 'op'> & { status: number }>(built.coldChild, [built.origin, canonicalUri(photo.key, opsOf)], env);
+    const coldRun = runChild<Omit<ColdRow, 'op'> & { status: number }>(
+      built.coldChild,
+      [built.origin, canonicalUri(photo.key, opsOf)],
+      env,
+    );
     if (coldRun.status !== 200) throw new Error(`cold miss for ${op.name}: ${coldRun.status}`);
     cold.push({ op: op.name, ...coldRun });
     if (op.animated) continue;

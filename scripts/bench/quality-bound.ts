@@ -67,10 +67,12 @@ export function best(curves: Curve[], target: number, floor: number): { bytes: n
 
 /** Every image at `target` (the nearest step at or above it, the top of the range when none is). */
 export function equal(curves: Curve[], target: number): number {
-  return sum(curves.map((curve) => {
-    const i = curve.score.findIndex((score) => score >= target);
-    return curve.bytes[i < 0 ? curve.bytes.length - 1 : i]!;
-  }));
+  return sum(
+    curves.map((curve) => {
+      const i = curve.score.findIndex((score) => score >= target);
+      return curve.bytes[i < 0 ? curve.bytes.length - 1 : i]!;
+    }),
+  );
 }
 
 export async function qualityBoundStudy(

@@ -33,13 +33,33 @@ interface Study {
 }
 
 const jpeg = (family: string, options: JpegOptions, qualities: number[], currentFamily: boolean): Candidate[] =>
-  qualities.map((quality) => ({ family, quality, encode: (image) => image.jpeg({ ...options, quality }), current: currentFamily && quality === 80 }));
+  qualities.map((quality) => ({
+    family,
+    quality,
+    encode: (image) => image.jpeg({ ...options, quality }),
+    current: currentFamily && quality === 80,
+  }));
 const webp = (family: string, options: WebpOptions, qualities: number[], currentFamily: boolean): Candidate[] =>
-  qualities.map((quality) => ({ family, quality, encode: (image) => image.webp({ ...options, quality }), current: currentFamily && quality === 80 }));
+  qualities.map((quality) => ({
+    family,
+    quality,
+    encode: (image) => image.webp({ ...options, quality }),
+    current: currentFamily && quality === 80,
+  }));
 const avif = (family: string, options: AvifOptions, qualities: number[], currentQuality?: number): Candidate[] =>
-  qualities.map((quality) => ({ family, quality, encode: (image) => image.avif({ ...options, quality }), current: quality === currentQuality }));
+  qualities.map((quality) => ({
+    family,
+    quality,
+    encode: (image) => image.avif({ ...options, quality }),
+    current: quality === currentQuality,
+  }));
 
-const gif = (family: string, options: GifOptions, current = false): Candidate => ({ family, quality: options.effort ?? 7, encode: (image) => image.gif(options), current });
+const gif = (family: string, options: GifOptions, current = false): Candidate => ({
+  family,
+  quality: options.effort ?? 7,
+  encode: (image) => image.gif(options),
+  current,
+});
 const op = (name: string) => OPS.find((candidate) => candidate.name === name)!;
 const all = (corpus: Corpus) => corpus.photos;
 const Q = [60, 70, 75, 80, 85, 90];
@@ -69,8 +89,13 @@ const STUDIES: Study[] = [
       ...jpeg('progressive, trellisQuantisation', { progressive: true, trellisQuantisation: true }, Q3, false),
       ...jpeg('progressive, overshootDeringing', { progressive: true, overshootDeringing: true }, Q3, false),
       ...jpeg('progressive, optimiseScans', { progressive: true, optimiseScans: true }, Q3, false),
-      ...jpeg('progressive, quantisationTable 3 (mozjpeg\'s)', { progressive: true, quantisationTable: 3 }, Q3, false),
-      ...jpeg('progressive, quantisationTable 3, optimiseScans', { progressive: true, quantisationTable: 3, optimiseScans: true }, Q3, false),
+      ...jpeg("progressive, quantisationTable 3 (mozjpeg's)", { progressive: true, quantisationTable: 3 }, Q3, false),
+      ...jpeg(
+        'progressive, quantisationTable 3, optimiseScans',
+        { progressive: true, quantisationTable: 3, optimiseScans: true },
+        Q3,
+        false,
+      ),
     ],
   },
   {
@@ -81,8 +106,13 @@ const STUDIES: Study[] = [
     perceptual: true,
     candidates: [
       ...jpeg('progressive, standard tables (the previous default)', { progressive: true }, [80], true),
-      ...jpeg('progressive, quantisationTable 3 (mozjpeg\'s)', { progressive: true, quantisationTable: 3 }, [75, 80, 85], false),
-      ...jpeg('progressive, quantisationTable 3, optimiseScans', { progressive: true, quantisationTable: 3, optimiseScans: true }, [75, 80, 85], false),
+      ...jpeg("progressive, quantisationTable 3 (mozjpeg's)", { progressive: true, quantisationTable: 3 }, [75, 80, 85], false),
+      ...jpeg(
+        'progressive, quantisationTable 3, optimiseScans',
+        { progressive: true, quantisationTable: 3, optimiseScans: true },
+        [75, 80, 85],
+        false,
+      ),
     ],
   },
   {
@@ -203,12 +233,21 @@ export function bytesAtSsim(points: { ssim: number; bytes: number }[], targetSsi
 
 export async function qualityStudy(
   corpus: Corpus,
-  options: { quick: boolean; ops: string[]; log: (line: string) => void; progress: (line: string) => void; progressDone: () => void; header: string },
+  options: {
+    quick: boolean;
+    ops: string[];
+    log: (line: string) => void;
+    progress: (line: string) => void;
+    progressDone: () => void;
+    header: string;
+  },
 ): Promise<string> {
   const lines: string[] = [];
   lines.push(`### Encoder study, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`);
   lines.push('');
-  lines.push(`${options.header}; sharp.concurrency() ${sharp.concurrency()} (encode times are one request on ${sharp.concurrency()} libvips thread(s)). Corpus: ${corpus.description}. \`npm run bench -- --quality${options.quick ? ' --quick' : ''}\`.`);
+  lines.push(
+    `${options.header}; sharp.concurrency() ${sharp.concurrency()} (encode times are one request on ${sharp.concurrency()} libvips thread(s)). Corpus: ${corpus.description}. \`npm run bench -- --quality${options.quick ? ' --quick' : ''}\`.`,
+  );
   lines.push('');
   for (const study of STUDIES.filter((candidate) => options.ops.includes(candidate.op.name))) {
     const measured = await measureStudy(study, corpus, options);
@@ -218,9 +257,21 @@ export async function qualityStudy(
 }
 
 /** Every candidate of `study` on its photos: bytes, scores and encode times. */
-async function measureStudy(study: Study, corpus: Corpus, options: { log: (line: string) => void; progress: (line: string) => void; progressDone: () => void }) {
+async function measureStudy(
+  study: Study,
+  corpus: Corpus,
+  options: { log: (line: string) => void; progress: (line: string) => void; progressDone: () => void },
+) {
   const photos = study.photos(corpus);
-  const rows = study.candidates.map((candidate): Row => ({ candidate, bytes: [], score: [], ssimY: [], ssimC: [], encodeMs: [], encodeCpuMs: [] }));
+  const rows = study.candidates.map((candidate): Row => ({
+    candidate,
+    bytes: [],
+    score: [],
+    ssimY: [],
+    ssimC: [],
+    encodeMs: [],
+    encodeCpuMs: [],
+  }));
   const resizeMs: { photo: Photo; ms: number }[] = [];
   for (const [index, photo] of photos.entries()) {
     const cpuStart = process.cpuUsage();
@@ -261,16 +312,33 @@ function studyReport(study: Study, { photos, rows, resizeMs }: Awaited<ReturnTyp
   const families = [...new Set(rows.map((row) => row.candidate.family))];
   const atTarget = new Map(
     families.map((family) => {
-      const points = rows.filter((row) => row.candidate.family === family).map((row) => ({ ssim: mean(decisive(row)), bytes: sum(row.bytes) }));
+      const points = rows
+        .filter((row) => row.candidate.family === family)
+        .map((row) => ({ ssim: mean(decisive(row)), bytes: sum(row.bytes) }));
       return [family, bytesAtSsim(points, target)];
     }),
   );
   const metric = study.perceptual ? `mean SSIMULACRA 2 ${target.toFixed(2)}` : `mean SSIM Y ${target.toFixed(4)}`;
-  lines.push(`**${study.title}** (${photos.length} photos; reference: ${current.candidate.family} q${current.candidate.quality}, ${metric}, ${kb(currentBytes)}):`);
+  lines.push(
+    `**${study.title}** (${photos.length} photos; reference: ${current.candidate.family} q${current.candidate.quality}, ${metric}, ${kb(currentBytes)}):`,
+  );
   lines.push('');
   lines.push(
     markdownTable(
-      ['setting', 'q', 'bytes (sum)', 'vs reference', ...(study.perceptual ? ['SSIMULACRA 2'] : []), 'SSIM Y', 'SSIM C', 'encode CPU ms median', 'encode CPU ms max', 'encode wall ms median', 'decode+resize+encode CPU ms, max over ≥ 8 MP', `family: bytes at reference ${study.perceptual ? 'SSIMULACRA 2' : 'SSIM'}`],
+      [
+        'setting',
+        'q',
+        'bytes (sum)',
+        'vs reference',
+        ...(study.perceptual ? ['SSIMULACRA 2'] : []),
+        'SSIM Y',
+        'SSIM C',
+        'encode CPU ms median',
+        'encode CPU ms max',
+        'encode wall ms median',
+        'decode+resize+encode CPU ms, max over ≥ 8 MP',
+        `family: bytes at reference ${study.perceptual ? 'SSIMULACRA 2' : 'SSIM'}`,
+      ],
       rows.map((row) => [
         row.candidate.family,
         String(row.candidate.quality),
@@ -292,11 +360,14 @@ function studyReport(study: Study, { photos, rows, resizeMs }: Awaited<ReturnTyp
   );
   const large = resizeMs.filter((entry) => entry.photo.megapixels >= 8).map((entry) => entry.ms);
   lines.push('');
-  lines.push(`Decode + resize before encoding (CPU ms): median ${ms(median(resizeMs.map((entry) => entry.ms)))}, photos of 8 MP or more ${large.length ? `median ${ms(median(large))}, max ${ms(Math.max(...large))}` : 'none'}.`);
+  lines.push(
+    `Decode + resize before encoding (CPU ms): median ${ms(median(resizeMs.map((entry) => entry.ms)))}, photos of 8 MP or more ${large.length ? `median ${ms(median(large))}, max ${ms(Math.max(...large))}` : 'none'}.`,
+  );
   lines.push('');
   lines.push(
     'Encode CPU ms per photo for the reference setting: ' +
-      photos.map((photo, i) => `${photo.key} ${ms(current.encodeCpuMs[i]!)}`).join(', ') + '.',
+      photos.map((photo, i) => `${photo.key} ${ms(current.encodeCpuMs[i]!)}`).join(', ') +
+      '.',
   );
   lines.push('');
   return lines;

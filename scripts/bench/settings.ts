@@ -35,7 +35,14 @@ interface ChildResult {
 
 export async function settingsStudy(
   corpus: Corpus,
-  options: { quick: boolean; childScript: string; log: (line: string) => void; progress: (line: string) => void; progressDone: () => void; header: string },
+  options: {
+    quick: boolean;
+    childScript: string;
+    log: (line: string) => void;
+    progress: (line: string) => void;
+    progressDone: () => void;
+    header: string;
+  },
 ): Promise<string> {
   // All large photos and a spread of the others, to keep five configurations x two rounds near ten minutes.
   const bySize = [...corpus.photos].sort((a, b) => b.megapixels - a.megapixels);
@@ -65,14 +72,23 @@ export async function settingsStudy(
   const lines: string[] = [];
   lines.push(`### sharp settings study, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`);
   lines.push('');
-  lines.push(`${options.header}. The handler's transform() over ${files.length} photos in a fresh process per configuration, ${rounds} round(s). \`npm run bench -- --settings${options.quick ? ' --quick' : ''}\`.`);
-  lines.push('c=1: sum of per-photo times, one request at a time (median over rounds); large: the photos of 8 MP or more only. c=2: wall time with two requests in flight. Peak RSS: max over rounds.');
+  lines.push(
+    `${options.header}. The handler's transform() over ${files.length} photos in a fresh process per configuration, ${rounds} round(s). \`npm run bench -- --settings${options.quick ? ' --quick' : ''}\`.`,
+  );
+  lines.push(
+    'c=1: sum of per-photo times, one request at a time (median over rounds); large: the photos of 8 MP or more only. c=2: wall time with two requests in flight. Peak RSS: max over rounds.',
+  );
   lines.push('');
   const baseline = runs.get(CONFIGS[0]!.label)!;
   const c1Total = (result: ChildResult, op: string, only?: Set<string>) =>
     sum(result.results[op]!.c1Ms.filter((_, i) => !only || only.has(files[i]!)));
   const c1Cpu = (result: ChildResult, op: string) => sum(result.results[op]!.c1CpuMs);
-  const header = ['configuration', 'sharp.concurrency()', ...OPS.flatMap((op) => [`${op} c=1 s (vs default)`, `${op} large c=1 s`, `${op} CPU s`, `${op} c=2 s`]), 'peak RSS'];
+  const header = [
+    'configuration',
+    'sharp.concurrency()',
+    ...OPS.flatMap((op) => [`${op} c=1 s (vs default)`, `${op} large c=1 s`, `${op} CPU s`, `${op} c=2 s`]),
+    'peak RSS',
+  ];
   const rows = CONFIGS.map((config) => {
     const results = runs.get(config.label)!;
     const cells = OPS.flatMap((op) => {

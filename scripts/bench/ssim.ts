@@ -123,7 +123,13 @@ export interface Reference {
 
 export function prepareReference(planes: Planes): Reference {
   const { width, height } = planes;
-  return { width, height, y: preparePlane(planes.y, width, height), cb: preparePlane(planes.cb, width, height), cr: preparePlane(planes.cr, width, height) };
+  return {
+    width,
+    height,
+    y: preparePlane(planes.y, width, height),
+    cb: preparePlane(planes.cb, width, height),
+    cr: preparePlane(planes.cr, width, height),
+  };
 }
 
 export function ssimOfPlanes(reference: Reference, candidate: Planes): Ssim {
@@ -137,15 +143,13 @@ export function ssimOfPlanes(reference: Reference, candidate: Planes): Ssim {
 }
 
 /** Any image sharp reads (all frames of an animation, stacked), flattened onto white, as 8-bit sRGB planes. */
-export async function decodePlanes(image: Buffer | { data: Buffer; width: number; height: number; channels: 1 | 2 | 3 | 4 }): Promise<Planes> {
+export async function decodePlanes(
+  image: Buffer | { data: Buffer; width: number; height: number; channels: 1 | 2 | 3 | 4 },
+): Promise<Planes> {
   const input = Buffer.isBuffer(image)
     ? sharp(image, { pages: -1 })
     : sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } });
-  const { data, info } = await input
-    .flatten({ background: '#ffffff' })
-    .toColourspace('srgb')
-    .raw()
-    .toBuffer({ resolveWithObject: true });
+  const { data, info } = await input.flatten({ background: '#ffffff' }).toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
   return ycbcrPlanes(data, info.width, info.height, info.channels);
 }
 

@@ -23,9 +23,27 @@ const PER_THOUSAND = 1e-3;
  * S3: https://aws.amazon.com/s3/pricing/ (S3 Standard, first 50 TB a month).
  */
 export const REGION_PRICES: Record<string, RegionPrices> = {
-  'us-east-1': { lambdaGbSecond: 0.0000133334, lambdaRequest: 0.2 * PER_MILLION, s3Get: 0.0004 * PER_THOUSAND, s3Put: 0.005 * PER_THOUSAND, s3GbMonth: 0.023 },
-  'eu-west-1': { lambdaGbSecond: 0.0000133334, lambdaRequest: 0.2 * PER_MILLION, s3Get: 0.0004 * PER_THOUSAND, s3Put: 0.005 * PER_THOUSAND, s3GbMonth: 0.023 },
-  'eu-central-1': { lambdaGbSecond: 0.0000133334, lambdaRequest: 0.2 * PER_MILLION, s3Get: 0.00043 * PER_THOUSAND, s3Put: 0.0054 * PER_THOUSAND, s3GbMonth: 0.0245 },
+  'us-east-1': {
+    lambdaGbSecond: 0.0000133334,
+    lambdaRequest: 0.2 * PER_MILLION,
+    s3Get: 0.0004 * PER_THOUSAND,
+    s3Put: 0.005 * PER_THOUSAND,
+    s3GbMonth: 0.023,
+  },
+  'eu-west-1': {
+    lambdaGbSecond: 0.0000133334,
+    lambdaRequest: 0.2 * PER_MILLION,
+    s3Get: 0.0004 * PER_THOUSAND,
+    s3Put: 0.005 * PER_THOUSAND,
+    s3GbMonth: 0.023,
+  },
+  'eu-central-1': {
+    lambdaGbSecond: 0.0000133334,
+    lambdaRequest: 0.2 * PER_MILLION,
+    s3Get: 0.00043 * PER_THOUSAND,
+    s3Put: 0.0054 * PER_THOUSAND,
+    s3GbMonth: 0.0245,
+  },
 };
 
 /**

@@ -145,7 +145,15 @@ describe('the composed op (pad + watermark)', () => {
         .toBuffer();
       const ops = canonicalOpsOf(composed, 'photo.jpg', watermark);
       expect(ops.watermark).toBe(`logo.${watermark.definition.version}`);
-      const handler = (await transform(source, ops, DEFAULT_LIMITS, budgetFor(DEFAULT_LIMITS.memorySizeMb, 60_000, source.length), transformOptions(ops, watermark))).body;
+      const handler = (
+        await transform(
+          source,
+          ops,
+          DEFAULT_LIMITS,
+          budgetFor(DEFAULT_LIMITS.memorySizeMb, 60_000, source.length),
+          transformOptions(ops, watermark),
+        )
+      ).body;
       const floor = await bare(composed, source, { format: 'jpeg', hasAlpha: false, pages: 1 }, watermark);
       const padOnly = await sharp(source).resize({ width: 800, height: 800, fit: 'contain', background: '#f4f1ea' }).jpeg().toBuffer();
       expect((await sharp(floor).metadata()).width).toBe(800);

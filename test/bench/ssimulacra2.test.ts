@@ -27,10 +27,16 @@ async function scene(width: number, height: number): Promise<Buffer> {
     <rect y="${height * 0.6}" width="100%" height="${height * 0.4}" fill="url(#stripes)"/>
     <circle cx="${width * 0.7}" cy="${height * 0.3}" r="${height * 0.15}" fill="#fff4d0"/>
     <text x="${width * 0.05}" y="${height * 0.5}" font-size="${height * 0.12}" fill="#1a1a1a">Photo 42</text></svg>`;
-  const grain = await sharp({ create: { width, height, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 12 } } }).raw().toBuffer();
+  const grain = await sharp({
+    create: { width, height, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 12 } },
+  })
+    .raw()
+    .toBuffer();
   const drawn = await sharp(Buffer.from(svg)).removeAlpha().raw().toBuffer();
   const mixed = Buffer.from(drawn.map((value, i) => Math.max(0, Math.min(255, value + (grain[i]! - 128) / 2))));
-  return sharp(mixed, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  return sharp(mixed, { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
 const DISTORTIONS: { name: string; make: (original: Buffer) => Promise<Buffer> }[] = [
@@ -65,7 +71,12 @@ describe('SSIMULACRA 2', () => {
       cases.push({ name: `${width}x${height} identical`, original: originalFile, distorted: originalFile });
       for (const distortion of DISTORTIONS) {
         const file = join(dir, `${width}x${height} ${distortion.name}.png`);
-        await writeFile(file, await sharp(await distortion.make(original)).png().toBuffer());
+        await writeFile(
+          file,
+          await sharp(await distortion.make(original))
+            .png()
+            .toBuffer(),
+        );
         cases.push({ name: `${width}x${height} ${distortion.name}`, original: originalFile, distorted: file });
       }
     }
@@ -76,7 +87,8 @@ describe('SSIMULACRA 2', () => {
   });
 
   it('scores as the reference implementation does, within 0.05 of 100 points', async () => {
-    const script = 'import json, sys\nfrom ssimulacra2 import compute_ssimulacra2\n' +
+    const script =
+      'import json, sys\nfrom ssimulacra2 import compute_ssimulacra2\n' +
       'print(json.dumps([compute_ssimulacra2(a, b) for a, b in json.loads(sys.argv[1])]))';
     const { stdout } = await promisify(execFile)(python, ['-c', script, JSON.stringify(cases.map((c) => [c.original, c.distorted]))]);
     const expected = JSON.parse(stdout) as number[];

@@ -10,7 +10,13 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 /** CHROMIUM_PATH, else Debian's /usr/bin/chromium, else a `chromium` on PATH (where .ci/run looks). */
 function findChromium(): string {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  const candidates = ['/usr/bin/chromium', ...(process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, 'chromium'))];
+  const candidates = [
+    '/usr/bin/chromium',
+    ...(process.env.PATH ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, 'chromium')),
+  ];
   return candidates.find((path) => existsSync(path)) ?? '/usr/bin/chromium';
 }
 

@@ -38,7 +38,10 @@ describe.skipIf(missing !== undefined && !CI)('width=auto in Chromium, with clie
 
   beforeAll(async () => {
     if (missing) throw new Error(missing);
-    [emulator, browser] = await Promise.all([startEmulator({ s3: testS3Client(), port: 0, edgeCache: true, log: () => {} }), launchChromium()]);
+    [emulator, browser] = await Promise.all([
+      startEmulator({ s3: testS3Client(), port: 0, edgeCache: true, log: () => {} }),
+      launchChromium(),
+    ]);
     // Another origin (another port) than the image host: a third-party image host, as in production.
     site = createServer((request, response) => {
       const src = new URL(request.url ?? '/', 'http://site').searchParams.get('src') ?? '';

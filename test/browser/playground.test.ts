@@ -73,11 +73,9 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
   }
 
   async function waitForResult(page: Page, predicate: string) {
-    await page.waitForFunction(
-      (text) => document.querySelector('#result-stats')?.textContent?.includes(text) === true,
-      predicate,
-      { timeout: 15_000 },
-    );
+    await page.waitForFunction((text) => document.querySelector('#result-stats')?.textContent?.includes(text) === true, predicate, {
+      timeout: 15_000,
+    });
     await settled(page);
   }
 
@@ -88,13 +86,20 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     await page.waitForSelector('#demo-stats dd');
     await settled(page);
 
-    const images = await page.$$eval('img', (all) => (all as PageImage[]).map((image) => ({ id: image.id || image.alt, src: image.currentSrc, width: image.naturalWidth })));
+    const images = await page.$$eval('img', (all) =>
+      (all as PageImage[]).map((image) => ({ id: image.id || image.alt, src: image.currentSrc, width: image.naturalWidth })),
+    );
     expect(images.map((image) => image.id).sort()).toEqual(['original-image', 'responsive demo', 'result-image']);
     expect(images.filter((image) => image.width === 0)).toEqual([]);
 
     // The configuration reached the controls and the header.
     expect(await page.$eval('input[name=width]', (input) => (input as unknown as { max: string }).max)).toBe('8192');
-    expect(await page.$$eval('#preset option', (options) => options.map((o) => (o as unknown as { value: string }).value))).toEqual(['', 'thumbnail', 'hero', 'branded']);
+    expect(await page.$$eval('#preset option', (options) => options.map((o) => (o as unknown as { value: string }).value))).toEqual([
+      '',
+      'thumbnail',
+      'hero',
+      'branded',
+    ]);
     expect(await page.textContent('#source')).toContain(PHOTO);
     expect(await page.textContent('#url')).toBe(imageUrl(emulator.url, PHOTO, { width: 800 }));
     expect(errors).toEqual([]);
@@ -171,11 +176,15 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
       ['crop', { width: 600, crop: '0.25,0.25,0.5,0.5' }, '600 × 400 px'],
       ['border', { width: 600, border: '12,1b2838' }, '624 × 424 px'],
       ['watermark', { width: 600, watermark: 'logo' }, '600 × 400 px'],
-      ['all at once', { width: 600, height: 600, fit: 'contain', fill: 'blur', crop: '0.1,0,0.8,1', watermark: 'logo', border: '8,ffffff' }, '616 × 616 px'],
+      [
+        'all at once',
+        { width: 600, height: 600, fit: 'contain', fill: 'blur', crop: '0.1,0,0.8,1', watermark: 'logo', border: '8,ffffff' },
+        '616 × 616 px',
+      ],
     ];
-    expect(await page.$$eval('#examples button', (buttons) => buttons.map((b) => (b as unknown as { textContent: string }).textContent))).toEqual(
-      examples.map(([label]) => label),
-    );
+    expect(
+      await page.$$eval('#examples button', (buttons) => buttons.map((b) => (b as unknown as { textContent: string }).textContent)),
+    ).toEqual(examples.map(([label]) => label));
     for (const [label, params, dimensions] of examples) {
       await page.click(`#examples button[data-example="${label}"]`);
       await waitForResult(page, dimensions);
@@ -191,7 +200,9 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     const expected = imageUrl(emulator.url, PHOTO, { width: 800 });
     expect(set).toContain(`${expected} 800w`);
     await page.goto(`${emulator.url}/_health`); // same origin as the images, like a real page
-    await page.setContent(`<!doctype html><body style="margin:0"><img id="photo" alt="" sizes="400px" style="width:400px" srcset="${set}"></body>`);
+    await page.setContent(
+      `<!doctype html><body style="margin:0"><img id="photo" alt="" sizes="400px" style="width:400px" srcset="${set}"></body>`,
+    );
     await page.waitForFunction(() => (document.getElementById('photo') as PageImage).complete);
 
     const picked = await page.$eval('#photo', async (image) => {
@@ -235,7 +246,10 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     await page.setContent(`<!doctype html><img id="photo" alt="" src="${url}">`);
     await page.waitForFunction(() => (document.getElementById('photo') as PageImage).complete);
     expect(await page.$eval('#photo', (image) => (image as PageImage).naturalWidth)).toBe(300);
-    expect(images.find((image) => image.url === url)).toMatchObject({ contentType: 'image/avif', accept: expect.stringContaining('image/avif') });
+    expect(images.find((image) => image.url === url)).toMatchObject({
+      contentType: 'image/avif',
+      accept: expect.stringContaining('image/avif'),
+    });
 
     // The playground's responsive demo is a plain <img srcset>: the browser negotiates it too.
     // A first view whose AVIF would keep it waiting gets WebP, and the AVIF is made after the

@@ -20,7 +20,9 @@ const DEFAULT_OUT = fileURLToPath(new URL('../../docs/playground.png', import.me
 const DEFAULT_VIEW = 'source=samples/mountains.jpg&width=800&height=600&position=attention&sharpen=1';
 const VIEWPORT = { width: 1280, height: 900 };
 
-const { values } = parseArgs({ options: { out: { type: 'string', default: DEFAULT_OUT }, view: { type: 'string', default: DEFAULT_VIEW } } });
+const { values } = parseArgs({
+  options: { out: { type: 'string', default: DEFAULT_OUT }, view: { type: 'string', default: DEFAULT_VIEW } },
+});
 
 const localStack = await startLocalStack();
 try {

@@ -7,7 +7,15 @@ import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 
 async function bundle(entry: string) {
-  return build({ entryPoints: [entry], bundle: true, platform: 'browser', format: 'esm', write: false, metafile: true, logLevel: 'silent' });
+  return build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'browser',
+    format: 'esm',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
 }
 
 describe('lambda/client browser entry', () => {

@@ -105,7 +105,9 @@ describe('expiring URLs', () => {
     expect(() => sign(Date.now())).toThrow(/not milliseconds/);
     expect(() => sign(inAnHour() + 0.5)).toThrow(/whole Unix seconds/);
     expect(() => sign(new Date(NaN))).toThrow(/whole Unix seconds/);
-    expect(() => signedImageUrl(BASE, 'a.jpg', {}, { secret: '', expires: inAnHour() })).toThrow('signedImageUrl needs the signing secret.');
+    expect(() => signedImageUrl(BASE, 'a.jpg', {}, { secret: '', expires: inAnHour() })).toThrow(
+      'signedImageUrl needs the signing secret.',
+    );
   });
 
   it('leaves making exp, prefix, allow and sig to the signing helpers', () => {
@@ -120,9 +122,17 @@ describe('signedPrefix', () => {
   const expires = new Date(Date.now() + 3_600_000);
 
   it('signs every key under the folder, with the parameters it allows, for a page to append', () => {
-    const grant = signedPrefix('users/42/', { secret: SECRET, expires, allow: [{ width: 320 }, { w: 600 } as ImageParams, { preset: 'thumb' }] }, grammar);
+    const grant = signedPrefix(
+      'users/42/',
+      { secret: SECRET, expires, allow: [{ width: 320 }, { w: 600 } as ImageParams, { preset: 'thumb' }] },
+      grammar,
+    );
     expect(grant).toMatch(/^prefix=users\/42&exp=\d{10}&allow=width%3D320\+width%3D640\+width%3D320,height%3D320&sig=[\w-]{32}$/);
-    for (const [key, params] of [['users/42/a.jpg', { width: 640 }], ['users/42/b/c d.png', { preset: 'thumb' }], ['users/42/x', { w: 300 }]] as [string, ImageParams][]) {
+    for (const [key, params] of [
+      ['users/42/a.jpg', { width: 640 }],
+      ['users/42/b/c d.png', { preset: 'thumb' }],
+      ['users/42/x', { w: 300 }],
+    ] as [string, ImageParams][]) {
       expect(edgeVerifies(withSignature(imageUrl(BASE, key, params, grammar), grant), [SECRET], grammar), key).toBe(true);
     }
     expect(edgeVerifies(withSignature(imageUrl(BASE, 'users/42/a.jpg', { width: 1280 }, grammar), grant), [SECRET], grammar)).toBe(false);

@@ -57,21 +57,43 @@ describe('imageUrl', () => {
     );
     expect(imageUrl('http://localhost:3000', 'a.png', { w: 10 } as ImageParams)).toBe('http://localhost:3000/a.png?width=10');
     // A watermark by name: the edge adds its version, which the URL never carries.
-    expect(imageUrl(BASE, 'a.jpg', { watermark: 'Logo', width: 640 })).toBe('https://d111111abcdef8.cloudfront.net/a.jpg?width=640&watermark=logo');
+    expect(imageUrl(BASE, 'a.jpg', { watermark: 'Logo', width: 640 })).toBe(
+      'https://d111111abcdef8.cloudfront.net/a.jpg?width=640&watermark=logo',
+    );
   });
 
   it.each<[string, ImageParams, string]>([
     ['width only', { width: 640 }, '/photos/cat.jpg/width=640'],
     ['nothing', {}, '/photos/cat.jpg/original'],
     ['dpr folded into the size', { width: 320, height: 200, dpr: 2 }, '/photos/cat.jpg/width=640,height=400'],
-    ['defaults dropped', { width: 300, fit: 'cover', position: 'center', rotate: 0, flip: false, grayscale: false }, '/photos/cat.jpg/width=300'],
+    [
+      'defaults dropped',
+      { width: 300, fit: 'cover', position: 'center', rotate: 0, flip: false, grayscale: false },
+      '/photos/cat.jpg/width=300',
+    ],
     ['no-ops dropped (fit with one side)', { width: 300, fit: 'contain' }, '/photos/cat.jpg/width=300'],
     ['explicit format kept, jpg named jpeg', { format: 'jpg', quality: 90 }, '/photos/cat.jpg/quality=90,format=jpeg'],
     ['format=auto left for the edge', { format: 'auto', width: 10 }, '/photos/cat.jpg/width=10'],
-    ['everything, in op order', {
-      flop: true, quality: 60, background: '#ABC', blur: 1.5, sharpen: 2, grayscale: true, rotate: 90, flip: true,
-      enlarge: true, position: 'top-left', fit: 'contain', height: 100, width: 200, format: 'png',
-    }, '/photos/cat.jpg/width=200,height=100,fit=contain,position=top-left,enlarge=1,rotate=90,flip=1,flop=1,grayscale=1,blur=1.5,sharpen=2,background=aabbcc,format=png'],
+    [
+      'everything, in op order',
+      {
+        flop: true,
+        quality: 60,
+        background: '#ABC',
+        blur: 1.5,
+        sharpen: 2,
+        grayscale: true,
+        rotate: 90,
+        flip: true,
+        enlarge: true,
+        position: 'top-left',
+        fit: 'contain',
+        height: 100,
+        width: 200,
+        format: 'png',
+      },
+      '/photos/cat.jpg/width=200,height=100,fit=contain,position=top-left,enlarge=1,rotate=90,flip=1,flop=1,grayscale=1,blur=1.5,sharpen=2,background=aabbcc,format=png',
+    ],
     ['format=json drops the rest', { format: 'json', width: 100 }, '/photos/cat.jpg/format=json'],
   ])('canonicalises at the edge to the expected URI: %s', (_name, params, expected) => {
     const url = imageUrl(BASE, 'photos/cat.jpg', params);
@@ -79,7 +101,7 @@ describe('imageUrl', () => {
     for (const accept of ACCEPTS) expect(atEdge(url, accept)).toBe(meant('photos/cat.jpg', params as Record<string, unknown>, accept));
   });
 
-  it('keeps quality=80 when the format is negotiated: the origin chooses the format, and AVIF\'s default is 50', () => {
+  it("keeps quality=80 when the format is negotiated: the origin chooses the format, and AVIF's default is 50", () => {
     const url = imageUrl(BASE, 'a.jpg', { quality: 80 });
     expect(url).toBe(`https://${BASE}/a.jpg?quality=80`);
     expect(atEdge(url, ACCEPTS[2])).toBe('/a.jpg/quality=80,accept=avif');
@@ -164,15 +186,21 @@ describe('imageUrl', () => {
     const url = imageUrl(BASE, 'a.jpg', { preset: 'thumb', flip: false, dpr: 2 }, grammar);
     expect(url).toBe(`https://${BASE}/a.jpg?preset=thumb&dpr=2&flip=0`);
     expect(atEdge(url, '', grammar)).toBe('/a.jpg/width=400,height=400');
-    expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { preset: 'huge' }, grammar))).toBe('Invalid preset "huge": expected one of thumb.');
+    expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { preset: 'huge' }, grammar))).toBe(
+      'Invalid preset "huge": expected one of thumb.',
+    );
   });
 
   it('puts a focal point on cover crops only, canonical, and checks it as the edge does', () => {
     const url = imageUrl(BASE, 'a.jpg', { width: 400, height: 400, fp: '.7,0.30', position: 'top' });
     expect(url).toBe(`https://${BASE}/a.jpg?width=400&height=400&fp=0.7%2C0.3`);
     expect(atEdge(url)).toBe('/a.jpg/width=400,height=400,fp=0.7,0.3');
-    expect(imageUrl(BASE, 'a.jpg', { width: 400, height: 300, fit: 'inside', fp: '0.7,0.3' })).toBe(`https://${BASE}/a.jpg?width=400&height=300&fit=inside`);
-    expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { fp: '70%,30%' }))).toBe('Invalid fp "70%,30%": expected x,y: fractions of the image.');
+    expect(imageUrl(BASE, 'a.jpg', { width: 400, height: 300, fit: 'inside', fp: '0.7,0.3' })).toBe(
+      `https://${BASE}/a.jpg?width=400&height=300&fit=inside`,
+    );
+    expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { fp: '70%,30%' }))).toBe(
+      'Invalid fp "70%,30%": expected x,y: fractions of the image.',
+    );
   });
 
   it('throws the grammar message for a bad value, as the edge would answer 400', () => {
@@ -181,7 +209,9 @@ describe('imageUrl', () => {
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { fit: 'crop' as 'cover' }))).toBe(
       'Invalid fit "crop": expected one of cover, contain, fill, inside, outside, pad.',
     );
-    expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { dpr: 5 }))).toBe('Invalid dpr "5": expected a number from 1 to 4 with at most one decimal.');
+    expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { dpr: 5 }))).toBe(
+      'Invalid dpr "5": expected a number from 1 to 4 with at most one decimal.',
+    );
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { background: 'red' }))).toBe(
       'Invalid background "red": expected a hex colour rgb, rrggbb or rrggbbaa.',
     );
@@ -211,14 +241,23 @@ describe('imageUrl', () => {
   });
 
   it('refuses unknown parameter names, sig, and bases with a path', () => {
-    expect(() => imageUrl(BASE, 'a.jpg', { widht: 100 } as ImageParams)).toThrow(/^Unknown image parameter "widht": expected one of width, height, dpr, .*, preset\.$/);
+    expect(() => imageUrl(BASE, 'a.jpg', { widht: 100 } as ImageParams)).toThrow(
+      /^Unknown image parameter "widht": expected one of width, height, dpr, .*, preset\.$/,
+    );
     expect(() => imageUrl(BASE, 'a.jpg', { constructor: 1 } as ImageParams)).toThrow(/Unknown image parameter "constructor"/);
     // The edge writes accept from the Accept header; a page cannot choose it.
     expect(() => imageUrl(BASE, 'a.jpg', { accept: 'avif' } as ImageParams)).toThrow(
       /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, fp, enlarge, rotate, flip, flop, trim, crop, grayscale, blur, sharpen, brightness, contrast, saturation, gamma, watermark, border, background, quality, max_bytes, metadata, format, preset\.$/,
     );
     expect(() => imageUrl(BASE, 'a.jpg', { sig: 'x' } as ImageParams)).toThrow(/signedImageUrl/);
-    for (const base of ['https://x.example.com/images', 'x.example.com/a', 'ftp://x.example.com', 'https://x.example.com?a=1', '', 'https://user@x.example.com']) {
+    for (const base of [
+      'https://x.example.com/images',
+      'x.example.com/a',
+      'ftp://x.example.com',
+      'https://x.example.com?a=1',
+      '',
+      'https://user@x.example.com',
+    ]) {
       expect(() => imageUrl(base, 'a.jpg'), base).toThrow(/^Invalid image base/);
     }
     expect(imageOrigin('D111.CloudFront.net')).toBe('https://d111.cloudfront.net');
@@ -276,7 +315,9 @@ describe('width: auto', () => {
     expect(imageUrl('img.example.com', 'photos/cat.jpg', { w: 'AUTO', dpr: 'auto', quality: 70 } as ImageParams)).toBe(
       'https://img.example.com/photos/cat.jpg?width=auto&quality=70',
     );
-    expect(imageUrl('img.example.com', 'photos/cat.jpg', { width: 300, dpr: 'auto' })).toBe('https://img.example.com/photos/cat.jpg?width=300&dpr=auto');
+    expect(imageUrl('img.example.com', 'photos/cat.jpg', { width: 300, dpr: 'auto' })).toBe(
+      'https://img.example.com/photos/cat.jpg?width=300&dpr=auto',
+    );
     expect(() => srcset('img.example.com', 'photos/cat.jpg', [320], { dpr: 'auto' })).toThrow(/srcset takes no dpr/);
   });
 });

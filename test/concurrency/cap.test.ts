@@ -58,11 +58,15 @@ describe('originConcurrencyCap (sizing)', () => {
   it('covers the provisioned concurrency, or reserves nothing when it cannot', () => {
     expect(originConcurrencyCap(50, 60, { quota: 1000, unreserved: 1000 }).reserve).toBe(60);
     expect(originConcurrencyCap(50, 60, { quota: 150, unreserved: 150 }).reserve).toBeUndefined();
-    expect(originConcurrencyCap(50, 60, { quota: 150, unreserved: 150 }).message).toMatch(/leaves 50 to reserve \(at least 60 needed for its provisioned concurrency\)/);
+    expect(originConcurrencyCap(50, 60, { quota: 150, unreserved: 150 }).message).toMatch(
+      /leaves 50 to reserve \(at least 60 needed for its provisioned concurrency\)/,
+    );
   });
 
   it('a cap of 0 means no cap', () => {
-    expect(originConcurrencyCap(0, 0, { quota: 1000, unreserved: 1000 })).toEqual({ message: 'No concurrency cap on the origin (originConcurrencyCap: false).' });
+    expect(originConcurrencyCap(0, 0, { quota: 1000, unreserved: 1000 })).toEqual({
+      message: 'No concurrency cap on the origin (originConcurrencyCap: false).',
+    });
   });
 });
 
@@ -82,7 +86,9 @@ function account(quota: number, others = 0) {
       const othersReserved = others + [...reservations].filter(([n]) => n !== name).reduce((a, [, v]) => a + v, 0);
       if (quota - othersReserved - reserve < Math.min(UNRESERVED_MINIMUM, quota)) {
         throw Object.assign(
-          new Error("Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [10]."),
+          new Error(
+            "Specified ReservedConcurrentExecutions for function decreases account's UnreservedConcurrentExecution below its minimum value of [10].",
+          ),
           { name: 'InvalidParameterValueException' },
         );
       }
@@ -157,7 +163,10 @@ describe('the custom resource', () => {
       StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/Images/1',
       RequestId: 'req-1',
       LogicalResourceId: 'ImageTransformerOriginConcurrencyCap',
-      Data: { ReservedConcurrency: 'none', Message: expect.stringMatching(/^No concurrency cap on the origin: the account's concurrency quota is 50/) },
+      Data: {
+        ReservedConcurrency: 'none',
+        Message: expect.stringMatching(/^No concurrency cap on the origin: the account's concurrency quota is 50/),
+      },
     });
     expect(sent[1]!.body.PhysicalResourceId).toBe('ImageTransformerOriginConcurrencyCap');
   });
@@ -182,6 +191,9 @@ describe('the custom resource', () => {
     };
     const { sent, fetchFn } = recordingResponses();
     await createCapHandler(denied, fetchFn)(event('Create'));
-    expect(sent[0]!.body).toMatchObject({ Status: 'FAILED', Reason: 'AccessDeniedException: not authorized to perform: lambda:GetAccountSettings' });
+    expect(sent[0]!.body).toMatchObject({
+      Status: 'FAILED',
+      Reason: 'AccessDeniedException: not authorized to perform: lambda:GetAccountSettings',
+    });
   });
 });

@@ -7,7 +7,12 @@ import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, headingAnchors, proseLines, readDoc } from './markdown';
 
-const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** The link targets in a page's prose (not in code), e.g. "operations.md#the-failure-queue". */
 function relativeLinks(markdown: string): string[] {
@@ -24,7 +29,8 @@ describe.each(pages)('%s', (page) => {
       const [file = '', anchor] = target.split('#');
       const path = file === '' ? page : normalize(join(dirname(page), file));
       if (!existsSync(join(ROOT, path))) dead.push(`${target} (no file ${path})`);
-      else if (anchor !== undefined && !headingAnchors(readDoc(path)).has(anchor)) dead.push(`${target} (no heading #${anchor} in ${path})`);
+      else if (anchor !== undefined && !headingAnchors(readDoc(path)).has(anchor))
+        dead.push(`${target} (no heading #${anchor} in ${path})`);
     }
     expect(dead).toEqual([]);
   });

@@ -38,7 +38,7 @@ describe('docs/configuration.md', () => {
     expect(documented('## Settings (CDK context)')).toEqual(Object.keys(CONTEXT_KEYS).sort());
   });
 
-  it("lists every environment variable the origin reads, once, and no other", () => {
+  it('lists every environment variable the origin reads, once, and no other', () => {
     const variables = variablesTheOriginReads();
     expect(variables).toContain('MAX_SOURCE_BYTES');
     expect(documented('## Origin configuration')).toEqual(variables);

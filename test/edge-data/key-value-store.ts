@@ -75,9 +75,11 @@ export class MemoryKeyValueStore implements KeyValueStoreApi {
     }
     this.calls.push('update');
     const count = puts.length + deletes.length;
-    if (count === 0 || count > UPDATE_KEYS_LIMIT) throw failure('ValidationException', `UpdateKeys takes 1 to ${UPDATE_KEYS_LIMIT} keys, not ${count}.`);
+    if (count === 0 || count > UPDATE_KEYS_LIMIT)
+      throw failure('ValidationException', `UpdateKeys takes 1 to ${UPDATE_KEYS_LIMIT} keys, not ${count}.`);
     for (const { key, value } of puts) {
-      if (bytes(key) > MAX_STORE_KEY_BYTES || bytes(value) > MAX_STORE_VALUE_BYTES) throw failure('ValidationException', `Key or value too long: ${key}.`);
+      if (bytes(key) > MAX_STORE_KEY_BYTES || bytes(value) > MAX_STORE_VALUE_BYTES)
+        throw failure('ValidationException', `Key or value too long: ${key}.`);
     }
     const next = new Map(this.entries);
     for (const { key, value } of puts) next.set(key, value);
@@ -126,11 +128,18 @@ export async function serveOverHttp(store: MemoryKeyValueStore): Promise<{ serve
     const handle = async () => {
       if (request.method === 'GET' && route && !route[2]) {
         const etag = await store.version(kvsArn);
-        return answer(200, { KvsARN: kvsArn, ItemCount: store.entries.size, TotalSizeInBytes: 0, Created: 1_700_000_000, Status: 'READY' }, { etag });
+        return answer(
+          200,
+          { KvsARN: kvsArn, ItemCount: store.entries.size, TotalSizeInBytes: 0, Created: 1_700_000_000, Status: 'READY' },
+          { etag },
+        );
       }
       if (request.method === 'GET' && route?.[2]) {
         const page = await store.listEntries(kvsArn, url.searchParams.get('NextToken') ?? undefined);
-        return answer(200, { Items: page.entries.map(({ key, value }) => ({ Key: key, Value: value })), ...(page.nextToken ? { NextToken: page.nextToken } : {}) });
+        return answer(200, {
+          Items: page.entries.map(({ key, value }) => ({ Key: key, Value: value })),
+          ...(page.nextToken ? { NextToken: page.nextToken } : {}),
+        });
       }
       if (request.method === 'POST' && route?.[2]) {
         const body = JSON.parse(await text(request)) as { Puts?: { Key: string; Value: string }[]; Deletes?: { Key: string }[] };
@@ -145,7 +154,10 @@ export async function serveOverHttp(store: MemoryKeyValueStore): Promise<{ serve
       return answer(404, { message: `No route ${request.method} ${url.pathname}` }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
     };
     handle().catch((error: Error) => {
-      const status = { ConflictException: 409, ValidationException: 400, ServiceQuotaExceededException: 402, ResourceNotFoundException: 404 }[error.name] ?? 500;
+      const status =
+        { ConflictException: 409, ValidationException: 400, ServiceQuotaExceededException: 402, ResourceNotFoundException: 404 }[
+          error.name
+        ] ?? 500;
       answer(status, { message: error.message }, { 'x-amzn-errortype': error.name });
     });
   });

@@ -26,7 +26,16 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'eit-edge-data-'));
   const outfile = join(dir, 'index.cjs');
   // As NodejsFunction with SMALL_BUNDLING: CommonJS for Node, the SDK bundled, minified.
-  buildSync({ entryPoints: [ENTRY], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node22', minify: true, logLevel: 'error' });
+  buildSync({
+    entryPoints: [ENTRY],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    minify: true,
+    logLevel: 'error',
+  });
   bundled = createRequire(import.meta.url)(outfile) as typeof EdgeData;
 });
 
@@ -63,8 +72,15 @@ describe('the bundled Lambda against the KeyValueStore REST API', () => {
     store.beforeNextUpdate(() => store.operatorPut(SIGNING_SECRETS_KEY, 'rotated'));
     const { sent, fetchFn } = recordingResponses();
 
-    await bundled.createEdgeDataHandler(api, fetchFn)(
-      customResourceEvent('Create', { logicalId: 'ImageTransformerEdgeData', type: 'Custom::EdgeData', properties: { KeyValueStoreArn: KVS_ARN, Entries: entries } }),
+    await bundled.createEdgeDataHandler(
+      api,
+      fetchFn,
+    )(
+      customResourceEvent('Create', {
+        logicalId: 'ImageTransformerEdgeData',
+        type: 'Custom::EdgeData',
+        properties: { KeyValueStoreArn: KVS_ARN, Entries: entries },
+      }),
     );
 
     expect(sent[0]!.body).toMatchObject({ Status: 'SUCCESS', Data: { Message: expect.stringContaining('written on attempt 2') } });

@@ -24,11 +24,18 @@ const GRAMMAR = {
 };
 const SECRETS = 'new-secret,old-secret';
 
-const properties = (entries: Record<string, string> | undefined) => ({ KeyValueStoreArn: KVS_ARN, ...(entries ? { Entries: entries } : {}) });
+const properties = (entries: Record<string, string> | undefined) => ({
+  KeyValueStoreArn: KVS_ARN,
+  ...(entries ? { Entries: entries } : {}),
+});
 
 /** A request; an Update names the entries of the deploy before it (none: the same). */
 const event = (requestType: 'Create' | 'Update' | 'Delete', entries: Record<string, string> | undefined, previous = entries) => {
-  const request = customResourceEvent(requestType, { logicalId: 'ImageTransformerEdgeData', type: 'Custom::EdgeData', properties: properties(entries) });
+  const request = customResourceEvent(requestType, {
+    logicalId: 'ImageTransformerEdgeData',
+    type: 'Custom::EdgeData',
+    properties: properties(entries),
+  });
   return requestType === 'Update' ? { ...request, OldResourceProperties: { ServiceToken: 'x', ...properties(previous) } } : request;
 };
 
@@ -45,7 +52,8 @@ async function deploy(
   return sent[0]!.body;
 }
 
-const keysWritten = (store: MemoryKeyValueStore) => store.updates.flatMap((update) => [...update.puts.map((put) => put.key), ...update.deletes]);
+const keysWritten = (store: MemoryKeyValueStore) =>
+  store.updates.flatMap((update) => [...update.puts.map((put) => put.key), ...update.deletes]);
 
 describe('the custom resource', () => {
   it('on Create, writes every entry beside the secrets the operator already put in, under a stable physical id', async () => {
@@ -58,7 +66,9 @@ describe('the custom resource', () => {
     expect(answer).toMatchObject({
       Status: 'SUCCESS',
       PhysicalResourceId: 'ImageTransformerEdgeData',
-      Data: { Message: `KeyValueStore: ${Object.keys(entries).length} deployment entries written, 0 deleted, 0 unchanged; other keys untouched.` },
+      Data: {
+        Message: `KeyValueStore: ${Object.keys(entries).length} deployment entries written, 0 deleted, 0 unchanged; other keys untouched.`,
+      },
     });
     expect(keysWritten(store)).not.toContain(SIGNING_SECRETS_KEY);
   });
@@ -78,7 +88,9 @@ describe('the custom resource', () => {
     expect(answer).toMatchObject({
       Status: 'SUCCESS',
       PhysicalResourceId: 'ImageTransformerEdgeData',
-      Data: { Message: `KeyValueStore: 2 deployment entries written, 1 deleted, ${Object.keys(next).length - 2} unchanged; other keys untouched.` },
+      Data: {
+        Message: `KeyValueStore: 2 deployment entries written, 1 deleted, ${Object.keys(next).length - 2} unchanged; other keys untouched.`,
+      },
     });
   });
 
@@ -91,7 +103,8 @@ describe('the custom resource', () => {
     const dataKeys = (grammar: typeof GRAMMAR) => storedData(grammar).parts.map((_part, index) => storedData(grammar).keyPrefix + index);
 
     await deploy(store, 'Update', second, { ...first, sizes: '320,640,1280', watermarks: '{"logo":"1"}' });
-    for (const key of [...dataKeys(GRAMMAR), ...dataKeys({ ...GRAMMAR, sizes: [320, 640] }), 'sizes', 'watermarks']) expect(store.entries.has(key), key).toBe(true);
+    for (const key of [...dataKeys(GRAMMAR), ...dataKeys({ ...GRAMMAR, sizes: [320, 640] }), 'sizes', 'watermarks'])
+      expect(store.entries.has(key), key).toBe(true);
 
     await deploy(store, 'Update', third, second);
     expect(Object.fromEntries(store.entries)).toEqual({ ...second, ...third, [SIGNING_SECRETS_KEY]: SECRETS });
@@ -108,7 +121,9 @@ describe('the custom resource', () => {
     const store = new MemoryKeyValueStore({ ...deploymentEntries(GRAMMAR), [SIGNING_SECRETS_KEY]: SECRETS });
     const answer = await deploy(store, 'Update', deploymentEntries(GRAMMAR));
     expect(store.updates).toEqual([]);
-    expect(answer.Data).toEqual({ Message: `KeyValueStore: 0 deployment entries written, 0 deleted, ${Object.keys(deploymentEntries(GRAMMAR)).length} unchanged; other keys untouched.` });
+    expect(answer.Data).toEqual({
+      Message: `KeyValueStore: 0 deployment entries written, 0 deleted, ${Object.keys(deploymentEntries(GRAMMAR)).length} unchanged; other keys untouched.`,
+    });
   });
 
   it('retries when the operator rotates the secrets between its read and its write, and keeps the rotated secrets', async () => {
@@ -122,16 +137,23 @@ describe('the custom resource', () => {
     expect(store.calls).toEqual(['version', ...listing, 'conflict', 'version', ...listing, 'update']);
     expect(Object.fromEntries(store.entries)).toEqual({ ...next, [SIGNING_SECRETS_KEY]: 'newest-secret,new-secret' });
     expect(keysWritten(store)).not.toContain(SIGNING_SECRETS_KEY);
-    expect(answer).toMatchObject({ Status: 'SUCCESS', Data: { Message: expect.stringContaining('the store changed during the deploy; written on attempt 2') } });
+    expect(answer).toMatchObject({
+      Status: 'SUCCESS',
+      Data: { Message: expect.stringContaining('the store changed during the deploy; written on attempt 2') },
+    });
   });
 
   it(`fails the deploy, with the reason, when the store changes under all ${MAX_ATTEMPTS} attempts`, async () => {
     const store = new MemoryKeyValueStore({ [SIGNING_SECRETS_KEY]: SECRETS });
-    for (let rotation = 1; rotation <= MAX_ATTEMPTS; rotation++) store.beforeNextUpdate(() => store.operatorPut(SIGNING_SECRETS_KEY, `secret-${rotation}`));
+    for (let rotation = 1; rotation <= MAX_ATTEMPTS; rotation++)
+      store.beforeNextUpdate(() => store.operatorPut(SIGNING_SECRETS_KEY, `secret-${rotation}`));
 
     const answer = await deploy(store, 'Update', deploymentEntries(GRAMMAR));
 
-    expect(answer).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/changed under every one of 5 attempts.*deploy again/) });
+    expect(answer).toMatchObject({
+      Status: 'FAILED',
+      Reason: expect.stringMatching(/changed under every one of 5 attempts.*deploy again/),
+    });
     expect(store.calls.filter((call) => call === 'conflict')).toHaveLength(MAX_ATTEMPTS);
     expect(Object.fromEntries(store.entries)).toEqual({ [SIGNING_SECRETS_KEY]: `secret-${MAX_ATTEMPTS}` });
   });
@@ -139,10 +161,15 @@ describe('the custom resource', () => {
   it('fails at once on any other error (no retry), with the reason', async () => {
     const denied = new MemoryKeyValueStore();
     denied.version = async () => {
-      throw Object.assign(new Error('not authorized to perform: cloudfront-keyvaluestore:DescribeKeyValueStore'), { name: 'AccessDeniedException' });
+      throw Object.assign(new Error('not authorized to perform: cloudfront-keyvaluestore:DescribeKeyValueStore'), {
+        name: 'AccessDeniedException',
+      });
     };
     const answer = await deploy(denied, 'Create', deploymentEntries(GRAMMAR));
-    expect(answer).toMatchObject({ Status: 'FAILED', Reason: 'AccessDeniedException: not authorized to perform: cloudfront-keyvaluestore:DescribeKeyValueStore' });
+    expect(answer).toMatchObject({
+      Status: 'FAILED',
+      Reason: 'AccessDeniedException: not authorized to perform: cloudfront-keyvaluestore:DescribeKeyValueStore',
+    });
   });
 
   it('on Delete, answers SUCCESS and leaves the store as it is', async () => {
@@ -166,7 +193,10 @@ describe('what a deploy may write', () => {
 
   it('for any store and any deployment, changes only deployment keys and leaves the store holding exactly the deployment entries besides its other keys', async () => {
     const presetNames = fc.constantFrom('thumb', 'hero', 'card', 'a:b', 'x y');
-    const deploymentKey = fc.oneof(fc.constantFrom('sizes', 'presets'), presetNames.map((name) => `preset:${name}`));
+    const deploymentKey = fc.oneof(
+      fc.constantFrom('sizes', 'presets'),
+      presetNames.map((name) => `preset:${name}`),
+    );
     const otherKey = fc.constantFrom(SIGNING_SECRETS_KEY, 'operator-note', 'presets-archive', 'size', 'Preset:thumb', 'xpreset:thumb');
     const value = fc.string({ maxLength: 20 });
     await fc.assert(

@@ -24,7 +24,8 @@ const CONFIGS = { REALISTIC, OPEN, ANY_SIZE, NO_AVIF, PRESETS_ONLY };
 /** 100 presets and 30 sizes: more than any deployment we know of. */
 function manyPresetsAndSizes(): EdgeFunctionSettings {
   const presets: Record<string, Record<string, string>> = {};
-  for (let i = 0; i < 100; i++) presets[`preset-number-${i}`] = { width: String(32 * (i % 30 + 1)), height: '480', fit: 'inside', quality: '70' };
+  for (let i = 0; i < 100; i++)
+    presets[`preset-number-${i}`] = { width: String(32 * ((i % 30) + 1)), height: '480', fit: 'inside', quality: '70' };
   const sizes = Array.from({ length: 30 }, (_, i) => 32 * (i + 1));
   return { grammar: { maxDimension: 4096, sizes, presets }, avif: true, signing: true, keyValueStoreId: KVS_ID };
 }
@@ -42,7 +43,9 @@ describe('size', () => {
     };
     console.info(
       `viewer-request function, bytes of CloudFront's ${MAX_FUNCTION_BYTES} (budget ${EDGE_BUDGET_BYTES}):\n` +
-        Object.entries(table).map(([name, size]) => `  ${name}: ${size}`).join('\n'),
+        Object.entries(table)
+          .map(([name, size]) => `  ${name}: ${size}`)
+          .join('\n'),
     );
     for (const size of Object.values(table)) expect(size).toBeLessThanOrEqual(EDGE_BUDGET_BYTES);
     expect(table['signing, 30 sizes and 100 presets']).toBe(table['signing, sizes and 6 presets']);
@@ -105,7 +108,9 @@ describe('language', () => {
 describe('settings', () => {
   it('refuses a preset the grammar would refuse on every request', () => {
     const grammar = { maxDimension: 4096, sizes: [100, 200], presets: { big: { width: '300' } } };
-    expect(() => viewerRequestFunctionCode({ grammar, avif: true, signing: false, keyValueStoreId: KVS_ID })).toThrow(/preset "big" is not valid: Invalid width "300"/);
+    expect(() => viewerRequestFunctionCode({ grammar, avif: true, signing: false, keyValueStoreId: KVS_ID })).toThrow(
+      /preset "big" is not valid: Invalid width "300"/,
+    );
   });
 });
 

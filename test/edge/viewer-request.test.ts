@@ -130,15 +130,32 @@ describe('normalisation', () => {
       '/a.jpg/width=200,height=200,fit=contain,fill=blur,trim=10,crop=0.1,0,0.5,1,border=8,ff0000',
     );
     expect(await uriOf(anySize, '/a.jpg', 'fill=blur&crop=0,0,1,1')).toBe('/a.jpg/original');
-    expectError(await anySize.handler(viewerEvent('/a.jpg', 'crop=0.5,0,0.6,1')), 400, 'invalid_parameter', /crop "0.5,0,0.6,1": expected x,y,width,height/);
-    expectError(await anySize.handler(viewerEvent('/a.jpg', 'border=9000')), 400, 'invalid_parameter', /border "9000": expected an integer from 1 to 4095/);
+    expectError(
+      await anySize.handler(viewerEvent('/a.jpg', 'crop=0.5,0,0.6,1')),
+      400,
+      'invalid_parameter',
+      /crop "0.5,0,0.6,1": expected x,y,width,height/,
+    );
+    expectError(
+      await anySize.handler(viewerEvent('/a.jpg', 'border=9000')),
+      400,
+      'invalid_parameter',
+      /border "9000": expected an integer from 1 to 4095/,
+    );
   });
 
   it('keeps a focal point only where it places a cover crop, which it places instead of a position', async () => {
     expect(await uriOf(anySize, '/a.jpg', 'w=200&h=100&gravity=top&FP=.25,0.7500')).toBe('/a.jpg/width=200,height=100,fp=0.25,0.75');
-    expect(await uriOf(anySize, '/a.jpg', 'w=200&h=100&fit=contain&pos=top&fp=0.25,0.75')).toBe('/a.jpg/width=200,height=100,fit=contain,position=top');
+    expect(await uriOf(anySize, '/a.jpg', 'w=200&h=100&fit=contain&pos=top&fp=0.25,0.75')).toBe(
+      '/a.jpg/width=200,height=100,fit=contain,position=top',
+    );
     expect(await uriOf(anySize, '/a.jpg', 'w=200&fp=0.25,0.75')).toBe('/a.jpg/width=200');
-    expectError(await anySize.handler(viewerEvent('/a.jpg', 'fp=0.5')), 400, 'invalid_parameter', /^Invalid fp "0.5": expected x,y: fractions of the image\.$/);
+    expectError(
+      await anySize.handler(viewerEvent('/a.jpg', 'fp=0.5')),
+      400,
+      'invalid_parameter',
+      /^Invalid fp "0.5": expected x,y: fractions of the image\.$/,
+    );
     expectError(await anySize.handler(viewerEvent('/a.jpg', 'fp=1,1&fp=0,0')), 400, 'invalid_parameter', /fp is given more than once/);
   });
 
@@ -169,7 +186,12 @@ describe('normalisation', () => {
   });
 
   it('percent-encodes what it forwards, since CloudFront sends values as written', async () => {
-    const fn = loadEdge({ grammar: { maxDimension: 100, presets: { 'sq uare&1=%': { width: '10' } } }, avif: true, signing: false, keyValueStoreId: KVS_ID });
+    const fn = loadEdge({
+      grammar: { maxDimension: 100, presets: { 'sq uare&1=%': { width: '10' } } },
+      avif: true,
+      signing: false,
+      keyValueStoreId: KVS_ID,
+    });
     const request = rewritten(await fn.handler(viewerEvent('/a.jpg', 'p=sq+uare%261%3D%25&x=%3Cscript%3E')));
     expect(request.uri).toBe('/a.jpg/width=10');
     expect(forwardedQuery(request)).toBe('preset=sq%20uare%261%3D%25');
@@ -277,9 +299,7 @@ describe('presets', () => {
 
   it('in presets-only mode, refuses every other parameter but ignores unknown ones', async () => {
     const sig = sign(PRESETS_ONLY, '/a.jpg', 'preset=avatar');
-    expect(await uriOf(presetsOnly, '/a.jpg', `preset=avatar&sig=${sig}&utm=x`)).toBe(
-      '/a.jpg/width=96,height=96,position=attention',
-    );
+    expect(await uriOf(presetsOnly, '/a.jpg', `preset=avatar&sig=${sig}&utm=x`)).toBe('/a.jpg/width=96,height=96,position=attention');
     expectError(
       await presetsOnly.handler(viewerEvent('/a.jpg', `preset=avatar&w=100&sig=${sig}`)),
       400,
@@ -309,7 +329,12 @@ describe('signatures', () => {
     expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig.slice(1)}`)), 403, 'invalid_signature');
     expectError(await signed.handler(viewerEvent('/a.jpg', `w=641&fit=inside&h=384&sig=${sig}`)), 403, 'invalid_signature');
     expectError(await signed.handler(viewerEvent('/b.jpg', `${query}&sig=${sig}`)), 403, 'invalid_signature');
-    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig}&SIG=${sig}`)), 400, 'invalid_parameter', /sig .*more than once/);
+    expectError(
+      await signed.handler(viewerEvent('/a.jpg', `${query}&sig=${sig}&SIG=${sig}`)),
+      400,
+      'invalid_parameter',
+      /sig .*more than once/,
+    );
   });
 
   it('does not let a signed URL be stretched into another variant by adding a quality', async () => {
@@ -324,7 +349,9 @@ describe('signatures', () => {
   it('covers quality=auto: its own variant, which a fixed quality cannot borrow', async () => {
     const sig = sign(REALISTIC, '/a.jpg', 'w=640&q=auto');
     const avif = { headers: { accept: 'image/avif,image/webp,*/*' } };
-    expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=640&q=AUTO&sig=${sig}`, avif))).uri).toBe('/a.jpg/width=640,quality=auto,accept=avif');
+    expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=640&q=AUTO&sig=${sig}`, avif))).uri).toBe(
+      '/a.jpg/width=640,quality=auto,accept=avif',
+    );
     expectError(await signed.handler(viewerEvent('/a.jpg', `w=640&q=50&sig=${sig}`, avif)), 403, 'invalid_signature');
   });
 
@@ -342,9 +369,7 @@ describe('signatures', () => {
   it('reads secrets separated by newlines or commas, ignoring blanks and surrounding spaces', async () => {
     for (const value of [`${OLD},${CURRENT}`, ` ${OLD} ,\r\n\n ${CURRENT}\n`, `${CURRENT}`]) {
       const fn = loadEdge(REALISTIC, value);
-      expect(await uriOf(fn, '/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query)}`)).toBe(
-        '/a.jpg/width=640,height=384,fit=inside',
-      );
+      expect(await uriOf(fn, '/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query)}`)).toBe('/a.jpg/width=640,height=384,fit=inside');
     }
   });
 
@@ -377,7 +402,11 @@ describe('signatures', () => {
     expectError(await fn.handler(viewerEvent('/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query)}`)), 403, 'invalid_signature');
     expect(fn.logs.join('\n')).toMatch(/signing secrets unavailable/);
     const empty = loadEdge(REALISTIC, ' ,\n');
-    expectError(await empty.handler(viewerEvent('/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query, '')}`)), 403, 'invalid_signature');
+    expectError(
+      await empty.handler(viewerEvent('/a.jpg', `${query}&sig=${sign(REALISTIC, '/a.jpg', query, '')}`)),
+      403,
+      'invalid_signature',
+    );
   });
 
   it('ignores sig, and forwards none, when signing is off', async () => {
@@ -479,9 +508,11 @@ describe('width=auto and dpr=auto', () => {
     expect(forwardedQuery(request)).toBe('width=auto&dpr=auto');
   });
 
-  it('checks a signature over the URI with auto, so an explicit width\'s signature does not open every hinted width', async () => {
+  it("checks a signature over the URI with auto, so an explicit width's signature does not open every hinted width", async () => {
     const autoSig = sign(REALISTIC, '/a.jpg', 'w=auto');
-    expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=auto&sig=${autoSig}`, { headers: PHONE }))).uri).toBe('/a.jpg/width=1200');
+    expect(rewritten(await signed.handler(viewerEvent('/a.jpg', `w=auto&sig=${autoSig}`, { headers: PHONE }))).uri).toBe(
+      '/a.jpg/width=1200',
+    );
     const fixedSig = sign(REALISTIC, '/a.jpg', 'w=1200');
     expectError(await signed.handler(viewerEvent('/a.jpg', `w=auto&sig=${fixedSig}`, { headers: PHONE })), 403, 'invalid_signature');
   });
@@ -515,8 +546,14 @@ describe('expiring signatures', () => {
   const URI = '/a.jpg/width=640,height=384,fit=inside';
 
   it('serves an unexpired URL from the cache entry an unsigned one would use, forwarding exp to the origin', async () => {
-    const soon = signedImageUrl('img.example.com', 'a.jpg', { w: 640, fit: 'inside', h: 384 } as ImageParams, { secret: CURRENT, expires: Date.now() / 1000 + 60 | 0 });
-    const later = signedImageUrl('img.example.com', 'a.jpg', { w: 640, fit: 'inside', h: 384 } as ImageParams, { secret: CURRENT, expires: new Date(Date.now() + 86_400_000) });
+    const soon = signedImageUrl('img.example.com', 'a.jpg', { w: 640, fit: 'inside', h: 384 } as ImageParams, {
+      secret: CURRENT,
+      expires: (Date.now() / 1000 + 60) | 0,
+    });
+    const later = signedImageUrl('img.example.com', 'a.jpg', { w: 640, fit: 'inside', h: 384 } as ImageParams, {
+      secret: CURRENT,
+      expires: new Date(Date.now() + 86_400_000),
+    });
     expect(soon).toMatch(/\?width=640&height=384&fit=inside&exp=\d{10}&sig=[\w-]{32}$/);
     const [first, second] = [rewritten(await edgeAnswer(signed, soon)), rewritten(await edgeAnswer(signed, later))];
     // Two expiries of one image: one cache key, one variant.
@@ -530,7 +567,12 @@ describe('expiring signatures', () => {
   it('answers 403 once the time has passed, even though the signature is right', async () => {
     for (const exp of [secondsFromNow(-1), secondsFromNow(0), secondsFromNow(-86_400 * 365)]) {
       const sig = signScoped('/a.jpg', query, { exp });
-      expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=${exp}&sig=${sig}`)), 403, 'invalid_signature', /^This URL has expired\.$/);
+      expectError(
+        await signed.handler(viewerEvent('/a.jpg', `${query}&exp=${exp}&sig=${sig}`)),
+        403,
+        'invalid_signature',
+        /^This URL has expired\.$/,
+      );
     }
   });
 
@@ -557,9 +599,24 @@ describe('expiring signatures', () => {
     for (const exp of ['abc', '1e400', '9'.repeat(20), 'Infinity', `${secondsFromNow(60)}.0`]) {
       expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=${exp}&sig=${sig}`)), 403, 'invalid_signature', /not valid/);
     }
-    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&exp=1&exp=2&sig=${sig}`)), 400, 'invalid_parameter', /exp .*more than once/);
-    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&prefix=a&Prefix=b&sig=${sig}`)), 400, 'invalid_parameter', /prefix .*more than once/);
-    expectError(await signed.handler(viewerEvent('/a.jpg', `${query}&allow=a&ALLOW=a&sig=${sig}`)), 400, 'invalid_parameter', /allow .*more than once/);
+    expectError(
+      await signed.handler(viewerEvent('/a.jpg', `${query}&exp=1&exp=2&sig=${sig}`)),
+      400,
+      'invalid_parameter',
+      /exp .*more than once/,
+    );
+    expectError(
+      await signed.handler(viewerEvent('/a.jpg', `${query}&prefix=a&Prefix=b&sig=${sig}`)),
+      400,
+      'invalid_parameter',
+      /prefix .*more than once/,
+    );
+    expectError(
+      await signed.handler(viewerEvent('/a.jpg', `${query}&allow=a&ALLOW=a&sig=${sig}`)),
+      400,
+      'invalid_parameter',
+      /allow .*more than once/,
+    );
   });
 
   it('sets no limit on how far ahead a signer may set the time: the signature covers it', async () => {
@@ -616,10 +673,22 @@ describe('prefix grants', () => {
 
   it('verifies for no key outside it: whole segments of the decoded key, case and escapes included', async () => {
     const grant = grantFor('users/42');
-    for (const path of ['/users/420/a.jpg', '/users/4/a.jpg', '/users/42', '/Users/42/a.jpg', '/users/42%252Fa.jpg', '/users/a.jpg', '/other/users/42/a.jpg']) {
+    for (const path of [
+      '/users/420/a.jpg',
+      '/users/4/a.jpg',
+      '/users/42',
+      '/Users/42/a.jpg',
+      '/users/42%252Fa.jpg',
+      '/users/a.jpg',
+      '/other/users/42/a.jpg',
+    ]) {
       expectError(await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grant, path)))), 403, 'invalid_signature', /not valid/);
     }
-    expectError(await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grantFor('users/4'), '/users/42/a.jpg')))), 403, 'invalid_signature');
+    expectError(
+      await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grantFor('users/4'), '/users/42/a.jpg')))),
+      403,
+      'invalid_signature',
+    );
     // `..` (sent raw: a browser resolves it before sending) never reaches a prefix check: such a key is refused first.
     for (const path of ['/users/42/../43/a.jpg', '/users/42/%2E%2E/43/a.jpg', '/users/42//a.jpg']) {
       expectError(await signed.handler(viewerEvent(path, grant)), 400, 'invalid_key');
@@ -635,7 +704,11 @@ describe('prefix grants', () => {
       expect(await uriOf(signed, '/users/42/a.jpg', `prefix=${prefix}&${rest}`)).toBe('/users/42/a.jpg/original');
     }
     for (const prefix of ['users', 'users/42/a.jpg', 'users/42/../42', 'users/42//', '', 'users/42/x/..', 'USERS/42']) {
-      expectError(await signed.handler(viewerEvent('/users/42/a.jpg/b.jpg', `prefix=${encodeURIComponent(prefix)}&${rest}`)), 403, 'invalid_signature');
+      expectError(
+        await signed.handler(viewerEvent('/users/42/a.jpg/b.jpg', `prefix=${encodeURIComponent(prefix)}&${rest}`)),
+        403,
+        'invalid_signature',
+      );
     }
   });
 
@@ -643,10 +716,27 @@ describe('prefix grants', () => {
     const grant = grantFor('users/42', [{ width: 320 }, { width: 640 }, { preset: 'thumb' }]);
     expect(grant).toContain('&allow=width%3D384+width%3D640+width%3D256,height%3D256,fit%3Dcontain,background%3Dffffff&');
     for (const query of ['width=640', 'W=0640', 'w=320&dpr=2', 'w=300', 'p=thumb', 'w=640&format=auto', 'w=640&fit=cover']) {
-      expect(rewritten(await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grant, '/users/42/a.jpg', query))))).uri).toMatch(/^\/users\/42\/a\.jpg\//);
+      expect(rewritten(await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grant, '/users/42/a.jpg', query))))).uri).toMatch(
+        /^\/users\/42\/a\.jpg\//,
+      );
     }
-    for (const query of ['', 'w=1080', 'w=640&q=90', 'w=640&blur=3', 'w=640&format=png', 'p=thumb&w=640', 'p=avatar', 'format=json', 'w=640&h=640']) {
-      expectError(await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grant, '/users/42/a.jpg', query)))), 403, 'invalid_signature', /not valid/);
+    for (const query of [
+      '',
+      'w=1080',
+      'w=640&q=90',
+      'w=640&blur=3',
+      'w=640&format=png',
+      'p=thumb&w=640',
+      'p=avatar',
+      'format=json',
+      'w=640&h=640',
+    ]) {
+      expectError(
+        await signed.handler(viewerEvent(...viewerPartsOf(urlWith(grant, '/users/42/a.jpg', query)))),
+        403,
+        'invalid_signature',
+        /not valid/,
+      );
     }
   });
 
@@ -674,9 +764,18 @@ describe('prefix grants', () => {
 
   it('refuses a URL signature turned into a grant, a grant turned into a URL signature, and two signatures', async () => {
     const urlSig = sign(REALISTIC, '/users/42/a.jpg', 'w=640');
-    expectError(await signed.handler(viewerEvent('/users/42/a.jpg', `w=640&prefix=users/42&sig=${urlSig}`)), 403, 'invalid_signature', /not valid/);
+    expectError(
+      await signed.handler(viewerEvent('/users/42/a.jpg', `w=640&prefix=users/42&sig=${urlSig}`)),
+      403,
+      'invalid_signature',
+      /not valid/,
+    );
     const grant = new URLSearchParams(grantFor('users/42'));
-    expectError(await signed.handler(viewerEvent('/users/42/a.jpg', `w=640&exp=${grant.get('exp')}&sig=${grant.get('sig')}`)), 403, 'invalid_signature');
+    expectError(
+      await signed.handler(viewerEvent('/users/42/a.jpg', `w=640&exp=${grant.get('exp')}&sig=${grant.get('sig')}`)),
+      403,
+      'invalid_signature',
+    );
     expectError(
       await signed.handler(viewerEvent('/users/42/a.jpg', `w=640&${grant.toString()}&sig=${urlSig}`)),
       400,
@@ -688,8 +787,15 @@ describe('prefix grants', () => {
   it('expires like any signature, and verifies with any active secret', async () => {
     const exp = secondsFromNow(-1);
     const sig = signUri(signedText('users/42/a.jpg', {}, { prefix: 'users/42', exp }) as string, CURRENT);
-    expectError(await signed.handler(viewerEvent('/users/42/a.jpg', `prefix=users/42&exp=${exp}&sig=${sig}`)), 403, 'invalid_signature', /expired/);
-    expect(await uriOf(signed, ...viewerPartsOf(urlWith(grantFor('users/42', undefined, OLD), '/users/42/a.jpg')))).toBe('/users/42/a.jpg/original');
+    expectError(
+      await signed.handler(viewerEvent('/users/42/a.jpg', `prefix=users/42&exp=${exp}&sig=${sig}`)),
+      403,
+      'invalid_signature',
+      /expired/,
+    );
+    expect(await uriOf(signed, ...viewerPartsOf(urlWith(grantFor('users/42', undefined, OLD), '/users/42/a.jpg')))).toBe(
+      '/users/42/a.jpg/original',
+    );
   });
 });
 
@@ -697,7 +803,10 @@ describe('prefix grants', () => {
 
 describe('watermarks', () => {
   const versions = (logo: string) => ({ logo, badge: '0f0e0d0c' });
-  const watermarked = (logo: string): EdgeFunctionSettings => ({ ...REALISTIC, grammar: { ...REALISTIC.grammar, watermarks: versions(logo) } });
+  const watermarked = (logo: string): EdgeFunctionSettings => ({
+    ...REALISTIC,
+    grammar: { ...REALISTIC.grammar, watermarks: versions(logo) },
+  });
   const before = watermarked('1a2b3c4d');
   const after = watermarked('99aa88bb');
 
@@ -718,8 +827,18 @@ describe('watermarks', () => {
   it('refuses a name the deployment does not define, naming those it does', async () => {
     const fn = loadEdge(before, CURRENT);
     const query = `w=640&wm=nope&sig=${sign(before, '/a.jpg', 'w=640&wm=nope')}`;
-    expectError(await fn.handler(viewerEvent('/a.jpg', query)), 400, 'invalid_parameter', /^Invalid watermark "nope": expected one of logo, badge\.$/);
-    expectError(await open.handler(viewerEvent('/a.jpg', 'wm=logo')), 400, 'invalid_parameter', /expected one of \(no watermarks are defined\)\.$/);
+    expectError(
+      await fn.handler(viewerEvent('/a.jpg', query)),
+      400,
+      'invalid_parameter',
+      /^Invalid watermark "nope": expected one of logo, badge\.$/,
+    );
+    expectError(
+      await open.handler(viewerEvent('/a.jpg', 'wm=logo')),
+      400,
+      'invalid_parameter',
+      /expected one of \(no watermarks are defined\)\.$/,
+    );
   });
 
   it('refuses anything but a name the deployment defines, by looking it up', async () => {
@@ -729,7 +848,6 @@ describe('watermarks', () => {
       expectError(await fn.handler(viewerEvent('/a.jpg', query)), 400, 'invalid_parameter', /expected one of logo, badge\.$/);
     }
   });
-
 });
 
 // --------------------------------------------------------------- rejections
@@ -837,12 +955,47 @@ describe('rejections', () => {
  */
 const VALID_PAIRS = [
   ...SAMPLE_PAIRS,
-  ...VIEWER_CASES.flatMap(({ name, aliases, case: { outOfRange } }) => outOfRange.slice(0, 2).map((value) => [aliases[0] ?? name, value] as const)),
+  ...VIEWER_CASES.flatMap(({ name, aliases, case: { outOfRange } }) =>
+    outOfRange.slice(0, 2).map((value) => [aliases[0] ?? name, value] as const),
+  ),
   ...PRESET_SPELLINGS.flatMap((spelling) => Object.keys(PRESETS).map((preset) => [spelling, preset] as const)),
 ];
 const KNOWN_NAMES = [...VIEWER_CASES.flatMap(({ name, aliases }) => [name, ...aliases]), ...PRESET_SPELLINGS];
-const OTHER_NAMES = ['foo', 'utm_source', 'response-content-type', 'versionId', 'constructor', '__proto__', 'toString', '', 'x y', 'accept'];
-const ODD_VALUES = ['0', '-1', 'abc', '', '641', '9000', '4.1', '101', 'zzz', '45', 'yes', 'tiff', 'nope', 'constructor', '%', '%zz', '%E0%A4', '%2531', ' 1', 'avif', 'webp'];
+const OTHER_NAMES = [
+  'foo',
+  'utm_source',
+  'response-content-type',
+  'versionId',
+  'constructor',
+  '__proto__',
+  'toString',
+  '',
+  'x y',
+  'accept',
+];
+const ODD_VALUES = [
+  '0',
+  '-1',
+  'abc',
+  '',
+  '641',
+  '9000',
+  '4.1',
+  '101',
+  'zzz',
+  '45',
+  'yes',
+  'tiff',
+  'nope',
+  'constructor',
+  '%',
+  '%zz',
+  '%E0%A4',
+  '%2531',
+  ' 1',
+  'avif',
+  'webp',
+];
 const ACCEPTS = [CHROMIUM_ACCEPT, SAFARI_ACCEPT, ANY_ACCEPT, '', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP', 'image/avif'];
 const KEYS = ['photos/cat.jpg', 'a b/c+d (1).png', 'été/日本.webp', 'x', '%41', "it's/[1]~!*.gif"];
 const BAD_KEYS = ['..', 'a/./b', '', 'a//b', 'a/', 'k\u0000'];
@@ -857,7 +1010,11 @@ const spelled = (text: string): fc.Arbitrary<string> =>
   });
 
 const anyCase = (text: string): fc.Arbitrary<string> =>
-  fc.boolean().chain((mixed) => (mixed ? fc.constantFrom(text.toUpperCase(), text[0] ? text[0].toUpperCase() + text.slice(1) : text) : fc.constant(text)));
+  fc
+    .boolean()
+    .chain((mixed) =>
+      mixed ? fc.constantFrom(text.toUpperCase(), text[0] ? text[0].toUpperCase() + text.slice(1) : text) : fc.constant(text),
+    );
 
 const validPair = fc.constantFrom(...VALID_PAIRS).chain(([n, v]) => fc.tuple(anyCase(n), fc.constant(v)));
 const oddPair = fc.tuple(
@@ -866,7 +1023,10 @@ const oddPair = fc.tuple(
 );
 const unknownPair = fc.tuple(fc.constantFrom(...OTHER_NAMES), fc.string({ maxLength: 6 }));
 const pair = fc
-  .tuple(fc.oneof({ weight: 12, arbitrary: validPair }, { weight: 2, arbitrary: unknownPair }, { weight: 1, arbitrary: oddPair }), fc.boolean())
+  .tuple(
+    fc.oneof({ weight: 12, arbitrary: validPair }, { weight: 2, arbitrary: unknownPair }, { weight: 1, arbitrary: oddPair }),
+    fc.boolean(),
+  )
   .chain(([[n, v], bare]) =>
     fc.tuple(spelled(n), /^%/.test(v) ? fc.constant(v) : spelled(v)).map(([sn, sv]) => (bare && sv === '' ? sn : `${sn}=${sv}`)),
   );
@@ -942,7 +1102,9 @@ describe('agreement with the TypeScript grammar', () => {
     for (const preset of ['thumb', 'avatar', 'hero', 'og', 'mono', 'gallery']) {
       const sig = sign(PRESETS_ONLY, '/a.jpg', `preset=${preset}`);
       for (const accept of [CHROMIUM_ACCEPT, SAFARI_ACCEPT, undefined]) {
-        const result = rewritten(await presetsOnly.handler(viewerEvent('/a.jpg', `p=${preset}&sig=${sig}`, accept ? { headers: { accept } } : {})));
+        const result = rewritten(
+          await presetsOnly.handler(viewerEvent('/a.jpg', `p=${preset}&sig=${sig}`, accept ? { headers: { accept } } : {})),
+        );
         const [again, forwarded] = redirectTarget(result);
         expect(forwarded).toBe(`preset=${preset}&sig=${sig}`);
         expect(await uriOf(presetsOnly, again, forwarded, accept)).toBe(result.uri);

@@ -16,7 +16,12 @@ async function viewerGets(status: number, headers: Record<string, string>, query
   const fields: Fields = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, { value }]));
   const event = {
     version: '1.0',
-    context: { distributionDomainName: 'd111111abcdef8.cloudfront.net', distributionId: 'EDFDVBD6EXAMPLE', eventType: 'viewer-response', requestId: 'r' },
+    context: {
+      distributionDomainName: 'd111111abcdef8.cloudfront.net',
+      distributionId: 'EDFDVBD6EXAMPLE',
+      eventType: 'viewer-response',
+      requestId: 'r',
+    },
     viewer: { ip: '198.51.100.11' },
     request: { method: 'GET', uri: '/photos/cat.jpg/width=640', querystring, headers: {}, cookies: {} },
     response: { statusCode: status, statusDescription: '', headers: fields, cookies: {} },
@@ -34,9 +39,18 @@ describe('the file', () => {
 });
 
 describe('what a viewer receives', () => {
-  it.each([200, 206, 304])('a variant (%i): the browser lifetime, without CloudFront\'s Age, the rest untouched', async (status) => {
-    const headers = await viewerGets(status, { 'cache-control': DEFAULT_CACHE_CONTROL, age: '86400', etag: '"abc"', 'content-type': 'image/avif' });
-    expect(headers).toEqual({ 'cache-control': { value: 'public, max-age=3600' }, etag: { value: '"abc"' }, 'content-type': { value: 'image/avif' } });
+  it.each([200, 206, 304])("a variant (%i): the browser lifetime, without CloudFront's Age, the rest untouched", async (status) => {
+    const headers = await viewerGets(status, {
+      'cache-control': DEFAULT_CACHE_CONTROL,
+      age: '86400',
+      etag: '"abc"',
+      'content-type': 'image/avif',
+    });
+    expect(headers).toEqual({
+      'cache-control': { value: 'public, max-age=3600' },
+      etag: { value: '"abc"' },
+      'content-type': { value: 'image/avif' },
+    });
   });
 
   it.each([
@@ -45,7 +59,7 @@ describe('what a viewer receives', () => {
     [500, 'no-store', 'a server error'],
     [503, 'no-store', 'storage unavailable'],
     [200, 'public, max-age=10', 'any other 200 (not a variant by its header)'],
-  ])('%i with %j (%s) keeps the origin\'s header and Age', async (status, cacheControl) => {
+  ])("%i with %j (%s) keeps the origin's header and Age", async (status, cacheControl) => {
     const headers = await viewerGets(status, { 'cache-control': cacheControl, age: '5' });
     expect(headers).toEqual({ 'cache-control': { value: cacheControl }, age: { value: '5' } });
   });
@@ -81,7 +95,9 @@ describe('a URL that expires', () => {
   });
 
   it('leaves errors and redirects as the origin sent them', async () => {
-    expect(await viewerGets(302, { 'cache-control': 'no-store' }, { exp: inSeconds(600) })).toEqual({ 'cache-control': { value: 'no-store' } });
+    expect(await viewerGets(302, { 'cache-control': 'no-store' }, { exp: inSeconds(600) })).toEqual({
+      'cache-control': { value: 'no-store' },
+    });
   });
 });
 
@@ -100,7 +116,12 @@ describe('Vary on client hints', () => {
     const fields: Fields = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, { value }]));
     const event = {
       version: '1.0',
-      context: { distributionDomainName: 'd111111abcdef8.cloudfront.net', distributionId: 'EDFDVBD6EXAMPLE', eventType: 'viewer-response', requestId: 'r' },
+      context: {
+        distributionDomainName: 'd111111abcdef8.cloudfront.net',
+        distributionId: 'EDFDVBD6EXAMPLE',
+        eventType: 'viewer-response',
+        requestId: 'r',
+      },
       viewer: { ip: '198.51.100.11' },
       request: { method: 'GET', uri: '/photos/cat.jpg/width=1280,accept=avif', querystring, headers: {}, cookies: {} },
       response: { statusCode: 200, statusDescription: '', headers: fields, cookies: {} },
@@ -110,7 +131,13 @@ describe('Vary on client hints', () => {
   }
 
   it('adds the width hints for width=auto, in any spelling, the query as the viewer sent it or as the edge forwards it', async () => {
-    const queries: Fields[] = [{ w: { value: 'auto' } }, { W: { value: 'AUTO' } }, { width: { value: 'auto' } }, { w: { value: '%61uto' } }, { width: { value: 'auto' }, dpr: { value: 'auto' } }];
+    const queries: Fields[] = [
+      { w: { value: 'auto' } },
+      { W: { value: 'AUTO' } },
+      { width: { value: 'auto' } },
+      { w: { value: '%61uto' } },
+      { width: { value: 'auto' }, dpr: { value: 'auto' } },
+    ];
     for (const query of queries) {
       expect(await varyFor(query), JSON.stringify(query)).toBe(`Accept, ${WIDTH_HINTS_VARY}`);
     }
@@ -122,7 +149,7 @@ describe('Vary on client hints', () => {
     expect(DPR_HINTS_VARY).toBe('Sec-CH-DPR, Save-Data');
   });
 
-  it('keeps a Vary already there (the origin\'s), and reads a repeated parameter\'s every value', async () => {
+  it("keeps a Vary already there (the origin's), and reads a repeated parameter's every value", async () => {
     expect(await varyFor({ width: { value: 'auto' } }, { ...VARIANT, vary: 'Accept' })).toBe(`Accept, ${WIDTH_HINTS_VARY}`);
     expect(await varyFor({ w: { value: '640', multiValue: [{ value: '640' }, { value: 'auto' }] } })).toBe(`Accept, ${WIDTH_HINTS_VARY}`);
   });

@@ -30,9 +30,7 @@ beforeAll(async () => {
   buckets = await createTestBuckets('faults emulator');
   folder = await mkdtemp(join(tmpdir(), 'faults-emulator-'));
   await mkdir(join(folder, 'faults'));
-  await Promise.all(
-    ['down.jpg', 'flaky.jpg'].map(async (name) => writeFile(join(folder, 'faults', name), await gradientJpeg(640, 480))),
-  );
+  await Promise.all(['down.jpg', 'flaky.jpg'].map(async (name) => writeFile(join(folder, 'faults', name), await gradientJpeg(640, 480))));
   emulator = await startEmulator({
     s3,
     port: 0,

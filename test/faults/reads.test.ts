@@ -85,7 +85,9 @@ describe.concurrent('a source read that keeps failing: bounded attempts, then 50
     await expectServedAndStored(origin, key, uri);
   });
 
-  it('a body that stops halfway: 503 after the socket timeout; the SDK does not retry a body it has started', async ({ onTestFinished }) => {
+  it('a body that stops halfway: 503 after the socket timeout; the SDK does not retry a body it has started', async ({
+    onTestFinished,
+  }) => {
     const { origin, key, uri } = await setUp('stall', onTestFinished);
     expect(photo.length).toBeGreaterThan(4_096);
     origin.proxy.inject({ fault: { kind: 'stall', afterBytes: 4_096 }, method: 'GET', bucket: buckets.sourceBucket });

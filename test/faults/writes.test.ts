@@ -83,7 +83,9 @@ describe.concurrent('a variant write that keeps failing: the image is still serv
     await expectStoredOnce(key, variant, again);
   });
 
-  it('too large to return inline: 503 after the attempts, never a redirect to nothing; then 302 once stored', async ({ onTestFinished }) => {
+  it('too large to return inline: 503 after the attempts, never a redirect to nothing; then 302 once stored', async ({
+    onTestFinished,
+  }) => {
     const { origin, key, uri, variant } = await setUp('too-large', onTestFinished, { maxInlineBytes: 1_000 });
     origin.proxy.inject({ fault: { kind: 'error', status: 503 }, method: 'PUT', bucket: buckets.cacheBucket });
 
@@ -170,7 +172,9 @@ describe.concurrent('concurrent misses for one variant: all 200, exactly one obj
 });
 
 describe('the write is bounded by what is left of the invocation', () => {
-  it('a PUT that never answers, with 4 s of the invocation left: the image is served before Lambda would end it', async ({ onTestFinished }) => {
+  it('a PUT that never answers, with 4 s of the invocation left: the image is served before Lambda would end it', async ({
+    onTestFinished,
+  }) => {
     const { origin, key, uri } = await setUp('hang-near-timeout', onTestFinished);
     origin.proxy.inject({ fault: { kind: 'hang' }, method: 'PUT', bucket: buckets.cacheBucket });
     const remaining = 4_000;

@@ -38,7 +38,8 @@ function grammarErrorOf(run: () => unknown): GrammarError {
 }
 
 const CHROME_ACCEPT = 'image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8';
-const SAFARI_ACCEPT = 'image/webp,image/avif,image/jxl,image/heic,image/heic-sequence,video/*;q=0.8,image/png,image/svg+xml,image/*;q=0.8,*/*;q=0.5';
+const SAFARI_ACCEPT =
+  'image/webp,image/avif,image/jxl,image/heic,image/heic-sequence,video/*;q=0.8,image/png,image/svg+xml,image/*;q=0.8,*/*;q=0.5';
 const OLD_FIREFOX_ACCEPT = 'image/webp,*/*';
 const PLAIN_ACCEPT = 'image/png,image/*;q=0.8,*/*;q=0.5';
 
@@ -172,7 +173,7 @@ describe('format negotiation', () => {
     expect(uriOf('w=640&fm=avif', { accept: PLAIN_ACCEPT })).toBe('/cat.jpg/width=640,format=avif');
   });
 
-  it('keeps any quality with a negotiated format: which default applies is the origin\'s choice', () => {
+  it("keeps any quality with a negotiated format: which default applies is the origin's choice", () => {
     expect(uriOf('q=50', { accept: CHROME_ACCEPT })).toBe('/cat.jpg/quality=50,accept=avif');
     expect(uriOf('q=80', { accept: OLD_FIREFOX_ACCEPT })).toBe('/cat.jpg/quality=80,accept=webp');
     expect(uriOf('q=50&fm=avif', { accept: CHROME_ACCEPT })).toBe('/cat.jpg/format=avif');
@@ -184,7 +185,7 @@ describe('format negotiation', () => {
     ['ACCEPT=avif&accept=webp', OLD_FIREFOX_ACCEPT, '/cat.jpg/width=640,accept=webp'],
     ['accept=jpeg', CHROME_ACCEPT, '/cat.jpg/width=640,accept=avif'],
     ['accept=avif&fm=png', CHROME_ACCEPT, '/cat.jpg/width=640,format=png'],
-  ])('ignores a viewer\'s ?%s like an unknown parameter: only Accept decides', (query, accept, uri) => {
+  ])("ignores a viewer's ?%s like an unknown parameter: only Accept decides", (query, accept, uri) => {
     expect(uriOf(`w=640&${query}`, { accept })).toBe(uri);
   });
 
@@ -375,10 +376,14 @@ describe('viewerQuery', () => {
   it.each<[Ops, string]>([
     [{}, ''],
     [{ width: 640, enlarge: true, format: 'webp' }, 'width=640&enlarge=1&format=webp'],
-    [{ width: 640, height: 480, fit: 'contain', position: 'top-left', background: 'aabbcc80', quality: 50, format: 'jpeg' },
-      'width=640&height=480&fit=contain&position=top-left&background=aabbcc80&quality=50&format=jpeg'],
-    [{ rotate: 270, flip: true, flop: true, grayscale: true, blur: 0.3, sharpen: 10, format: 'png' },
-      'rotate=270&flip=1&flop=1&grayscale=1&blur=0.3&sharpen=10&format=png'],
+    [
+      { width: 640, height: 480, fit: 'contain', position: 'top-left', background: 'aabbcc80', quality: 50, format: 'jpeg' },
+      'width=640&height=480&fit=contain&position=top-left&background=aabbcc80&quality=50&format=jpeg',
+    ],
+    [
+      { rotate: 270, flip: true, flop: true, grayscale: true, blur: 0.3, sharpen: 10, format: 'png' },
+      'rotate=270&flip=1&flop=1&grayscale=1&blur=0.3&sharpen=10&format=png',
+    ],
     [{ format: 'json' }, 'format=json'],
     [{ width: 640, quality: 80, accept: 'avif' }, 'width=640&quality=80'],
   ])('%o -> ?%s, which canonicalises back to the same ops', (ops, query) => {
@@ -404,7 +409,9 @@ describe('width=auto and dpr=auto', () => {
     expect(canonicalRequest('/cat.jpg', splitQuery('W=Auto&dpr=AUTO&q=70'), options).uri).toBe('/cat.jpg/width=auto,quality=70');
     expect(canonicalRequest('/cat.jpg', splitQuery('w=300&dpr=auto'), options).uri).toBe('/cat.jpg/width=300,dpr=auto');
     expect(canonicalRequest('/cat.jpg', splitQuery('w=auto'), options, hints({ 'sec-ch-width': '700' })).uri).toBe('/cat.jpg/width=960');
-    expect(canonicalRequest('/cat.jpg', splitQuery('w=300&dpr=auto'), options, hints({ 'sec-ch-dpr': '2' })).uri).toBe('/cat.jpg/width=600');
+    expect(canonicalRequest('/cat.jpg', splitQuery('w=300&dpr=auto'), options, hints({ 'sec-ch-dpr': '2' })).uri).toBe(
+      '/cat.jpg/width=600',
+    );
   });
 
   it('never stand in a canonical URI: the origin refuses them', () => {
@@ -414,7 +421,10 @@ describe('width=auto and dpr=auto', () => {
   });
 
   it('cannot be in a preset, whose auto the viewer-response function could not see to add Vary', () => {
-    const grammar = { maxDimension: 8192, presets: { hero: { w: 'auto', q: '70' }, thumb: { width: '200', dpr: 'Auto' }, ok: { width: '200', format: 'auto' } } };
+    const grammar = {
+      maxDimension: 8192,
+      presets: { hero: { w: 'auto', q: '70' }, thumb: { width: '200', dpr: 'Auto' }, ok: { width: '200', format: 'auto' } },
+    };
     expect(presetRefusal('hero', grammar)).toMatch(/width=auto and dpr=auto belong in the URL beside the preset/);
     expect(presetRefusal('thumb', grammar)).toMatch(/belong in the URL/);
     expect(presetRefusal('ok', grammar)).toBeUndefined();

@@ -82,8 +82,21 @@ describe('parameter names and aliases', () => {
     expect(
       parse('w=640&h=480&dpr=2&fit=contain&pos=top&enlarge=1&fm=png&q=90&bg=000&blur=1&sharpen=2&greyscale=1&rotate=180&flip=1&flop=0'),
     ).toEqual({
-      width: 640, height: 480, dpr: 2, fit: 'contain', position: 'top', enlarge: true, format: 'png', quality: 90,
-      background: '000000', blur: 1, sharpen: 2, grayscale: true, rotate: 180, flip: true, flop: false,
+      width: 640,
+      height: 480,
+      dpr: 2,
+      fit: 'contain',
+      position: 'top',
+      enlarge: true,
+      format: 'png',
+      quality: 90,
+      background: '000000',
+      blur: 1,
+      sharpen: 2,
+      grayscale: true,
+      rotate: 180,
+      flip: true,
+      flop: false,
     });
   });
 });
@@ -256,9 +269,7 @@ describe('a parameter given twice', () => {
   });
 
   it('names the canonical parameter in the message', () => {
-    expect(errorOf('w=640&WIDTH=320').message).toBe(
-      'Invalid width "320": expected a single value (width is given more than once).',
-    );
+    expect(errorOf('w=640&WIDTH=320').message).toBe('Invalid width "320": expected a single value (width is given more than once).');
   });
 
   it('is fine for unknown parameters', () => {
@@ -276,9 +287,7 @@ describe('unknown parameters', () => {
   );
 
   it('keeps the known parameters beside them', () => {
-    expect(canonicalRequest('/cat.jpg', splitQuery('a=1&w=640&constructor=b&fm=png'), options).uri).toBe(
-      '/cat.jpg/width=640,format=png',
-    );
+    expect(canonicalRequest('/cat.jpg', splitQuery('a=1&w=640&constructor=b&fm=png'), options).uri).toBe('/cat.jpg/width=640,format=png');
   });
 
   it.each(['accept=avif', 'accept=webp', 'ACCEPT=webp', 'accept=jpeg', 'accept=avif&accept=webp'])(
@@ -349,7 +358,12 @@ describe('composition: canonical spellings', () => {
     const uri = '/cat.jpg/width=10,trim=5,crop=0,0,1,0.5,border=4,ffffff';
     expect(parseCanonicalUri(uri, options).uri).toBe(uri);
     expect(parseCanonicalUri(uri, options).ops).toEqual({ width: 10, trim: 5, crop: '0,0,1,0.5', border: '4,ffffff' });
-    for (const other of ['/cat.jpg/crop=0,0,1,.5', '/cat.jpg/border=4', '/cat.jpg/fit=pad,width=1,height=1', '/cat.jpg/crop=0,0,1,1,width=5']) {
+    for (const other of [
+      '/cat.jpg/crop=0,0,1,.5',
+      '/cat.jpg/border=4',
+      '/cat.jpg/fit=pad,width=1,height=1',
+      '/cat.jpg/crop=0,0,1,1,width=5',
+    ]) {
       expect(() => parseCanonicalUri(other, options), other).toThrow();
     }
   });

@@ -53,7 +53,9 @@ describe('memory: every band count and bit depth in every orientation', () => {
 
   it('an AVIF, whose decoder holds about six times its pixels and cannot shrink on load, is served small within the predicted memory', async () => {
     const side = 3072;
-    const noise = sharp({ create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 30 } } });
+    const noise = sharp({
+      create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 30 } },
+    });
     await origin.putSource('decoder/noise.avif', await noise.avif({ quality: 50, effort: 0 }).toBuffer());
     const uri = '/decoder/noise.avif/width=100,format=jpeg';
     await throughHandler(origin, uri, { status: 200 });
@@ -94,7 +96,9 @@ describe('time: the encoder is chosen so that it finishes', () => {
     // Smaller, the AVIF fits: the viewer gets WebP at once, and the AVIF is made after and stored.
     const small = await throughHandler(origin, `/large/photo.jpg/width=1600,${NEGOTIATED}`, { status: 200 });
     expect(small.headers['content-type']).toBe('image/webp');
-    const stored = await origin.s3.send(new HeadObjectCommand({ Bucket: origin.cacheBucket, Key: `large/photo.jpg/width=1600,${NEGOTIATED}` }));
+    const stored = await origin.s3.send(
+      new HeadObjectCommand({ Bucket: origin.cacheBucket, Key: `large/photo.jpg/width=1600,${NEGOTIATED}` }),
+    );
     expect(stored.ContentType).toBe('image/avif');
   });
 

@@ -59,7 +59,9 @@ describe('refused from the header when it cannot fit', () => {
     const start = performance.now();
     const refused = await throughHandler(small, '/large.jpg/width=200,trim=10', { status: 413, code: 'too_costly' });
     // Trim's search for edges runs over every decoded pixel: its time is priced as well as its memory.
-    expect(refused.json().message).toMatch(/from a 6000x5000 source would (need about \d+ MB, over the \d+ MB|take about \d+ s, over the [\d.]+ s) allowed/);
+    expect(refused.json().message).toMatch(
+      /from a 6000x5000 source would (need about \d+ MB, over the \d+ MB|take about \d+ s, over the [\d.]+ s) allowed/,
+    );
     expect(performance.now() - start, 'refused from the header, without decoding').toBeLessThan(3_000);
   });
 

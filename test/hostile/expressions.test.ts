@@ -53,10 +53,19 @@ function expressionsIn(code: string, file: string): Expression[] {
     const regex = current.regex as { pattern: string; flags: string } | undefined;
     if (current.type === 'Literal' && regex) found.push({ file, source: regex.pattern, flags: regex.flags, text });
     const callee = current.callee as Node | undefined;
-    if ((current.type === 'NewExpression' || current.type === 'CallExpression') && callee?.type === 'Identifier' && callee.name === 'RegExp') {
+    if (
+      (current.type === 'NewExpression' || current.type === 'CallExpression') &&
+      callee?.type === 'Identifier' &&
+      callee.name === 'RegExp'
+    ) {
       const [pattern, flags] = current.arguments as Node[];
       const readable = isString(pattern) && (flags === undefined || isString(flags));
-      found.push({ file, source: readable ? (pattern!.value as string) : undefined, flags: (flags?.value as string | undefined) ?? '', text });
+      found.push({
+        file,
+        source: readable ? (pattern!.value as string) : undefined,
+        flags: (flags?.value as string | undefined) ?? '',
+        text,
+      });
     }
     for (const [field, value] of Object.entries(current)) if (field !== 'regex') visit(value);
   };
@@ -73,8 +82,13 @@ function typeScriptFiles(folder: string): string[] {
 const javaScriptOf = (path: string) => transformSync(readFileSync(path, 'utf8'), { loader: 'ts', format: 'esm' }).code;
 
 const collected = [
-  ...FOLDERS.flatMap((folder) => typeScriptFiles(join(ROOT, folder))).flatMap((path) => expressionsIn(javaScriptOf(path), relative(ROOT, path))),
-  ...expressionsIn(viewerRequestFunctionCode({ grammar: DEFAULT_GRAMMAR_OPTIONS, avif: true, signing: true, keyValueStoreId: 'store' }), 'the generated edge function'),
+  ...FOLDERS.flatMap((folder) => typeScriptFiles(join(ROOT, folder))).flatMap((path) =>
+    expressionsIn(javaScriptOf(path), relative(ROOT, path)),
+  ),
+  ...expressionsIn(
+    viewerRequestFunctionCode({ grammar: DEFAULT_GRAMMAR_OPTIONS, avif: true, signing: true, keyValueStoreId: 'store' }),
+    'the generated edge function',
+  ),
 ];
 const unreadable = collected.filter((found) => found.source === undefined);
 const expressions = collected.filter((found): found is Expression & { source: string } => found.source !== undefined);
@@ -90,7 +104,13 @@ describe('regular expressions on untrusted input', () => {
     expect(unreadable.map((found) => `${found.file}: ${found.text}`)).toEqual([]);
     const where = new Set(expressions.map((expression) => expression.file));
     // The collection reaches every place that reads request or source text.
-    for (const file of ['lambda/origin/image/detect.ts', 'lambda/origin/image/svg.ts', 'lambda/grammar/canonical.ts', 'local/emulator/edge-cache.ts', 'the generated edge function']) {
+    for (const file of [
+      'lambda/origin/image/detect.ts',
+      'lambda/origin/image/svg.ts',
+      'lambda/grammar/canonical.ts',
+      'local/emulator/edge-cache.ts',
+      'the generated edge function',
+    ]) {
       expect(where).toContain(file);
     }
     // Each exception still names an expression that exists, so none outlives its reason.

@@ -9,7 +9,15 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { gradientJpeg } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
-import { NOISE_MB, expectEmulatorStillServing, startHostileEmulator, throughEmulator, throughHandler, variantLog, type HostileEmulator } from './support';
+import {
+  NOISE_MB,
+  expectEmulatorStillServing,
+  startHostileEmulator,
+  throughEmulator,
+  throughHandler,
+  variantLog,
+  type HostileEmulator,
+} from './support';
 
 describe('bad fp values at the edge', () => {
   let emulator: HostileEmulator;
@@ -34,14 +42,21 @@ describe('bad fp values at the edge', () => {
   ];
 
   it.each(ROWS)('%s is a 400 from the edge, saying what is allowed', async (query, message) => {
-    const answer = await throughEmulator(emulator, `/${encodeURI('ok/fine.jpg')}?w=40&h=40&${query}`, { status: 400, code: 'invalid_parameter', at: 'edge' });
+    const answer = await throughEmulator(emulator, `/${encodeURI('ok/fine.jpg')}?w=40&h=40&${query}`, {
+      status: 400,
+      code: 'invalid_parameter',
+      at: 'edge',
+    });
     expect(JSON.parse(answer.body.toString('utf8'))).toMatchObject({ error: 'invalid_parameter', message: expect.stringMatching(message) });
   });
 
   it('a good fp is served, and one spelled another way is the same cache entry', async () => {
     const first = await throughEmulator(emulator, '/ok/fine.jpg?w=40&h=40&fp=.25,0.5000&format=jpeg', { status: 200, at: 'origin' });
     expect(first.headers['x-cache']).toBe('Miss from cloudfront');
-    const again = await throughEmulator(emulator, '/ok/fine.jpg?h=40&FP=0.25,.5&w=40&gravity=top&format=jpeg', { status: 200, at: 'origin' });
+    const again = await throughEmulator(emulator, '/ok/fine.jpg?h=40&FP=0.25,.5&w=40&gravity=top&format=jpeg', {
+      status: 200,
+      at: 'origin',
+    });
     expect(again.headers['x-cache']).toBe('Hit from cloudfront');
     await expectEmulatorStillServing(emulator, new Set(['ok/fine.jpg/width=40,height=40,fp=0.25,0.5,format=jpeg']));
   });
@@ -87,9 +102,14 @@ describe('fp in canonical URIs at the origin, and hostile metadata', () => {
     // A cut before scaling would decode all 24 MP; the cover crop decodes an eighth of each side.
     const cut = '/photo.jpg/width=200,height=200,crop=0.5,0,0.5,1';
     for (const uri of [plain, focused, cut]) await throughHandler(origin, uri, { status: 200 });
-    const cpu = (uri: string) => origin.logs.filter((entry) => entry.event === 'variant' && entry.uri === uri).at(-1)!.transformCpuSeconds as number;
+    const cpu = (uri: string) =>
+      origin.logs.filter((entry) => entry.event === 'variant' && entry.uri === uri).at(-1)!.transformCpuSeconds as number;
     const [plainLog, focusedLog] = [variantLog(origin, plain), variantLog(origin, focused)];
-    console.info('transform CPU seconds, 6000x4000 JPEG to 200x200:', { cover: cpu(plain), 'cover at fp': cpu(focused), 'crop region, then cover': cpu(cut) });
+    console.info('transform CPU seconds, 6000x4000 JPEG to 200x200:', {
+      cover: cpu(plain),
+      'cover at fp': cpu(focused),
+      'crop region, then cover': cpu(cut),
+    });
     expect(focusedLog.predictedMb).toBe(plainLog.predictedMb);
     expect(focusedLog.TransformRss - focusedLog.transformStartMb).toBeLessThanOrEqual(focusedLog.predictedMb + NOISE_MB);
     // Generous: the point costs what the plain crop costs, well under the full decode a cut takes.

@@ -71,8 +71,20 @@ interface Deployment {
 }
 
 const DEPLOYMENTS: Deployment[] = [
-  { label: 'sizes and presets', grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS }, avif: true, before: 'sizes-presets-signing', signed: true },
-  { label: 'any size, watermarks', grammar: { maxDimension: 8192, watermarks: CASE_OPTIONS.watermarks }, avif: true, before: 'any-size', signed: false },
+  {
+    label: 'sizes and presets',
+    grammar: { maxDimension: 4096, sizes: SIZES, presets: PRESETS },
+    avif: true,
+    before: 'sizes-presets-signing',
+    signed: true,
+  },
+  {
+    label: 'any size, watermarks',
+    grammar: { maxDimension: 8192, watermarks: CASE_OPTIONS.watermarks },
+    avif: true,
+    before: 'any-size',
+    signed: false,
+  },
   {
     label: 'presets only, no AVIF',
     grammar: { maxDimension: 2048, sizes: SIZES, presets: PRESETS, presetsOnly: true },
@@ -95,10 +107,71 @@ const originOptions = (grammar: GrammarOptions): GrammarOptions => ({ maxDimensi
 // ------------------------------------------------------------------ hostile requests
 
 const TOKENS = [
-  '..', '.', '%2e', '%2E%2e', '.%2E', '%2F', '%2f', '%252F', '%252E', '%25', '%00', '%01', '%09', '%0A', '%0D%0A', '%1B', '%1F', '%7F',
-  '%C2%85', '%C3%A9', '%c3%a9', '%C3%28', '%ED%A0%80', '%ED%B0%80', '%C0%AE', '%E0%80%AE', '%EF%BC%8E', '%F0%9F%98%80', '%F4%90%80%80',
-  '%FF', '%', '%Z', '%4', '%%', '+', '=', '&', ',', ';', ':', '@', '~', '!', '*', "'", '(', ')', '[', ']', '\\', '%5C', '%20',
-  'original', 'width=10', 'format=json', 'w', 'constructor', '__proto__', 'prototype', '\u0000', '\n', '\uD800', '\uDFFF', '\uFEFF', '\u202E',
+  '..',
+  '.',
+  '%2e',
+  '%2E%2e',
+  '.%2E',
+  '%2F',
+  '%2f',
+  '%252F',
+  '%252E',
+  '%25',
+  '%00',
+  '%01',
+  '%09',
+  '%0A',
+  '%0D%0A',
+  '%1B',
+  '%1F',
+  '%7F',
+  '%C2%85',
+  '%C3%A9',
+  '%c3%a9',
+  '%C3%28',
+  '%ED%A0%80',
+  '%ED%B0%80',
+  '%C0%AE',
+  '%E0%80%AE',
+  '%EF%BC%8E',
+  '%F0%9F%98%80',
+  '%F4%90%80%80',
+  '%FF',
+  '%',
+  '%Z',
+  '%4',
+  '%%',
+  '+',
+  '=',
+  '&',
+  ',',
+  ';',
+  ':',
+  '@',
+  '~',
+  '!',
+  '*',
+  "'",
+  '(',
+  ')',
+  '[',
+  ']',
+  '\\',
+  '%5C',
+  '%20',
+  'original',
+  'width=10',
+  'format=json',
+  'w',
+  'constructor',
+  '__proto__',
+  'prototype',
+  '\u0000',
+  '\n',
+  '\uD800',
+  '\uDFFF',
+  '\uFEFF',
+  '\u202E',
 ];
 
 const unit = fc.oneof(
@@ -130,25 +203,122 @@ const path = fc.oneof(
 /** Every name that means something, and some that do not: prototype names, the edge's own `accept`. */
 const NAMES = [...KNOWN_SPELLINGS, 'utm_source', '', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'accept'];
 const VALUES = [
-  '', '0', '1', '2', '10', '16', '100', '101', '256', '640', '641', '3840', '3841', '4096', '4097', '8192', '8193', '0640', '000000001', '1e3', '-1',
-  '1.5', '2.0', '.5', '3.9', '4.1', '0.3', '0.2', '100.0', 'cover', 'CONTAIN', 'fill', 'inside', 'outside', 'top-left', 'entropy', 'attention',
-  'auto', 'webp', 'avif', 'jpeg', 'jpg', 'png', 'gif', 'json', 'svg', 'true', 'false', 'TRUE', '1 ', ' 1', 'fff', '%23FF000080', 'ff0000ff',
-  '90', '180', '270', '45', '090', 'thumb', 'hero', 'og', 'mono', 'nope', '__proto__', 'constructor', '%', '%zz', '%2531', '%00', '%E0%A4',
-  '%ED%A0%80', '+', '%2B', '9'.repeat(12), 'pad', 'blur', '0,0,1,1', '0.5,0.5,0.5,0.5', '0.5,0.5,0.6,0.5', '1,0,0,1', '0,0,1', '.1,.1,.1,.1,',
-  '2047', '2048', '49', '50', '10,fff', '10,', ',fff', '255', '256', '0.5,0.5', '.25,1.0000', '1,1.0001', '0.5', ',', 'NaN,0', '0.00001,0',
+  '',
+  '0',
+  '1',
+  '2',
+  '10',
+  '16',
+  '100',
+  '101',
+  '256',
+  '640',
+  '641',
+  '3840',
+  '3841',
+  '4096',
+  '4097',
+  '8192',
+  '8193',
+  '0640',
+  '000000001',
+  '1e3',
+  '-1',
+  '1.5',
+  '2.0',
+  '.5',
+  '3.9',
+  '4.1',
+  '0.3',
+  '0.2',
+  '100.0',
+  'cover',
+  'CONTAIN',
+  'fill',
+  'inside',
+  'outside',
+  'top-left',
+  'entropy',
+  'attention',
+  'auto',
+  'webp',
+  'avif',
+  'jpeg',
+  'jpg',
+  'png',
+  'gif',
+  'json',
+  'svg',
+  'true',
+  'false',
+  'TRUE',
+  '1 ',
+  ' 1',
+  'fff',
+  '%23FF000080',
+  'ff0000ff',
+  '90',
+  '180',
+  '270',
+  '45',
+  '090',
+  'thumb',
+  'hero',
+  'og',
+  'mono',
+  'nope',
+  '__proto__',
+  'constructor',
+  '%',
+  '%zz',
+  '%2531',
+  '%00',
+  '%E0%A4',
+  '%ED%A0%80',
+  '+',
+  '%2B',
+  '9'.repeat(12),
+  'pad',
+  'blur',
+  '0,0,1,1',
+  '0.5,0.5,0.5,0.5',
+  '0.5,0.5,0.6,0.5',
+  '1,0,0,1',
+  '0,0,1',
+  '.1,.1,.1,.1,',
+  '2047',
+  '2048',
+  '49',
+  '50',
+  '10,fff',
+  '10,',
+  ',fff',
+  '255',
+  '256',
+  '0.5,0.5',
+  '.25,1.0000',
+  '1,1.0001',
+  '0.5',
+  ',',
+  'NaN,0',
+  '0.00001,0',
 ];
 
 const anyCase = (text: string) => fc.boolean().map((upper) => (upper ? text.toUpperCase() : text));
 
 /** Valid values: each parameter's samples under each of its spellings, and the deployments' presets. */
-const VALID_PAIRS = [...SAMPLE_PAIRS, ...PRESET_SPELLINGS.flatMap((spelling) => Object.keys(PRESETS).map((name) => [spelling, name] as const))];
-const validPair = fc
-  .constantFrom(...VALID_PAIRS)
-  .chain(([name, value]) => anyCase(name).map((spelled) => `${spelled}=${value}`));
+const VALID_PAIRS = [
+  ...SAMPLE_PAIRS,
+  ...PRESET_SPELLINGS.flatMap((spelling) => Object.keys(PRESETS).map((name) => [spelling, name] as const)),
+];
+const validPair = fc.constantFrom(...VALID_PAIRS).chain(([name, value]) => anyCase(name).map((spelled) => `${spelled}=${value}`));
 
 const hostilePair = fc
   .tuple(
-    fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...NAMES).chain(anyCase) }, { weight: 1, arbitrary: fc.string({ unit, maxLength: 4 }) }),
+    fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(...NAMES).chain(anyCase) },
+      { weight: 1, arbitrary: fc.string({ unit, maxLength: 4 }) },
+    ),
     fc.oneof(
       { weight: 8, arbitrary: fc.constantFrom(...VALUES) },
       { weight: 2, arbitrary: fc.string({ unit, maxLength: 6 }) },
@@ -159,16 +329,48 @@ const hostilePair = fc
   .map(([name, value, eq]) => (eq || value ? `${name}=${value}` : name));
 
 const pair = fc.oneof({ weight: 4, arbitrary: validPair }, { weight: 1, arbitrary: hostilePair });
-const query = fc.tuple(fc.array(pair, { maxLength: 5 }), fc.constantFrom('', '', '&', '&&')).map(([pairs, extra]) => extra + pairs.join('&'));
+const query = fc
+  .tuple(fc.array(pair, { maxLength: 5 }), fc.constantFrom('', '', '&', '&&'))
+  .map(([pairs, extra]) => extra + pairs.join('&'));
 
 const accept = fc.oneof(
-  fc.constantFrom('', '*/*', 'image/webp,*/*', 'image/avif,image/webp,image/apng,image/*,*/*;q=0.8', 'image/avif;q=0,image/webp;q=0', 'IMAGE/WEBP', 'image/avif'),
+  fc.constantFrom(
+    '',
+    '*/*',
+    'image/webp,*/*',
+    'image/avif,image/webp,image/apng,image/*,*/*;q=0.8',
+    'image/avif;q=0,image/webp;q=0',
+    'IMAGE/WEBP',
+    'image/avif',
+  ),
   fc.string({ unit, maxLength: 20 }),
 );
 
 /** Client hint headers, absent or any of them with a plausible or hostile value (for width=auto, dpr=auto). */
-const HINT_VALUES = ['390', '1170', '0', '-1', '10000', '1e3', '2.625', '3', '99999', 'NaN', '', ' 640', '390,1170', '9'.repeat(30), 'on', 'ON', 'off'];
-const hints = fc.dictionary(fc.constantFrom('sec-ch-width', 'sec-ch-viewport-width', 'sec-ch-dpr', 'save-data'), fc.constantFrom(...HINT_VALUES), { maxKeys: 4 });
+const HINT_VALUES = [
+  '390',
+  '1170',
+  '0',
+  '-1',
+  '10000',
+  '1e3',
+  '2.625',
+  '3',
+  '99999',
+  'NaN',
+  '',
+  ' 640',
+  '390,1170',
+  '9'.repeat(30),
+  'on',
+  'ON',
+  'off',
+];
+const hints = fc.dictionary(
+  fc.constantFrom('sec-ch-width', 'sec-ch-viewport-width', 'sec-ch-dpr', 'save-data'),
+  fc.constantFrom(...HINT_VALUES),
+  { maxKeys: 4 },
+);
 
 // ------------------------------------------------------------------ helpers
 
@@ -203,13 +405,49 @@ const RUNS = 2000;
  * it, so a query naming it repeats it, since then a 400 like any repeated parameter (it was a 403).
  */
 const BEFORE_STORE_NAMES = [
-  'width', 'w', 'height', 'h', 'dpr', 'fit', 'position', 'pos', 'gravity', 'enlarge', 'rotate', 'flip', 'flop',
-  'grayscale', 'greyscale', 'blur', 'sharpen', 'background', 'bg', 'quality', 'q', 'format', 'fm', 'f', 'preset', 'p',
+  'width',
+  'w',
+  'height',
+  'h',
+  'dpr',
+  'fit',
+  'position',
+  'pos',
+  'gravity',
+  'enlarge',
+  'rotate',
+  'flip',
+  'flop',
+  'grayscale',
+  'greyscale',
+  'blur',
+  'sharpen',
+  'background',
+  'bg',
+  'quality',
+  'q',
+  'format',
+  'fm',
+  'f',
+  'preset',
+  'p',
 ];
 const BEFORE_STORE_UNKNOWN = KNOWN_SPELLINGS.filter((name) => !BEFORE_STORE_NAMES.includes(name));
 /** The fits and positions those files know (`pad` and `face` came later, and with each the list in a bad value's message). */
 const BEFORE_STORE_FITS = ['cover', 'contain', 'fill', 'inside', 'outside'];
-const BEFORE_STORE_POSITIONS = ['center', 'top', 'right', 'bottom', 'left', 'top-left', 'top-right', 'bottom-left', 'bottom-right', 'entropy', 'attention'];
+const BEFORE_STORE_POSITIONS = [
+  'center',
+  'top',
+  'right',
+  'bottom',
+  'left',
+  'top-left',
+  'top-right',
+  'bottom-left',
+  'bottom-right',
+  'entropy',
+  'attention',
+];
 const BEFORE_STORE_CHOICES = new Map([
   ['fit', BEFORE_STORE_FITS],
   ['position', BEFORE_STORE_POSITIONS],
@@ -241,7 +479,9 @@ let functions: LoadedFunction[];
 let origin: TestOrigin;
 
 beforeAll(async () => {
-  functions = DEPLOYMENTS.map((deployment) => loadEdge({ grammar: deployment.grammar, avif: deployment.avif, signing: false, keyValueStoreId: KVS_ID }));
+  functions = DEPLOYMENTS.map((deployment) =>
+    loadEdge({ grammar: deployment.grammar, avif: deployment.avif, signing: false, keyValueStoreId: KVS_ID }),
+  );
   origin = await createTestOrigin('hostile fuzz'); // empty: every accepted request is a 404, never a 400
 });
 
@@ -309,7 +549,10 @@ describe.each(DEPLOYMENTS.map((deployment, i) => [deployment.label, deployment, 
     const before = loadFunction(readFileSync(new URL(`../edge/before-store/${deployment.before}.js`, import.meta.url), 'utf8'), {
       [SIGNING_SECRETS_KEY]: SECRET,
     });
-    const after = loadEdge({ grammar: deployment.grammar, avif: deployment.avif, signing: deployment.signed, keyValueStoreId: KVS_ID }, SECRET);
+    const after = loadEdge(
+      { grammar: deployment.grammar, avif: deployment.avif, signing: deployment.signed, keyValueStoreId: KVS_ID },
+      SECRET,
+    );
     await fc.assert(
       fc.asyncProperty(path, query, accept, fc.boolean(), async (p, q, a, signIt) => {
         if (!knownBeforeStore(q)) return;

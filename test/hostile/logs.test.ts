@@ -82,33 +82,109 @@ function direct(handle: () => OriginHandler, logs: Record<string, unknown>[], ev
 }
 
 const PATHS: ErrorPath[] = [
-  { name: '405 method_not_allowed', expected: { status: 405, code: 'method_not_allowed' }, uri: '/ok/fine.jpg/width=10', run: () => via(origin, '/ok/fine.jpg/width=10', 'DELETE')() },
-  { name: '400 invalid_parameter', expected: { status: 400, code: 'invalid_parameter' }, uri: '/ok/fine.jpg/width=0', run: () => via(origin, '/ok/fine.jpg/width=0')() },
-  { name: '400 invalid_key', expected: { status: 400, code: 'invalid_key' }, uri: '/ok/%00/original', run: () => via(origin, '/ok/%00/original')() },
-  { name: '400 not_canonical', expected: { status: 400, code: 'not_canonical' }, uri: '/ok/fine.jpg/w=10', run: () => via(origin, '/ok/fine.jpg/w=10')() },
-  { name: '404 not_found', expected: { status: 404, code: 'not_found' }, uri: '/no/such.jpg/width=10', run: () => via(origin, '/no/such.jpg/width=10')(), detail: /NoSuchKey/ },
-  { name: '413 source_too_large', expected: { status: 413, code: 'source_too_large' }, uri: '/ok/fine.jpg/original', run: () => via(byteLimited, '/ok/fine.jpg/original')() },
-  { name: '413 too_many_pixels', expected: { status: 413, code: 'too_many_pixels' }, uri: '/ok/fine.jpg/format=json', run: () => via(pixelLimited, '/ok/fine.jpg/format=json')(), detail: /pixel limit/ },
-  { name: '415 unsupported_media_type', expected: { status: 415, code: 'unsupported_media_type' }, uri: '/bad/notes.jpg/width=10', run: () => via(origin, '/bad/notes.jpg/width=10')() },
-  { name: '422 undecodable_image', expected: { status: 422, code: 'undecodable_image' }, uri: '/bad/cut.jpg/format=webp', run: () => via(origin, '/bad/cut.jpg/format=webp')(), detail: /VipsJpeg|premature/i },
-  { name: '500 internal_error (a bug: here, an event without requestContext)', expected: { status: 500, code: 'internal_error' }, uri: '/ok/fine.jpg/width=10', run: direct(() => bare, bareLogs, () => ({ ...functionUrlEvent('/ok/fine.jpg/width=10'), requestContext: undefined }) as unknown as LambdaFunctionURLEvent), detail: /TypeError[\s\S]*\n\s+at / },
-  { name: '503 storage_unavailable', expected: { status: 503, code: 'storage_unavailable' }, uri: '/ok/fine.jpg/width=10', run: direct(() => unreachable, unreachableLogs, () => functionUrlEvent('/ok/fine.jpg/width=10')), detail: /ECONNREFUSED|connect/i },
-  { name: '504 timeout', expected: { status: 504, code: 'timeout' }, uri: '/ok/fine.jpg/width=10', run: () => via(hurried, '/ok/fine.jpg/width=10')() },
+  {
+    name: '405 method_not_allowed',
+    expected: { status: 405, code: 'method_not_allowed' },
+    uri: '/ok/fine.jpg/width=10',
+    run: () => via(origin, '/ok/fine.jpg/width=10', 'DELETE')(),
+  },
+  {
+    name: '400 invalid_parameter',
+    expected: { status: 400, code: 'invalid_parameter' },
+    uri: '/ok/fine.jpg/width=0',
+    run: () => via(origin, '/ok/fine.jpg/width=0')(),
+  },
+  {
+    name: '400 invalid_key',
+    expected: { status: 400, code: 'invalid_key' },
+    uri: '/ok/%00/original',
+    run: () => via(origin, '/ok/%00/original')(),
+  },
+  {
+    name: '400 not_canonical',
+    expected: { status: 400, code: 'not_canonical' },
+    uri: '/ok/fine.jpg/w=10',
+    run: () => via(origin, '/ok/fine.jpg/w=10')(),
+  },
+  {
+    name: '404 not_found',
+    expected: { status: 404, code: 'not_found' },
+    uri: '/no/such.jpg/width=10',
+    run: () => via(origin, '/no/such.jpg/width=10')(),
+    detail: /NoSuchKey/,
+  },
+  {
+    name: '413 source_too_large',
+    expected: { status: 413, code: 'source_too_large' },
+    uri: '/ok/fine.jpg/original',
+    run: () => via(byteLimited, '/ok/fine.jpg/original')(),
+  },
+  {
+    name: '413 too_many_pixels',
+    expected: { status: 413, code: 'too_many_pixels' },
+    uri: '/ok/fine.jpg/format=json',
+    run: () => via(pixelLimited, '/ok/fine.jpg/format=json')(),
+    detail: /pixel limit/,
+  },
+  {
+    name: '415 unsupported_media_type',
+    expected: { status: 415, code: 'unsupported_media_type' },
+    uri: '/bad/notes.jpg/width=10',
+    run: () => via(origin, '/bad/notes.jpg/width=10')(),
+  },
+  {
+    name: '422 undecodable_image',
+    expected: { status: 422, code: 'undecodable_image' },
+    uri: '/bad/cut.jpg/format=webp',
+    run: () => via(origin, '/bad/cut.jpg/format=webp')(),
+    detail: /VipsJpeg|premature/i,
+  },
+  {
+    name: '500 internal_error (a bug: here, an event without requestContext)',
+    expected: { status: 500, code: 'internal_error' },
+    uri: '/ok/fine.jpg/width=10',
+    run: direct(
+      () => bare,
+      bareLogs,
+      () => ({ ...functionUrlEvent('/ok/fine.jpg/width=10'), requestContext: undefined }) as unknown as LambdaFunctionURLEvent,
+    ),
+    detail: /TypeError[\s\S]*\n\s+at /,
+  },
+  {
+    name: '503 storage_unavailable',
+    expected: { status: 503, code: 'storage_unavailable' },
+    uri: '/ok/fine.jpg/width=10',
+    run: direct(
+      () => unreachable,
+      unreachableLogs,
+      () => functionUrlEvent('/ok/fine.jpg/width=10'),
+    ),
+    detail: /ECONNREFUSED|connect/i,
+  },
+  {
+    name: '504 timeout',
+    expected: { status: 504, code: 'timeout' },
+    uri: '/ok/fine.jpg/width=10',
+    run: () => via(hurried, '/ok/fine.jpg/width=10')(),
+  },
 ];
 
 describe('every error path of the handler', () => {
-  it.each(PATHS.map((path) => [path.name, path] as const))('%s: one JSON-able entry with code, status and URI; a body without internal detail', async (_name, path) => {
-    const { entries, buckets, ...answer } = await path.run();
-    expectAnswer(answer, path.expected, { sent: path.uri, buckets });
-    expectErrorLogged(entries, path.expected, path.uri);
-    const entry = entries.find((one) => one.event === 'error' || one.event === 'unexpected')!;
-    if (path.detail) {
-      // The cause is the operator's: in the log, never in the body.
-      expect(String(entry.detail)).toMatch(path.detail);
-      expect(answer.body.toString('utf8')).not.toMatch(path.detail);
-    }
-    if (answer.status === 503) expect(answer.headers['retry-after']).toMatch(/^\d+$/);
-  });
+  it.each(PATHS.map((path) => [path.name, path] as const))(
+    '%s: one JSON-able entry with code, status and URI; a body without internal detail',
+    async (_name, path) => {
+      const { entries, buckets, ...answer } = await path.run();
+      expectAnswer(answer, path.expected, { sent: path.uri, buckets });
+      expectErrorLogged(entries, path.expected, path.uri);
+      const entry = entries.find((one) => one.event === 'error' || one.event === 'unexpected')!;
+      if (path.detail) {
+        // The cause is the operator's: in the log, never in the body.
+        expect(String(entry.detail)).toMatch(path.detail);
+        expect(answer.body.toString('utf8')).not.toMatch(path.detail);
+      }
+      if (answer.status === 503) expect(answer.headers['retry-after']).toMatch(/^\d+$/);
+    },
+  );
 
   it('an entry names the canonical URI once the request parsed, and the raw path before', async () => {
     const uris = origin.logs.filter((entry) => entry.event === 'error').map((entry) => entry.uri);
@@ -133,7 +209,13 @@ describe('the production logger', () => {
     for (const line of lines) {
       expect(line).not.toMatch(/[\n\r]/);
       const entry = JSON.parse(line) as Record<string, unknown>;
-      expect(entry).toMatchObject({ level: 'warn', event: 'error', code: expect.any(String), status: expect.any(Number), uri: expect.any(String) });
+      expect(entry).toMatchObject({
+        level: 'warn',
+        event: 'error',
+        code: expect.any(String),
+        status: expect.any(Number),
+        uri: expect.any(String),
+      });
       expect(Date.parse(String(entry.time))).not.toBeNaN();
     }
     expect(JSON.parse(lines[0]!).uri).toBe(forged);

@@ -18,7 +18,17 @@ import { planOutput } from '../../lambda/origin/image/output';
 import { stepPrices } from '../../lambda/origin/image/steps';
 import { checkedPlacement, watermarkVersion, type WatermarkDefinition } from '../../lambda/origin/watermarks';
 import { noiseImage } from '../support/images';
-import { headerOf, largestSide, makeSource, OP_CASES, opGrammar, opsOf, type OpCase, type RequestBytes, type SourceKind } from '../support/op-limits';
+import {
+  headerOf,
+  largestSide,
+  makeSource,
+  OP_CASES,
+  opGrammar,
+  opsOf,
+  type OpCase,
+  type RequestBytes,
+  type SourceKind,
+} from '../support/op-limits';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import { throughHandler, variantLog } from './support';
 
@@ -115,9 +125,10 @@ describe('each op and encoder at its limit: served within the budget, measured w
     if (base) {
       const without = await served(base.source ?? source, base.query, side, `${name} base`);
       const priced = made.predicted - without.predicted;
-      expect(made.cpu - without.cpu, `${name} at ${side}px: CPU-s the op added, against its price (${priced.toFixed(2)})`).toBeLessThanOrEqual(
-        Math.max(priced, 0.05) * OP_CPU_MARGIN,
-      );
+      expect(
+        made.cpu - without.cpu,
+        `${name} at ${side}px: CPU-s the op added, against its price (${priced.toFixed(2)})`,
+      ).toBeLessThanOrEqual(Math.max(priced, 0.05) * OP_CPU_MARGIN);
     }
     if (side === MAX_DIMENSION) return;
     const larger = Math.round(side * 1.1);

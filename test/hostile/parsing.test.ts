@@ -16,7 +16,14 @@ import { MAX_SVG_BYTES } from '../../lambda/origin/image/input';
 import { boxHeader, heifSkeleton } from '../support/heic';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import { maxProgressiveScans, progressiveJpeg } from '../support/progressive-jpeg';
-import { expectEmulatorStillServing, startHostileEmulator, throughEmulator, throughHandler, type Expected, type HostileEmulator } from './support';
+import {
+  expectEmulatorStillServing,
+  startHostileEmulator,
+  throughEmulator,
+  throughHandler,
+  type Expected,
+  type HostileEmulator,
+} from './support';
 
 const MAX_SOURCE_BYTES = DEFAULT_LIMITS.maxSourceBytes;
 
@@ -120,7 +127,11 @@ const ROWS: Row[] = [
       heifFilling(MAX_SOURCE_BYTES, (room) => {
         const entry = Buffer.concat([Buffer.from([0, 1, 255]), Buffer.alloc(255, 0x7f)]);
         const entries = Math.floor(room / entry.length);
-        return heifSkeleton({ width: 0, height: 0, ipmaTail: { entries, bytes: Buffer.concat([Buffer.alloc(entries * entry.length, entry), Buffer.alloc(room % entry.length)]) } });
+        return heifSkeleton({
+          width: 0,
+          height: 0,
+          ipmaTail: { entries, bytes: Buffer.concat([Buffer.alloc(entries * entry.length, entry), Buffer.alloc(room % entry.length)]) },
+        });
       }),
     expected: DAMAGED,
   },
@@ -135,8 +146,18 @@ const ROWS: Row[] = [
         const items = Math.floor(room / item.length);
         const count = Buffer.alloc(4);
         count.writeUInt32BE(items);
-        const content = Buffer.concat([Buffer.from([2, 0, 0, 0, 0, 0]), count, Buffer.alloc(items * item.length, item), Buffer.alloc(room % item.length)]);
-        return heifSkeleton({ width: 64, height: 64, itemType: 'grid', iloc: Buffer.concat([boxHeader(8 + content.length, 'iloc'), content]) });
+        const content = Buffer.concat([
+          Buffer.from([2, 0, 0, 0, 0, 0]),
+          count,
+          Buffer.alloc(items * item.length, item),
+          Buffer.alloc(room % item.length),
+        ]);
+        return heifSkeleton({
+          width: 64,
+          height: 64,
+          itemType: 'grid',
+          iloc: Buffer.concat([boxHeader(8 + content.length, 'iloc'), content]),
+        });
       }),
     expected: DAMAGED,
   },

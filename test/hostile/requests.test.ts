@@ -115,7 +115,10 @@ function paramRows(spec: ParamSpec): Row[] {
     bad('10 KB of letters', `${alias}=${'a'.repeat(TEN_KB)}`, `${name}=${'a'.repeat(TEN_KB)}`),
     bad('a NUL', `${alias}=${valid}%00`, `${name}=${valid}%00`),
   ];
-  if (alias !== name) rows.push(bad('given by alias and by name', `${alias}=${valid}&${name}=${valid}`, `${name}=${valid},${name}=${valid}`, INVALID_PARAMETER));
+  if (alias !== name)
+    rows.push(
+      bad('given by alias and by name', `${alias}=${valid}&${name}=${valid}`, `${name}=${valid},${name}=${valid}`, INVALID_PARAMETER),
+    );
   return rows;
 }
 
@@ -262,7 +265,10 @@ beforeAll(async () => {
 }, 60_000);
 
 async function run(row: Row) {
-  const [, answer] = await Promise.all([throughHandler(origin, row.canonical, row.origin), throughEmulator(emulator, row.viewer, row.edge)]);
+  const [, answer] = await Promise.all([
+    throughHandler(origin, row.canonical, row.origin),
+    throughEmulator(emulator, row.viewer, row.edge),
+  ]);
   if (answer.status === 200) succeeded.add(`${OK_KEY}/original`);
 }
 

@@ -110,7 +110,11 @@ async function jpegClaiming(width: number, height: number): Promise<Buffer> {
 
 /** A lossless WebP whose header claims `width` x `height` (at most 16383 a side). */
 async function webpClaiming(width: number, height: number): Promise<Buffer> {
-  const webp = Buffer.from(await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } }).webp({ lossless: true }).toBuffer());
+  const webp = Buffer.from(
+    await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } })
+      .webp({ lossless: true })
+      .toBuffer(),
+  );
   const vp8l = webp.indexOf(Buffer.from('VP8L', 'latin1'));
   webp.writeUInt32LE((width - 1) | ((height - 1) << 14), vp8l + 9);
   return webp;
@@ -141,18 +145,52 @@ const ROWS: Row[] = [
   { name: 'HTML with a script named .png', key: 'not/page.png', make: text(HTML), probes: every(UNSUPPORTED) },
   { name: 'plain text named .webp', key: 'not/notes.webp', make: text('Nothing to see here.\n'.repeat(20)), probes: every(UNSUPPORTED) },
   { name: 'random bytes named .gif', key: 'not/noise.gif', make: () => seededBytes(8192), probes: every(UNSUPPORTED) },
-  { name: 'a PDF named .jpg', key: 'not/doc.jpg', make: text('%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n'), probes: every(UNSUPPORTED) },
-  { name: 'a ZIP named .png', key: 'not/archive.png', make: () => Buffer.concat([Buffer.from('PK\x03\x04\x14\x00\x00\x00', 'latin1'), seededBytes(200)]), probes: every(UNSUPPORTED) },
-  { name: 'gzip (an .svgz) named .svg', key: 'not/drawing.svgz', make: () => Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]), seededBytes(100)]), probes: every(UNSUPPORTED) },
-  { name: 'an ELF executable named .avif', key: 'not/program.avif', make: () => Buffer.concat([Buffer.from('\x7fELF\x02\x01\x01\x00', 'latin1'), seededBytes(120)]), probes: every(UNSUPPORTED) },
-  { name: 'a BMP', key: 'not/bitmap.bmp', make: () => Buffer.concat([Buffer.from('BM', 'latin1'), seededBytes(100)]), probes: every(UNSUPPORTED) },
-  { name: 'a JPEG XL codestream named .jpg', key: 'not/next.jpg', make: () => Buffer.concat([Buffer.from([0xff, 0x0a]), seededBytes(64)]), probes: every(UNSUPPORTED) },
+  {
+    name: 'a PDF named .jpg',
+    key: 'not/doc.jpg',
+    make: text('%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n'),
+    probes: every(UNSUPPORTED),
+  },
+  {
+    name: 'a ZIP named .png',
+    key: 'not/archive.png',
+    make: () => Buffer.concat([Buffer.from('PK\x03\x04\x14\x00\x00\x00', 'latin1'), seededBytes(200)]),
+    probes: every(UNSUPPORTED),
+  },
+  {
+    name: 'gzip (an .svgz) named .svg',
+    key: 'not/drawing.svgz',
+    make: () => Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]), seededBytes(100)]),
+    probes: every(UNSUPPORTED),
+  },
+  {
+    name: 'an ELF executable named .avif',
+    key: 'not/program.avif',
+    make: () => Buffer.concat([Buffer.from('\x7fELF\x02\x01\x01\x00', 'latin1'), seededBytes(120)]),
+    probes: every(UNSUPPORTED),
+  },
+  {
+    name: 'a BMP',
+    key: 'not/bitmap.bmp',
+    make: () => Buffer.concat([Buffer.from('BM', 'latin1'), seededBytes(100)]),
+    probes: every(UNSUPPORTED),
+  },
+  {
+    name: 'a JPEG XL codestream named .jpg',
+    key: 'not/next.jpg',
+    make: () => Buffer.concat([Buffer.from([0xff, 0x0a]), seededBytes(64)]),
+    probes: every(UNSUPPORTED),
+  },
 
   // --- SVG, refused by default (SVG_POLICY=refuse; svg.test.ts covers rasterize): 415
   {
     name: 'an SVG with a UTF-8 BOM, an XML declaration and a comment',
     key: 'svg/bom.svg',
-    make: () => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<?xml version="1.0"?>\n<!-- logo -->\n<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"/>')]),
+    make: () =>
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from('<?xml version="1.0"?>\n<!-- logo -->\n<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"/>'),
+      ]),
     probes: every(UNSUPPORTED),
   },
   {
@@ -160,7 +198,9 @@ const ROWS: Row[] = [
     key: 'svg/laughs.png',
     make: text(
       '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "lol">' +
-        Array.from({ length: 9 }, (_, i) => `<!ENTITY ${'b'.repeat(i + 1)} "${`&${i === 0 ? 'a' : 'b'.repeat(i)};`.repeat(10)}">`).join('') +
+        Array.from({ length: 9 }, (_, i) => `<!ENTITY ${'b'.repeat(i + 1)} "${`&${i === 0 ? 'a' : 'b'.repeat(i)};`.repeat(10)}">`).join(
+          '',
+        ) +
         ']><svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><text>&bbbbbbbbb;</text></svg>',
     ),
     probes: every(UNSUPPORTED),
@@ -184,38 +224,170 @@ const ROWS: Row[] = [
 
   // --- images that cannot be decoded: 422
   { name: 'JPEG: its 3 SOI bytes only', key: 'broken/soi.jpg', make: () => Buffer.from([0xff, 0xd8, 0xff]), probes: every(DAMAGED) },
-  { name: 'JPEG: the first 10% (headers cut)', key: 'broken/head.jpg', make: async () => truncated(await gradientJpeg(400, 300), 0.1), probes: every(DAMAGED) },
-  { name: 'JPEG: the last 10% missing', key: 'broken/tail.jpg', make: async () => truncated(await gradientJpeg(400, 300), 0.9), probes: every(DAMAGED) },
-  { name: 'JPEG: scrambled after the first 200 bytes', key: 'broken/scrambled.jpg', make: async () => scrambled(await gradientJpeg(400, 300), 200), probes: every(DAMAGED) },
-  { name: 'JPEG: SOI, then HTML (a polyglot)', key: 'broken/polyglot.jpg', make: () => Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), POLYGLOT_PAYLOAD]), probes: every(DAMAGED) },
-  { name: 'JPEG: progressive, the first 60%', key: 'broken/progressive.jpg', make: async () => truncated(await sharp(await gradientJpeg(400, 300)).jpeg({ progressive: true }).toBuffer(), 0.6), probes: every(DAMAGED) },
-  { name: 'PNG: its signature only', key: 'broken/signature.png', make: () => Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), probes: every(DAMAGED) },
-  { name: 'PNG: the first 70%', key: 'broken/cut.png', make: async () => truncated(await opaquePng(200, 150), 0.7), probes: every(DAMAGED) },
-  { name: 'PNG: interlaced (Adam7), the first 90%', key: 'broken/interlaced.png', make: async () => truncated(await sharp(await opaquePng(200, 150)).png({ progressive: true }).toBuffer(), 0.9), probes: every(DAMAGED) },
+  {
+    name: 'JPEG: the first 10% (headers cut)',
+    key: 'broken/head.jpg',
+    make: async () => truncated(await gradientJpeg(400, 300), 0.1),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'JPEG: the last 10% missing',
+    key: 'broken/tail.jpg',
+    make: async () => truncated(await gradientJpeg(400, 300), 0.9),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'JPEG: scrambled after the first 200 bytes',
+    key: 'broken/scrambled.jpg',
+    make: async () => scrambled(await gradientJpeg(400, 300), 200),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'JPEG: SOI, then HTML (a polyglot)',
+    key: 'broken/polyglot.jpg',
+    make: () => Buffer.concat([Buffer.from([0xff, 0xd8, 0xff]), POLYGLOT_PAYLOAD]),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'JPEG: progressive, the first 60%',
+    key: 'broken/progressive.jpg',
+    make: async () =>
+      truncated(
+        await sharp(await gradientJpeg(400, 300))
+          .jpeg({ progressive: true })
+          .toBuffer(),
+        0.6,
+      ),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'PNG: its signature only',
+    key: 'broken/signature.png',
+    make: () => Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'PNG: the first 70%',
+    key: 'broken/cut.png',
+    make: async () => truncated(await opaquePng(200, 150), 0.7),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'PNG: interlaced (Adam7), the first 90%',
+    key: 'broken/interlaced.png',
+    make: async () =>
+      truncated(
+        await sharp(await opaquePng(200, 150))
+          .png({ progressive: true })
+          .toBuffer(),
+        0.9,
+      ),
+    probes: every(DAMAGED),
+  },
   { name: 'PNG: a wrong IHDR checksum', key: 'broken/crc.png', make: pngWithBadCrc, probes: every(DAMAGED) },
-  { name: 'PNG: signature, then HTML', key: 'broken/polyglot.png', make: () => Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), POLYGLOT_PAYLOAD]), probes: every(DAMAGED) },
-  { name: 'WebP: its RIFF header only', key: 'broken/riff.webp', make: () => Buffer.from('RIFF\x04\x00\x00\x00WEBP', 'latin1'), probes: every(DAMAGED) },
-  { name: 'WebP: the first half', key: 'broken/half.webp', make: async () => truncated(await webpImage(200, 150), 0.5), probes: every(DAMAGED) },
-  { name: 'WebP: scrambled after the first 40 bytes', key: 'broken/scrambled.webp', make: async () => scrambled(await webpImage(200, 150), 40), probes: every(DAMAGED) },
-  { name: 'animated WebP: the first 90%', key: 'broken/anim.webp', make: async () => truncated(await animatedWebp(4, 60, 40), 0.9), probes: every(DAMAGED) },
+  {
+    name: 'PNG: signature, then HTML',
+    key: 'broken/polyglot.png',
+    make: () => Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), POLYGLOT_PAYLOAD]),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'WebP: its RIFF header only',
+    key: 'broken/riff.webp',
+    make: () => Buffer.from('RIFF\x04\x00\x00\x00WEBP', 'latin1'),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'WebP: the first half',
+    key: 'broken/half.webp',
+    make: async () => truncated(await webpImage(200, 150), 0.5),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'WebP: scrambled after the first 40 bytes',
+    key: 'broken/scrambled.webp',
+    make: async () => scrambled(await webpImage(200, 150), 40),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'animated WebP: the first 90%',
+    key: 'broken/anim.webp',
+    make: async () => truncated(await animatedWebp(4, 60, 40), 0.9),
+    probes: every(DAMAGED),
+  },
   { name: 'GIF: its 6-byte signature only', key: 'broken/signature.gif', make: text('GIF89a'), probes: every(DAMAGED) },
   // libvips decodes these without a word, the cut frame filled from the one before: 200 before the fix.
-  { name: 'GIF: animated, cut inside its third frame', key: 'broken/cut.gif', make: async () => truncated(await animatedGif(4, 60, 40), 0.6), probes: every(DAMAGED) },
-  { name: 'GIF: animated, all frames but no trailer', key: 'broken/no-trailer.gif', make: async () => (await animatedGif(4, 60, 40)).subarray(0, -1), probes: every(DAMAGED) },
-  { name: 'GIF: signature, then HTML', key: 'broken/polyglot.gif', make: () => Buffer.concat([Buffer.from('GIF89a', 'latin1'), POLYGLOT_PAYLOAD]), probes: every(DAMAGED) },
+  {
+    name: 'GIF: animated, cut inside its third frame',
+    key: 'broken/cut.gif',
+    make: async () => truncated(await animatedGif(4, 60, 40), 0.6),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'GIF: animated, all frames but no trailer',
+    key: 'broken/no-trailer.gif',
+    make: async () => (await animatedGif(4, 60, 40)).subarray(0, -1),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'GIF: signature, then HTML',
+    key: 'broken/polyglot.gif',
+    make: () => Buffer.concat([Buffer.from('GIF89a', 'latin1'), POLYGLOT_PAYLOAD]),
+    probes: every(DAMAGED),
+  },
   { name: 'AVIF: its ftyp box only', key: 'broken/ftyp.avif', make: avifFtypOnly, probes: every(DAMAGED) },
-  { name: 'AVIF: the first half', key: 'broken/half.avif', make: async () => truncated(await avifImage(200, 150), 0.5), probes: every(DAMAGED) },
-  { name: 'AVIF: scrambled after the ftyp box', key: 'broken/scrambled.avif', make: async () => scrambled(await avifImage(200, 150), 40), probes: every(DAMAGED) },
+  {
+    name: 'AVIF: the first half',
+    key: 'broken/half.avif',
+    make: async () => truncated(await avifImage(200, 150), 0.5),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'AVIF: scrambled after the ftyp box',
+    key: 'broken/scrambled.avif',
+    make: async () => scrambled(await avifImage(200, 150), 40),
+    probes: every(DAMAGED),
+  },
   // HEIC: refused by the header parser (heif.ts), or by libheif in the transform child.
-  { name: 'HEIC: its ftyp, then random bytes, named .avif', key: 'broken/phone.avif', make: () => Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypheic\0\0\0\0mif1heic', 'latin1'), seededBytes(64)]), probes: every(DAMAGED) },
-  { name: 'HEIC: a whole header and no image data', key: 'broken/empty.heic', make: () => heifSkeleton({ width: 64, height: 64 }), probes: every(DAMAGED) },
-  { name: 'HEIC: a box that claims more than its file', key: 'broken/overrun.heic', make: () => Buffer.concat([heifSkeleton({ width: 64, height: 64 }), boxHeader(1 << 30, 'mdat')]), probes: every(DAMAGED) },
-  { name: 'HEIC: a 64-bit box size of 2^62', key: 'broken/large.heic', make: () => Buffer.concat([heifSkeleton({ width: 64, height: 64 }), boxHeader(1, 'mdat'), Buffer.from([0x40, 0, 0, 0, 0, 0, 0, 0])]), probes: every(DAMAGED) },
-  { name: 'HEIC: a grid whose own size is not its ispe', key: 'broken/grid.heic', make: () => heifSkeleton({ width: 64, height: 64, itemType: 'grid' }), probes: every(DAMAGED) },
-  { name: 'HEIC: a primary item of a type with no decoder (a JPEG)', key: 'broken/jpeg-item.heic', make: () => heifSkeleton({ width: 64, height: 64, itemType: 'jpeg' }), probes: every(DAMAGED) },
+  {
+    name: 'HEIC: its ftyp, then random bytes, named .avif',
+    key: 'broken/phone.avif',
+    make: () => Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypheic\0\0\0\0mif1heic', 'latin1'), seededBytes(64)]),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'HEIC: a whole header and no image data',
+    key: 'broken/empty.heic',
+    make: () => heifSkeleton({ width: 64, height: 64 }),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'HEIC: a box that claims more than its file',
+    key: 'broken/overrun.heic',
+    make: () => Buffer.concat([heifSkeleton({ width: 64, height: 64 }), boxHeader(1 << 30, 'mdat')]),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'HEIC: a 64-bit box size of 2^62',
+    key: 'broken/large.heic',
+    make: () => Buffer.concat([heifSkeleton({ width: 64, height: 64 }), boxHeader(1, 'mdat'), Buffer.from([0x40, 0, 0, 0, 0, 0, 0, 0])]),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'HEIC: a grid whose own size is not its ispe',
+    key: 'broken/grid.heic',
+    make: () => heifSkeleton({ width: 64, height: 64, itemType: 'grid' }),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'HEIC: a primary item of a type with no decoder (a JPEG)',
+    key: 'broken/jpeg-item.heic',
+    make: () => heifSkeleton({ width: 64, height: 64, itemType: 'jpeg' }),
+    probes: every(DAMAGED),
+  },
   // Containers that understate what the decoder makes: refused from the header, before libheif is loaded.
   {
-    name: 'HEIC: 64 distinct tile items of an 8192x8192 grid sharing one tile\'s bytes',
+    name: "HEIC: 64 distinct tile items of an 8192x8192 grid sharing one tile's bytes",
     key: 'lie/shared.heic',
     make: () => heicGrid({ width: 8192, height: 8192, rows: 8, columns: 8, picture: fakeHevcPicture(1024, 1024), sharedData: true }),
     probes: every(DAMAGED),
@@ -225,22 +397,40 @@ const ROWS: Row[] = [
     key: 'lie/overlay.heic',
     make: () =>
       heifOfItems(1, [
-        { id: 1, type: 'iovl', properties: [ispe(64, 64)], data: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 64]), references: [{ type: 'dimg', to: [2] }] },
-        { id: 2, type: 'hvc1', properties: [fakeHevcPicture(16384, 16384).hvcC, ispe(16384, 16384)], data: fakeHevcPicture(16384, 16384).data },
+        {
+          id: 1,
+          type: 'iovl',
+          properties: [ispe(64, 64)],
+          data: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 64]),
+          references: [{ type: 'dimg', to: [2] }],
+        },
+        {
+          id: 2,
+          type: 'hvc1',
+          properties: [fakeHevcPicture(16384, 16384).hvcC, ispe(16384, 16384)],
+          data: fakeHevcPicture(16384, 16384).data,
+        },
       ]),
     probes: every(DAMAGED),
   },
   {
     name: 'HEIC: a 64x64 ispe over a picture its SPS codes at 16384x16384',
     key: 'lie/sps.heic',
-    make: () => heifOfItems(1, [{ id: 1, type: 'hvc1', properties: [fakeHevcPicture(16384, 16384).hvcC, ispe(64, 64)], data: fakeHevcPicture(16384, 16384).data }]),
+    make: () =>
+      heifOfItems(1, [
+        { id: 1, type: 'hvc1', properties: [fakeHevcPicture(16384, 16384).hvcC, ispe(64, 64)], data: fakeHevcPicture(16384, 16384).data },
+      ]),
     probes: every(DAMAGED),
   },
   // libvips refuses to load pages of different sizes together, and loads no page but the first alone.
   {
     name: 'TIFF: a 10x10 page, then a 9000x9000 page',
     key: 'lie/pages.tiff',
-    make: () => tiffPages([{ width: 10, height: 10 }, { width: 9000, height: 9000 }]),
+    make: () =>
+      tiffPages([
+        { width: 10, height: 10 },
+        { width: 9000, height: 9000 },
+      ]),
     probes: [
       { viewer: 'format=jpeg', canonical: 'format=jpeg', expected: OK, check: shaped({ format: 'jpeg', width: 10, height: 10 }) },
       { viewer: 'format=webp', canonical: 'format=webp', expected: DAMAGED },
@@ -255,23 +445,71 @@ const ROWS: Row[] = [
     probes: every(DAMAGED),
   },
   // libvips cannot even open these, which read as "unsupported image format": 415 before the fix.
-  { name: 'TIFF: its magic, then garbage', key: 'broken/magic.tiff', make: () => Buffer.concat([Buffer.from('II*\0', 'latin1'), seededBytes(200)]), probes: every(DAMAGED) },
-  { name: 'TIFF: the first half', key: 'broken/half.tiff', make: async () => truncated(await tiffImage(100, 80), 0.5), probes: every(DAMAGED) },
+  {
+    name: 'TIFF: its magic, then garbage',
+    key: 'broken/magic.tiff',
+    make: () => Buffer.concat([Buffer.from('II*\0', 'latin1'), seededBytes(200)]),
+    probes: every(DAMAGED),
+  },
+  {
+    name: 'TIFF: the first half',
+    key: 'broken/half.tiff',
+    make: async () => truncated(await tiffImage(100, 80), 0.5),
+    probes: every(DAMAGED),
+  },
 
   // --- over the limits: 413, from the header alone
-  { name: 'a PNG bomb: 30000x30000 (900 MP) in about 100 KB', maxBytes: 1_000_000, key: 'bomb/square.png', make: () => pngBomb(30_000, 30_000), probes: every(TOO_MANY_PIXELS) },
-  { name: 'a PNG bomb of extreme aspect: 1000000x200', maxBytes: 1_000_000, key: 'bomb/line.png', make: () => pngBomb(1_000_000, 200), probes: every(TOO_MANY_PIXELS) },
-  { name: 'a JPEG whose header claims 65000x65000', key: 'bomb/claims.jpg', make: () => jpegClaiming(65_000, 65_000), probes: every(TOO_MANY_PIXELS) },
-  { name: 'a WebP whose header claims 16383x16383', key: 'bomb/claims.webp', make: () => webpClaiming(16_383, 16_383), probes: every(TOO_MANY_PIXELS) },
-  { name: 'a HEIC whose ispe claims 60000x60000', key: 'bomb/claims.heic', make: () => heifSkeleton({ width: 60_000, height: 60_000 }), probes: every(TOO_MANY_PIXELS) },
-  { name: 'a 64x64 HEIC grid over one 16384x16384 tile', key: 'bomb/tile.heic', make: () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: fakeHevcPicture(16384, 16384) }), probes: every(TOO_MANY_PIXELS) },
+  {
+    name: 'a PNG bomb: 30000x30000 (900 MP) in about 100 KB',
+    maxBytes: 1_000_000,
+    key: 'bomb/square.png',
+    make: () => pngBomb(30_000, 30_000),
+    probes: every(TOO_MANY_PIXELS),
+  },
+  {
+    name: 'a PNG bomb of extreme aspect: 1000000x200',
+    maxBytes: 1_000_000,
+    key: 'bomb/line.png',
+    make: () => pngBomb(1_000_000, 200),
+    probes: every(TOO_MANY_PIXELS),
+  },
+  {
+    name: 'a JPEG whose header claims 65000x65000',
+    key: 'bomb/claims.jpg',
+    make: () => jpegClaiming(65_000, 65_000),
+    probes: every(TOO_MANY_PIXELS),
+  },
+  {
+    name: 'a WebP whose header claims 16383x16383',
+    key: 'bomb/claims.webp',
+    make: () => webpClaiming(16_383, 16_383),
+    probes: every(TOO_MANY_PIXELS),
+  },
+  {
+    name: 'a HEIC whose ispe claims 60000x60000',
+    key: 'bomb/claims.heic',
+    make: () => heifSkeleton({ width: 60_000, height: 60_000 }),
+    probes: every(TOO_MANY_PIXELS),
+  },
+  {
+    name: 'a 64x64 HEIC grid over one 16384x16384 tile',
+    key: 'bomb/tile.heic',
+    make: () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: fakeHevcPicture(16384, 16384) }),
+    probes: every(TOO_MANY_PIXELS),
+  },
   // libvips grows a GIF's canvas to its first frame, and its header says so.
-  { name: 'a GIF whose 10x10 screen holds a 20000x20000 frame', key: 'bomb/frame.gif', make: () => gifWithFrame(10, 20_000), probes: every(TOO_MANY_PIXELS) },
+  {
+    name: 'a GIF whose 10x10 screen holds a 20000x20000 frame',
+    key: 'bomb/frame.gif',
+    make: () => gifWithFrame(10, 20_000),
+    probes: every(TOO_MANY_PIXELS),
+  },
 
   // --- hostile but servable: 200, bounded
   {
     // 96 MP, under the 100 MP limit: decoded, streamed, and still bounded in time.
-    name: 'a PNG bomb just under the pixel limit: 60000x1600 1-bit in 12 KB', maxBytes: 1_000_000,
+    name: 'a PNG bomb just under the pixel limit: 60000x1600 1-bit in 12 KB',
+    maxBytes: 1_000_000,
     key: 'bomb/under.png',
     make: () => pngBomb(60_000, 1_600),
     probes: [{ viewer: 'w=100', canonical: 'width=100', expected: OK, check: shaped({ format: 'jpeg', width: 100, height: 3 }) }],
@@ -303,7 +541,12 @@ const ROWS: Row[] = [
       },
       { viewer: 'w=16', canonical: 'width=16', expected: OK, check: shaped({ format: 'gif', width: 16, height: 16, frames: MAX_FRAMES }) },
       { viewer: 'format=webp', canonical: 'format=webp', expected: OK, check: shaped({ format: 'webp', width: 32, frames: MAX_FRAMES }) },
-      { viewer: 'fm=json', canonical: 'format=json', expected: OK, check: described({ format: 'gif', width: 32, height: 32, frames: 3000 }) },
+      {
+        viewer: 'fm=json',
+        canonical: 'format=json',
+        expected: OK,
+        check: described({ format: 'gif', width: 32, height: 32, frames: 3000 }),
+      },
     ],
   },
   {
@@ -319,32 +562,83 @@ const ROWS: Row[] = [
   {
     name: 'a 10000x1 source',
     key: 'aspect/wide.png',
-    make: () => sharp({ create: { width: 10_000, height: 1, channels: 3, background: '#336699' } }).png().toBuffer(),
+    make: () =>
+      sharp({ create: { width: 10_000, height: 1, channels: 3, background: '#336699' } })
+        .png()
+        .toBuffer(),
     probes: [
       { viewer: '', canonical: 'original', expected: OK, check: shaped({ width: 8192, height: 1 }) },
       { viewer: 'w=1', canonical: 'width=1', expected: OK, check: shaped({ width: 1, height: 1 }) },
       { viewer: 'h=8192&enlarge=1', canonical: 'height=8192,enlarge=1', expected: OK, check: shaped({ width: 8192, height: 1 }) },
-      { viewer: 'w=8192&h=1&pos=entropy&enlarge=1', canonical: 'width=8192,height=1,position=entropy,enlarge=1', expected: OK, check: shaped({ width: 8192, height: 1 }) },
-      { viewer: 'w=2000&h=2000&fit=contain&enlarge=1', canonical: 'width=2000,height=2000,fit=contain,enlarge=1', expected: OK, check: shaped({ format: 'jpeg', width: 2000, height: 2000 }) },
-      { viewer: 'w=8192&h=8192&fit=outside&enlarge=1', canonical: 'width=8192,height=8192,fit=outside,enlarge=1', expected: OK, check: shaped({ width: 8192, height: 1 }) },
+      {
+        viewer: 'w=8192&h=1&pos=entropy&enlarge=1',
+        canonical: 'width=8192,height=1,position=entropy,enlarge=1',
+        expected: OK,
+        check: shaped({ width: 8192, height: 1 }),
+      },
+      {
+        viewer: 'w=2000&h=2000&fit=contain&enlarge=1',
+        canonical: 'width=2000,height=2000,fit=contain,enlarge=1',
+        expected: OK,
+        check: shaped({ format: 'jpeg', width: 2000, height: 2000 }),
+      },
+      {
+        viewer: 'w=8192&h=8192&fit=outside&enlarge=1',
+        canonical: 'width=8192,height=8192,fit=outside,enlarge=1',
+        expected: OK,
+        check: shaped({ width: 8192, height: 1 }),
+      },
       // Enlarging cover crops that would scale the whole source past libvips' 10M-pixel side (422 before 478bc80).
-      { viewer: 'w=1&h=8192&enlarge=1', canonical: 'width=1,height=8192,enlarge=1', expected: OK, check: shaped({ width: 1, height: 8192 }) },
-      { viewer: 'w=2000&h=2000&enlarge=1&pos=right', canonical: 'width=2000,height=2000,position=right,enlarge=1', expected: OK, check: shaped({ width: 2000, height: 2000 }) },
-      { viewer: 'rotate=90&format=avif', canonical: 'rotate=90,format=avif', expected: OK, check: shaped({ format: 'heif', width: 1, height: 8192 }) },
+      {
+        viewer: 'w=1&h=8192&enlarge=1',
+        canonical: 'width=1,height=8192,enlarge=1',
+        expected: OK,
+        check: shaped({ width: 1, height: 8192 }),
+      },
+      {
+        viewer: 'w=2000&h=2000&enlarge=1&pos=right',
+        canonical: 'width=2000,height=2000,position=right,enlarge=1',
+        expected: OK,
+        check: shaped({ width: 2000, height: 2000 }),
+      },
+      {
+        viewer: 'rotate=90&format=avif',
+        canonical: 'rotate=90,format=avif',
+        expected: OK,
+        check: shaped({ format: 'heif', width: 1, height: 8192 }),
+      },
       { viewer: 'fm=json', canonical: 'format=json', expected: OK, check: described({ width: 10_000, height: 1 }) },
     ],
   },
   {
     name: 'a 1x10000 source',
     key: 'aspect/tall.png',
-    make: () => sharp({ create: { width: 1, height: 10_000, channels: 3, background: '#336699' } }).png().toBuffer(),
+    make: () =>
+      sharp({ create: { width: 1, height: 10_000, channels: 3, background: '#336699' } })
+        .png()
+        .toBuffer(),
     probes: [
       { viewer: '', canonical: 'original', expected: OK, check: shaped({ width: 1, height: 8192 }) },
       { viewer: 'h=1', canonical: 'height=1', expected: OK, check: shaped({ width: 1, height: 1 }) },
       { viewer: 'w=8192&enlarge=1', canonical: 'width=8192,enlarge=1', expected: OK, check: shaped({ width: 1, height: 8192 }) },
-      { viewer: 'w=1&h=8192&pos=attention&enlarge=1', canonical: 'width=1,height=8192,position=attention,enlarge=1', expected: OK, check: shaped({ width: 1, height: 8192 }) },
-      { viewer: 'w=8192&h=1&pos=attention&enlarge=1', canonical: 'width=8192,height=1,position=attention,enlarge=1', expected: OK, check: shaped({ width: 8192, height: 1 }) },
-      { viewer: 'w=3&sharpen=10&blur=100', canonical: 'width=3,blur=100,sharpen=10', expected: OK, check: shaped({ width: 1, height: 8192 }) },
+      {
+        viewer: 'w=1&h=8192&pos=attention&enlarge=1',
+        canonical: 'width=1,height=8192,position=attention,enlarge=1',
+        expected: OK,
+        check: shaped({ width: 1, height: 8192 }),
+      },
+      {
+        viewer: 'w=8192&h=1&pos=attention&enlarge=1',
+        canonical: 'width=8192,height=1,position=attention,enlarge=1',
+        expected: OK,
+        check: shaped({ width: 8192, height: 1 }),
+      },
+      {
+        viewer: 'w=3&sharpen=10&blur=100',
+        canonical: 'width=3,blur=100,sharpen=10',
+        expected: OK,
+        check: shaped({ width: 1, height: 8192 }),
+      },
       { viewer: 'format=gif', canonical: 'format=gif', expected: OK, check: shaped({ format: 'gif', width: 1, height: 8192 }) },
     ],
   },
@@ -353,9 +647,24 @@ const ROWS: Row[] = [
     key: 'aspect/normal.jpg',
     make: okJpeg,
     probes: [
-      { viewer: 'w=8192&h=1&enlarge=1', canonical: 'width=8192,height=1,enlarge=1', expected: OK, check: shaped({ width: 8192, height: 1 }) },
-      { viewer: 'w=1&h=8192&enlarge=1&format=avif', canonical: 'width=1,height=8192,enlarge=1,format=avif', expected: OK, check: shaped({ width: 1, height: 8192 }) },
-      { viewer: 'w=8192&h=1&fit=fill&enlarge=1', canonical: 'width=8192,height=1,fit=fill,enlarge=1', expected: OK, check: shaped({ width: 8192, height: 1 }) },
+      {
+        viewer: 'w=8192&h=1&enlarge=1',
+        canonical: 'width=8192,height=1,enlarge=1',
+        expected: OK,
+        check: shaped({ width: 8192, height: 1 }),
+      },
+      {
+        viewer: 'w=1&h=8192&enlarge=1&format=avif',
+        canonical: 'width=1,height=8192,enlarge=1,format=avif',
+        expected: OK,
+        check: shaped({ width: 1, height: 8192 }),
+      },
+      {
+        viewer: 'w=8192&h=1&fit=fill&enlarge=1',
+        canonical: 'width=8192,height=1,fit=fill,enlarge=1',
+        expected: OK,
+        check: shaped({ width: 8192, height: 1 }),
+      },
       // Never enlarged: the box is cut to what the source has.
       { viewer: 'w=1&h=8192', canonical: 'width=1,height=8192', expected: OK, check: shaped({ width: 1, height: 60 }) },
     ],
@@ -405,7 +714,6 @@ describe('hostile sources: the contract answer through the handler and through t
     // maxRSS is a peak in KB: an upper bound on what serving this row added (handler and emulator run here).
     if (row.maxPeakGrowthMb) expect((process.resourceUsage().maxRSS - peakBefore) / 1024).toBeLessThan(row.maxPeakGrowthMb);
   });
-
 });
 
 describe('after the barrage', () => {

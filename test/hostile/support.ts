@@ -91,8 +91,14 @@ export function gifWithFrame(screen: number, frame: number): Buffer {
 
 /** An animated WebP whose first frame (ANMF) says it is `side`^2 on its 16x16 canvas. */
 export async function webpFrameBeyondCanvas(side: number): Promise<Buffer> {
-  const frames = await sharp({ create: { width: 16, height: 32, channels: 3, background: '#f00' } }).raw().toBuffer();
-  const webp = Buffer.from(await sharp(frames, { raw: { width: 16, height: 32, channels: 3, pageHeight: 16 } }).webp({ lossless: true }).toBuffer());
+  const frames = await sharp({ create: { width: 16, height: 32, channels: 3, background: '#f00' } })
+    .raw()
+    .toBuffer();
+  const webp = Buffer.from(
+    await sharp(frames, { raw: { width: 16, height: 32, channels: 3, pageHeight: 16 } })
+      .webp({ lossless: true })
+      .toBuffer(),
+  );
   const anmf = webp.indexOf(Buffer.from('ANMF', 'latin1')) + 8; // its payload: x, y, width - 1, height - 1 in 3 bytes each
   webp.writeUIntLE(side - 1, anmf + 6, 3);
   webp.writeUIntLE(side - 1, anmf + 9, 3);
@@ -116,7 +122,17 @@ export function tiffPages(pages: { width: number; height: number }[], grey = 0x8
     const ifd = Buffer.alloc(IFD_BYTES);
     ifd.writeUInt16LE(9, 0);
     // tag, type (3 short, 4 long), value: width, height, 8 bits, deflate, min-is-black, strip offset, 1 sample, rows per strip, strip bytes.
-    const entries = [[256, 4, width], [257, 4, height], [258, 3, 8], [259, 3, 8], [262, 3, 1], [273, 4, stripAt], [277, 3, 1], [278, 4, height], [279, 4, strip.length]];
+    const entries = [
+      [256, 4, width],
+      [257, 4, height],
+      [258, 3, 8],
+      [259, 3, 8],
+      [262, 3, 1],
+      [273, 4, stripAt],
+      [277, 3, 1],
+      [278, 4, height],
+      [279, 4, strip.length],
+    ];
     entries.forEach(([tag, type, value], e) => {
       ifd.writeUInt16LE(tag!, 2 + e * 12);
       ifd.writeUInt16LE(type!, 4 + e * 12);
@@ -304,7 +320,11 @@ export function expectAnswer(
   expect(text.length, where).toBeLessThan(400);
   const { rest, echo } = withoutEcho(body.message);
   expect(rest, where).not.toMatch(INTERNAL_DETAIL);
-  if (echo !== undefined) expect(spellings(context.sent).some((form) => form.includes(echo)), `${where}: echo "${echo}"`).toBe(true);
+  if (echo !== undefined)
+    expect(
+      spellings(context.sent).some((form) => form.includes(echo)),
+      `${where}: echo "${echo}"`,
+    ).toBe(true);
   for (const bucket of context.buckets) expect(text, where).not.toContain(bucket);
 }
 
@@ -376,7 +396,11 @@ export async function throughEmulator(
   const before = await keysBefore(emulator, emulator.cachedKeys);
   const answer = await emulator.get(path, options.headers);
   lastListing.delete(emulator);
-  expectAnswer(answer, expected, { sent: path, buckets: [emulator.sourceBucket, emulator.cacheBucket], variantCacheControl: BROWSER_CACHE_CONTROL });
+  expectAnswer(answer, expected, {
+    sent: path,
+    buckets: [emulator.sourceBucket, emulator.cacheBucket],
+    variantCacheControl: BROWSER_CACHE_CONTROL,
+  });
   if (expected.at === 'edge') expect(answer.headers['x-cache'], path).toBe('FunctionGeneratedResponse from cloudfront');
   if (expected.at === 'origin') expect(answer.headers['x-cache'], path).toMatch(/^(Miss|Hit) from cloudfront$/);
   if (expected.status >= 400) await expectKeysUnchanged(emulator, emulator.cachedKeys, before, path);
@@ -412,7 +436,8 @@ export const square = (inner = '', prologue = '') =>
 /** 10^levels rectangles drawn through nested <use>: librsvg spends seconds on 10^5 from 1 KB. */
 export function useBomb(levels: number): string {
   let defs = '<rect id="u0" width="1" height="1" fill="#ff0000"/>';
-  for (let i = 1; i <= levels; i++) defs += `<g id="u${i}">${Array.from({ length: 10 }, (_, j) => `<use href="#u${i - 1}" x="${j}"/>`).join('')}</g>`;
+  for (let i = 1; i <= levels; i++)
+    defs += `<g id="u${i}">${Array.from({ length: 10 }, (_, j) => `<use href="#u${i - 1}" x="${j}"/>`).join('')}</g>`;
   return square(`<defs>${defs}</defs><use href="#u${levels}"/>`);
 }
 

@@ -38,13 +38,18 @@ const hits: string[] = [];
 let redPng: Buffer;
 
 beforeAll(async () => {
-  redPng = await sharp({ create: { width: 40, height: 40, channels: 3, background: RED } }).png().toBuffer();
+  redPng = await sharp({ create: { width: 40, height: 40, channels: 3, background: RED } })
+    .png()
+    .toBuffer();
   folder = await mkdtemp(join(tmpdir(), 'hostile-svg-'));
   await Promise.all([
     writeFile(join(folder, 'red.png'), redPng),
     writeFile(join(folder, 'secret.txt'), 'TOP SECRET TEXT THAT MUST NEVER BE DRAWN'),
     writeFile(join(folder, 'style.css'), 'rect { fill: #ff0000 !important }'),
-    writeFile(join(folder, 'defs.svg'), '<svg xmlns="http://www.w3.org/2000/svg"><rect id="r" width="40" height="40" fill="#ff0000"/></svg>'),
+    writeFile(
+      join(folder, 'defs.svg'),
+      '<svg xmlns="http://www.w3.org/2000/svg"><rect id="r" width="40" height="40" fill="#ff0000"/></svg>',
+    ),
   ]);
   server = createServer((request, response) => {
     hits.push(request.url ?? '');
@@ -57,10 +62,7 @@ beforeAll(async () => {
   // The counter works: a request that does reach the server is seen.
   await (await fetch(`${serverUrl}/ping`)).arrayBuffer();
   expect(hits.splice(0)).toEqual(['/ping']);
-  [refuse, rasterize] = await Promise.all([
-    createTestOrigin('svg refuse'),
-    createTestOrigin('svg rasterize', { svgPolicy: 'rasterize' }),
-  ]);
+  [refuse, rasterize] = await Promise.all([createTestOrigin('svg refuse'), createTestOrigin('svg rasterize', { svgPolicy: 'rasterize' })]);
 });
 
 afterAll(async () => {
@@ -112,7 +114,13 @@ describe('SVG_POLICY', () => {
 
   const SPELLINGS: [string, string | Buffer][] = [
     ['a bare <svg>', square()],
-    ['an XML declaration, a comment and a public DOCTYPE', square('', '<?xml version="1.0" encoding="UTF-8"?>\n<!-- drawn by hand -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n')],
+    [
+      'an XML declaration, a comment and a public DOCTYPE',
+      square(
+        '',
+        '<?xml version="1.0" encoding="UTF-8"?>\n<!-- drawn by hand -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n',
+      ),
+    ],
     ['a UTF-8 byte order mark', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(square())])],
     ['text that merely says "metadata:"', square('<desc>metadata: none</desc><metadata>data-free</metadata>')],
   ];
@@ -126,7 +134,12 @@ describe('SVG_POLICY', () => {
   });
 
   it('refuse and rasterize: an SVG whose DOCTYPE declares entities (as Illustrator writes) is a 415 saying why', async () => {
-    const path = await source(square('', '<?xml version="1.0"?>\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd" [\n\t<!ENTITY ns_svg "http://www.w3.org/2000/svg">\n]>\n'));
+    const path = await source(
+      square(
+        '',
+        '<?xml version="1.0"?>\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd" [\n\t<!ENTITY ns_svg "http://www.w3.org/2000/svg">\n]>\n',
+      ),
+    );
     await throughHandler(refuse, `${path}/original`, UNSUPPORTED);
     const response = await throughHandler(rasterize, `${path}/original`, UNSUPPORTED);
     expect(response.json().message).toBe('This SVG is not rendered: it declares XML entities.');
@@ -139,7 +152,9 @@ describe('rasterize: the SVG becomes a raster by the usual format rules', () => 
   let path: string;
   beforeAll(async () => {
     // Left half red, right half transparent.
-    path = await source('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="20" height="20" fill="#ff0000"/></svg>');
+    path = await source(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="20" height="20" fill="#ff0000"/></svg>',
+    );
   });
 
   it('no format: PNG with alpha, at the size the SVG declares', async () => {
@@ -177,19 +192,50 @@ describe('rasterize: no network', () => {
   const REFERENCES: [string, (url: string) => string, Expected][] = [
     ['<image href>', (url) => square(`<image href="${url}/image.png" width="40" height="40"/>`), OK],
     ['<image xlink:href>', (url) => square(`<image xlink:href="${url}/xlink.png" width="40" height="40"/>`), OK],
-    ['a protocol-relative <image href>', (url) => square(`<image href="${url.replace('http:', '')}/relative.png" width="40" height="40"/>`), OK],
+    [
+      'a protocol-relative <image href>',
+      (url) => square(`<image href="${url.replace('http:', '')}/relative.png" width="40" height="40"/>`),
+      OK,
+    ],
     ['<use href> of another document', (url) => square(`<use href="${url}/defs.svg#r"/>`), OK],
-    ['<feImage href>', (url) => square(`<filter id="f"><feImage href="${url}/fe.png"/></filter><rect width="40" height="40" filter="url(#f)"/>`), OK],
+    [
+      '<feImage href>',
+      (url) => square(`<filter id="f"><feImage href="${url}/fe.png"/></filter><rect width="40" height="40" filter="url(#f)"/>`),
+      OK,
+    ],
     ['a fill of url(http...)', (url) => square(`<rect width="40" height="40" fill="url(${url}/paint.svg#g)"/>`), OK],
     ['CSS @import', (url) => square(`<style>@import url("${url}/import.css");</style>`), OK],
-    ['CSS @font-face', (url) => square(`<style>@font-face { font-family: x; src: url("${url}/font.woff2") }</style><text font-family="x" y="20">x</text>`), OK],
+    [
+      'CSS @font-face',
+      (url) => square(`<style>@font-face { font-family: x; src: url("${url}/font.woff2") }</style><text font-family="x" y="20">x</text>`),
+      OK,
+    ],
     ['an external DTD', (url) => square('', `<?xml version="1.0"?><!DOCTYPE svg SYSTEM "${url}/svg.dtd">`), OK],
-    ['an external entity', (url) => square('<text y="20">&ext;</text>', `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY ext SYSTEM "${url}/entity.txt">]>`), UNSUPPORTED],
+    [
+      'an external entity',
+      (url) => square('<text y="20">&ext;</text>', `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY ext SYSTEM "${url}/entity.txt">]>`),
+      UNSUPPORTED,
+    ],
     // Not even recognised as SVG (the sniffer allows no processing instruction before <svg>).
-    ['an <?xml-stylesheet?>', (url) => square('', `<?xml version="1.0"?><?xml-stylesheet type="text/css" href="${url}/pi.css"?>`), UNSUPPORTED],
+    [
+      'an <?xml-stylesheet?>',
+      (url) => square('', `<?xml version="1.0"?><?xml-stylesheet type="text/css" href="${url}/pi.css"?>`),
+      UNSUPPORTED,
+    ],
     ['an XInclude', (url) => square(`<xi:include href="${url}/include.svg"/>`), OK],
-    ['a <script> fetch and an onload handler', (url) => square(`<script>fetch("${url}/script")</script><rect width="1" height="1" onload="fetch('${url}/onload')"/>`), OK],
-    ['an HTML <iframe> in a <foreignObject>', (url) => square(`<foreignObject width="40" height="40"><iframe xmlns="http://www.w3.org/1999/xhtml" src="${url}/iframe"></iframe></foreignObject>`), OK],
+    [
+      'a <script> fetch and an onload handler',
+      (url) => square(`<script>fetch("${url}/script")</script><rect width="1" height="1" onload="fetch('${url}/onload')"/>`),
+      OK,
+    ],
+    [
+      'an HTML <iframe> in a <foreignObject>',
+      (url) =>
+        square(
+          `<foreignObject width="40" height="40"><iframe xmlns="http://www.w3.org/1999/xhtml" src="${url}/iframe"></iframe></foreignObject>`,
+        ),
+      OK,
+    ],
   ];
 
   it.each(REFERENCES)('%s: never fetched, and the drawing is only its own', async (_name, make, expected) => {
@@ -217,7 +263,9 @@ describe('rasterize: no local file', () => {
     ['relative path with ..', () => `../${folder.split('/').pop()}/red.png`],
     ['relative path under an xml:base of the folder', () => 'red.png" xml:base="file://' + folder + '/'],
   ])('an <image> by %s is not drawn', async (_name, href) => {
-    const path = await source(square(`<image href="${href()}" width="40" height="40"/><image xlink:href="${href()}" width="40" height="40"/>`));
+    const path = await source(
+      square(`<image href="${href()}" width="40" height="40"/><image xlink:href="${href()}" width="40" height="40"/>`),
+    );
     const cwd = process.cwd();
     process.chdir(folder); // so the relative reference names a file that exists
     try {
@@ -229,7 +277,10 @@ describe('rasterize: no local file', () => {
 
   it.each([
     ['<use> of a local SVG', () => square(`<use href="file://${folder}/defs.svg#r"/>`)],
-    ['<feImage> of a local PNG', () => square(`<filter id="f"><feImage href="file://${folder}/red.png"/></filter><rect width="40" height="40" filter="url(#f)"/>`)],
+    [
+      '<feImage> of a local PNG',
+      () => square(`<filter id="f"><feImage href="file://${folder}/red.png"/></filter><rect width="40" height="40" filter="url(#f)"/>`),
+    ],
     ['CSS @import of a local stylesheet', () => square(`<style>@import url("file://${folder}/style.css");</style>`)],
     ['an XInclude of a local SVG', () => square(`<xi:include href="file://${folder}/defs.svg"/>`)],
   ])('%s is not applied', async (_name, make) => {
@@ -248,7 +299,12 @@ describe('rasterize: no local file', () => {
   });
 
   it('an external entity naming a local file is refused before parsing: 415', async () => {
-    const path = await source(square('<text y="20" fill="#ff0000">&secret;</text>', `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY secret SYSTEM "file://${folder}/secret.txt">]>`));
+    const path = await source(
+      square(
+        '<text y="20" fill="#ff0000">&secret;</text>',
+        `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY secret SYSTEM "file://${folder}/secret.txt">]>`,
+      ),
+    );
     await rasterised(path, 'original', UNSUPPORTED);
   });
 });
@@ -256,8 +312,10 @@ describe('rasterize: no local file', () => {
 describe('rasterize: no script', () => {
   it('a <script> that would paint the square red does not run', async () => {
     const path = await source(
-      square(`<script type="text/javascript">document.getElementById('r').setAttribute('fill', '#ff0000');</script>` +
-        `<rect width="40" height="40" fill="none" onload="this.setAttribute('fill', '#ff0000')"/>`),
+      square(
+        `<script type="text/javascript">document.getElementById('r').setAttribute('fill', '#ff0000');</script>` +
+          `<rect width="40" height="40" fill="none" onload="this.setAttribute('fill', '#ff0000')"/>`,
+      ),
     );
     expect(await share(await rasterised(path), BLUE)).toBe(1);
   });
@@ -271,10 +329,16 @@ describe('rasterize: no data: URL, however it is spelled', () => {
     ['an <image href="data:...">', () => square(`<image href="data:image/png;base64,${png()}" width="40" height="40"/>`)],
     ['upper case, after spaces', () => square(`<image href="  DATA:image/png;base64,${png()}" width="40" height="40"/>`)],
     ['an XML decimal character reference', () => square(`<image href="&#100;ata:image/png;base64,${png()}" width="40" height="40"/>`)],
-    ['an XML hex character reference', () => square(`<image xlink:href="&#x64;&#x61;ta:image/png;base64,${png()}" width="40" height="40"/>`)],
+    [
+      'an XML hex character reference',
+      () => square(`<image xlink:href="&#x64;&#x61;ta:image/png;base64,${png()}" width="40" height="40"/>`),
+    ],
     ['a tab inside the scheme', () => square(`<image href="da&#9;ta:image/png;base64,${png()}" width="40" height="40"/>`)],
     ['a CSS escape in a stylesheet', () => square(`<style>rect { fill: url("\\64 ata:image/svg+xml,<svg/>#x") }</style>`)],
-    ['a <use> of an embedded document', () => square(`<use href="data:image/svg+xml;base64,${Buffer.from(square()).toString('base64')}#r"/>`)],
+    [
+      'a <use> of an embedded document',
+      () => square(`<use href="data:image/svg+xml;base64,${Buffer.from(square()).toString('base64')}#r"/>`),
+    ],
     ['an XInclude', () => square('<xi:include href="data:text/plain,hello" parse="text"/>')],
     ['inside a CDATA stylesheet', () => square('<style><![CDATA[ @import url(data:text/css,rect{fill:red}); ]]></style>')],
   ];
@@ -285,7 +349,11 @@ describe('rasterize: no data: URL, however it is spelled', () => {
   });
 
   it('an encoding other than UTF-8, in which "data:" could be spelled unseen, is a 415', async () => {
-    const response = await throughHandler(rasterize, `${await source(square('', '<?xml version="1.0" encoding="UTF-7"?>'))}/original`, UNSUPPORTED);
+    const response = await throughHandler(
+      rasterize,
+      `${await source(square('', '<?xml version="1.0" encoding="UTF-7"?>'))}/original`,
+      UNSUPPORTED,
+    );
     expect(response.json().message).toBe('This SVG is not rendered: its encoding is not UTF-8.');
     await rasterised(await source(square('', '<?xml version="1.0" encoding="utf-8"?>')));
   });
@@ -309,7 +377,10 @@ describe('rasterize: bounded work', () => {
   });
 
   it('a quadratic blow-up (an 800-byte entity used 100 000 times: 80 MB from 500 KB) is a quick 415', async () => {
-    const svg = square(`<desc>${'&big;'.repeat(100_000)}</desc>`, `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY big "${'A'.repeat(800)}">]>`);
+    const svg = square(
+      `<desc>${'&big;'.repeat(100_000)}</desc>`,
+      `<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY big "${'A'.repeat(800)}">]>`,
+    );
     expect(svg.length).toBeLessThan(MAX_SVG_BYTES);
     const start = performance.now();
     await rasterised(await source(svg), 'original', UNSUPPORTED);
@@ -317,7 +388,10 @@ describe('rasterize: bounded work', () => {
   });
 
   it('defence in depth (sharp directly, no service): libxml2 itself refuses both expansions, quickly', async () => {
-    for (const svg of [billionLaughs(9), square(`<desc>${'&big;'.repeat(100_000)}</desc>`, `<!DOCTYPE svg [<!ENTITY big "${'A'.repeat(800)}">]>`)]) {
+    for (const svg of [
+      billionLaughs(9),
+      square(`<desc>${'&big;'.repeat(100_000)}</desc>`, `<!DOCTYPE svg [<!ENTITY big "${'A'.repeat(800)}">]>`),
+    ]) {
       const start = performance.now();
       await expect(sharp(Buffer.from(svg)).png().toBuffer()).rejects.toThrow(/amplification/);
       expect(performance.now() - start).toBeLessThan(1_000);
@@ -340,15 +414,20 @@ describe('rasterize: bounded work', () => {
     };
     expect(Buffer.byteLength(padded(MAX_SVG_BYTES))).toBe(MAX_SVG_BYTES);
     await rasterised(await source(padded(MAX_SVG_BYTES)));
-    const response = await throughHandler(rasterize, `${await source(padded(MAX_SVG_BYTES + 1))}/original`, { status: 413, code: 'source_too_large' });
+    const response = await throughHandler(rasterize, `${await source(padded(MAX_SVG_BYTES + 1))}/original`, {
+      status: 413,
+      code: 'source_too_large',
+    });
     expect(response.json().message).toContain(`${MAX_SVG_BYTES}-byte limit for SVG`);
   });
 
   it.each([
     ['20000x20000 (over MAX_INPUT_PIXELS)', '20000', '20000'],
-    ['40000x1 (over the renderer\'s 32767 a side)', '40000', '1'],
+    ["40000x1 (over the renderer's 32767 a side)", '40000', '1'],
   ])('a declared size of %s is a 413, before anything is drawn', async (_name, width, height) => {
-    const path = await source(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%"/></svg>`);
+    const path = await source(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%"/></svg>`,
+    );
     const start = performance.now();
     await rasterised(path, 'width=100', { status: 413, code: 'too_many_pixels' });
     expect(performance.now() - start).toBeLessThan(1_000);

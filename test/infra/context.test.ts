@@ -31,7 +31,9 @@ describe('context -> props', () => {
     expect(fromContext({ originConcurrencyCap: 'false' }).props.originConcurrencyCap).toBe(false);
     expect(fromContext({ originConcurrencyCap: 'none' }).props.originConcurrencyCap).toBe(false);
     expect(fromContext({ originConcurrencyCap: false }).props.originConcurrencyCap).toBe(false);
-    expect(() => fromContext({ originConcurrencyCap: 'lots' })).toThrow(/context originConcurrencyCap must be a whole number, not "lots"\./);
+    expect(() => fromContext({ originConcurrencyCap: 'lots' })).toThrow(
+      /context originConcurrencyCap must be a whole number, not "lots"\./,
+    );
   });
 
   it('browserMaxAgeSeconds: whole seconds, 0 included', () => {
@@ -78,7 +80,9 @@ describe('context -> props', () => {
       'shop/': { url: 'https://shop.example.com/images/', revalidateSeconds: 3600 },
     });
     expect(stack.resolve(props.sourceBucket?.bucketName)).toBe('my-photos');
-    expect(Object.fromEntries(Object.entries(props.sourceBuckets!).map(([prefix, bucket]) => [prefix, stack.resolve(bucket.bucketName)]))).toEqual({
+    expect(
+      Object.fromEntries(Object.entries(props.sourceBuckets!).map(([prefix, bucket]) => [prefix, stack.resolve(bucket.bucketName)])),
+    ).toEqual({
       'archive/': 'my-archive',
       'press/kit/': 'my-press-kit',
     });
@@ -148,7 +152,9 @@ describe('context -> props', () => {
       originProvisionedConcurrency: 5,
     });
     expect(fromContext({ deploymentConfig: 'ALL_AT_ONCE' }).props.deploymentConfig).toBe(codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE);
-    expect(() => fromContext({ deploymentConfig: 'slowly' })).toThrow(/context deploymentConfig must be one of ALL_AT_ONCE, CANARY_10PERCENT_5MINUTES, .*, not "slowly"\./);
+    expect(() => fromContext({ deploymentConfig: 'slowly' })).toThrow(
+      /context deploymentConfig must be one of ALL_AT_ONCE, CANARY_10PERCENT_5MINUTES, .*, not "slowly"\./,
+    );
     expect(() => fromContext({ canaryDeployments: 'maybe' })).toThrow(/context canaryDeployments must be true or false, not "maybe"\./);
   });
 
@@ -157,12 +163,22 @@ describe('context -> props', () => {
     expect(() => fromContext({ signing: 'yes' })).toThrow(/context signing must be true or false, not "yes"\./);
     expect(() => fromContext({ memorySize: '2GB' })).toThrow(/context memorySize must be a whole number, not "2GB"\./);
     expect(() => fromContext({ presets: '{thumb:' })).toThrow(/context presets must be JSON \(.+\), not "\{thumb:"\./);
-    expect(() => fromContext({ presets: '["thumb"]' })).toThrow(/context presets must be a JSON object of presets, .*, not "\[\\"thumb\\"\]"\./);
-    expect(() => fromContext({ presets: '{"thumb":"200"}' })).toThrow(/context presets\.thumb must be an object of parameters, .*, not "200"\./);
-    expect(() => fromContext({ watermarks: '["logo.png"]' })).toThrow(/context watermarks must be a JSON object of watermarks, .*, not "\[\\"logo\.png\\"\]"\./);
+    expect(() => fromContext({ presets: '["thumb"]' })).toThrow(
+      /context presets must be a JSON object of presets, .*, not "\[\\"thumb\\"\]"\./,
+    );
+    expect(() => fromContext({ presets: '{"thumb":"200"}' })).toThrow(
+      /context presets\.thumb must be an object of parameters, .*, not "200"\./,
+    );
+    expect(() => fromContext({ watermarks: '["logo.png"]' })).toThrow(
+      /context watermarks must be a JSON object of watermarks, .*, not "\[\\"logo\.png\\"\]"\./,
+    );
     expect(() => fromContext({ priceClass: 'cheap' })).toThrow(/context priceClass must be 100, 200 or All, not "cheap"\./);
-    expect(() => fromContext({ sourceBuckets: 'archive/=old' })).toThrow(/context sourceBuckets must be JSON \(.+\), not "archive\/=old"\./);
-    expect(() => fromContext({ sourceBuckets: '{"archive/":7}' })).toThrow(/context sourceBuckets\.archive\/ must be a bucket name, not 7\./);
+    expect(() => fromContext({ sourceBuckets: 'archive/=old' })).toThrow(
+      /context sourceBuckets must be JSON \(.+\), not "archive\/=old"\./,
+    );
+    expect(() => fromContext({ sourceBuckets: '{"archive/":7}' })).toThrow(
+      /context sourceBuckets\.archive\/ must be a bucket name, not 7\./,
+    );
   });
 
   it('documents every key it reads', () => {

@@ -1,7 +1,18 @@
 // The delivery part (lib/parts/delivery.ts: origin group, policies, distribution) as synthesized.
 
 import { describe, expect, it } from 'vitest';
-import { CERTIFICATE_ARN, distributionConfig, type Json, logicalId, only, refs, resources, synth, type Synthesized, synthesize } from './synth';
+import {
+  CERTIFICATE_ARN,
+  distributionConfig,
+  type Json,
+  logicalId,
+  only,
+  refs,
+  resources,
+  synth,
+  type Synthesized,
+  synthesize,
+} from './synth';
 
 const { base, full, imported } = synthesize('base', 'full', 'imported');
 

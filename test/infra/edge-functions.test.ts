@@ -3,15 +3,36 @@
 import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { DATA_KEY_PREFIX, deploymentEntries } from '../../lambda/edge/store';
-import { loadFunction, viewerEvent, viewerResponseEvent, type ViewerResponse, type ViewerResponseEvent } from '../../local/emulator/cloudfront-function';
+import {
+  loadFunction,
+  viewerEvent,
+  viewerResponseEvent,
+  type ViewerResponse,
+  type ViewerResponseEvent,
+} from '../../local/emulator/cloudfront-function';
 import type { GrammarOptions } from '../../lambda/grammar';
-import { distributionConfig, functionCode, type Json, only, originFunction, refs, resources, synth, type Synthesized, synthesize, viewerRequest, viewerResponse } from './synth';
+import {
+  distributionConfig,
+  functionCode,
+  type Json,
+  only,
+  originFunction,
+  refs,
+  resources,
+  synth,
+  type Synthesized,
+  synthesize,
+  viewerRequest,
+  viewerResponse,
+} from './synth';
 
 const { base, full, imported } = synthesize('base', 'full', 'imported');
 /** Sizes and presets without signing: the store holds the deployment's data only. */
 /** The store's entries of the deployment's data for `grammar` (of which only the sizes and watermarks are a deployment's own). */
 const dataEntries = (grammar: Partial<GrammarOptions>) =>
-  Object.fromEntries(Object.entries(deploymentEntries({ maxDimension: 8192, ...grammar })).filter(([key]) => key.startsWith(DATA_KEY_PREFIX)));
+  Object.fromEntries(
+    Object.entries(deploymentEntries({ maxDimension: 8192, ...grammar })).filter(([key]) => key.startsWith(DATA_KEY_PREFIX)),
+  );
 const presetsOnly = synth(() => ({ sizes: [640, 320], presets: { thumb: { w: '320', fit: 'cover' } } }));
 
 // ---------------------------------------------------------------- edge
@@ -47,9 +68,7 @@ describe('viewer-request CloudFront Function', () => {
   it('with signing on, reads its secrets from a KeyValueStore associated with it', () => {
     const [kvsId] = only(full, 'AWS::CloudFront::KeyValueStore');
     const [, fn] = viewerRequest(full);
-    expect(fn.Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([
-      { KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } },
-    ]);
+    expect(fn.Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([{ KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } }]);
     // The code names the same store.
     expect(refs(fn.Properties.FunctionCode)).toEqual([kvsId]);
     expect(JSON.stringify(fn.Properties.FunctionCode)).toContain('signing-secrets');
@@ -58,7 +77,9 @@ describe('viewer-request CloudFront Function', () => {
 
   it('with signing off and no sizes or presets, still reads its data from a KeyValueStore associated with it', () => {
     const [kvsId] = only(base, 'AWS::CloudFront::KeyValueStore');
-    expect(viewerRequest(base)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([{ KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } }]);
+    expect(viewerRequest(base)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([
+      { KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } },
+    ]);
     expect(refs(viewerRequest(base)[1].Properties.FunctionCode)).toEqual([kvsId]);
     expect(base.stack.transformer.keyValueStore).toBeDefined();
   });
@@ -72,9 +93,13 @@ describe("the deployment's sizes and presets in the KeyValueStore", () => {
     expect(kvsId).toBe(only(full, 'AWS::CloudFront::KeyValueStore')[0]);
     expect(only(base, 'AWS::CloudFront::KeyValueStore')[0]).toBe(kvsId);
     expect(kvs.Properties.Comment).toBe("edge-image-transformer: the edge function's data, sizes and presets (written on every deploy)");
-    expect(viewerRequest(presetsOnly)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([{ KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } }]);
+    expect(viewerRequest(presetsOnly)[1].Properties.FunctionConfig.KeyValueStoreAssociations).toEqual([
+      { KeyValueStoreARN: { 'Fn::GetAtt': [kvsId, 'Arn'] } },
+    ]);
     // With signing, the store keeps the description it always had.
-    expect(only(full, 'AWS::CloudFront::KeyValueStore')[1].Properties.Comment).toBe('edge-image-transformer URL signing secrets (put them in after deploying)');
+    expect(only(full, 'AWS::CloudFront::KeyValueStore')[1].Properties.Comment).toBe(
+      'edge-image-transformer URL signing secrets (put them in after deploying)',
+    );
   });
 
   it('a custom resource carries the entries to write and names the store', () => {
@@ -114,12 +139,17 @@ describe("the deployment's sizes and presets in the KeyValueStore", () => {
         {
           Sid: 'WriteDeploymentEntries',
           Effect: 'Allow',
-          Action: ['cloudfront-keyvaluestore:DescribeKeyValueStore', 'cloudfront-keyvaluestore:ListKeys', 'cloudfront-keyvaluestore:UpdateKeys'],
+          Action: [
+            'cloudfront-keyvaluestore:DescribeKeyValueStore',
+            'cloudfront-keyvaluestore:ListKeys',
+            'cloudfront-keyvaluestore:UpdateKeys',
+          ],
           Resource: { 'Fn::GetAtt': [kvsId, 'Arn'] },
         },
       ]);
       // The log statements name its own log group only.
-      for (const statement of statements) expect([...new Set(refs(statement.Resource))]).toEqual([expect.stringMatching(`^(${kvsId}|${logGroupId})$`)]);
+      for (const statement of statements)
+        expect([...new Set(refs(statement.Resource))]).toEqual([expect.stringMatching(`^(${kvsId}|${logGroupId})$`)]);
     }
   });
 });
@@ -139,7 +169,12 @@ describe('browser lifetime (viewer-response CloudFront Function)', () => {
     expect(await browserGets(full, 'public, max-age=31536000, immutable')).toBe('public, max-age=31536000, immutable');
     const custom = synth(() => ({ browserMaxAge: Duration.days(1), cacheControl: 'public, max-age=604800' }));
     expect(await browserGets(custom, 'public, max-age=604800')).toBe('public, max-age=86400');
-    expect(await browserGets(synth(() => ({ browserMaxAge: Duration.seconds(0) })), 'public, max-age=31536000, immutable')).toBe('public, no-cache');
+    expect(
+      await browserGets(
+        synth(() => ({ browserMaxAge: Duration.seconds(0) })),
+        'public, max-age=31536000, immutable',
+      ),
+    ).toBe('public, no-cache');
   });
 
   it("CloudFront still caches by the origin's header: minimum TTL 0 (no-store stays uncached), no Cache-Control in the response headers policy", () => {

@@ -225,7 +225,9 @@ describe('alarms', () => {
     expect(alarmProps(base, 'invalidationFailuresQueued')).toMatchObject({
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateNumberOfMessagesVisible',
-      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(base, base.stack.transformer.invalidationFailureQueue), 'QueueName'] } }],
+      Dimensions: [
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(base, base.stack.transformer.invalidationFailureQueue), 'QueueName'] } },
+      ],
       Statistic: 'Maximum',
       Period: 300,
       Threshold: 1,
@@ -271,7 +273,11 @@ describe('alarms', () => {
     const actions = (s: Synthesized) =>
       resources(s, 'AWS::CloudWatch::Alarm').map(([, alarm]) => [alarm.Properties.AlarmActions, alarm.Properties.OKActions]);
     // No topic, no actions.
-    expect(actions(base).flat().every((list) => list === undefined)).toBe(true);
+    expect(
+      actions(base)
+        .flat()
+        .every((list) => list === undefined),
+    ).toBe(true);
     expect(resources(base, 'AWS::SNS::Topic')).toHaveLength(0);
     // An email address: a topic of its own (TLS only), subscribed.
     const [topicId] = only(full, 'AWS::SNS::Topic');
@@ -305,9 +311,9 @@ describe('alarms', () => {
     expect(ids).toEqual(['crashes', 'expr_1', 'invocations']);
     expect(JSON.stringify(alarm.Metrics)).not.toContain('EdgeImageTransformer');
     expect(plain.stack.transformer.alarms!.transformTimeP99).toBeUndefined();
-    expect(
-      (only(plain, 'AWS::CodeDeploy::DeploymentGroup')[1].Properties.AlarmConfiguration.Alarms as Json[]).map((a) => a.Name),
-    ).toEqual([{ Ref: logicalId(plain, plain.stack.transformer.alarms!.originErrorRate) }]);
+    expect((only(plain, 'AWS::CodeDeploy::DeploymentGroup')[1].Properties.AlarmConfiguration.Alarms as Json[]).map((a) => a.Name)).toEqual([
+      { Ref: logicalId(plain, plain.stack.transformer.alarms!.originErrorRate) },
+    ]);
     // The dashboard graphs only what exists: nothing of the origin's namespace.
     expect(graphedMetrics(plain).filter((m) => m.namespace.startsWith('EdgeImageTransformer'))).toEqual([]);
     // Without CloudFront's additional metrics: requests against origin invocations stand in for the hit rate.
@@ -362,14 +368,11 @@ describe('dashboard', () => {
     const of = (title: string) => graphed.filter((m) => m.widget === title);
     const own = (m: GraphedMetric) => m.namespace === 'EdgeImageTransformer/Images';
 
-    expect(of('Origin requests by output format').filter(own).map((m) => m.dimensions.OutputFormat)).toEqual([
-      'jpeg',
-      'png',
-      'webp',
-      'avif',
-      'gif',
-      'json',
-    ]);
+    expect(
+      of('Origin requests by output format')
+        .filter(own)
+        .map((m) => m.dimensions.OutputFormat),
+    ).toEqual(['jpeg', 'png', 'webp', 'avif', 'gif', 'json']);
     expect(of('Origin requests by output format').find((m) => m.name === 'Invocations')!.dimensions.Resource).toMatch(/:live$/);
     expect(of('Transform time (ms)').map((m) => `${m.name} ${m.options.stat}`)).toEqual([
       'TransformTime p50',
@@ -384,7 +387,12 @@ describe('dashboard', () => {
       'AWS/Lambda Duration Maximum',
     ]);
     expect(of('Concurrency and throttles').map((m) => m.name)).toEqual(['ConcurrentExecutions', 'Throttles']);
-    expect(of('Origin memory: handler resident set and transform peak (MB)').map((m) => m.name)).toEqual(['MemoryRss', 'MemoryRss', 'TransformRss', 'TransformRss']);
+    expect(of('Origin memory: handler resident set and transform peak (MB)').map((m) => m.name)).toEqual([
+      'MemoryRss',
+      'MemoryRss',
+      'TransformRss',
+      'TransformRss',
+    ]);
     const invalidation = of('Invalidation Lambda (source changes) and its failure queue');
     expect(invalidation.map((m) => m.name)).toEqual(['Invocations', 'Errors', 'ApproximateNumberOfMessagesVisible']);
     expect(invalidation[0]!.dimensions.FunctionName).toBe(`{${logicalId(base, base.stack.transformer.invalidationFunction)}}`);

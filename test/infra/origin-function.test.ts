@@ -2,7 +2,19 @@
 
 import { describe, expect, it } from 'vitest';
 import type { ImageTransformerProps } from '../../lib/image-transformer';
-import { actionsOf, type Json, logicalId, only, originFunction, refs, resources, roleActions, synth, type Synthesized, synthesize } from './synth';
+import {
+  actionsOf,
+  type Json,
+  logicalId,
+  only,
+  originFunction,
+  refs,
+  resources,
+  roleActions,
+  synth,
+  type Synthesized,
+  synthesize,
+} from './synth';
 
 const { base, full, imported, off } = synthesize('base', 'full', 'imported', 'off');
 
@@ -38,7 +50,9 @@ describe('origin Lambda', () => {
       const t = s.stack.transformer;
       const origin = [t.originFunction, t.originFunctionUrl, t.originAlias].map((c) => logicalId(s, c));
       origin.push(...resources(s, 'AWS::Lambda::Version').map(([id]) => id));
-      const others = resources(s, 'AWS::Lambda::Permission').filter(([, p]) => refs(p.Properties.FunctionName).some((id) => origin.includes(id)));
+      const others = resources(s, 'AWS::Lambda::Permission').filter(([, p]) =>
+        refs(p.Properties.FunctionName).some((id) => origin.includes(id)),
+      );
       expect(others).toHaveLength(2);
     }
   });
@@ -120,7 +134,7 @@ describe('origin concurrency cap', () => {
     expect(base.json.Outputs.OriginConcurrencyCap.Value).toEqual({ 'Fn::GetAtt': [logicalId(base, t.originConcurrencyCap!), 'Message'] });
   });
 
-  it('may read the account settings and set only the origin function\'s reservation', () => {
+  it("may read the account settings and set only the origin function's reservation", () => {
     const t = base.stack.transformer;
     const role = t.node.findChild('ConcurrencyCapRole');
     expect(roleActions(base, role).map((st) => [actionsOf(st).join(','), st.Resource])).toEqual([
@@ -138,7 +152,11 @@ describe('origin concurrency cap', () => {
     expect(originFunction(full).Properties.ReservedConcurrentExecutions).toBe(50);
     expect(resources(full, 'Custom::OriginConcurrencyCap')).toHaveLength(0);
     expect(full.json.Outputs.OriginConcurrencyCap).toBeUndefined();
-    const capOf = (props: ImageTransformerProps) => only(synth(() => props), 'Custom::OriginConcurrencyCap')[1].Properties;
+    const capOf = (props: ImageTransformerProps) =>
+      only(
+        synth(() => props),
+        'Custom::OriginConcurrencyCap',
+      )[1].Properties;
     expect(capOf({ originConcurrencyCap: 200, originProvisionedConcurrency: 5 })).toMatchObject({ Cap: 200, Floor: 5 });
     expect(capOf({ originConcurrencyCap: false })).toMatchObject({ Cap: 0 });
   });

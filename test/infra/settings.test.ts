@@ -24,12 +24,19 @@ describe('props are checked at synth time', () => {
   it('presets go through the grammar: unknown names and bad values fail', () => {
     rejects(() => ({ presets: { thumb: { widht: '200' } } }), /preset "thumb" has an unknown parameter "widht"/);
     // Only the edge writes accept, from the viewer's Accept header.
-    rejects(() => ({ presets: { hero: { accept: 'avif' } } }), /preset "hero" has an unknown parameter "accept"; known parameters: (?!.*accept)/);
+    rejects(
+      () => ({ presets: { hero: { accept: 'avif' } } }),
+      /preset "hero" has an unknown parameter "accept"; known parameters: (?!.*accept)/,
+    );
     rejects(() => ({ presets: { thumb: { width: '20x' } } }), /preset "thumb" is invalid: .*width/);
     rejects(() => ({ presets: { thumb: { fit: 'squash' } } }), /preset "thumb" is invalid: .*fit/);
-    rejects(() => ({ presets: { 'no spaces': { width: '200' } } }), /a preset name must be 1-64 letters, digits, "-" or "_" .*, not "no spaces"\./);
+    rejects(
+      () => ({ presets: { 'no spaces': { width: '200' } } }),
+      /a preset name must be 1-64 letters, digits, "-" or "_" .*, not "no spaces"\./,
+    );
     rejects(() => ({ presets: { loop: { preset: 'loop' } } }), /may not contain "preset"/);
-    for (const param of ['sig', 'exp', 'prefix', 'allow']) rejects(() => ({ presets: { signed: { [param]: '1' } } }), new RegExp(`may not contain "${param}"`));
+    for (const param of ['sig', 'exp', 'prefix', 'allow'])
+      rejects(() => ({ presets: { signed: { [param]: '1' } } }), new RegExp(`may not contain "${param}"`));
     rejects(() => ({ presets: { empty: {} } }), /preset "empty" must be an object of at least one parameter, not \{\}\./);
     rejects(() => ({ presets: { big: { width: '2000' } }, sizes: [320, 640] }), /preset "big" is invalid: .*640/);
     rejects(() => ({ presets: { big: { width: '9000' } } }), /preset "big" is invalid: .*width/);
@@ -75,10 +82,16 @@ describe('props are checked at synth time', () => {
   });
 
   it('operations settings', () => {
-    rejects(() => ({ originReservedConcurrency: 50, originProvisionedConcurrency: 60 }), /originProvisionedConcurrency \(60\) cannot exceed originReservedConcurrency \(50\)/);
+    rejects(
+      () => ({ originReservedConcurrency: 50, originProvisionedConcurrency: 60 }),
+      /originProvisionedConcurrency \(60\) cannot exceed originReservedConcurrency \(50\)/,
+    );
     rejects(() => ({ originProvisionedConcurrency: 0 }), /originProvisionedConcurrency must be an integer from 1/);
     rejects(() => ({ originConcurrencyCap: 0 }), /originConcurrencyCap must be an integer from 1/);
-    rejects(() => ({ originConcurrencyCap: 20, originReservedConcurrency: 20 }), /originConcurrencyCap is only used without originReservedConcurrency/);
+    rejects(
+      () => ({ originConcurrencyCap: 20, originReservedConcurrency: 20 }),
+      /originConcurrencyCap is only used without originReservedConcurrency/,
+    );
     rejects(() => ({ alarmEmail: 'oncall' }), /alarmEmail must be an email address, not "oncall"\./);
     rejects(() => ({ alarms: false, alarmEmail: 'oncall@example.com' }), /alarmTopic and alarmEmail need alarms/);
     rejects(
@@ -97,18 +110,33 @@ describe('props are checked at synth time', () => {
 
   it('web origins: a plain key prefix, an http(s) base URL in its normal form, whole seconds', () => {
     const site = (url: string, revalidateAfter?: Duration) => ({ url, ...(revalidateAfter ? { revalidateAfter } : {}) });
-    rejects(() => ({ webOrigins: { '/shop/': site('https://shop.example.com/') } }), /a webOrigins prefix must be a key prefix ending with "\/" such as "archive\/" .*, not "\/shop\/"\./);
-    rejects(() => ({ webOrigins: { 'shop %/': site('https://shop.example.com/') } }), /a webOrigins prefix must be made of letters, digits, .*, not "shop %\/"\./);
-    rejects(() => ({ webOrigins: { 'shop': site('https://shop.example.com/') } }), /not "shop"\./);
+    rejects(
+      () => ({ webOrigins: { '/shop/': site('https://shop.example.com/') } }),
+      /a webOrigins prefix must be a key prefix ending with "\/" such as "archive\/" .*, not "\/shop\/"\./,
+    );
+    rejects(
+      () => ({ webOrigins: { 'shop %/': site('https://shop.example.com/') } }),
+      /a webOrigins prefix must be made of letters, digits, .*, not "shop %\/"\./,
+    );
+    rejects(() => ({ webOrigins: { shop: site('https://shop.example.com/') } }), /not "shop"\./);
     rejects(() => ({ webOrigins: { '../': site('https://shop.example.com/') } }), /not "\.\.\/"\./);
-    rejects(() => ({ webOrigins: { 'shop/': site('ftp://shop.example.com/') } }), /webOrigins\["shop\/"\]\.url must be an http\(s\) URL, not "ftp:/);
+    rejects(
+      () => ({ webOrigins: { 'shop/': site('ftp://shop.example.com/') } }),
+      /webOrigins\["shop\/"\]\.url must be an http\(s\) URL, not "ftp:/,
+    );
     rejects(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/images') } }), /ending in "\/"/);
     rejects(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/?token=1') } }), /without a query or fragment/);
-    rejects(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/', Duration.millis(500)) } }), /revalidateSeconds must be a whole number of seconds/);
+    rejects(
+      () => ({ webOrigins: { 'shop/': site('https://shop.example.com/', Duration.millis(500)) } }),
+      /revalidateSeconds must be a whole number of seconds/,
+    );
     expect(attempt(() => ({ webOrigins: { 'shop/': site('https://shop.example.com/images/', Duration.minutes(5)) } }))).not.toThrow();
     // A key is read from one place only.
     rejects(
-      (stack) => ({ sourceBuckets: { 'shop/': s3.Bucket.fromBucketName(stack, 'Shop', 'shop-images') }, webOrigins: { 'shop/old/': site('https://shop.example.com/') } }),
+      (stack) => ({
+        sourceBuckets: { 'shop/': s3.Bucket.fromBucketName(stack, 'Shop', 'shop-images') },
+        webOrigins: { 'shop/old/': site('https://shop.example.com/') },
+      }),
       /sourceBuckets and webOrigins prefixes "shop\/" and "shop\/old\/" overlap/,
     );
   });

@@ -100,7 +100,10 @@ describe('sourceBuckets in the template', () => {
     // The default bucket keeps its S3 notifications to the invalidation Lambda.
     const source = logicalId(buckets, buckets.stack.transformer.sourceBucket);
     const own = notifications.find((properties) => refs(properties.BucketName).includes(source))!;
-    expect(own.NotificationConfiguration.LambdaFunctionConfigurations.map((c: Json) => c.Events)).toEqual([['s3:ObjectCreated:*'], ['s3:ObjectRemoved:*']]);
+    expect(own.NotificationConfiguration.LambdaFunctionConfigurations.map((c: Json) => c.Events)).toEqual([
+      ['s3:ObjectCreated:*'],
+      ['s3:ObjectRemoved:*'],
+    ]);
   });
 
   it('routes their Object Created and Object Deleted events to the invalidation Lambda, by one rule, with permission from that rule only', () => {
@@ -116,7 +119,9 @@ describe('sourceBuckets in the template', () => {
     const invalidation = logicalId(buckets, buckets.stack.transformer.invalidationFunction);
     expect(rule.Properties.Targets.map((target: Json) => refs(target.Arn))).toEqual([[invalidation]]);
     const fromEvents = resources(buckets, 'AWS::Lambda::Permission').filter(([, p]) => p.Properties.Principal === 'events.amazonaws.com');
-    expect(fromEvents.map(([, p]) => [refs(p.Properties.FunctionName), refs(p.Properties.SourceArn)])).toEqual([[[invalidation], [ruleId]]]);
+    expect(fromEvents.map(([, p]) => [refs(p.Properties.FunctionName), refs(p.Properties.SourceArn)])).toEqual([
+      [[invalidation], [ruleId]],
+    ]);
   });
 
   it('leaves a stack without the prop as it was: no rule, no SOURCE_BUCKETS, the same template as with none mapped', () => {
@@ -145,17 +150,31 @@ describe('sourceBuckets are checked at synth time', () => {
     new ImageTransformerStack(app, 'Images', { env: ENV, transformer: props });
   };
   const mapped = (prefixes: string[]) => (stack: Stack) => ({
-    sourceBuckets: Object.fromEntries(prefixes.map((prefix, index) => [prefix, s3.Bucket.fromBucketName(stack, `B${index}`, `bucket-${index}`)])),
+    sourceBuckets: Object.fromEntries(
+      prefixes.map((prefix, index) => [prefix, s3.Bucket.fromBucketName(stack, `B${index}`, `bucket-${index}`)]),
+    ),
   });
 
   it.each<[string, string[], string]>([
-    ['without the final slash', ['archive'], 'a sourceBuckets prefix must be a key prefix ending with "/" such as "archive/" (it does not end with "/"), not "archive".'],
+    [
+      'without the final slash',
+      ['archive'],
+      'a sourceBuckets prefix must be a key prefix ending with "/" such as "archive/" (it does not end with "/"), not "archive".',
+    ],
     ['empty', [''], 'a sourceBuckets prefix must be a key prefix ending with "/" such as "archive/" (it does not end with "/"), not "".'],
-    ['a leading slash', ['/archive/'], 'a sourceBuckets prefix must be a key prefix ending with "/" such as "archive/" (it has an empty path segment), not "/archive/".'],
+    [
+      'a leading slash',
+      ['/archive/'],
+      'a sourceBuckets prefix must be a key prefix ending with "/" such as "archive/" (it has an empty path segment), not "/archive/".',
+    ],
     ['a ".." segment', ['a/../'], '(it has a ".." path segment), not "a/../".'],
     ['an empty segment', ['a//'], '(it has an empty path segment), not "a//".'],
     ['a control character', ['a\u0007/'], '(it contains a control character), not "a\\u0007/".'],
-    ['one inside another', ['photos/', 'photos/2020/'], 'sourceBuckets prefixes "photos/" and "photos/2020/" overlap: a key under both could not say where it is read from.'],
+    [
+      'one inside another',
+      ['photos/', 'photos/2020/'],
+      'sourceBuckets prefixes "photos/" and "photos/2020/" overlap: a key under both could not say where it is read from.',
+    ],
   ])('refuses a prefix with %s, in the one message shape', (_name, prefixes, message) => {
     expect(attempt(mapped(prefixes))).toThrow(ImageTransformerConfigError);
     expect(attempt(mapped(prefixes))).toThrow(message);

@@ -32,7 +32,11 @@ describe('logical IDs', () => {
 
 describe('Lambdas', () => {
   it('run on arm64 with Node.js 22 or newer', () => {
-    for (const [s, count] of [[base, 4], [full, 3], [imported, 4]] as const) {
+    for (const [s, count] of [
+      [base, 4],
+      [full, 3],
+      [imported, 4],
+    ] as const) {
       const functions = projectFunctions(s);
       // Origin, invalidation, the edge data writer, and (without a fixed originReservedConcurrency: not full) the concurrency cap.
       expect(functions).toHaveLength(count);
@@ -46,7 +50,10 @@ describe('Lambdas', () => {
   });
 
   it('log to their own log groups with a retention (a month, or logRetention)', () => {
-    for (const [s, days] of [[base, 30], [full, 14]] as const) {
+    for (const [s, days] of [
+      [base, 30],
+      [full, 14],
+    ] as const) {
       const functions = projectFunctions(s);
       for (const [, fn] of functions) {
         const [groupId] = refs(fn.Properties.LoggingConfig.LogGroup);
@@ -127,7 +134,9 @@ describe('cdk-nag AwsSolutions', () => {
   it('finds nothing unacknowledged, in every configuration', () => {
     for (const s of [base, full, imported, off, buckets]) {
       const report = new AwsSolutionsChecks(s.app).validateScope(s.app);
-      const summary = report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+      const summary = report.violations.map(
+        (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+      );
       expect(summary, s.stack.stackName).toEqual([]);
       expect(report.success).toBe(true);
     }

@@ -20,14 +20,21 @@ let deployed: Synthesized;
 let packaged: PackagedWatermark[];
 
 const png = (width: number, height: number) =>
-  sharp({ create: { width, height, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 0.5 } } }).png().toBuffer();
+  sharp({ create: { width, height, channels: 4, background: { r: 200, g: 30, b: 30, alpha: 0.5 } } })
+    .png()
+    .toBuffer();
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'watermark-props-'));
   logo = join(folder, 'logo.png');
   writeFileSync(logo, await png(200, 80));
   writeFileSync(join(folder, 'big.png'), await png(1100, 1000));
-  writeFileSync(join(folder, 'logo.jpg'), await sharp(await png(20, 20)).jpeg().toBuffer());
+  writeFileSync(
+    join(folder, 'logo.jpg'),
+    await sharp(await png(20, 20))
+      .jpeg()
+      .toBuffer(),
+  );
   const props = { watermarks: { logo: { file: logo, opacity: 0.7 } }, requireWatermark: { 'users/': 'logo' } };
   deployed = synth(() => props);
   packaged = packageWatermarks(props.watermarks);

@@ -20,7 +20,6 @@ let endpoint: string;
 const received: Received[] = [];
 let status = 201;
 
-
 beforeAll(async () => {
   server = createServer(async (request, response) => {
     const body = await readBody(request);

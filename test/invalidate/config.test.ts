@@ -2,7 +2,13 @@
 // clear message for each mistake.
 
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EAGER_ACCEPTS, invalidateConfig, invalidationEnvironment, readConfig, type InvalidateConfig } from '../../lambda/invalidate/config';
+import {
+  DEFAULT_EAGER_ACCEPTS,
+  invalidateConfig,
+  invalidationEnvironment,
+  readConfig,
+  type InvalidateConfig,
+} from '../../lambda/invalidate/config';
 
 const BASE = { CACHE_BUCKET: 'cache', DISTRIBUTION_ID: 'E2QWRUHEXAMPLE', DISTRIBUTION_DOMAIN: 'd111111abcdef8.cloudfront.net' };
 const PRESETS = JSON.stringify({ thumb: { width: '200', height: '200' }, hero: { width: '1600', format: 'webp' } });
@@ -59,7 +65,11 @@ describe('readConfig', () => {
     ['DISTRIBUTION_DOMAIN with a path', { DISTRIBUTION_DOMAIN: 'd1.cloudfront.net/images' }, /DISTRIBUTION_DOMAIN must be a host name/],
     ['DISTRIBUTION_DOMAIN not http', { DISTRIBUTION_DOMAIN: 'ftp://d1.cloudfront.net' }, /DISTRIBUTION_DOMAIN must be a host name/],
     ['EAGER_ACCEPTS not JSON', { EAGER_ACCEPTS: 'image/webp,*/*' }, /EAGER_ACCEPTS must be JSON \(.+\), not "image\/webp,\*\/\*"\.$/],
-    ['EAGER_ACCEPTS not a list of strings', { EAGER_ACCEPTS: '[1]' }, /EAGER_ACCEPTS must be a JSON array of Accept headers, .*, not "\[1\]"\.$/],
+    [
+      'EAGER_ACCEPTS not a list of strings',
+      { EAGER_ACCEPTS: '[1]' },
+      /EAGER_ACCEPTS must be a JSON array of Accept headers, .*, not "\[1\]"\.$/,
+    ],
     ['PRESETS not an object of string maps', { PRESETS: '{"thumb":{"width":200}}' }, /PRESETS must be a JSON object of presets/],
     ['SIZES not numbers', { SIZES: '320,wide' }, /SIZES must be a positive integer, not "wide"/],
     ['MAX_DIMENSION zero', { MAX_DIMENSION: '0' }, /MAX_DIMENSION must be a positive integer/],
@@ -67,7 +77,11 @@ describe('readConfig', () => {
     ['SETTLE_MS not a number', { SETTLE_MS: '35 s' }, /SETTLE_MS must be a positive integer, not "35 s"/],
     ['AVIF not a boolean', { AVIF: 'yes' }, /AVIF must be true or false, not "yes"/],
     ['signing without preset definitions', { EAGER_PRESETS: 'thumb', SIGNING_SECRET: 'x' }, /signing the warming URLs needs PRESETS/],
-    ['an eager preset that is not defined', { EAGER_PRESETS: 'thumb,banner', PRESETS }, /EAGER_PRESETS names "banner", which PRESETS rejects: Invalid preset "banner": expected one of thumb, hero\./],
+    [
+      'an eager preset that is not defined',
+      { EAGER_PRESETS: 'thumb,banner', PRESETS },
+      /EAGER_PRESETS names "banner", which PRESETS rejects: Invalid preset "banner": expected one of thumb, hero\./,
+    ],
     ['a preset with a bad value', { EAGER_PRESETS: 'bad', PRESETS: '{"bad":{"width":"0"}}' }, /Invalid width "0"/],
   ])('refuses %s', (_name, env, message) => {
     expect(() => readConfig({ ...BASE, ...env })).toThrow(message);
@@ -106,13 +120,15 @@ describe('the environment the construct writes for the invalidation Lambda', () 
     expect(readConfig(BASE)).toEqual(defaults);
   });
 
-  it('writes CloudFront\'s domain name without its scheme, as the construct has it', () => {
+  it("writes CloudFront's domain name without its scheme, as the construct has it", () => {
     expect(invalidationEnvironment(defaults)).toMatchObject({ DISTRIBUTION_DOMAIN: 'd111111abcdef8.cloudfront.net' });
     expect(invalidationEnvironment(everySet)).toMatchObject({ DISTRIBUTION_DOMAIN: 'http://localhost:3000' });
   });
 
   it('leaves out what is unset or the default', () => {
     const env = invalidationEnvironment(defaults);
-    expect(['SOURCE_BUCKETS', 'EAGER_ACCEPTS', 'SETTLE_MS', 'SIZES', 'PRESETS', 'SIGNING_SECRET'].filter((name) => name in env)).toEqual([]);
+    expect(['SOURCE_BUCKETS', 'EAGER_ACCEPTS', 'SETTLE_MS', 'SIZES', 'PRESETS', 'SIGNING_SECRET'].filter((name) => name in env)).toEqual(
+      [],
+    );
   });
 });

@@ -74,7 +74,9 @@ describe('sourceChanges with buckets mapped to prefixes', () => {
       buckets,
     );
     expect(changes.map((change) => change.key)).toEqual(['archive2/a.jpg']);
-    expect(ignored).toEqual([{ eventName: 'ObjectCreated:Put', rawKey: 'archive/a.jpg', reason: 'the key is under a prefix served from another bucket' }]);
+    expect(ignored).toEqual([
+      { eventName: 'ObjectCreated:Put', rawKey: 'archive/a.jpg', reason: 'the key is under a prefix served from another bucket' },
+    ]);
   });
 
   it('ignores EventBridge events it has nothing to do for, with the reason', () => {
@@ -87,6 +89,8 @@ describe('sourceChanges with buckets mapped to prefixes', () => {
       ignored: [{ eventName: 'Object Created', rawKey: 'a.jpg', reason: 'the event is from bucket "someone-else", which no prefix maps' }],
     });
     // A folder marker has no variants, whichever bucket it is in.
-    expect(sourceChanges(bridgeEvent('Object Created', 'old-photos', '2020/'), 'cache', buckets).ignored[0]?.reason).toMatch(/empty path segment/);
+    expect(sourceChanges(bridgeEvent('Object Created', 'old-photos', '2020/'), 'cache', buckets).ignored[0]?.reason).toMatch(
+      /empty path segment/,
+    );
   });
 });

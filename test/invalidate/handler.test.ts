@@ -54,7 +54,10 @@ async function cachedUnder(prefix: string): Promise<string[]> {
   return (await listKeys(buckets.s3, buckets.cacheBucket)).filter((key) => key.startsWith(prefix)).sort();
 }
 
-function setup(overrides: Partial<InvalidateConfig> = {}, options: { cloudFront?: ReturnType<typeof recordingCloudFront>; fetch?: ReturnType<typeof recordingFetch> } = {}) {
+function setup(
+  overrides: Partial<InvalidateConfig> = {},
+  options: { cloudFront?: ReturnType<typeof recordingCloudFront>; fetch?: ReturnType<typeof recordingFetch> } = {},
+) {
   const cloudFront = options.cloudFront ?? recordingCloudFront();
   const fetch = options.fetch ?? recordingFetch();
   const logs = recordingLog();
@@ -70,7 +73,11 @@ function setup(overrides: Partial<InvalidateConfig> = {}, options: { cloudFront?
 
 /** expectExactly for variants as keys of the cache bucket, `<source key>/<ops>`. */
 function expectExactly(paths: string[], own: string[], others: string[]): void {
-  expectOnly(paths, own.map((variant) => [variant.slice(0, variant.lastIndexOf('/')), variantUri(variant)]), others.map(variantUri));
+  expectOnly(
+    paths,
+    own.map((variant) => [variant.slice(0, variant.lastIndexOf('/')), variantUri(variant)]),
+    others.map(variantUri),
+  );
 }
 
 /** The rejection of `promise`, which must reject with a SourceChangeError. */
@@ -85,7 +92,7 @@ async function sourceChangeError(promise: Promise<unknown>): Promise<SourceChang
 }
 
 describe('purge', () => {
-  it("deletes every variant of the changed source and nothing else, even sources whose keys extend it", async () => {
+  it('deletes every variant of the changed source and nothing else, even sources whose keys extend it', async () => {
     const variants = ['p1/cat.jpg/original', 'p1/cat.jpg/width=100', 'p1/cat.jpg/width=200,format=webp', 'p1/cat.jpg/format=json'];
     const others = [
       'p1/cat.jpg/inner.jpg/width=100', // a variant of the source "p1/cat.jpg/inner.jpg"
@@ -160,10 +167,7 @@ describe('purge', () => {
     await putVariants(['p4/gone.jpg/width=10', 'p4/gone.jpg/original', 'p4/expired.png/original', 'p4/kept.jpg/original']);
     const { handle, cloudFront, fetch, logs } = setup({ eagerPresets: ['thumb'] });
 
-    const report = await handle([
-      ...removed('p4/gone.jpg'),
-      { eventName: 'LifecycleExpiration:Delete', rawKey: 'p4/expired.png' },
-    ]);
+    const report = await handle([...removed('p4/gone.jpg'), { eventName: 'LifecycleExpiration:Delete', rawKey: 'p4/expired.png' }]);
 
     expect(await cachedUnder('p4/')).toEqual(['p4/kept.jpg/original']);
     expect(report.keys.map((key) => [key.key, key.change, key.deleted])).toEqual([
@@ -196,7 +200,11 @@ describe('event keys', () => {
     // One invalidation, of exactly the variants' URIs: the neighbours that survived the purge are not reached.
     expect(cloudFront.calls).toHaveLength(1);
     expect(cloudFront.calls[0]!.paths.filter((path) => path.includes('*'))).toEqual([]);
-    expectExactly(cloudFront.calls[0]!.paths, keys.flatMap((key) => [`${key}/original`, `${key}/width=64`]), await cachedUnder('p5/'));
+    expectExactly(
+      cloudFront.calls[0]!.paths,
+      keys.flatMap((key) => [`${key}/original`, `${key}/width=64`]),
+      await cachedUnder('p5/'),
+    );
   });
 
   it("tells a '+' in a key from a space", async () => {
@@ -234,7 +242,12 @@ describe('event keys', () => {
     ]);
 
     // An event with no records at all (e.g. a test notification) is a no-op too.
-    const empty = createInvalidationHandler({ s3: buckets.s3, cloudFront: cloudFront.client, config: testConfig(buckets.cacheBucket), log: () => {} });
+    const empty = createInvalidationHandler({
+      s3: buckets.s3,
+      cloudFront: cloudFront.client,
+      config: testConfig(buckets.cacheBucket),
+      log: () => {},
+    });
     await expect(empty({} as never)).resolves.toMatchObject({ keys: [], paths: [] });
     expect(cloudFront.calls).toEqual([]);
   });
@@ -255,9 +268,19 @@ describe('invalidation', () => {
     expect(cloudFront.calls[0]).toEqual({ distributionId: DISTRIBUTION_ID, paths, callerReference: expect.any(String) });
     expect(cloudFront.calls[1]!.paths).toEqual(['/p8/a.jpg/width=7']);
     expect(cloudFront.calls[0]!.callerReference).not.toBe(cloudFront.calls[1]!.callerReference);
-    expect(logs.events('invalidated')[0]).toMatchObject({ level: 'info', distributionId: DISTRIBUTION_ID, invalidationId: 'I1EXAMPLE', paths });
+    expect(logs.events('invalidated')[0]).toMatchObject({
+      level: 'info',
+      distributionId: DISTRIBUTION_ID,
+      invalidationId: 'I1EXAMPLE',
+      paths,
+    });
     // The duplicate record for a.jpg is one key, purged once.
-    expect(logs.events('purged').map((entry) => entry.key).sort()).toEqual(['p8/a.jpg', 'p8/a.jpg', 'p8/b.png', 'p8/sub/c d.gif']);
+    expect(
+      logs
+        .events('purged')
+        .map((entry) => entry.key)
+        .sort(),
+    ).toEqual(['p8/a.jpg', 'p8/a.jpg', 'p8/b.png', 'p8/sub/c d.gif']);
   });
 
   it('reports a CloudFront failure, keeps the variants for the retry, skips warming, and rejects so Lambda retries', async () => {
@@ -369,7 +392,11 @@ describe('invalidations exactly as wide as the change', () => {
         await handle([{ eventName: 'ObjectCreated:Put', rawKey: s3EventKey(key, n % 2 === 1) }]);
         expect(cloudFront.calls).toHaveLength(1);
         expect(cloudFront.calls[0]!.paths.filter((path) => path.includes('*'))).toEqual([]);
-        expectExactly(cloudFront.calls[0]!.paths, variants(key), before.filter((variant) => !variants(key).includes(variant)));
+        expectExactly(
+          cloudFront.calls[0]!.paths,
+          variants(key),
+          before.filter((variant) => !variants(key).includes(variant)),
+        );
         // The one character no path can name as the cache key spells it: said in the logs.
         expect(logs.events('invalidation_unconfirmed')).toEqual(character === '~' ? [expect.objectContaining({ level: 'warn', key })] : []);
       }
@@ -380,7 +407,12 @@ describe('invalidations exactly as wide as the change', () => {
   it('twenty keys of one folder in one event: their exact paths, nothing folded, no neighbour reached', async () => {
     const keys = Array.from({ length: 20 }, (_, i) => `many/k${i},x.jpg`);
     const variants = keys.flatMap((key) => [`${key}/original`, `${key}/width=100`, `${key}/width=200,format=avif`]);
-    const neighbours = ['many/k1.jpg/original', 'many/other.jpg/original', 'many/k1,x.jpg/below.jpg/original', 'many/k1,x.jpg.bak/original'];
+    const neighbours = [
+      'many/k1.jpg/original',
+      'many/other.jpg/original',
+      'many/k1,x.jpg/below.jpg/original',
+      'many/k1,x.jpg.bak/original',
+    ];
     await putVariants([...variants, ...neighbours]);
     const { handle, cloudFront } = setup();
 
@@ -405,7 +437,9 @@ describe('invalidations exactly as wide as the change', () => {
     // 32 wildcards (two spellings each) that only /users/* could fold: not sent, nothing deleted, retried.
     expect(cloudFront.calls).toHaveLength(1);
     expect(error.report.invalidationError).toMatch(/^32 wildcard paths, more than the 15 CloudFront allows in progress/);
-    expect(logs.events('invalidation_failed')).toEqual([expect.objectContaining({ level: 'error', paths: expect.not.arrayContaining(['/users/*']) })]);
+    expect(logs.events('invalidation_failed')).toEqual([
+      expect.objectContaining({ level: 'error', paths: expect.not.arrayContaining(['/users/*']) }),
+    ]);
   });
 });
 
@@ -473,7 +507,10 @@ describe('a miss racing the change', () => {
     // Another source's variant is left alone.
     expect(await cachedUnder('race/')).toEqual(['race/b.jpg/width=200']);
     // The second pass invalidates the first pass's paths again, with what it found.
-    expect(cloudFront.calls.map((call) => call.paths)).toEqual([['/race/a.jpg/width=100'], ['/race/a.jpg/width=100', '/race/a.jpg/width=200']]);
+    expect(cloudFront.calls.map((call) => call.paths)).toEqual([
+      ['/race/a.jpg/width=100'],
+      ['/race/a.jpg/width=100', '/race/a.jpg/width=200'],
+    ]);
     expect(cloudFront.calls[0]!.callerReference).not.toBe(cloudFront.calls[1]!.callerReference);
     expect(report).toMatchObject({ keys: [{ key: 'race/a.jpg', deleted: 2, errors: [] }], invalidationId: 'I2EXAMPLE' });
     expect(logs.entries.map((entry) => [entry.event, entry.pass])).toEqual([
@@ -537,7 +574,11 @@ describe('eager presets', () => {
     const parsed = new URL(url);
     const pairs = splitQuery(parsed.search.slice(1));
     const sig = pairs.find((pair) => pair[0] === 'sig')?.[1] ?? '';
-    const uri = canonicalRequest(parsed.pathname, pairs.filter((pair) => pair[0] !== 'sig'), grammar).uri;
+    const uri = canonicalRequest(
+      parsed.pathname,
+      pairs.filter((pair) => pair[0] !== 'sig'),
+      grammar,
+    ).uri;
     return verifySignature(uri, sig, [SECRET]);
   }
 
@@ -569,7 +610,14 @@ describe('eager presets', () => {
 
     const warmed = logs.events('warmed');
     expect(warmed).toHaveLength(4);
-    expect(warmed[0]).toMatchObject({ level: 'info', key: 'p11/cat 1.jpg', preset: 'thumb', status: 200, cache: 'Miss from cloudfront', bytes: 123 });
+    expect(warmed[0]).toMatchObject({
+      level: 'info',
+      key: 'p11/cat 1.jpg',
+      preset: 'thumb',
+      status: 200,
+      cache: 'Miss from cloudfront',
+      bytes: 123,
+    });
     expect(String(warmed[0]!.url)).toMatch(/\?preset=thumb&sig=…$/); // the signature stays out of the logs
     // Invalidate, then purge, then warm.
     const order = logs.entries.map((entry) => entry.event);
@@ -584,7 +632,10 @@ describe('eager presets', () => {
     const report = await handle(created('p15/a.jpg'));
 
     expect(fetch.calls.map((call) => call.headers.accept)).toEqual(['image/avif,image/webp,*/*', '*/*']);
-    expect(report.warmed.map((outcome) => outcome.uri)).toEqual(['/p15/a.jpg/width=200,height=200,accept=webp', '/p15/a.jpg/width=200,height=200']);
+    expect(report.warmed.map((outcome) => outcome.uri)).toEqual([
+      '/p15/a.jpg/width=200,height=200,accept=webp',
+      '/p15/a.jpg/width=200,height=200',
+    ]);
   });
 
   it('without signing or preset definitions, requests ?preset=<name> once per Accept header', async () => {

@@ -51,7 +51,12 @@ function neighbours(key: string, character: string): string[] {
 }
 
 /** Keys with `character` first at the top, first in a file name, inside a name, and in a folder name. */
-const keysWith = (character: string) => [`${character}x.jpg`, `users/7/${character}y.jpg`, `users/7/x${character}y z.jpg`, `users/${character}7/é.jpg`];
+const keysWith = (character: string) => [
+  `${character}x.jpg`,
+  `users/7/${character}y.jpg`,
+  `users/7/x${character}y z.jpg`,
+  `users/${character}7/é.jpg`,
+];
 
 describe('each reserved character, in each place of a key', () => {
   const cases = RESERVED.flatMap((character) => keysWith(character).map((key) => [character, key] as const));
@@ -164,7 +169,9 @@ describe('invalidationPaths', () => {
   });
 
   it(`a source's wildcards past ${MAX_EXACT_VARIANTS_PER_SOURCE} variants, and exact paths a wildcard covers dropped`, () => {
-    expect(invalidationPaths([{ key: 'b.jpg', variants: variants('b.jpg', MAX_EXACT_VARIANTS_PER_SOURCE) }])).toHaveLength(MAX_EXACT_VARIANTS_PER_SOURCE);
+    expect(invalidationPaths([{ key: 'b.jpg', variants: variants('b.jpg', MAX_EXACT_VARIANTS_PER_SOURCE) }])).toHaveLength(
+      MAX_EXACT_VARIANTS_PER_SOURCE,
+    );
     expect(invalidationPaths([{ key: 'b,c.jpg', variants: variants('b,c.jpg', MAX_EXACT_VARIANTS_PER_SOURCE + 1) }])).toEqual([
       '/b%2Cc.jpg/*',
       '/b,c.jpg/*',
@@ -200,7 +207,12 @@ describe(`folding past ${MAX_WILDCARD_PATHS} wildcards`, () => {
     expect(foldedWildcards(photos.slice(0, 15))).toHaveLength(15);
     expect(foldedWildcards(photos)).toEqual(['/photos/2026/*']);
     // Three sources elsewhere stay as they are: folding photos/2026/ is enough.
-    expect(foldedWildcards([...photos, 'a.jpg', 'docs/b.jpg', 'docs/c.jpg'])).toEqual(['/a.jpg/*', '/docs/b.jpg/*', '/docs/c.jpg/*', '/photos/2026/*']);
+    expect(foldedWildcards([...photos, 'a.jpg', 'docs/b.jpg', 'docs/c.jpg'])).toEqual([
+      '/a.jpg/*',
+      '/docs/b.jpg/*',
+      '/docs/c.jpg/*',
+      '/photos/2026/*',
+    ]);
   });
 
   it('folds the folders that save most first, and stops once the paths fit', () => {
@@ -210,7 +222,7 @@ describe(`folding past ${MAX_WILDCARD_PATHS} wildcards`, () => {
     expect(foldedWildcards([...big, ...small, ...single])).toEqual(['/big/*', ...[...single, ...small].map((k) => `/${k}/*`)]);
   });
 
-  it('never folds above a source\'s own folder: sixteen users/<i>/x,y.jpg are not /users/*, and not sent', () => {
+  it("never folds above a source's own folder: sixteen users/<i>/x,y.jpg are not /users/*, and not sent", () => {
     const keys = numbered(16, (i) => `users/${i}/x,y.jpg`);
     const paths = foldedWildcards(keys);
     expect(paths).toEqual(keys.flatMap(sourceWildcards).sort());

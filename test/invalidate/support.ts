@@ -42,24 +42,22 @@ export interface RecordSpec {
 
 export function s3Event(records: RecordSpec[]): S3Event {
   return {
-    Records: records.map(
-      ({ eventName, rawKey, bucket = 'source-bucket' }, index): S3EventRecord => ({
-        eventVersion: '2.1',
-        eventSource: 'aws:s3',
-        awsRegion: 'us-east-1',
-        eventTime: new Date().toISOString(),
-        eventName,
-        userIdentity: { principalId: 'EXAMPLE' },
-        requestParameters: { sourceIPAddress: '127.0.0.1' },
-        responseElements: { 'x-amz-request-id': `REQ${index}`, 'x-amz-id-2': 'EXAMPLE' },
-        s3: {
-          s3SchemaVersion: '1.0',
-          configurationId: 'source-changed',
-          bucket: { name: bucket, ownerIdentity: { principalId: 'EXAMPLE' }, arn: `arn:aws:s3:::${bucket}` },
-          object: { key: rawKey, size: 1024, eTag: '0123456789abcdef0123456789abcdef', sequencer: `0A1B2C3D4E5F6${index}` },
-        },
-      }),
-    ),
+    Records: records.map(({ eventName, rawKey, bucket = 'source-bucket' }, index): S3EventRecord => ({
+      eventVersion: '2.1',
+      eventSource: 'aws:s3',
+      awsRegion: 'us-east-1',
+      eventTime: new Date().toISOString(),
+      eventName,
+      userIdentity: { principalId: 'EXAMPLE' },
+      requestParameters: { sourceIPAddress: '127.0.0.1' },
+      responseElements: { 'x-amz-request-id': `REQ${index}`, 'x-amz-id-2': 'EXAMPLE' },
+      s3: {
+        s3SchemaVersion: '1.0',
+        configurationId: 'source-changed',
+        bucket: { name: bucket, ownerIdentity: { principalId: 'EXAMPLE' }, arn: `arn:aws:s3:::${bucket}` },
+        object: { key: rawKey, size: 1024, eTag: '0123456789abcdef0123456789abcdef', sequencer: `0A1B2C3D4E5F6${index}` },
+      },
+    })),
   };
 }
 
@@ -120,9 +118,12 @@ export function limitedCloudFront(): RecordingCloudFront & { refused: number; fi
     const all = [...inProgress, ...request.paths];
     if (all.filter((path) => path.endsWith('*')).length > 15 || all.filter((path) => !path.endsWith('*')).length > 3000) {
       limited.refused++;
-      throw Object.assign(new Error('Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.'), {
-        name: 'TooManyInvalidationsInProgress',
-      });
+      throw Object.assign(
+        new Error('Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.'),
+        {
+          name: 'TooManyInvalidationsInProgress',
+        },
+      );
     }
     inProgress = all;
     return { id: `I${recording.calls.length}EXAMPLE`, status: 'InProgress' };
@@ -180,8 +181,10 @@ export function recordingLog(): { log: (entry: LogEntry) => void; entries: LogEn
  */
 export function invalidates(paths: string[], cacheKey: string): boolean {
   for (const path of paths) {
-    if (!path.startsWith('/') || path.length > 4000 || path.slice(0, -1).includes('*')) throw new Error(`invalid invalidation path ${path}`);
-    if (/[^A-Za-z0-9\-_.!$&'()*+,:;=@/%]|%(?![0-9A-F]{2})/.test(path)) throw new Error(`invalidation path with an unescaped character: ${path}`);
+    if (!path.startsWith('/') || path.length > 4000 || path.slice(0, -1).includes('*'))
+      throw new Error(`invalid invalidation path ${path}`);
+    if (/[^A-Za-z0-9\-_.!$&'()*+,:;=@/%]|%(?![0-9A-F]{2})/.test(path))
+      throw new Error(`invalidation path with an unescaped character: ${path}`);
   }
   return paths.some((path) => matches(path, cacheKey));
 }
@@ -197,7 +200,9 @@ const GUIDE_LITERAL = /[A-Za-z0-9\-_.!$&'()*+,:;=@/]/;
 export function guideSpelling(uri: string): string {
   return [...decodeURIComponent(uri)]
     .map((character) =>
-      GUIDE_LITERAL.test(character) ? character : [...Buffer.from(character)].map((byte) => '%' + byte.toString(16).toUpperCase().padStart(2, '0')).join(''),
+      GUIDE_LITERAL.test(character)
+        ? character
+        : [...Buffer.from(character)].map((byte) => '%' + byte.toString(16).toUpperCase().padStart(2, '0')).join(''),
     )
     .join('');
 }

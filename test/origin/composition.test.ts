@@ -35,7 +35,10 @@ function framed(width: number, height: number, outer: Rgb, rings: { colour: Rgb;
       top: inset,
     };
   });
-  return sharp({ create: { width, height, channels: 3, background: outer } }).composite(layers).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: outer } })
+    .composite(layers)
+    .png()
+    .toBuffer();
 }
 
 /**
@@ -66,7 +69,13 @@ beforeAll(async () => {
     origin.putSource('alpha.png', await alphaPng(200, 200)),
     origin.putSource('anim.gif', await animatedGif(4, 60, 40)),
     // White, then a 10-pixel light gray ring, then red: 160x100 in all.
-    origin.putSource('framed.png', await framed(160, 100, WHITE, [{ colour: { r: 225, g: 225, b: 225 }, ring: 10 }, { colour: RED, ring: 20 }])),
+    origin.putSource(
+      'framed.png',
+      await framed(160, 100, WHITE, [
+        { colour: { r: 225, g: 225, b: 225 }, ring: 10 },
+        { colour: RED, ring: 20 },
+      ]),
+    ),
     origin.putSource('uniform.png', await framed(100, 80, { r: 40, g: 90, b: 200 }, [])),
     origin.putSource('striped-6.jpg', await stripedTurned()),
   ]);

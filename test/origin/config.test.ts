@@ -37,8 +37,16 @@ describe('the origin reads its environment', () => {
       { WEB_ORIGINS: '{"shop/":{"url":"https://a.example/"},"shop/x/":{"url":"https://b.example/"}}' },
       'WEB_ORIGINS prefixes "shop/" and "shop/x/" overlap: a key under both could not say where it is read from.',
     ],
-    ['buckets that are not a JSON object', { SOURCE_BUCKETS: '["archive/"]' }, 'SOURCE_BUCKETS must be a JSON object, not "[\\"archive/\\"]".'],
-    ['a prefixed bucket without a name', { SOURCE_BUCKETS: '{"archive/":""}' }, 'the SOURCE_BUCKETS bucket of "archive/" must be a bucket name, not "".'],
+    [
+      'buckets that are not a JSON object',
+      { SOURCE_BUCKETS: '["archive/"]' },
+      'SOURCE_BUCKETS must be a JSON object, not "[\\"archive/\\"]".',
+    ],
+    [
+      'a prefixed bucket without a name',
+      { SOURCE_BUCKETS: '{"archive/":""}' },
+      'the SOURCE_BUCKETS bucket of "archive/" must be a bucket name, not "".',
+    ],
     [
       'a bucket prefix without its slash',
       { SOURCE_BUCKETS: '{"archive":"old"}' },
@@ -56,7 +64,10 @@ describe('the origin reads its environment', () => {
 
 describe('the environment the construct writes for the origin', () => {
   // Lambda sets the memory size from the function's settings; the construct never writes it.
-  const asLambdaRunsIt = (env: Record<string, string>, config: OriginConfig) => ({ ...env, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(config.memorySizeMb) });
+  const asLambdaRunsIt = (env: Record<string, string>, config: OriginConfig) => ({
+    ...env,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(config.memorySizeMb),
+  });
 
   const defaults = originConfig({ sourceBucket: 'sources', cacheBucket: 'variants' });
   const everySet = originConfig(
@@ -93,10 +104,16 @@ describe('the environment the construct writes for the origin', () => {
 
   it("leaves out what is the default or Lambda's to set", () => {
     const env = originEnvironment(defaults, { enabled: true });
-    expect(['SOURCE_BUCKETS', 'SVG_POLICY', 'SIZES', 'METRICS', 'METRICS_NAMESPACE', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE'].filter((name) => name in env)).toEqual([]);
+    expect(
+      ['SOURCE_BUCKETS', 'SVG_POLICY', 'SIZES', 'METRICS', 'METRICS_NAMESPACE', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE'].filter(
+        (name) => name in env,
+      ),
+    ).toEqual([]);
   });
 
   it('refuses a METRICS that is not true or false, naming it', () => {
-    expect(() => readMetricsOptions({ METRICS: 'off' })).toThrow('Invalid origin Lambda configuration: METRICS must be true or false, not "off".');
+    expect(() => readMetricsOptions({ METRICS: 'off' })).toThrow(
+      'Invalid origin Lambda configuration: METRICS must be true or false, not "off".',
+    );
   });
 });

@@ -33,7 +33,8 @@ beforeAll(async () => {
   proxy = await startFaultyProxy(inject('s3Endpoint'));
   await putObject(buckets.s3, buckets.sourceBucket, 'entry/photo.jpg', await gradientJpeg(800, 600), 'image/jpeg');
   await putObject(buckets.s3, buckets.sourceBucket, 'entry/noise.png', await noiseImage(1200, 1200, 'png'), 'image/png');
-  if (!heifEncMissing()) await putObject(buckets.s3, buckets.sourceBucket, 'entry/phone.heic', heicOf(await gradientJpeg(400, 300)), 'image/heic');
+  if (!heifEncMissing())
+    await putObject(buckets.s3, buckets.sourceBucket, 'entry/phone.heic', heicOf(await gradientJpeg(400, 300)), 'image/heic');
   Object.assign(process.env, {
     SOURCE_BUCKET: buckets.sourceBucket,
     CACHE_BUCKET: buckets.cacheBucket,

@@ -381,7 +381,6 @@ describe('error logs', () => {
   });
 });
 
-
 /** Deterministic bytes that start like no image format. */
 function randomishBytes(length: number): Buffer {
   const bytes = Buffer.alloc(length);
@@ -397,7 +396,7 @@ function randomishBytes(length: number): Buffer {
 /** The PNG with the middle of its zlib pixel stream scrambled, each chunk's CRC recomputed. */
 function corruptIdat(png: Buffer): Buffer {
   const chunks: Buffer[] = [png.subarray(0, 8)];
-  for (let at = 8; at < png.length; ) {
+  for (let at = 8; at < png.length;) {
     const length = png.readUInt32BE(at);
     const type = png.toString('latin1', at + 4, at + 8);
     let data = png.subarray(at + 8, at + 8 + length);

@@ -47,7 +47,13 @@ describe('detectFaces', () => {
   });
 
   it('finds no face in a generated gradient, nor in a flat grey picture', async () => {
-    const gradient = await sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="640" height="400"><defs><linearGradient id="g"><stop offset="0" stop-color="#203040"/><stop offset="1" stop-color="#f0d0a0"/></linearGradient></defs><rect width="640" height="400" fill="url(#g)"/></svg>`)).png().toBuffer();
+    const gradient = await sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="400"><defs><linearGradient id="g"><stop offset="0" stop-color="#203040"/><stop offset="1" stop-color="#f0d0a0"/></linearGradient></defs><rect width="640" height="400" fill="url(#g)"/></svg>`,
+      ),
+    )
+      .png()
+      .toBuffer();
     expect(await facesIn(gradient)).toEqual([]);
     expect(await facesIn(sharp({ create: { width: 300, height: 900, channels: 3, background: '#808080' } }))).toEqual([]);
   });
@@ -60,7 +66,7 @@ describe.skipIf(!photos)('detectFaces on real photos', () => {
     await loadFaceModel();
   }, 60_000);
 
-  it('finds the astronaut\'s face where it is, and only it', async () => {
+  it("finds the astronaut's face where it is, and only it", async () => {
     const faces = await facesIn(photos!.read('astronaut.png'));
     expect(faces).toHaveLength(1);
     expect(boxOverlap(faces[0]!, ASTRONAUT_FACE)).toBeGreaterThan(0.5);
@@ -105,7 +111,13 @@ describe.skipIf(!photos)('detectFaces on real photos', () => {
   });
 
   it('finds a face of 5% of the short side in a large photo, searched on its 640 px copy', async () => {
-    const { image, faces } = await crowdOf([await headOf(photos!.read('astronaut.png'), ASTRONAUT_FACE)], photos!.read('rocket.jpg'), [4000, 3000], 1, 0.05);
+    const { image, faces } = await crowdOf(
+      [await headOf(photos!.read('astronaut.png'), ASTRONAUT_FACE)],
+      photos!.read('rocket.jpg'),
+      [4000, 3000],
+      1,
+      0.05,
+    );
     const copy = await faceSearchCopy(sharp(image));
     expect(Math.max(copy.width, copy.height)).toBe(FACE_SEARCH_SIDE);
     expect(facesFound(await detectFaces(copy), faces)).toBe(1);

@@ -79,7 +79,13 @@ async function expectCentredOn(source: string, [x, y]: [number, number], ops = '
 
 function putSourceWithFocus(key: string, body: Buffer, focalPoint: string): Promise<unknown> {
   return origin.s3.send(
-    new PutObjectCommand({ Bucket: origin.sourceBucket, Key: key, Body: body, ContentType: 'image/jpeg', Metadata: { 'focal-point': focalPoint } }),
+    new PutObjectCommand({
+      Bucket: origin.sourceBucket,
+      Key: key,
+      Body: body,
+      ContentType: 'image/jpeg',
+      Metadata: { 'focal-point': focalPoint },
+    }),
   );
 }
 
@@ -92,7 +98,12 @@ beforeAll(async () => {
     origin.putSource('framed.jpg', await positionMap(440, 240, { frame: 20 })),
     origin.putSource('framed-6.jpg', await positionMap(440, 240, { frame: 20, orientation: 6 })),
     origin.putSource('small.jpg', await positionMap(40, 20)),
-    origin.putSource('line.png', await sharp(await positionMap(10000, 2)).png().toBuffer()),
+    origin.putSource(
+      'line.png',
+      await sharp(await positionMap(10000, 2))
+        .png()
+        .toBuffer(),
+    ),
     origin.putSource('anim.gif', await animatedGif(3, 60, 40)),
     putSourceWithFocus('tagged.jpg', await positionMap(400, 200), '0.6,0.3'),
     putSourceWithFocus('tagged-badly.jpg', await positionMap(400, 200), '60%,30%'),
@@ -120,7 +131,11 @@ describe('fp centres a cover crop on the point', () => {
     const centred = await image('/map.jpg/width=120,height=90,fp=0.5,0.5');
     const plain = await image('/map.jpg/width=120,height=90');
     expect([centred.width, centred.height]).toEqual([plain.width, plain.height]);
-    for (const [x, y] of [[0, 0], [60, 45], [119, 89]] as const) {
+    for (const [x, y] of [
+      [0, 0],
+      [60, 45],
+      [119, 89],
+    ] as const) {
       expectPoint(pointOf(await pixelAt(centred.body, x, y)), pointOf(await pixelAt(plain.body, x, y)));
     }
   });
@@ -131,7 +146,8 @@ describe('fp centres a cover crop on the point', () => {
 
   it('follows the point through turns and mirrors', async () => {
     for (const ops of ['rotate=180', 'flip=1', 'flop=1', 'flip=1,flop=1']) await expectCentredOn('map.jpg', [0.3, 0.6], ops);
-    for (const ops of ['rotate=90', 'rotate=270', 'rotate=90,flip=1', 'rotate=270,flop=1']) await expectCentredOn('map.jpg', [0.3, 0.6], ops, true);
+    for (const ops of ['rotate=90', 'rotate=270', 'rotate=90,flip=1', 'rotate=270,flop=1'])
+      await expectCentredOn('map.jpg', [0.3, 0.6], ops, true);
     await expectCentredOn('map-6.jpg', [0.7, 0.4], 'rotate=90,flop=1', true);
   });
 
@@ -221,7 +237,12 @@ describe("the source's focal point (x-amz-meta-focal-point)", () => {
     );
     // The event S3 sends for it; the invalidation Lambda's handler as deployed, on these buckets.
     const cloudFront = recordingCloudFront();
-    const invalidate = createInvalidationHandler({ s3: origin.s3, cloudFront: cloudFront.client, config: testConfig(origin.cacheBucket), log: recordingLog().log });
+    const invalidate = createInvalidationHandler({
+      s3: origin.s3,
+      cloudFront: cloudFront.client,
+      config: testConfig(origin.cacheBucket),
+      log: recordingLog().log,
+    });
     const report = await invalidate(s3Event([{ eventName: 'ObjectCreated:Copy', rawKey: s3EventKey(key), bucket: origin.sourceBucket }]));
     expect(report.keys).toMatchObject([{ key, change: 'created', deleted: 1 }]);
     expect(cloudFront.calls[0]?.paths).toContain(uri);

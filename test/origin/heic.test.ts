@@ -78,7 +78,7 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
     await expectCornered(response.body, 150, 100);
   });
 
-  it.each(TRANSFORMED)('applies the container\'s $name once, and no EXIF orientation on top', async ({ orientation }) => {
+  it.each(TRANSFORMED)("applies the container's $name once, and no EXIF orientation on top", async ({ orientation }) => {
     const response = await origin.request(`/turned/${orientation}.heic/format=png`);
     expect(response.status, response.body.toString('utf8', 0, 200)).toBe(200);
     await expectCornered(response.body, 300, 200);
@@ -87,12 +87,17 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
   it('shows an iPhone-like Display P3 photo in its own colours, converted to sRGB, not read as sRGB', async () => {
     // An orange as Display P3 pixels, with libvips' own Display P3 profile embedded (as iPhones embed theirs).
     const P3 = { r: 200, g: 100, b: 50 };
-    const p3 = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#000' } }).withIccProfile('p3').png().toBuffer();
+    const p3 = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#000' } })
+      .withIccProfile('p3')
+      .png()
+      .toBuffer();
     const profile = (await sharp(p3).metadata()).icc!;
     const pixels = Buffer.alloc(64 * 64 * 3);
     for (let i = 0; i < pixels.length; i += 3) pixels.set([P3.r, P3.g, P3.b], i);
     // sharp would convert the pixels to a profile it is given: the profile is put in the PNG by hand instead.
-    const png = await sharp(pixels, { raw: { width: 64, height: 64, channels: 3 } }).png().toBuffer();
+    const png = await sharp(pixels, { raw: { width: 64, height: 64, channels: 3 } })
+      .png()
+      .toBuffer();
     const iccp = pngChunk('iCCP', Buffer.concat([Buffer.from('p3\0\0', 'latin1'), deflateSync(profile)]));
     const tagged = Buffer.concat([png.subarray(0, 33), iccp, png.subarray(33)]);
     expect((await sharp(tagged).metadata()).icc?.equals(profile), 'the PNG carries the P3 profile').toBe(true);
@@ -121,7 +126,12 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
     const P3 = { r: 200, g: 100, b: 50 };
     const pixels = Buffer.alloc(64 * 64 * 3);
     for (let i = 0; i < pixels.length; i += 3) pixels.set([P3.r, P3.g, P3.b], i);
-    const untagged = heicOf(await sharp(pixels, { raw: { width: 64, height: 64, channels: 3 } }).png().toBuffer(), { quality: 95 });
+    const untagged = heicOf(
+      await sharp(pixels, { raw: { width: 64, height: 64, channels: 3 } })
+        .png()
+        .toBuffer(),
+      { quality: 95 },
+    );
     // colour primaries 12 (P3, D65), transfer 13 (sRGB's curve), matrix 6, full range.
     const nclx = box('colr', Buffer.from([...Buffer.from('nclx', 'latin1'), 0, 12, 0, 13, 0, 6, 0x80]));
     const heic = withProperties(untagged, [nclx]);
@@ -152,8 +162,16 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
     const response = await hurried.request('/photo.heic/format=json');
     expect(response.status).toBe(200);
     expect(response.json()).toEqual({
-      width: 300, height: 200, format: 'heic', bytes: cornered.length, hasAlpha: false, frames: 1,
-      placeholder: null, thumbhash: null, dominantColor: null, faces: null,
+      width: 300,
+      height: 200,
+      format: 'heic',
+      bytes: cornered.length,
+      hasAlpha: false,
+      frames: 1,
+      placeholder: null,
+      thumbhash: null,
+      dominantColor: null,
+      faces: null,
     });
     // A child that loads libheif is replaced after its job (heif.ts): this one was not.
     expect(hurried.transforms.pids()).toEqual([child]);
@@ -193,7 +211,14 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
 /** A 256x256 HEVC picture of one colour, from heif-enc: the tile of the grids below. */
 const TILE_COLOUR = { r: 48, g: 96, b: 160 };
 const tilePicture = async () =>
-  hevcPictureOf(heicOf(await sharp({ create: { width: 256, height: 256, channels: 3, background: TILE_COLOUR } }).png().toBuffer(), { quality: 90 }));
+  hevcPictureOf(
+    heicOf(
+      await sharp({ create: { width: 256, height: 256, channels: 3, background: TILE_COLOUR } })
+        .png()
+        .toBuffer(),
+      { quality: 90 },
+    ),
+  );
 
 /** One hvc1 item (1) of `picture`'s bytes that says it is `width` x `height`. */
 const plainItem = (picture: HevcPicture, width = picture.width, height = picture.height, data = picture.data) =>
@@ -202,7 +227,13 @@ const plainItem = (picture: HevcPicture, width = picture.width, height = picture
 /** A derived primary item (1) of `type` over one huge picture (2). */
 const derivedOver = (type: string) =>
   heifOfItems(1, [
-    { id: 1, type, properties: [ispe(64, 64)], data: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 64]), references: [{ type: 'dimg', to: [2] }] },
+    {
+      id: 1,
+      type,
+      properties: [ispe(64, 64)],
+      data: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 64]),
+      references: [{ type: 'dimg', to: [2] }],
+    },
     { id: 2, type: 'hvc1', properties: [fakeHevcPicture(16384, 16384).hvcC, ispe(16384, 16384)], data: fakeHevcPicture(16384, 16384).data },
   ]);
 
@@ -222,12 +253,19 @@ describe.skipIf(missing !== undefined)('HEIC containers, sized by what the decod
     'overlay.heic': () => derivedOver('iovl'),
     'identity.heic': () => derivedOver('iden'),
     'sps-larger.heic': () => plainItem(huge, 64, 64),
-    'own-sps.heic': () => plainItem(picture, picture.width, picture.height, Buffer.concat([Buffer.from([0, 0, 0, 5, 0x42, 0x01, 1, 2, 3]), picture.data])),
+    'own-sps.heic': () =>
+      plainItem(picture, picture.width, picture.height, Buffer.concat([Buffer.from([0, 0, 0, 5, 0x42, 0x01, 1, 2, 3]), picture.data])),
     'two-pictures.heic': () => plainItem(picture, picture.width, picture.height, Buffer.concat([picture.data, picture.data])),
     'large-alpha.heic': () =>
       heifOfItems(1, [
         { id: 1, type: 'hvc1', properties: [picture.hvcC, ispe(256, 256)], data: picture.data },
-        { id: 2, type: 'hvc1', properties: [huge.hvcC, ispe(16384, 16384), alphaAuxC()], data: huge.data, references: [{ type: 'auxl', to: [1] }] },
+        {
+          id: 2,
+          type: 'hvc1',
+          properties: [huge.hvcC, ispe(16384, 16384), alphaAuxC()],
+          data: huge.data,
+          references: [{ type: 'auxl', to: [1] }],
+        },
       ]),
   };
 
@@ -255,14 +293,21 @@ describe.skipIf(missing !== undefined)('HEIC containers, sized by what the decod
     expect(origin.transforms.pids()).toEqual(before);
   });
 
-  it('prices a small grid over a large tile at the tile\'s pixels, not the grid\'s', async () => {
+  it("prices a small grid over a large tile at the tile's pixels, not the grid's", async () => {
     const large = fakeHevcPicture(2048, 2048);
     const [gridInfo, plainInfo] = await Promise.all(
-      [heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: large }), plainItem(fakeHevcPicture(64, 64))].map(async (file) => (await openSource(file, DEFAULT_LIMITS)).info),
+      [heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: large }), plainItem(fakeHevcPicture(64, 64))].map(
+        async (file) => (await openSource(file, DEFAULT_LIMITS)).info,
+      ),
     );
     const ops = parseCanonicalUri('/a.heic/width=32', DEFAULT_GRAMMAR_OPTIONS).ops;
-    const [grid, plain] = [gridInfo!, plainInfo!].map((info) => describeWork(info, ops, 1, DEFAULT_GRAMMAR_OPTIONS.maxDimension)) as [Work, Work];
-    expect(predictBytes(grid, 'jpeg') - predictBytes(plain, 'jpeg') - (gridInfo!.bytes - plainInfo!.bytes)).toBe((2048 * 2048 - 64 * 64) * 14);
+    const [grid, plain] = [gridInfo!, plainInfo!].map((info) => describeWork(info, ops, 1, DEFAULT_GRAMMAR_OPTIONS.maxDimension)) as [
+      Work,
+      Work,
+    ];
+    expect(predictBytes(grid, 'jpeg') - predictBytes(plain, 'jpeg') - (gridInfo!.bytes - plainInfo!.bytes)).toBe(
+      (2048 * 2048 - 64 * 64) * 14,
+    );
     expect(predictSeconds(grid, gridInfo!, 'jpeg')).toBeGreaterThan(predictSeconds(plain, plainInfo!, 'jpeg') + 1);
   });
 

@@ -43,7 +43,12 @@ describe('max_bytes', () => {
     expect((await sharp(answer.body).metadata()).width).toBe(400);
     // Under the cap at a quality below the default one (the default alone is larger), found in at most four encodes.
     const uncapped = await origin.request(uriOf('photo.png', `width=400&format=${format}`));
-    const made = await transform(photo, parseCanonicalUri(uriOf('photo.png', `width=400&max_bytes=${cap}&format=${format}`), DEFAULT_GRAMMAR_OPTIONS).ops, DEFAULT_LIMITS, UNBOUNDED);
+    const made = await transform(
+      photo,
+      parseCanonicalUri(uriOf('photo.png', `width=400&max_bytes=${cap}&format=${format}`), DEFAULT_GRAMMAR_OPTIONS).ops,
+      DEFAULT_LIMITS,
+      UNBOUNDED,
+    );
     expect(made.body.equals(answer.body)).toBe(true);
     if (uncapped.body.length <= cap) expect(made.encodes).toBe(1);
     else expect(made.encodes).toBeGreaterThan(1);
@@ -51,8 +56,14 @@ describe('max_bytes', () => {
   });
 
   it('keeps every frame of an animation and its timing', async () => {
-    const frames = await sharp({ create: { width: 64, height: 192, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 50 } } }).raw().toBuffer();
-    const gif = await sharp(frames, { raw: { width: 64, height: 192, channels: 3, pageHeight: 64 } }).gif({ delay: [40, 90, 250], loop: 3 }).toBuffer();
+    const frames = await sharp({
+      create: { width: 64, height: 192, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 50 } },
+    })
+      .raw()
+      .toBuffer();
+    const gif = await sharp(frames, { raw: { width: 64, height: 192, channels: 3, pageHeight: 64 } })
+      .gif({ delay: [40, 90, 250], loop: 3 })
+      .toBuffer();
     await origin.putSource('frames.gif', gif);
     const uncapped = await origin.request(uriOf('frames.gif', 'format=webp'));
     const answer = await origin.request(uriOf('frames.gif', `max_bytes=${Math.floor(uncapped.body.length / 2)}&format=webp`));
@@ -67,7 +78,9 @@ describe('max_bytes', () => {
     const answer = await origin.request(uriOf('photo.png', 'width=200&max_bytes=1&format=jpeg'));
     expect(answer.status).toBe(422);
     expect(answer.json()).toMatchObject({ error: 'max_bytes_unreachable' });
-    expect(answer.json().message).toMatch(/^This output is \d+ bytes at quality 1, over the 1 max_bytes allows; ask for a smaller size or more bytes\.$/);
+    expect(answer.json().message).toMatch(
+      /^This output is \d+ bytes at quality 1, over the 1 max_bytes allows; ask for a smaller size or more bytes\.$/,
+    );
     expect(await origin.cachedKeys()).toEqual(before);
   });
 

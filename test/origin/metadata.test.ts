@@ -9,7 +9,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalUri, DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri } from '../../lambda/grammar';
 import { MAX_METADATA_BYTES } from '../../lambda/origin/image/metadata';
 import { codeSpans, readDoc, tableColumn } from '../docs/markdown';
-import { exifTags, exifText, iptcDatasets, iptcResource, metadataBombPng, SOURCE_XMP, taggedJpeg, withApp13, xmpProperties } from '../support/metadata';
+import {
+  exifTags,
+  exifText,
+  iptcDatasets,
+  iptcResource,
+  metadataBombPng,
+  SOURCE_XMP,
+  taggedJpeg,
+  withApp13,
+  xmpProperties,
+} from '../support/metadata';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
 let origin: TestOrigin;
@@ -21,8 +31,15 @@ type Format = (typeof FORMATS)[number];
 const STRUCTURAL = ['IFD0:0x0112', 'IFD0:0x011a', 'IFD0:0x011b', 'IFD0:0x0128', 'IFD0:0x8769', 'Exif:0xa002', 'Exif:0xa003'];
 /** The source's EXIF fields by name, as the docs name them. */
 const EXIF_NAMES: Record<string, string> = {
-  Artist: 'IFD0:0x013b', Copyright: 'IFD0:0x8298', Make: 'IFD0:0x010f', Model: 'IFD0:0x0110', ImageDescription: 'IFD0:0x010e',
-  ExposureTime: 'Exif:0x829a', FNumber: 'Exif:0x829d', ISOSpeedRatings: 'Exif:0x8827', DateTimeOriginal: 'Exif:0x9003',
+  Artist: 'IFD0:0x013b',
+  Copyright: 'IFD0:0x8298',
+  Make: 'IFD0:0x010f',
+  Model: 'IFD0:0x0110',
+  ImageDescription: 'IFD0:0x010e',
+  ExposureTime: 'Exif:0x829a',
+  FNumber: 'Exif:0x829d',
+  ISOSpeedRatings: 'Exif:0x8827',
+  DateTimeOriginal: 'Exif:0x9003',
 };
 /** What the test photo carries beyond that (GPS, serial numbers, EXIF version, colour space, YCbCr positioning): documented as not kept. */
 const SOURCE_OTHERS = ['Exif:0xa431', 'Exif:0xa435', 'GPS:0x0001'];
@@ -38,7 +55,10 @@ function documented(mode: string, column: number): string[] {
 function expected(mode: 'copyright' | 'keep', format: Format) {
   const exifNames = Object.keys(EXIF_NAMES).filter((name) => documented(mode, 1).includes(name));
   const sourceXmp = xmpProperties(Buffer.from(SOURCE_XMP));
-  const xmp = mode === 'keep' ? sourceXmp.filter((name) => !/:(GPS\w*|Location\w*|City|SerialNumber)$/.test(name)) : sourceXmp.filter((name) => documented(mode, 2).includes(name));
+  const xmp =
+    mode === 'keep'
+      ? sourceXmp.filter((name) => !/:(GPS\w*|Location\w*|City|SerialNumber)$/.test(name))
+      : sourceXmp.filter((name) => documented(mode, 2).includes(name));
   const iptc = mode === 'keep' ? [25, 80, 110, 116] : documented(mode, 3).length ? [80, 110, 116] : [];
   return { exif: [...STRUCTURAL, ...exifNames.map((name) => EXIF_NAMES[name]!)].sort(), xmp, iptc: format === 'jpeg' ? iptc : [] };
 }

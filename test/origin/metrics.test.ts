@@ -8,13 +8,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createOriginHandler, type InvocationContext } from '../../lambda/origin/handler';
 import { jsonLogger } from '../../lambda/common/log';
-import {
-  DEFAULT_METRICS_NAMESPACE,
-  ERROR_CODES,
-  METRIC_UNITS,
-  formatOf,
-  requestMetrics,
-} from '../../lambda/origin/metrics';
+import { DEFAULT_METRICS_NAMESPACE, ERROR_CODES, METRIC_UNITS, formatOf, requestMetrics } from '../../lambda/origin/metrics';
 import { decodeResult, functionUrlEvent } from '../../local/emulator/function-url';
 import { localS3Client } from '../../local/harness/s3-client';
 import { gradientJpeg, noiseImage } from '../support/images';
@@ -88,7 +82,9 @@ function parseEmf(doc: Json) {
 const emfLines = (entries: Json[]) => entries.filter((entry) => entry._aws !== undefined);
 
 const published = (doc: Json) =>
-  parseEmf(doc).map(({ dimensions, name, unit, value }) => `${dimensions.map((d) => d.join('=')).join(',') || '-'} ${name} ${unit} ${value}`);
+  parseEmf(doc).map(
+    ({ dimensions, name, unit, value }) => `${dimensions.map((d) => d.join('=')).join(',') || '-'} ${name} ${unit} ${value}`,
+  );
 
 const context = (awsRequestId: string): InvocationContext => ({ getRemainingTimeInMillis: () => 60_000, awsRequestId });
 

@@ -62,14 +62,15 @@ describe('planOutput candidates', () => {
 });
 
 describe('encode', () => {
-  it('makes a JPEG in fewer bytes than libjpeg\'s standard tables need for the same SSIMULACRA 2', async () => {
+  it("makes a JPEG in fewer bytes than libjpeg's standard tables need for the same SSIMULACRA 2", async () => {
     const original = await grainyScenePng(400, 300);
     const reference = await rgbOf(original);
     const scored = async (jpeg: Buffer) => ({ bytes: jpeg.length, score: ssimulacra2(reference, await rgbOf(jpeg)) });
     const ours = await scored(await encode(sharp(original), { format: 'jpeg' }).toBuffer());
     // The standard tables' bytes at our score, interpolated between the two neighbours of a sweep in steps of 2.
     const sweep: { bytes: number; score: number }[] = [];
-    for (let quality = 70; quality <= 90; quality += 2) sweep.push(await scored(await sharp(original).jpeg({ quality, progressive: true }).toBuffer()));
+    for (let quality = 70; quality <= 90; quality += 2)
+      sweep.push(await scored(await sharp(original).jpeg({ quality, progressive: true }).toBuffer()));
     const high = sweep.findIndex((point) => point.score >= ours.score);
     expect(high).toBeGreaterThan(0);
     const [below, above] = [sweep[high - 1]!, sweep[high]!];

@@ -30,20 +30,33 @@ describe('parse', () => {
   it('gives the canonical request of a GET or HEAD of a canonical URI', () => {
     for (const method of ['GET', 'HEAD']) {
       const request = parse(functionUrlEvent('/photos/cat.jpg/width=160,format=webp', method), config);
-      expect(request).toMatchObject({ key: 'photos/cat.jpg', uri: '/photos/cat.jpg/width=160,format=webp', ops: { width: 160, format: 'webp' } });
+      expect(request).toMatchObject({
+        key: 'photos/cat.jpg',
+        uri: '/photos/cat.jpg/width=160,format=webp',
+        ops: { width: 160, format: 'webp' },
+      });
     }
   });
 
   it('refuses other methods with 405 and the grammar refusals with their own codes', () => {
-    expect(refusal(() => parse(functionUrlEvent('/cat.jpg/width=160', 'POST'), config))).toEqual({ status: 405, code: 'method_not_allowed' });
+    expect(refusal(() => parse(functionUrlEvent('/cat.jpg/width=160', 'POST'), config))).toEqual({
+      status: 405,
+      code: 'method_not_allowed',
+    });
     expect(refusal(() => parse(functionUrlEvent('/cat.jpg/width=0'), config))).toEqual({ status: 400, code: 'invalid_parameter' });
-    expect(refusal(() => parse(functionUrlEvent('/cat.jpg/format=webp,width=160'), config))).toEqual({ status: 400, code: 'not_canonical' });
+    expect(refusal(() => parse(functionUrlEvent('/cat.jpg/format=webp,width=160'), config))).toEqual({
+      status: 400,
+      code: 'not_canonical',
+    });
   });
 });
 
 describe('check', () => {
-  it("refuses with 403 a request without the watermark its prefix requires, and lets the others through", () => {
-    expect(refusal(() => check(parse(functionUrlEvent('/users/me.jpg/width=160'), config), config))).toEqual({ status: 403, code: 'watermark_required' });
+  it('refuses with 403 a request without the watermark its prefix requires, and lets the others through', () => {
+    expect(refusal(() => check(parse(functionUrlEvent('/users/me.jpg/width=160'), config), config))).toEqual({
+      status: 403,
+      code: 'watermark_required',
+    });
     expect(() => check(parse(functionUrlEvent('/photos/me.jpg/width=160'), config), config)).not.toThrow();
   });
 });
@@ -70,7 +83,7 @@ describe('the deadline', () => {
     await expect(deadlineOf(1_000).race(Promise.resolve('done'))).resolves.toBe('done');
   });
 
-  it("aborts work after the answer when the invocation is about to end", async () => {
+  it('aborts work after the answer when the invocation is about to end', async () => {
     const signal = deadlineOf(5_000, invocation(TIMEOUT_MARGIN_MS + 20)).endSignal()!;
     expect(signal.aborted).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 60));
@@ -86,16 +99,31 @@ describe('answering a failure', () => {
     expect(response.statusCode).toBe(404);
     expect(JSON.parse(response.body.toString())).toEqual({ error: 'not_found', message: 'No source image has this key.' });
     expect(logs).toEqual([
-      expect.objectContaining({ level: 'warn', event: 'error', uri: '/cat.jpg/width=1', code: 'not_found', status: 404, detail: 'NoSuchKey', Errors: 1 }),
+      expect.objectContaining({
+        level: 'warn',
+        event: 'error',
+        uri: '/cat.jpg/width=1',
+        code: 'not_found',
+        status: 404,
+        detail: 'NoSuchKey',
+        Errors: 1,
+      }),
     ]);
   });
 
   it('answers a bug with a 500 that says nothing internal, and logs its stack', () => {
     const logs: Record<string, unknown>[] = [];
-    const response = answerError((entry) => logs.push(entry), '/cat.jpg/width=1', requestMetrics({ enabled: false }), new TypeError('secret internals'));
+    const response = answerError(
+      (entry) => logs.push(entry),
+      '/cat.jpg/width=1',
+      requestMetrics({ enabled: false }),
+      new TypeError('secret internals'),
+    );
     expect(response.statusCode).toBe(500);
     expect(response.body.toString()).not.toContain('secret');
-    expect(logs).toEqual([expect.objectContaining({ level: 'error', event: 'unexpected', code: 'internal_error', status: 500, ServerErrors: 1 })]);
+    expect(logs).toEqual([
+      expect.objectContaining({ level: 'error', event: 'unexpected', code: 'internal_error', status: 500, ServerErrors: 1 }),
+    ]);
     expect(logs[0]!.detail).toMatch(/TypeError: secret internals\n\s+at /);
   });
 

@@ -45,9 +45,7 @@ beforeAll(async () => {
     origin.putSource('photo.avif', await avifImage(100, 80)),
     origin.putSource('photo.tiff', await tiffImage(100, 80)),
     origin.putSource('photo.webp', await webpImage(100, 80)),
-    ...([1, 2, 3, 4, 5, 6, 7, 8] as Orientation[]).map(async (o) =>
-      origin.putSource(`orient/${o}.jpg`, await orientedJpeg(o, 300, 200)),
-    ),
+    ...([1, 2, 3, 4, 5, 6, 7, 8] as Orientation[]).map(async (o) => origin.putSource(`orient/${o}.jpg`, await orientedJpeg(o, 300, 200))),
   ]);
 });
 
@@ -200,7 +198,11 @@ describe('filters and colour', () => {
     const sharpened = await image('/gradient.jpg/width=200,blur=2,sharpen=5,format=png');
     expect(sharpened.response.body.equals(plain.response.body)).toBe(false);
     const edges = async (body: Buffer) =>
-      (await sharp(body).convolve({ width: 3, height: 3, kernel: [0, -1, 0, -1, 4, -1, 0, -1, 0] }).stats()).channels[0]!.stdev;
+      (
+        await sharp(body)
+          .convolve({ width: 3, height: 3, kernel: [0, -1, 0, -1, 4, -1, 0, -1, 0] })
+          .stats()
+      ).channels[0]!.stdev;
     expect(await edges(sharpened.response.body)).toBeGreaterThan(await edges(plain.response.body));
   });
 
@@ -215,7 +217,10 @@ describe('filters and colour', () => {
     const { meta, response } = await image('/cmyk.jpg/original');
     expect(meta.space).toBe('srgb');
     expect(meta.channels).toBe(3);
-    const reference = await sharp(await cmykJpeg(100, 80)).toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+    const reference = await sharp(await cmykJpeg(100, 80))
+      .toColourspace('srgb')
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     const pixel = await corner(response.body, 50, 40);
     const offset = (40 * reference.info.width + 50) * reference.info.channels;
     expect(isNear(pixel, { r: reference.data[offset]!, g: reference.data[offset + 1]!, b: reference.data[offset + 2]! }, 12)).toBe(true);
@@ -357,7 +362,12 @@ describe('format=json', () => {
     const turnedJpeg = await orientedJpeg(6, 300, 200);
     expect((await sharp(turnedJpeg).metadata()).height).toBe(300);
     await origin.putSource('turned.jpg', turnedJpeg);
-    await origin.putSource('blue.jpg', await sharp({ create: { width: 120, height: 80, channels: 3, background: '#3366cc' } }).jpeg().toBuffer());
+    await origin.putSource(
+      'blue.jpg',
+      await sharp({ create: { width: 120, height: 80, channels: 3, background: '#3366cc' } })
+        .jpeg()
+        .toBuffer(),
+    );
     const turned = (await origin.request('/turned.jpg/format=json')).json();
     const hash = Buffer.from(turned.thumbhash, 'base64');
     expect(hash.length).toBeLessThan(40);
@@ -369,7 +379,9 @@ describe('format=json', () => {
     channels(blue.dominantColor).forEach((channel, i) => expect(Math.abs(channel - [0x33, 0x66, 0xcc][i]!)).toBeLessThanOrEqual(16));
     // The hash's own average colour is the photo's.
     const average = thumbHashToAverageRGBA(Buffer.from(blue.thumbhash, 'base64'));
-    expect([average.r * 255, average.g * 255, average.b * 255].map(Math.round)).toEqual([0x33, 0x66, 0xcc].map((c) => expect.closeTo(c, -1.2)));
+    expect([average.r * 255, average.g * 255, average.b * 255].map(Math.round)).toEqual(
+      [0x33, 0x66, 0xcc].map((c) => expect.closeTo(c, -1.2)),
+    );
   });
 
   it('counts the frames of an animation and reports one frame’s size', async () => {
@@ -389,8 +401,16 @@ describe('format=json', () => {
     const described = await hurried.request('/large.png/format=json');
     expect(described.status).toBe(200);
     expect(described.json()).toEqual({
-      width: 4000, height: 3000, format: 'png', bytes: large.length, hasAlpha: false, frames: 1,
-      placeholder: null, thumbhash: null, dominantColor: null, faces: null,
+      width: 4000,
+      height: 3000,
+      format: 'png',
+      bytes: large.length,
+      hasAlpha: false,
+      frames: 1,
+      placeholder: null,
+      thumbhash: null,
+      dominantColor: null,
+      faces: null,
     });
     expect(performance.now() - started, 'answered from the header (ms)').toBeLessThan(500);
     const small = (await hurried.request('/small.png/format=json')).json();

@@ -7,14 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_GRAMMAR_OPTIONS,
-  canonicalRequest,
-  encodeKeyPath,
-  parseCanonicalUri,
-  splitQuery,
-  type Ops,
-} from '../../lambda/grammar';
+import { DEFAULT_GRAMMAR_OPTIONS, canonicalRequest, encodeKeyPath, parseCanonicalUri, splitQuery, type Ops } from '../../lambda/grammar';
 import { variantKey } from '../../lambda/origin/cache-keys';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_MAX_INLINE_BYTES } from '../../lambda/origin/config';
 import { createTestOrigin, type OriginResponse, type TestOrigin } from '../support/origin';
@@ -298,7 +291,9 @@ describe('variants too large to return inline', () => {
     const response = await small.request(canonical);
     expect(response.status).toBe(302);
     expect(response.headers.location).toBe('/photo.jpg?width=100&quality=70');
-    expect(canonicalRequest('/photo.jpg', splitQuery('width=100&quality=70'), DEFAULT_GRAMMAR_OPTIONS, { accept: 'image/webp,*/*' }).uri).toBe(canonical);
+    expect(
+      canonicalRequest('/photo.jpg', splitQuery('width=100&quality=70'), DEFAULT_GRAMMAR_OPTIONS, { accept: 'image/webp,*/*' }).uri,
+    ).toBe(canonical);
     expect((await headCached(small, variantKeyOf(canonical))).ContentType).toBe('image/webp');
   });
 

@@ -19,7 +19,10 @@ describe('SVG sniffing', () => {
     ['upper case, a tab after the name', '<SVG\txmlns="http://www.w3.org/2000/svg"/>'],
     ['a byte order mark and white space', `\xef\xbb\xbf \n${SVG}`],
     ['an XML declaration', `<?xml version="1.0" encoding="UTF-8"?>\n${SVG}`],
-    ['comments before and after a DOCTYPE', `<!-- a --><!-- b -- c -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "svg11.dtd">\n<!-- d -->${SVG}`],
+    [
+      'comments before and after a DOCTYPE',
+      `<!-- a --><!-- b -- c -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "svg11.dtd">\n<!-- d -->${SVG}`,
+    ],
     ['a DOCTYPE with an internal subset, as Illustrator writes', `<!DOCTYPE svg [\n\t<!ENTITY ns "http://www.w3.org/2000/svg">\n] >${SVG}`],
     ['a DOCTYPE whose subset holds a "]" before its end', `<!DOCTYPE svg [ <!ATTLIST svg x CDATA "]"> ]>${SVG}`],
   ])('%s is an SVG', (_name, text) => {
@@ -56,7 +59,11 @@ describe('SVG refusal', () => {
   it.each([
     ['a non-UTF-8 encoding', `<?xml version="1.0" encoding="ISO-8859-1"?>${SVG}`, 'its encoding is not UTF-8'],
     ['an unquoted encoding', `<?xml version="1.0" encoding=utf-8?>${SVG}`, 'its encoding is not UTF-8'],
-    ['a non-UTF-8 encoding in a later declaration', `<?xml version="1.0"?><!-- --><?xml encoding="UTF-16"?>${SVG}`, 'its encoding is not UTF-8'],
+    [
+      'a non-UTF-8 encoding in a later declaration',
+      `<?xml version="1.0"?><!-- --><?xml encoding="UTF-16"?>${SVG}`,
+      'its encoding is not UTF-8',
+    ],
     ['a declaration that never closes', `${SVG}<?xml encoding="UTF-7"`, 'its encoding is not UTF-8'],
     ['an entity declaration in any case', `<!DOCTYPE svg [<!entity a "b">]>${SVG}`, 'it declares XML entities'],
     ['a data: URL behind a reference and an escape', `${SVG.slice(0, -2)}><image href="&#x64;\\61 ta:x"/></svg>`, 'it embeds a data: URL'],
@@ -66,7 +73,7 @@ describe('SVG refusal', () => {
 });
 
 describe('JPEG scans', () => {
-  it('a baseline JPEG has 1; libjpeg\'s progressive script for YCbCr has 10', async () => {
+  it("a baseline JPEG has 1; libjpeg's progressive script for YCbCr has 10", async () => {
     const baseline = await gradientJpeg(64, 48);
     expect(jpegScans(baseline)).toBe(1);
     expect(jpegScans(await sharp(baseline).jpeg({ progressive: true }).toBuffer())).toBe(10);
@@ -75,7 +82,9 @@ describe('JPEG scans', () => {
   it('counts the scans the hand-written progressive JPEG has, which libvips decodes', async () => {
     const jpeg = progressiveJpeg(64, 48, 3, 250);
     expect(jpegScans(jpeg)).toBe(250);
-    expect(await sharp(jpeg, { failOn: 'warning' }).raw().toBuffer({ resolveWithObject: true })).toMatchObject({ info: { width: 64, height: 48 } });
+    expect(await sharp(jpeg, { failOn: 'warning' }).raw().toBuffer({ resolveWithObject: true })).toMatchObject({
+      info: { width: 64, height: 48 },
+    });
   });
 
   it('does not count scans of a thumbnail inside a segment, nor anything after the end of the image', async () => {

@@ -77,7 +77,13 @@ describe('a bucket mapped to a prefix', () => {
       .png()
       .toBuffer();
     await archive.s3.send(
-      new PutObjectCommand({ Bucket: archive.sourceBucket, Key: 'halves.png', Body: halves, ContentType: 'image/png', Metadata: { 'focal-point': '0.9,0.5' } }),
+      new PutObjectCommand({
+        Bucket: archive.sourceBucket,
+        Key: 'halves.png',
+        Body: halves,
+        ContentType: 'image/png',
+        Metadata: { 'focal-point': '0.9,0.5' },
+      }),
     );
     const response = await origin.request('/archive/halves.png/width=50,height=100');
     expect(response.status).toBe(200);
@@ -98,14 +104,22 @@ describe('a bucket mapped to a prefix', () => {
       log: logs.log,
     });
     // The default bucket's own object under the prefix is nobody's source: its notification purges nothing.
-    const shadowed = await invalidate(s3Event([{ eventName: 'ObjectCreated:Put', rawKey: s3EventKey('archive/2020/a.png'), bucket: origin.sourceBucket }]));
+    const shadowed = await invalidate(
+      s3Event([{ eventName: 'ObjectCreated:Put', rawKey: s3EventKey('archive/2020/a.png'), bucket: origin.sourceBucket }]),
+    );
     expect(shadowed.keys).toEqual([]);
     expect(cloudFront.calls).toEqual([]);
-    expect(logs.events('ignored')).toMatchObject([{ rawKey: 'archive/2020/a.png', reason: 'the key is under a prefix served from another bucket' }]);
+    expect(logs.events('ignored')).toMatchObject([
+      { rawKey: 'archive/2020/a.png', reason: 'the key is under a prefix served from another bucket' },
+    ]);
 
     const report = await invalidate(bridgeEvent('Object Created', archive.sourceBucket, '2020/a.png'));
     expect(report.keys).toMatchObject([{ key: 'archive/2020/a.png', change: 'created', deleted: 3 }]);
-    expect(cloudFront.calls[0]?.paths).toEqual(['/archive/2020/a.png/width=20', '/archive/2020/a.png/width=21', '/archive/2020/a.png/width=30']);
+    expect(cloudFront.calls[0]?.paths).toEqual([
+      '/archive/2020/a.png/width=20',
+      '/archive/2020/a.png/width=21',
+      '/archive/2020/a.png/width=30',
+    ]);
     expect((await origin.cachedKeys()).filter((key) => key.startsWith('archive/2020/a.png/'))).toEqual([]);
     // The default bucket's variants are untouched.
     expect(await origin.cachedKeys()).toContain('photos/a.png/width=20');

@@ -17,13 +17,18 @@ const transforms = transformProcesses(1);
 afterAll(() => transforms.close());
 
 /** RGBA noise as a lossless WebP: its PNG variant is about as large as its pixels. */
-const noiseWebp = (side: number) => sharp(randomBytes(side * side * 4), { raw: { width: side, height: side, channels: 4 } }).webp({ lossless: true }).toBuffer();
+const noiseWebp = (side: number) =>
+  sharp(randomBytes(side * side * 4), { raw: { width: side, height: side, channels: 4 } })
+    .webp({ lossless: true })
+    .toBuffer();
 
 /** Whether two images have the same pixels (compared as bytes: a deep equality of megabytes is slow). */
 const samePixels = async (a: Buffer, b: Buffer) => (await sharp(a).raw().toBuffer()).equals(await sharp(b).raw().toBuffer());
 
 async function run(source: Buffer, ops: Ops, watermark?: Buffer) {
-  const options = watermark ? { watermark: { bytes: watermark, placement: { position: 'center' as const, margin: 0, size: 0.5, opacity: 1 } } } : {};
+  const options = watermark
+    ? { watermark: { bytes: watermark, placement: { position: 'center' as const, margin: 0, size: 0.5, opacity: 1 } } }
+    : {};
   const job = { bytes: source, ops, limits: DEFAULT_LIMITS, budget: budgetFor(2048, 60_000, source.length), options };
   return (await transforms.run(job, performance.now() + 50_000)).variant;
 }

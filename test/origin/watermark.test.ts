@@ -19,7 +19,9 @@ let origin: TestOrigin;
 let definitions: Record<string, WatermarkDefinition>;
 
 const solid = (width: number, height: number, colour: typeof RED) =>
-  sharp({ create: { width, height, channels: 3, background: colour } }).png().toBuffer();
+  sharp({ create: { width, height, channels: 3, background: colour } })
+    .png()
+    .toBuffer();
 
 /** A watermark file and its definition, as the construct packages it. */
 async function watermark(folder: string, name: string, bytes: Buffer, given: Partial<WatermarkPlacement>): Promise<WatermarkDefinition> {
@@ -29,7 +31,8 @@ async function watermark(folder: string, name: string, bytes: Buffer, given: Par
   return { ...placement, file, version: watermarkVersion(bytes, placement) };
 }
 
-const uri = (key: string, ops: string, name = 'corner') => `/${key}/${ops.replace('WM', `watermark=${name}.${definitions[name]?.version}`)}`;
+const uri = (key: string, ops: string, name = 'corner') =>
+  `/${key}/${ops.replace('WM', `watermark=${name}.${definitions[name]?.version}`)}`;
 
 beforeAll(async () => {
   const folder = await mkdtemp(join(tmpdir(), 'watermarks-'));
@@ -41,7 +44,9 @@ beforeAll(async () => {
     huge: await watermark(folder, 'huge', await solid(1000, 1000, RED), { position: 'center', margin: 0.1, size: 1 }),
   };
   origin = await createTestOrigin('watermark', { watermarkDefinitions: definitions, requireWatermark: { 'users/': 'corner' } });
-  const photo = await sharp({ create: { width: 400, height: 300, channels: 3, background: BLUE } }).jpeg().toBuffer();
+  const photo = await sharp({ create: { width: 400, height: 300, channels: 3, background: BLUE } })
+    .jpeg()
+    .toBuffer();
   await Promise.all([
     origin.putSource('photo.jpg', photo),
     origin.putSource('users/42/me.jpg', photo),

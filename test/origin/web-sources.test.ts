@@ -115,7 +115,11 @@ describe('a web source', () => {
   });
 
   it('is answered inline however large, since its path has no cache-bucket origin to redirect to', async () => {
-    const small = await createTestOrigin('web-inline', { webOrigins: { 'shop/': { url: site.base, revalidateSeconds: 60 } }, maxInlineBytes: 1000 }, { allowLoopbackWebOrigins: true });
+    const small = await createTestOrigin(
+      'web-inline',
+      { webOrigins: { 'shop/': { url: site.base, revalidateSeconds: 60 } }, maxInlineBytes: 1000 },
+      { allowLoopbackWebOrigins: true },
+    );
     site.put('big.jpg', await gradientJpeg(400, 300));
     const response = await small.request('/shop/big.jpg/width=300');
     expect(response.status).toBe(200);

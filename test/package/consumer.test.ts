@@ -35,9 +35,17 @@ interface PackReport {
 }
 
 function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): SpawnSyncReturns<string> {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: STEP_TIMEOUT_MS, maxBuffer: 64 << 20 });
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: STEP_TIMEOUT_MS,
+    maxBuffer: 64 << 20,
+  });
   if (result.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`.slice(-6000));
+    throw new Error(
+      `${command} ${args.join(' ')} failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`.slice(-6000),
+    );
   }
   return result;
 }
@@ -95,13 +103,25 @@ describe('the packed package in a fresh CDK app', () => {
     // The checkout's compiler: the consumer's own settings, its own node_modules.
     run(join(PROJECT_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], app);
     const synth = run('node', [join('build', 'app.js')], app, { CDK_OUTDIR: 'cdk.out' });
-    printed = JSON.parse(synth.stdout.trim().split('\n').filter((line) => line.startsWith('{')).pop()!);
+    printed = JSON.parse(
+      synth.stdout
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .pop()!,
+    );
     template = JSON.parse(readFileSync(join(app, 'cdk.out', 'Photos.template.json'), 'utf8'));
   }, STEP_TIMEOUT_MS * 2);
 
   it('packs the compiled entries and the Lambda sources, and nothing of the checkout besides', () => {
     const paths = pack.files.map((file) => file.path);
-    for (const entry of ['dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lambda/client/index.js', 'dist/lambda/client/sign.js', 'dist/lambda/client/next-loader.js']) {
+    for (const entry of [
+      'dist/lib/index.js',
+      'dist/lib/index.d.ts',
+      'dist/lambda/client/index.js',
+      'dist/lambda/client/sign.js',
+      'dist/lambda/client/next-loader.js',
+    ]) {
       expect(paths).toContain(entry);
     }
     expect(paths).toContain('lambda/origin/index.ts');
@@ -154,10 +174,14 @@ describe('the packed package in a fresh CDK app', () => {
     const STORE_ID = '00000000-0000-4000-8000-000000000000';
     // The store's id is a token in the template: put a stand-in in its place on both sides.
     const parts: (string | Json)[] = fn.Properties.FunctionCode['Fn::Join'][1];
-    const code = parts.map((part) => (typeof part === 'string' ? part : (expect(part).toEqual({ 'Fn::GetAtt': [store, 'Id'] }), STORE_ID))).join('');
+    const code = parts
+      .map((part) => (typeof part === 'string' ? part : (expect(part).toEqual({ 'Fn::GetAtt': [store, 'Id'] }), STORE_ID)))
+      .join('');
     const sizes = [320, 640, 1280];
     const presets = { thumb: { width: '320', height: '320', fit: 'cover' } };
-    expect(code).toBe(viewerRequestFunctionCode({ grammar: { maxDimension: 8192, sizes, presets }, avif: true, signing: false, keyValueStoreId: STORE_ID }));
+    expect(code).toBe(
+      viewerRequestFunctionCode({ grammar: { maxDimension: 8192, sizes, presets }, avif: true, signing: false, keyValueStoreId: STORE_ID }),
+    );
   });
 
   /** The folder of the origin function's bundle. */
@@ -171,10 +195,11 @@ describe('the packed package in a fresh CDK app', () => {
   it("bundles the origin with sharp's linux-arm64 binaries and no other platform's", () => {
     const asset = originAsset();
     expect(existsSync(join(asset, 'index.js'))).toBe(true);
-    expect(readdirSync(join(asset, 'node_modules', '@img')).filter((name) => name.startsWith('sharp-')).sort()).toEqual([
-      'sharp-libvips-linux-arm64',
-      'sharp-linux-arm64',
-    ]);
+    expect(
+      readdirSync(join(asset, 'node_modules', '@img'))
+        .filter((name) => name.startsWith('sharp-'))
+        .sort(),
+    ).toEqual(['sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
   });
 
   it("bundles the face detector: onnxruntime-node's linux-arm64 build only, and the model with its licence", () => {
@@ -201,7 +226,10 @@ describe.skipIf(missing !== undefined && !CI)('the packed client in a plain page
     if (missing) throw new Error(missing);
     run('tar', ['-xzf', pack.filename], workdir);
     client = join(workdir, 'package', 'dist', 'lambda');
-    [emulator, browser] = await Promise.all([startEmulator({ s3: testS3Client(), port: 0, edgeCache: false, log: () => {} }), launchChromium()]);
+    [emulator, browser] = await Promise.all([
+      startEmulator({ s3: testS3Client(), port: 0, edgeCache: false, log: () => {} }),
+      launchChromium(),
+    ]);
   }, STEP_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -228,7 +256,9 @@ describe.skipIf(missing !== undefined && !CI)('the packed client in a plain page
     await page.waitForFunction('document.body.dataset.state !== undefined', undefined, { timeout: 30_000 });
     expect(await page.evaluate('document.body.dataset.state')).toBe('ready');
     expect(errors).toEqual([]);
-    const shown = await page.$$eval('img', (images) => (images as unknown as PageImage[]).map((image) => [image.src, image.naturalWidth, image.naturalHeight]));
+    const shown = await page.$$eval('img', (images) =>
+      (images as unknown as PageImage[]).map((image) => [image.src, image.naturalWidth, image.naturalHeight]),
+    );
     const key = 'samples/mountains.jpg';
     expect(shown).toEqual([
       [imageUrl(emulator.url, key, { width: 480, height: 480, fit: 'cover' }), 480, 480],

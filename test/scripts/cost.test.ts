@@ -38,12 +38,16 @@ describe('npm run cost', () => {
 
   it('bills duration by the started millisecond, in proportion to the memory size', () => {
     const at = (ms: number, memoryMb: number) =>
-      operationCosts({ region: 'us-east-1', memoryMb, measured: { ...ONE_SECOND, operations: [{ name: 'x', label: 'x', missInvocationMs: ms }] } })[0]!.lambda - 0.2;
+      operationCosts({
+        region: 'us-east-1',
+        memoryMb,
+        measured: { ...ONE_SECOND, operations: [{ name: 'x', label: 'x', missInvocationMs: ms }] },
+      })[0]!.lambda - 0.2;
     expect(at(0.1, 1024)).toBeCloseTo(at(1, 1024), 9);
     expect(at(100, 2048)).toBeCloseTo(2 * at(100, 1024), 9);
   });
 
-  it("prices S3 by the region and hits without the Lambda", () => {
+  it('prices S3 by the region and hits without the Lambda', () => {
     const [virginia] = operationCosts({ region: 'us-east-1', memoryMb: 1024, measured: ONE_SECOND });
     const [frankfurt] = operationCosts({ region: 'eu-central-1', memoryMb: 1024, measured: ONE_SECOND });
     expect(frankfurt!.s3).toBeGreaterThan(virginia!.s3);

@@ -126,7 +126,9 @@ describe('purge', () => {
           const objects = command.input.Delete!.Objects!;
           const refused = objects.filter((object) => object.Key!.endsWith('/original'));
           const kept = objects.filter((object) => !refused.includes(object));
-          const output = await real.send(new DeleteObjectsCommand({ ...command.input, Delete: { ...command.input.Delete, Objects: kept } }));
+          const output = await real.send(
+            new DeleteObjectsCommand({ ...command.input, Delete: { ...command.input.Delete, Objects: kept } }),
+          );
           return { ...output, Errors: refused.map((object) => ({ Key: object.Key, Code: 'AccessDenied', Message: 'Access Denied' })) };
         },
         destroy: () => real.destroy(),
@@ -156,9 +158,12 @@ describe('purge', () => {
     let busy = true;
     const cloudFront = recordingCloudFront(async () => {
       if (!busy) return { id: 'I2EXAMPLE', status: 'InProgress' };
-      throw Object.assign(new Error('Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.'), {
-        name: 'TooManyInvalidationsInProgress',
-      });
+      throw Object.assign(
+        new Error('Processing your request will cause you to exceed the maximum number of in-progress wildcard invalidations.'),
+        {
+          name: 'TooManyInvalidationsInProgress',
+        },
+      );
     });
     const result = await run([...flags(), 'photos/cat.jpg', 'a+b.jpg'], { cloudFront });
     expect(result.status).toBe(1);
@@ -289,7 +294,14 @@ describe('the command', () => {
   }
 
   it('npm run purge deletes variants from LocalStack and exits 0; a usage error exits 2', async () => {
-    const ok = await npm(['--endpoint', inject('s3Endpoint'), '--cache-bucket', buckets.cacheBucket, '--no-invalidation', 'photos/my cat.jpg']);
+    const ok = await npm([
+      '--endpoint',
+      inject('s3Endpoint'),
+      '--cache-bucket',
+      buckets.cacheBucket,
+      '--no-invalidation',
+      'photos/my cat.jpg',
+    ]);
     // (stderr may carry npm's and the AWS SDK's own warnings about this machine's setup.)
     expect(ok.stderr).not.toMatch(/purge:|Error:/);
     expect(ok.stdout).toContain('ok    photos/my cat.jpg: 2 variant(s) deleted; not invalidated (--no-invalidation)\n');

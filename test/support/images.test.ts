@@ -63,7 +63,12 @@ describe('still fixtures', () => {
     ['webpImage alpha', () => webpImage(80, 60, { alpha: true })],
   ] as const)('%s has transparent corners and an opaque orange centre', async (_name, make) => {
     const image = await make();
-    for (const [x, y] of [[0, 0], [79, 0], [0, 59], [79, 59]] as const) {
+    for (const [x, y] of [
+      [0, 0],
+      [79, 0],
+      [0, 59],
+      [79, 59],
+    ] as const) {
       expect((await pixelAt(image, x, y)).alpha).toBe(0);
     }
     const centre = await pixelAt(image, 40, 30);
@@ -155,9 +160,7 @@ describe('orientedJpeg', () => {
     for (const o of [1, 2, 3, 4, 5, 6, 7, 8] as const) {
       const image = await orientedJpeg(o, W, H);
       const { width = 0, height = 0 } = await meta(image);
-      const storedCorners = await Promise.all(
-        corners.map(([, fx, fy]) => pixelAt(image, Math.floor(width * fx), Math.floor(height * fy))),
-      );
+      const storedCorners = await Promise.all(corners.map(([, fx, fy]) => pixelAt(image, Math.floor(width * fx), Math.floor(height * fy))));
       const upright = corners.every(([corner], i) => isNear(storedCorners[i]!, ORIENTATION_CORNERS[corner]));
       expect(upright, `orientation ${o}`).toBe(o === 1);
     }

@@ -45,12 +45,7 @@ const DISC_COLOUR: Rgb = { r: 255, g: 140, b: 0 };
 type Pixel = readonly number[];
 
 /** Fills `target` (interleaved, `channels` per pixel, rows of `width`) from `pixel(x, y)`. */
-function paint<T extends Uint8Array | Uint16Array>(
-  target: T,
-  width: number,
-  channels: number,
-  pixel: (x: number, y: number) => Pixel,
-): T {
+function paint<T extends Uint8Array | Uint16Array>(target: T, width: number, channels: number, pixel: (x: number, y: number) => Pixel): T {
   const height = target.length / (width * channels);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) target.set(pixel(x, y), (y * width + x) * channels);
@@ -58,13 +53,7 @@ function paint<T extends Uint8Array | Uint16Array>(
   return target;
 }
 
-function fromRaw(
-  data: Uint8Array | Uint16Array,
-  width: number,
-  height: number,
-  channels: 3 | 4,
-  pageHeight?: number,
-): Sharp {
+function fromRaw(data: Uint8Array | Uint16Array, width: number, height: number, channels: 3 | 4, pageHeight?: number): Sharp {
   return sharp(data, { raw: { width, height, channels, ...(pageHeight ? { pageHeight } : {}) } });
 }
 
@@ -111,7 +100,9 @@ function seededBytes(length: number, seed: number): Uint8Array {
 
 /** Smooth colour-gradient, photo-like baseline JPEG (quality 90 unless given). */
 export function gradientJpeg(width: number, height: number, options: { quality?: number } = {}): Promise<Buffer> {
-  return gradient(width, height).jpeg({ quality: options.quality ?? QUALITY }).toBuffer();
+  return gradient(width, height)
+    .jpeg({ quality: options.quality ?? QUALITY })
+    .toBuffer();
 }
 
 /**
@@ -123,9 +114,13 @@ export function grainyScenePng(width: number, height: number): Promise<Buffer> {
   const [cx, cy, radius] = [width * 0.7, height * 0.3, height * 0.15];
   return painted(width, height, 3, (x, y) => {
     const base =
-      y > height * 0.6 ? (x % 6 < 3 ? [43, 74, 30] : [109, 143, 58])
-      : Math.hypot(x - cx, y - cy) <= radius ? [255, 244, 208]
-      : gradientPixel(x, y, width, height, 255);
+      y > height * 0.6
+        ? x % 6 < 3
+          ? [43, 74, 30]
+          : [109, 143, 58]
+        : Math.hypot(x - cx, y - cy) <= radius
+          ? [255, 244, 208]
+          : gradientPixel(x, y, width, height, 255);
     const offset = (grain[y * width + x]! - 128) / 8;
     return base.map((c) => Math.max(0, Math.min(255, Math.round(c + offset))));
   })
@@ -158,25 +153,37 @@ function orientationCard(x: number, y: number, width: number, height: number): P
   const bottom = y >= height - height / 3;
   const c = ORIENTATION_CORNERS;
   const colour =
-    top && left ? c.topLeft
-    : top && right ? c.topRight
-    : bottom && left ? c.bottomLeft
-    : bottom && right ? c.bottomRight
-    : { r: 255, g: 255, b: 255 };
+    top && left
+      ? c.topLeft
+      : top && right
+        ? c.topRight
+        : bottom && left
+          ? c.bottomLeft
+          : bottom && right
+            ? c.bottomRight
+            : { r: 255, g: 255, b: 255 };
   return [colour.r, colour.g, colour.b];
 }
 
 /** Where stored pixel (x, y) of a `sw` x `sh` image lands once EXIF `orientation` is applied. */
 function storedToDisplayed(orientation: Orientation, x: number, y: number, sw: number, sh: number): [number, number] {
   switch (orientation) {
-    case 1: return [x, y];
-    case 2: return [sw - 1 - x, y];
-    case 3: return [sw - 1 - x, sh - 1 - y];
-    case 4: return [x, sh - 1 - y];
-    case 5: return [y, x];
-    case 6: return [sh - 1 - y, x];
-    case 7: return [sh - 1 - y, sw - 1 - x];
-    case 8: return [y, sw - 1 - x];
+    case 1:
+      return [x, y];
+    case 2:
+      return [sw - 1 - x, y];
+    case 3:
+      return [sw - 1 - x, sh - 1 - y];
+    case 4:
+      return [x, sh - 1 - y];
+    case 5:
+      return [y, x];
+    case 6:
+      return [sh - 1 - y, x];
+    case 7:
+      return [sh - 1 - y, sw - 1 - x];
+    case 8:
+      return [y, sw - 1 - x];
   }
 }
 

@@ -8,7 +8,14 @@ import { pngChunk } from './images';
 /** EXIF of the test photo: IFD0 (Orientation 6), the Exif IFD with serial numbers, and GPS. */
 export const SOURCE_EXIF = {
   IFD0: { Copyright: '(c) Ann Example', Artist: 'Ann Example', Make: 'Examplecam', Model: 'X100', ImageDescription: 'Harbour at dawn' },
-  IFD2: { ExposureTime: '1/250', FNumber: '28/10', ISOSpeedRatings: '200', DateTimeOriginal: '2026:05:01 06:12:00', BodySerialNumber: 'BODY-4711', LensSerialNumber: 'LENS-0815' },
+  IFD2: {
+    ExposureTime: '1/250',
+    FNumber: '28/10',
+    ISOSpeedRatings: '200',
+    DateTimeOriginal: '2026:05:01 06:12:00',
+    BodySerialNumber: 'BODY-4711',
+    LensSerialNumber: 'LENS-0815',
+  },
   IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '51/1 30/1 0/1', GPSLongitudeRef: 'W', GPSLongitude: '0/1 7/1 30/1' },
 };
 
@@ -32,7 +39,14 @@ export const SOURCE_XMP = `<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d
 <?xpacket end="w"?>`;
 
 /** IPTC-IIM datasets of the test photo (record 2): keywords, by-line, city, country, credit, copyright notice. */
-export const SOURCE_IPTC: [number, string][] = [[25, 'harbour'], [80, 'Ann Example'], [90, 'Harwich'], [101, 'United Kingdom'], [110, 'Example Agency'], [116, '(c) Ann Example']];
+export const SOURCE_IPTC: [number, string][] = [
+  [25, 'harbour'],
+  [80, 'Ann Example'],
+  [90, 'Harwich'],
+  [101, 'United Kingdom'],
+  [110, 'Example Agency'],
+  [116, '(c) Ann Example'],
+];
 
 /** A Photoshop resource block of IPTC-IIM `datasets` (record 2), as a JPEG's APP13 holds it. */
 export function iptcResource(datasets: [number, string | Buffer][]): Buffer {
@@ -121,7 +135,7 @@ export function xmpProperties(xmp: Buffer | undefined): string[] {
 export function iptcDatasets(block: Buffer | undefined): number[] {
   if (!block) return [];
   const found: number[] = [];
-  for (let at = block.indexOf(Buffer.from([0x1c, 2])); at !== -1 && at + 5 <= block.length; ) {
+  for (let at = block.indexOf(Buffer.from([0x1c, 2])); at !== -1 && at + 5 <= block.length;) {
     found.push(block[at + 2]!);
     at += 5 + block.readUInt16BE(at + 3);
     if (block[at] !== 0x1c) break;
@@ -135,13 +149,23 @@ export function iptcDatasets(block: Buffer | undefined): number[] {
  * entries, before its image data: what a metadata bomb looks like.
  */
 export async function metadataBombPng(xmpBytes: number, exifBytes: number): Promise<Buffer> {
-  const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#336699' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#336699' } })
+    .png()
+    .toBuffer();
   const deep = '<a:b>'.repeat(50_000) + '</a:b>'.repeat(50_000);
-  const xmp = SOURCE_XMP.replace('<dc:subject>', `<dc:title>${deep}${' '.repeat(Math.max(0, xmpBytes - deep.length))}</dc:title><dc:subject>`);
+  const xmp = SOURCE_XMP.replace(
+    '<dc:subject>',
+    `<dc:title>${deep}${' '.repeat(Math.max(0, xmpBytes - deep.length))}</dc:title><dc:subject>`,
+  );
   const exif = Buffer.alloc(exifBytes);
   exif.write('II*\0', 0, 'latin1');
   exif.writeUInt32LE(8, 4);
   exif.writeUInt16LE(65_535, 8);
   // After the header chunk (33 bytes in): the metadata, then the image data and the end.
-  return Buffer.concat([png.subarray(0, 33), pngChunk('iTXt', Buffer.from(`XML:com.adobe.xmp\0\0\0\0\0${xmp}`)), pngChunk('eXIf', exif), png.subarray(33)]);
+  return Buffer.concat([
+    png.subarray(0, 33),
+    pngChunk('iTXt', Buffer.from(`XML:com.adobe.xmp\0\0\0\0\0${xmp}`)),
+    pngChunk('eXIf', exif),
+    png.subarray(33),
+  ]);
 }

@@ -39,7 +39,12 @@ export const OP_CASES: OpCase[] = [
   { name: 'rotate', query: 'rotate=90&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
   { name: 'mirror', query: 'flip=true&flop=true&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
   { name: 'trim', query: 'trim=0&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
-  { name: 'crop', query: 'crop=0,0,0.5,1&format=jpeg', source: 'noise', free: 'its region is cut by resize; the decode it keeps at full size is the decode’s' },
+  {
+    name: 'crop',
+    query: 'crop=0,0,0.5,1&format=jpeg',
+    source: 'noise',
+    free: 'its region is cut by resize; the decode it keeps at full size is the decode’s',
+  },
   { name: 'flatten', query: 'background=ffffff&format=png', source: 'alpha', base: { query: 'format=png' } },
   { name: 'resize', query: enlarged('format=jpeg'), source: 'tiny' },
   {
@@ -50,7 +55,12 @@ export const OP_CASES: OpCase[] = [
   },
   { name: 'blur', query: enlarged('blur=100&format=jpeg'), source: 'tiny', base: { query: enlarged('format=jpeg') } },
   { name: 'sharpen', query: enlarged('sharpen=10&format=jpeg'), source: 'tiny', base: { query: enlarged('format=jpeg') } },
-  { name: 'blur and sharpen', query: enlarged('blur=100&sharpen=10&format=jpeg'), source: 'tiny', base: { query: enlarged('format=jpeg') } },
+  {
+    name: 'blur and sharpen',
+    query: enlarged('blur=100&sharpen=10&format=jpeg'),
+    source: 'tiny',
+    base: { query: enlarged('format=jpeg') },
+  },
   { name: 'colour', query: 'grayscale=true&format=jpeg', source: 'cmyk', base: { query: 'format=jpeg', source: 'noise' } },
   {
     name: 'adjust',
@@ -83,16 +93,24 @@ export async function makeSource(kind: SourceKind, side: number): Promise<Buffer
     case 'noise':
       return noiseImage(side, side, 'jpeg');
     case 'turned':
-      return sharp(await noiseImage(side, side, 'jpeg')).withMetadata({ orientation: 6 }).jpeg({ quality: 90 }).toBuffer();
+      return sharp(await noiseImage(side, side, 'jpeg'))
+        .withMetadata({ orientation: 6 })
+        .jpeg({ quality: 90 })
+        .toBuffer();
     case 'cmyk':
-      return sharp(await noiseImage(side, side, 'jpeg')).toColourspace('cmyk').jpeg({ quality: 90 }).toBuffer();
+      return sharp(await noiseImage(side, side, 'jpeg'))
+        .toColourspace('cmyk')
+        .jpeg({ quality: 90 })
+        .toBuffer();
     case 'alpha':
       // Flattening costs the same on any pixels; a drawing keeps the largest side within MAX_SOURCE_BYTES.
       return alphaPng(side, side);
     case 'tiny':
       return noiseImage(64, 64, 'jpeg');
     case 'frames': {
-      const frames = await sharp(await noiseImage(side, side * FRAMES, 'png')).raw().toBuffer();
+      const frames = await sharp(await noiseImage(side, side * FRAMES, 'png'))
+        .raw()
+        .toBuffer();
       // Few colours keep the palette search quick; the frames stay noise to the encoder.
       return sharp(frames, { raw: { width: side, height: side * FRAMES, channels: 3, pageHeight: side } })
         .gif({ effort: 1, colours: 4, dither: 0 })

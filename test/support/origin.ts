@@ -17,7 +17,10 @@ export interface TestOrigin extends TestBuckets {
   /** Uploads a source object. */
   putSource(key: string, body: Buffer | string, contentType?: string): Promise<void>;
   /** Invokes the handler for a canonical URI such as `/cat.jpg/width=100`. */
-  request(uri: string, options?: { method?: string; headers?: Record<string, string>; context?: InvocationContext }): Promise<OriginResponse>;
+  request(
+    uri: string,
+    options?: { method?: string; headers?: Record<string, string>; context?: InvocationContext },
+  ): Promise<OriginResponse>;
   /** Keys in the cache bucket. */
   cachedKeys(): Promise<string[]>;
   /** The handler's transform processes (to see which are alive). */

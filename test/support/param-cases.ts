@@ -246,8 +246,20 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     outOfRange: ['0.4', '10.1', '99999'],
   },
   // Cloudflare's factors: 1 changes nothing, and a brightness or contrast of 0 is ignored as Cloudflare ignores it.
-  brightness: { ...FACTOR_CASE, noOps: ['1', '1.00', '0', '0.0'], samples: ['0', '0.5', '1.25', '10'], wrongType: ['bright', '1,5', '1e0'], outOfRange: ['-1', '10.01', '1.255', '11'] },
-  contrast: { ...FACTOR_CASE, noOps: ['1', '01.0', '0'], samples: ['0.75', '2', '9.99'], wrongType: ['high', '50%'], outOfRange: ['10.5', '0.001'] },
+  brightness: {
+    ...FACTOR_CASE,
+    noOps: ['1', '1.00', '0', '0.0'],
+    samples: ['0', '0.5', '1.25', '10'],
+    wrongType: ['bright', '1,5', '1e0'],
+    outOfRange: ['-1', '10.01', '1.255', '11'],
+  },
+  contrast: {
+    ...FACTOR_CASE,
+    noOps: ['1', '01.0', '0'],
+    samples: ['0.75', '2', '9.99'],
+    wrongType: ['high', '50%'],
+    outOfRange: ['10.5', '0.001'],
+  },
   saturation: { ...FACTOR_CASE, noOps: ['1', '1.000'], samples: ['0', '0.3', '1.8'], wrongType: ['grey', '.'], outOfRange: ['12', '-0.5'] },
   gamma: {
     value: hundredths(0.34, 3),

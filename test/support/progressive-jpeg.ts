@@ -71,7 +71,7 @@ export function progressiveJpeg(width: number, height: number, components: 1 | 3
 
   // One AC scan's data: end-of-band runs (2^n + n extra bits, at most 32767 blocks each) over every block.
   const runs = new BitWriter();
-  for (let left = blocks; left > 0; ) {
+  for (let left = blocks; left > 0;) {
     const n = Math.min(14, Math.floor(Math.log2(left)));
     const run = Math.min(left, 2 ** (n + 1) - 1);
     runs.put(n, 4);

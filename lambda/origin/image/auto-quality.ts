@@ -27,7 +27,8 @@ interface Pixels {
 export const AVIF_AUTO_QUALITY = { trial: 50, intercept: 65.2, slope: 11.9, min: 30, max: 75, headerBytes: 281 };
 
 /** Whether the quality of an output is chosen per image: `quality=auto` on a still AVIF. */
-export const choosesQuality = (quality: Ops['quality'], format: string, animated: boolean) => quality === 'auto' && format === 'avif' && !animated;
+export const choosesQuality = (quality: Ops['quality'], format: string, animated: boolean) =>
+  quality === 'auto' && format === 'avif' && !animated;
 
 /** The proxy: up to GRID x GRID tiles of TILE pixels, spread evenly over the image on TILE_STEP boundaries (the encoders' block grid). */
 const TILE = 64;

@@ -51,14 +51,30 @@ export function budgetFor(memoryMb: number, timeBudgetMs: number, sourceBytes: n
 
 /** Bytes of one sample for libvips' band formats. */
 const SAMPLE_BYTES: Record<string, number> = {
-  uchar: 1, char: 1, ushort: 2, short: 2, uint: 4, int: 4, float: 4, complex: 8, double: 8, dpcomplex: 16,
+  uchar: 1,
+  char: 1,
+  ushort: 2,
+  short: 2,
+  uint: 4,
+  int: 4,
+  float: 4,
+  complex: 8,
+  double: 8,
+  dpcomplex: 16,
 };
 
 const sampleBytes = (depth: string | undefined) => SAMPLE_BYTES[depth ?? 'uchar'] ?? 8;
 
 /** Decode and resize, CPU seconds per source megapixel as decoded (worst case: noise, one thread). */
 const DECODE_SECONDS_PER_MP: Record<SourceInfo['format'], number> = {
-  jpeg: 0.06, png: 0.07, gif: 0.05, webp: 0.12, avif: 0.2, heic: 0.27, tiff: 0.1, svg: 0.2,
+  jpeg: 0.06,
+  png: 0.07,
+  gif: 0.05,
+  webp: 0.12,
+  avif: 0.2,
+  heic: 0.27,
+  tiff: 0.1,
+  svg: 0.2,
 };
 
 /**
@@ -90,7 +106,11 @@ const HEIF_PROFILE = { copiesPerChannel: 2, secondsPerMP: 0.04 };
  * writes with the settings of output.ts, at quality 100, on uniform noise.
  */
 const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
-  jpeg: 1.5, png: 4.1, webp: 2.2, avif: 3.3, gif: 1.5,
+  jpeg: 1.5,
+  png: 4.1,
+  webp: 2.2,
+  avif: 3.3,
+  gif: 1.5,
 };
 
 /** The transform as the model sees it: sizes in pixels, and what the decoder holds; each step prices itself from these (steps.ts). */

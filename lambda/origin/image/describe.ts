@@ -46,7 +46,9 @@ const hex = (channel: number) => channel.toString(16).padStart(2, '0');
 
 /** The three previews, from one copy of the first frame at most PREVIEW_SIZE on each side. */
 async function previews(firstFrame: OpenedSource['firstFrame']): Promise<Previews> {
-  const small = await (await firstFrame())
+  const small = await (
+    await firstFrame()
+  )
     .autoOrient()
     .resize(PREVIEW_SIZE, PREVIEW_SIZE, { fit: 'inside' })
     .toColourspace('srgb')

@@ -168,7 +168,9 @@ export function searchWindows(width: number, height: number): Window[] {
   const side = Math.max(width, height);
   const whole: Window = { left: (width - side) / 2, top: (height - side) / 2, side };
   if (side <= MODEL_SIDE) return [whole];
-  const tiles = tileStarts(height, MODEL_SIDE).flatMap((top) => tileStarts(width, MODEL_SIDE).map((left) => ({ left, top, side: MODEL_SIDE })));
+  const tiles = tileStarts(height, MODEL_SIDE).flatMap((top) =>
+    tileStarts(width, MODEL_SIDE).map((left) => ({ left, top, side: MODEL_SIDE })),
+  );
   return [whole, ...tiles];
 }
 
@@ -221,7 +223,13 @@ function inCopy(window: Window, [centreX, centreY, width, height]: number[], cop
   const top = Math.max(0, window.top + (centreY! - height! / 2) * window.side);
   const right = Math.min(copy.width, window.left + (centreX! + width! / 2) * window.side);
   const bottom = Math.min(copy.height, window.top + (centreY! + height! / 2) * window.side);
-  return { x: left / copy.width, y: top / copy.height, width: Math.max(0, right - left) / copy.width, height: Math.max(0, bottom - top) / copy.height, confidence };
+  return {
+    x: left / copy.width,
+    y: top / copy.height,
+    width: Math.max(0, right - left) / copy.width,
+    height: Math.max(0, bottom - top) / copy.height,
+    confidence,
+  };
 }
 
 /** The window's candidates at MIN_FACE_CONFIDENCE or above: its MAX_CANDIDATES_PER_WINDOW most confident. */
@@ -273,8 +281,10 @@ export function roundedFace(face: FaceBox): FaceBox {
  * fractions of the copy, which are those of the image it was made from.
  */
 export async function detectFaces(copy: RgbPixels): Promise<FaceBox[]> {
-  if (copy.data.length !== copy.width * copy.height * 3) throw new Error(`detectFaces needs RGB pixels: ${copy.data.length} bytes for ${copy.width}x${copy.height}`);
-  if (Math.max(copy.width, copy.height) > FACE_SEARCH_SIDE) throw new Error(`detectFaces needs a copy at most ${FACE_SEARCH_SIDE} px long: ${copy.width}x${copy.height}`);
+  if (copy.data.length !== copy.width * copy.height * 3)
+    throw new Error(`detectFaces needs RGB pixels: ${copy.data.length} bytes for ${copy.width}x${copy.height}`);
+  if (Math.max(copy.width, copy.height) > FACE_SEARCH_SIDE)
+    throw new Error(`detectFaces needs a copy at most ${FACE_SEARCH_SIDE} px long: ${copy.width}x${copy.height}`);
   const model = await loadFaceModel();
   const input = new Float32Array(MODEL_SIDE * MODEL_SIDE * 3);
   const candidates: FaceBox[] = [];

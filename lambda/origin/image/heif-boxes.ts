@@ -59,12 +59,18 @@ export class FieldReader {
     const at = this.at;
     this.at += size;
     switch (size) {
-      case 0: return 0;
-      case 1: return this.bytes[at]!;
-      case 2: return this.bytes.readUInt16BE(at);
-      case 4: return this.bytes.readUInt32BE(at);
-      case 8: return Number(this.bytes.readBigUInt64BE(at));
-      default: throw new HeifDamaged(`box ${this.box} has a field of ${size} bytes`);
+      case 0:
+        return 0;
+      case 1:
+        return this.bytes[at]!;
+      case 2:
+        return this.bytes.readUInt16BE(at);
+      case 4:
+        return this.bytes.readUInt32BE(at);
+      case 8:
+        return Number(this.bytes.readBigUInt64BE(at));
+      default:
+        throw new HeifDamaged(`box ${this.box} has a field of ${size} bytes`);
     }
   }
 

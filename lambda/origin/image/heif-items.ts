@@ -135,13 +135,16 @@ export function itemData(meta: HeifMeta, items: Set<number>): Map<number, Buffer
     if (reference !== 0 || method > 1) throw new HeifDamaged(`item ${item}'s data is not in this file's bytes (method ${method})`);
     const [start, end] = method === 1 ? [idat?.start ?? 0, idat?.end ?? 0] : [0, bytes.length];
     let total = 0;
-    ranges.set(item, location.extents().map(({ offset, length }): [number, number] => {
-      const at = start + base.value + offset;
-      const until = length === 0 ? end : at + length;
-      total += until - at;
-      if (at > end || until > end || total > bytes.length) throw new HeifDamaged(`item ${item}'s data is not where iloc says`);
-      return [at, until];
-    }));
+    ranges.set(
+      item,
+      location.extents().map(({ offset, length }): [number, number] => {
+        const at = start + base.value + offset;
+        const until = length === 0 ? end : at + length;
+        total += until - at;
+        if (at > end || until > end || total > bytes.length) throw new HeifDamaged(`item ${item}'s data is not where iloc says`);
+        return [at, until];
+      }),
+    );
   }
   const all = [...ranges.values()].flat().sort((a, b) => a[0] - b[0]);
   let reached = 0;

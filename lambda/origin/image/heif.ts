@@ -37,7 +37,10 @@ function describesSrgb(icc: Buffer): boolean {
   for (let at = 132; at + 12 <= icc.length && at < 132 + tags * 12; at += 12) {
     if (icc.toString('latin1', at, at + 4) !== 'desc') continue;
     const start = icc.readUInt32BE(at + 4);
-    return icc.toString('latin1', start, Math.min(icc.length, start + icc.readUInt32BE(at + 8))).replace(/\0/g, '').includes('sRGB');
+    return icc
+      .toString('latin1', start, Math.min(icc.length, start + icc.readUInt32BE(at + 8)))
+      .replace(/\0/g, '')
+      .includes('sRGB');
   }
   return false;
 }
@@ -88,7 +91,8 @@ function gridTiles(meta: HeifMeta, grid: Item): Item[] {
   if (wide && spec.length < 12) throw new HeifDamaged('a grid whose data ends inside its size');
   const [rows, columns] = [spec[2]! + 1, spec[3]! + 1];
   const output = wide ? [spec.readUInt32BE(4), spec.readUInt32BE(8)] : [spec.readUInt16BE(4), spec.readUInt16BE(6)];
-  if (output[0] !== grid.size[0] || output[1] !== grid.size[1]) throw new HeifDamaged(`the grid is ${output[0]}x${output[1]}, its ispe ${grid.size.join('x')}`);
+  if (output[0] !== grid.size[0] || output[1] !== grid.size[1])
+    throw new HeifDamaged(`the grid is ${output[0]}x${output[1]}, its ispe ${grid.size.join('x')}`);
   const references = referencesFrom(meta, 'dimg', grid.id);
   if (references.length !== rows * columns) throw new HeifDamaged(`a ${rows}x${columns} grid references ${references.length} tiles`);
   if (new Set(references).size !== references.length) throw new HeifDamaged('a grid references one tile twice');

@@ -127,10 +127,11 @@ export function hvcCSps(config: Buffer): SpsSize {
  */
 export function checkHevcData(data: Buffer, item: number): void {
   let pictures = 0;
-  for (let at = 0; at < data.length; ) {
+  for (let at = 0; at < data.length;) {
     if (at + 4 > data.length) throw new HeifDamaged(`item ${item}'s data ends inside a NAL unit's length`);
     const length = data.readUInt32BE(at);
-    if (length < 3 || at + 4 + length > data.length) throw new HeifDamaged(`item ${item}'s NAL unit of ${length} bytes does not fit its data`);
+    if (length < 3 || at + 4 + length > data.length)
+      throw new HeifDamaged(`item ${item}'s NAL unit of ${length} bytes does not fit its data`);
     const type = (data[at + 4]! >> 1) & 0x3f;
     if (type === SPS) throw new HeifDamaged(`item ${item}'s data carries its own SPS`);
     // first_slice_segment_in_pic_flag: the first bit after a slice's 2-byte NAL header.

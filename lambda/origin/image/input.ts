@@ -174,7 +174,8 @@ function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
   }
   const { width, height, hasAlpha, decodedPixels } = header;
   // The tiles and the alpha plane count: a small grid over one huge tile is decoded at the tile's size.
-  if (Math.max(width * height, decodedPixels) > limits.maxInputPixels) throw tooManyPixels(limits, `HEIF header: ${width}x${height}, ${decodedPixels} pixels decoded`);
+  if (Math.max(width * height, decodedPixels) > limits.maxInputPixels)
+    throw tooManyPixels(limits, `HEIF header: ${width}x${height}, ${decodedPixels} pixels decoded`);
   const channels = hasAlpha ? 4 : 3;
   return {
     metadata: {},
@@ -195,7 +196,10 @@ function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
     firstFrame: async () => {
       const pixels = await decodeHeif(bytes);
       if (header.colourProfile) return withColourProfile(pixels, header.colourProfile, decodeOptions(limits));
-      return sharp(pixels.data, { ...decodeOptions(limits), raw: { width: pixels.width, height: pixels.height, channels: pixels.channels } });
+      return sharp(pixels.data, {
+        ...decodeOptions(limits),
+        raw: { width: pixels.width, height: pixels.height, channels: pixels.channels },
+      });
     },
   };
 }

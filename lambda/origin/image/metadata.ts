@@ -32,14 +32,40 @@ export const MAX_METADATA_BYTES = { exif: 65_000, xmp: 262_144, iptc: 65_000 };
 /** EXIF fields kept by `keep`, by IFD (0, and 2 for the Exif IFD) and tag, under libexif's names; `copyright` keeps Artist and Copyright. */
 const EXIF_FIELDS: Record<number, Record<number, string>> = {
   0: {
-    0x010e: 'ImageDescription', 0x010f: 'Make', 0x0110: 'Model', 0x0131: 'Software', 0x0132: 'DateTime', 0x013b: 'Artist', 0x8298: 'Copyright',
+    0x010e: 'ImageDescription',
+    0x010f: 'Make',
+    0x0110: 'Model',
+    0x0131: 'Software',
+    0x0132: 'DateTime',
+    0x013b: 'Artist',
+    0x8298: 'Copyright',
   },
   2: {
-    0x829a: 'ExposureTime', 0x829d: 'FNumber', 0x8822: 'ExposureProgram', 0x8827: 'ISOSpeedRatings', 0x9003: 'DateTimeOriginal',
-    0x9004: 'DateTimeDigitized', 0x9201: 'ShutterSpeedValue', 0x9202: 'ApertureValue', 0x9203: 'BrightnessValue', 0x9204: 'ExposureBiasValue',
-    0x9205: 'MaxApertureValue', 0x9207: 'MeteringMode', 0x9208: 'LightSource', 0x9209: 'Flash', 0x920a: 'FocalLength', 0xa402: 'ExposureMode',
-    0xa403: 'WhiteBalance', 0xa404: 'DigitalZoomRatio', 0xa405: 'FocalLengthIn35mmFilm', 0xa406: 'SceneCaptureType', 0xa408: 'Contrast',
-    0xa409: 'Saturation', 0xa40a: 'Sharpness', 0xa433: 'LensMake', 0xa434: 'LensModel',
+    0x829a: 'ExposureTime',
+    0x829d: 'FNumber',
+    0x8822: 'ExposureProgram',
+    0x8827: 'ISOSpeedRatings',
+    0x9003: 'DateTimeOriginal',
+    0x9004: 'DateTimeDigitized',
+    0x9201: 'ShutterSpeedValue',
+    0x9202: 'ApertureValue',
+    0x9203: 'BrightnessValue',
+    0x9204: 'ExposureBiasValue',
+    0x9205: 'MaxApertureValue',
+    0x9207: 'MeteringMode',
+    0x9208: 'LightSource',
+    0x9209: 'Flash',
+    0x920a: 'FocalLength',
+    0xa402: 'ExposureMode',
+    0xa403: 'WhiteBalance',
+    0xa404: 'DigitalZoomRatio',
+    0xa405: 'FocalLengthIn35mmFilm',
+    0xa406: 'SceneCaptureType',
+    0xa408: 'Contrast',
+    0xa409: 'Saturation',
+    0xa40a: 'Sharpness',
+    0xa433: 'LensMake',
+    0xa434: 'LensModel',
   },
 };
 const COPYRIGHT_EXIF = ['Artist', 'Copyright'];
@@ -88,7 +114,11 @@ export function exifFields(block: Buffer): ExifField[] {
 
 /** A field's values as text, as libvips parses them when it writes a field. */
 function fieldText(data: Buffer, type: number, values: number, little: boolean): string {
-  if (type === 2) return data.toString('utf8').replace(/\0[\s\S]*$/, '').trim();
+  if (type === 2)
+    return data
+      .toString('utf8')
+      .replace(/\0[\s\S]*$/, '')
+      .trim();
   const read = (size: number, at: number, signed: boolean): number => {
     if (size === 1) return signed ? data.readInt8(at) : data.readUInt8(at);
     if (size === 2) return little ? data.readUInt16LE(at) : data.readUInt16BE(at);
@@ -106,12 +136,17 @@ function fieldText(data: Buffer, type: number, values: number, little: boolean):
 }
 
 /** Local names of XMP properties that place the picture, identify the camera or its owner, or hold a thumbnail: never kept, at any depth. */
-const XMP_DENIED = /^(GPS\w*|Location\w*|City|State|Country|CountryCode|Sublocation|WorldRegion|ProvinceState|\w*SerialNumber|ImageUniqueID|OwnerName|CameraOwnerName|Thumbnails)$/;
+const XMP_DENIED =
+  /^(GPS\w*|Location\w*|City|State|Country|CountryCode|Sublocation|WorldRegion|ProvinceState|\w*SerialNumber|ImageUniqueID|OwnerName|CameraOwnerName|Thumbnails)$/;
 /** The properties `copyright` keeps: dc:rights and dc:creator (EXIF's Copyright and Artist), photoshop:Credit and xmpRights. */
 const XMP_COPYRIGHT = /^(rights|creator|Credit|UsageTerms|WebStatement|Marked|Owner)$/;
 
 /** Processing instructions, comments and character data, copied as they are (or left out with their element). */
-const UNTOUCHED: [string, string][] = [['<?', '?>'], ['<!--', '-->'], ['<![CDATA[', ']]>']];
+const UNTOUCHED: [string, string][] = [
+  ['<?', '?>'],
+  ['<!--', '-->'],
+  ['<![CDATA[', ']]>'],
+];
 /** A start, end or empty tag, at lastIndex. */
 const TAG = /<\/?[^\s/>]+(?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*\/?>/y;
 
@@ -177,7 +212,10 @@ export function filterXmp(xmp: string, keep: (name: string) => boolean): string 
       continue;
     }
     const description = name === 'rdf:Description';
-    const filtered = filterAttributes(tag, (attribute) => XMP_DENIED.test(localName(attribute)) || (description && !keep(localName(attribute))));
+    const filtered = filterAttributes(
+      tag,
+      (attribute) => XMP_DENIED.test(localName(attribute)) || (description && !keep(localName(attribute))),
+    );
     properties += (property ? 1 : 0) + (description ? filtered.kept : 0);
     out += filtered.tag;
   }
@@ -195,7 +233,7 @@ const IPTC_RESOURCE = 0x0404;
 /** The IPTC-IIM datasets of a Photoshop resource block, in order, each as its bytes; undefined when there are none. */
 function iptcDatasets(block: Buffer): { record: number; dataset: number; bytes: Buffer }[] | undefined {
   if (block.toString('latin1', 0, PHOTOSHOP.length) !== PHOTOSHOP) return undefined;
-  for (let at = PHOTOSHOP.length; at + 12 <= block.length; ) {
+  for (let at = PHOTOSHOP.length; at + 12 <= block.length;) {
     if (block.toString('latin1', at, at + 4) !== '8BIM') return undefined;
     const id = block.readUInt16BE(at + 4);
     const nameBytes = (block[at + 6]! + 2) & ~1; // a Pascal string, padded to even
@@ -207,7 +245,7 @@ function iptcDatasets(block: Buffer): { record: number; dataset: number; bytes: 
       const iim = block.subarray(start, start + size);
       const datasets = [];
       // A dataset of extended length (over 32 KB) ends the reading.
-      for (let d = 0; d + 5 <= iim.length && iim[d] === 0x1c && !(iim[d + 3]! & 0x80); ) {
+      for (let d = 0; d + 5 <= iim.length && iim[d] === 0x1c && !(iim[d + 3]! & 0x80);) {
         const length = 5 + iim.readUInt16BE(d + 3);
         if (d + length > iim.length) break;
         datasets.push({ record: iim[d + 1]!, dataset: iim[d + 2]!, bytes: iim.subarray(d, d + length) });
@@ -248,7 +286,8 @@ export function keptMetadata(source: SourceMetadata, mode: MetadataMode | undefi
   const datasets = (iptc && iptcDatasets(iptc))?.filter(({ record, dataset }) =>
     copyright ? IPTC_COPYRIGHT.includes(`${record}:${dataset}`) : !(record === 2 && IPTC_LOCATION.includes(dataset)),
   );
-  if (datasets?.some(({ record, dataset }) => record === 2 && dataset !== 0)) kept.iptc = iptcBlock(Buffer.concat(datasets.map(({ bytes }) => bytes)));
+  if (datasets?.some(({ record, dataset }) => record === 2 && dataset !== 0))
+    kept.iptc = iptcBlock(Buffer.concat(datasets.map(({ bytes }) => bytes)));
   return kept.exif || kept.xmp || kept.iptc ? kept : undefined;
 }
 

@@ -146,7 +146,6 @@ const mirrorPoint = ([x, y]: Point, [width, height]: [number, number], { flip, f
   flip ? height - y : y,
 ];
 
-
 /** The border's width in pixels (0 without one). */
 export const borderWidth = (ops: Ops) => (ops.border ? parseInt(ops.border, 10) : 0);
 
@@ -221,7 +220,13 @@ function preCrop(ops: Ops, width: number, height: number, focus: Point | undefin
  * the point. sharp's own cover does the same, at a named position; this keeps
  * its shrink-on-load, which a cut before scaling would lose.
  */
-function focusedCover(image: Sharp, [width, height]: [number, number], [boxWidth, boxHeight]: [number, number], focus: Point, enlarge: boolean): void {
+function focusedCover(
+  image: Sharp,
+  [width, height]: [number, number],
+  [boxWidth, boxHeight]: [number, number],
+  focus: Point,
+  enlarge: boolean,
+): void {
   const scale = Math.min(Math.max(boxWidth / width, boxHeight / height), enlarge ? Infinity : 1);
   const scaledWidth = Math.max(1, Math.round(width * scale));
   const scaledHeight = Math.max(1, Math.round(height * scale));
@@ -310,7 +315,9 @@ async function inMemory(image: Sharp, context: StepContext): Promise<Pixels> {
 }
 
 const pipelineOf = ({ data, info }: Pixels) =>
-  sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels, ...(info.pageHeight ? { pageHeight: info.pageHeight } : {}) } });
+  sharp(data, {
+    raw: { width: info.width, height: info.height, channels: info.channels, ...(info.pageHeight ? { pageHeight: info.pageHeight } : {}) },
+  });
 
 /** Longest side of the copy of the image that a blurred fill is made from, and its blur. */
 const BACKDROP_SIDE = 48;
@@ -362,12 +369,19 @@ export const MAX_BYTES_ENCODES = 4;
  * `room` if their logarithm grew in a straight line with the quality. When even quality 1
  * does not fit, a 422 that says how small it came.
  */
-async function encodedWithin(room: number, start: number, encodeAt: (quality: number) => Promise<Buffer>): Promise<{ made: Buffer; encodes: number }> {
+async function encodedWithin(
+  room: number,
+  start: number,
+  encodeAt: (quality: number) => Promise<Buffer>,
+): Promise<{ made: Buffer; encodes: number }> {
   const first = await encodeAt(start);
   if (first.length <= room) return { made: first, encodes: 1 };
   const lowest = start === 1 ? first : await encodeAt(1);
   if (lowest.length > room) {
-    throw new HttpError('max_bytes_unreachable', `This output is ${lowest.length} bytes at quality 1, over the ${room} max_bytes allows; ask for a smaller size or more bytes.`);
+    throw new HttpError(
+      'max_bytes_unreachable',
+      `This output is ${lowest.length} bytes at quality 1, over the ${room} max_bytes allows; ask for a smaller size or more bytes.`,
+    );
   }
   let fits = { quality: 1, made: lowest };
   let over = { quality: start, made: first };
@@ -375,7 +389,10 @@ async function encodedWithin(room: number, start: number, encodeAt: (quality: nu
   for (; tried < MAX_BYTES_ENCODES && over.quality - fits.quality > 1; tried++) {
     // Halving first (quality 1 is far from the line of the others), then along the line.
     const share = tried === 2 ? 0.5 : Math.log(room / fits.made.length) / Math.log(over.made.length / fits.made.length);
-    const quality = Math.min(over.quality - 1, Math.max(fits.quality + 1, Math.floor(fits.quality + share * (over.quality - fits.quality))));
+    const quality = Math.min(
+      over.quality - 1,
+      Math.max(fits.quality + 1, Math.floor(fits.quality + share * (over.quality - fits.quality))),
+    );
     const made = await encodeAt(quality);
     if (made.length <= room) fits = { quality, made };
     else over = { quality, made };
@@ -394,7 +411,11 @@ const METADATA_SECONDS = 0.01;
  * photographic frames, and the deadline kill bounds the rest.
  */
 const ENCODE_SECONDS_PER_MP: Record<EncodedFormat, number> = {
-  jpeg: 0.09, png: 0.1, webp: 0.32, avif: 1.25, gif: 1.7,
+  jpeg: 0.09,
+  png: 0.1,
+  webp: 0.32,
+  avif: 1.25,
+  gif: 1.7,
 };
 
 /**
@@ -412,7 +433,11 @@ function qualityFactor(format: EncodedFormat, asked: Ops['quality']): number {
 
 /** What an encoder holds beyond the pipeline, bytes per output pixel (its buffers and the encoded output). */
 const ENCODER_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
-  jpeg: 7.5, png: 4, webp: 19, avif: 24, gif: 33,
+  jpeg: 7.5,
+  png: 4,
+  webp: 19,
+  avif: 24,
+  gif: 33,
 };
 
 /** Bands of the output's pixels: alpha is kept but in JPEG. */
@@ -432,12 +457,14 @@ const blurredIntoMemory = (ops: Ops, frames: number) => ops.blur !== undefined &
  * Whether sharp would trim the image as stored, turning and mirroring it
  * after: it turns first only for a `rotate` (trim starts a first-frame pass).
  */
-const trimsStored = (ops: Ops, info: SourceInfo) => ops.rotate === undefined && (info.orientation !== 1 || ops.flip === true || ops.flop === true);
+const trimsStored = (ops: Ops, info: SourceInfo) =>
+  ops.rotate === undefined && (info.orientation !== 1 || ops.flip === true || ops.flop === true);
 
 /** A border follows with no watermark between, which would hold the image in memory before it. */
 const bordered = (ops: Ops) => ops.border !== undefined && ops.watermark === undefined;
 
-const adjusts = (ops: Ops) => ops.brightness !== undefined || ops.contrast !== undefined || ops.saturation !== undefined || ops.gamma !== undefined;
+const adjusts = (ops: Ops) =>
+  ops.brightness !== undefined || ops.contrast !== undefined || ops.saturation !== undefined || ops.gamma !== undefined;
 
 /**
  * brightness, contrast and saturation as one sharp modulate, in CIE LCh:
@@ -455,7 +482,9 @@ const STEPS: Step[] = [
   {
     name: 'orient',
     price: ({ info, decodedPixels, frames }) =>
-      info.orientation === 1 ? FREE : { seconds: perMegapixel(RATES.turn, decodedPixels, frames), bytes: 0, holdsDecoded: info.orientation >= 3 },
+      info.orientation === 1
+        ? FREE
+        : { seconds: perMegapixel(RATES.turn, decodedPixels, frames), bytes: 0, holdsDecoded: info.orientation >= 3 },
     apply(image) {
       image.autoOrient();
     },
@@ -474,7 +503,9 @@ const STEPS: Step[] = [
   {
     name: 'mirror',
     price: ({ ops, decodedPixels, frames }) =>
-      ops.flip || ops.flop ? { seconds: perMegapixel(RATES.mirror, decodedPixels, frames), bytes: 0, holdsDecoded: ops.flip === true } : FREE,
+      ops.flip || ops.flop
+        ? { seconds: perMegapixel(RATES.mirror, decodedPixels, frames), bytes: 0, holdsDecoded: ops.flip === true }
+        : FREE,
     apply(image, context) {
       const { ops, plan } = context;
       const halfTurn = plan.animated && ops.rotate === 180;
@@ -527,7 +558,9 @@ const STEPS: Step[] = [
   {
     name: 'flatten',
     price: ({ ops, info, format, decodedPixels, frames }) =>
-      info.hasAlpha && (format === 'jpeg' || ops.background) ? { seconds: perMegapixel(RATES.flatten, decodedPixels, frames), bytes: 0 } : FREE,
+      info.hasAlpha && (format === 'jpeg' || ops.background)
+        ? { seconds: perMegapixel(RATES.flatten, decodedPixels, frames), bytes: 0 }
+        : FREE,
     apply(image, context) {
       const colour = background(context);
       // JPEG has no alpha; elsewhere only an opaque background asked for fills transparent pixels.
@@ -577,7 +610,7 @@ const STEPS: Step[] = [
         width: boxWidth,
         height: boxHeight,
         // A blurred fill is drawn under the image by the next step.
-        fit: ops.fill === 'blur' ? 'inside' : ops.fit ?? 'cover',
+        fit: ops.fill === 'blur' ? 'inside' : (ops.fit ?? 'cover'),
         position: SHARP_POSITIONS[ops.position ?? 'center'],
         withoutEnlargement: !ops.enlarge,
         background: background(context),
@@ -624,7 +657,11 @@ const STEPS: Step[] = [
       // libvips keeps a copy of its input for the mask's reach; a still that is sharpened after is blurred into memory.
       work.ops.blur === undefined
         ? FREE
-        : { seconds: blurSeconds(work), bytes: work.outputPixels * work.frames * outputBands(work) + (blurredIntoMemory(work.ops, work.frames) ? work.outputPixels * 4 : 0) },
+        : {
+            seconds: blurSeconds(work),
+            bytes:
+              work.outputPixels * work.frames * outputBands(work) + (blurredIntoMemory(work.ops, work.frames) ? work.outputPixels * 4 : 0),
+          },
     async apply(image, { ops, info, plan, limits }) {
       if (ops.blur === undefined) return undefined;
       image.blur(ops.blur);
@@ -640,7 +677,10 @@ const STEPS: Step[] = [
       if (ops.sharpen === undefined) return FREE;
       const own = perMegapixel(RATES.sharpen.fixed + RATES.sharpen.perSigma * ops.sharpen, outputPixels, frames);
       // On a blur still in the pipeline, its mask asks for the blur again over every overlap.
-      const recomputed = ops.blur !== undefined && !blurredIntoMemory(ops, frames) ? blurSeconds(work) * (RATES.sharpen.reblur + RATES.sharpen.reblurPerSigma * ops.sharpen) : 0;
+      const recomputed =
+        ops.blur !== undefined && !blurredIntoMemory(ops, frames)
+          ? blurSeconds(work) * (RATES.sharpen.reblur + RATES.sharpen.reblurPerSigma * ops.sharpen)
+          : 0;
       return { seconds: own + recomputed, bytes: 0 };
     },
     apply(image, { ops }) {
@@ -653,7 +693,9 @@ const STEPS: Step[] = [
     price: ({ ops, info, decodedPixels, outputPixels, frames }) => {
       // CMYK is converted to sRGB through its profile as decoded; grayscale runs on the output.
       const cmyk = info.channels - (info.hasAlpha ? 1 : 0) === 4;
-      const seconds = (cmyk ? perMegapixel(RATES.cmyk, decodedPixels, frames) : 0) + (ops.grayscale ? perMegapixel(RATES.grayscale, outputPixels, frames) : 0);
+      const seconds =
+        (cmyk ? perMegapixel(RATES.cmyk, decodedPixels, frames) : 0) +
+        (ops.grayscale ? perMegapixel(RATES.grayscale, outputPixels, frames) : 0);
       return seconds ? { seconds, bytes: 0 } : FREE;
     },
     apply(image, { ops }) {
@@ -735,7 +777,13 @@ const STEPS: Step[] = [
       // sharp extends before it blurs and sharpens, so those soften the border's inner edge; grayscale leaves its colour.
       if (!ops.border) return;
       const width = borderWidth(ops);
-      image.extend({ top: width, bottom: width, left: width, right: width, background: rgba(ops.border.slice(ops.border.indexOf(',') + 1)) });
+      image.extend({
+        top: width,
+        bottom: width,
+        left: width,
+        right: width,
+        background: rgba(ops.border.slice(ops.border.indexOf(',') + 1)),
+      });
     },
   },
 
@@ -750,16 +798,22 @@ const STEPS: Step[] = [
       const encodes = capped ? MAX_BYTES_ENCODES : 1;
       const held = (proxy ? (outputPixels + proxy) * 4 : 0) + (capped ? outputPixels * frames * (4 + 3) : 0);
       // The source's metadata blocks read and written anew, at their caps: a copy of each on either side.
-      const metadata = ops.metadata === undefined ? FREE : { seconds: METADATA_SECONDS, bytes: 2 * (MAX_METADATA_BYTES.exif + MAX_METADATA_BYTES.xmp + MAX_METADATA_BYTES.iptc) };
+      const metadata =
+        ops.metadata === undefined
+          ? FREE
+          : { seconds: METADATA_SECONDS, bytes: 2 * (MAX_METADATA_BYTES.exif + MAX_METADATA_BYTES.xmp + MAX_METADATA_BYTES.iptc) };
       return {
-        seconds: perMegapixel(ENCODE_SECONDS_PER_MP[format] * qualityFactor(format, ops.quality), encodes * outputPixels * frames + proxy) + metadata.seconds,
+        seconds:
+          perMegapixel(ENCODE_SECONDS_PER_MP[format] * qualityFactor(format, ops.quality), encodes * outputPixels * frames + proxy) +
+          metadata.seconds,
         bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + held + metadata.bytes,
       };
     },
     async apply(image, context) {
       const { ops, plan, limits, metadata } = context;
       // The timing as it stands at each encode: set once the frames are in memory.
-      const encodeAt = (pipeline: Sharp, quality?: number) => withMetadata(encode(pipeline, { ...plan, timing: context.timing }, quality), metadata);
+      const encodeAt = (pipeline: Sharp, quality?: number) =>
+        withMetadata(encode(pipeline, { ...plan, timing: context.timing }, quality), metadata);
       const auto = choosesQuality(ops.quality, plan.format, plan.animated);
       const asked = ops.quality === 'auto' ? undefined : ops.quality;
       if (!auto && !capsBytes(ops, plan.format)) {
@@ -768,7 +822,9 @@ const STEPS: Step[] = [
       }
       // The image in memory once: a proxy of it is encoded to choose the quality, or the whole at each quality tried.
       const made = await inMemory(image, context);
-      const quality = auto ? await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial)) : asked ?? DEFAULT_QUALITY[plan.format as LossyFormat];
+      const quality = auto
+        ? await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial))
+        : (asked ?? DEFAULT_QUALITY[plan.format as LossyFormat]);
       if (!capsBytes(ops, plan.format)) return encodeAt(pipelineOf(made), quality);
       // The IPTC block is added to a JPEG after the encode (transform.ts).
       const room = ops.max_bytes! - (metadata?.iptc && plan.format === 'jpeg' ? metadata.iptc.length + 4 : 0);

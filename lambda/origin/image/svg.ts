@@ -85,7 +85,7 @@ function namesOtherEncoding(declaration: string): boolean {
 /** Whether any `<?xml ...>` in the (lower-case) text names an encoding other than UTF-8. */
 function declaresOtherEncoding(text: string): boolean {
   // Declarations do not overlap, so each character is looked at once.
-  for (let start = text.indexOf('<?xml'); start !== -1; ) {
+  for (let start = text.indexOf('<?xml'); start !== -1;) {
     const end = text.indexOf('>', start);
     if (namesOtherEncoding(text.slice(start, end === -1 ? text.length : end))) return true;
     start = end === -1 ? -1 : text.indexOf('<?xml', end);

@@ -5,7 +5,17 @@ import type { Sharp } from 'sharp';
 import { coverCrop, type Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
-import { afterFaces, anyFits, chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, withFaceModel, type Budget } from './budget';
+import {
+  afterFaces,
+  anyFits,
+  chooseFormat,
+  describeWork,
+  predictBytes,
+  predictSeconds,
+  previewsFit,
+  withFaceModel,
+  type Budget,
+} from './budget';
 import { describe, PREVIEW_SIZE } from './describe';
 import { detectFaces, faceModelLoaded, faceSearchCopy, roundedFace, type FaceBox } from './faces';
 import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
@@ -54,7 +64,13 @@ interface FoundFaces {
  * searched in a small copy when that fits `budget` and leaves what the rest
  * of the request needs (`leaves`); else unknown (undefined).
  */
-async function findFaces(source: OpenedSource, limits: Limits, budget: Budget, remembered: FaceBox[] | undefined, leaves: (rest: Budget) => boolean): Promise<FoundFaces> {
+async function findFaces(
+  source: OpenedSource,
+  limits: Limits,
+  budget: Budget,
+  remembered: FaceBox[] | undefined,
+  leaves: (rest: Budget) => boolean,
+): Promise<FoundFaces> {
   if (remembered) return { faces: remembered, searched: false, budget };
   const left = afterFaces(source.info, budget, limits.maxDimension, faceModelLoaded());
   if (!left || !leaves(left)) return { searched: false, budget };
@@ -87,7 +103,13 @@ async function variantOf(pipeline: Sharp): Promise<EncodedVariant> {
 }
 
 /** `budget` is what this request may spend (budget.ts): the plan is priced against it before any decode. */
-export async function transform(bytes: Buffer, ops: Ops, limits: Limits, granted: Budget, options: TransformOptions = {}): Promise<TransformedVariant> {
+export async function transform(
+  bytes: Buffer,
+  ops: Ops,
+  limits: Limits,
+  granted: Budget,
+  options: TransformOptions = {},
+): Promise<TransformedVariant> {
   const source = await openSource(bytes, limits);
   const undecodable = (error: unknown): never => {
     throw decodeError(error, limits);
@@ -95,7 +117,9 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, granted
   const facesWanted = ops.format === 'json' || (ops.position === 'face' && coverCrop(ops));
   // A child that holds the face model has that much less for any job; one about to load it, too.
   const held = facesWanted || faceModelLoaded() ? withFaceModel(granted) : granted;
-  const found = facesWanted ? await findFaces(source, limits, held, options.faces, roomAfterSearch(source.info, ops, limits, held)) : { searched: false, budget: held };
+  const found = facesWanted
+    ? await findFaces(source, limits, held, options.faces, roomAfterSearch(source.info, ops, limits, held))
+    : { searched: false, budget: held };
   const { budget } = found;
   const searched = found.searched ? { faces: found.faces } : {};
   if (ops.format === 'json') {
@@ -119,7 +143,15 @@ export async function transform(bytes: Buffer, ops: Ops, limits: Limits, granted
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
   const opened = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
   const metadata = keptMetadata(source.metadata, ops.metadata);
-  const { pipeline, encoded } = await applySteps(opened, { ops, info: source.info, plan, limits, watermark: options.watermark, metadata, faces: found.faces });
+  const { pipeline, encoded } = await applySteps(opened, {
+    ops,
+    info: source.info,
+    plan,
+    limits,
+    watermark: options.watermark,
+    metadata,
+    faces: found.faces,
+  });
   try {
     const made = encoded ?? (await variantOf(pipeline));
     // libvips writes IPTC only as it read it: the block kept is added to the JPEG here.

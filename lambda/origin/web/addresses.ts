@@ -79,7 +79,8 @@ function parseRange(cidr: string, what: string): Range {
   return { network: isIPv4(address) ? v4Value(address) : v6Value(address), bits: Number(bits), name: `${cidr} (${what})` };
 }
 
-const contains = (range: Range, value: bigint, width: number) => value >> BigInt(width - range.bits) === range.network >> BigInt(width - range.bits);
+const contains = (range: Range, value: bigint, width: number) =>
+  value >> BigInt(width - range.bits) === range.network >> BigInt(width - range.bits);
 
 const v4Ranges = V4_RANGES.map(([cidr, what]) => parseRange(cidr, what));
 const v6Ranges = V6_RANGES.map(([cidr, what]) => parseRange(cidr, what));

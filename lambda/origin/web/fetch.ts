@@ -22,9 +22,7 @@ export interface WebFetchOptions extends DestinationRules {
   validators?: { etag?: string; lastModified?: string };
 }
 
-export type WebFetchResult =
-  | { status: 'fetched'; bytes: Buffer; etag?: string; lastModified?: string }
-  | { status: 'not-modified' };
+export type WebFetchResult = { status: 'fetched'; bytes: Buffer; etag?: string; lastModified?: string } | { status: 'not-modified' };
 
 /** Redirects followed at most; one more is a 502. */
 export const MAX_REDIRECTS = 3;
@@ -92,7 +90,11 @@ function readImage(response: IncomingMessage, maxBytes: number): Promise<Buffer>
     bytes: SNIFF_BYTES,
     check(head) {
       if (detectFormat(head) === undefined) {
-        throw new HttpError('unsupported_media_type', 'The web source did not send an image.', `declared ${response.headers['content-type']}`);
+        throw new HttpError(
+          'unsupported_media_type',
+          'The web source did not send an image.',
+          `declared ${response.headers['content-type']}`,
+        );
       }
     },
   });
@@ -101,7 +103,8 @@ function readImage(response: IncomingMessage, maxBytes: number): Promise<Buffer>
 /** What an upstream status other than 200, 304 or a redirect means to a viewer. */
 function upstreamFailure(status: number): HttpError {
   // Like a bucket without ListBucket, many sites answer 401 or 403 for what they will not serve.
-  if ([401, 403, 404, 410].includes(status)) return new HttpError('not_found', 'The web origin has no image at this path.', `web source answered ${status}`);
+  if ([401, 403, 404, 410].includes(status))
+    return new HttpError('not_found', 'The web origin has no image at this path.', `web source answered ${status}`);
   return unavailable(`web source answered ${status}`);
 }
 

@@ -51,7 +51,8 @@ export function webOriginUrlProblem(url: string): string | undefined {
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'an http(s) URL';
   if (parsed.username || parsed.password) return 'a URL without credentials';
   if (parsed.search || parsed.hash || url.includes('?') || url.includes('#')) return 'a URL without a query or fragment';
-  if (!parsed.pathname.endsWith('/') || parsed.href !== url) return 'a URL in its normal form ending in "/" (e.g. https://example.com/images/)';
+  if (!parsed.pathname.endsWith('/') || parsed.href !== url)
+    return 'a URL in its normal form ending in "/" (e.g. https://example.com/images/)';
   return undefined;
 }
 
@@ -61,7 +62,11 @@ export function webOriginUrlProblem(url: string): string | undefined {
  * origin when it reads its environment. `name` is the setting as the operator
  * wrote it; `fail` makes the error thrown.
  */
-export function checkedWebOrigins(given: Record<string, unknown>, name: string, fail: (message: string) => Error): Record<string, WebOrigin> {
+export function checkedWebOrigins(
+  given: Record<string, unknown>,
+  name: string,
+  fail: (message: string) => Error,
+): Record<string, WebOrigin> {
   const prefixes = Object.keys(given);
   const refusal = prefixesRefusal(name, prefixes);
   if (refusal) throw fail(refusal);
@@ -69,7 +74,14 @@ export function checkedWebOrigins(given: Record<string, unknown>, name: string, 
     prefixes.map((prefix) => {
       const field = `${name}[${JSON.stringify(prefix)}]`;
       // Each web prefix is also a CloudFront path pattern (`/<prefix>*`), matched as written.
-      if (!PATH_PATTERN_PREFIX.test(prefix)) throw fail(mustBe(`a ${name} prefix`, 'made of letters, digits, ".", "_" and "-", which a CloudFront path pattern matches as written', prefix));
+      if (!PATH_PATTERN_PREFIX.test(prefix))
+        throw fail(
+          mustBe(
+            `a ${name} prefix`,
+            'made of letters, digits, ".", "_" and "-", which a CloudFront path pattern matches as written',
+            prefix,
+          ),
+        );
       const origin = given[prefix];
       if (!isObject(origin)) throw fail(mustBe(field, 'an object such as {"url":"https://example.com/images/"}', origin));
       const urlProblem = typeof origin.url === 'string' ? webOriginUrlProblem(origin.url) : 'an absolute http(s) URL';
@@ -77,7 +89,8 @@ export function checkedWebOrigins(given: Record<string, unknown>, name: string, 
       // The construct's prop gives a Duration (revalidateAfter), the context and the environment seconds.
       const after = origin.revalidateAfter as { toSeconds(options: { integral: boolean }): number } | undefined;
       const seconds = origin.revalidateSeconds ?? after?.toSeconds({ integral: false }) ?? DEFAULT_REVALIDATE_SECONDS;
-      if (!Number.isSafeInteger(seconds) || (seconds as number) < 1) throw fail(mustBe(`${field}.revalidateSeconds`, 'a whole number of seconds, at least 1', seconds));
+      if (!Number.isSafeInteger(seconds) || (seconds as number) < 1)
+        throw fail(mustBe(`${field}.revalidateSeconds`, 'a whole number of seconds, at least 1', seconds));
       return [prefix, { url: origin.url as string, revalidateSeconds: seconds as number }];
     }),
   );

@@ -85,6 +85,8 @@ export async function answerStored(ctx: RequestContext, stored: StoredAnswer): P
   const response = ctx.respond(variantResponse(stored.variant, { ...answerOf(ctx), cacheControl: stored.cacheControl }));
   const { served, variant } = stored;
   ctx.note('info', 'web_variant', { served, bytes: variant.body.length, ...measured.timings, ...measured.done(response.statusCode) });
-  await stored.renew?.(ctx.deadline.endSignal()).catch((error: unknown) => ctx.note('error', 'store_failed', { detail: failureDetail(error) }));
+  await stored
+    .renew?.(ctx.deadline.endSignal())
+    .catch((error: unknown) => ctx.note('error', 'store_failed', { detail: failureDetail(error) }));
   return response;
 }

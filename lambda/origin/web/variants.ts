@@ -34,7 +34,12 @@ const LAST_MODIFIED = 'source-last-modified';
  * The stored variant under `key`, or undefined when there is none or it cannot
  * be read: the source is then fetched again, which only costs a transform.
  */
-export async function readWebVariant(s3: S3Client, bucket: string, key: string, abortSignal?: AbortSignal): Promise<StoredWebVariant | undefined> {
+export async function readWebVariant(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  abortSignal?: AbortSignal,
+): Promise<StoredWebVariant | undefined> {
   try {
     const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal });
     const body = Buffer.from(await object.Body!.transformToByteArray());

@@ -36,9 +36,17 @@ const EXAMPLES = {
 /** The form's parameter fields: one per parameter of the grammar's table (test/local/emulator/playground-form.test.ts). */
 const PARAM_FIELDS = IMAGE_PARAM_NAMES;
 const STATUS_TEXT = {
-  400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 413: 'Payload Too Large',
-  415: 'Unsupported Media Type', 422: 'Unprocessable Content', 500: 'Internal Server Error', 502: 'Bad Gateway',
-  503: 'Service Unavailable', 504: 'Gateway Timeout',
+  400: 'Bad Request',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 const state = {
@@ -174,7 +182,9 @@ function describePreset() {
   const name = $('#preset').value;
   const preset = name && state.config.presets?.[name];
   $('#preset-definition').textContent = preset
-    ? `${name} = ${Object.entries(preset).map(([k, v]) => `${k}=${v}`).join(', ')}; parameters below override it.`
+    ? `${name} = ${Object.entries(preset)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}; parameters below override it.`
     : '';
 }
 
@@ -203,8 +213,8 @@ async function signed(url) {
 
 function helperCall(key, params) {
   const args = [JSON.stringify(base()), JSON.stringify(key)];
-  const entries = Object.entries(params).map(([name, value]) =>
-    `${name}: ${value === true ? 'true' : /^-?\d+(\.\d+)?$/.test(value) ? value : JSON.stringify(value)}`,
+  const entries = Object.entries(params).map(
+    ([name, value]) => `${name}: ${value === true ? 'true' : /^-?\d+(\.\d+)?$/.test(value) ? value : JSON.stringify(value)}`,
   );
   if (entries.length) args.push(`{ ${entries.join(', ')} }`);
   return args;
@@ -252,7 +262,9 @@ function showImage(frame, which, blob) {
     .then(() => ({ width: image.naturalWidth, height: image.naturalHeight }))
     .catch(() => {
       // Only when the service answered 200 with bytes this browser cannot show (e.g. no AVIF decoder).
-      frame.replaceChildren(errorBox(`Cannot display ${blob.type || 'this response'}`, '', 'This browser did not decode the response body.'));
+      frame.replaceChildren(
+        errorBox(`Cannot display ${blob.type || 'this response'}`, '', 'This browser did not decode the response body.'),
+      );
       return undefined;
     });
 }
@@ -295,13 +307,19 @@ function timingRows(list, m) {
       el('span', { class: 'wire', style: `flex: ${rest} 0 0` }),
     ]);
     const legend = el('div', { class: 'legend' }, [
-      ...parts.map((name) => el('span', {}, [el('i', { class: name, style: `background: var(--${name})` }), `${name} ${ms(metrics[name])}`])),
+      ...parts.map((name) =>
+        el('span', {}, [el('i', { class: name, style: `background: var(--${name})` }), `${name} ${ms(metrics[name])}`]),
+      ),
       el('span', {}, [el('i', { style: 'background: var(--wire)' }), `edge, S3 miss, network ${ms(rest)}`]),
     ]);
     row(list, 'time', el('span', { text: `${ms(m.total)} round trip, made by the origin Lambda` }), bar, legend);
     return;
   }
-  const where = m.xCache?.startsWith('Hit') ? 'from the edge cache' : m.xOrigin === 'cache-bucket' ? 'from the S3 cache bucket, no Lambda' : '';
+  const where = m.xCache?.startsWith('Hit')
+    ? 'from the edge cache'
+    : m.xOrigin === 'cache-bucket'
+      ? 'from the S3 cache bucket, no Lambda'
+      : '';
   row(list, 'time', `${ms(m.total)} round trip${where ? `, ${where}` : ''}`);
   if (m.serverTiming.length) {
     row(list, 'when made', el('span', { class: 'mono', text: m.serverTiming.map((t) => `${t.name} ${ms(t.dur ?? 0)}`).join(' · ') }));
@@ -320,7 +338,11 @@ function renderStats(list, m, dims, compareTo) {
     bytes.push(el('span', { class: change <= 0 ? 'saving' : 'worse', text }));
   }
   row(list, 'bytes', ...bytes);
-  row(list, 'served', el('span', { class: 'mono', text: [m.xCache, m.xOrigin && `X-Origin: ${m.xOrigin}`].filter(Boolean).join(' · ') || '—' }));
+  row(
+    list,
+    'served',
+    el('span', { class: 'mono', text: [m.xCache, m.xOrigin && `X-Origin: ${m.xOrigin}`].filter(Boolean).join(' · ') || '—' }),
+  );
   timingRows(list, m);
   if (m.cacheControl) row(list, 'cache-control', el('span', { class: 'mono', text: m.cacheControl }));
   if (m.vary) row(list, 'vary', el('span', { class: 'mono', text: m.vary }));
@@ -371,7 +393,12 @@ async function showResult(url, signal) {
       $('#json').textContent = JSON.stringify(metadata, null, 2);
       dims = { width: metadata.width, height: metadata.height, note: '(the source, as displayed)' };
       if (typeof metadata.placeholder === 'string' && metadata.placeholder.startsWith('data:image/')) {
-        const image = el('img', { src: metadata.placeholder, alt: 'placeholder from format=json', class: 'placeholder', id: 'result-image' });
+        const image = el('img', {
+          src: metadata.placeholder,
+          alt: 'placeholder from format=json',
+          class: 'placeholder',
+          id: 'result-image',
+        });
         frame.replaceChildren(image);
         await image.decode().catch(() => {});
       } else {
@@ -461,16 +488,27 @@ async function showDemo(key, params) {
   state.demoCandidates = candidates;
 
   const rotated = params.rotate === '90' || params.rotate === '270';
-  const dims = state.original?.width ? (rotated ? { width: state.original.height, height: state.original.width } : state.original) : undefined;
+  const dims = state.original?.width
+    ? rotated
+      ? { width: state.original.height, height: state.original.width }
+      : state.original
+    : undefined;
   const middle = candidates[Math.floor((candidates.length - 1) / 2)];
-  const image = el('img', { alt: 'responsive demo', sizes, srcset: candidates.map((c) => `${c.url} ${c.width}w`).join(', '), src: middle.url });
+  const image = el('img', {
+    alt: 'responsive demo',
+    sizes,
+    srcset: candidates.map((c) => `${c.url} ${c.width}w`).join(', '),
+    src: middle.url,
+  });
   if (dims) {
     image.setAttribute('width', String(dims.width));
     image.setAttribute('height', String(dims.height));
   }
   image.addEventListener('load', () => void describeDemo(image));
   image.addEventListener('error', () => {
-    demo.replaceChildren(errorBox('The browser could not load a candidate', '', 'See the Result panel for the service\'s answer to these parameters.'));
+    demo.replaceChildren(
+      errorBox('The browser could not load a candidate', '', "See the Result panel for the service's answer to these parameters."),
+    );
   });
   demo.replaceChildren(image);
 
@@ -546,7 +584,12 @@ async function update({ reloadOriginal = false } = {}) {
       $('#signed-url').textContent = await signed(shown);
       $('#signed-row').hidden = false;
     }
-    $('#result-note').textContent = params.format === 'json' ? 'metadata' : $('#accept').value === 'browser' ? "as this browser's <img> gets it" : `for Accept: ${$('#accept').value}`;
+    $('#result-note').textContent =
+      params.format === 'json'
+        ? 'metadata'
+        : $('#accept').value === 'browser'
+          ? "as this browser's <img> gets it"
+          : `for Accept: ${$('#accept').value}`;
     await Promise.all([showResult(fetched, signal), showDemo(key, params)]);
   } catch (error) {
     if (error.name === 'AbortError') return;
@@ -568,7 +611,9 @@ async function loadSources(select) {
   state.sources = await getJson('/_api/sources');
   const menu = $('#source');
   const current = select ?? menu.value;
-  menu.replaceChildren(...state.sources.map((source) => el('option', { value: source.key, text: `${source.key}  (${formatBytes(source.bytes)})` })));
+  menu.replaceChildren(
+    ...state.sources.map((source) => el('option', { value: source.key, text: `${source.key}  (${formatBytes(source.bytes)})` })),
+  );
   const preferred = [current, 'samples/mountains.jpg'].find((key) => key && state.sources.some((s) => s.key === key));
   if (preferred) menu.value = preferred;
 }
@@ -668,15 +713,23 @@ function applyConfig(config) {
   for (const name of ['width', 'height']) form.elements.namedItem(name).max = max;
   $('#sizes').replaceChildren(...(config.sizes ?? []).map((size) => el('option', { value: String(size) })));
   const presets = Object.keys(config.presets ?? {});
-  $('#preset').replaceChildren(el('option', { value: '', text: 'none' }), ...presets.map((name) => el('option', { value: name, text: name })));
+  $('#preset').replaceChildren(
+    el('option', { value: '', text: 'none' }),
+    ...presets.map((name) => el('option', { value: name, text: name })),
+  );
   $('#preset').disabled = presets.length === 0;
   $('#lifetime-row').hidden = !config.signing;
   const watermarks = Object.keys(config.watermarks ?? {});
-  $('#watermark').replaceChildren(el('option', { value: '', text: 'none' }), ...watermarks.map((name) => el('option', { value: name, text: name })));
+  $('#watermark').replaceChildren(
+    el('option', { value: '', text: 'none' }),
+    ...watermarks.map((name) => el('option', { value: name, text: name })),
+  );
   $('#watermark').disabled = watermarks.length === 0;
   // The examples that name a watermark the emulator does not have are left out.
   const shown = Object.entries(EXAMPLES).filter(([, params]) => !params.watermark || watermarks.includes(params.watermark));
-  $('#examples').replaceChildren(...shown.map(([label]) => el('button', { type: 'button', class: 'example', 'data-example': label, text: label })));
+  $('#examples').replaceChildren(
+    ...shown.map(([label]) => el('button', { type: 'button', class: 'example', 'data-example': label, text: label })),
+  );
   if (config.presetsOnly) {
     for (const name of PARAM_FIELDS) if (name !== 'preset') form.elements.namedItem(name).disabled = true;
   }
@@ -699,7 +752,8 @@ async function start() {
   const [config, avif, webp] = await Promise.all([getJson('/_api/config'), decodes(TINY_AVIF), decodes(TINY_WEBP)]);
   state.config = config;
   state.browserAccept = [avif && 'image/avif', webp && 'image/webp', 'image/*', '*/*;q=0.8'].filter(Boolean).join(',');
-  $('#accept').options[0].textContent = `this browser's <img> (${[avif && 'AVIF', webp && 'WebP'].filter(Boolean).join(', ') || 'neither AVIF nor WebP'})`;
+  $('#accept').options[0].textContent =
+    `this browser's <img> (${[avif && 'AVIF', webp && 'WebP'].filter(Boolean).join(', ') || 'neither AVIF nor WebP'})`;
   applyConfig(config);
 
   const saved = readHash();

@@ -26,9 +26,15 @@ let folder: string;
 
 /** Three frames, each of its own colour and shown for its own time, played twice. */
 async function timedAnimation(): Promise<Buffer> {
-  const colours = [[200, 60, 40], [40, 160, 90], [70, 80, 210]];
+  const colours = [
+    [200, 60, 40],
+    [40, 160, 90],
+    [70, 80, 210],
+  ];
   const frames = Buffer.concat(colours.map((colour) => Buffer.alloc(48 * 48 * 3).map((_, i) => colour[i % 3]!)));
-  return sharp(frames, { raw: { width: 48, height: 48 * DELAYS.length, channels: 3, pageHeight: 48 } }).gif({ delay: DELAYS, loop: 2 }).toBuffer();
+  return sharp(frames, { raw: { width: 48, height: 48 * DELAYS.length, channels: 3, pageHeight: 48 } })
+    .gif({ delay: DELAYS, loop: 2 })
+    .toBuffer();
 }
 
 beforeAll(async () => {
@@ -104,7 +110,11 @@ describe.skipIf(!photos)('colour adjustments on real photos, through the emulato
   it('saturation=0 leaves only greys', async () => {
     const pixels = await rgb((await get(`/photos/coffee.png?width=${WIDTH}&saturation=0&format=png`)).body);
     let spread = 0;
-    for (let i = 0; i < pixels.length; i += 3) spread = Math.max(spread, Math.max(pixels[i]!, pixels[i + 1]!, pixels[i + 2]!) - Math.min(pixels[i]!, pixels[i + 1]!, pixels[i + 2]!));
+    for (let i = 0; i < pixels.length; i += 3)
+      spread = Math.max(
+        spread,
+        Math.max(pixels[i]!, pixels[i + 1]!, pixels[i + 2]!) - Math.min(pixels[i]!, pixels[i + 1]!, pixels[i + 2]!),
+      );
     expect(spread).toBeLessThanOrEqual(1);
   });
 
@@ -138,8 +148,13 @@ describe.skipIf(!photos)('colour adjustments on real photos, through the emulato
   it('adjusts the image before the border, which keeps its colour', async () => {
     const answer = await get(`/photos/coffee.png?width=${WIDTH}&border=6,ff0000&brightness=0.3&gamma=0.5&format=png`);
     expect(await pixelAt(answer.body, 2, 2)).toEqual({ r: 255, g: 0, b: 0, alpha: 255 });
-    const inner = await sharp(answer.body).extract({ left: 6, top: 6, width: WIDTH, height: (await sharp(answer.body).metadata()).height - 12 }).png().toBuffer();
-    const expected = (await rgb(sharp(await resized('coffee.png')).modulate({ brightness: 0.3 }))).map((v) => Math.round(255 * (v / 255) ** 2));
+    const inner = await sharp(answer.body)
+      .extract({ left: 6, top: 6, width: WIDTH, height: (await sharp(answer.body).metadata()).height - 12 })
+      .png()
+      .toBuffer();
+    const expected = (await rgb(sharp(await resized('coffee.png')).modulate({ brightness: 0.3 }))).map((v) =>
+      Math.round(255 * (v / 255) ** 2),
+    );
     expect(largestDifference(await rgb(inner), expected)).toBeLessThanOrEqual(1);
   });
 

@@ -26,7 +26,11 @@ let site: TestSite;
 const running: RunningEmulator[] = [];
 
 /** An emulator on fresh buckets, its default bucket holding `files` (key to bytes), the site under WEB_PREFIX. */
-async function emulator(label: string, files: Record<string, Buffer>, options: Partial<EmulatorStartOptions> = {}): Promise<RunningEmulator> {
+async function emulator(
+  label: string,
+  files: Record<string, Buffer>,
+  options: Partial<EmulatorStartOptions> = {},
+): Promise<RunningEmulator> {
   const folder = await mkdtemp(join(tmpdir(), 'edge-path-'));
   for (const [key, bytes] of Object.entries(files)) {
     await mkdir(join(folder, key, '..'), { recursive: true });
@@ -91,7 +95,10 @@ describe('a web image spelled another way', () => {
   it('goes to the default behavior, whose cache bucket has nothing for it: the Lambda serves it as the web prefix does', async () => {
     site.put('dog.jpg', await gradientJpeg(400, 300));
     // The default bucket has an image under the same key, which the web origin's prefix shadows.
-    const edge = await emulator('edge-path-web', { 'shop/photos/dog.jpg': await gradientJpeg(200, 200), 'other.jpg': await gradientJpeg(90, 60) });
+    const edge = await emulator('edge-path-web', {
+      'shop/photos/dog.jpg': await gradientJpeg(200, 200),
+      'other.jpg': await gradientJpeg(90, 60),
+    });
     const first = await get(edge.url, '/shop/photos/dog.jpg?w=100');
     expect(first.status).toBe(200);
     expect(first.headers.get('x-origin')).toBe('lambda');
@@ -167,7 +174,11 @@ describe('what a browser is told, by the viewer-response function', () => {
 
 describe('a signed URL that expires', () => {
   it('is kept by the browser no longer than it lives, and an unexpiring one for the browser lifetime', async () => {
-    const edge = await emulator('edge-path-expiry', { 'photo.jpg': await gradientJpeg(800, 600) }, { signingSecret: 'edge-path-secret-0123456789' });
+    const edge = await emulator(
+      'edge-path-expiry',
+      { 'photo.jpg': await gradientJpeg(800, 600) },
+      { signingSecret: 'edge-path-secret-0123456789' },
+    );
     const sign = async (expires?: number) => {
       const query = new URLSearchParams({ path: '/photo.jpg', query: 'w=200', ...(expires ? { expires: String(expires) } : {}) });
       return ((await (await fetch(`${edge.url}/_api/sign?${query}`)).json()) as { url: string }).url;

@@ -70,7 +70,9 @@ function photoJpeg(width: number, height: number): Promise<Buffer> {
       data[i++] = 10 + (1 - (u + v) / 2) * 230 + ((state >> 10) & 31) - 16;
     }
   }
-  return sharp(data, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+  return sharp(data, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
 }
 
 /** Keys a file system and a URL both make awkward; each source has its own width, so a response tells which was read. */
@@ -94,7 +96,7 @@ const NOT_IMAGES: Record<string, string> = {
   'nested/readme.md': '# nested',
   'formats/data.json': '{"not":"an image"}',
   'Thumbs.db': 'thumbs',
-  'jpg': 'a file called jpg, with no extension',
+  jpg: 'a file called jpg, with no extension',
 };
 
 async function awkwardImage(key: string, width: number): Promise<Buffer> {
@@ -317,7 +319,11 @@ describe('--images', () => {
 
   it('serves each awkward key at its percent-encoded path (spaces, +, #, %, non-ASCII, nested folders)', async () => {
     const answers = await Promise.all(
-      Object.entries(AWKWARD_KEYS).map(async ([key, width]) => ({ key, width, answer: await request(edge.url, pathOf(key) + '?format=json') })),
+      Object.entries(AWKWARD_KEYS).map(async ([key, width]) => ({
+        key,
+        width,
+        answer: await request(edge.url, pathOf(key) + '?format=json'),
+      })),
     );
     for (const { key, width, answer } of answers) {
       expect(answer.status, key).toBe(200);
@@ -368,7 +374,10 @@ describe('the Host header', () => {
     }
 
     const planted = 'rebind/planted.jpg';
-    const upload = await requestFor(foreign[0]!, edge.url, '/_api/sources' + pathOf(planted), { method: 'PUT', body: await gradientJpeg(40, 30) });
+    const upload = await requestFor(foreign[0]!, edge.url, '/_api/sources' + pathOf(planted), {
+      method: 'PUT',
+      body: await gradientJpeg(40, 30),
+    });
     expectRefused(upload, 'upload');
     expect(await listKeys(s3, edge.sourceBucket)).not.toContain(planted);
 
@@ -451,7 +460,7 @@ describe('real-photo-like sources for AVIF, WebP-only and plain clients', () => 
     });
   }
 
-  it("gives the AVIF client of a 1200 px photo, asking again, the AVIF made after its first answer, from the cache bucket", async () => {
+  it('gives the AVIF client of a 1200 px photo, asking again, the AVIF made after its first answer, from the cache bucket', async () => {
     await edge.settled();
     const again = await request(edge.url, pathOf('photos/DSC 0001.JPG') + '?w=1200', { client: 'avif' });
     expect(again.headers.get('content-type')).toBe('image/avif');
@@ -571,7 +580,10 @@ describe('cache semantics', () => {
   });
 
   it('HEAD on a miss everywhere reaches the origin as a HEAD, sends no body, and leaves the full image for the next GET', async () => {
-    for (const [emulator, query] of [[edge, '?w=123'], [noEdge, '?w=124']] as const) {
+    for (const [emulator, query] of [
+      [edge, '?w=123'],
+      [noEdge, '?w=124'],
+    ] as const) {
       const head = await request(emulator.url, PATH + query, { method: 'HEAD' });
       expect(head.status).toBe(200);
       expect(origin(head)).toEqual(MISS_LAMBDA);
@@ -708,9 +720,7 @@ describe('watermarks', () => {
 describe('invalidation when a source changes', () => {
   /** Two variants and the original, so there is something to purge; returns their answers. */
   async function warm(key: string) {
-    const [wide, narrow, original] = await Promise.all(
-      ['?w=100', '?w=50', ''].map((query) => request(edge.url, pathOf(key) + query)),
-    );
+    const [wide, narrow, original] = await Promise.all(['?w=100', '?w=50', ''].map((query) => request(edge.url, pathOf(key) + query)));
     for (const answer of [wide!, narrow!, original!]) expect(answer.status).toBe(200);
     await edge.settled();
     expect(await cacheKeysUnder(s3, edge.cacheBucket, key)).toHaveLength(3);
@@ -744,7 +754,11 @@ describe('invalidation when a source changes', () => {
   it('a miss that read the old image while it was replaced leaves nothing stale behind it', async () => {
     const key = 'replace/raced.jpg';
     const put = async (body: Buffer) => {
-      const upload = await fetch(edge.url + '/_api/sources' + pathOf(key), { method: 'PUT', headers: { 'content-type': 'image/jpeg' }, body });
+      const upload = await fetch(edge.url + '/_api/sources' + pathOf(key), {
+        method: 'PUT',
+        headers: { 'content-type': 'image/jpeg' },
+        body,
+      });
       expect(upload.status).toBe(201);
     };
     await put(await gradientJpeg(3000, 2000));
@@ -797,7 +811,7 @@ describe('invalidation when a source changes', () => {
     expect(json(await request(edge.url, pathOf(key) + '?fm=json'))).toMatchObject({ width: 200, height: 300 });
   });
 
-  it("a focal point set by copying the source onto itself (its metadata replaced) moves the crop: the watcher sees the copy", async () => {
+  it('a focal point set by copying the source onto itself (its metadata replaced) moves the crop: the watcher sees the copy', async () => {
     const key = 'focus/card.jpg';
     // A tall thin crop of the 300x200 card: its colour says where across the card it was cut.
     const cropped = async (expected: Rgb) =>
@@ -806,7 +820,13 @@ describe('invalidation when a source changes', () => {
         return answer.status === 200 && isNear(await pixelAt(answer.body, 10, 10), expected) ? answer : undefined;
       });
     await s3.send(
-      new PutObjectCommand({ Bucket: edge.sourceBucket, Key: key, Body: await orientedJpeg(1, 300, 200), ContentType: 'image/jpeg', Metadata: { 'focal-point': '0.1,0.5' } }),
+      new PutObjectCommand({
+        Bucket: edge.sourceBucket,
+        Key: key,
+        Body: await orientedJpeg(1, 300, 200),
+        ContentType: 'image/jpeg',
+        Metadata: { 'focal-point': '0.1,0.5' },
+      }),
     );
     const writtenAt = Date.now();
     await cropped(ORIENTATION_CORNERS.topLeft);
@@ -962,14 +982,19 @@ describe('expiring signed URLs and prefix grants', () => {
     expect(json(expired)).toEqual({ error: 'invalid_signature', message: 'This URL has expired.' });
 
     // The variant stays cached, under the one key every expiry of this image shares.
-    const renewed = await request(signed.url, pathAndQuery(signedImageUrl(signed.url, KEY, { width: 120 }, { secret: SIGNING_SECRET, expires: expires + 3600 })));
+    const renewed = await request(
+      signed.url,
+      pathAndQuery(signedImageUrl(signed.url, KEY, { width: 120 }, { secret: SIGNING_SECRET, expires: expires + 3600 })),
+    );
     expect([renewed.status, origin(renewed)]).toEqual([200, HIT]);
     expect(renewed.headers.get('etag')).toBe(first.headers.get('etag'));
   });
 
   it('serves every image under a granted folder in the variants the grant allows, and nothing else', async () => {
     const grant = signedPrefix('signed', { secret: SIGNING_SECRET, expires: new Date(Date.now() + 60_000), allow: [{ width: 80 }] });
-    const allowed = await request(signed.url, pathAndQuery(withSignature(imageUrl(signed.url, KEY, { width: 80 }), grant)), { client: 'webp' });
+    const allowed = await request(signed.url, pathAndQuery(withSignature(imageUrl(signed.url, KEY, { width: 80 }), grant)), {
+      client: 'webp',
+    });
     expect(allowed.status).toBe(200);
     expect(await sharp(allowed.body).metadata()).toMatchObject({ format: 'webp', width: 80 });
     for (const url of [imageUrl(signed.url, KEY, { width: 81 }), imageUrl(signed.url, KEY)]) {

@@ -55,13 +55,16 @@ describe('the playground form', () => {
       const param = PARAMS_BY_NAME[name];
       if (!param || !control.options) continue;
       // The empty option is the parameter left out: the default.
-      expect(control.options.filter((value) => value !== '' && !accepts(param, value)), name).toEqual([]);
+      expect(
+        control.options.filter((value) => value !== '' && !accepts(param, value)),
+        name,
+      ).toEqual([]);
     }
     expect(form.get('fit')?.options?.concat('cover').sort()).toEqual([...FITS, ''].sort());
     expect(form.get('position')?.options?.concat('center').sort()).toEqual([...POSITIONS, ''].sort());
   });
 
-  it("bounds each number field as the grammar bounds the parameter", () => {
+  it('bounds each number field as the grammar bounds the parameter', () => {
     for (const [name, control] of form) {
       const param = PARAMS_BY_NAME[name];
       if (!param || control.attributes.type !== 'number') continue;

@@ -18,7 +18,10 @@ const RED: Rgb = { r: 255, g: 0, b: 0 };
 const GREEN: Rgb = { r: 0, g: 255, b: 0 };
 const BLUE: Rgb = { r: 0, g: 0, b: 255 };
 
-const png = (colour: Rgb) => sharp({ create: { width: 40, height: 40, channels: 3, background: colour } }).png().toBuffer();
+const png = (colour: Rgb) =>
+  sharp({ create: { width: 40, height: 40, channels: 3, background: colour } })
+    .png()
+    .toBuffer();
 
 const s3 = testS3Client();
 const folders: string[] = [];
@@ -80,20 +83,24 @@ describe('--bucket archive/=<dir>', () => {
     expect((await listKeys(s3, emulator.cacheBucket)).some((key) => key.startsWith('archive/2020/a.png/'))).toBe(true);
   });
 
-  it('lists in the playground the sources a URL reaches, by URL key (not the default bucket\'s hidden one)', async () => {
+  it("lists in the playground the sources a URL reaches, by URL key (not the default bucket's hidden one)", async () => {
     const listed = (await (await fetch(emulator.url + '/_api/sources')).json()) as { key: string }[];
     expect(listed.map((source) => source.key).sort()).toEqual(['archive/2020/a.png', 'photos/a.png']);
     expect([...emulator.sources].sort()).toEqual(['archive/2020/a.png', 'photos/a.png']);
   });
 
-  it("a replacement written straight to that bucket is seen by the watcher, and the edge serves the new image", async () => {
+  it('a replacement written straight to that bucket is seen by the watcher, and the edge serves the new image', async () => {
     expect(isNear(await colourAt('/archive/2020/a.png?w=30'), RED)).toBe(true);
     await putObject(s3, emulator.sourceBuckets['archive/']!, '2020/a.png', await png(BLUE), 'image/png');
     await eventually('the new image', async () => isNear(await colourAt('/archive/2020/a.png?w=30'), BLUE));
   });
 
   it('a playground upload under the prefix goes to that bucket, keyed without it', async () => {
-    const upload = await fetch(emulator.url + '/_api/sources/archive/new.png', { method: 'PUT', headers: { 'content-type': 'image/png' }, body: await png(BLUE) });
+    const upload = await fetch(emulator.url + '/_api/sources/archive/new.png', {
+      method: 'PUT',
+      headers: { 'content-type': 'image/png' },
+      body: await png(BLUE),
+    });
     expect(upload.status).toBe(201);
     expect(await listKeys(s3, emulator.sourceBuckets['archive/']!)).toContain('new.png');
     expect(isNear(await colourAt('/archive/new.png?w=20'), BLUE)).toBe(true);
@@ -102,17 +109,31 @@ describe('--bucket archive/=<dir>', () => {
 
 describe('the --bucket option', () => {
   it('reads <prefix>=<folder>, repeated', () => {
-    expect(prefixedValues('--bucket', 'archive/=./photos', ['archive/=./photos', 'press/kit/=/tmp/a=b'])).toEqual({ 'archive/': './photos', 'press/kit/': '/tmp/a=b' });
+    expect(prefixedValues('--bucket', 'archive/=./photos', ['archive/=./photos', 'press/kit/=/tmp/a=b'])).toEqual({
+      'archive/': './photos',
+      'press/kit/': '/tmp/a=b',
+    });
   });
 
   it.each([['archive/'], ['=./photos'], ['archive/=']])('refuses %j as a usage error', (value) => {
     expect(() => prefixedValues('--bucket', 'archive/=./photos', [value])).toThrow(UsageError);
-    expect(() => prefixedValues('--bucket', 'archive/=./photos', [value])).toThrow(`--bucket must be <prefix>=<value>, e.g. archive/=./photos, not "${value}"`);
+    expect(() => prefixedValues('--bucket', 'archive/=./photos', [value])).toThrow(
+      `--bucket must be <prefix>=<value>, e.g. archive/=./photos, not "${value}"`,
+    );
   });
 
   it('refuses a prefix the construct would refuse, in its words, before creating anything', async () => {
-    const start = startEmulator({ s3, port: 0, images: folders[0], prefixFolders: { archive: folders[1]! }, edgeCache: false, log: () => {} });
+    const start = startEmulator({
+      s3,
+      port: 0,
+      images: folders[0],
+      prefixFolders: { archive: folders[1]! },
+      edgeCache: false,
+      log: () => {},
+    });
     await expect(start).rejects.toThrow(UsageError);
-    await expect(start).rejects.toThrow('a --bucket prefix must be a key prefix ending with "/" such as "archive/" (it does not end with "/"), not "archive".');
+    await expect(start).rejects.toThrow(
+      'a --bucket prefix must be a key prefix ending with "/" such as "archive/" (it does not end with "/"), not "archive".',
+    );
   });
 });

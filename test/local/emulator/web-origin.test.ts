@@ -68,7 +68,7 @@ describe('a web origin in the emulator', () => {
     expect((await get(started.url, `/web/${sample}?w=64`)).headers.get('x-origin')).toBe('lambda');
   });
 
-  it('serves the site\'s image through the edge, then from the edge cache', async () => {
+  it("serves the site's image through the edge, then from the edge cache", async () => {
     const { url } = await emulator(true);
     const first = await get(url, '/shop/photos/dog.jpg?w=100');
     expect(first.status).toBe(200);

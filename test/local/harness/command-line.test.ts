@@ -20,13 +20,17 @@ describe('a usage error', () => {
     ['load', ['--requests', '0'], 'error: --requests must be 1 to 1000000, not "0"', 'usage: npm run load'],
     ['bench', ['--ops', 'spin'], 'error: unknown operation(s) spin', 'usage: npm run bench'],
     ['bounds', ['--memory', '1'], 'error: --memory must be a whole number of MB, at least 512, not "1"', 'usage: npm run bounds'],
-  ])('npm run %s -- %j exits 2 with the message and the usage on stderr', (script, args, message, usage) => {
-    const run = npm(script, args);
-    expect(run.stderr).toContain(message);
-    expect(run.stderr).toContain(usage);
-    expect(run.stdout).toBe('');
-    expect(run.status).toBe(2);
-  }, 60_000);
+  ])(
+    'npm run %s -- %j exits 2 with the message and the usage on stderr',
+    (script, args, message, usage) => {
+      const run = npm(script, args);
+      expect(run.stderr).toContain(message);
+      expect(run.stderr).toContain(usage);
+      expect(run.stdout).toBe('');
+      expect(run.status).toBe(2);
+    },
+    60_000,
+  );
 });
 
 it('--help prints the usage on stdout and exits 0, doing nothing else', () => {

@@ -2,14 +2,7 @@
 // LocalStack that test/global-setup.ts starts. If one of these fails, the
 // product's tests would be testing LocalStack quirks rather than our code.
 import { createHash } from 'node:crypto';
-import {
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  NoSuchKey,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadBucketCommand, HeadObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../../support/s3';
 
@@ -44,8 +37,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error & { $metadata
 
 describe('LocalStack S3', () => {
   it('PutObject with IfNoneMatch "*" writes once, then fails with 412 PreconditionFailed', async () => {
-    const put = (body: string) =>
-      s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'once/only.webp', Body: body, IfNoneMatch: '*' }));
+    const put = (body: string) => s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'once/only.webp', Body: body, IfNoneMatch: '*' }));
 
     await put('first');
     const error = await rejection(put('second'));

@@ -104,7 +104,8 @@ describe('addresses a web source may be fetched from', () => {
   });
 
   it('refuses every IPv6 address outside global unicast 2000::/3, named or not', () => {
-    for (const address of ['1::1', '1000::1', '4000::1', 'e000::1', 'fb00::1']) expect(addressRefusal(address)).toContain('not global unicast');
+    for (const address of ['1::1', '1000::1', '4000::1', 'e000::1', 'fb00::1'])
+      expect(addressRefusal(address)).toContain('not global unicast');
   });
 
   it.each(PUBLIC)('lets %s through', (address) => {
@@ -112,14 +113,24 @@ describe('addresses a web source may be fetched from', () => {
   });
 
   it('refuses what is not an IP address', () => {
-    for (const text of ['', 'localhost', '127.1', '0x7f000001', '1.2.3.4.5', '::g', '[::1]']) expect(addressRefusal(text)).toBe('not an IP address');
+    for (const text of ['', 'localhost', '127.1', '0x7f000001', '1.2.3.4.5', '::g', '[::1]'])
+      expect(addressRefusal(text)).toBe('not an IP address');
   });
 
   it('lets loopback through only when asked, and nothing else it refuses', () => {
     expect(addressRefusal('127.0.0.1', true)).toBeUndefined();
     expect(addressRefusal('127.9.9.9', true)).toBeUndefined();
     expect(addressRefusal('::1', true)).toBeUndefined();
-    for (const address of ['0.0.0.0', '::', '10.0.0.1', '169.254.169.254', 'fd00:ec2::254', '::ffff:127.0.0.1', '::127.0.0.1', '64:ff9b::7f00:1']) {
+    for (const address of [
+      '0.0.0.0',
+      '::',
+      '10.0.0.1',
+      '169.254.169.254',
+      'fd00:ec2::254',
+      '::ffff:127.0.0.1',
+      '::127.0.0.1',
+      '64:ff9b::7f00:1',
+    ]) {
       expect(addressRefusal(address, true), address).toBeDefined();
     }
   });
@@ -166,11 +177,7 @@ describe('every address, against an independent oracle', () => {
     const hex = (address: string) => address.split('.').map((octet) => Number(octet).toString(16).padStart(2, '0'));
     const carriers = v4.chain((inner) => {
       const [a, b, c, d] = hex(inner);
-      return fc.constantFrom(
-        [inner, `::ffff:${inner}`],
-        [inner, `64:ff9b::${a}${b}:${c}${d}`],
-        [inner, `2002:${a}${b}:${c}${d}::1`],
-      );
+      return fc.constantFrom([inner, `::ffff:${inner}`], [inner, `64:ff9b::${a}${b}:${c}${d}`], [inner, `2002:${a}${b}:${c}${d}::1`]);
     });
     fc.assert(
       fc.property(carriers, ([inner, address]) => (addressRefusal(address) !== undefined) === oracle.check(inner!, 'ipv4')),

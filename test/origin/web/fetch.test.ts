@@ -71,8 +71,10 @@ async function failure(url: URL, more: Partial<WebFetchOptions> = {}): Promise<H
 const image = (response: ServerResponse, headers: Record<string, string> = {}) =>
   response.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length, ...headers }).end(png);
 
-const redirect = (status: number, location: string, headers: Record<string, string> = {}) => (response: ServerResponse) =>
-  response.writeHead(status, { location, ...headers }).end();
+const redirect =
+  (status: number, location: string, headers: Record<string, string> = {}) =>
+  (response: ServerResponse) =>
+    response.writeHead(status, { location, ...headers }).end();
 
 /** Waits until the origin has seen every connection closed: the fetcher stopped reading and hung up. */
 const allClosed = () => vi.waitFor(() => expect(origin.closed()).toBe(origin.connections()), { timeout: 5_000 });
@@ -91,7 +93,10 @@ describe('a fetch that succeeds', () => {
   it('tries the next checked address when the first does not answer', async () => {
     routes.set('/a.png', (response) => image(response));
     // Nothing listens on ::1 at the IPv4 origin's port: that first connection is refused.
-    const resolve = async (): Promise<LookupAddress[]> => [{ address: '::1', family: 6 }, { address: '127.0.0.1', family: 4 }];
+    const resolve = async (): Promise<LookupAddress[]> => [
+      { address: '::1', family: 6 },
+      { address: '127.0.0.1', family: 4 },
+    ];
     expect(await fetchWebSource(at('/a.png'), options({ resolve }))).toMatchObject({ status: 'fetched', bytes: png });
   });
 
@@ -123,7 +128,10 @@ describe('conditional requests', () => {
 
   it('fetches the image when it changed', async () => {
     routes.set('/a.png', (response) => image(response, { etag: '"v2"' }));
-    expect(await fetchWebSource(at('/a.png'), options({ validators: { etag: '"v1"' } }))).toMatchObject({ status: 'fetched', etag: '"v2"' });
+    expect(await fetchWebSource(at('/a.png'), options({ validators: { etag: '"v1"' } }))).toMatchObject({
+      status: 'fetched',
+      etag: '"v2"',
+    });
   });
 
   it('takes a 304 it did not ask for as a broken origin: 502', async () => {
@@ -155,11 +163,17 @@ describe('upstream answers other than the image', () => {
     const closed = await startWebOrigin(() => {});
     const port = closed.port;
     await closed.close();
-    expect(await failure(new URL(`http://${HOST}:${port}/a.png`))).toMatchObject({ code: 'source_unavailable', detail: expect.stringContaining('ECONNREFUSED') });
+    expect(await failure(new URL(`http://${HOST}:${port}/a.png`))).toMatchObject({
+      code: 'source_unavailable',
+      detail: expect.stringContaining('ECONNREFUSED'),
+    });
     const nxdomain = async () => {
       throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${HOST}`), { code: 'ENOTFOUND' });
     };
-    expect(await failure(at('/a.png'), { resolve: nxdomain })).toMatchObject({ code: 'source_unavailable', detail: expect.stringContaining('ENOTFOUND') });
+    expect(await failure(at('/a.png'), { resolve: nxdomain })).toMatchObject({
+      code: 'source_unavailable',
+      detail: expect.stringContaining('ENOTFOUND'),
+    });
   });
 });
 
@@ -205,7 +219,12 @@ describe('redirects', () => {
   it('refuses a redirect to a name that resolves to a refused address', async () => {
     routes.set('/go', redirect(302, `http://internal.example.com:${origin.port}/a.png`));
     const resolve = async (name: string): Promise<LookupAddress[]> =>
-      name === HOST ? toLoopback(name) : [{ address: '127.0.0.1', family: 4 }, { address: '10.0.0.7', family: 4 }];
+      name === HOST
+        ? toLoopback(name)
+        : [
+            { address: '127.0.0.1', family: 4 },
+            { address: '10.0.0.7', family: 4 },
+          ];
     const error = await failure(at('/go'), { allowedHosts: [HOST, 'internal.example.com'], resolve });
     expect(error).toMatchObject({ code: 'source_not_allowed', detail: expect.stringContaining('internal.example.com is 10.0.0.7') });
     expect(origin.requests.map((request) => request.path)).toEqual(['/go']);
@@ -225,7 +244,10 @@ describe('redirects', () => {
       routes.set('/go', redirect(301, target));
       origin.requests.length = 0;
       expect((await failure(at('/go'))).code, target).toBe('source_not_allowed');
-      expect(origin.requests.map((request) => request.path), target).toEqual(['/go']);
+      expect(
+        origin.requests.map((request) => request.path),
+        target,
+      ).toEqual(['/go']);
     }
   });
 
@@ -293,7 +315,10 @@ describe('bodies', () => {
 
   it('ends a name that never resolves at the deadline (504)', async () => {
     const never = () => new Promise<LookupAddress[]>(() => {});
-    expect(await failure(at('/a.png'), { signal: AbortSignal.timeout(300), resolve: never })).toMatchObject({ status: 504, code: 'timeout' });
+    expect(await failure(at('/a.png'), { signal: AbortSignal.timeout(300), resolve: never })).toMatchObject({
+      status: 504,
+      code: 'timeout',
+    });
   });
 
   it('does not start when the deadline has passed', async () => {
@@ -303,7 +328,9 @@ describe('bodies', () => {
   });
 
   it('refuses HTML labelled image/png as unsupported media (415)', async () => {
-    routes.set('/page.png', (response) => response.writeHead(200, { 'content-type': 'image/png' }).end('<!doctype html><title>Not found</title>'));
+    routes.set('/page.png', (response) =>
+      response.writeHead(200, { 'content-type': 'image/png' }).end('<!doctype html><title>Not found</title>'),
+    );
     expect(await failure(at('/page.png'))).toMatchObject({ status: 415, code: 'unsupported_media_type', detail: 'declared image/png' });
   });
 

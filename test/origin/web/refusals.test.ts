@@ -30,7 +30,12 @@ const reached = () => origin.connections() - connectionsBefore;
 /** The fetch's HttpError (any other outcome fails the test). */
 async function refusal(url: string, options: Partial<WebFetchOptions> = {}): Promise<HttpError> {
   const parsed = new URL(url);
-  const error = await fetchWebSource(parsed, { allowedHosts: [parsed.hostname], maxBytes: 1 << 20, signal: AbortSignal.timeout(5_000), ...options }).then(
+  const error = await fetchWebSource(parsed, {
+    allowedHosts: [parsed.hostname],
+    maxBytes: 1 << 20,
+    signal: AbortSignal.timeout(5_000),
+    ...options,
+  }).then(
     (result) => result,
     (failure: unknown) => failure,
   );
@@ -103,16 +108,35 @@ describe('a refused address is never connected to', () => {
   });
 
   it('refuses an allow-listed name that resolves to a refused address, reaching nothing', async () => {
-    const answers = ['127.0.0.1', '::1', '0.0.0.0', '::', '::ffff:127.0.0.1', '10.0.0.1', '169.254.169.254', 'fd00:ec2::254', 'fe80::1%lo', '64:ff9b::7f00:1'];
+    const answers = [
+      '127.0.0.1',
+      '::1',
+      '0.0.0.0',
+      '::',
+      '::ffff:127.0.0.1',
+      '10.0.0.1',
+      '169.254.169.254',
+      'fd00:ec2::254',
+      'fe80::1%lo',
+      '64:ff9b::7f00:1',
+    ];
     for (const answer of answers) {
-      const error = await refusal(`http://images.example.com:${answer.includes(':') ? origin.port6 : origin.port}/a.png`, { resolve: resolvingTo(answer) });
-      expect([error.code, error.detail], answer).toEqual(['source_not_allowed', expect.stringContaining(`images.example.com is ${answer}`)]);
+      const error = await refusal(`http://images.example.com:${answer.includes(':') ? origin.port6 : origin.port}/a.png`, {
+        resolve: resolvingTo(answer),
+      });
+      expect([error.code, error.detail], answer).toEqual([
+        'source_not_allowed',
+        expect.stringContaining(`images.example.com is ${answer}`),
+      ]);
     }
     expect(reached()).toBe(0);
   });
 
   it('refuses a name when any one of its addresses is refused, though the others are allowed', async () => {
-    const error = await refusal(`http://images.example.com:${origin.port}/a.png`, { allowLoopback: true, resolve: resolvingTo('127.0.0.1', '10.1.2.3') });
+    const error = await refusal(`http://images.example.com:${origin.port}/a.png`, {
+      allowLoopback: true,
+      resolve: resolvingTo('127.0.0.1', '10.1.2.3'),
+    });
     expect(error.code).toBe('source_not_allowed');
     expect(error.detail).toContain('10.1.2.3');
     expect(reached()).toBe(0);
@@ -156,14 +180,23 @@ describe('the same URLs with loopback allowed (tests and the emulator only)', ()
     const loopback = [`http://2130706433:${origin.port}/a.png`, `http://0x7f.1:${origin.port}/a.png`, `http://[::1]:${origin.port6}/a.png`];
     for (const url of loopback) {
       const parsed = new URL(url);
-      const result = await fetchWebSource(parsed, { allowedHosts: [parsed.hostname], maxBytes: 1 << 20, signal: AbortSignal.timeout(5_000), allowLoopback: true });
+      const result = await fetchWebSource(parsed, {
+        allowedHosts: [parsed.hostname],
+        maxBytes: 1 << 20,
+        signal: AbortSignal.timeout(5_000),
+        allowLoopback: true,
+      });
       expect(result, url).toMatchObject({ status: 'fetched', bytes: png });
     }
     expect(reached()).toBe(loopback.length);
   });
 
   it('still refuses "this host" and IPv4-mapped loopback, which are not loopback addresses', async () => {
-    for (const url of [`http://0.0.0.0:${origin.port}/a.png`, `http://[::]:${origin.port6}/a.png`, `http://[::ffff:7f00:1]:${origin.port}/a.png`]) {
+    for (const url of [
+      `http://0.0.0.0:${origin.port}/a.png`,
+      `http://[::]:${origin.port6}/a.png`,
+      `http://[::ffff:7f00:1]:${origin.port}/a.png`,
+    ]) {
       expect((await refusal(url, { allowLoopback: true })).code, url).toBe('source_not_allowed');
     }
     expect(reached()).toBe(0);
