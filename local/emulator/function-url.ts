@@ -3,14 +3,22 @@
 // Used by the local emulator to invoke the real handler in-process.
 
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
+import type { ErrorCode } from '../../lambda/origin/errors';
+import type { Description } from '../../lambda/origin/image/describe';
 import type { FunctionUrlResponse } from '../../lambda/origin/responses';
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+}
 
 export interface OriginResponse {
   status: number;
   headers: Record<string, string>;
   body: Buffer;
-  /** The JSON body (error responses, format=json). */
-  json(): any;
+  /** The JSON body: an error's by default, or format=json's `Description` when the caller names it. */
+  json<Body extends ErrorBody | Description = ErrorBody>(): Body;
 }
 
 /** A Function URL event for `uri` (path and optional `?query`), as Lambda builds it. */
@@ -40,5 +48,5 @@ export function functionUrlEvent(uri: string, method = 'GET', headers: Record<st
 
 /** The handler's result as status, lower-case headers and body bytes. */
 export function decodeResult({ statusCode, headers, body }: FunctionUrlResponse): OriginResponse {
-  return { status: statusCode, headers, body, json: () => JSON.parse(body.toString('utf8')) };
+  return { status: statusCode, headers, body, json: <Body>() => JSON.parse(body.toString('utf8')) as Body };
 }

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri } from '../../lambda/grammar';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { describeWork, predictBytes, predictSeconds, type Work } from '../../lambda/origin/image/budget';
+import type { Description } from '../../lambda/origin/image/describe';
 import { heifHeader } from '../../lambda/origin/image/heif';
 import { openSource } from '../../lambda/origin/image/input';
 import {
@@ -175,7 +176,7 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
     });
     // A child that loads libheif is replaced after its job (heif.ts): this one was not.
     expect(hurried.transforms.pids()).toEqual([child]);
-    expect((await origin.request('/photo.heic/format=json')).json().placeholder).toMatch(/^data:image\/webp;base64,/);
+    expect((await origin.request('/photo.heic/format=json')).json<Description>().placeholder).toMatch(/^data:image\/webp;base64,/);
   });
 
   it('answers a damaged HEIC with a 422, stores nothing, and serves the next request', async () => {

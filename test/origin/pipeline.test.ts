@@ -4,6 +4,7 @@
 import sharp, { type Metadata } from 'sharp';
 import { thumbHashToApproximateAspectRatio, thumbHashToAverageRGBA } from 'thumbhash';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Description } from '../../lambda/origin/image/describe';
 import {
   ORIENTATION_CORNERS,
   alphaPng,
@@ -348,13 +349,13 @@ describe('format=json', () => {
   it('describes the source with a tiny placeholder image', async () => {
     const response = await origin.request('/alpha.png/format=json');
     expect(response.headers['content-type']).toBe('application/json');
-    const description = response.json();
+    const description = response.json<Description>();
     expect(description).toMatchObject({ width: 200, height: 200, format: 'png', hasAlpha: true, frames: 1 });
     expect(description.bytes).toBe((await alphaPng(200, 200)).length);
-    const [, data] = /^data:image\/webp;base64,(.+)$/.exec(description.placeholder)!;
+    const [, data] = /^data:image\/webp;base64,(.+)$/.exec(description.placeholder!)!;
     const placeholder = await sharp(Buffer.from(data!, 'base64')).metadata();
     expect(Math.max(placeholder.width, placeholder.height)).toBeLessThanOrEqual(16);
-    expect(description.placeholder.length).toBeLessThan(400);
+    expect(description.placeholder!.length).toBeLessThan(400);
   });
 
   it('gives a ThumbHash of the image as displayed and its dominant colour', async () => {
@@ -368,17 +369,17 @@ describe('format=json', () => {
         .jpeg()
         .toBuffer(),
     );
-    const turned = (await origin.request('/turned.jpg/format=json')).json();
-    const hash = Buffer.from(turned.thumbhash, 'base64');
+    const turned = (await origin.request('/turned.jpg/format=json')).json<Description>();
+    const hash = Buffer.from(turned.thumbhash!, 'base64');
     expect(hash.length).toBeLessThan(40);
     // ThumbHash keeps the aspect ratio in steps of sevenths: 7/5 for 3:2.
     expect(thumbHashToApproximateAspectRatio(hash)).toBeCloseTo(7 / 5, 5);
-    const blue = (await origin.request('/blue.jpg/format=json')).json();
+    const blue = (await origin.request('/blue.jpg/format=json')).json<Description>();
     expect(blue.dominantColor).toMatch(/^#[0-9a-f]{6}$/);
     const channels = (colour: string) => [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16));
-    channels(blue.dominantColor).forEach((channel, i) => expect(Math.abs(channel - [0x33, 0x66, 0xcc][i]!)).toBeLessThanOrEqual(16));
+    channels(blue.dominantColor!).forEach((channel, i) => expect(Math.abs(channel - [0x33, 0x66, 0xcc][i]!)).toBeLessThanOrEqual(16));
     // The hash's own average colour is the photo's.
-    const average = thumbHashToAverageRGBA(Buffer.from(blue.thumbhash, 'base64'));
+    const average = thumbHashToAverageRGBA(Buffer.from(blue.thumbhash!, 'base64'));
     expect([average.r * 255, average.g * 255, average.b * 255].map(Math.round)).toEqual(
       [0x33, 0x66, 0xcc].map((c) => expect.closeTo(c, -1.2)),
     );
