@@ -78,6 +78,30 @@ function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+/** The viewer's headers that have a value, each as one string (a repeated header's values joined). */
+function singleValued(request: ViewerRequest): [string, string][] {
+  return Object.entries(request.headers).flatMap(([name, value]): [string, string][] => {
+    const text = single(value);
+    return text === undefined ? [] : [[name, text]];
+  });
+}
+
+/** The headers the viewer-request function sees: the viewer's, with lower-case names. */
+function functionHeaders(request: ViewerRequest): Record<string, string> {
+  return Object.fromEntries(singleValued(request).map(([name, text]) => [name.toLowerCase(), text]));
+}
+
+/** The headers CloudFront forwards to the Lambda: the viewer's, less those that stay at the edge. */
+function lambdaHeaders(request: ViewerRequest): Record<string, string> {
+  return Object.fromEntries(singleValued(request).filter(([name]) => !EDGE_ONLY_HEADERS.includes(name)));
+}
+
+/** The viewer's URL as its path and its query (without the `?`), both still percent-encoded. */
+function splitUrl(url: string): { path: string; query: string } {
+  const queryAt = url.indexOf('?');
+  return queryAt === -1 ? { path: url, query: '' } : { path: url.slice(0, queryAt), query: url.slice(queryAt + 1) };
+}
+
 /** Whether the viewer already has this cached 200 (its If-None-Match names the ETag): a 304 then. */
 function viewerHasIt(request: ViewerRequest, response: CachedResponse): boolean {
   const etag = response.headers.etag;
@@ -110,12 +134,7 @@ export function createEmulator(options: EmulatorOptions) {
   const running = new Set<Promise<unknown>>();
 
   async function fromLambda(uri: string, query: string, request: ViewerRequest): Promise<CachedResponse> {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      const text = single(value);
-      if (text !== undefined && !EDGE_ONLY_HEADERS.includes(name)) headers[name] = text;
-    }
-    const event = functionUrlEvent(uri + (query ? '?' + query : ''), request.method, headers);
+    const event = functionUrlEvent(uri + (query ? '?' + query : ''), request.method, lambdaHeaders(request));
     // Like the streaming Lambda: the response as soon as the origin has one, its work goes on.
     const result = await new Promise<Awaited<ReturnType<OriginHandler>>>((resolve, reject) => {
       const invocation = options.origin(event, undefined, resolve).then(resolve, reject);
@@ -168,17 +187,10 @@ export function createEmulator(options: EmulatorOptions) {
   }
 
   async function serve(request: ViewerRequest): Promise<CachedResponse> {
-    const queryAt = request.url.indexOf('?');
-    const path = queryAt === -1 ? request.url : request.url.slice(0, queryAt);
-    const query = queryAt === -1 ? '' : request.url.slice(queryAt + 1);
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      const text = single(value);
-      if (text !== undefined) headers[name.toLowerCase()] = text;
-    }
+    const { path, query } = splitUrl(request.url);
     // The behavior is CloudFront's first choice, from the raw path, before the function rewrites it.
     const behavior = behaviorFor(path, behaviors);
-    const result = await edgeFunction.handler(viewerEvent(path, query, { method: request.method, headers }));
+    const result = await edgeFunction.handler(viewerEvent(path, query, { method: request.method, headers: functionHeaders(request) }));
     if (isResponse(result)) {
       return answer(request, undefined, functionResponse(result), { extra: { 'x-cache': 'FunctionGeneratedResponse from cloudfront' } });
     }
