@@ -78,6 +78,62 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
   return Buffer.concat(chunks);
 }
 
+/** Answers `/_api/sign`: signs a viewer URL server-side, as an application's back end would. */
+function signPlaygroundUrl(response: ServerResponse, url: URL, settings: PlaygroundSettings) {
+  const path = url.searchParams.get('path') ?? '';
+  const query = url.searchParams.get('query') ?? '';
+  if (!settings.signingSecret) return sendJson(response, 200, { url: path + (query ? '?' + query : '') });
+  // `expires`: seconds from now the URL stops working (absent: it never does).
+  const expires = url.searchParams.get('expires');
+  if (expires !== null && !/^[1-9]\d{0,7}$/.test(expires)) {
+    return sendJson(response, 400, {
+      error: 'invalid_parameter',
+      message: `Invalid expires "${expires.slice(0, 20)}": expected whole seconds from now, 1 to 99999999.`,
+    });
+  }
+  const { key, ops } = canonicalRequest(path, splitQuery(query), settings.grammar);
+  const signature: SignatureParams = expires === null ? {} : { exp: String(Math.floor(Date.now() / 1000) + Number(expires)) };
+  const sig = signUri(signedText(key, ops, signature) as string, settings.signingSecret);
+  const scope = signature.exp === undefined ? '' : `exp=${signature.exp}&`;
+  return sendJson(response, 200, { url: `${path}?${query ? query + '&' : ''}${scope}sig=${sig}` });
+}
+
+const CLIENT_HINTS = 'Sec-CH-Width, Sec-CH-DPR, Sec-CH-Viewport-Width';
+
+/** A playground file, or the browser build of lambda/client as `client.js`. */
+async function staticFile(response: ServerResponse, name: string, clientScript: string) {
+  if (name === 'client.js') {
+    return send(response, 200, { 'content-type': contentTypeOf(name)!, 'cache-control': 'no-store' }, clientScript);
+  }
+  const path = normalize(join(PLAYGROUND, name));
+  if (!path.startsWith(PLAYGROUND)) return sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
+  try {
+    const body = await readFile(path);
+    const headers: Record<string, string> = {
+      'content-type': contentTypeOf(path) ?? 'application/octet-stream',
+      'cache-control': 'no-store',
+    };
+    // The page opts in to the client hints `width=auto` and `dpr=auto` read (same origin: no delegation needed).
+    if (name === 'index.html') headers['accept-ch'] = CLIENT_HINTS;
+    send(response, 200, headers, body);
+  } catch {
+    sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
+  }
+}
+
+/** The 421 for a request whose Host is not this emulator's. */
+function refuseForeignHost(response: ServerResponse, host: string | undefined, port: number) {
+  // Before any routing: nothing is signed, uploaded or made for a foreign page. Its body is
+  // not read, so the connection closes rather than carry the rest of it.
+  response.setHeader('connection', 'close');
+  sendJson(response, 421, {
+    error: 'misdirected_request',
+    message:
+      `The emulator answers only for ${LOOPBACK_NAMES.map((name) => `${name}:${port}`).join(', ')}, not for Host ` +
+      `${JSON.stringify(host ?? '')}: a page of another site could otherwise reach it (DNS rebinding).`,
+  });
+}
+
 export function createEmulatorServer(options: ServerOptions): Server {
   const { emulator, s3, sourceBucket, sourceBuckets, settings } = options;
 
@@ -119,56 +175,17 @@ export function createEmulatorServer(options: ServerOptions): Server {
       await options.onSourceChanged(key);
       return sendJson(response, 201, { key });
     }
-    if (url.pathname === '/_api/sign') {
-      // Signs a viewer URL server-side, as an application's back end would.
-      const path = url.searchParams.get('path') ?? '';
-      const query = url.searchParams.get('query') ?? '';
-      if (!settings.signingSecret) return sendJson(response, 200, { url: path + (query ? '?' + query : '') });
-      // `expires`: seconds from now the URL stops working (absent: it never does).
-      const expires = url.searchParams.get('expires');
-      if (expires !== null && !/^[1-9]\d{0,7}$/.test(expires)) {
-        return sendJson(response, 400, {
-          error: 'invalid_parameter',
-          message: `Invalid expires "${expires.slice(0, 20)}": expected whole seconds from now, 1 to 99999999.`,
-        });
-      }
-      const { key, ops } = canonicalRequest(path, splitQuery(query), settings.grammar);
-      const signature: SignatureParams = expires === null ? {} : { exp: String(Math.floor(Date.now() / 1000) + Number(expires)) };
-      const sig = signUri(signedText(key, ops, signature) as string, settings.signingSecret);
-      const scope = signature.exp === undefined ? '' : `exp=${signature.exp}&`;
-      return sendJson(response, 200, { url: `${path}?${query ? query + '&' : ''}${scope}sig=${sig}` });
-    }
+    if (url.pathname === '/_api/sign') return signPlaygroundUrl(response, url, settings);
     return sendJson(response, 404, { error: 'not_found', message: 'No such playground API.' });
-  }
-
-  const CLIENT_HINTS = 'Sec-CH-Width, Sec-CH-DPR, Sec-CH-Viewport-Width';
-
-  async function staticFile(response: ServerResponse, name: string) {
-    if (name === 'client.js') {
-      return send(response, 200, { 'content-type': contentTypeOf(name)!, 'cache-control': 'no-store' }, options.clientScript);
-    }
-    const path = normalize(join(PLAYGROUND, name));
-    if (!path.startsWith(PLAYGROUND)) return sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
-    try {
-      const body = await readFile(path);
-      const headers: Record<string, string> = {
-        'content-type': contentTypeOf(path) ?? 'application/octet-stream',
-        'cache-control': 'no-store',
-      };
-      // The page opts in to the client hints `width=auto` and `dpr=auto` read (same origin: no delegation needed).
-      if (name === 'index.html') headers['accept-ch'] = CLIENT_HINTS;
-      send(response, 200, headers, body);
-    } catch {
-      sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
-    }
   }
 
   async function route(request: IncomingMessage, response: ServerResponse) {
     // Appended, not resolved against a base: a path such as `//evil.jpg` is a path here, not a host.
     const url = new URL('http://localhost' + (request.url ?? '/'));
     if (url.pathname === '/_health') return sendJson(response, 200, { status: 'ok' });
-    if (url.pathname === '/') return staticFile(response, 'index.html');
-    if (url.pathname.startsWith('/_playground/')) return staticFile(response, url.pathname.slice('/_playground/'.length));
+    if (url.pathname === '/') return staticFile(response, 'index.html', options.clientScript);
+    if (url.pathname.startsWith('/_playground/'))
+      return staticFile(response, url.pathname.slice('/_playground/'.length), options.clientScript);
     if (url.pathname.startsWith('/_api/')) return api(request, response, url);
     const answer = await emulator.serve({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers });
     send(response, answer.status, answer.headers, answer.body);
@@ -176,17 +193,7 @@ export function createEmulatorServer(options: ServerOptions): Server {
 
   const server = createServer((request, response) => {
     const { port } = server.address() as AddressInfo;
-    if (!isOwnHost(request.headers.host, port)) {
-      // Before any routing: nothing is signed, uploaded or made for a foreign page. Its body is
-      // not read, so the connection closes rather than carry the rest of it.
-      response.setHeader('connection', 'close');
-      return sendJson(response, 421, {
-        error: 'misdirected_request',
-        message:
-          `The emulator answers only for ${LOOPBACK_NAMES.map((name) => `${name}:${port}`).join(', ')}, not for Host ` +
-          `${JSON.stringify(request.headers.host ?? '')}: a page of another site could otherwise reach it (DNS rebinding).`,
-      });
-    }
+    if (!isOwnHost(request.headers.host, port)) return refuseForeignHost(response, request.headers.host, port);
     route(request, response).catch((error: unknown) => {
       if (isGrammarError(error)) return sendJson(response, 400, { error: error.code, message: error.message });
       console.error('[emulator]', error);
