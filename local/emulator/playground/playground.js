@@ -277,16 +277,22 @@ function errorBox(title, code, message) {
   ]);
 }
 
-async function showServiceError(frame, measurement) {
-  let code = '';
-  let message = '';
+/** The error body's code and message; the message says so when the body is not the contract's `{ error, message }`. */
+async function serviceErrorBody(measurement) {
+  let body;
   try {
-    const body = JSON.parse(await measurement.body.text());
-    code = body.error ?? '';
-    message = body.message ?? '';
+    body = JSON.parse(await measurement.body.text());
   } catch {
-    message = `The response was not the JSON error body the contract promises (${measurement.contentType || 'no Content-Type'}).`;
+    body = undefined;
   }
+  const code = typeof body?.error === 'string' ? body.error : '';
+  if (typeof body?.message === 'string') return { code, message: body.message };
+  const contentType = measurement.contentType || 'no Content-Type';
+  return { code, message: `The response was not the JSON error body the contract promises (${contentType}).` };
+}
+
+async function showServiceError(frame, measurement) {
+  const { code, message } = await serviceErrorBody(measurement);
   const title = `${measurement.status} ${STATUS_TEXT[measurement.status] ?? ''}`.trim();
   frame.replaceChildren(errorBox(title, code, message));
 }
