@@ -128,6 +128,7 @@ export async function syncStore(api: KeyValueStoreApi, kvsArn: string, desired: 
       if (attempt === MAX_ATTEMPTS) {
         throw new Error(
           `The KeyValueStore changed under every one of ${MAX_ATTEMPTS} attempts to write the deployment's entries; deploy again. (${(error as Error).message})`,
+          { cause: error },
         );
       }
       await pauseBeforeAttempt(attempt);
