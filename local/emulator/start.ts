@@ -136,19 +136,17 @@ function samples(generated: Sample[]): Upload[] {
 async function uploadAll(s3: S3Client, bucket: string, uploads: Upload[]): Promise<void> {
   for (let i = 0; i < uploads.length; i += UPLOADS_AT_ONCE) {
     await Promise.all(
-      uploads
-        .slice(i, i + UPLOADS_AT_ONCE)
-        .map((upload) =>
-          s3.send(
-            new PutObjectCommand({
-              Bucket: bucket,
-              Key: upload.key,
-              Body: upload.body(),
-              ContentLength: upload.bytes,
-              ContentType: upload.contentType,
-            }),
-          ),
+      uploads.slice(i, i + UPLOADS_AT_ONCE).map((upload) =>
+        s3.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: upload.key,
+            Body: upload.body(),
+            ContentLength: upload.bytes,
+            ContentType: upload.contentType,
+          }),
         ),
+      ),
     );
   }
 }
