@@ -147,6 +147,7 @@ export class ImageTransformerMonitoring extends Construct {
 
   // ---------------------------------------------------------------- alarms
 
+  // eslint-disable-next-line max-lines-per-function -- a declarative list of alarms, each with its threshold's reason, that reads best whole
   private createAlarms(): ImageTransformerAlarms {
     const { props } = this;
     const t = ALARM_THRESHOLDS;
@@ -302,6 +303,7 @@ export class ImageTransformerMonitoring extends Construct {
 
   // ---------------------------------------------------------------- dashboard
 
+  // eslint-disable-next-line max-lines-per-function -- a declarative list of the dashboard's widgets, in the order they are shown, that reads best whole
   private createDashboard(): cloudwatch.Dashboard {
     const { props } = this;
     const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {

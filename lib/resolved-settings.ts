@@ -117,20 +117,29 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings> {
 
 /** Applies the defaults to `props`, checks them, and derives the values the parts share. */
 export function resolveSettings(scope: IConstruct, props: ImageTransformerProps): ResolvedSettings {
+  const urls = resolveUrls(props);
+  const originTimes = resolveOriginTimes(props);
+  return {
+    ...urls,
+    ...resolveSources(props),
+    ...originTimes,
+    ...resolveOriginLimits(props),
+    ...resolveOriginConcurrency(props),
+    ...resolveOperations(scope, props),
+    ...resolveStorage(props),
+    ...resolveCloudFront(props),
+    ...invalidationTimes(originTimes, urls.eagerPresets),
+    originFunctionProps: props.originFunctionProps ?? {},
+    distributionProps: props.distributionProps ?? {},
+  };
+}
+
+/** The URL grammar, the watermarks it names, and signing: what the edge enforces and warming requests follow. */
+function resolveUrls(
+  props: ImageTransformerProps,
+): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'avif' | 'signing' | 'eagerPresets' | 'eagerSigningSecret'> {
   const watermarks = packageWatermarks(props.watermarks);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
-  // Each source kind's own setting, checked by its kind (lambda/origin/sources/).
-  const sources = bySourceSetting((setting) =>
-    setting.check(
-      (props[setting.name] ?? {}) as Record<string, unknown>,
-      setting.name,
-      (message) => new ImageTransformerConfigError(message),
-    ),
-  );
-  const sourceBuckets = checkSourceBuckets(props.sourceBuckets ?? {}, props.sourceBucket);
-  // A key is read from one place: no bucket's prefix may hold a site's, or the other way round.
-  const overlap = routesRefusal('sourceBuckets and webOrigins', { sourceBuckets: bucketNames(sourceBuckets), ...sources });
-  if (overlap) throw new ImageTransformerConfigError(overlap);
   const grammar: GrammarOptions = checkGrammar({
     maxDimension: props.maxDimension ?? DEFAULT_GRAMMAR_OPTIONS.maxDimension,
     sizes: props.sizes,
@@ -149,7 +158,39 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   if (props.eagerSigningSecret && !signing) {
     throw new ImageTransformerConfigError('eagerSigningSecret is only used with signing: true.');
   }
+  return {
+    grammar,
+    watermarks,
+    requireWatermark,
+    // Smaller files; the slow AVIF encode is paid once per variant.
+    avif: props.avif ?? true,
+    signing,
+    eagerPresets,
+    eagerSigningSecret: props.eagerSigningSecret,
+  };
+}
 
+/** Where the originals are read from: each source kind's setting, and the buckets by key prefix. */
+function resolveSources(props: ImageTransformerProps): SourceKindSettings & Pick<ResolvedSettings, 'sourceBucket' | 'sourceBuckets'> {
+  // Each source kind's own setting, checked by its kind (lambda/origin/sources/).
+  const sources = bySourceSetting((setting) =>
+    setting.check(
+      (props[setting.name] ?? {}) as Record<string, unknown>,
+      setting.name,
+      (message) => new ImageTransformerConfigError(message),
+    ),
+  );
+  const sourceBuckets = checkSourceBuckets(props.sourceBuckets ?? {}, props.sourceBucket);
+  // A key is read from one place: no bucket's prefix may hold a site's, or the other way round.
+  const overlap = routesRefusal('sourceBuckets and webOrigins', { sourceBuckets: bucketNames(sourceBuckets), ...sources });
+  if (overlap) throw new ImageTransformerConfigError(overlap);
+  return { ...sources, sourceBucket: props.sourceBucket, sourceBuckets };
+}
+
+/** The origin Lambda's size and timeout, its own deadline below it, and how long CloudFront waits for it. */
+function resolveOriginTimes(
+  props: ImageTransformerProps,
+): Pick<ResolvedSettings, 'memorySize' | 'timeout' | 'timeBudgetMs' | 'originReadTimeoutSeconds'> {
   // Just over one vCPU (1769 MB is one): a transform is CPU-bound.
   const memorySize = props.memorySize ?? 2048;
   checkInteger('memorySize', memorySize, 128, 10240);
@@ -163,7 +204,13 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   // A cold start's init phase (loading sharp) comes on top of the Lambda timeout;
   // 120 s is CloudFront's default quota for an origin's response timeout.
   const originReadTimeoutSeconds = Math.min(120, timeoutSeconds + 10);
+  return { memorySize, timeout, timeBudgetMs, originReadTimeoutSeconds };
+}
 
+/** What the origin accepts and how its answers are cached: its number limits, SVG policy, Cache-Control and failure TTL. */
+function resolveOriginLimits(
+  props: ImageTransformerProps,
+): Pick<ResolvedSettings, 'limits' | 'svgPolicy' | 'cacheControl' | 'browserMaxAgeSeconds' | 'failureTtlSeconds'> {
   // The origin's own defaults (lambda/origin/config.ts): a deploy and the local emulator agree.
   const limits = Object.fromEntries(
     Object.entries(NUMBER_SETTINGS).map(([name, setting]) => {
@@ -178,6 +225,19 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   }
   const browserMaxAgeSeconds = (props.browserMaxAge ?? Duration.seconds(DEFAULT_BROWSER_MAX_AGE_SECONDS)).toSeconds();
   checkInteger('browserMaxAge (seconds)', browserMaxAgeSeconds, 0, 31_536_000);
+  return {
+    limits,
+    svgPolicy: props.svgPolicy ?? DEFAULT_LIMITS.svgPolicy,
+    cacheControl,
+    browserMaxAgeSeconds,
+    failureTtlSeconds: (props.failureTtl ?? Duration.seconds(DEFAULT_FAILURE_TTL_SECONDS)).toSeconds(),
+  };
+}
+
+/** The origin's concurrency: a fixed reservation, or the deploy-time cap; and what is kept warm. */
+function resolveOriginConcurrency(
+  props: ImageTransformerProps,
+): Pick<ResolvedSettings, 'reservedConcurrency' | 'provisionedConcurrency' | 'concurrencyCap'> {
   checkInteger('originReservedConcurrency', props.originReservedConcurrency, 1, 100_000);
   checkInteger('originProvisionedConcurrency', props.originProvisionedConcurrency, 1, 100_000);
   if (props.originConcurrencyCap !== undefined && props.originReservedConcurrency !== undefined) {
@@ -198,7 +258,29 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   // A fixed reservation needs no cap; `false` is a cap of 0, which removes any reservation the cap made.
   const cap = props.originConcurrencyCap ?? DEFAULT_ORIGIN_CONCURRENCY_CAP;
   const concurrencyCap = props.originReservedConcurrency !== undefined ? undefined : cap === false ? 0 : cap;
+  return {
+    reservedConcurrency: props.originReservedConcurrency,
+    provisionedConcurrency: props.originProvisionedConcurrency,
+    concurrencyCap,
+  };
+}
 
+/** Metrics, dashboard, alarms and canary deployments: on by default, so problems are seen, alarmed and rolled back without setup. */
+function resolveOperations(
+  scope: IConstruct,
+  props: ImageTransformerProps,
+): Pick<
+  ResolvedSettings,
+  | 'originMetrics'
+  | 'metricsNamespace'
+  | 'dashboard'
+  | 'alarms'
+  | 'alarmTopic'
+  | 'alarmEmail'
+  | 'cloudFrontAdditionalMetrics'
+  | 'canaryDeployments'
+  | 'deploymentConfig'
+> {
   // Two deployments in one account and region need two namespaces: the stack name tells them apart.
   const metricsNamespace = props.metricsNamespace ?? `EdgeImageTransformer/${Stack.of(scope).stackName}`;
   if (
@@ -224,12 +306,59 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
   if (props.deploymentConfig && !canaryDeployments) {
     throw new ImageTransformerConfigError('deploymentConfig is only used with canaryDeployments: true.');
   }
+  return {
+    originMetrics: props.metrics ?? true,
+    metricsNamespace,
+    dashboard: props.dashboard ?? true,
+    alarms,
+    alarmTopic: props.alarmTopic,
+    alarmEmail: props.alarmEmail,
+    cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
+    canaryDeployments,
+    // A bad version meets a tenth of the misses for five minutes, alarms watching, before all of them.
+    deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+  };
+}
 
+/** How long variants, access logs and log groups are kept, and what deleting the stack deletes. */
+function resolveStorage(
+  props: ImageTransformerProps,
+): Pick<
+  ResolvedSettings,
+  'variantExpirationDays' | 'accessLogging' | 'accessLogDays' | 'removalPolicy' | 'autoDeleteObjects' | 'logRetention'
+> {
   // Variants nobody asks for again stop costing storage; one still asked for is made again.
   const variantExpirationDays = (props.variantExpiration ?? Duration.days(90)).toDays();
   checkInteger('variantExpiration (days)', variantExpirationDays, 1, 36_500);
   const accessLogDays = (props.accessLogExpiration ?? Duration.days(90)).toDays();
   checkInteger('accessLogExpiration (days)', accessLogDays, 1, 36_500);
+  return {
+    variantExpirationDays,
+    accessLogging: props.accessLogging ?? true,
+    accessLogDays,
+    // Deleting a stack must not delete anyone's images or logs unless asked to.
+    removalPolicy: props.autoDeleteObjects ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    autoDeleteObjects: props.autoDeleteObjects ?? false,
+    // Long enough to investigate an incident; CloudWatch's own default keeps logs forever.
+    logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+  };
+}
+
+/** The distribution's settings: its domain and certificate, CORS, how long it caches a refusal, and what guards it. */
+function resolveCloudFront(
+  props: ImageTransformerProps,
+): Pick<
+  ResolvedSettings,
+  | 'domainNames'
+  | 'certificate'
+  | 'priceClass'
+  | 'originShieldRegion'
+  | 'cors'
+  | 'clientErrorTtl'
+  | 'webAclId'
+  | 'geoRestriction'
+  | 'comment'
+> {
   // Long enough to absorb a flood of one bad URL, short enough that a source being uploaded soon shows.
   const clientErrorTtl = props.clientErrorCachingTtl ?? Duration.seconds(10);
   checkInteger('clientErrorCachingTtl (seconds)', clientErrorTtl.toSeconds(), 0, 31_536_000);
@@ -255,50 +384,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
       mustBe('cors.allowOrigins', 'at least one origin, or ["*"] (for none, set cors: false)', cors.allowOrigins),
     );
   }
-
-  // Purging and invalidating take seconds, twice: the second time once a miss that read
-  // the old source must be over (the origin's timeout, and a margin for its answer to
-  // reach CloudFront). Warming eager presets waits for the origin: one request per
-  // preset and negotiable format (3 Accept headers), 4 at a time
-  // (lambda/invalidate/warm.ts), each up to the origin's read timeout.
-  const settleSeconds = timeoutSeconds + 5;
-  const warmTimeoutSeconds = originReadTimeoutSeconds + 5;
-  const warmRounds = Math.ceil((eagerPresets.length * 3) / 4);
-  // 900 s is Lambda's longest timeout.
-  const invalidationTimeoutSeconds = Math.min(900, 60 + settleSeconds + warmRounds * warmTimeoutSeconds);
-
   return {
-    grammar,
-    watermarks,
-    requireWatermark,
-    ...sources,
-    // Smaller files; the slow AVIF encode is paid once per variant.
-    avif: props.avif ?? true,
-    signing,
-    eagerPresets,
-    eagerSigningSecret: props.eagerSigningSecret,
-    sourceBucket: props.sourceBucket,
-    sourceBuckets,
-    variantExpirationDays,
-    accessLogging: props.accessLogging ?? true,
-    accessLogDays,
-    // Deleting a stack must not delete anyone's images or logs unless asked to.
-    removalPolicy: props.autoDeleteObjects ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    autoDeleteObjects: props.autoDeleteObjects ?? false,
-    // Long enough to investigate an incident; CloudWatch's own default keeps logs forever.
-    logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
-    memorySize,
-    timeout,
-    timeBudgetMs,
-    originReadTimeoutSeconds,
-    failureTtlSeconds: (props.failureTtl ?? Duration.seconds(DEFAULT_FAILURE_TTL_SECONDS)).toSeconds(),
-    limits,
-    svgPolicy: props.svgPolicy ?? DEFAULT_LIMITS.svgPolicy,
-    cacheControl,
-    browserMaxAgeSeconds,
-    reservedConcurrency: props.originReservedConcurrency,
-    provisionedConcurrency: props.originProvisionedConcurrency,
-    concurrencyCap,
     domainNames,
     certificate: props.certificate,
     priceClass: props.priceClass ?? cloudfront.PriceClass.PRICE_CLASS_ALL,
@@ -308,21 +394,24 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     webAclId: props.webAclId,
     geoRestriction: props.geoRestriction,
     comment: props.comment ?? 'edge-image-transformer',
-    settleSeconds,
-    warmTimeoutSeconds,
-    invalidationTimeoutSeconds,
-    // Operations are on by default: problems are seen, alarmed and rolled back without setup.
-    originMetrics: props.metrics ?? true,
-    metricsNamespace,
-    dashboard: props.dashboard ?? true,
-    alarms,
-    alarmTopic: props.alarmTopic,
-    alarmEmail: props.alarmEmail,
-    cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
-    canaryDeployments,
-    // A bad version meets a tenth of the misses for five minutes, alarms watching, before all of them.
-    deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
-    originFunctionProps: props.originFunctionProps ?? {},
-    distributionProps: props.distributionProps ?? {},
   };
+}
+
+/**
+ * The invalidation Lambda's waits. Purging and invalidating take seconds, twice: the
+ * second time once a miss that read the old source must be over (the origin's timeout,
+ * and a margin for its answer to reach CloudFront). Warming eager presets waits for the
+ * origin: one request per preset and negotiable format (3 Accept headers), 4 at a time
+ * (lambda/invalidate/warm.ts), each up to the origin's read timeout.
+ */
+function invalidationTimes(
+  origin: Pick<ResolvedSettings, 'timeout' | 'originReadTimeoutSeconds'>,
+  eagerPresets: string[],
+): Pick<ResolvedSettings, 'settleSeconds' | 'warmTimeoutSeconds' | 'invalidationTimeoutSeconds'> {
+  const settleSeconds = origin.timeout.toSeconds() + 5;
+  const warmTimeoutSeconds = origin.originReadTimeoutSeconds + 5;
+  const warmRounds = Math.ceil((eagerPresets.length * 3) / 4);
+  // 900 s is Lambda's longest timeout.
+  const invalidationTimeoutSeconds = Math.min(900, 60 + settleSeconds + warmRounds * warmTimeoutSeconds);
+  return { settleSeconds, warmTimeoutSeconds, invalidationTimeoutSeconds };
 }

@@ -47,27 +47,60 @@ const SERVER_ERROR_STATUSES = [500, 501, 502, 503, 504];
 
 /** Creates in `scope`: `CachePolicy`, `OriginRequestPolicy`, `ResponseHeaders`, `Distribution`. */
 export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfront.Distribution {
+  const deliveryOrigins = buildOrigins(props);
+  const behavior = {
+    viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+    allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+    cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
+    cachePolicy: buildCachePolicy(scope),
+    originRequestPolicy: buildOriginRequestPolicy(scope),
+    responseHeadersPolicy: buildResponseHeadersPolicy(scope, props),
+    // Images are already compressed; format=json answers are a few hundred bytes.
+    compress: false,
+    functionAssociations: [
+      { function: props.edgeFunctions.viewerRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
+      { function: props.edgeFunctions.viewerResponse, eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE },
+    ],
+  };
+  const distribution = buildDistribution(scope, props, deliveryOrigins, behavior);
+  moveCloudFrontPermissionsToAlias(scope, props);
+  acknowledgeDistributionFindings(distribution, props);
+  return distribution;
+}
+
+/** CloudFront's two ways to the variants: the origin group (cache bucket, then the Lambda) and the Lambda alone. */
+interface DeliveryOrigins {
+  readonly cacheBucketThenFunction: cloudfront.IOrigin;
+  readonly functionUrl: cloudfront.IOrigin;
+}
+
+function buildOrigins(props: DeliveryProps): DeliveryOrigins {
   const shield = props.originShieldRegion ? { originShieldRegion: props.originShieldRegion } : {};
-  const functionUrlOrigin = origins.FunctionUrlOrigin.withOriginAccessControl(props.originFunctionUrl, {
+  const functionUrl = origins.FunctionUrlOrigin.withOriginAccessControl(props.originFunctionUrl, {
     readTimeout: Duration.seconds(props.originReadTimeoutSeconds),
     ...shield,
   });
-  const origin = new origins.OriginGroup({
+  const cacheBucketThenFunction = new origins.OriginGroup({
     primaryOrigin: origins.S3BucketOrigin.withOriginAccessControl(props.cacheBucket, {
       originAccessLevels: [cloudfront.AccessLevel.READ],
       ...shield,
     }),
-    fallbackOrigin: functionUrlOrigin,
+    fallbackOrigin: functionUrl,
     // Failover is judged on the primary's answer only. S3 behind OAC says 403 (or 404
     // with list access) for a variant not made yet: that is the one reason to go to the
     // Lambda. An S3 5xx is not: the Lambda is the last origin, it needs S3 too, and
     // sending a storage hiccup to it would multiply the load and the cost.
     fallbackStatusCodes: [403, 404],
   });
+  return { cacheBucketThenFunction, functionUrl };
+}
 
-  // The cache key is the canonical URI alone: the edge function has put everything
-  // that matters (what Accept allows, as accept=avif|webp, included) into the path.
-  const cachePolicy = new cloudfront.CachePolicy(scope, 'CachePolicy', {
+/**
+ * The cache key is the canonical URI alone: the edge function has put everything
+ * that matters (what Accept allows, as accept=avif|webp, included) into the path.
+ */
+function buildCachePolicy(scope: Construct): cloudfront.CachePolicy {
+  return new cloudfront.CachePolicy(scope, 'CachePolicy', {
     comment: 'edge-image-transformer: canonical URI only',
     queryStringBehavior: cloudfront.CacheQueryStringBehavior.none(),
     headerBehavior: cloudfront.CacheHeaderBehavior.none(),
@@ -78,25 +111,31 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
     defaultTtl: Duration.days(1),
     maxTtl: Duration.days(365),
   });
+}
 
-  // One origin request policy serves both origins of the group. The managed
-  // ALL_VIEWER_EXCEPT_HOST_HEADER would also send every viewer header to S3, where
-  // headers such as x-amz-server-side-encryption-customer-* turn a cached variant
-  // into an error that CloudFront then caches for everyone under the same key.
-  // Neither origin needs a viewer header (what Accept allows is in the URI), and
-  // the Function URL needs the Host header NOT forwarded (OAC signs for its own host),
-  // which sending no headers guarantees. Query strings are forwarded: the edge keeps
-  // only the contract's parameters, and the origin uses them to redirect a variant
-  // too large to return inline.
-  const originRequestPolicy = new cloudfront.OriginRequestPolicy(scope, 'OriginRequestPolicy', {
+/**
+ * One origin request policy serves both origins of the group. The managed
+ * ALL_VIEWER_EXCEPT_HOST_HEADER would also send every viewer header to S3, where
+ * headers such as x-amz-server-side-encryption-customer-* turn a cached variant
+ * into an error that CloudFront then caches for everyone under the same key.
+ * Neither origin needs a viewer header (what Accept allows is in the URI), and
+ * the Function URL needs the Host header NOT forwarded (OAC signs for its own host),
+ * which sending no headers guarantees. Query strings are forwarded: the edge keeps
+ * only the contract's parameters, and the origin uses them to redirect a variant
+ * too large to return inline.
+ */
+function buildOriginRequestPolicy(scope: Construct): cloudfront.OriginRequestPolicy {
+  return new cloudfront.OriginRequestPolicy(scope, 'OriginRequestPolicy', {
     comment: 'edge-image-transformer: no viewer headers or cookies; the edge-filtered query',
     headerBehavior: cloudfront.OriginRequestHeaderBehavior.none(),
     cookieBehavior: cloudfront.OriginRequestCookieBehavior.none(),
     queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
   });
+}
 
+function buildResponseHeadersPolicy(scope: Construct, props: DeliveryProps): cloudfront.ResponseHeadersPolicy {
   const cors = props.cors;
-  const responseHeadersPolicy = new cloudfront.ResponseHeadersPolicy(scope, 'ResponseHeaders', {
+  return new cloudfront.ResponseHeadersPolicy(scope, 'ResponseHeaders', {
     comment: 'edge-image-transformer: CORS, nosniff, Vary: Accept',
     ...(cors
       ? {
@@ -118,25 +157,18 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
     // S3 details that are nobody's business.
     removeHeaders: ['x-amz-meta-source-etag', 'x-amz-server-side-encryption'],
   });
+}
 
-  const behavior = {
-    viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-    allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
-    cachedMethods: cloudfront.CachedMethods.CACHE_GET_HEAD,
-    cachePolicy,
-    originRequestPolicy,
-    responseHeadersPolicy,
-    // Images are already compressed; format=json answers are a few hundred bytes.
-    compress: false,
-    functionAssociations: [
-      { function: props.edgeFunctions.viewerRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
-      { function: props.edgeFunctions.viewerResponse, eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE },
-    ],
-  };
+function buildDistribution(
+  scope: Construct,
+  props: DeliveryProps,
+  deliveryOrigins: DeliveryOrigins,
+  behavior: Omit<cloudfront.BehaviorOptions, 'origin'>,
+): cloudfront.Distribution {
   const customDomain = props.domainNames.length > 0;
-  const distribution = new cloudfront.Distribution(scope, 'Distribution', {
+  return new cloudfront.Distribution(scope, 'Distribution', {
     comment: props.comment,
-    defaultBehavior: { origin, ...behavior },
+    defaultBehavior: { origin: deliveryOrigins.cacheBucketThenFunction, ...behavior },
     // A source whose variants change in place (a web site's) cannot be answered by the cache
     // bucket: the Lambda serves what it stored while it is current and asks the source after that.
     additionalBehaviors: Object.fromEntries(
@@ -144,7 +176,10 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
         .filter((planned) => planned.pathPattern !== '*')
         .map((planned) => [
           planned.pathPattern,
-          { origin: planned.origins.includes('cache-bucket') ? origin : functionUrlOrigin, ...behavior },
+          {
+            origin: planned.origins.includes('cache-bucket') ? deliveryOrigins.cacheBucketThenFunction : deliveryOrigins.functionUrl,
+            ...behavior,
+          },
         ]),
     ),
     httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
@@ -166,10 +201,14 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
     ...(props.geoRestriction ? { geoRestriction: props.geoRestriction } : {}),
     ...props.distributionProps,
   });
+}
 
-  // FunctionUrlOrigin.withOriginAccessControl grants CloudFront lambda:InvokeFunctionUrl and
-  // lambda:InvokeFunction (InvokedViaFunctionUrl) on the URL's FunctionArn attribute. A URL
-  // on an alias is invoked as the alias, so the grants must name the alias: say so plainly.
+/**
+ * FunctionUrlOrigin.withOriginAccessControl grants CloudFront lambda:InvokeFunctionUrl and
+ * lambda:InvokeFunction (InvokedViaFunctionUrl) on the URL's FunctionArn attribute. A URL
+ * on an alias is invoked as the alias, so the grants must name the alias: say so plainly.
+ */
+function moveCloudFrontPermissionsToAlias(scope: Construct, props: DeliveryProps): void {
   for (const child of scope.node.findAll()) {
     if (
       child instanceof lambda.CfnPermission &&
@@ -179,9 +218,6 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
       child.functionName = props.originAlias.functionArn;
     }
   }
-
-  acknowledgeDistributionFindings(distribution, props);
-  return distribution;
 }
 
 /** The distribution's deliberate cdk-nag findings, each with its reason. */

@@ -76,7 +76,6 @@ function shellQuote(text: string): string {
 /** Creates the origin in `scope`: `OriginLogs`, `OriginRole`, `OriginFunction`, `OriginLive` and its URL, the concurrency cap. */
 export function buildOriginFunction(scope: Construct, props: OriginFunctionProps): OriginFunction {
   const { sourceBucket, sourceBuckets, cacheBucket, plan } = props;
-  const prefixBuckets = Object.values(sourceBuckets);
   const buckets = { sourceBucket: sourceBucket.bucketName, sourceBuckets: bucketNames(sourceBuckets), cacheBucket: cacheBucket.bucketName };
   // The faces of a source are remembered beside its variants, whatever its key (face-memory.ts).
   const ownRecords = [FAILURES_PREFIX, ...recordPrefixes(plan.routes(buckets)), '*' + FACES_SEGMENT];
@@ -86,6 +85,55 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     'edge-image-transformer origin: read sources, write variants, write its own logs',
     props,
   );
+  grantOriginAccess(role, props, ownRecords);
+
+  const originFunction = new nodejs.NodejsFunction(scope, 'OriginFunction', {
+    description: 'edge-image-transformer origin: makes a missing variant with sharp',
+    entry: lambdaEntry('origin'),
+    ...PROJECT_FUNCTION,
+    memorySize: props.memorySize,
+    timeout: props.timeout,
+    role,
+    logGroup,
+    reservedConcurrentExecutions: props.reservedConcurrency,
+    environment: originEnvironment(plan.origin(buckets), plan.originMetrics),
+    bundling: originBundling(props.watermarks),
+    ...props.originFunctionProps,
+  });
+
+  // CloudFront reaches the origin through the live alias, never $LATEST: each deployment
+  // publishes a version, and the alias moves to it (in a canary, CodeDeploy moves it).
+  const version = originFunction.currentVersion;
+  const alias = new lambda.Alias(scope, 'OriginLive', {
+    aliasName: ORIGIN_ALIAS_NAME,
+    version,
+    description: 'edge-image-transformer origin: the version CloudFront invokes',
+    ...(props.provisionedConcurrency ? { provisionedConcurrentExecutions: props.provisionedConcurrency } : {}),
+  });
+  const concurrencyCap =
+    props.concurrencyCap === undefined
+      ? undefined
+      : buildConcurrencyCap(scope, {
+          ...props,
+          cap: props.concurrencyCap,
+          floor: props.provisionedConcurrency ?? 0,
+          originFunction,
+          originVersion: version,
+        });
+  const functionUrl = alias.addFunctionUrl({
+    authType: lambda.FunctionUrlAuthType.AWS_IAM,
+    // Streamed: the viewer gets the variant before the invocation stores it (lambda/origin/index.ts).
+    invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
+  });
+
+  acknowledgeOriginFindings(scope, role, props, ownRecords);
+  return { function: originFunction, version, alias, functionUrl, ...(concurrencyCap ? { concurrencyCap } : {}) };
+}
+
+/** The origin role's S3 (and KMS) access: read the sources, write the variants, read back its own records under `ownRecords`. */
+function grantOriginAccess(role: iam.Role, props: OriginFunctionProps, ownRecords: string[]): void {
+  const { sourceBucket, cacheBucket } = props;
+  const prefixBuckets = Object.values(props.sourceBuckets);
   role.addToPolicy(
     new iam.PolicyStatement({
       sid: 'ReadSources',
@@ -118,85 +166,55 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     }),
   );
   for (const bucket of [sourceBucket, ...prefixBuckets]) bucket.encryptionKey?.grantDecrypt(role);
+}
 
+/** How the origin's code is bundled: minified with the SDK in it, sharp and the face detector installed for linux arm64 beside it. */
+function originBundling(watermarks: OriginFunctionProps['watermarks']): nodejs.BundlingOptions {
   const arm64SharpVersion = sharpVersion();
-  const originFunction = new nodejs.NodejsFunction(scope, 'OriginFunction', {
-    description: 'edge-image-transformer origin: makes a missing variant with sharp',
-    entry: lambdaEntry('origin'),
-    ...PROJECT_FUNCTION,
-    memorySize: props.memorySize,
-    timeout: props.timeout,
-    role,
-    logGroup,
-    reservedConcurrentExecutions: props.reservedConcurrency,
-    environment: originEnvironment(plan.origin(buckets), plan.originMetrics),
-    bundling: {
-      minify: true,
-      sourceMap: true,
-      sourcesContent: false,
-      // The AWS SDK is bundled rather than taken from the runtime: the code runs
-      // with the versions in package-lock.json that the tests ran (conditional
-      // PutObject included), not whichever SDK the runtime ships that month.
-      bundleAwsSDK: true,
-      // The SDK's ES module builds, which esbuild tree-shakes: a quarter less code
-      // to load at a cold start (`npm run bench`, "Memory and cold start").
-      mainFields: ['module', 'main'],
-      // sharp is a native module, and libheif-js reads its .wasm from beside its own file:
-      // both are installed next to the bundle, not bundled...
-      nodeModules: ['sharp', 'libheif-js'],
-      // The face detector's runtime is installed for linux-arm64 below, never for the build machine.
-      externalModules: FACE_DETECTOR_EXTERNALS,
-      commandHooks: {
-        beforeBundling: () => [],
-        beforeInstall: () => [],
-        // ...and the install above is for the build machine's platform. Reinstall it
-        // for the Lambda (linux arm64 glibc), then drop other platforms' binaries.
-        afterBundling: (_inputDir: string, outputDir: string) => [
-          // ONE command: local bundling runs each command in its own shell, from the
-          // project root, so a separate `cd` would not hold and the install would
-          // rewrite the project's own node_modules for arm64.
-          [
-            `cd ${shellQuote(outputDir)}`,
-            'test -f package.json',
-            `npm install --no-save --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc sharp@${arm64SharpVersion}`,
-            ...faceDetectorCommands(),
-            'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
-            'test -d node_modules/@img/sharp-linux-arm64',
-            'test -d node_modules/@img/sharp-libvips-linux-arm64',
-            ...packagingCommands(props.watermarks, outputDir, shellQuote),
-          ].join(' && '),
-        ],
-      },
+  return {
+    minify: true,
+    sourceMap: true,
+    sourcesContent: false,
+    // The AWS SDK is bundled rather than taken from the runtime: the code runs
+    // with the versions in package-lock.json that the tests ran (conditional
+    // PutObject included), not whichever SDK the runtime ships that month.
+    bundleAwsSDK: true,
+    // The SDK's ES module builds, which esbuild tree-shakes: a quarter less code
+    // to load at a cold start (`npm run bench`, "Memory and cold start").
+    mainFields: ['module', 'main'],
+    // sharp is a native module, and libheif-js reads its .wasm from beside its own file:
+    // both are installed next to the bundle, not bundled...
+    nodeModules: ['sharp', 'libheif-js'],
+    // The face detector's runtime is installed for linux-arm64 below, never for the build machine.
+    externalModules: FACE_DETECTOR_EXTERNALS,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      // ...and the install above is for the build machine's platform. Reinstall it
+      // for the Lambda (linux arm64 glibc), then drop other platforms' binaries.
+      afterBundling: (_inputDir: string, outputDir: string) => [
+        // ONE command: local bundling runs each command in its own shell, from the
+        // project root, so a separate `cd` would not hold and the install would
+        // rewrite the project's own node_modules for arm64.
+        [
+          `cd ${shellQuote(outputDir)}`,
+          'test -f package.json',
+          `npm install --no-save --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc sharp@${arm64SharpVersion}`,
+          ...faceDetectorCommands(),
+          'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
+          'test -d node_modules/@img/sharp-linux-arm64',
+          'test -d node_modules/@img/sharp-libvips-linux-arm64',
+          ...packagingCommands(watermarks, outputDir, shellQuote),
+        ].join(' && '),
+      ],
     },
-    ...props.originFunctionProps,
-  });
+  };
+}
 
-  // CloudFront reaches the origin through the live alias, never $LATEST: each deployment
-  // publishes a version, and the alias moves to it (in a canary, CodeDeploy moves it).
-  const version = originFunction.currentVersion;
-  const alias = new lambda.Alias(scope, 'OriginLive', {
-    aliasName: ORIGIN_ALIAS_NAME,
-    version,
-    description: 'edge-image-transformer origin: the version CloudFront invokes',
-    ...(props.provisionedConcurrency ? { provisionedConcurrentExecutions: props.provisionedConcurrency } : {}),
-  });
-  const concurrencyCap =
-    props.concurrencyCap === undefined
-      ? undefined
-      : buildConcurrencyCap(scope, {
-          ...props,
-          cap: props.concurrencyCap,
-          floor: props.provisionedConcurrency ?? 0,
-          originFunction,
-          originVersion: version,
-        });
-  const functionUrl = alias.addFunctionUrl({
-    authType: lambda.FunctionUrlAuthType.AWS_IAM,
-    // Streamed: the viewer gets the variant before the invocation stores it (lambda/origin/index.ts).
-    invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
-  });
-
-  for (const bucket of [sourceBucket, ...prefixBuckets]) {
+/** The origin role's deliberate cdk-nag findings: each wildcard on objects, with its reason. */
+function acknowledgeOriginFindings(scope: Construct, role: iam.Role, props: OriginFunctionProps, ownRecords: string[]): void {
+  const { sourceBucket, cacheBucket } = props;
+  for (const bucket of [sourceBucket, ...Object.values(props.sourceBuckets)]) {
     acknowledge(
       role,
       wildcardFinding(scope, bucket.arnForObjects('*')),
@@ -215,5 +233,4 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
       `s3:GetObject (a single action) on the cache bucket's "${prefix}" objects only, which the origin itself writes.`,
     );
   }
-  return { function: originFunction, version, alias, functionUrl, ...(concurrencyCap ? { concurrencyCap } : {}) };
 }
