@@ -29,7 +29,8 @@ function isStoredFaces(value: unknown): value is StoredFaces {
 
 /**
  * The faces remembered at `key` for the source version `etag` (awaited last,
- * so the read can start before the source's is done), or undefined: none, of
+ * so the read can start before the source's is done; it never rejects: '' for
+ * no version), or undefined: none, of
  * another version, or any trouble reading (the source is then searched again).
  */
 export async function rememberedFaces(
@@ -46,7 +47,7 @@ export async function rememberedFaces(
   } catch {
     return undefined;
   }
-  const version = await etag.catch(() => undefined);
+  const version = await etag;
   return isStoredFaces(stored) && version && stored.etag === version ? stored.faces : undefined;
 }
 
@@ -77,7 +78,11 @@ export async function rememberFaces(
 export async function recallFaces(ctx: RequestContext, key: string, fetching: Promise<Fetched>): Promise<FaceBox[] | undefined> {
   const { ops } = ctx.request;
   if (ops.position !== 'face' && ops.format !== 'json') return undefined;
-  const etag = fetching.then((fetched) => ('source' in fetched ? fetched.source.etag : ''));
+  // Handled here, whatever the record's read does: a source that cannot be fetched must not leave a rejection unheard.
+  const etag = fetching.then(
+    (fetched) => ('source' in fetched ? fetched.source.etag : ''),
+    () => '',
+  );
   const { s3, config } = ctx.services;
   return rememberedFaces(s3, config.cacheBucket, key, etag, ctx.deadline.endSignal());
 }

@@ -179,6 +179,21 @@ describe.skipIf(!photos)('each source is searched once', () => {
     expect((await origin.cachedKeys()).filter((key) => key.startsWith('tall.jpg/'))).toEqual([]);
   });
 
+  it('answers 404 for a missing source, with nothing left unhandled by the faces read beside it', async () => {
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      for (const uri of ['/no-such-photo.jpg/width=200,height=200,position=face', '/no-such-photo.jpg/format=json']) {
+        expect((await origin.request(uri)).status).toBe(404);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it('never names the record with a canonical URI', async () => {
     const response = await origin.request(`/tall.jpg/${facesKey('tall.jpg', false).slice('tall.jpg/'.length)}`);
     expect(response.status).toBe(400);
