@@ -152,20 +152,32 @@ const TAG = /<\/?[^\s/>]+(?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*\/?>/y;
 
 const localName = (qualified: string) => qualified.slice(qualified.indexOf(':') + 1);
 
+/** `sticky`'s match at `index` of `text`, or null. */
+function exec(sticky: RegExp, text: string, index: number): RegExpExecArray | null {
+  sticky.lastIndex = index;
+  return sticky.exec(text);
+}
+
 /** A start tag's attributes with those `drop` names removed; the rest kept as written. */
 function filterAttributes(tag: string, drop: (name: string) => boolean): { tag: string; dropped: number; kept: number } {
   let dropped = 0;
   let kept = 0;
-  const filtered = tag.replace(/\s+([\w.:-]+)\s*=\s*("[^"]*"|'[^']*')/g, (attribute, name: string) => {
-    if (/^(xmlns|rdf:|xml:)/.test(name)) return attribute;
-    if (drop(name)) {
+  // Read one attribute after another from where the last ended (the tag matched TAG): a global
+  // search would start again at every blank of a long run of them, in quadratic time.
+  const attribute = /\s+([\w.:-]+)\s*=\s*(?:"[^"]*"|'[^']*')/y;
+  let at = (/^<\/?[^\s/>]+/.exec(tag)?.[0] ?? '').length;
+  let filtered = tag.slice(0, at);
+  for (let match = exec(attribute, tag, at); match; match = exec(attribute, tag, at)) {
+    const name = match[1] as string;
+    at += match[0].length;
+    if (!/^(xmlns|rdf:|xml:)/.test(name) && drop(name)) {
       dropped++;
-      return '';
+      continue;
     }
-    kept++;
-    return attribute;
-  });
-  return { tag: filtered, dropped, kept };
+    if (!/^(xmlns|rdf:|xml:)/.test(name)) kept++;
+    filtered += match[0];
+  }
+  return { tag: filtered + tag.slice(at), dropped, kept };
 }
 
 /**
