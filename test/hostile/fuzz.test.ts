@@ -29,6 +29,7 @@ import {
   encodeKeyPath,
   isGrammarError,
   parseCanonicalUri,
+  POSITIONS,
   PRESET_SPELLINGS,
   signUri,
   splitQuery,
@@ -435,19 +436,7 @@ const BEFORE_STORE_NAMES = [
 const BEFORE_STORE_UNKNOWN = KNOWN_SPELLINGS.filter((name) => !BEFORE_STORE_NAMES.includes(name));
 /** The fits and positions those files know (`pad` and `face` came later, and with each the list in a bad value's message). */
 const BEFORE_STORE_FITS = ['cover', 'contain', 'fill', 'inside', 'outside'];
-const BEFORE_STORE_POSITIONS = [
-  'center',
-  'top',
-  'right',
-  'bottom',
-  'left',
-  'top-left',
-  'top-right',
-  'bottom-left',
-  'bottom-right',
-  'entropy',
-  'attention',
-];
+const BEFORE_STORE_POSITIONS: string[] = POSITIONS.filter((position) => position !== 'face');
 const BEFORE_STORE_CHOICES = new Map([
   ['fit', BEFORE_STORE_FITS],
   ['position', BEFORE_STORE_POSITIONS],

@@ -10,7 +10,14 @@
 // fails the canonical-form property, rather than agreeing with it.
 
 import fc from 'fast-check';
-import { PRESET_SPELLINGS, SIGNATURE_PARAMS, VIEWER_PARAMS, type GrammarOptions, type ViewerParams } from '../../lambda/grammar/index';
+import {
+  POSITIONS,
+  PRESET_SPELLINGS,
+  SIGNATURE_PARAMS,
+  VIEWER_PARAMS,
+  type GrammarOptions,
+  type ViewerParams,
+} from '../../lambda/grammar/index';
 
 export interface ParamCase {
   /** A valid value in its plainest spelling (a canonical URI's, where it holds one), under CASE_OPTIONS. */
@@ -173,19 +180,7 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     outOfRange: [],
   },
   position: {
-    value: choice(
-      'center',
-      'top',
-      'right',
-      'bottom',
-      'left',
-      'top-left',
-      'top-right',
-      'bottom-left',
-      'bottom-right',
-      'entropy',
-      'attention',
-    ),
+    value: choice(...POSITIONS),
     spell: anyCase,
     noOps: ['center', 'Center'],
     samples: ['center', 'top-left', 'entropy', 'attention'],
