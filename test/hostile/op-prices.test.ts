@@ -48,6 +48,12 @@ const TIME_BUDGET_MS = 15_000;
  */
 const CPU_MARGIN = 1.5;
 const OP_CPU_MARGIN = 2;
+/**
+ * What the op adds is the difference of two transforms measured one after the
+ * other, which differ by a few percent of their CPU on a busy machine whatever
+ * the op: an op priced near nothing (metadata) on a large image is allowed that.
+ */
+const MEASUREMENT_NOISE = 0.05;
 
 /** How far the measured peak may exceed the prediction: the allocator's own, and a share for what the model rounds. */
 const MEMORY_MARGIN = { mb: 16, share: 0.15 };
@@ -128,7 +134,7 @@ describe('each op and encoder at its limit: served within the budget, measured w
       expect(
         made.cpu - without.cpu,
         `${name} at ${side}px: CPU-s the op added, against its price (${priced.toFixed(2)})`,
-      ).toBeLessThanOrEqual(Math.max(priced, 0.05) * OP_CPU_MARGIN);
+      ).toBeLessThanOrEqual(Math.max(priced, 0.05) * OP_CPU_MARGIN + MEASUREMENT_NOISE * without.cpu);
     }
     if (side === MAX_DIMENSION) return;
     const larger = Math.round(side * 1.1);
