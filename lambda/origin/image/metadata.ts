@@ -170,11 +170,13 @@ function filterAttributes(tag: string, drop: (name: string) => boolean): { tag: 
   for (let match = exec(attribute, tag, at); match; match = exec(attribute, tag, at)) {
     const name = match[1] as string;
     at += match[0].length;
-    if (!/^(xmlns|rdf:|xml:)/.test(name) && drop(name)) {
+    // Namespaces and RDF's own attributes are structure: always kept, never counted.
+    const property = !/^(xmlns|rdf:|xml:)/.test(name);
+    if (property && drop(name)) {
       dropped++;
       continue;
     }
-    if (!/^(xmlns|rdf:|xml:)/.test(name)) kept++;
+    if (property) kept++;
     filtered += match[0];
   }
   return { tag: filtered + tag.slice(at), dropped, kept };
