@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../lambda/origin/config';
 import { MAX_SVG_BYTES } from '../../lambda/origin/image/input';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
-import { square, throughHandler, useBomb, type Expected } from './support';
+import { layeredSvg, square, throughHandler, type Expected } from './support';
 
 const RED = { r: 255, g: 0, b: 0 };
 const BLUE = { r: 0, g: 0, b: 255 };
@@ -433,11 +433,12 @@ describe('rasterize: bounded work', () => {
     expect(performance.now() - start).toBeLessThan(1_000);
   });
 
-  it('a <use> bomb (10^5 rectangles from 1 KB) answers 504 within the time budget, and the origin serves on', async () => {
-    // librsvg caps <use> expansion (about 500 000 references), but below the cap the
-    // drawing costs seconds of CPU; the time budget bounds the answer, not the CPU.
+  it('a <use> bomb (10^5 translucent layers from 1 KB) answers 504 within the time budget, and the origin serves on', async () => {
+    // librsvg caps <use> expansion (about 500 000 references), but below the cap the drawing
+    // costs seconds of CPU; the time budget bounds the answer, not the CPU. Each layer blends
+    // 200x200 pixels so that even a fast machine draws for far longer than the 1 s budget.
     const hurried = await createTestOrigin('svg budget', { svgPolicy: 'rasterize', timeBudgetMs: 1_000 });
-    await hurried.putSource('bomb.svg', useBomb(5), 'image/svg+xml');
+    await hurried.putSource('bomb.svg', layeredSvg(5, 200), 'image/svg+xml');
     await hurried.putSource('plain.svg', square(), 'image/svg+xml');
     const start = performance.now();
     await throughHandler(hurried, '/bomb.svg/original', { status: 504, code: 'timeout' });
