@@ -1,0 +1,41 @@
+// A dialect is another image service's URL grammar, read at the edge and
+// translated into ours, so that a URL in any dialect reaches the same
+// canonical URI, cache entry and stored variant as the native URL for the
+// same image. A dialect module only translates and verifies; the generated
+// function around it then runs the native grammar on what it returns.
+
+/** Dialects a deployment can switch on (setting `dialects`, `npm start -- --dialect <name>`). */
+export const DIALECTS = ['dit', 'imgix', 'cloudflare'] as const;
+export type DialectName = (typeof DIALECTS)[number];
+
+/**
+ * The grammars an edge function can be generated for: ours, and one per dialect
+ * grammar (`dit` is two: DIT's base64 JSON requests and its Thumbor paths).
+ */
+export type EdgeGrammar = 'native' | 'dit-json' | 'thumbor' | 'imgix' | 'cloudflare';
+
+/** A viewer's request as a dialect reads it: the URI as sent (still percent-encoded) and the query's decoded pairs, in order. */
+export interface DialectRequest {
+  uri: string;
+  pairs: [string, string][];
+}
+
+/** The same request in the native grammar: the source key (decoded) and native parameter pairs, as a native URL's query would give them. */
+export interface NativeRequest {
+  key: string;
+  pairs: [string, string][];
+}
+
+/** How a dialect's signature checks out against the deployment's secrets. */
+export type SignatureCheck = 'valid' | 'unsigned' | 'invalid' | 'expired';
+
+export interface Dialect {
+  /**
+   * The request in the native grammar. An operation we lack or a value we cannot
+   * honour throws the grammar's error (`grammarError('invalid_parameter', ...)`)
+   * with a message naming the dialect and the operation, never a different image.
+   */
+  translate(request: DialectRequest): NativeRequest;
+  /** The dialect's own signature scheme, checked with the store's secrets, for deployments that sign. */
+  verify(request: DialectRequest, secrets: string[], nowSeconds: number): SignatureCheck;
+}
