@@ -1,9 +1,9 @@
 // The custom resource that caps the origin's concurrency at deploy time
 // (lib/image-transformer.ts): reads the account's settings, reserves what
-// sizing.ts decides on the origin function, and answers CloudFormation with
-// the decision as the attribute `Message` (a stack output). It runs again
-// with every new origin version, so the cap is re-applied after each update
-// of the function.
+// sizing.ts decides on the origin function, and returns the decision as the
+// attribute `Message` (a stack output) for CDK's Provider framework to answer
+// CloudFormation with. It runs again with every new origin version, so the
+// cap is re-applied after each update of the function.
 //
 // Delete does nothing: it comes either with the stack's deletion (the
 // function goes too) or when an explicit originReservedConcurrency takes
@@ -16,7 +16,7 @@ import {
   LambdaClient,
   PutFunctionConcurrencyCommand,
 } from '@aws-sdk/client-lambda';
-import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import type { CdkCustomResourceEvent } from 'aws-lambda';
 import { customResourceHandler } from '../common/custom-resource';
 import { originConcurrencyCap, type AccountConcurrency, type CapDecision } from './sizing';
 
@@ -67,26 +67,19 @@ export async function applyCap(api: ConcurrencyApi, properties: CapProperties): 
   return decision;
 }
 
-export function createCapHandler(api: ConcurrencyApi, fetchFn: typeof fetch = fetch) {
-  return customResourceHandler(
-    'origin_concurrency_cap',
-    {
-      deleted: 'Deleted; the reservation is left to the function or its deletion.',
-      async apply(properties) {
-        const decision = await applyCap(api, properties as unknown as CapProperties);
-        return {
-          log: { reserve: decision.reserve ?? null, message: decision.message },
-          data: { Message: decision.message, ReservedConcurrency: String(decision.reserve ?? 'none') },
-        };
-      },
-    },
-    fetchFn,
-  );
+export function createCapHandler(api: ConcurrencyApi) {
+  return customResourceHandler('origin_concurrency_cap', async (properties) => {
+    const decision = await applyCap(api, properties as unknown as CapProperties);
+    return {
+      log: { reserve: decision.reserve ?? null, message: decision.message },
+      data: { Message: decision.message, ReservedConcurrency: String(decision.reserve ?? 'none') },
+    };
+  });
 }
 
 let handle: ReturnType<typeof createCapHandler> | undefined;
 
-export async function handler(event: CloudFormationCustomResourceEvent): Promise<void> {
+export function handler(event: CdkCustomResourceEvent) {
   handle ??= createCapHandler(lambdaConcurrencyApi(new LambdaClient({})));
-  await handle(event);
+  return handle(event);
 }

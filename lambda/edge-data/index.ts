@@ -19,7 +19,7 @@ import {
   UpdateKeysCommand,
   type CloudFrontKeyValueStoreClientConfig,
 } from '@aws-sdk/client-cloudfront-keyvaluestore';
-import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import type { CdkCustomResourceEvent } from 'aws-lambda';
 import { customResourceHandler } from '../common/custom-resource';
 import { desiredEntries, syncStore, type KeyValueStoreApi, type SyncOutcome } from './sync';
 
@@ -64,28 +64,19 @@ const summary = (outcome: SyncOutcome) =>
   (outcome.attempts > 1 ? ` (the store changed during the deploy; written on attempt ${outcome.attempts})` : '') +
   '; other keys untouched.';
 
-/** The handler; on Update, the previous deploy's data is kept (desiredEntries) for the function being replaced. */
-export function createEdgeDataHandler(api: KeyValueStoreApi, fetchFn: typeof fetch = fetch) {
-  return (event: CloudFormationCustomResourceEvent) => {
+/** The onEvent handler; on Update, the previous deploy's data is kept (desiredEntries) for the function being replaced. */
+export function createEdgeDataHandler(api: KeyValueStoreApi) {
+  return customResourceHandler('edge_data', async (properties, event) => {
     const previous = event.RequestType === 'Update' ? (event.OldResourceProperties as unknown as EdgeDataProperties).Entries : undefined;
-    return customResourceHandler(
-      'edge_data',
-      {
-        deleted: "Deleted; the store's entries are left to the store's own deletion.",
-        async apply(properties) {
-          const { KeyValueStoreArn, Entries } = properties as unknown as EdgeDataProperties;
-          const outcome = await syncStore(api, KeyValueStoreArn, desiredEntries(Entries ?? {}, previous));
-          return { log: { ...outcome }, data: { Message: summary(outcome) } };
-        },
-      },
-      fetchFn,
-    )(event);
-  };
+    const { KeyValueStoreArn, Entries } = properties as unknown as EdgeDataProperties;
+    const outcome = await syncStore(api, KeyValueStoreArn, desiredEntries(Entries ?? {}, previous));
+    return { log: { ...outcome }, data: { Message: summary(outcome) } };
+  });
 }
 
 let handle: ReturnType<typeof createEdgeDataHandler> | undefined;
 
-export async function handler(event: CloudFormationCustomResourceEvent): Promise<void> {
+export function handler(event: CdkCustomResourceEvent) {
   handle ??= createEdgeDataHandler(keyValueStoreApi());
-  await handle(event);
+  return handle(event);
 }

@@ -21,7 +21,7 @@ export interface ConcurrencyCapProps extends Pick<ResolvedSettings, 'logRetentio
   readonly originVersion: lambda.IVersion;
 }
 
-/** Creates in `scope`: `ConcurrencyCapLogs`, `ConcurrencyCapRole`, `ConcurrencyCapFunction`, `OriginConcurrencyCap`. */
+/** Creates in `scope`: `ConcurrencyCapHandler` and the Provider framework's Lambda (customResourceProvider), `OriginConcurrencyCap`. */
 export function buildConcurrencyCap(scope: Construct, props: ConcurrencyCapProps): CustomResource {
   const { provider, role } = customResourceProvider(scope, 'ConcurrencyCap', {
     ...props,
@@ -50,7 +50,7 @@ export function buildConcurrencyCap(scope: Construct, props: ConcurrencyCapProps
       'it is account-level and takes no resource ARN.',
   );
   return new CustomResource(scope, 'OriginConcurrencyCap', {
-    serviceToken: provider.functionArn,
+    serviceToken: provider.serviceToken,
     resourceType: 'Custom::OriginConcurrencyCap',
     properties: {
       FunctionName: props.originFunction.functionName,

@@ -18,7 +18,7 @@ export interface EdgeDataProps extends Pick<ResolvedSettings, 'logRetention' | '
   readonly entries: Record<string, string>;
 }
 
-/** Creates in `scope`: `EdgeDataLogs`, `EdgeDataRole`, `EdgeDataFunction`, `EdgeData`. */
+/** Creates in `scope`: `EdgeDataHandler` and the Provider framework's Lambda (customResourceProvider), `EdgeData`. */
 export function buildEdgeData(scope: Construct, props: EdgeDataProps): CustomResource {
   const { provider } = customResourceProvider(scope, 'EdgeData', {
     ...props,
@@ -41,7 +41,7 @@ export function buildEdgeData(scope: Construct, props: EdgeDataProps): CustomRes
     ],
   });
   return new CustomResource(scope, 'EdgeData', {
-    serviceToken: provider.functionArn,
+    serviceToken: provider.serviceToken,
     resourceType: 'Custom::EdgeData',
     properties: {
       KeyValueStoreArn: props.keyValueStore.keyValueStoreArn,

@@ -4,14 +4,16 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration } from 'aws-cdk-lib';
+import { type CfnElement, CfnResource, Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import type { Construct } from 'constructs';
+import * as customResources from 'aws-cdk-lib/custom-resources';
+import { Construct } from 'constructs';
 import { PROJECT_ROOT } from '../project-root';
 import type { ResolvedSettings } from '../resolved-settings';
+import { acknowledge, wildcardFinding } from './nag';
 
 export { PROJECT_ROOT };
 
@@ -59,37 +61,73 @@ export function ownLogsAndRole(
 }
 
 export interface CustomResourceProviderProps extends Pick<ResolvedSettings, 'logRetention' | 'removalPolicy'> {
-  /** The Lambda's entry (`lambdaEntry`). */
+  /** The onEvent handler's entry (`lambdaEntry`). */
   readonly entry: string;
   readonly description: string;
+  /** What the handler's role is for. */
   readonly roleDescription: string;
-  /** What its role may do besides writing its logs. */
+  /** What the handler's role may do besides writing its logs. */
   readonly statements: iam.PolicyStatement[];
   /** The longest one request may take. */
   readonly timeoutSeconds: number;
 }
 
 /**
- * The Lambda behind one of the project's custom resources, created in `scope`
- * with `ownLogsAndRole` and named `<name>Function`: small, bundled with its
- * SDK, run once per deploy.
+ * One of the project's custom resources behind CDK's Provider framework,
+ * created in `scope`: the onEvent handler `<name>Handler` (small, bundled with
+ * its SDK, run once per deploy) with `<name>HandlerLogs` and `<name>HandlerRole`,
+ * the only role given `statements`; and the framework's Lambda, which answers
+ * CloudFormation, with `<name>Logs` and `<name>Role` (invoke the handler,
+ * write its logs). Returns the provider and the handler's role.
+ *
+ * The framework's Lambda keeps the logical ID of `<name>Function`, the Lambda
+ * that answered CloudFormation itself before: CloudFormation refuses to change
+ * a custom resource's ServiceToken, so a deployed stack keeps the function its
+ * resource calls, and that function gets the framework's code.
  */
 export function customResourceProvider(
   scope: Construct,
   name: string,
   props: CustomResourceProviderProps,
-): { provider: nodejs.NodejsFunction; role: iam.Role } {
-  const { logGroup, role } = ownLogsAndRole(scope, name, props.roleDescription, props);
-  for (const statement of props.statements) role.addToPolicy(statement);
-  const provider = new nodejs.NodejsFunction(scope, `${name}Function`, {
+): { provider: customResources.Provider; role: iam.Role } {
+  const handler = ownLogsAndRole(scope, `${name}Handler`, props.roleDescription, props);
+  for (const statement of props.statements) handler.role.addToPolicy(statement);
+  const onEventHandler = new nodejs.NodejsFunction(scope, `${name}Handler`, {
     description: props.description,
     entry: props.entry,
     ...PROJECT_FUNCTION,
     memorySize: 256,
     timeout: Duration.seconds(props.timeoutSeconds),
-    role,
-    logGroup,
+    role: handler.role,
+    logGroup: handler.logGroup,
     bundling: SMALL_BUNDLING,
   });
-  return { provider, role };
+  const framework = ownLogsAndRole(
+    scope,
+    name,
+    `edge-image-transformer ${name} custom resource: CDK's Provider framework, answers CloudFormation for ${name}Handler`,
+    props,
+  );
+  const provider = new customResources.Provider(scope, `${name}Provider`, {
+    onEventHandler,
+    frameworkOnEventRole: framework.role,
+    logGroup: framework.logGroup,
+  });
+  const frameworkFunction = provider.node.findChild('framework-onEvent').node.defaultChild as CfnElement;
+  frameworkFunction.overrideLogicalId(formerLogicalId(scope, `${name}Function`));
+  acknowledge(
+    framework.role,
+    wildcardFinding(scope, `${onEventHandler.functionArn}:*`),
+    `CDK's Provider framework grants invoking ${name}Handler with grantInvoke, which names its versions and aliases too (":*"); ` +
+      'the handler is the only function it may invoke.',
+  );
+  return { provider, role: handler.role };
+}
+
+/** The logical ID of the L1 resource a construct `id` made in `scope` (its `Resource`), for a successor to keep. */
+function formerLogicalId(scope: Construct, id: string): string {
+  const probe = new CfnResource(new Construct(scope, id), 'Resource', { type: 'AWS::CloudFormation::WaitConditionHandle' });
+  const logicalId = Stack.of(scope).getLogicalId(probe);
+  scope.node.tryRemoveChild(id);
+  return logicalId;
 }

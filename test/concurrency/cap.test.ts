@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyCap, createCapHandler, type ConcurrencyApi } from '../../lambda/concurrency';
 import { originConcurrencyCap, UNRESERVED_MINIMUM } from '../../lambda/concurrency/sizing';
-import { customResourceEvent, recordingResponses } from '../support/custom-resource';
+import { customResourceEvent } from '../support/custom-resource';
 
 describe('originConcurrencyCap (sizing)', () => {
   it('reserves the cap where the account has room', () => {
@@ -146,54 +146,36 @@ describe('the custom resource', () => {
       properties: { FunctionName: 'Images-Origin', Cap: String(cap), Floor: '0' },
     });
 
-  it('answers SUCCESS with the decision as its Message, under one stable physical id, PUT without a content type', async () => {
+  it('returns the decision as its Message and ReservedConcurrency, and no physical id of its own (the framework keeps one)', async () => {
     const { api } = account(50);
-    const { sent, fetchFn } = recordingResponses();
-    const handle = createCapHandler(api, fetchFn);
+    const handle = createCapHandler(api);
 
-    await handle(event('Create'));
-    await handle(event('Update'));
-
-    expect(sent).toHaveLength(2);
-    expect(sent[0]!.url).toBe(event('Create').ResponseURL);
-    expect(sent[0]!.init).toMatchObject({ method: 'PUT', headers: { 'content-type': '' } });
-    expect(sent[0]!.body).toMatchObject({
-      Status: 'SUCCESS',
-      PhysicalResourceId: 'ImageTransformerOriginConcurrencyCap',
-      StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/Images/1',
-      RequestId: 'req-1',
-      LogicalResourceId: 'ImageTransformerOriginConcurrencyCap',
-      Data: {
-        ReservedConcurrency: 'none',
-        Message: expect.stringMatching(/^No concurrency cap on the origin: the account's concurrency quota is 50/),
-      },
-    });
-    expect(sent[1]!.body.PhysicalResourceId).toBe('ImageTransformerOriginConcurrencyCap');
+    for (const requestType of ['Create', 'Update'] as const) {
+      expect(await handle(event(requestType))).toEqual({
+        Data: {
+          ReservedConcurrency: 'none',
+          Message: expect.stringMatching(/^No concurrency cap on the origin: the account's concurrency quota is 50/),
+        },
+      });
+    }
   });
 
   it('leaves the reservation alone on Delete (the stack is going, or a fixed originReservedConcurrency took over)', async () => {
     const roomy = account(1000);
-    const { sent, fetchFn } = recordingResponses();
-    const handle = createCapHandler(roomy.api, fetchFn);
-    await handle(event('Create'));
-    await handle(event('Delete'));
+    const handle = createCapHandler(roomy.api);
+    expect((await handle(event('Create')))?.Data?.ReservedConcurrency).toBe('50');
+    expect(await handle(event('Delete'))).toEqual({});
     expect(roomy.reservations.get('Images-Origin')).toBe(50);
     expect(roomy.calls).toEqual(['read Images-Origin', 'put Images-Origin 50']);
-    expect(sent[1]!.body).toMatchObject({ Status: 'SUCCESS' });
   });
 
-  it('answers FAILED, with the reason, when the Lambda API fails otherwise (a deploy must not hang for an hour)', async () => {
+  it('fails, with the reason, when the Lambda API fails otherwise (the framework answers FAILED: a deploy must not hang for an hour)', async () => {
     const denied: ConcurrencyApi = {
       account: async () => {
         throw Object.assign(new Error('not authorized to perform: lambda:GetAccountSettings'), { name: 'AccessDeniedException' });
       },
       reserve: async () => {},
     };
-    const { sent, fetchFn } = recordingResponses();
-    await createCapHandler(denied, fetchFn)(event('Create'));
-    expect(sent[0]!.body).toMatchObject({
-      Status: 'FAILED',
-      Reason: 'AccessDeniedException: not authorized to perform: lambda:GetAccountSettings',
-    });
+    await expect(createCapHandler(denied)(event('Create'))).rejects.toThrow('not authorized to perform: lambda:GetAccountSettings');
   });
 });

@@ -159,6 +159,12 @@ export const logicalId = (s: Synthesized, construct: IConstruct): string =>
 export const projectFunctions = (s: Synthesized) =>
   resources(s, 'AWS::Lambda::Function').filter(([, fn]) => String(fn.Properties.Description ?? '').startsWith('edge-image-transformer'));
 
+/** The Lambdas of CDK's custom resource Provider framework, which answer CloudFormation for the project's custom resources. */
+export const providerFrameworks = (s: Synthesized) =>
+  resources(s, 'AWS::Lambda::Function').filter(([, fn]) =>
+    String(fn.Properties.Description ?? '').startsWith('AWS CDK resource provider framework'),
+  );
+
 export const originFunction = (s: Synthesized) => s.json.Resources[logicalId(s, s.stack.transformer.originFunction)] as Json;
 export const invalidationFunction = (s: Synthesized) => s.json.Resources[logicalId(s, s.stack.transformer.invalidationFunction)] as Json;
 

@@ -11,7 +11,19 @@ import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImageTransformerStack } from '../../lib/stack';
 import { cfnLint, type CfnLintMatch } from './cfn-lint';
-import { actionsOf, ENV, type Json, logicalId, projectFunctions, refs, resources, statements, type Synthesized, synthesize } from './synth';
+import {
+  actionsOf,
+  ENV,
+  type Json,
+  logicalId,
+  projectFunctions,
+  providerFrameworks,
+  refs,
+  resources,
+  statements,
+  type Synthesized,
+  synthesize,
+} from './synth';
 
 const { base, full, imported, off, buckets } = synthesize('base', 'full', 'imported', 'off', 'buckets');
 
@@ -26,6 +38,18 @@ describe('logical IDs', () => {
       const expected = before[name]!;
       expect(Object.keys(expected).length, name).toBeGreaterThan(25);
       expect(Object.fromEntries(Object.keys(expected).map((id) => [id, now[id]])), name).toEqual(expected);
+    }
+  });
+});
+
+describe('custom resources', () => {
+  it("keep the ServiceToken of a deployed stack (CloudFormation refuses to change it): CDK's Provider framework in the function they called", () => {
+    for (const [s, resource, fn] of [
+      [full, 'ImageTransformerEdgeDataB2A0A2BD', 'ImageTransformerEdgeDataFunction57AE67B3'],
+      [base, 'ImageTransformerOriginConcurrencyCapBDC1B11B', 'ImageTransformerConcurrencyCapFunctionEE8A7584'],
+    ] as const) {
+      expect(s.json.Resources[resource].Properties.ServiceToken).toEqual({ 'Fn::GetAtt': [fn, 'Arn'] });
+      expect(providerFrameworks(s).map(([id]) => id)).toContain(fn);
     }
   });
 });
@@ -54,7 +78,8 @@ describe('Lambdas', () => {
       [base, 30],
       [full, 14],
     ] as const) {
-      const functions = projectFunctions(s);
+      // The project's own, and the Provider framework's of each custom resource.
+      const functions = [...projectFunctions(s), ...providerFrameworks(s)];
       for (const [, fn] of functions) {
         const [groupId] = refs(fn.Properties.LoggingConfig.LogGroup);
         expect(s.json.Resources[groupId!].Properties.RetentionInDays).toBe(days);
@@ -170,13 +195,16 @@ describe('cdk-nag AwsSolutions', () => {
     const cache = logicalId(base, base.stack.transformer.cacheBucket);
     const source = logicalId(base, base.stack.transformer.sourceBucket);
     const notifications = 'BucketNotificationsHandler050a0587b7544547bf325f094a3db834';
+    const handler = (name: string) => base.stack.transformer.node.findChild(`${name}Handler`);
     expect(ids(base)).toEqual(
       [
         `${notifications} AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]`,
         `${notifications} AwsSolutions-IAM5[Resource::*]`,
         'ImageTransformer/Distribution AwsSolutions-CFR1',
         'ImageTransformer/Distribution AwsSolutions-CFR2',
-        'ImageTransformer/ConcurrencyCapRole AwsSolutions-IAM5[Resource::*]',
+        'ImageTransformer/ConcurrencyCapHandlerRole AwsSolutions-IAM5[Resource::*]',
+        `ImageTransformer/ConcurrencyCapRole AwsSolutions-IAM5[Resource::<${logicalId(base, handler('ConcurrencyCap'))}.Arn>:*]`,
+        `ImageTransformer/EdgeDataRole AwsSolutions-IAM5[Resource::<${logicalId(base, handler('EdgeData'))}.Arn>:*]`,
         'ImageTransformer/Distribution AwsSolutions-CFR4',
         'ImageTransformer/InvalidationFailures AwsSolutions-SQS3',
         `ImageTransformer/InvalidationRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,

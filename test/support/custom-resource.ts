@@ -1,13 +1,13 @@
-// What a custom resource's tests need: CloudFormation's request events, and a
-// fetch that records the answers PUT to the response URL.
+// What a custom resource's tests need: the request events CDK's Provider
+// framework passes on from CloudFormation.
 
-import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import type { CdkCustomResourceEvent } from 'aws-lambda';
 
-/** A request from CloudFormation for the resource `logicalId` (its physical id is the logical one, as `respond` makes it). */
+/** A request from CloudFormation for the resource `logicalId` (its physical id, after Create, the logical one). */
 export function customResourceEvent(
   requestType: 'Create' | 'Update' | 'Delete',
   resource: { logicalId: string; type: string; properties: Record<string, unknown> },
-): CloudFormationCustomResourceEvent {
+): CdkCustomResourceEvent {
   return {
     RequestType: requestType,
     ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:provider',
@@ -19,15 +19,5 @@ export function customResourceEvent(
     ResourceProperties: { ServiceToken: 'x', ...resource.properties },
     ...(requestType === 'Create' ? {} : { PhysicalResourceId: resource.logicalId }),
     ...(requestType === 'Update' ? { OldResourceProperties: { ServiceToken: 'x' } } : {}),
-  } as CloudFormationCustomResourceEvent;
-}
-
-/** A fetch that answers 200 and keeps every request it was given, with its JSON body. */
-export function recordingResponses() {
-  const sent: { url: string; init: RequestInit; body: Record<string, unknown> }[] = [];
-  const fetchFn = (async (url: string, init: RequestInit) => {
-    sent.push({ url, init, body: JSON.parse(String(init.body)) });
-    return new Response(null, { status: 200 });
-  }) as typeof fetch;
-  return { sent, fetchFn };
+  } as CdkCustomResourceEvent;
 }
