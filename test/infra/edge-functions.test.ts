@@ -128,13 +128,14 @@ describe("the deployment's sizes and presets in the KeyValueStore", () => {
   it("its Lambda's role may read and update that store and nothing else, besides writing its own logs", () => {
     for (const s of [presetsOnly, full]) {
       const [kvsId] = only(s, 'AWS::CloudFront::KeyValueStore');
-      const provider = s.json.Resources[refs(edgeData(s)[1].Properties.ServiceToken)[0]!] as Json;
-      const [roleId] = refs(provider.Properties.Role);
-      const [logGroupId] = refs(provider.Properties.LoggingConfig.LogGroup);
+      // CloudFormation calls CDK's Provider framework, which invokes the handler.
+      const framework = s.json.Resources[refs(edgeData(s)[1].Properties.ServiceToken)[0]!] as Json;
+      const [handlerId] = refs(framework.Properties.Environment.Variables.USER_ON_EVENT_FUNCTION_ARN);
+      const handler = s.json.Resources[handlerId!] as Json;
+      const [roleId] = refs(handler.Properties.Role);
+      const [logGroupId] = refs(handler.Properties.LoggingConfig.LogGroup);
       expect(s.json.Resources[roleId!].Properties.ManagedPolicyArns).toBeUndefined();
-      const statements = resources(s, 'AWS::IAM::Policy')
-        .filter(([, policy]) => refs(policy.Properties.Roles).includes(roleId!))
-        .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Json[]);
+      const statements = roleStatements(s, roleId!);
       expect(statements.filter((statement) => [statement.Action].flat().some((action: string) => !action.startsWith('logs:')))).toEqual([
         {
           Sid: 'WriteDeploymentEntries',
@@ -150,9 +151,29 @@ describe("the deployment's sizes and presets in the KeyValueStore", () => {
       // The log statements name its own log group only.
       for (const statement of statements)
         expect([...new Set(refs(statement.Resource))]).toEqual([expect.stringMatching(`^(${kvsId}|${logGroupId})$`)]);
+      // The framework's role may only invoke and read the handler, besides writing its own logs.
+      const [frameworkLogsId] = refs(framework.Properties.LoggingConfig.LogGroup);
+      expect(frameworkLogsId).not.toBe(logGroupId);
+      expect(
+        roleStatements(s, refs(framework.Properties.Role)[0]!).map((statement) => [
+          [statement.Action].flat().join(','),
+          [...new Set(refs(statement.Resource))],
+        ]),
+      ).toEqual([
+        ['logs:CreateLogStream,logs:PutLogEvents', [frameworkLogsId]],
+        ['lambda:InvokeFunction', [handlerId]],
+        ['lambda:GetFunction', [handlerId]],
+      ]);
     }
   });
 });
+
+/** The statements of the policies attached to role `roleId`. */
+function roleStatements(s: Synthesized, roleId: string): Json[] {
+  return resources(s, 'AWS::IAM::Policy')
+    .filter(([, policy]) => refs(policy.Properties.Roles).includes(roleId))
+    .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement as Json[]);
+}
 
 describe('browser lifetime (viewer-response CloudFront Function)', () => {
   it("tells viewers browserMaxAge (an hour by default) instead of the variants' Cache-Control, which CloudFront keeps", async () => {

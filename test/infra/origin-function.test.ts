@@ -125,7 +125,10 @@ describe('origin concurrency cap', () => {
     const [, cap] = only(base, 'Custom::OriginConcurrencyCap');
     const versionId = only(base, 'AWS::Lambda::Version')[0];
     expect(cap.Properties).toEqual({
-      ServiceToken: { 'Fn::GetAtt': [logicalId(base, t.node.findChild('ConcurrencyCapFunction')), 'Arn'] },
+      // CDK's Provider framework, which invokes ConcurrencyCapHandler.
+      ServiceToken: {
+        'Fn::GetAtt': [logicalId(base, t.node.findChild('ConcurrencyCapProvider').node.findChild('framework-onEvent')), 'Arn'],
+      },
       FunctionName: { Ref: logicalId(base, t.originFunction) },
       Cap: 50,
       Floor: 0,
@@ -136,9 +139,9 @@ describe('origin concurrency cap', () => {
 
   it("may read the account settings and set only the origin function's reservation", () => {
     const t = base.stack.transformer;
-    const role = t.node.findChild('ConcurrencyCapRole');
+    const role = t.node.findChild('ConcurrencyCapHandlerRole');
     expect(roleActions(base, role).map((st) => [actionsOf(st).join(','), st.Resource])).toEqual([
-      ['logs:CreateLogStream,logs:PutLogEvents', { 'Fn::GetAtt': [logicalId(base, t.node.findChild('ConcurrencyCapLogs')), 'Arn'] }],
+      ['logs:CreateLogStream,logs:PutLogEvents', { 'Fn::GetAtt': [logicalId(base, t.node.findChild('ConcurrencyCapHandlerLogs')), 'Arn'] }],
       ['lambda:GetAccountSettings', '*'],
       [
         'lambda:GetFunctionConcurrency,lambda:PutFunctionConcurrency,lambda:DeleteFunctionConcurrency',

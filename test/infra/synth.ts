@@ -152,8 +152,9 @@ export function refs(value: unknown): string[] {
   return found;
 }
 
+/** The logical ID of a construct's resource, as the template has it (an overridden one too). */
 export const logicalId = (s: Synthesized, construct: IConstruct): string =>
-  s.stack.getLogicalId(construct.node.defaultChild as import('aws-cdk-lib').CfnElement);
+  s.stack.resolve((construct.node.defaultChild as import('aws-cdk-lib').CfnElement).logicalId);
 
 /** The project's own Lambdas (not aws-cdk-lib's custom resource handlers). */
 export const projectFunctions = (s: Synthesized) =>
