@@ -15,6 +15,7 @@ import type { MetricsOptions } from '../lambda/origin/metrics';
 import { behaviorPathPattern, ownBehaviorPrefixes, sourceKindSettings, sourceRoutes, type SourceRoute } from '../lambda/origin/sources';
 import type { EdgeFunctionSettings } from './edge-function';
 import type { ResolvedSettings } from './resolved-settings';
+import { settingsFor } from './settings-table';
 import { FORMAT_VARY, type ViewerResponseSettings } from './viewer-response-function';
 
 /** Where a deployment keeps its images: bucket names (CDK tokens at synth, the emulator's own locally). */
@@ -79,9 +80,9 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
   // Which prefixes have a behavior of their own does not depend on the buckets' names.
   const ownBehaviors = ownBehaviorPrefixes(routes({ sourceBucket: '', cacheBucket: '', sourceBuckets: {} }));
   return {
-    viewerRequest: { grammar, avif: settings.avif, signing: settings.signing },
+    viewerRequest: { grammar, ...settingsFor(settings, 'viewerRequest') },
     storeEntries: deploymentEntries(grammar),
-    viewerResponse: { variantCacheControl: settings.cacheControl, browserMaxAgeSeconds: settings.browserMaxAgeSeconds },
+    viewerResponse: { variantCacheControl: settings.cacheControl, ...settingsFor(settings, 'viewerResponse') },
     vary: FORMAT_VARY,
     behaviors: [
       ...ownBehaviors.map((prefix): PlanBehavior => ({ pathPattern: behaviorPathPattern(prefix), origins: ['lambda'] })),
@@ -91,13 +92,10 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
     routes,
     origin: (buckets, watermarkFiles = 'packaged') => ({
       ...buckets,
-      ...settings.limits,
+      ...settingsFor(settings, 'origin'),
       maxDimension: grammar.maxDimension,
       timeBudgetMs: settings.timeBudgetMs,
       memorySizeMb: settings.memorySize,
-      cacheControl: settings.cacheControl,
-      failureTtlSeconds: settings.failureTtlSeconds,
-      svgPolicy: settings.svgPolicy,
       watermarkDefinitions: Object.fromEntries(
         watermarks.map(({ name, source, definition }) => [
           name,
@@ -121,6 +119,7 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
           signingSecret: settings.eagerSigningSecret?.unsafeUnwrap(),
           warmTimeoutMs: settings.warmTimeoutSeconds * 1000,
           settleMs: settings.settleSeconds * 1000,
+          ...settingsFor(settings, 'invalidation'),
         },
       ),
   };

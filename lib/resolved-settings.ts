@@ -14,20 +14,12 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
 import { mustBe } from '../lambda/common/checks';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
-import {
-  DEFAULT_CACHE_CONTROL,
-  DEFAULT_FAILURE_TTL_SECONDS,
-  DEFAULT_LIMITS,
-  NUMBER_SETTINGS,
-  type NumberSettings,
-  type SourceKindSettings,
-  type SvgPolicy,
-} from '../lambda/origin/config';
+import type { SourceKindSettings } from '../lambda/origin/config';
 import { bySourceSetting, routesRefusal } from '../lambda/origin/sources';
 import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
 import { bucketNames } from './parts/buckets';
-import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion, checkSourceBuckets } from './settings';
-import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
+import { resolveTable, type TableSettings } from './settings-table';
+import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkSourceBuckets } from './settings';
 import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from './watermarks';
 
 /**
@@ -39,15 +31,17 @@ import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from
  */
 export const DEFAULT_ORIGIN_CONCURRENCY_CAP = 50;
 
-/** Every setting of one ImageTransformer, defaults applied and checked (see ImageTransformerProps for each). */
-export interface ResolvedSettings extends Readonly<SourceKindSettings> {
+/**
+ * Every setting of one ImageTransformer, defaults applied and checked (see
+ * ImageTransformerProps for each): the rows of lib/settings-table.ts, and
+ * those resolved here, together with others or from them.
+ */
+export interface ResolvedSettings extends Readonly<SourceKindSettings>, TableSettings {
   // URL grammar: what the edge enforces and the origin and warming requests follow.
   readonly grammar: GrammarOptions;
   /** The watermarks, checked and versioned (their versions are also in `grammar.watermarks`). */
   readonly watermarks: PackagedWatermark[];
   readonly requireWatermark: { [prefix: string]: string };
-  readonly avif: boolean;
-  readonly signing: boolean;
   readonly eagerPresets: string[];
   readonly eagerSigningSecret?: SecretValue;
 
@@ -55,27 +49,17 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings> {
   readonly sourceBucket?: s3.IBucket;
   /** Buckets of originals by key prefix, checked. */
   readonly sourceBuckets: { [prefix: string]: s3.IBucket };
-  readonly variantExpirationDays: number;
-  readonly accessLogging: boolean;
   readonly accessLogDays: number;
   /** What happens to the buckets and log groups created here when the stack is deleted. */
   readonly removalPolicy: RemovalPolicy;
-  readonly autoDeleteObjects: boolean;
   readonly logRetention: logs.RetentionDays;
 
   // Origin Lambda.
-  readonly memorySize: number;
   readonly timeout: Duration;
   /** The origin's own deadline (TIME_BUDGET_MS), below its timeout. */
   readonly timeBudgetMs: number;
   /** How long CloudFront waits for the origin's answer. */
   readonly originReadTimeoutSeconds: number;
-  readonly failureTtlSeconds: number;
-  /** The origin's NUMBER_SETTINGS (lambda/origin/config.ts), defaults applied, checked. */
-  readonly limits: NumberSettings;
-  readonly svgPolicy: SvgPolicy;
-  readonly cacheControl: string;
-  readonly browserMaxAgeSeconds: number;
   readonly reservedConcurrency?: number;
   readonly provisionedConcurrency?: number;
   /** The deploy-time cap (0: remove any); undefined with a fixed reservedConcurrency. */
@@ -84,11 +68,8 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings> {
   // CloudFront.
   readonly domainNames: string[];
   readonly certificate?: acm.ICertificate;
-  readonly priceClass: cloudfront.PriceClass;
-  readonly originShieldRegion?: string;
   readonly cors: ImageTransformerCors | false;
   readonly clientErrorTtl: Duration;
-  readonly webAclId?: string;
   readonly geoRestriction?: cloudfront.GeoRestriction;
   readonly comment: string;
 
@@ -102,11 +83,9 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings> {
   // Operations.
   readonly originMetrics: boolean;
   readonly metricsNamespace: string;
-  readonly dashboard: boolean;
   readonly alarms: boolean;
   readonly alarmTopic?: sns.ITopic;
   readonly alarmEmail?: string;
-  readonly cloudFrontAdditionalMetrics: boolean;
   readonly canaryDeployments: boolean;
   readonly deploymentConfig: codedeploy.ILambdaDeploymentConfig;
 
@@ -117,13 +96,14 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings> {
 
 /** Applies the defaults to `props`, checks them, and derives the values the parts share. */
 export function resolveSettings(scope: IConstruct, props: ImageTransformerProps): ResolvedSettings {
-  const urls = resolveUrls(props);
+  const table = resolveTable(props);
+  const urls = resolveUrls(props, table);
   const originTimes = resolveOriginTimes(props);
   return {
+    ...table,
     ...urls,
     ...resolveSources(props),
     ...originTimes,
-    ...resolveOriginLimits(props),
     ...resolveOriginConcurrency(props),
     ...resolveOperations(scope, props),
     ...resolveStorage(props),
@@ -137,7 +117,8 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
 /** The URL grammar, the watermarks it names, and signing: what the edge enforces and warming requests follow. */
 function resolveUrls(
   props: ImageTransformerProps,
-): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'avif' | 'signing' | 'eagerPresets' | 'eagerSigningSecret'> {
+  { signing }: Pick<TableSettings, 'signing'>,
+): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'eagerPresets' | 'eagerSigningSecret'> {
   const watermarks = packageWatermarks(props.watermarks);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
   const grammar: GrammarOptions = checkGrammar({
@@ -147,7 +128,6 @@ function resolveUrls(
     presetsOnly: props.presetsOnly,
     watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
   });
-  const signing = props.signing ?? false;
   const eagerPresets = props.eagerPresets ?? [];
   checkEagerPresets(eagerPresets, grammar);
   if (signing && eagerPresets.length > 0 && !props.eagerSigningSecret) {
@@ -162,9 +142,6 @@ function resolveUrls(
     grammar,
     watermarks,
     requireWatermark,
-    // Smaller files; the slow AVIF encode is paid once per variant.
-    avif: props.avif ?? true,
-    signing,
     eagerPresets,
     eagerSigningSecret: props.eagerSigningSecret,
   };
@@ -188,12 +165,7 @@ function resolveSources(props: ImageTransformerProps): SourceKindSettings & Pick
 }
 
 /** The origin Lambda's size and timeout, its own deadline below it, and how long CloudFront waits for it. */
-function resolveOriginTimes(
-  props: ImageTransformerProps,
-): Pick<ResolvedSettings, 'memorySize' | 'timeout' | 'timeBudgetMs' | 'originReadTimeoutSeconds'> {
-  // Just over one vCPU (1769 MB is one): a transform is CPU-bound.
-  const memorySize = props.memorySize ?? 2048;
-  checkInteger('memorySize', memorySize, 128, 10240);
+function resolveOriginTimes(props: ImageTransformerProps): Pick<ResolvedSettings, 'timeout' | 'timeBudgetMs' | 'originReadTimeoutSeconds'> {
   // A large source's first AVIF encode takes seconds; a stuck miss is cut off well before CloudFront's 120 s.
   const timeout = props.timeout ?? Duration.seconds(30);
   const timeoutSeconds = timeout.toSeconds();
@@ -204,34 +176,7 @@ function resolveOriginTimes(
   // A cold start's init phase (loading sharp) comes on top of the Lambda timeout;
   // 120 s is CloudFront's default quota for an origin's response timeout.
   const originReadTimeoutSeconds = Math.min(120, timeoutSeconds + 10);
-  return { memorySize, timeout, timeBudgetMs, originReadTimeoutSeconds };
-}
-
-/** What the origin accepts and how its answers are cached: its number limits, SVG policy, Cache-Control and failure TTL. */
-function resolveOriginLimits(
-  props: ImageTransformerProps,
-): Pick<ResolvedSettings, 'limits' | 'svgPolicy' | 'cacheControl' | 'browserMaxAgeSeconds' | 'failureTtlSeconds'> {
-  // The origin's own defaults (lambda/origin/config.ts): a deploy and the local emulator agree.
-  const limits = Object.fromEntries(
-    Object.entries(NUMBER_SETTINGS).map(([name, setting]) => {
-      const value = props[name as keyof NumberSettings] ?? setting.default;
-      checkInteger(name, value, 1, setting.max);
-      return [name, value];
-    }),
-  ) as NumberSettings;
-  const cacheControl = props.cacheControl ?? DEFAULT_CACHE_CONTROL;
-  if (!Token.isUnresolved(cacheControl) && (!cacheControl.trim() || /[\r\n]/.test(cacheControl))) {
-    throw new ImageTransformerConfigError(mustBe('cacheControl', 'a one-line header value', cacheControl));
-  }
-  const browserMaxAgeSeconds = (props.browserMaxAge ?? Duration.seconds(DEFAULT_BROWSER_MAX_AGE_SECONDS)).toSeconds();
-  checkInteger('browserMaxAge (seconds)', browserMaxAgeSeconds, 0, 31_536_000);
-  return {
-    limits,
-    svgPolicy: props.svgPolicy ?? DEFAULT_LIMITS.svgPolicy,
-    cacheControl,
-    browserMaxAgeSeconds,
-    failureTtlSeconds: (props.failureTtl ?? Duration.seconds(DEFAULT_FAILURE_TTL_SECONDS)).toSeconds(),
-  };
+  return { timeout, timeBudgetMs, originReadTimeoutSeconds };
 }
 
 /** The origin's concurrency: a fixed reservation, or the deploy-time cap; and what is kept warm. */
@@ -271,15 +216,7 @@ function resolveOperations(
   props: ImageTransformerProps,
 ): Pick<
   ResolvedSettings,
-  | 'originMetrics'
-  | 'metricsNamespace'
-  | 'dashboard'
-  | 'alarms'
-  | 'alarmTopic'
-  | 'alarmEmail'
-  | 'cloudFrontAdditionalMetrics'
-  | 'canaryDeployments'
-  | 'deploymentConfig'
+  'originMetrics' | 'metricsNamespace' | 'alarms' | 'alarmTopic' | 'alarmEmail' | 'canaryDeployments' | 'deploymentConfig'
 > {
   // Two deployments in one account and region need two namespaces: the stack name tells them apart.
   const metricsNamespace = props.metricsNamespace ?? `EdgeImageTransformer/${Stack.of(scope).stackName}`;
@@ -309,11 +246,9 @@ function resolveOperations(
   return {
     originMetrics: props.metrics ?? true,
     metricsNamespace,
-    dashboard: props.dashboard ?? true,
     alarms,
     alarmTopic: props.alarmTopic,
     alarmEmail: props.alarmEmail,
-    cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics ?? true,
     canaryDeployments,
     // A bad version meets a tenth of the misses for five minutes, alarms watching, before all of them.
     deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
@@ -321,24 +256,13 @@ function resolveOperations(
 }
 
 /** How long variants, access logs and log groups are kept, and what deleting the stack deletes. */
-function resolveStorage(
-  props: ImageTransformerProps,
-): Pick<
-  ResolvedSettings,
-  'variantExpirationDays' | 'accessLogging' | 'accessLogDays' | 'removalPolicy' | 'autoDeleteObjects' | 'logRetention'
-> {
-  // Variants nobody asks for again stop costing storage; one still asked for is made again.
-  const variantExpirationDays = (props.variantExpiration ?? Duration.days(90)).toDays();
-  checkInteger('variantExpiration (days)', variantExpirationDays, 1, 36_500);
+function resolveStorage(props: ImageTransformerProps): Pick<ResolvedSettings, 'accessLogDays' | 'removalPolicy' | 'logRetention'> {
   const accessLogDays = (props.accessLogExpiration ?? Duration.days(90)).toDays();
   checkInteger('accessLogExpiration (days)', accessLogDays, 1, 36_500);
   return {
-    variantExpirationDays,
-    accessLogging: props.accessLogging ?? true,
     accessLogDays,
     // Deleting a stack must not delete anyone's images or logs unless asked to.
     removalPolicy: props.autoDeleteObjects ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    autoDeleteObjects: props.autoDeleteObjects ?? false,
     // Long enough to investigate an incident; CloudWatch's own default keeps logs forever.
     logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
   };
@@ -347,22 +271,10 @@ function resolveStorage(
 /** The distribution's settings: its domain and certificate, CORS, how long it caches a refusal, and what guards it. */
 function resolveCloudFront(
   props: ImageTransformerProps,
-): Pick<
-  ResolvedSettings,
-  | 'domainNames'
-  | 'certificate'
-  | 'priceClass'
-  | 'originShieldRegion'
-  | 'cors'
-  | 'clientErrorTtl'
-  | 'webAclId'
-  | 'geoRestriction'
-  | 'comment'
-> {
+): Pick<ResolvedSettings, 'domainNames' | 'certificate' | 'cors' | 'clientErrorTtl' | 'geoRestriction' | 'comment'> {
   // Long enough to absorb a flood of one bad URL, short enough that a source being uploaded soon shows.
   const clientErrorTtl = props.clientErrorCachingTtl ?? Duration.seconds(10);
   checkInteger('clientErrorCachingTtl (seconds)', clientErrorTtl.toSeconds(), 0, 31_536_000);
-  checkRegion('originShieldRegion', props.originShieldRegion);
 
   const domainNames = props.domainNames ?? [];
   if (domainNames.length > 0 && !props.certificate) {
@@ -387,11 +299,8 @@ function resolveCloudFront(
   return {
     domainNames,
     certificate: props.certificate,
-    priceClass: props.priceClass ?? cloudfront.PriceClass.PRICE_CLASS_ALL,
-    originShieldRegion: props.originShieldRegion,
     cors,
     clientErrorTtl,
-    webAclId: props.webAclId,
     geoRestriction: props.geoRestriction,
     comment: props.comment ?? 'edge-image-transformer',
   };

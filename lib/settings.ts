@@ -38,6 +38,12 @@ export function checkInteger(name: string, value: number | undefined, min: numbe
   }
 }
 
+/** `value`, checked as checkInteger does. */
+export function checkedInteger(name: string, value: number, min: number, max: number): number {
+  checkInteger(name, value, min, max);
+  return value;
+}
+
 /** Sizes (breakpoints): integers within 1..maxDimension, returned ascending without duplicates. */
 export function checkSizes(sizes: number[] | undefined, maxDimension: number): number[] | undefined {
   if (sizes === undefined) return undefined;

@@ -351,7 +351,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
       await Promise.all(watchers.map((watcher) => watcher.poll()));
     },
     clientScript: clientScript(),
-    maxUploadBytes: settings.limits.maxSourceBytes,
+    maxUploadBytes: settings.maxSourceBytes,
     webSources: demoSite ? generated.map((sample) => ({ key: DEMO_WEB_PREFIX + sample.key, bytes: sample.body.length })) : [],
   });
   await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,212 @@
+// The construct's settings that stand on their own, one row each: the row's
+// name is its CDK context key and its field in the resolved settings; the
+// row says which prop it is given as, how the context's value is read, what
+// it means (docs/configuration.md's table, test/docs/tables.test.ts), its
+// default and check, and which of the deployment's functions is given it.
+// The context reading (lib/context.ts), the props' resolution
+// (lib/resolved-settings.ts) and the plan (lib/plan.ts) derive from the rows:
+// a new setting is its row, its prop (lib/image-transformer.ts) and the one
+// place that uses it ("Adding a setting" in docs/development.md). Settings
+// read or checked together with others (the grammar, the sources, the origin's
+// timeout, concurrency, domain names and certificate) are resolved by hand
+// in lib/resolved-settings.ts.
+
+import { Duration, Token } from 'aws-cdk-lib';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import { mustBe } from '../lambda/common/checks';
+import { DEFAULT_CACHE_CONTROL, DEFAULT_FAILURE_TTL_SECONDS, DEFAULT_LIMITS, NUMBER_SETTINGS, SVG_POLICIES } from '../lambda/origin/config';
+import { type ContextReader, days, flag, integer, oneOf, priceClass, seconds, text, type Lookup } from './context-readers';
+import type { ImageTransformerProps } from './image-transformer';
+import { checkedInteger, checkRegion, ImageTransformerConfigError } from './settings';
+import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
+
+type Props = ImageTransformerProps;
+
+/**
+ * The function a setting is given to, as the field of the row's name in its
+ * settings: the origin Lambda's (OriginConfig, lambda/origin/config.ts), the
+ * viewer-request or viewer-response function's (lib/edge-function.ts,
+ * lib/viewer-response-function.ts) or the invalidation Lambda's
+ * (lambda/invalidate/config.ts). None: a part in lib/parts/ reads it.
+ */
+export type Consumer = 'origin' | 'viewerRequest' | 'viewerResponse' | 'invalidation';
+
+interface Setting<Prop extends keyof Props, Value, To extends Consumer | undefined> {
+  /** The construct's prop it is given as. */
+  readonly prop: Prop;
+  /** How its context key's value becomes the prop. */
+  readonly read: ContextReader<NonNullable<Props[Prop]>>;
+  /** What the context key means, with its default. */
+  readonly doc: string;
+  /** The prop resolved: its default applied, checked, in the unit its users take. */
+  readonly resolve: (value: Props[Prop]) => Value;
+  readonly to?: To;
+}
+
+const setting = <Prop extends keyof Props, Value, To extends Consumer | undefined = undefined>(row: Setting<Prop, Value, To>) => row;
+
+/** One of the origin's NUMBER_SETTINGS: its prop of the same name, checked from 1 to its largest value. */
+const originNumber = <Name extends keyof typeof NUMBER_SETTINGS>(name: Name, doc: string) =>
+  setting({
+    prop: name,
+    read: integer,
+    doc,
+    resolve: (value = NUMBER_SETTINGS[name].default as number) => checkedInteger(name, value, 1, NUMBER_SETTINGS[name].max),
+    to: 'origin',
+  });
+
+export const SETTINGS = {
+  avif: setting({
+    prop: 'avif',
+    read: flag,
+    doc: 'false: format=auto never picks AVIF (default true).',
+    // Smaller files; the slow AVIF encode is paid once per variant.
+    resolve: (avif = true) => avif,
+    to: 'viewerRequest',
+  }),
+  signing: setting({
+    prop: 'signing',
+    read: flag,
+    doc: 'true: URLs must be signed; creates the KeyValueStore for the secrets (default false).',
+    resolve: (signing = false) => signing,
+    to: 'viewerRequest',
+  }),
+  // Just over one vCPU (1769 MB is one): a transform is CPU-bound.
+  memorySize: setting({
+    prop: 'memorySize',
+    read: integer,
+    doc: 'Origin Lambda memory in MB (default 2048).',
+    resolve: (memorySize = 2048) => checkedInteger('memorySize', memorySize, 128, 10240),
+  }),
+  maxSourceBytes: originNumber('maxSourceBytes', 'Largest source object in bytes (default 33554432).'),
+  maxInputPixels: originNumber('maxInputPixels', 'Largest source in pixels (default 100000000).'),
+  maxFrames: originNumber('maxFrames', 'Animation frames kept (default 200).'),
+  maxInlineBytes: originNumber(
+    'maxInlineBytes',
+    'Largest variant answered inline, in bytes, at most 4718592; a larger one is redirected to the cache bucket (default 4500000).',
+  ),
+  svgPolicy: setting({
+    prop: 'svgPolicy',
+    read: oneOf(SVG_POLICIES),
+    doc: 'SVG sources: refuse (415, default) or rasterize.',
+    resolve: (policy = DEFAULT_LIMITS.svgPolicy) => policy,
+    to: 'origin',
+  }),
+  cacheControl: setting({
+    prop: 'cacheControl',
+    read: text,
+    doc: 'Cache-Control of the variants at the origin, for CloudFront and the cache bucket (default "public, max-age=31536000, immutable").',
+    resolve: (cacheControl = DEFAULT_CACHE_CONTROL) => {
+      if (!Token.isUnresolved(cacheControl) && (!cacheControl.trim() || /[\r\n]/.test(cacheControl))) {
+        throw new ImageTransformerConfigError(mustBe('cacheControl', 'a one-line header value', cacheControl));
+      }
+      return cacheControl;
+    },
+    to: 'origin',
+  }),
+  browserMaxAgeSeconds: setting({
+    prop: 'browserMaxAge',
+    read: seconds,
+    doc: 'How long browsers and proxies keep a variant before revalidating it, in seconds; 0: always revalidate (default 3600).',
+    resolve: (maxAge = Duration.seconds(DEFAULT_BROWSER_MAX_AGE_SECONDS)) =>
+      checkedInteger('browserMaxAge (seconds)', maxAge.toSeconds(), 0, 31_536_000),
+    to: 'viewerResponse',
+  }),
+  failureTtlSeconds: setting({
+    prop: 'failureTtl',
+    read: seconds,
+    doc: 'Seconds a transform that ran out of time or crashed is answered from memory, not tried again (default 300).',
+    resolve: (ttl = Duration.seconds(DEFAULT_FAILURE_TTL_SECONDS)) => ttl.toSeconds(),
+    to: 'origin',
+  }),
+  // Variants nobody asks for again stop costing storage; one still asked for is made again.
+  variantExpirationDays: setting({
+    prop: 'variantExpiration',
+    read: days,
+    doc: 'Days a variant stays in the cache bucket (default 90).',
+    resolve: (expiration = Duration.days(90)) => checkedInteger('variantExpiration (days)', expiration.toDays(), 1, 36_500),
+  }),
+  accessLogging: setting({
+    prop: 'accessLogging',
+    read: flag,
+    doc: 'false: no access logs / log bucket (default true).',
+    resolve: (accessLogging = true) => accessLogging,
+  }),
+  autoDeleteObjects: setting({
+    prop: 'autoDeleteObjects',
+    read: flag,
+    doc: 'true: delete the created buckets and their objects with the stack (default false).',
+    resolve: (autoDelete = false) => autoDelete,
+  }),
+  priceClass: setting({
+    prop: 'priceClass',
+    read: priceClass,
+    doc: 'CloudFront price class: 100, 200 or All (default All).',
+    resolve: (price = cloudfront.PriceClass.PRICE_CLASS_ALL) => price,
+  }),
+  originShieldRegion: setting({
+    prop: 'originShieldRegion',
+    read: text,
+    doc: 'Origin Shield region, e.g. eu-west-1 (default: off).',
+    resolve: (region) => {
+      checkRegion('originShieldRegion', region);
+      return region;
+    },
+  }),
+  webAclId: setting({
+    prop: 'webAclId',
+    read: text,
+    doc: 'ARN of a WAF web ACL (CLOUDFRONT scope) to attach (default: none).',
+    resolve: (webAclId) => webAclId,
+  }),
+  dashboard: setting({
+    prop: 'dashboard',
+    read: flag,
+    doc: 'false: no CloudWatch dashboard (default true).',
+    resolve: (dashboard = true) => dashboard,
+  }),
+  cloudFrontAdditionalMetrics: setting({
+    prop: 'cloudFrontAdditionalMetrics',
+    read: flag,
+    doc: "false: leave CloudFront's paid additional metrics (cache hit rate) off (default true).",
+    resolve: (additional = true) => additional,
+  }),
+};
+
+type Rows = typeof SETTINGS;
+export type TableKey = keyof Rows;
+
+/** Each row's setting, resolved. */
+export type TableSettings = { readonly [Name in TableKey]: ReturnType<Rows[Name]['resolve']> };
+
+/** The rows given to `consumer`. */
+type RowsFor<To extends Consumer> = { [Name in TableKey]: To extends Rows[Name]['to'] ? Name : never }[TableKey];
+
+/** What each context key of the rows means. */
+export const TABLE_CONTEXT_KEYS = Object.fromEntries(Object.entries(SETTINGS).map(([name, row]) => [name, row.doc])) as Record<
+  TableKey,
+  string
+>;
+
+/** The props the rows' context keys give (undefined where a key is unset). */
+export function tableProps(get: Lookup<TableKey>): Partial<Props> {
+  return Object.fromEntries(
+    Object.entries(SETTINGS).map(([name, row]) => [row.prop, (row.read as ContextReader<unknown>)(get, name as TableKey)]),
+  );
+}
+
+/** Every row's prop resolved: its default applied, checked. */
+export function resolveTable(props: Props): TableSettings {
+  return Object.fromEntries(
+    Object.entries(SETTINGS).map(([name, row]) => [name, (row.resolve as (value: unknown) => unknown)(props[row.prop])]),
+  ) as TableSettings;
+}
+
+/** The settings `consumer` is given, each as the field of its row's name. */
+export function settingsFor<To extends Consumer>(settings: TableSettings, consumer: To): Pick<TableSettings, RowsFor<To>> {
+  return Object.fromEntries(
+    Object.entries(SETTINGS)
+      .filter(([, row]) => row.to === consumer)
+      .map(([name]) => [name, settings[name as TableKey]]),
+  ) as Pick<TableSettings, RowsFor<To>>;
+}
