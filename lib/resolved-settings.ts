@@ -83,7 +83,6 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings>, TableSet
   // Operations.
   readonly originMetrics: boolean;
   readonly metricsNamespace: string;
-  readonly alarms: boolean;
   readonly alarmTopic?: sns.ITopic;
   readonly alarmEmail?: string;
   readonly canaryDeployments: boolean;
@@ -214,10 +213,7 @@ function resolveOriginConcurrency(
 function resolveOperations(
   scope: IConstruct,
   props: ImageTransformerProps,
-): Pick<
-  ResolvedSettings,
-  'originMetrics' | 'metricsNamespace' | 'alarms' | 'alarmTopic' | 'alarmEmail' | 'canaryDeployments' | 'deploymentConfig'
-> {
+): Pick<ResolvedSettings, 'originMetrics' | 'metricsNamespace' | 'alarmTopic' | 'alarmEmail' | 'canaryDeployments' | 'deploymentConfig'> {
   // Two deployments in one account and region need two namespaces: the stack name tells them apart.
   const metricsNamespace = props.metricsNamespace ?? `EdgeImageTransformer/${Stack.of(scope).stackName}`;
   if (
@@ -232,10 +228,6 @@ function resolveOperations(
       ),
     );
   }
-  const alarms = props.alarms ?? true;
-  if (!alarms && (props.alarmTopic || props.alarmEmail)) {
-    throw new ImageTransformerConfigError('alarmTopic and alarmEmail need alarms (alarms: false turns them off).');
-  }
   if (props.alarmEmail !== undefined && !Token.isUnresolved(props.alarmEmail) && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(props.alarmEmail)) {
     throw new ImageTransformerConfigError(mustBe('alarmEmail', 'an email address', props.alarmEmail));
   }
@@ -246,7 +238,6 @@ function resolveOperations(
   return {
     originMetrics: props.metrics ?? true,
     metricsNamespace,
-    alarms,
     alarmTopic: props.alarmTopic,
     alarmEmail: props.alarmEmail,
     canaryDeployments,

@@ -2,14 +2,15 @@
 // name is its CDK context key and its field in the resolved settings; the
 // row says which prop it is given as, how the context's value is read, what
 // it means (docs/configuration.md's table, test/docs/tables.test.ts), its
-// default and check, and which of the deployment's functions is given it.
+// default and check (against other props too), and which of the deployment's
+// functions is given it.
 // The context reading (lib/context.ts), the props' resolution
 // (lib/resolved-settings.ts) and the plan (lib/plan.ts) derive from the rows:
 // a new setting is its row, its prop (lib/image-transformer.ts) and the one
 // place that uses it ("Adding a setting" in docs/development.md). Settings
-// read or checked together with others (the grammar, the sources, the origin's
-// timeout, concurrency, domain names and certificate) are resolved by hand
-// in lib/resolved-settings.ts.
+// resolved from several props, or into several values (the grammar, the
+// sources, the origin's timeout, concurrency, domain names and certificate),
+// are resolved by hand in lib/resolved-settings.ts.
 
 import { Duration, Token } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
@@ -38,8 +39,8 @@ interface Setting<Prop extends keyof Props, Value, To extends Consumer | undefin
   readonly read: ContextReader<NonNullable<Props[Prop]>>;
   /** What the context key means, with its default. */
   readonly doc: string;
-  /** The prop resolved: its default applied, checked, in the unit its users take. */
-  readonly resolve: (value: Props[Prop]) => Value;
+  /** The prop resolved: its default applied, checked (with the other props, where it needs them), in the unit its users take. */
+  readonly resolve: (value: Props[Prop], props: Props) => Value;
   readonly to?: To;
 }
 
@@ -159,6 +160,17 @@ export const SETTINGS = {
     doc: 'ARN of a WAF web ACL (CLOUDFRONT scope) to attach (default: none).',
     resolve: (webAclId) => webAclId,
   }),
+  alarms: setting({
+    prop: 'alarms',
+    read: flag,
+    doc: 'false: no CloudWatch alarms (default true).',
+    resolve: (alarms = true, props) => {
+      if (!alarms && (props.alarmTopic || props.alarmEmail)) {
+        throw new ImageTransformerConfigError('alarmTopic and alarmEmail need alarms (alarms: false turns them off).');
+      }
+      return alarms;
+    },
+  }),
   dashboard: setting({
     prop: 'dashboard',
     read: flag,
@@ -198,7 +210,7 @@ export function tableProps(get: Lookup<TableKey>): Partial<Props> {
 /** Every row's prop resolved: its default applied, checked. */
 export function resolveTable(props: Props): TableSettings {
   return Object.fromEntries(
-    Object.entries(SETTINGS).map(([name, row]) => [name, (row.resolve as (value: unknown) => unknown)(props[row.prop])]),
+    Object.entries(SETTINGS).map(([name, row]) => [name, (row.resolve as (value: unknown, all: Props) => unknown)(props[row.prop], props)]),
   ) as TableSettings;
 }
 
