@@ -1,10 +1,11 @@
 // Where a URL key's source is. By default, in the source bucket under the key
 // itself; a deployment may map key prefixes to other buckets (`archive/` to a
 // bucket of its own), whose objects are named without the prefix, so an
-// existing bucket's keys work as they are. The origin resolves a URL key to
-// its object; the invalidation Lambda maps a changed object back to the URL
-// key, whose variants it purges. Web origins (lambda/origin/web/) map prefixes
-// too, under the same rules.
+// existing bucket's keys work as they are. The origin, the construct and the
+// emulator route a key through the source resolver (lambda/origin/sources/);
+// the invalidation Lambda maps a changed object back to the URL key, whose
+// variants it purges, with urlKey here. Web origins (lambda/origin/web/) map
+// prefixes too, under the same rules.
 
 import { isGrammarError, validateKey } from '../grammar';
 import { mustBe } from './checks';
@@ -12,12 +13,6 @@ import { envReaders, type Env } from './env';
 
 /** Key prefixes served from other buckets than the default source bucket, to the bucket's name. */
 export type PrefixBuckets = Record<string, string>;
-
-/** A source object: the bucket and the key it has there. */
-export interface SourceObject {
-  bucket: string;
-  objectKey: string;
-}
 
 /**
  * Why these prefixes cannot map buckets, in the one message shape, or
@@ -47,14 +42,6 @@ export function prefixesRefusal(name: string, prefixes: string[]): string | unde
 /** The prefix of `key` that maps a bucket, if any (prefixes never overlap, so at most one). */
 function prefixOf(key: string, buckets: PrefixBuckets): string | undefined {
   return Object.keys(buckets).find((prefix) => key.startsWith(prefix));
-}
-
-/** The object a URL key reads: under a mapped prefix, the rest of the key in that bucket; otherwise the key in `defaultBucket`. */
-export function sourceObject(key: string, defaultBucket: string, buckets: PrefixBuckets): SourceObject {
-  const prefix = prefixOf(key, buckets);
-  return prefix === undefined
-    ? { bucket: defaultBucket, objectKey: key }
-    : { bucket: buckets[prefix]!, objectKey: key.slice(prefix.length) };
 }
 
 /**

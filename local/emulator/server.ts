@@ -18,7 +18,7 @@ import {
   type GrammarOptions,
   type SignatureParams,
 } from '../../lambda/grammar';
-import { sourceObject, urlKey, type PrefixBuckets } from '../../lambda/common/sources';
+import { bucketObjectOf, keyOfObject, type SourceRoute } from '../../lambda/origin/sources';
 import { contentTypeOf } from './content-types';
 import type { Emulator } from './emulator';
 
@@ -32,9 +32,8 @@ export interface PlaygroundSettings {
 export interface ServerOptions {
   emulator: Emulator;
   s3: S3Client;
-  sourceBucket: string;
-  /** Buckets serving key prefixes, as the origin has them: listed and uploaded to under their prefixes. */
-  sourceBuckets: PrefixBuckets;
+  /** The deployment's routes (plan.routes): its buckets' are listed and uploaded to under their prefixes. */
+  routes: SourceRoute[];
   settings: PlaygroundSettings;
   /** Called after a playground upload replaced a source, as S3 would notify. */
   onSourceChanged(key: string): Promise<void>;
@@ -135,17 +134,18 @@ function refuseForeignHost(response: ServerResponse, host: string | undefined, p
 }
 
 export function createEmulatorServer(options: ServerOptions): Server {
-  const { emulator, s3, sourceBucket, sourceBuckets, settings } = options;
+  const { emulator, s3, routes, settings } = options;
 
-  /** Every source a URL reaches, by its URL key: each bucket's objects (the default bucket's under a mapped prefix are not). */
+  /** Every source a URL reaches, by its URL key: each bucket's objects (the default bucket's under another route's prefix are not). */
   async function listSources() {
     const keys: { key: string; bytes: number }[] = [...options.webSources];
-    for (const bucket of [sourceBucket, ...Object.values(sourceBuckets)]) {
+    for (const route of routes) {
+      if (route.kind !== 'bucket') continue;
       let token: string | undefined;
       do {
-        const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
+        const page = await s3.send(new ListObjectsV2Command({ Bucket: route.settings.bucket, ContinuationToken: token }));
         for (const object of page.Contents ?? []) {
-          const key = urlKey(bucket, object.Key!, sourceBuckets);
+          const key = keyOfObject(route, object.Key!, routes);
           if (key !== undefined) keys.push({ key, bytes: object.Size ?? 0 });
         }
         token = page.NextContinuationToken;
@@ -170,7 +170,10 @@ export function createEmulatorServer(options: ServerOptions): Server {
           message: `The upload is larger than ${options.maxUploadBytes} bytes.`,
         });
       }
-      const { bucket, objectKey } = sourceObject(key, sourceBucket, sourceBuckets);
+      const source = bucketObjectOf(key, routes);
+      if (!source)
+        return sendJson(response, 409, { error: 'not_a_bucket_key', message: `${key} is served from a web site, not a bucket.` });
+      const { bucket, objectKey } = source;
       await s3.send(new PutObjectCommand({ Bucket: bucket, Key: objectKey, Body: body, ContentType: request.headers['content-type'] }));
       await options.onSourceChanged(key);
       return sendJson(response, 201, { key });

@@ -32,8 +32,8 @@ import { createEmulator, type Emulator } from './emulator';
 import { generateSamples, sampleWatermark, type Sample } from './samples';
 import { createEmulatorServer } from './server';
 import { watchSources, type Delivery, type SourceWatcher } from './source-watcher';
-import { prefixesRefusal, urlKey, type PrefixBuckets } from '../../lambda/common/sources';
-import { routesRefusal } from '../../lambda/origin/sources';
+import type { PrefixBuckets } from '../../lambda/common/sources';
+import { routeFor, routesRefusal } from '../../lambda/origin/sources';
 import { UsageError } from '../harness/command-line';
 
 export interface EmulatorStartOptions {
@@ -295,13 +295,11 @@ async function watchInvalidations(
 export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
   const { s3, log } = options;
   const prefixes = Object.entries(options.prefixFolders ?? {});
-  const refusal = prefixesRefusal(
-    '--bucket',
-    prefixes.map(([prefix]) => prefix),
-  );
-  if (refusal) throw new UsageError(refusal);
   // Random too: two emulators started in the same millisecond would otherwise share buckets.
   const suffix = `${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+  const sourceBuckets: PrefixBuckets = Object.fromEntries(prefixes.map(([prefix], index) => [prefix, `source-${index + 2}-${suffix}`]));
+  const refusal = routesRefusal('--bucket', { sourceBuckets, webOrigins: {} });
+  if (refusal) throw new UsageError(refusal);
   const sourceBucket = options.buckets?.source ?? `source-${suffix}`;
   const cacheBucket = options.buckets?.cache ?? `cache-${suffix}`;
   await Promise.all([createBucket(s3, sourceBucket), createBucket(s3, cacheBucket)]);
@@ -312,7 +310,6 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   await uploadAll(s3, sourceBucket, sources);
   log(`seeded ${sources.length} ${options.images ? `files from ${options.images}` : 'generated samples'} into bucket ${sourceBucket}`);
 
-  const sourceBuckets: PrefixBuckets = Object.fromEntries(prefixes.map(([prefix], index) => [prefix, `source-${index + 2}-${suffix}`]));
   const prefixSources: string[] = [];
   for (const [prefix, folder] of prefixes) {
     const bucket = sourceBuckets[prefix]!;
@@ -341,11 +338,11 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   if (overlap) throw new UsageError(overlap);
 
   let watchers: SourceWatcher[] = [];
+  const routes = plan.routes(buckets);
   const server = createEmulatorServer({
     emulator,
     s3,
-    sourceBucket,
-    sourceBuckets,
+    routes,
     settings: { grammar: plan.viewerRequest.grammar, avif: plan.viewerRequest.avif, signingSecret: options.signingSecret },
     onSourceChanged: async () => {
       await Promise.all(watchers.map((watcher) => watcher.poll()));
@@ -372,11 +369,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     sourceBucket,
     cacheBucket,
     sourceBuckets,
-    // The default bucket's keys under a mapped prefix are not served.
-    sources: [
-      ...sources.map((source) => source.key).filter((key) => urlKey(sourceBucket, key, sourceBuckets) !== undefined),
-      ...prefixSources,
-    ],
+    // The default bucket's keys under another route's prefix are not served.
+    sources: [...sources.map((source) => source.key).filter((key) => routeFor(key, routes).prefix === ''), ...prefixSources],
     settled: emulator.settled,
     async close() {
       for (const watcher of watchers) watcher.stop();

@@ -2,7 +2,9 @@
 // of one deployment's settings, and the route of a key. The origin's
 // sourcingFor (../sourcing.ts) asks it for a request's source, the construct
 // makes its cache behaviors and grants from it, and the emulator its
-// behaviors: prefix routing is written here once.
+// behaviors, its playground's uploads and its list of sources: prefix routing
+// is written here once. (The invalidation Lambda maps a changed object back
+// to its key with lambda/common/sources.ts, which needs none of the kinds.)
 
 import { prefixesRefusal } from '../../common/sources';
 import type { RequestContext } from '../request';
@@ -49,6 +51,18 @@ export function routeFor(key: string, routes: SourceRoute[]): SourceRoute {
   const route = routes.find((candidate) => key.startsWith(candidate.prefix));
   if (!route) throw new Error('Every deployment has a default source (the route of prefix "").');
   return route;
+}
+
+/** The bucket object `key` reads: under its route's prefix, the rest of the key in that route's bucket; undefined for another kind's key. */
+export function bucketObjectOf(key: string, routes: SourceRoute[]): { bucket: string; objectKey: string } | undefined {
+  const route = routeFor(key, routes);
+  return route.kind === 'bucket' ? { bucket: route.settings.bucket, objectKey: key.slice(route.prefix.length) } : undefined;
+}
+
+/** The URL key that reads `objectKey` of the bucket of `route`, or undefined when that key is another route's (a prefix's, of any kind). */
+export function keyOfObject(route: SourceRoute, objectKey: string, routes: SourceRoute[]): string | undefined {
+  const key = route.prefix + objectKey;
+  return routeFor(key, routes) === route ? key : undefined;
 }
 
 /** Why these settings' prefixes cannot route keys (one may not hold another, of any kind), or undefined. `name` words the settings. */

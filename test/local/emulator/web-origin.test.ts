@@ -91,4 +91,17 @@ describe('a web origin in the emulator', () => {
     expect((await sharp(again.body).metadata()).width).toBe(110);
     expect(site.requests.length).toBe(fetched + 1);
   });
+
+  it("refuses a playground upload under the site's prefix, which no bucket serves, and stores nothing", async () => {
+    const { url } = await emulator(false);
+    const upload = await fetch(url + '/_api/sources/shop/new.jpg', {
+      method: 'PUT',
+      headers: { 'content-type': 'image/jpeg' },
+      body: new Uint8Array(await gradientJpeg(40, 30)),
+    });
+    expect(upload.status).toBe(409);
+    expect(await upload.json()).toEqual({ error: 'not_a_bucket_key', message: 'shop/new.jpg is served from a web site, not a bucket.' });
+    const listed = (await (await fetch(url + '/_api/sources')).json()) as { key: string }[];
+    expect(listed.map((source) => source.key)).toEqual(['local.jpg']);
+  });
 });
