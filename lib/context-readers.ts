@@ -6,6 +6,7 @@
 
 import { Duration } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import { isObject, mustBe } from '../lambda/common/checks';
 import { ImageTransformerConfigError } from './settings';
 
@@ -114,4 +115,24 @@ export const priceClass: ContextReader<cloudfront.PriceClass> = (get, key) => {
     all: cloudfront.PriceClass.PRICE_CLASS_ALL,
   };
   return classes[value.toLowerCase().replace(/^priceclass_?/, '')] ?? bad(key, '100, 200 or All', value);
+};
+
+/** The names `-c deploymentConfig=` takes: aws-cdk-lib's predefined Lambda deployment configurations. */
+const DEPLOYMENT_CONFIGS: Record<string, codedeploy.ILambdaDeploymentConfig> = {
+  ALL_AT_ONCE: codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE,
+  CANARY_10PERCENT_5MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
+  CANARY_10PERCENT_10MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES,
+  CANARY_10PERCENT_15MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_15MINUTES,
+  CANARY_10PERCENT_30MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_30MINUTES,
+  LINEAR_10PERCENT_EVERY_1MINUTE: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_1MINUTE,
+  LINEAR_10PERCENT_EVERY_2MINUTES: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_2MINUTES,
+  LINEAR_10PERCENT_EVERY_3MINUTES: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_3MINUTES,
+  LINEAR_10PERCENT_EVERY_10MINUTES: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_10MINUTES,
+};
+
+/** One of aws-cdk-lib's predefined Lambda deployment configurations, by name (any case). */
+export const deploymentConfig: ContextReader<codedeploy.ILambdaDeploymentConfig> = (get, key) => {
+  const value = text(get, key);
+  if (value === undefined) return undefined;
+  return DEPLOYMENT_CONFIGS[value.toUpperCase()] ?? bad(key, `one of ${Object.keys(DEPLOYMENT_CONFIGS).join(', ')}`, value);
 };

@@ -5,7 +5,6 @@
 
 import { Duration, SecretValue } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
-import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { isObject } from '../lambda/common/checks';
@@ -40,9 +39,6 @@ const OWN_KEYS = {
   originProvisionedConcurrency: 'Provisioned concurrency on the origin live alias, billed hourly (default: none).',
   metrics: 'false: the origin publishes no EMF metrics (default true).',
   metricsNamespace: 'CloudWatch namespace of the origin metrics (default EdgeImageTransformer/<stack name>).',
-  alarmEmail: 'Email address the alarms notify, through an SNS topic the stack creates (default: none).',
-  canaryDeployments: 'false: new origin code takes all traffic at once, no CodeDeploy (default true).',
-  deploymentConfig: 'CodeDeploy traffic shifting, e.g. LINEAR_10PERCENT_EVERY_1MINUTE or ALL_AT_ONCE (default CANARY_10PERCENT_5MINUTES).',
   nag: 'false: skip the cdk-nag AwsSolutions checks at synth (default true).',
 } as const;
 
@@ -81,25 +77,6 @@ function sourceBuckets(scope: Construct, get: Lookup): { [prefix: string]: s3.IB
       return [prefix, s3.Bucket.fromBucketName(scope, `ImportedSourceBucket-${encodeURIComponent(prefix)}`, (name as string).trim())];
     }),
   );
-}
-
-/** The names `-c deploymentConfig=` takes: aws-cdk-lib's predefined Lambda deployment configurations. */
-const DEPLOYMENT_CONFIGS: Record<string, codedeploy.ILambdaDeploymentConfig> = {
-  ALL_AT_ONCE: codedeploy.LambdaDeploymentConfig.ALL_AT_ONCE,
-  CANARY_10PERCENT_5MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
-  CANARY_10PERCENT_10MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_10MINUTES,
-  CANARY_10PERCENT_15MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_15MINUTES,
-  CANARY_10PERCENT_30MINUTES: codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_30MINUTES,
-  LINEAR_10PERCENT_EVERY_1MINUTE: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_1MINUTE,
-  LINEAR_10PERCENT_EVERY_2MINUTES: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_2MINUTES,
-  LINEAR_10PERCENT_EVERY_3MINUTES: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_3MINUTES,
-  LINEAR_10PERCENT_EVERY_10MINUTES: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_10MINUTES,
-};
-
-function deploymentConfig(get: Lookup): codedeploy.ILambdaDeploymentConfig | undefined {
-  const value = text(get, 'deploymentConfig');
-  if (value === undefined) return undefined;
-  return DEPLOYMENT_CONFIGS[value.toUpperCase()] ?? bad('deploymentConfig', `one of ${Object.keys(DEPLOYMENT_CONFIGS).join(', ')}`, value);
 }
 
 /** What the app itself reads: the stack name, and whether cdk-nag runs. */
@@ -150,8 +127,5 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     originProvisionedConcurrency: integer(get, 'originProvisionedConcurrency'),
     metrics: flag(get, 'metrics'),
     metricsNamespace: text(get, 'metricsNamespace'),
-    alarmEmail: text(get, 'alarmEmail'),
-    canaryDeployments: flag(get, 'canaryDeployments'),
-    deploymentConfig: deploymentConfig(get),
   };
 }

@@ -6,7 +6,6 @@
 import { Duration, RemovalPolicy, type SecretValue, Stack, Token } from 'aws-cdk-lib';
 import type * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
-import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -84,9 +83,6 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings>, TableSet
   readonly originMetrics: boolean;
   readonly metricsNamespace: string;
   readonly alarmTopic?: sns.ITopic;
-  readonly alarmEmail?: string;
-  readonly canaryDeployments: boolean;
-  readonly deploymentConfig: codedeploy.ILambdaDeploymentConfig;
 
   // Overrides of what the construct does not model, passed through as given.
   readonly originFunctionProps: Partial<nodejs.NodejsFunctionProps>;
@@ -209,11 +205,11 @@ function resolveOriginConcurrency(
   };
 }
 
-/** Metrics, dashboard, alarms and canary deployments: on by default, so problems are seen, alarmed and rolled back without setup. */
+/** The metrics' namespace and the alarms' topic (metrics, the dashboard, alarms and canary deployments, on by default, are rows of the table). */
 function resolveOperations(
   scope: IConstruct,
   props: ImageTransformerProps,
-): Pick<ResolvedSettings, 'originMetrics' | 'metricsNamespace' | 'alarmTopic' | 'alarmEmail' | 'canaryDeployments' | 'deploymentConfig'> {
+): Pick<ResolvedSettings, 'originMetrics' | 'metricsNamespace' | 'alarmTopic'> {
   // Two deployments in one account and region need two namespaces: the stack name tells them apart.
   const metricsNamespace = props.metricsNamespace ?? `EdgeImageTransformer/${Stack.of(scope).stackName}`;
   if (
@@ -228,21 +224,10 @@ function resolveOperations(
       ),
     );
   }
-  if (props.alarmEmail !== undefined && !Token.isUnresolved(props.alarmEmail) && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(props.alarmEmail)) {
-    throw new ImageTransformerConfigError(mustBe('alarmEmail', 'an email address', props.alarmEmail));
-  }
-  const canaryDeployments = props.canaryDeployments ?? true;
-  if (props.deploymentConfig && !canaryDeployments) {
-    throw new ImageTransformerConfigError('deploymentConfig is only used with canaryDeployments: true.');
-  }
   return {
     originMetrics: props.metrics ?? true,
     metricsNamespace,
     alarmTopic: props.alarmTopic,
-    alarmEmail: props.alarmEmail,
-    canaryDeployments,
-    // A bad version meets a tenth of the misses for five minutes, alarms watching, before all of them.
-    deploymentConfig: props.deploymentConfig ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES,
   };
 }
 

@@ -14,9 +14,21 @@
 
 import { Duration, Token } from 'aws-cdk-lib';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import { mustBe } from '../lambda/common/checks';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_FAILURE_TTL_SECONDS, DEFAULT_LIMITS, NUMBER_SETTINGS, SVG_POLICIES } from '../lambda/origin/config';
-import { type ContextReader, days, flag, integer, oneOf, priceClass, seconds, text, type Lookup } from './context-readers';
+import {
+  type ContextReader,
+  days,
+  deploymentConfig,
+  flag,
+  integer,
+  oneOf,
+  priceClass,
+  seconds,
+  text,
+  type Lookup,
+} from './context-readers';
 import type { ImageTransformerProps } from './image-transformer';
 import { checkedInteger, checkRegion, ImageTransformerConfigError } from './settings';
 import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
@@ -169,6 +181,35 @@ export const SETTINGS = {
         throw new ImageTransformerConfigError('alarmTopic and alarmEmail need alarms (alarms: false turns them off).');
       }
       return alarms;
+    },
+  }),
+  alarmEmail: setting({
+    prop: 'alarmEmail',
+    read: text,
+    doc: 'Email address the alarms notify, through an SNS topic the stack creates (default: none).',
+    resolve: (email) => {
+      if (email !== undefined && !Token.isUnresolved(email) && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
+        throw new ImageTransformerConfigError(mustBe('alarmEmail', 'an email address', email));
+      }
+      return email;
+    },
+  }),
+  canaryDeployments: setting({
+    prop: 'canaryDeployments',
+    read: flag,
+    doc: 'false: new origin code takes all traffic at once, no CodeDeploy (default true).',
+    resolve: (canary = true) => canary,
+  }),
+  deploymentConfig: setting({
+    prop: 'deploymentConfig',
+    read: deploymentConfig,
+    doc: 'CodeDeploy traffic shifting, e.g. LINEAR_10PERCENT_EVERY_1MINUTE or ALL_AT_ONCE (default CANARY_10PERCENT_5MINUTES).',
+    // A bad version meets a tenth of the misses for five minutes, alarms watching, before all of them.
+    resolve: (config, props) => {
+      if (config && props.canaryDeployments === false) {
+        throw new ImageTransformerConfigError('deploymentConfig is only used with canaryDeployments: true.');
+      }
+      return config ?? codedeploy.LambdaDeploymentConfig.CANARY_10PERCENT_5MINUTES;
     },
   }),
   dashboard: setting({
