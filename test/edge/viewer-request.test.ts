@@ -920,6 +920,7 @@ describe('rejections', () => {
     quality: ['q=101', '101', 'an integer from 1 to 100'],
     max_bytes: ['mb=0', '0', 'an integer from 1 to 100000000'],
     metadata: ['metadata=all', 'all', 'one of none, copyright, keep'],
+    hdr: ['hdr=sdr', 'sdr', 'one of keep, drop'],
     format: ['fm=tiff', 'tiff', `one of auto, jpeg, jpg, png, webp, avif, gif, json`],
   };
 

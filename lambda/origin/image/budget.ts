@@ -168,7 +168,8 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   const [width, height] = region ? [region.width, region.height] : [turnedWidth, turnedHeight];
   const [outWidth, outHeight] = outputSize(ops, width, height, maxDimension);
   const reduction = Math.min(width / outWidth, height / outHeight);
-  const shrink = shrinkOnLoad(info.format, reduction, ops);
+  // sharp decodes the whole primary when it keeps a gain map.
+  const shrink = info.gainMap ? 1 : shrinkOnLoad(info.format, reduction, ops);
   const decodedPixels = Math.ceil(info.width / shrink) * Math.ceil(info.height / shrink);
   let heldBytes = 0;
   // A progressive JPEG's decoder keeps every DCT coefficient, at full size whatever the shrink.
