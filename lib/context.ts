@@ -29,6 +29,7 @@ const OWN_KEYS = {
   watermarks: 'Watermarks as JSON, e.g. {"logo":{"file":"brand/logo.png","opacity":0.8}} (default: none).',
   requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
   avif: 'false: format=auto never picks AVIF (default true).',
+  hdr: "What a URL without hdr does with a source's HDR gain map: keep (default) or drop.",
   signing: 'true: URLs must be signed; creates the KeyValueStore for the secrets (default false).',
   eagerPresets: 'Presets made when a source is uploaded, comma-separated (default: none).',
   eagerSigningSecretName: 'Secrets Manager secret the warming URLs are signed with (needed for signing + eagerPresets).',
@@ -245,6 +246,8 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
       keyof SourceKindSettings
     >),
     avif: contextBoolean(get, 'avif'),
+    // Checked where the prop is (checkGrammar).
+    hdr: text(get, 'hdr') as ImageTransformerProps['hdr'],
     signing: contextBoolean(get, 'signing'),
     eagerPresets: list(get, 'eagerPresets'),
     eagerSigningSecret: eagerSigningSecretName ? SecretValue.secretsManager(eagerSigningSecretName) : undefined,

@@ -30,7 +30,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { Preset } from '../lambda/grammar';
+import type { HdrMode, Preset } from '../lambda/grammar';
 import type { SvgPolicy } from '../lambda/origin/config';
 import type { WatermarkProps } from './watermarks';
 import type { ImageTransformerAlarms } from './monitoring';
@@ -182,6 +182,17 @@ export interface ImageTransformerProps {
    * @default true
    */
   readonly avif?: boolean;
+
+  /**
+   * What a URL without `hdr` does with a source's HDR gain map (Ultra HDR
+   * JPEG): `keep` it in a JPEG output, where `format=auto` then stays JPEG,
+   * or `drop` it for the SDR image in the format the browser takes best. The
+   * edge writes the choice into the canonical URI, so changing it makes new
+   * cache keys (docs/url-contract.md#hdr-gain-maps has the bytes and browsers
+   * behind the default).
+   * @default 'keep'
+   */
+  readonly hdr?: HdrMode;
 
   /**
    * Require signed URLs (`sig`, see the URL contract), verified with secrets in

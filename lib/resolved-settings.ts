@@ -146,6 +146,7 @@ function resolveUrls(
     presets: props.presets,
     presetsOnly: props.presetsOnly,
     watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
+    hdr: props.hdr,
   });
   const signing = props.signing ?? false;
   const eagerPresets = props.eagerPresets ?? [];

@@ -854,8 +854,8 @@ const STEPS: Step[] = [
         bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + held + metadata.bytes,
       };
     },
-    // A search for max_bytes, and quality=auto's proxy, encode the pixels in memory.
-    carriesGainMap: (ops) => !capsBytes(ops, 'jpeg') && !choosesQuality(ops.quality, 'jpeg', false),
+    // A search for max_bytes encodes the pixels in memory.
+    carriesGainMap: (ops) => !capsBytes(ops, 'jpeg'),
     async apply(image, context) {
       const { ops, plan, limits, metadata } = context;
       // The timing as it stands at each encode: set once the frames are in memory.
