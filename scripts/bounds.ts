@@ -32,6 +32,7 @@ import { animatedGif, deepImage } from '../test/support/images';
 import { metadataBombPng } from '../test/support/metadata';
 import { gifWithFrame, layeredSvg, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
 import { fakeHevcPicture, heicGrid, heicOf, hevcPictureOf } from '../test/support/heic';
+import { joinUltraHdr } from '../test/support/ultra-hdr';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
@@ -313,6 +314,39 @@ const OP_CASES: Case[] = [
   },
 ];
 
+/** A gain map of noise, `side` square, as a JPEG (joinUltraHdr adds its metadata). */
+const noiseMap = (side: number) =>
+  sharp({ create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+    .grayscale()
+    .jpeg({ quality: 75 })
+    .toBuffer();
+
+/**
+ * HDR gain maps (docs/url-contract.md#hdr-gain-maps): the largest noise JPEG
+ * with a noise map at a quarter of its sides, kept (the primary decoded whole,
+ * the map decoded and encoded again), negotiated (it stays JPEG) and dropped;
+ * and a 1024x1024 photo whose map claims 8192x8192, which is dropped unread.
+ */
+const GAIN_MAP_CASES: Case[] = [
+  {
+    name: 'hdr: 8192x8192 noise Ultra HDR JPEG, 2048x2048 noise gain map',
+    make: async () => joinUltraHdr(await fullNoise(), await noiseMap(LARGEST / 4)),
+    asks: ['format=jpeg', NEGOTIATED, 'width=1024,format=jpeg', 'hdr=drop,format=jpeg'],
+  },
+  {
+    name: 'hdr: 1024x1024 photo, its gain map 8192x8192',
+    make: async () =>
+      joinUltraHdr(
+        await sharp(await photo('jpeg'))
+          .resize(1024)
+          .jpeg()
+          .toBuffer(),
+        await noiseMap(LARGEST),
+      ),
+    asks: ['format=jpeg', NEGOTIATED],
+  },
+];
+
 /** A crowd of 120 faces at 4% of the short side on a 4000x3000 photo: every search window full of candidates. */
 async function crowdPhoto(): Promise<Buffer> {
   const photos = facePhotos();
@@ -486,7 +520,7 @@ async function main() {
     await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
     await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
     const rows: Row[] = [];
-    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...FACE_CASES]
+    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...GAIN_MAP_CASES, ...FACE_CASES]
       .filter((c) => c.name.includes(args.only))
       .entries()) {
       const key = `case-${index}`;

@@ -63,7 +63,11 @@ async function main(): Promise<void> {
         gainMapShare.push(map.image.length / variant.body.length);
       }
     }
-    console.error(`${photo.key}: ${Object.keys(asked).map((name) => sizes[name]!.at(-1)).join(', ')} bytes`);
+    console.error(
+      `${photo.key}: ${Object.keys(asked)
+        .map((name) => sizes[name]!.at(-1))
+        .join(', ')} bytes`,
+    );
   }
   const hdr = sizes['HDR JPEG (kept)']!;
   const rows = Object.keys(asked).map((name) => {

@@ -113,6 +113,14 @@ const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
   gif: 1.5,
 };
 
+/**
+ * Copies of a gain map's bytes held while a JPEG that carries one is read,
+ * kept or not: libvips' blob beside the source and what libultrahdr and sharp
+ * copy from it (measured on a map of noise as large as a source may be:
+ * docs/url-contract.md#hdr-gain-maps).
+ */
+const GAIN_MAP_COPIES = 3;
+
 /** The transform as the model sees it: sizes in pixels, and what the decoder holds; each step prices itself from these (steps.ts). */
 export interface Work {
   ops: Ops;
@@ -178,6 +186,7 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   if (info.format === 'avif') heldBytes += decodedPixels * AVIF_DECODER_BYTES_PER_PIXEL;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decoderPixels * HEIF_DECODER.bytesPerPixel;
   if (info.colourProfile) heldBytes += decodedPixels * info.channels * HEIF_PROFILE.copiesPerChannel;
+  heldBytes += (info.gainMapBytes ?? 0) * GAIN_MAP_COPIES;
   const decodedPixelBytes = info.channels * sampleBytes(info.depth);
   return { ops, info, decodedPixels, decodedPixelBytes, decoderPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
 }

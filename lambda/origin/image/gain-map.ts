@@ -45,6 +45,12 @@ export async function gainMapOf(image: Buffer | undefined, width: number, height
   return { width: header.width, height: header.height, scale };
 }
 
+/** `info` as an SDR source: what the transform works from when the output drops the gain map. */
+export function withoutGainMap<Info extends { gainMap?: GainMap }>(info: Info): Omit<Info, 'gainMap'> {
+  const { gainMap: _dropped, ...sdr } = info;
+  return sdr;
+}
+
 /** Whether `ops` let a JPEG output keep a source's gain map: not when the URL says `hdr=drop`, nor for another format asked for. */
 export const asksGainMap = (ops: Ops): boolean => ops.hdr !== 'drop' && (ops.format === undefined || ops.format === 'jpeg');
 

@@ -35,6 +35,8 @@ export interface SourceInfo {
   decoderPixels?: number;
   /** An HDR gain map an output can keep (gain-map.ts): present only while the transform means to keep it. */
   gainMap?: GainMap;
+  /** The bytes of the gain map libvips found, kept or not: it holds copies of them (budget.ts). */
+  gainMapBytes?: number;
 }
 
 export interface OpenedSource {
@@ -160,6 +162,7 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
       orientation: meta.orientation ?? 1,
       progressive: meta.isProgressive ?? false,
       ...(gainMap ? { gainMap } : {}),
+      ...(meta.gainMap ? { gainMapBytes: meta.gainMap.image.length } : {}),
     },
   };
 }

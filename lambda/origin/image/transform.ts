@@ -22,7 +22,7 @@ import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, t
 import { CONTENT_TYPES, planOutput } from './output';
 import { keptMetadata, withIptc } from './metadata';
 import { applySteps, stepsCarryGainMap, type EncodedVariant } from './steps';
-import { asksGainMap, withSourceHeld } from './gain-map';
+import { asksGainMap, withoutGainMap, withSourceHeld } from './gain-map';
 import type { WatermarkImage } from '../watermarks';
 
 export interface TransformedVariant extends Variant {
@@ -84,9 +84,11 @@ async function findFaces(
 /**
  * What a search must leave of the budget, so that it never starves what
  * follows it: format=json's previews (unless they do not fit `whole` anyway),
- * or the cover crop placed by attention, which it is without a face.
+ * or the cover crop placed by attention, which it is without a face (and
+ * which carries no gain map).
  */
-function roomAfterSearch(info: SourceInfo, ops: Ops, limits: Limits, whole: Budget): (rest: Budget) => boolean {
+function roomAfterSearch(source: SourceInfo, ops: Ops, limits: Limits, whole: Budget): (rest: Budget) => boolean {
+  const info = withoutGainMap(source);
   if (ops.format === 'json') {
     const previews = (budget: Budget) => previewsFit(info, PREVIEW_SIZE, budget, limits.maxDimension);
     return (rest) => previews(rest) || !previews(whole);
@@ -104,7 +106,7 @@ function roomAfterSearch(info: SourceInfo, ops: Ops, limits: Limits, whole: Budg
  */
 function withKeptGainMap(info: SourceInfo, ops: Ops, limits: Limits, budget: Budget): SourceInfo {
   if (!info.gainMap) return info;
-  const { gainMap: _dropped, ...sdr } = info;
+  const sdr = withoutGainMap(info);
   if (!asksGainMap(ops) || !stepsCarryGainMap(ops)) return sdr;
   return anyFits(describeWork(info, ops, 1, limits.maxDimension), info, ['jpeg'], budget) ? info : sdr;
 }
