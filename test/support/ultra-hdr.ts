@@ -100,13 +100,36 @@ export function joinUltraHdr(primary: Buffer, gainMapJpeg: Buffer): Buffer {
 const FIELD = { r: 200, g: 120, b: 60 };
 const QUARTER = { r: 32, g: 160, b: 255 };
 
+type Colour = string | { r: number; g: number; b: number };
+
+const NOISE = { type: 'gaussian' as const, mean: 128, sigma: 40 };
+
+/** A `width` x `height` JPEG of `field` with `corner` over its top-left `cornerWidth` x `cornerHeight`, or of noise. */
+async function picture(
+  [width, height]: [number, number],
+  field: Colour,
+  [cornerWidth, cornerHeight, corner]: [number, number, Colour],
+  noise: boolean,
+): Promise<Buffer> {
+  const base = sharp({ create: { width, height, channels: 3, background: field, ...(noise ? { noise: NOISE } : {}) } });
+  if (noise) return base.jpeg({ quality: 90 }).toBuffer();
+  const patch = await sharp({
+    create: { width: Math.max(1, cornerWidth), height: Math.max(1, cornerHeight), channels: 3, background: corner },
+  })
+    .png()
+    .toBuffer();
+  const drawn = await base
+    .composite([{ input: patch, left: 0, top: 0 }])
+    .png()
+    .toBuffer();
+  return sharp(drawn).jpeg({ quality: 90 }).toBuffer();
+}
+
 export interface UltraHdrOptions {
   /** The gain map's sides are the primary's divided by this (default 4, as Android writes). */
   scale?: number;
   /** Noise in both images rather than flat colours: the encoders' worst case. */
   noise?: boolean;
-  /** EXIF orientation of the file (default none). */
-  orientation?: number;
 }
 
 /**
@@ -117,33 +140,10 @@ export interface UltraHdrOptions {
 export async function ultraHdrJpeg(width: number, height: number, options: UltraHdrOptions = {}): Promise<Buffer> {
   const scale = options.scale ?? 4;
   const [mapWidth, mapHeight] = [Math.ceil(width / scale), Math.ceil(height / scale)];
-  const noise = options.noise ? { type: 'gaussian' as const, mean: 128, sigma: 40 } : undefined;
-  const quarter = await sharp({
-    create: { width: Math.max(1, width >> 1), height: Math.max(1, height >> 1), channels: 3, background: QUARTER },
-  })
-    .png()
-    .toBuffer();
-  let primary = sharp({ create: { width, height, channels: 3, background: FIELD, ...(noise ? { noise } : {}) } });
-  if (!noise)
-    primary = sharp(
-      await primary
-        .composite([{ input: quarter, left: 0, top: 0 }])
-        .png()
-        .toBuffer(),
-    );
-  if (options.orientation) primary = primary.withMetadata({ orientation: options.orientation });
-  const bright = await sharp({ create: { width: Math.max(1, mapWidth >> 1), height: mapHeight, channels: 3, background: '#ffffff' } })
-    .png()
-    .toBuffer();
-  let map = sharp({ create: { width: mapWidth, height: mapHeight, channels: 3, background: '#808080', ...(noise ? { noise } : {}) } });
-  if (!noise)
-    map = sharp(
-      await map
-        .composite([{ input: bright, left: 0, top: 0 }])
-        .png()
-        .toBuffer(),
-    );
-  return joinUltraHdr(await primary.jpeg({ quality: 90 }).toBuffer(), await map.grayscale().jpeg({ quality: 90 }).toBuffer());
+  const noise = options.noise === true;
+  const primary = await picture([width, height], FIELD, [width >> 1, height >> 1, QUARTER], noise);
+  const map = await picture([mapWidth, mapHeight], '#808080', [mapWidth >> 1, mapHeight, '#ffffff'], noise);
+  return joinUltraHdr(primary, await sharp(map).grayscale().jpeg({ quality: 90 }).toBuffer());
 }
 
 /** The primary JPEG of an Ultra HDR file: what a viewer that ignores the gain map shows. */
