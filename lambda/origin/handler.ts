@@ -9,6 +9,7 @@ import type { Logger } from '../common/log';
 import { followWithAvif } from './avif-claims';
 import type { OriginConfig } from './config';
 import { deadlineOf, type InvocationContext } from './deadline';
+import { answerFallback, fallbackFile } from './fallback';
 import { lookUpFailure } from './failures';
 import { keepFaces, recallFaces } from './face-memory';
 import { requestMetrics, type MetricsOptions } from './metrics';
@@ -120,7 +121,16 @@ export function createOriginHandler({
   allowLoopbackWebOrigins = false,
 }: OriginDependencies): OriginHandler {
   const watermarkImage = watermarkFiles(config.watermarkDefinitions);
-  const services: OriginServices = { s3, config, log, routes: sourceRoutes(config), transforms, watermarkImage, allowLoopbackWebOrigins };
+  const services: OriginServices = {
+    s3,
+    config,
+    log,
+    routes: sourceRoutes(config),
+    transforms,
+    watermarkImage,
+    fallbackImage: fallbackFile(config.fallbackImage),
+    allowLoopbackWebOrigins,
+  };
 
   return async function handle(event, invocation, onResponse) {
     const respond = answerOnce(onResponse);
@@ -133,7 +143,17 @@ export function createOriginHandler({
       const failure = lookUpFailure(services, uri);
       try {
         const deadline = deadlineOf(config.timeBudgetMs, invocation);
-        return await serve({ services, event, request, deadline, measured, failed: failure.failed, respond, note: noteFor(log, uri) });
+        const ctx: RequestContext = {
+          services,
+          event,
+          request,
+          deadline,
+          measured,
+          failed: failure.failed,
+          respond,
+          note: noteFor(log, uri),
+        };
+        return await serve(ctx).catch((error: unknown) => answerFallback(ctx, error));
       } finally {
         await failure.settled; // its S3 call does not outlive the request
       }
