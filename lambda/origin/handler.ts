@@ -1,7 +1,8 @@
 // The origin: a Function URL request for a canonical URI in, the variant out.
 // Only reached on a true miss (neither CloudFront nor the cache bucket had it).
 // A request runs as named phases (phases.ts) over one context (request.ts)
-// with one deadline (deadline.ts).
+// with one deadline (deadline.ts); when they fail for want of a readable
+// source, the fallback image answers (fallback.ts).
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
