@@ -31,14 +31,10 @@ beforeAll(async () => {
 
 describe('a deployment with a fallback image', () => {
   it('gives the origin the packaged PNG or JPEG by the name its package holds it under', () => {
-    for (const [name, packaged] of [
-      ['grey.png', 'fallback/fallback.png'],
-      ['grey.jpg', 'fallback/fallback.jpg'],
-    ]) {
-      const env = originFunction(synth(() => ({ fallbackImage: file(name!) }))).Properties.Environment.Variables;
-      expect(env.FALLBACK_IMAGE).toBe(packaged);
-    }
-    expect(originFunction(synth()).Properties.Environment.Variables.FALLBACK_IMAGE).toBeUndefined();
+    const env = originFunction(synth(() => ({ fallbackImage: file('grey.png') }))).Properties.Environment.Variables;
+    expect(env.FALLBACK_IMAGE).toBe('fallback/fallback.png');
+    expect(packageFallbackImage(file('grey.jpg'))).toEqual({ source: file('grey.jpg'), file: 'fallback/fallback.jpg' });
+    expect(packageFallbackImage(undefined)).toBeUndefined();
   });
 
   it('copies the file into the package folder under that name', () => {
