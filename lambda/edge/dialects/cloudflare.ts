@@ -1,0 +1,157 @@
+// Cloudflare's URL grammar, `/cdn-cgi/image/<options>/<source>`, read as
+// ours: the options are comma-separated `name=value` (full or short names),
+// the source a path or an absolute URL. Each option is translated by what it
+// does (Cloudflare's default `fit=scale-down` is our `fit=inside` without
+// `enlarge`); what we cannot do alike is refused with a 400 naming
+// Cloudflare and the option. The table is in docs/migrating.md ("From
+// Cloudflare Images").
+//
+// An absolute source, `https://<host>/<path>`, reads as the key
+// `<host>/<path>`: a deployment serves it by declaring a web origin for the
+// prefix `<host>/` (`webOrigins`); without one the key is looked for in the
+// bucket like any other. So no URL reaches a host the deployment did not name.
+//
+// Cloudflare's URLs carry no signature: verify says `unsigned`, so a
+// deployment that signs refuses them.
+
+import { grammarError } from '../../grammar/errors';
+import { decodeKeyPath } from '../../grammar/key';
+import type { Dialect, DialectRequest } from './dialect';
+import { blurSigma, hasOwn, hexColour, mirrors, NOT_SUPPORTED, refuse } from './words';
+
+const CLOUDFLARE = 'cloudflare';
+export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
+
+/** More options than Cloudflare has names for is no request of theirs. */
+const MAX_OPTIONS = 32;
+
+/** Short names as the full ones. */
+const SHORT: { [name: string]: string } = { w: 'width', h: 'height', g: 'gravity', q: 'quality', f: 'format' };
+/** Options passed on as they are, under the same name (our grammar reads and bounds them). */
+const SAME = ' width height dpr quality brightness contrast saturation metadata ';
+/** Cloudflare's fit modes as our fit and whether it enlarges; aspect-crop crops small sources to the aspect ratio, which ours does not. */
+const FITS: { [fit: string]: [string, boolean] } = {
+  'scale-down': ['inside', false],
+  contain: ['inside', true],
+  cover: ['cover', true],
+  crop: ['cover', false],
+  pad: ['contain', true],
+  squeeze: ['fill', true],
+};
+/** Gravity words as our position (auto: our saliency crop). */
+const GRAVITIES: { [gravity: string]: string } = {
+  auto: 'attention',
+  face: 'face',
+  center: 'center',
+  left: 'left',
+  right: 'right',
+  top: 'top',
+  bottom: 'bottom',
+};
+/** Formats as ours (baseline-jpeg: the same pixels, sequential rather than progressive). */
+const FORMATS: { [format: string]: string } = {
+  auto: 'auto',
+  avif: 'avif',
+  webp: 'webp',
+  jpeg: 'jpeg',
+  'baseline-jpeg': 'jpeg',
+  png: 'png',
+};
+/** Options that change nothing we serve: `onerror=redirect` only acts when the transform fails, `anim=true` is the default. */
+const HARMLESS = /^(onerror=redirect|anim=true|zoom=0)$/;
+
+type Options = { [name: string]: string };
+type Pairs = [string, string][];
+
+const refused = (name: string, value: string, why?: string) => refuse(CLOUDFLARE, name, value, why || NOT_SUPPORTED);
+
+/** The options segment read by name; each option percent-decoded on its own, so an encoded comma stays in its value. */
+const readOptions = (segment: string): Options => {
+  const options: Options = {};
+  const parts = segment.split(',');
+  if (parts.length > MAX_OPTIONS) throw refused('options', segment, 'more than ' + MAX_OPTIONS + ' options');
+  parts.forEach((part) => {
+    let option: string;
+    try {
+      option = decodeURIComponent(part);
+    } catch (_malformed) {
+      throw refused('options', part, 'not valid percent-encoded UTF-8');
+    }
+    const eq = option.indexOf('=');
+    const written = (eq < 0 ? option : option.slice(0, eq)).toLowerCase();
+    const value = eq < 0 ? '' : option.slice(eq + 1);
+    const name = hasOwn(SHORT, written) ? (SHORT[written] as string) : written;
+    if (HARMLESS.test(name + '=' + value)) return;
+    if (hasOwn(options, name)) throw refused(written, value, 'given more than once');
+    options[name] = value;
+  });
+  return options;
+};
+
+/** What fit, gravity and flip become; Cloudflare mirrors before it turns, we after, so a quarter turn swaps the mirrors. */
+const geometry = (options: Options, out: Pairs) => {
+  const fit = options.fit == null ? 'scale-down' : options.fit;
+  const ours = hasOwn(FITS, fit) ? (FITS[fit] as [string, boolean]) : undefined;
+  if (!ours) throw refused('fit', fit);
+  out.push(['fit', ours[0]]);
+  if (ours[1]) out.push(['enlarge', '1']);
+  const gravity = options.gravity;
+  // Cloudflare places only crops by gravity.
+  if (gravity != null && ours[0] === 'cover') {
+    const point = /^([\d.]+)x([\d.]+)$/.exec(gravity);
+    if (point) out.push(['fp', point[1] + ',' + point[2]]);
+    else if (hasOwn(GRAVITIES, gravity)) out.push(['position', GRAVITIES[gravity] as string]);
+    else throw refused('gravity', gravity);
+  }
+  if (options.rotate != null) out.push(['rotate', options.rotate]);
+  if (options.flip != null) {
+    const quarter = options.rotate === '90' || options.rotate === '270';
+    const flips = mirrors(quarter ? options.flip.replace(/[hv]/g, (axis) => (axis === 'h' ? 'v' : 'h')) : options.flip);
+    if (!flips) throw refused('flip', options.flip);
+    flips.forEach((pair) => out.push(pair));
+  }
+};
+
+/** The other options: formats, blur and sharpen, background, gamma; anything else is refused. */
+const finishing = (options: Options, out: Pairs) => {
+  Object.keys(options).forEach((name) => {
+    const value = options[name] as string;
+    if (SAME.indexOf(' ' + name + ' ') >= 0) out.push([name, value]);
+    else if (name === 'format') {
+      if (!hasOwn(FORMATS, value)) throw refused(name, value);
+      out.push([name, FORMATS[value] as string]);
+    } else if (name === 'blur') {
+      const sigma = blurSigma(value, 2.5, 250);
+      if (sigma == null) throw refused(name, value, 'expected 1 to 250');
+      out.push([name, sigma]);
+    } else if (name === 'background') {
+      const hex = hexColour(value, false);
+      if (hex == null) throw refused(name, value, 'expected a hex colour');
+      out.push([name, hex]);
+    } else if (name === 'sharpen' || name === 'gamma') {
+      // 0 is no sharpening, and a gamma Cloudflare ignores.
+      if (+value !== 0) out.push([name, value]);
+    } else if (' fit gravity rotate flip '.indexOf(' ' + name + ' ') < 0) throw refused(name, value);
+  });
+};
+
+export const cloudflare: Dialect = {
+  translate: (request: DialectRequest) => {
+    const uri = request.uri;
+    const slash = uri.indexOf('/', CLOUDFLARE_PREFIX.length);
+    if (uri.indexOf(CLOUDFLARE_PREFIX) !== 0 || slash < 0) {
+      throw grammarError('invalid_key', 'Invalid Cloudflare URL: expected ' + CLOUDFLARE_PREFIX + '<options>/<source>.');
+    }
+    const options = readOptions(uri.slice(CLOUDFLARE_PREFIX.length, slash));
+    const out: Pairs = [];
+    geometry(options, out);
+    finishing(options, out);
+    // An absolute source `https://host/path` (any slashes, any letter case, or encoded) is the key `host/path`.
+    const source = uri.slice(slash).replace(/^\/https?(:|%3a)(\/|%2f)+/i, '/');
+    if (source !== uri.slice(slash) && request.pairs.length) {
+      throw refused('source', uri.slice(slash), "a source URL's query cannot be kept");
+    }
+    return { key: decodeKeyPath(source), pairs: out };
+  },
+  verify: () => 'unsigned',
+};

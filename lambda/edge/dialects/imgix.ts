@@ -1,0 +1,222 @@
+// imgix's URL grammar, `/<path>?w=640&h=480&fit=crop&crop=faces&s=<md5>`, read
+// as ours: the path is the source key, the query imgix's parameters. Each is
+// translated by what it does, not by its name (imgix's `fit=clip` is our
+// `fit=inside` with `enlarge`: imgix enlarges unless told `max`); what we
+// cannot do alike is refused with a 400 naming imgix and the parameter. The
+// table of what maps to what, exactly or approximately, is in
+// docs/migrating.md ("From imgix"). A name imgix does not define is ignored,
+// as imgix ignores it.
+//
+// Signatures (`s`): the MD5, in hex, of the source's secure URL token, the
+// path as sent and the query before `s` with its `?` (imgix's documented
+// scheme); `expires` (Unix seconds) is among what it covers.
+
+import crypto from 'crypto';
+import { decodeKeyPath } from '../../grammar/key';
+import { sameText } from '../../grammar/sign';
+import type { Dialect, DialectRequest, SignatureCheck } from './dialect';
+import { blurSigma, hasOwn, hexColour, mirrors, NOT_SUPPORTED, refuse } from './words';
+
+const IMGIX = 'imgix';
+
+/** The parameters translated here, under imgix's main names. */
+const KNOWN = ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ';
+/** imgix's other spellings of them. */
+const ALIASES: { [spelling: string]: string } = { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or' };
+/**
+ * imgix's parameters that change the image and that we lack: refused rather
+ * than ignored (every `…64` base64 form among them). From imgix's parameter
+ * list (github.com/imgix/imgix-url-params).
+ */
+const LACKED =
+  /^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$/;
+
+/** imgix's fit modes as our fit and whether it enlarges; the others (facearea, min, clamp) crop or extend in ways we do not. */
+const FITS: { [fit: string]: [string, boolean] } = {
+  clip: ['inside', true],
+  max: ['inside', false],
+  crop: ['cover', true],
+  fill: ['contain', true],
+  fillmax: ['contain', false],
+  scale: ['fill', true],
+};
+/** imgix's formats (fm) as ours; `pjpg` is a progressive JPEG, the same pixels. */
+const FORMATS: { [fm: string]: string } = { jpg: 'jpeg', pjpg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', gif: 'gif' };
+/** `or`, imgix's orientation: EXIF values and degrees clockwise, as our rotate. */
+const ORIENTATIONS: { [or: string]: number } = { 1: 0, 3: 180, 6: 90, 8: 270, 90: 90, 180: 180, 270: 270 };
+/** `crop`'s strategies as our position (focalpoint: our fp). */
+const STRATEGIES: { [crop: string]: string } = { faces: 'face', entropy: 'entropy', focalpoint: 'fp' };
+/** auto=compress's quality when none is given (imgix's documented 45). */
+const COMPRESS_QUALITY = '45';
+
+type Params = { [name: string]: string };
+type Pairs = [string, string][];
+
+const refused = (name: string, value: string, why?: string) => refuse(IMGIX, name, value, why || NOT_SUPPORTED);
+
+/** The query's imgix parameters under their main names; `auto`, which imgix lets repeat, joined by commas. */
+const readParams = (pairs: Pairs): Params => {
+  const params: Params = {};
+  pairs.forEach((pair) => {
+    const spelling = pair[0].toLowerCase();
+    const name = hasOwn(ALIASES, spelling) ? (ALIASES[spelling] as string) : spelling;
+    if (KNOWN.indexOf(' ' + name + ' ') < 0) {
+      if (LACKED.test(name)) throw refused(pair[0], pair[1]);
+      return;
+    }
+    if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'given more than once');
+    params[name] = hasOwn(params, name) ? params[name] + ',' + pair[1] : pair[1];
+  });
+  return params;
+};
+
+/** A size: imgix's fractions of the source (`w=0.5`) are refused, pixels passed on. */
+const size = (params: Params, name: string, out: Pairs, native: string) => {
+  const value = params[name];
+  if (value == null) return;
+  if (/\./.test(value)) throw refused(name, value, 'sizes relative to the source are ' + NOT_SUPPORTED);
+  out.push([native, value]);
+};
+
+/** `crop` (with fit=crop): a strategy (faces, entropy, focalpoint with fp-x and fp-y) or sides (top,left). */
+const cropping = (params: Params, out: Pairs) => {
+  const crop = params.crop;
+  if (crop == null) return;
+  const words = crop.toLowerCase().split(',');
+  const strategy = hasOwn(STRATEGIES, words[0] as string) ? STRATEGIES[words[0] as string] : undefined;
+  if (strategy && words.length > 1) throw refused('crop', crop, 'a fallback after ' + words[0] + ' is ' + NOT_SUPPORTED);
+  if (strategy === 'fp') {
+    if (params['fp-z'] != null && +params['fp-z'] !== 1) throw refused('fp-z', params['fp-z']);
+    out.push(['fp', (params['fp-x'] || '0.5') + ',' + (params['fp-y'] || '0.5')]);
+    return;
+  }
+  if (strategy) {
+    out.push(['position', strategy]);
+    return;
+  }
+  const vertical: string[] = words.filter((word) => word === 'top' || word === 'bottom');
+  const horizontal = words.filter((word) => word === 'left' || word === 'right');
+  if (vertical.length > 1 || horizontal.length > 1 || vertical.length + horizontal.length !== words.length) throw refused('crop', crop);
+  out.push(['position', vertical.concat(horizontal).join('-')]);
+};
+
+/** `fit` (default clip), its crop, and what fills the rest of fit=fill's box (fill, fill-color, else white as imgix). */
+const fitting = (params: Params, out: Pairs) => {
+  const fit = (params.fit || 'clip').toLowerCase();
+  const ours = hasOwn(FITS, fit) ? (FITS[fit] as [string, boolean]) : undefined;
+  if (!ours) throw refused('fit', fit);
+  out.push(['fit', ours[0]]);
+  if (ours[1]) out.push(['enlarge', '1']);
+  if (fit === 'crop') cropping(params, out);
+  const padded = ours[0] === 'contain';
+  if (padded && params.fill === 'blur') out.push(['fill', 'blur']);
+  else if (padded && params.fill != null && params.fill !== 'solid') throw refused('fill', params.fill);
+  const fillColour = padded && params.fill !== 'blur' ? params['fill-color'] || params.bg || 'fff' : undefined;
+  if (fillColour != null && params.bg != null && hexColour(params.bg, true) !== hexColour(fillColour, true)) {
+    throw refused('bg', params.bg, 'a background other than fill-color is ' + NOT_SUPPORTED);
+  }
+  const colour = fillColour || params.bg;
+  if (colour == null) return;
+  const hex = hexColour(colour, true);
+  if (hex == null) throw refused(fillColour ? 'fill-color' : 'bg', colour, 'expected a hex colour');
+  out.push(['background', hex]);
+};
+
+/** `auto` (format: negotiated; compress: quality 45 unless q), `fm` and `q`. */
+const encoding = (params: Params, out: Pairs) => {
+  const auto = params.auto == null ? [] : params.auto.toLowerCase().split(',');
+  auto.forEach((word) => {
+    if (word !== 'format' && word !== 'compress') throw refused('auto', word);
+  });
+  const fm = params.fm;
+  if (fm != null) {
+    if (!hasOwn(FORMATS, fm.toLowerCase())) throw refused('fm', fm);
+    out.push(['format', FORMATS[fm.toLowerCase()] as string]);
+  } else if (auto.indexOf('format') >= 0) out.push(['format', 'auto']);
+  const quality = params.q != null ? params.q : auto.indexOf('compress') >= 0 ? COMPRESS_QUALITY : undefined;
+  if (quality != null) out.push(['quality', quality]);
+};
+
+/** bri, con, sat: offsets -100..100, 0 unchanged, as our factors 0..2 (1 unchanged); -100 is black or flat, which our 0 is not (ignored). */
+const adjustment = (params: Params, name: string, out: Pairs, native: string) => {
+  const value = params[name];
+  if (value == null) return;
+  const offset = /^-?\d{1,3}$/.test(value) ? +value : NaN;
+  if (!(offset >= -100 && offset <= 100) || (offset === -100 && native !== 'saturation')) throw refused(name, value, 'expected -99 to 100');
+  out.push([native, String((100 + offset) / 100)]);
+};
+
+/** `or` (the frame turned) and `rot` (the image turned within its frame, counter-clockwise, zoomed to cover it): half turns alike, quarter turns by `or` only. */
+const turning = (params: Params, out: Pairs) => {
+  const or = params.or;
+  const orientation = or == null ? 0 : hasOwn(ORIENTATIONS, or) ? (ORIENTATIONS[or] as number) : -1;
+  if (orientation < 0) throw refused('or', or as string);
+  const rot = params.rot == null ? 0 : +params.rot;
+  if (rot !== 0 && rot !== 180) throw refused('rot', params.rot as string, 'only 0 and 180 turn the image as ours does');
+  if (orientation + rot) out.push(['rotate', String((orientation + rot) % 360)]);
+};
+
+const finishing = (params: Params, out: Pairs) => {
+  turning(params, out);
+  if (params.flip != null) {
+    const flips = mirrors(params.flip.toLowerCase());
+    if (!flips) throw refused('flip', params.flip);
+    flips.forEach((pair) => out.push(pair));
+  }
+  if (params.trim != null) {
+    if (params.trim.toLowerCase() !== 'auto') throw refused('trim', params.trim);
+    out.push(['trim', '']);
+  }
+  const blur = params.blur;
+  if (blur != null && +blur !== 0) {
+    const sigma = blurSigma(blur, 20, 2000);
+    if (sigma == null) throw refused('blur', blur, 'expected 0 to 2000');
+    out.push(['blur', sigma]);
+  }
+  adjustment(params, 'bri', out, 'brightness');
+  adjustment(params, 'con', out, 'contrast');
+  adjustment(params, 'sat', out, 'saturation');
+};
+
+/** The query imgix signed: every pair but `s`, in order, as `?a=b&c=d` (nothing when none). */
+const signedQuery = (pairs: Pairs, encode: (text: string) => string) => {
+  const query = pairs.filter((pair) => pair[0] !== 's').map((pair) => encode(pair[0]) + '=' + encode(pair[1]));
+  return query.length ? '?' + query.join('&') : '';
+};
+
+/**
+ * The two ways a signed query is commonly written: every reserved character
+ * escaped (imgix's libraries), or with commas as they are (`auto=format,compress`
+ * written by hand). CloudFront hands the function decoded values, so these are
+ * rebuilt; a query signed in any other spelling (`+` for a space, lower-case
+ * escapes) does not verify.
+ */
+const SPELLINGS = [encodeURIComponent, (text: string) => encodeURIComponent(text).replace(/%2C/g, ',')];
+
+export const imgix: Dialect = {
+  translate: (request: DialectRequest) => {
+    const params = readParams(request.pairs);
+    const out: Pairs = [];
+    size(params, 'w', out, 'width');
+    size(params, 'h', out, 'height');
+    if (params.dpr != null) out.push(['dpr', params.dpr]);
+    fitting(params, out);
+    encoding(params, out);
+    finishing(params, out);
+    return { key: decodeKeyPath(request.uri), pairs: out };
+  },
+  verify: (request: DialectRequest, secrets: string[], nowSeconds: number): SignatureCheck => {
+    const signatures = request.pairs.filter((pair) => pair[0] === 's');
+    if (signatures.length === 0) return 'unsigned';
+    const signature = (signatures[0] as [string, string])[1].toLowerCase();
+    const texts = SPELLINGS.map((encode) => request.uri + signedQuery(request.pairs, encode));
+    // Every secret and spelling is tried whatever the outcome, so timing tells nothing.
+    const matches = secrets.filter(
+      (secret) =>
+        texts.filter((text) => sameText(crypto.createHash('md5').update(secret + text).digest('hex') as string, signature)).length > 0,
+    );
+    if (signatures.length > 1 || matches.length === 0) return 'invalid';
+    const expires = request.pairs.filter((pair) => pair[0] === 'expires')[0];
+    return expires && !(+expires[1] > nowSeconds) ? 'expired' : 'valid';
+  },
+};
