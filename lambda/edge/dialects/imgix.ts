@@ -82,7 +82,8 @@ const size = (params: Params, name: string, out: Pairs, native: string) => {
 const cropping = (params: Params, out: Pairs) => {
   const crop = params.crop;
   if (crop == null) return;
-  const words = crop.toLowerCase().split(',');
+  // At most two words mean anything (a strategy alone, or two sides): the third says the list is refused.
+  const words = crop.toLowerCase().split(',', 3);
   const strategy = hasOwn(STRATEGIES, words[0] as string) ? STRATEGIES[words[0] as string] : undefined;
   if (strategy && words.length > 1) throw refused('crop', crop, 'a fallback after ' + words[0] + ' is ' + NOT_SUPPORTED);
   if (strategy === 'fp') {
@@ -96,7 +97,9 @@ const cropping = (params: Params, out: Pairs) => {
   }
   const vertical: string[] = words.filter((word) => word === 'top' || word === 'bottom');
   const horizontal = words.filter((word) => word === 'left' || word === 'right');
-  if (vertical.length > 1 || horizontal.length > 1 || vertical.length + horizontal.length !== words.length) throw refused('crop', crop);
+  if (words.length > 2 || vertical.length > 1 || horizontal.length > 1 || vertical.length + horizontal.length !== words.length) {
+    throw refused('crop', crop);
+  }
   out.push(['position', vertical.concat(horizontal).join('-')]);
 };
 
