@@ -22,43 +22,43 @@ import { blurSigma, hasOwn, hexColour, mirrors, NOT_SUPPORTED, refuse } from './
 const CLOUDFLARE = 'cloudflare';
 export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
 
-/** More options than Cloudflare has names for is no request of theirs. */
-const MAX_OPTIONS = 32;
-
-/** Short names as the full ones. */
-const SHORT: { [name: string]: string } = { w: 'width', h: 'height', g: 'gravity', q: 'quality', f: 'format' };
-/** Options passed on as they are, under the same name (our grammar reads and bounds them). */
-const SAME = ' width height dpr quality brightness contrast saturation metadata ';
-/** Cloudflare's fit modes as our fit and whether it enlarges; aspect-crop crops small sources to the aspect ratio, which ours does not. */
-const FITS: { [fit: string]: [string, boolean] } = {
-  'scale-down': ['inside', false],
-  contain: ['inside', true],
-  cover: ['cover', true],
-  crop: ['cover', false],
-  pad: ['contain', true],
-  squeeze: ['fill', true],
+/**
+ * Cloudflare's words, data in one place (a deployment's KeyValueStore could
+ * hold them): short names as the full ones; options passed on as they are,
+ * under the same name (our grammar reads and bounds them); fit modes as our
+ * fit and whether it enlarges (aspect-crop crops small sources to the aspect
+ * ratio, which ours does not); gravity words as our position (auto: our
+ * saliency crop); formats as ours (baseline-jpeg: the same pixels, sequential
+ * rather than progressive); options that change nothing we serve
+ * (`onerror=redirect` acts only when the transform fails, `anim=true` and
+ * `zoom=0` are the defaults); and more options than Cloudflare has names for,
+ * which is no request of theirs.
+ */
+export const CLOUDFLARE_WORDS = {
+  short: { w: 'width', h: 'height', g: 'gravity', q: 'quality', f: 'format' } as { [name: string]: string },
+  same: ' width height dpr quality brightness contrast saturation metadata ',
+  fits: {
+    'scale-down': ['inside', false],
+    contain: ['inside', true],
+    cover: ['cover', true],
+    crop: ['cover', false],
+    pad: ['contain', true],
+    squeeze: ['fill', true],
+  } as { [fit: string]: [string, boolean] },
+  gravities: {
+    auto: 'attention',
+    face: 'face',
+    center: 'center',
+    left: 'left',
+    right: 'right',
+    top: 'top',
+    bottom: 'bottom',
+  } as { [gravity: string]: string },
+  formats: { auto: 'auto', avif: 'avif', webp: 'webp', jpeg: 'jpeg', 'baseline-jpeg': 'jpeg', png: 'png' } as { [format: string]: string },
+  harmless: '^(onerror=redirect|anim=true|zoom=0)$',
+  maxOptions: 32,
 };
-/** Gravity words as our position (auto: our saliency crop). */
-const GRAVITIES: { [gravity: string]: string } = {
-  auto: 'attention',
-  face: 'face',
-  center: 'center',
-  left: 'left',
-  right: 'right',
-  top: 'top',
-  bottom: 'bottom',
-};
-/** Formats as ours (baseline-jpeg: the same pixels, sequential rather than progressive). */
-const FORMATS: { [format: string]: string } = {
-  auto: 'auto',
-  avif: 'avif',
-  webp: 'webp',
-  jpeg: 'jpeg',
-  'baseline-jpeg': 'jpeg',
-  png: 'png',
-};
-/** Options that change nothing we serve: `onerror=redirect` only acts when the transform fails, `anim=true` is the default. */
-const HARMLESS = /^(onerror=redirect|anim=true|zoom=0)$/;
+const WORDS = CLOUDFLARE_WORDS;
 
 type Options = { [name: string]: string };
 type Pairs = [string, string][];
@@ -69,7 +69,8 @@ const refused = (name: string, value: string, why?: string) => refuse(CLOUDFLARE
 const readOptions = (segment: string): Options => {
   const options: Options = {};
   const parts = segment.split(',');
-  if (parts.length > MAX_OPTIONS) throw refused('options', segment, 'more than ' + MAX_OPTIONS + ' options');
+  const harmless = RegExp(WORDS.harmless);
+  if (parts.length > WORDS.maxOptions) throw refused('options', segment, 'more than ' + WORDS.maxOptions + ' options');
   parts.forEach((part) => {
     let option: string;
     try {
@@ -80,8 +81,8 @@ const readOptions = (segment: string): Options => {
     const eq = option.indexOf('=');
     const written = (eq < 0 ? option : option.slice(0, eq)).toLowerCase();
     const value = eq < 0 ? '' : option.slice(eq + 1);
-    const name = hasOwn(SHORT, written) ? (SHORT[written] as string) : written;
-    if (HARMLESS.test(name + '=' + value)) return;
+    const name = hasOwn(WORDS.short, written) ? (WORDS.short[written] as string) : written;
+    if (harmless.test(name + '=' + value)) return;
     if (hasOwn(options, name)) throw refused(written, value, 'given more than once');
     options[name] = value;
   });
@@ -91,7 +92,7 @@ const readOptions = (segment: string): Options => {
 /** What fit, gravity and flip become; Cloudflare mirrors before it turns, we after, so a quarter turn swaps the mirrors. */
 const geometry = (options: Options, out: Pairs) => {
   const fit = options.fit == null ? 'scale-down' : options.fit;
-  const ours = hasOwn(FITS, fit) ? (FITS[fit] as [string, boolean]) : undefined;
+  const ours = hasOwn(WORDS.fits, fit) ? (WORDS.fits[fit] as [string, boolean]) : undefined;
   if (!ours) throw refused('fit', fit);
   out.push(['fit', ours[0]]);
   if (ours[1]) out.push(['enlarge', '1']);
@@ -100,7 +101,7 @@ const geometry = (options: Options, out: Pairs) => {
   if (gravity != null && ours[0] === 'cover') {
     const point = /^([\d.]+)x([\d.]+)$/.exec(gravity);
     if (point) out.push(['fp', point[1] + ',' + point[2]]);
-    else if (hasOwn(GRAVITIES, gravity)) out.push(['position', GRAVITIES[gravity] as string]);
+    else if (hasOwn(WORDS.gravities, gravity)) out.push(['position', WORDS.gravities[gravity] as string]);
     else throw refused('gravity', gravity);
   }
   if (options.rotate != null) out.push(['rotate', options.rotate]);
@@ -116,10 +117,10 @@ const geometry = (options: Options, out: Pairs) => {
 const finishing = (options: Options, out: Pairs) => {
   Object.keys(options).forEach((name) => {
     const value = options[name] as string;
-    if (SAME.indexOf(' ' + name + ' ') >= 0) out.push([name, value]);
+    if (WORDS.same.indexOf(' ' + name + ' ') >= 0) out.push([name, value]);
     else if (name === 'format') {
-      if (!hasOwn(FORMATS, value)) throw refused(name, value);
-      out.push([name, FORMATS[value] as string]);
+      if (!hasOwn(WORDS.formats, value)) throw refused(name, value);
+      out.push([name, WORDS.formats[value] as string]);
     } else if (name === 'blur') {
       const sigma = blurSigma(value, 2.5, 250);
       if (sigma == null) throw refused(name, value, 'expected 1 to 250');

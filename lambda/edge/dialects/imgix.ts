@@ -19,35 +19,37 @@ import { blurSigma, hasOwn, hexColour, mirrors, NOT_SUPPORTED, refuse } from './
 
 const IMGIX = 'imgix';
 
-/** The parameters translated here, under imgix's main names. */
-const KNOWN = ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ';
-/** imgix's other spellings of them. */
-const ALIASES: { [spelling: string]: string } = { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or' };
 /**
- * imgix's parameters that change the image and that we lack: refused rather
- * than ignored (every `…64` base64 form among them). From imgix's parameter
- * list (github.com/imgix/imgix-url-params).
+ * imgix's words, data in one place (a deployment's KeyValueStore could hold
+ * them): the parameters translated here under imgix's main names, their other
+ * spellings, and the parameters imgix has that change the image and that we
+ * lack (refused rather than ignored, every `…64` base64 form among them; from
+ * imgix's list, github.com/imgix/imgix-url-params); fit modes as our fit and
+ * whether it enlarges (facearea, min and clamp crop or extend as ours does
+ * not); formats (`pjpg` is a progressive JPEG, the same pixels); `or` (EXIF
+ * values and degrees clockwise) as our rotate; crop strategies as our
+ * position (focalpoint: our fp); and auto=compress's quality when none is
+ * given (imgix's documented 45).
  */
-const LACKED =
-  /^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$/;
-
-/** imgix's fit modes as our fit and whether it enlarges; the others (facearea, min, clamp) crop or extend in ways we do not. */
-const FITS: { [fit: string]: [string, boolean] } = {
-  clip: ['inside', true],
-  max: ['inside', false],
-  crop: ['cover', true],
-  fill: ['contain', true],
-  fillmax: ['contain', false],
-  scale: ['fill', true],
+export const IMGIX_WORDS = {
+  known: ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ',
+  aliases: { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or' } as { [spelling: string]: string },
+  lacked:
+    '^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$',
+  fits: {
+    clip: ['inside', true],
+    max: ['inside', false],
+    crop: ['cover', true],
+    fill: ['contain', true],
+    fillmax: ['contain', false],
+    scale: ['fill', true],
+  } as { [fit: string]: [string, boolean] },
+  formats: { jpg: 'jpeg', pjpg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', gif: 'gif' } as { [fm: string]: string },
+  orientations: { 1: 0, 3: 180, 6: 90, 8: 270, 90: 90, 180: 180, 270: 270 } as { [or: string]: number },
+  strategies: { faces: 'face', entropy: 'entropy', focalpoint: 'fp' } as { [crop: string]: string },
+  compressQuality: '45',
 };
-/** imgix's formats (fm) as ours; `pjpg` is a progressive JPEG, the same pixels. */
-const FORMATS: { [fm: string]: string } = { jpg: 'jpeg', pjpg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', gif: 'gif' };
-/** `or`, imgix's orientation: EXIF values and degrees clockwise, as our rotate. */
-const ORIENTATIONS: { [or: string]: number } = { 1: 0, 3: 180, 6: 90, 8: 270, 90: 90, 180: 180, 270: 270 };
-/** `crop`'s strategies as our position (focalpoint: our fp). */
-const STRATEGIES: { [crop: string]: string } = { faces: 'face', entropy: 'entropy', focalpoint: 'fp' };
-/** auto=compress's quality when none is given (imgix's documented 45). */
-const COMPRESS_QUALITY = '45';
+const WORDS = IMGIX_WORDS;
 
 type Params = { [name: string]: string };
 type Pairs = [string, string][];
@@ -57,11 +59,12 @@ const refused = (name: string, value: string, why?: string) => refuse(IMGIX, nam
 /** The query's imgix parameters under their main names; `auto`, which imgix lets repeat, joined by commas. */
 const readParams = (pairs: Pairs): Params => {
   const params: Params = {};
+  const lacked = RegExp(WORDS.lacked);
   pairs.forEach((pair) => {
     const spelling = pair[0].toLowerCase();
-    const name = hasOwn(ALIASES, spelling) ? (ALIASES[spelling] as string) : spelling;
-    if (KNOWN.indexOf(' ' + name + ' ') < 0) {
-      if (LACKED.test(name)) throw refused(pair[0], pair[1]);
+    const name = hasOwn(WORDS.aliases, spelling) ? (WORDS.aliases[spelling] as string) : spelling;
+    if (WORDS.known.indexOf(' ' + name + ' ') < 0) {
+      if (lacked.test(name)) throw refused(pair[0], pair[1]);
       return;
     }
     if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'given more than once');
@@ -84,7 +87,7 @@ const cropping = (params: Params, out: Pairs) => {
   if (crop == null) return;
   // At most two words mean anything (a strategy alone, or two sides): the third says the list is refused.
   const words = crop.toLowerCase().split(',', 3);
-  const strategy = hasOwn(STRATEGIES, words[0] as string) ? STRATEGIES[words[0] as string] : undefined;
+  const strategy = hasOwn(WORDS.strategies, words[0] as string) ? WORDS.strategies[words[0] as string] : undefined;
   if (strategy && words.length > 1) throw refused('crop', crop, 'a fallback after ' + words[0] + ' is ' + NOT_SUPPORTED);
   if (strategy === 'fp') {
     if (params['fp-z'] != null && +params['fp-z'] !== 1) throw refused('fp-z', params['fp-z']);
@@ -106,7 +109,7 @@ const cropping = (params: Params, out: Pairs) => {
 /** `fit` (default clip), its crop, and what fills the rest of fit=fill's box (fill, fill-color, else white as imgix). */
 const fitting = (params: Params, out: Pairs) => {
   const fit = (params.fit || 'clip').toLowerCase();
-  const ours = hasOwn(FITS, fit) ? (FITS[fit] as [string, boolean]) : undefined;
+  const ours = hasOwn(WORDS.fits, fit) ? (WORDS.fits[fit] as [string, boolean]) : undefined;
   if (!ours) throw refused('fit', fit);
   out.push(['fit', ours[0]]);
   if (ours[1]) out.push(['enlarge', '1']);
@@ -133,10 +136,10 @@ const encoding = (params: Params, out: Pairs) => {
   });
   const fm = params.fm;
   if (fm != null) {
-    if (!hasOwn(FORMATS, fm.toLowerCase())) throw refused('fm', fm);
-    out.push(['format', FORMATS[fm.toLowerCase()] as string]);
+    if (!hasOwn(WORDS.formats, fm.toLowerCase())) throw refused('fm', fm);
+    out.push(['format', WORDS.formats[fm.toLowerCase()] as string]);
   } else if (auto.indexOf('format') >= 0) out.push(['format', 'auto']);
-  const quality = params.q != null ? params.q : auto.indexOf('compress') >= 0 ? COMPRESS_QUALITY : undefined;
+  const quality = params.q != null ? params.q : auto.indexOf('compress') >= 0 ? WORDS.compressQuality : undefined;
   if (quality != null) out.push(['quality', quality]);
 };
 
@@ -152,7 +155,7 @@ const adjustment = (params: Params, name: string, out: Pairs, native: string) =>
 /** `or` (the frame turned) and `rot` (the image turned within its frame, counter-clockwise, zoomed to cover it): half turns alike, quarter turns by `or` only. */
 const turning = (params: Params, out: Pairs) => {
   const or = params.or;
-  const orientation = or == null ? 0 : hasOwn(ORIENTATIONS, or) ? (ORIENTATIONS[or] as number) : -1;
+  const orientation = or == null ? 0 : hasOwn(WORDS.orientations, or) ? (WORDS.orientations[or] as number) : -1;
   if (orientation < 0) throw refused('or', or as string);
   const rot = params.rot == null ? 0 : +params.rot;
   if (rot !== 0 && rot !== 180) throw refused('rot', params.rot as string, 'only 0 and 180 turn the image as ours does');
