@@ -219,7 +219,15 @@ export const imgix: Dialect = {
     // Every secret and spelling is tried whatever the outcome, so timing tells nothing.
     const matches = secrets.filter(
       (secret) =>
-        texts.filter((text) => sameText(crypto.createHash('md5').update(secret + text).digest('hex') as string, signature)).length > 0,
+        texts.filter((text) =>
+          sameText(
+            crypto
+              .createHash('md5')
+              .update(secret + text)
+              .digest('hex') as string,
+            signature,
+          ),
+        ).length > 0,
     );
     if (signatures.length > 1 || matches.length === 0) return 'invalid';
     const expires = request.pairs.filter((pair) => pair[0] === 'expires')[0];

@@ -51,7 +51,9 @@ describe('imgix: meanings', () => {
     same(imgix, '/a.jpg?w=300&h=200&fit=fill&fill=blur', '/a.jpg?width=300&height=200&fit=contain&enlarge=1&fill=blur');
     same(imgix, '/a.jpg?w=300&fit=max', '/a.jpg?width=300');
     expect(refusedWith(imgix, '/a.jpg?w=300&h=200&fit=min')).toBe('imgix fit=min: not supported.');
-    expect(refusedWith(imgix, '/a.jpg?w=300&h=200&fit=fill&fill-color=ff0000&bg=00ff00')).toMatch(/^imgix bg=00ff00: a background other than fill-color/);
+    expect(refusedWith(imgix, '/a.jpg?w=300&h=200&fit=fill&fill-color=ff0000&bg=00ff00')).toMatch(
+      /^imgix bg=00ff00: a background other than fill-color/,
+    );
   });
 
   it('colour offsets become factors; -100 brightness or contrast, which our 0 ignores, is refused', () => {
