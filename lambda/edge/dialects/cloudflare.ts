@@ -55,7 +55,7 @@ export const CLOUDFLARE_WORDS = {
     bottom: 'bottom',
   } as { [gravity: string]: string },
   formats: { auto: 'auto', avif: 'avif', webp: 'webp', jpeg: 'jpeg', 'baseline-jpeg': 'jpeg', png: 'png' } as { [format: string]: string },
-  harmless: '^(onerror=redirect|anim=true|zoom=0)$',
+  harmless: /^(onerror=redirect|anim=true|zoom=0)$/,
   maxOptions: 32,
 };
 const WORDS = CLOUDFLARE_WORDS;
@@ -69,7 +69,6 @@ const refused = (name: string, value: string, why?: string) => refuse(CLOUDFLARE
 const readOptions = (segment: string): Options => {
   const options: Options = {};
   const parts = segment.split(',');
-  const harmless = RegExp(WORDS.harmless);
   if (parts.length > WORDS.maxOptions) throw refused('options', segment, 'more than ' + WORDS.maxOptions + ' options');
   parts.forEach((part) => {
     let option: string;
@@ -82,7 +81,7 @@ const readOptions = (segment: string): Options => {
     const written = (eq < 0 ? option : option.slice(0, eq)).toLowerCase();
     const value = eq < 0 ? '' : option.slice(eq + 1);
     const name = hasOwn(WORDS.short, written) ? (WORDS.short[written] as string) : written;
-    if (harmless.test(name + '=' + value)) return;
+    if (WORDS.harmless.test(name + '=' + value)) return;
     if (hasOwn(options, name)) throw refused(written, value, 'given more than once');
     options[name] = value;
   });

@@ -35,7 +35,7 @@ export const IMGIX_WORDS = {
   known: ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ',
   aliases: { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or' } as { [spelling: string]: string },
   lacked:
-    '^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$',
+    /^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$/,
   fits: {
     clip: ['inside', true],
     max: ['inside', false],
@@ -59,12 +59,11 @@ const refused = (name: string, value: string, why?: string) => refuse(IMGIX, nam
 /** The query's imgix parameters under their main names; `auto`, which imgix lets repeat, joined by commas. */
 const readParams = (pairs: Pairs): Params => {
   const params: Params = {};
-  const lacked = RegExp(WORDS.lacked);
   pairs.forEach((pair) => {
     const spelling = pair[0].toLowerCase();
     const name = hasOwn(WORDS.aliases, spelling) ? (WORDS.aliases[spelling] as string) : spelling;
     if (WORDS.known.indexOf(' ' + name + ' ') < 0) {
-      if (lacked.test(name)) throw refused(pair[0], pair[1]);
+      if (WORDS.lacked.test(name)) throw refused(pair[0], pair[1]);
       return;
     }
     if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'given more than once');
