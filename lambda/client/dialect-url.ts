@@ -53,10 +53,34 @@ function fitWord(dialect: UrlDialect, ops: Ops): string | undefined {
   return word === DEFAULT_FIT[dialect] ? undefined : word;
 }
 
-/** Throws for an op the dialect has no words for: any of `ops` not in `written`. */
-function writtenAll(dialect: UrlDialect, ops: Ops, written: string[]): void {
-  const left = Object.keys(ops).filter((name) => ops[name] != null && written.indexOf(name) < 0);
+/** The box in the dialect's words (its names for width and height, and its fit word, if not its default); returns the fit word. */
+function box(
+  dialect: UrlDialect,
+  ops: Ops,
+  push: (name: string, value: unknown) => void,
+  width: string,
+  height: string,
+): string | undefined {
+  push(width, ops.width);
+  push(height, ops.height);
+  const fit = fitWord(dialect, ops);
+  push('fit', fit);
+  return fit;
+}
+
+/**
+ * The pairs a dialect writes and how it writes one (nothing for an absent
+ * value); throws first for any of `ops` the dialect has no words for (not in
+ * `writes`, space-separated).
+ */
+function writer(dialect: UrlDialect, ops: Ops, writes: string) {
+  const left = Object.keys(ops).filter((name) => ops[name] != null && writes.split(' ').indexOf(name) < 0);
   if (left.length) throw cannot(dialect, left.map((name) => `${name}=${String(ops[name])}`).join(' or '));
+  const written: Written = [];
+  const push = (name: string, value: unknown) => {
+    if (value != null && value !== '') written.push([name, String(value)]);
+  };
+  return { written, push };
 }
 
 /** `h`, `v` or `hv`: imgix's and Cloudflare's mirrors of ours, flop left-right and flip top-bottom. */
@@ -94,16 +118,11 @@ const IMGIX_WRITES =
 
 function imgixParams(ops: Ops): Written {
   if (ops.width === 'auto' || ops.dpr === 'auto') throw cannot('imgix', 'width=auto or dpr=auto');
-  writtenAll('imgix', ops, IMGIX_WRITES.split(' '));
   if (ops.format === 'json' || ops.quality === 'auto' || (ops.trim != null && ops.trim !== 10)) {
     throw cannot('imgix', `format=${ops.format}, quality=${ops.quality} or trim=${ops.trim}`);
   }
-  const written: Written = [];
-  const push = (name: string, value: unknown) => value != null && value !== '' && written.push([name, String(value)]);
-  push('w', ops.width);
-  push('h', ops.height);
-  const fit = fitWord('imgix', ops);
-  push('fit', fit);
+  const { written, push } = writer('imgix', ops, IMGIX_WRITES);
+  const fit = box('imgix', ops, push, 'w', 'h');
   imgixCrop(ops, fit === 'crop').forEach((pair) => written.push(pair));
   push('fill', ops.fill);
   const padded = fit === 'fill' || fit === 'fillmax';
@@ -139,18 +158,13 @@ const CLOUDFLARE_WRITES =
 
 function cloudflareOptions(ops: Ops): Written {
   if (ops.dpr === 'auto') throw cannot('cloudflare', 'dpr=auto');
-  writtenAll('cloudflare', ops, CLOUDFLARE_WRITES.split(' '));
   // Cloudflare's blur radius is 2.5 of our sigmas, from 1.
   const blur = ops.blur != null ? (ops.blur as number) * 2.5 : undefined;
   if (ops.format === 'json' || ops.format === 'gif' || ops.quality === 'auto' || (blur != null && blur < 1)) {
     throw cannot('cloudflare', `format=${ops.format}, quality=${ops.quality} or blur=${ops.blur}`);
   }
-  const written: Written = [];
-  const push = (name: string, value: unknown) => value != null && value !== '' && written.push([name, String(value)]);
-  push('width', ops.width);
-  push('height', ops.height);
-  const fit = fitWord('cloudflare', ops);
-  push('fit', fit);
+  const { written, push } = writer('cloudflare', ops, CLOUDFLARE_WRITES);
+  const fit = box('cloudflare', ops, push, 'width', 'height');
   push('gravity', gravity(ops, fit === 'cover' || fit === 'crop'));
   push('format', ops.format || 'auto');
   ['quality', 'sharpen', 'brightness', 'contrast', 'saturation', 'gamma', 'metadata', 'rotate'].forEach((name) => push(name, ops[name]));

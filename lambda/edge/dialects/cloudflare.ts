@@ -17,7 +17,7 @@
 import { grammarError } from '../../grammar/errors';
 import { decodeKeyPath } from '../../grammar/key';
 import type { Dialect, DialectRequest } from './dialect';
-import { blurSigma, hasOwn, hexColour, mirrors, NOT_SUPPORTED, refuse } from './words';
+import { blurSigma, hasOwn, hexColour, mirrors, refusal, type Pairs } from './words';
 
 const CLOUDFLARE = 'cloudflare';
 export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
@@ -61,9 +61,7 @@ export const CLOUDFLARE_WORDS = {
 const WORDS = CLOUDFLARE_WORDS;
 
 type Options = { [name: string]: string };
-type Pairs = [string, string][];
-
-const refused = (name: string, value: string, why?: string) => refuse(CLOUDFLARE, name, value, why || NOT_SUPPORTED);
+const refused = refusal(CLOUDFLARE);
 
 /** The options segment read by name; each option percent-decoded on its own, so an encoded comma stays in its value. */
 const readOptions = (segment: string): Options => {

@@ -15,7 +15,7 @@ import crypto from 'crypto';
 import { decodeKeyPath } from '../../grammar/key';
 import { sameText } from '../../grammar/sign';
 import type { Dialect, DialectRequest, SignatureCheck } from './dialect';
-import { blurSigma, hasOwn, hexColour, mirrors, NOT_SUPPORTED, refuse } from './words';
+import { blurSigma, hasOwn, hexColour, mirrors, NOT_SUPPORTED, refusal, type Pairs } from './words';
 
 const IMGIX = 'imgix';
 
@@ -52,9 +52,7 @@ export const IMGIX_WORDS = {
 const WORDS = IMGIX_WORDS;
 
 type Params = { [name: string]: string };
-type Pairs = [string, string][];
-
-const refused = (name: string, value: string, why?: string) => refuse(IMGIX, name, value, why || NOT_SUPPORTED);
+const refused = refusal(IMGIX);
 
 /** The query's imgix parameters under their main names; `auto`, which imgix lets repeat, joined by commas. */
 const readParams = (pairs: Pairs): Params => {

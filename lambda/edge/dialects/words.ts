@@ -8,19 +8,27 @@ import { grammarError, type GrammarError } from '../../grammar/errors';
 /** Longest value quoted back, so an absurd one cannot bloat a response. */
 const QUOTED = 40;
 
-/** `imgix fit=facearea: <why>.`: a 400 naming the dialect, the parameter as written and why we cannot honour it. */
-export const refuse = (dialect: string, name: string, value: string, why: string): GrammarError =>
-  grammarError('invalid_parameter', dialect + ' ' + (name + '=' + value).slice(0, QUOTED) + ': ' + why + '.');
-
 export const NOT_SUPPORTED = 'not supported';
+
+/** Name/value pairs, in order: a query's, or what a dialect says in ours. */
+export type Pairs = [string, string][];
+
+/**
+ * The dialect's refusal: `imgix fit=facearea: not supported.`, a 400 naming
+ * the dialect, the parameter as written and why we cannot honour it.
+ */
+export const refusal =
+  (dialect: string) =>
+  (name: string, value: string, why?: string): GrammarError =>
+    grammarError('invalid_parameter', dialect + ' ' + (name + '=' + value).slice(0, QUOTED) + ': ' + (why || NOT_SUPPORTED) + '.');
 
 export const hasOwn = (object: object, name: string): boolean => ({}).hasOwnProperty.call(object, name);
 
 /** imgix's and Cloudflare's `flip`: `h` mirrors left-right (our flop), `v` top-bottom (our flip), `hv` both. */
-export const mirrors = (value: string): [string, string][] | undefined => {
+export const mirrors = (value: string): Pairs | undefined => {
   const h = /h/.test(value);
   const v = /v/.test(value);
-  return /^(h|v|hv|vh)$/.test(value) ? ([] as [string, string][]).concat(h ? [['flop', '1']] : [], v ? [['flip', '1']] : []) : undefined;
+  return /^(h|v|hv|vh)$/.test(value) ? ([] as Pairs).concat(h ? [['flop', '1']] : [], v ? [['flip', '1']] : []) : undefined;
 };
 
 /**
