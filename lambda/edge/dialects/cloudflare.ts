@@ -17,7 +17,7 @@
 import { grammarError } from '../../grammar/errors';
 import { decodeKeyPath } from '../../grammar/key';
 import type { Dialect, DialectRequest } from './dialect';
-import { blurSigma, hasOwn, hexColour, mirrors, refusal, type Pairs } from './words';
+import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, refusal, table, type Lookup, type Pairs } from './words';
 
 const CLOUDFLARE = 'cloudflare';
 export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
@@ -26,7 +26,7 @@ export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
  * Cloudflare's words, data in one place (a deployment's KeyValueStore could
  * hold them): short names as the full ones; options passed on as they are,
  * under the same name (our grammar reads and bounds them); fit modes as our
- * fit and whether it enlarges (aspect-crop crops small sources to the aspect
+ * fit and whether it enlarges (`+`) (aspect-crop crops small sources to the aspect
  * ratio, which ours does not); gravity words as our position (auto: our
  * saliency crop); formats as ours (baseline-jpeg: the same pixels, sequential
  * rather than progressive); options that change nothing we serve
@@ -35,26 +35,11 @@ export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
  * which is no request of theirs.
  */
 export const CLOUDFLARE_WORDS = {
-  short: { w: 'width', h: 'height', g: 'gravity', q: 'quality', f: 'format' } as { [name: string]: string },
+  short: table('w=width h=height g=gravity q=quality f=format'),
   same: ' width height dpr quality brightness contrast saturation metadata ',
-  fits: {
-    'scale-down': ['inside', false],
-    contain: ['inside', true],
-    cover: ['cover', true],
-    crop: ['cover', false],
-    pad: ['contain', true],
-    squeeze: ['fill', true],
-  } as { [fit: string]: [string, boolean] },
-  gravities: {
-    auto: 'attention',
-    face: 'face',
-    center: 'center',
-    left: 'left',
-    right: 'right',
-    top: 'top',
-    bottom: 'bottom',
-  } as { [gravity: string]: string },
-  formats: { auto: 'auto', avif: 'avif', webp: 'webp', jpeg: 'jpeg', 'baseline-jpeg': 'jpeg', png: 'png' } as { [format: string]: string },
+  fits: table('scale-down=inside contain=inside+ cover=cover+ crop=cover pad=contain+ squeeze=fill+'),
+  gravities: table('auto=attention face=face center=center left=left right=right top=top bottom=bottom'),
+  formats: table('auto=auto avif=avif webp=webp jpeg=jpeg baseline-jpeg=jpeg png=png'),
   harmless: /^(onerror=redirect|anim=true|zoom=0)$/,
   maxOptions: 32,
 };
@@ -87,13 +72,13 @@ const readOptions = (segment: string): Options => {
 };
 
 /** What fit, gravity and flip become; Cloudflare mirrors before it turns, we after, so a quarter turn swaps the mirrors. */
-const geometry = (options: Options, out: Pairs) => {
-  const fit = options.fit == null ? 'scale-down' : options.fit;
-  const ours = hasOwn(WORDS.fits, fit) ? (WORDS.fits[fit] as [string, boolean]) : undefined;
+const geometry = (get: Lookup, out: Pairs) => {
+  const fit = get('fit') || 'scale-down';
+  const ours = fitOf(WORDS.fits, fit);
   if (!ours) throw refused('fit', fit);
   out.push(['fit', ours[0]]);
   if (ours[1]) out.push(['enlarge', '1']);
-  const gravity = options.gravity;
+  const gravity = get('gravity');
   // Cloudflare places only crops by gravity.
   if (gravity != null && ours[0] === 'cover') {
     const point = /^([\d.]+)x([\d.]+)$/.exec(gravity);
@@ -101,11 +86,13 @@ const geometry = (options: Options, out: Pairs) => {
     else if (hasOwn(WORDS.gravities, gravity)) out.push(['position', WORDS.gravities[gravity] as string]);
     else throw refused('gravity', gravity);
   }
-  if (options.rotate != null) out.push(['rotate', options.rotate]);
-  if (options.flip != null) {
-    const quarter = options.rotate === '90' || options.rotate === '270';
-    const flips = mirrors(quarter ? options.flip.replace(/[hv]/g, (axis) => (axis === 'h' ? 'v' : 'h')) : options.flip);
-    if (!flips) throw refused('flip', options.flip);
+  const rotate = get('rotate');
+  const flip = get('flip');
+  if (rotate != null) out.push(['rotate', rotate]);
+  if (flip != null) {
+    const quarter = rotate === '90' || rotate === '270';
+    const flips = mirrors(quarter ? flip.replace(/[hv]/g, (axis) => (axis === 'h' ? 'v' : 'h')) : flip);
+    if (!flips) throw refused('flip', flip);
     flips.forEach((pair) => out.push(pair));
   }
 };
@@ -142,7 +129,7 @@ export const cloudflare: Dialect = {
     }
     const options = readOptions(uri.slice(CLOUDFLARE_PREFIX.length, slash));
     const out: Pairs = [];
-    geometry(options, out);
+    geometry(lookup(options), out);
     finishing(options, out);
     // An absolute source `https://host/path` (any slashes, any letter case, or encoded) is the key `host/path`.
     const source = uri.slice(slash).replace(/^\/https?(:|%3a)(\/|%2f)+/i, '/');

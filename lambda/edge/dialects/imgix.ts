@@ -15,7 +15,7 @@ import crypto from 'crypto';
 import { decodeKeyPath } from '../../grammar/key';
 import { sameText } from '../../grammar/sign';
 import type { Dialect, DialectRequest, SignatureCheck } from './dialect';
-import { blurSigma, hasOwn, hexColour, mirrors, NOT_SUPPORTED, refusal, type Pairs } from './words';
+import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, NOT_SUPPORTED, refusal, table, type Lookup, type Pairs } from './words';
 
 const IMGIX = 'imgix';
 
@@ -25,7 +25,7 @@ const IMGIX = 'imgix';
  * spellings, and the parameters imgix has that change the image and that we
  * lack (refused rather than ignored, every `…64` base64 form among them; from
  * imgix's list, github.com/imgix/imgix-url-params); fit modes as our fit and
- * whether it enlarges (facearea, min and clamp crop or extend as ours does
+ * whether it enlarges (`+`) (facearea, min and clamp crop or extend as ours does
  * not); formats (`pjpg` is a progressive JPEG, the same pixels); `or` (EXIF
  * values and degrees clockwise) as our rotate; crop strategies as our
  * position (focalpoint: our fp); and auto=compress's quality when none is
@@ -33,30 +33,22 @@ const IMGIX = 'imgix';
  */
 export const IMGIX_WORDS = {
   known: ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ',
-  aliases: { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or' } as { [spelling: string]: string },
+  aliases: table('width=w height=h f=fit fillcolor=fill-color orient=or'),
   lacked:
     /^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$/,
-  fits: {
-    clip: ['inside', true],
-    max: ['inside', false],
-    crop: ['cover', true],
-    fill: ['contain', true],
-    fillmax: ['contain', false],
-    scale: ['fill', true],
-  } as { [fit: string]: [string, boolean] },
-  formats: { jpg: 'jpeg', pjpg: 'jpeg', png: 'png', webp: 'webp', avif: 'avif', gif: 'gif' } as { [fm: string]: string },
-  orientations: { 1: 0, 3: 180, 6: 90, 8: 270, 90: 90, 180: 180, 270: 270 } as { [or: string]: number },
-  strategies: { faces: 'face', entropy: 'entropy', focalpoint: 'fp' } as { [crop: string]: string },
+  fits: table('clip=inside+ max=inside crop=cover+ fill=contain+ fillmax=contain scale=fill+'),
+  formats: table('jpg=jpeg pjpg=jpeg png=png webp=webp avif=avif gif=gif'),
+  orientations: table('1=0 3=180 6=90 8=270 90=90 180=180 270=270'),
+  strategies: table('faces=face entropy=entropy focalpoint=fp'),
   compressQuality: '45',
 };
 const WORDS = IMGIX_WORDS;
 
-type Params = { [name: string]: string };
 const refused = refusal(IMGIX);
 
 /** The query's imgix parameters under their main names; `auto`, which imgix lets repeat, joined by commas. */
-const readParams = (pairs: Pairs): Params => {
-  const params: Params = {};
+const readParams = (pairs: Pairs): Lookup => {
+  const params: { [name: string]: string } = {};
   pairs.forEach((pair) => {
     const spelling = pair[0].toLowerCase();
     const name = hasOwn(WORDS.aliases, spelling) ? (WORDS.aliases[spelling] as string) : spelling;
@@ -67,28 +59,29 @@ const readParams = (pairs: Pairs): Params => {
     if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'given more than once');
     params[name] = hasOwn(params, name) ? params[name] + ',' + pair[1] : pair[1];
   });
-  return params;
+  return lookup(params);
 };
 
 /** A size: imgix's fractions of the source (`w=0.5`) are refused, pixels passed on. */
-const size = (params: Params, name: string, out: Pairs, native: string) => {
-  const value = params[name];
+const size = (get: Lookup, name: string, out: Pairs, native: string) => {
+  const value = get(name);
   if (value == null) return;
   if (/\./.test(value)) throw refused(name, value, 'sizes relative to the source are ' + NOT_SUPPORTED);
   out.push([native, value]);
 };
 
 /** `crop` (with fit=crop): a strategy (faces, entropy, focalpoint with fp-x and fp-y) or sides (top,left). */
-const cropping = (params: Params, out: Pairs) => {
-  const crop = params.crop;
+const cropping = (get: Lookup, out: Pairs) => {
+  const crop = get('crop');
   if (crop == null) return;
   // At most two words mean anything (a strategy alone, or two sides): the third says the list is refused.
   const words = crop.toLowerCase().split(',', 3);
   const strategy = hasOwn(WORDS.strategies, words[0] as string) ? WORDS.strategies[words[0] as string] : undefined;
   if (strategy && words.length > 1) throw refused('crop', crop, 'a fallback after ' + words[0] + ' is ' + NOT_SUPPORTED);
   if (strategy === 'fp') {
-    if (params['fp-z'] != null && +params['fp-z'] !== 1) throw refused('fp-z', params['fp-z']);
-    out.push(['fp', (params['fp-x'] || '0.5') + ',' + (params['fp-y'] || '0.5')]);
+    const zoom = get('fp-z');
+    if (zoom != null && +zoom !== 1) throw refused('fp-z', zoom);
+    out.push(['fp', (get('fp-x') || '0.5') + ',' + (get('fp-y') || '0.5')]);
     return;
   }
   if (strategy) {
@@ -104,21 +97,23 @@ const cropping = (params: Params, out: Pairs) => {
 };
 
 /** `fit` (default clip), its crop, and what fills the rest of fit=fill's box (fill, fill-color, else white as imgix). */
-const fitting = (params: Params, out: Pairs) => {
-  const fit = (params.fit || 'clip').toLowerCase();
-  const ours = hasOwn(WORDS.fits, fit) ? (WORDS.fits[fit] as [string, boolean]) : undefined;
+const fitting = (get: Lookup, out: Pairs) => {
+  const fit = (get('fit') || 'clip').toLowerCase();
+  const ours = fitOf(WORDS.fits, fit);
   if (!ours) throw refused('fit', fit);
   out.push(['fit', ours[0]]);
   if (ours[1]) out.push(['enlarge', '1']);
-  if (fit === 'crop') cropping(params, out);
+  if (fit === 'crop') cropping(get, out);
   const padded = ours[0] === 'contain';
-  if (padded && params.fill === 'blur') out.push(['fill', 'blur']);
-  else if (padded && params.fill != null && params.fill !== 'solid') throw refused('fill', params.fill);
-  const fillColour = padded && params.fill !== 'blur' ? params['fill-color'] || params.bg || 'fff' : undefined;
-  if (fillColour != null && params.bg != null && hexColour(params.bg, true) !== hexColour(fillColour, true)) {
-    throw refused('bg', params.bg, 'a background other than fill-color is ' + NOT_SUPPORTED);
+  const fill = get('fill');
+  const bg = get('bg');
+  if (padded && fill === 'blur') out.push(['fill', 'blur']);
+  else if (padded && fill != null && fill !== 'solid') throw refused('fill', fill);
+  const fillColour = padded && fill !== 'blur' ? get('fill-color') || bg || 'fff' : undefined;
+  if (fillColour != null && bg != null && hexColour(bg, true) !== hexColour(fillColour, true)) {
+    throw refused('bg', bg, 'a background other than fill-color is ' + NOT_SUPPORTED);
   }
-  const colour = fillColour || params.bg;
+  const colour = fillColour || bg;
   if (colour == null) return;
   const hex = hexColour(colour, true);
   if (hex == null) throw refused(fillColour ? 'fill-color' : 'bg', colour, 'expected a hex colour');
@@ -126,23 +121,26 @@ const fitting = (params: Params, out: Pairs) => {
 };
 
 /** `auto` (format: negotiated; compress: quality 45 unless q), `fm` and `q`. */
-const encoding = (params: Params, out: Pairs) => {
-  const auto = params.auto == null ? [] : params.auto.toLowerCase().split(',');
+const encoding = (get: Lookup, out: Pairs) => {
+  const auto = (get('auto') || '')
+    .toLowerCase()
+    .split(',')
+    .filter((word) => word !== '');
   auto.forEach((word) => {
     if (word !== 'format' && word !== 'compress') throw refused('auto', word);
   });
-  const fm = params.fm;
+  const fm = get('fm');
   if (fm != null) {
     if (!hasOwn(WORDS.formats, fm.toLowerCase())) throw refused('fm', fm);
     out.push(['format', WORDS.formats[fm.toLowerCase()] as string]);
   } else if (auto.indexOf('format') >= 0) out.push(['format', 'auto']);
-  const quality = params.q != null ? params.q : auto.indexOf('compress') >= 0 ? WORDS.compressQuality : undefined;
+  const quality = get('q') || (auto.indexOf('compress') >= 0 ? WORDS.compressQuality : undefined);
   if (quality != null) out.push(['quality', quality]);
 };
 
 /** bri, con, sat: offsets -100..100, 0 unchanged, as our factors 0..2 (1 unchanged); -100 is black or flat, which our 0 is not (ignored). */
-const adjustment = (params: Params, name: string, out: Pairs, native: string) => {
-  const value = params[name];
+const adjustment = (get: Lookup, name: string, out: Pairs, native: string) => {
+  const value = get(name);
   if (value == null) return;
   const offset = /^-?\d{1,3}$/.test(value) ? +value : NaN;
   if (!(offset >= -100 && offset <= 100) || (offset === -100 && native !== 'saturation')) throw refused(name, value, 'expected -99 to 100');
@@ -150,35 +148,38 @@ const adjustment = (params: Params, name: string, out: Pairs, native: string) =>
 };
 
 /** `or` (the frame turned) and `rot` (the image turned within its frame, counter-clockwise, zoomed to cover it): half turns alike, quarter turns by `or` only. */
-const turning = (params: Params, out: Pairs) => {
-  const or = params.or;
-  const orientation = or == null ? 0 : hasOwn(WORDS.orientations, or) ? (WORDS.orientations[or] as number) : -1;
+const turning = (get: Lookup, out: Pairs) => {
+  const or = get('or');
+  const orientation = or == null ? 0 : hasOwn(WORDS.orientations, or) ? +(WORDS.orientations[or] as string) : -1;
   if (orientation < 0) throw refused('or', or as string);
-  const rot = params.rot == null ? 0 : +params.rot;
-  if (rot !== 0 && rot !== 180) throw refused('rot', params.rot as string, 'only 0 and 180 turn the image as ours does');
+  const rotation = get('rot');
+  const rot = rotation == null ? 0 : +rotation;
+  if (rot !== 0 && rot !== 180) throw refused('rot', rotation as string, 'only 0 and 180 turn the image as ours does');
   if (orientation + rot) out.push(['rotate', String((orientation + rot) % 360)]);
 };
 
-const finishing = (params: Params, out: Pairs) => {
-  turning(params, out);
-  if (params.flip != null) {
-    const flips = mirrors(params.flip.toLowerCase());
-    if (!flips) throw refused('flip', params.flip);
+const finishing = (get: Lookup, out: Pairs) => {
+  turning(get, out);
+  const flip = get('flip');
+  if (flip != null) {
+    const flips = mirrors(flip.toLowerCase());
+    if (!flips) throw refused('flip', flip);
     flips.forEach((pair) => out.push(pair));
   }
-  if (params.trim != null) {
-    if (params.trim.toLowerCase() !== 'auto') throw refused('trim', params.trim);
+  const trim = get('trim');
+  if (trim != null) {
+    if (trim.toLowerCase() !== 'auto') throw refused('trim', trim);
     out.push(['trim', '']);
   }
-  const blur = params.blur;
+  const blur = get('blur');
   if (blur != null && +blur !== 0) {
     const sigma = blurSigma(blur, 20, 2000);
     if (sigma == null) throw refused('blur', blur, 'expected 0 to 2000');
     out.push(['blur', sigma]);
   }
-  adjustment(params, 'bri', out, 'brightness');
-  adjustment(params, 'con', out, 'contrast');
-  adjustment(params, 'sat', out, 'saturation');
+  adjustment(get, 'bri', out, 'brightness');
+  adjustment(get, 'con', out, 'contrast');
+  adjustment(get, 'sat', out, 'saturation');
 };
 
 /** The query imgix signed: every pair but `s`, in order, as `?a=b&c=d` (nothing when none). */
@@ -198,14 +199,15 @@ const SPELLINGS = [encodeURIComponent, (text: string) => encodeURIComponent(text
 
 export const imgix: Dialect = {
   translate: (request: DialectRequest) => {
-    const params = readParams(request.pairs);
+    const get = readParams(request.pairs);
     const out: Pairs = [];
-    size(params, 'w', out, 'width');
-    size(params, 'h', out, 'height');
-    if (params.dpr != null) out.push(['dpr', params.dpr]);
-    fitting(params, out);
-    encoding(params, out);
-    finishing(params, out);
+    size(get, 'w', out, 'width');
+    size(get, 'h', out, 'height');
+    const dpr = get('dpr');
+    if (dpr != null) out.push(['dpr', dpr]);
+    fitting(get, out);
+    encoding(get, out);
+    finishing(get, out);
     return { key: decodeKeyPath(request.uri), pairs: out };
   },
   verify: (request: DialectRequest, secrets: string[], nowSeconds: number): SignatureCheck => {

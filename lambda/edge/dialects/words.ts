@@ -49,3 +49,30 @@ export const blurSigma = (radius: string, perSigma: number, most: number): strin
   const value = /^\d{1,4}(\.\d+)?$/.test(radius) ? +radius : NaN;
   return value > 0 && value <= most ? String(Math.max(3, Math.round((value * 10) / perSigma)) / 10) : undefined;
 };
+
+/**
+ * A table written as text, `clip=inside+ max=inside`, as an object: words as
+ * text, which no bundler renames (the edge's bundle shortens property names
+ * such as `auto`), and which a KeyValueStore could hold as they are.
+ */
+export const table = (text: string): { [word: string]: string } => {
+  const words: { [word: string]: string } = {};
+  text.split(' ').forEach((entry) => {
+    const eq = entry.indexOf('=');
+    words[entry.slice(0, eq)] = entry.slice(eq + 1);
+  });
+  return words;
+};
+
+/** A fit table's entry (`inside+`): our fit, and whether it enlarges (`+`). */
+export const fitOf = (fits: { [fit: string]: string }, fit: string): [string, boolean] | undefined =>
+  hasOwn(fits, fit) ? [(fits[fit] as string).replace('+', ''), /\+$/.test(fits[fit] as string)] : undefined;
+
+/** A parameter's value by name; names held as text, so that the bundle's renaming of properties cannot touch them. */
+export type Lookup = (name: string) => string | undefined;
+
+/** `values` read through a Lookup. */
+export const lookup =
+  (values: { [name: string]: string }): Lookup =>
+  (name) =>
+    hasOwn(values, name) ? values[name] : undefined;
