@@ -70,6 +70,14 @@ describe('each dialect’s own words', () => {
   });
 
   it('what only one of them can say', () => {
+    const auto = dialectImageUrl('cloudflare', BASE, 'a.jpg', { width: 'auto' });
+    expect(auto).toBe(BASE + '/cdn-cgi/image/width=auto,format=auto/a.jpg');
+    expect(dialectCanonicalUri(cloudflare, local(auto))).toBe(nativeCanonicalUri('/a.jpg?width=auto'));
+    expect(() => dialectImageUrl('imgix', BASE, 'a.jpg', { width: 'auto' })).toThrow(
+      'The imgix dialect cannot say width=auto or dpr=auto.',
+    );
+    const trimmed = dialectImageUrl('imgix', BASE, 'a.jpg', { trim: 10 });
+    expect(dialectCanonicalUri(imgix, local(trimmed))).toBe(nativeCanonicalUri('/a.jpg?trim'));
     expect(() => dialectImageUrl('imgix', BASE, 'a.jpg', { width: 300, height: 200 })).toThrow('cover without enlarge');
     expect(dialectImageUrl('cloudflare', BASE, 'a.jpg', { width: 300, height: 200 })).toContain('fit=crop');
     expect(() => dialectImageUrl('imgix', BASE, 'a.jpg', { gamma: 1.5 })).toThrow('The imgix dialect cannot say gamma=1.5.');
