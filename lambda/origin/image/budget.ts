@@ -113,6 +113,9 @@ const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
   gif: 1.5,
 };
 
+/** The most bytes a variant of any format takes per output pixel. */
+export const MOST_VARIANT_BYTES_PER_PIXEL = Math.max(...Object.values(VARIANT_BYTES_PER_PIXEL));
+
 /**
  * Copies of a gain map's bytes held while a JPEG that carries one is read,
  * kept or not: libvips' blob beside the source and what libultrahdr and sharp
