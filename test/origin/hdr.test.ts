@@ -24,6 +24,12 @@ beforeAll(async () => {
   await origin.putSource('hdr.jpg', source);
 }, 60_000);
 
+/** The mean of the first band of `region` of a JPEG. */
+async function mean(jpeg: Buffer, region: Region): Promise<number> {
+  const pixels = await sharp(jpeg).extract(region).extractChannel(0).raw().toBuffer();
+  return pixels.reduce((sum, value) => sum + value, 0) / pixels.length;
+}
+
 /** The answer's format, size and its gain map's size (undefined without one). */
 async function answered(uri: string) {
   const response = await origin.request(uri);
@@ -55,10 +61,6 @@ describe('a JPEG output of an Ultra HDR source', () => {
   });
 
   it('keeps the map where the image is cut: its bright half stays on the left, or on top after a quarter turn', async () => {
-    const mean = async (jpeg: Buffer, region: Region) => {
-      const pixels = await sharp(jpeg).extract(region).extractChannel(0).raw().toBuffer();
-      return pixels.reduce((sum, value) => sum + value, 0) / pixels.length;
-    };
     const plain = (await origin.request('/hdr.jpg/width=400,format=jpeg')).body;
     const map = (await sharp(plain).metadata()).gainMap!.image;
     expect(await mean(map, { left: 0, top: 0, width: 40, height: 75 })).toBeGreaterThan(240);
@@ -67,6 +69,16 @@ describe('a JPEG output of an Ultra HDR source', () => {
     const turnedMap = (await sharp(turned).metadata()).gainMap!.image;
     expect(await mean(turnedMap, { left: 0, top: 0, width: 75, height: 40 })).toBeGreaterThan(240);
     expect(await mean(turnedMap, { left: 0, top: 60, width: 75, height: 40 })).toBeLessThan(140);
+  });
+
+  it('turns the map with the image as its EXIF orientation says', async () => {
+    await origin.putSource('turned.jpg', await ultraHdrJpeg(800, 600, { orientation: 6 }));
+    const got = await answered('/turned.jpg/width=300,format=jpeg');
+    expect({ size: got.size, gainMap: got.gainMap }).toEqual({ size: [300, 400], gainMap: [75, 100] });
+    // The map's bright left half, as stored, is its top once turned a quarter clockwise.
+    const map = (await sharp(got.response.body).metadata()).gainMap!.image;
+    expect(await mean(map, { left: 0, top: 0, width: 75, height: 40 })).toBeGreaterThan(240);
+    expect(await mean(map, { left: 0, top: 60, width: 75, height: 40 })).toBeLessThan(140);
   });
 
   it('stays JPEG with its gain map for format=auto, where any browser would get WebP or AVIF otherwise', async () => {

@@ -130,6 +130,8 @@ export interface UltraHdrOptions {
   scale?: number;
   /** Noise in both images rather than flat colours: the encoders' worst case. */
   noise?: boolean;
+  /** The primary's EXIF orientation (the gain map, as stored, follows the primary as stored). */
+  orientation?: number;
 }
 
 /**
@@ -141,7 +143,10 @@ export async function ultraHdrJpeg(width: number, height: number, options: Ultra
   const scale = options.scale ?? 4;
   const [mapWidth, mapHeight] = [Math.ceil(width / scale), Math.ceil(height / scale)];
   const noise = options.noise === true;
-  const primary = await picture([width, height], FIELD, [width >> 1, height >> 1, QUARTER], noise);
+  const drawn = await picture([width, height], FIELD, [width >> 1, height >> 1, QUARTER], noise);
+  const primary = options.orientation
+    ? await sharp(drawn).withMetadata({ orientation: options.orientation }).jpeg({ quality: 90 }).toBuffer()
+    : drawn;
   const map = await picture([mapWidth, mapHeight], '#808080', [mapWidth >> 1, mapHeight, '#ffffff'], noise);
   return joinUltraHdr(primary, await sharp(map).grayscale().jpeg({ quality: 90 }).toBuffer());
 }
