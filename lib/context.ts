@@ -26,6 +26,7 @@ const OWN_KEYS = {
   presetsOnly: 'true: only ?preset= is accepted (default false).',
   watermarks: 'Watermarks as JSON, e.g. {"logo":{"file":"brand/logo.png","opacity":0.8}} (default: none).',
   requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
+  hdr: "What a URL without hdr does with a source's HDR gain map: keep (default) or drop.",
   eagerPresets: 'Presets made when a source is uploaded, comma-separated (default: none).',
   eagerSigningSecretName: 'Secrets Manager secret the warming URLs are signed with (needed for signing + eagerPresets).',
   timeoutSeconds: 'Origin Lambda timeout in seconds, 5-110 (default 30).',
@@ -115,6 +116,8 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
       ImageTransformerProps,
       keyof SourceKindSettings
     >),
+    // Checked where the prop is (checkGrammar).
+    hdr: text(get, 'hdr') as ImageTransformerProps['hdr'],
     eagerPresets: list(get, 'eagerPresets'),
     eagerSigningSecret: eagerSigningSecretName ? SecretValue.secretsManager(eagerSigningSecretName) : undefined,
     timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),

@@ -30,7 +30,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { Preset } from '../lambda/grammar';
+import type { HdrMode, Preset } from '../lambda/grammar';
 import type { SvgPolicy } from '../lambda/origin/config';
 import type { WatermarkProps } from './watermarks';
 import type { ImageTransformerAlarms } from './monitoring';
@@ -162,6 +162,18 @@ export interface ImageTransformerProps {
   readonly requireWatermark?: { [prefix: string]: string };
 
   /**
+   * A PNG or JPEG of the app (at most 1 MiB and 4 megapixels, 8 bits per
+   * sample), packaged with the origin function and answered in place of the
+   * error for a source that is missing (404), of a type not read (415) or
+   * damaged (422): made at the size and format the URL asks (at most
+   * `sqrt(maxInlineBytes / 4.1)` px a side, 1047 px by default), with the
+   * error's status and the error's short lifetime, and never stored. Bad URLs,
+   * refusals and `format=json` keep their JSON errors.
+   * @default - none: those errors answer JSON
+   */
+  readonly fallbackImage?: string;
+
+  /**
    * Key prefixes served from web sites instead of the source bucket:
    * `{ 'shop/': { url: 'https://shop.example.com/images/' } }` serves
    * `/shop/a/b.jpg?w=640` from `https://shop.example.com/images/a/b.jpg`. The
@@ -182,6 +194,17 @@ export interface ImageTransformerProps {
    * @default true
    */
   readonly avif?: boolean;
+
+  /**
+   * What a URL without `hdr` does with a source's HDR gain map (Ultra HDR
+   * JPEG): `keep` it in a JPEG output, where `format=auto` then stays JPEG,
+   * or `drop` it for the SDR image in the format the browser takes best. The
+   * edge writes the choice into the canonical URI, so changing it makes new
+   * cache keys (docs/url-contract.md#hdr-gain-maps has the bytes and browsers
+   * behind the default).
+   * @default 'keep'
+   */
+  readonly hdr?: HdrMode;
 
   /**
    * Require signed URLs (`sig`, see the URL contract), verified with secrets in

@@ -122,6 +122,7 @@ function resolveUrls(
     presets: props.presets,
     presetsOnly: props.presetsOnly,
     watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
+    hdr: props.hdr,
   });
   const eagerPresets = props.eagerPresets ?? [];
   checkEagerPresets(eagerPresets, grammar);

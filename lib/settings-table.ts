@@ -29,6 +29,7 @@ import {
   text,
   type Lookup,
 } from './context-readers';
+import { packageFallbackImage } from './fallback-image';
 import type { ImageTransformerProps } from './image-transformer';
 import { checkedInteger, checkRegion, ImageTransformerConfigError } from './settings';
 import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
@@ -98,6 +99,13 @@ export const SETTINGS = {
     'maxInlineBytes',
     'Largest variant answered inline, in bytes, at most 4718592; a larger one is redirected to the cache bucket (default 4500000).',
   ),
+  fallbackImage: setting({
+    prop: 'fallbackImage',
+    read: text,
+    doc: 'PNG or JPEG file answered, at the size asked, in place of the error for a missing (404), unsupported (415) or damaged (422) source (default: none).',
+    // Checked and named as the origin's package holds it; the plan gives the origin its path.
+    resolve: (file) => packageFallbackImage(file),
+  }),
   svgPolicy: setting({
     prop: 'svgPolicy',
     read: oneOf(SVG_POLICIES),

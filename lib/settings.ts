@@ -7,7 +7,15 @@ import { Token } from 'aws-cdk-lib';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { isObject, mustBe } from '../lambda/common/checks';
 import { prefixesRefusal } from '../lambda/common/sources';
-import { PARAMS_BY_NAME, PRESET_SPELLINGS, SIGNATURE_PARAMS, presetRefusal, type GrammarOptions, type Preset } from '../lambda/grammar';
+import {
+  HDR_MODES,
+  PARAMS_BY_NAME,
+  PRESET_SPELLINGS,
+  SIGNATURE_PARAMS,
+  presetRefusal,
+  type GrammarOptions,
+  type Preset,
+} from '../lambda/grammar';
 
 /** Thrown for an ImageTransformer setting that cannot work. */
 export class ImageTransformerConfigError extends Error {
@@ -112,6 +120,9 @@ export function checkGrammar(grammar: GrammarOptions): GrammarOptions {
   if (grammar.presets && Object.keys(grammar.presets).length > 0) checked.presets = grammar.presets;
   if (grammar.presetsOnly) checked.presetsOnly = true;
   if (grammar.watermarks && Object.keys(grammar.watermarks).length > 0) checked.watermarks = grammar.watermarks;
+  if (grammar.hdr !== undefined && !(HDR_MODES as readonly string[]).includes(grammar.hdr))
+    fail(mustBe('hdr', HDR_MODES.join(' or '), grammar.hdr));
+  if (grammar.hdr) checked.hdr = grammar.hdr;
   checkPresets(checked);
   return checked;
 }

@@ -16,7 +16,9 @@
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { originConfig, type OriginConfig } from '../lambda/origin/config';
@@ -29,9 +31,10 @@ import { commandLine, runCommand, UsageError } from '../local/harness/command-li
 import { functionUrlEvent } from '../local/emulator/function-url';
 import { startLocalStack } from '../local/harness/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
-import { metadataBombPng } from '../test/support/metadata';
+import { metadataBombJpeg, metadataBombPng } from '../test/support/metadata';
 import { gifWithFrame, layeredSvg, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
 import { fakeHevcPicture, heicGrid, heicOf, hevcPictureOf } from '../test/support/heic';
+import { joinUltraHdr } from '../test/support/ultra-hdr';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
@@ -55,6 +58,8 @@ interface Case {
   asks: string[];
   /** The SVG policy the case needs. */
   svg?: OriginConfig['svgPolicy'];
+  /** The deployment's fallback image (fallbackImage), answered in place of the case's error. */
+  fallback?: () => Promise<Buffer>;
 }
 
 /** XML-like text that is no image, at the largest source size: the sniffer must be linear. */
@@ -191,6 +196,12 @@ const CASES: Case[] = [
     make: () => metadataBombPng(30_000_000, 1_000_000),
     asks: ['format=jpeg', 'metadata=keep,format=jpeg', `metadata=keep,${NEGOTIATED}`],
   },
+  {
+    // Each EXIF tag read once (a 64 KB block naming one tag thousands of times took 9 s), the 26 MB of segments skipped by the decoder.
+    name: 'metadata: JPEG with an EXIF bomb, a deep XMP, 10,000 IPTC datasets and 26 MB of extended XMP',
+    make: () => metadataBombJpeg(),
+    asks: ['format=jpeg', 'metadata=keep,format=jpeg', `metadata=copyright,${NEGOTIATED}`],
+  },
 ];
 
 /** Uniform RGBA noise as a lossy WebP small enough to read: decoded, it is still noise that no PNG can compress. */
@@ -258,6 +269,22 @@ const fullNoise = () =>
   })
     .jpeg({ quality: 75 })
     .toBuffer();
+/** The fallback image at its worst (lambda/origin/fallback.ts): RGB noise in a PNG just under the synth's 1 MiB, after a source whose decode fails late. */
+const FALLBACK_CASES: Case[] = [
+  {
+    name: 'fallback: a 1 MiB noise PNG in place of a truncated 8192x8192 noise JPEG',
+    make: async () => {
+      const whole = await fullNoise();
+      return whole.subarray(0, Math.floor(whole.length / 2));
+    },
+    fallback: () =>
+      sharp(randomBytes(580 * 580 * 3), { raw: { width: 580, height: 580, channels: 3 } })
+        .png()
+        .toBuffer(),
+    asks: [`${MAX},enlarge=1,format=png`, `${MAX},enlarge=1,format=jpeg`, `${MAX},enlarge=1,${NEGOTIATED}`],
+  },
+];
+
 const OP_CASES: Case[] = [
   {
     name: 'ops: 64x64 noise JPEG enlarged to 8192x8192',
@@ -310,6 +337,39 @@ const OP_CASES: Case[] = [
         .jpeg({ quality: 75 })
         .toBuffer(),
     asks: ['format=jpeg', 'grayscale=1,format=jpeg'],
+  },
+];
+
+/** A gain map of noise, `side` square, as a JPEG (joinUltraHdr adds its metadata). */
+const noiseMap = (side: number) =>
+  sharp({ create: { width: side, height: side, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } })
+    .grayscale()
+    .jpeg({ quality: 75 })
+    .toBuffer();
+
+/**
+ * HDR gain maps (docs/url-contract.md#hdr-gain-maps): the largest noise JPEG
+ * with a noise map at a quarter of its sides, kept (the primary decoded whole,
+ * the map decoded and encoded again), negotiated (it stays JPEG) and dropped;
+ * and a 1024x1024 photo whose map claims 8192x8192, which is dropped unread.
+ */
+const GAIN_MAP_CASES: Case[] = [
+  {
+    name: 'hdr: 8192x8192 noise Ultra HDR JPEG, 2048x2048 noise gain map',
+    make: async () => joinUltraHdr(await fullNoise(), await noiseMap(LARGEST / 4)),
+    asks: ['format=jpeg', NEGOTIATED, 'width=1024,format=jpeg', 'hdr=drop,format=jpeg'],
+  },
+  {
+    name: 'hdr: 1024x1024 photo, its gain map 8192x8192',
+    make: async () =>
+      joinUltraHdr(
+        await sharp(await photo('jpeg'))
+          .resize(1024)
+          .jpeg()
+          .toBuffer(),
+        await noiseMap(LARGEST),
+      ),
+    asks: ['format=jpeg', NEGOTIATED],
   },
 ];
 
@@ -379,6 +439,7 @@ function cpuSeconds(pid: number): number {
 /** 200: the type served; 302: a variant too large to return inline, stored and redirected to; else the error code. */
 function answerOf({ statusCode, headers, body }: FunctionUrlResponse): string {
   if (statusCode === 200) return headers['content-type']!;
+  if (headers['content-type']?.startsWith('image/')) return `fallback ${headers['content-type']}, ${body.length} bytes`;
   if (statusCode === 302) return 'stored, redirected';
   return (JSON.parse(body.toString('utf8')) as { error: string }).error;
 }
@@ -486,12 +547,14 @@ async function main() {
     await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
     await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
     const rows: Row[] = [];
-    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...FACE_CASES]
+    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...GAIN_MAP_CASES, ...FALLBACK_CASES, ...FACE_CASES]
       .filter((c) => c.name.includes(args.only))
       .entries()) {
       const key = `case-${index}`;
       await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
-      const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse' });
+      const fallbackImage = item.fallback && join(mkdtempSync(join(tmpdir(), 'bounds-fallback-')), 'fallback.png');
+      if (item.fallback && fallbackImage) writeFileSync(fallbackImage, await item.fallback());
+      const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse', fallbackImage });
       for (const ask of item.asks) {
         const row = await measureApart({ endpoint: localStack.endpoint, config, name: item.name, key, ask });
         console.error(`${item.name} ${ask}: ${row.status} ${row.answer} in ${row.ms.toFixed(0)} ms, peak ${row.peakMb.toFixed(0)} MB`);

@@ -12,7 +12,7 @@
 // the next deploy deletes (lambda/edge-data).
 
 import crypto from 'crypto';
-import { GRAMMAR_DATA, type GrammarData, type GrammarOptions } from '../grammar/index';
+import { GRAMMAR_DATA, type GrammarData, type GrammarOptions, type HdrMode } from '../grammar/index';
 
 /** The active signing secrets, put in by the operator. */
 export const SIGNING_SECRETS_KEY = 'signing-secrets';
@@ -37,6 +37,8 @@ export interface RefusalData {
 export interface EdgeData extends GrammarData, RefusalData {
   sizes?: number[];
   watermarks?: { [name: string]: string };
+  /** The deployment's `hdr` default, when it has one. */
+  hdr?: HdrMode;
 }
 
 const REFUSAL_DATA: RefusalData = {
@@ -116,10 +118,16 @@ export function isDeploymentKey(key: string): boolean {
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
-/** The deployment's EdgeData: this code's grammar data, a refusal's fixed parts, and the sizes and watermarks of `grammar`. */
+/** The deployment's EdgeData: this code's grammar data, a refusal's fixed parts, and the sizes, watermarks and `hdr` default of `grammar`. */
 export function edgeData(grammar: GrammarOptions): EdgeData {
   const watermarks = grammar.watermarks && Object.keys(grammar.watermarks).length > 0 ? grammar.watermarks : undefined;
-  return { ...GRAMMAR_DATA, ...REFUSAL_DATA, ...(grammar.sizes ? { sizes: grammar.sizes } : {}), ...(watermarks ? { watermarks } : {}) };
+  return {
+    ...GRAMMAR_DATA,
+    ...REFUSAL_DATA,
+    ...(grammar.sizes ? { sizes: grammar.sizes } : {}),
+    ...(watermarks ? { watermarks } : {}),
+    ...(grammar.hdr ? { hdr: grammar.hdr } : {}),
+  };
 }
 
 /** The data as the store holds it: its JSON, cut into parts of at most MAX_STORE_VALUE_BYTES, and their keys. */

@@ -172,6 +172,7 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
         sizes: data.sizes,
         presets: {},
         watermarks: data.watermarks,
+        hdr: data.hdr,
       };
       if (named) {
         const definition = values[presetKey];

@@ -268,6 +268,8 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
     ops.accept = negotiateFormat(negotiation);
     // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
     if (ops.watermark != null) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
+    // The deployment's default written out, like the version: a changed default makes new keys, and signed URLs stay valid.
+    if (ops.hdr == null) ops.hdr = options.hdr;
   }
   const canonical: { [name: string]: unknown } = {};
   PARAMS.forEach((param) => {

@@ -65,6 +65,10 @@ export type Rotation = 90 | 180 | 270;
 export const METADATA_MODES = ['none', 'copyright', 'keep'] as const;
 export type MetadataMode = (typeof METADATA_MODES)[number];
 
+/** What a JPEG output does with a source's HDR gain map: keeps it, fitted to the output, or drops it (the SDR image alone). */
+export const HDR_MODES = ['keep', 'drop'] as const;
+export type HdrMode = (typeof HDR_MODES)[number];
+
 /** Default encoder quality per lossy format; a request for the default is a no-op. */
 export const DEFAULT_QUALITY = { jpeg: 80, webp: 80, avif: 50 } as const;
 
@@ -126,6 +130,12 @@ export interface Ops {
   max_bytes?: number;
   /** What of the source's metadata the output carries (lambda/origin/image/metadata.ts); absent: none. */
   metadata?: MetadataMode;
+  /**
+   * A source with an HDR gain map (Ultra HDR, ISO 21496-1): `drop` makes the
+   * SDR image alone; absent, a JPEG output keeps the gain map and `format=auto`
+   * stays JPEG for it (lambda/origin/image/gain-map.ts).
+   */
+  hdr?: HdrMode;
   /** Asked for explicitly: the origin makes exactly this format. */
   format?: OutputFormat;
   /**
@@ -175,6 +185,8 @@ export interface GrammarOptions {
   presetsOnly?: boolean;
   /** The deployment's watermarks, name to version: the edge writes `<name>.<version>` for `watermark=<name>`. */
   watermarks?: { [name: string]: string };
+  /** What a URL without `hdr` means, which the edge writes into the canonical URI (absent: `keep`). */
+  hdr?: HdrMode;
 }
 
 export const DEFAULT_GRAMMAR_OPTIONS: GrammarOptions = { maxDimension: 8192 };
@@ -262,6 +274,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   quality: { aliases: ['q'], kind: 'integer', low: 1, high: 100, auto: true },
   max_bytes: { aliases: ['mb'], kind: 'integer', low: 1, high: 100_000_000 },
   metadata: { kind: 'choice', choices: METADATA_MODES, none: 'none' },
+  hdr: { kind: 'choice', choices: HDR_MODES, none: 'keep' },
   format: { aliases: ['fm', 'f'], kind: 'choice', choices: REQUESTED_FORMATS },
   accept: { kind: 'choice', choices: NEGOTIATED_FORMATS, canonicalOnly: true },
 };
@@ -306,6 +319,8 @@ const MATTERS: { [name in keyof ParsedParams]?: (ops: Ops) => boolean } = {
   quality: (ops) => ops.format == null || (isLossy(ops.format) && ops.quality !== DATA.defaultQuality[ops.format as 'jpeg']),
   // PNG and GIF have no quality to lower.
   max_bytes: (ops) => isLossy(ops.format),
+  // Only a JPEG carries a gain map.
+  hdr: (ops) => ops.format == null || ops.format === 'jpeg',
   // Stands where `format` would, which it excludes.
   accept: (ops) => ops.format == null,
 };

@@ -42,6 +42,7 @@ const SOURCES: Record<SourceKind, string> = {
   alpha: 'PNG drawing with alpha',
   tiny: '64x64 noise JPEG',
   frames: 'GIF of 8 noise frames',
+  hdr: 'Ultra HDR noise JPEG, its gain map as large',
 };
 
 /** Prints, for each case, the largest side the model accepts, as a Markdown table. */

@@ -799,6 +799,33 @@ describe('prefix grants', () => {
   });
 });
 
+// --------------------------------------------------------------- hdr
+
+describe('hdr', () => {
+  const dropping: EdgeFunctionSettings = { ...REALISTIC, grammar: { ...REALISTIC.grammar, hdr: 'drop' } };
+
+  it('keeps a gain map by default: hdr=drop enters the canonical URI, hdr=keep does not', async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'w=640', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=640,accept=avif');
+    expect(await uriOf(anySize, '/a.jpg', 'w=640&hdr=KEEP', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=640,accept=avif');
+    expect(await uriOf(anySize, '/a.jpg', 'w=640&hdr=drop', CHROMIUM_ACCEPT)).toBe('/a.jpg/width=640,hdr=drop,accept=avif');
+    // Only a JPEG carries a gain map: another format asked for has no HDR to drop.
+    expect(await uriOf(anySize, '/a.jpg', 'w=640&hdr=drop&fm=webp')).toBe('/a.jpg/width=640,format=webp');
+    expect(await uriOf(anySize, '/a.jpg', 'w=640&hdr=drop&fm=jpg')).toBe('/a.jpg/width=640,hdr=drop,format=jpeg');
+  });
+
+  it("writes a deployment's drop default into the canonical URI, so that the two never share a key, and keeps its signed URLs valid", async () => {
+    const fn = loadEdge(dropping, CURRENT);
+    const signedUri = async (query: string) => uriOf(fn, '/a.jpg', `${query}&sig=${sign(dropping, '/a.jpg', query)}`, CHROMIUM_ACCEPT);
+    expect(await signedUri('w=640')).toBe('/a.jpg/width=640,hdr=drop,accept=avif');
+    expect(await signedUri('w=640&hdr=keep')).toBe('/a.jpg/width=640,accept=avif');
+    expect(await signedUri('w=640&fm=png')).toBe('/a.jpg/width=640,format=png');
+    // The same signature serves a deployment that keeps: it covers the URL as written, not the default.
+    const query = `w=640&sig=${sign(REALISTIC, '/a.jpg', 'w=640')}`;
+    expect(await uriOf(loadEdge(REALISTIC, CURRENT), '/a.jpg', query, CHROMIUM_ACCEPT)).toBe('/a.jpg/width=640,accept=avif');
+    expect(await uriOf(fn, '/a.jpg', query, CHROMIUM_ACCEPT)).toBe('/a.jpg/width=640,hdr=drop,accept=avif');
+  });
+});
+
 // --------------------------------------------------------------- watermarks
 
 describe('watermarks', () => {
@@ -920,6 +947,7 @@ describe('rejections', () => {
     quality: ['q=101', '101', 'an integer from 1 to 100'],
     max_bytes: ['mb=0', '0', 'an integer from 1 to 100000000'],
     metadata: ['metadata=all', 'all', 'one of none, copyright, keep'],
+    hdr: ['hdr=sdr', 'sdr', 'one of keep, drop'],
     format: ['fm=tiff', 'tiff', `one of auto, jpeg, jpg, png, webp, avif, gif, json`],
   };
 

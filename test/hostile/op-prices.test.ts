@@ -11,6 +11,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalUri, DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../../lambda/grammar';
 import { describeWork } from '../../lambda/origin/image/budget';
@@ -96,9 +97,15 @@ async function served(kind: SourceKind, query: string, side: number, label: stri
   const key = `ops/${label.replace(/\W+/g, '-')}-${kind}-${side}`;
   await origin.putSource(key, await makeSource(kind, side));
   const uri = canonicalUri(key, opsOf(query, side, grammar));
-  await throughHandler(origin, uri, { status: 200 });
+  const { body } = await throughHandler(origin, uri, { status: 200 });
   const logged = variantLog(origin, uri) as unknown as Record<string, number>;
-  return { logged, cpu: logged.transformCpuSeconds!, predicted: logged.predictedSeconds! };
+  return { logged, body, cpu: logged.transformCpuSeconds!, predicted: logged.predictedSeconds! };
+}
+
+/** Whether a variant carries what the op makes that a variant can be served without (a gain map). */
+async function madeWith(body: Buffer, name: string): Promise<boolean> {
+  if (name !== 'gain map') throw new Error(`no way to tell whether a variant was made with ${name}`);
+  return (await sharp(body).metadata()).gainMap !== undefined;
 }
 
 describe('every step has a price', () => {
@@ -123,6 +130,7 @@ describe('each op and encoder at its limit: served within the budget, measured w
     const { name, query, source, base } = opCase;
     const side = largestSide(opCase, origin.config, await requestBytes(opCase));
     const made = await served(source, query, side, name);
+    if (opCase.servedWithout) expect(await madeWith(made.body, name), `${name} at ${side}px: made with it`).toBe(true);
     expect(made.cpu, `${name} at ${side}px: transform CPU-s against the prediction`).toBeLessThanOrEqual(made.predicted * CPU_MARGIN);
     const { logged } = made;
     expect(logged.TransformRss! - logged.transformStartMb!, `${name} at ${side}px: measured MB against the prediction`).toBeLessThanOrEqual(
@@ -140,6 +148,11 @@ describe('each op and encoder at its limit: served within the budget, measured w
     const larger = Math.round(side * 1.1);
     const key = `ops/${name.replace(/\W+/g, '-')}-larger`;
     await origin.putSource(key, await makeSource(source, larger));
+    if (opCase.servedWithout) {
+      const without = await throughHandler(origin, canonicalUri(key, opsOf(query, larger, grammar)), { status: 200 });
+      expect(await madeWith(without.body, name), `${name} at ${larger}px: ${opCase.servedWithout}`).toBe(false);
+      return;
+    }
     const refused = await throughHandler(origin, canonicalUri(key, opsOf(query, larger, grammar)), { status: 413, code: 'too_costly' });
     expect(refused.json().message).toMatch(/would (need about \d+ MB|take about \d+ s), over the .* allowed; ask for a smaller size/);
   });

@@ -53,6 +53,7 @@ describe('context -> props', () => {
       presets: '{"thumb":{"width":200,"height":"200","fit":"cover"}}',
       presetsOnly: 'TRUE',
       avif: 'false',
+      hdr: 'drop',
       signing: 'true',
       eagerPresets: 'thumb',
       eagerSigningSecretName: 'image-signing',
@@ -92,6 +93,7 @@ describe('context -> props', () => {
     expect(props.presets).toEqual({ thumb: { width: '200', height: '200', fit: 'cover' } });
     expect(props.presetsOnly).toBe(true);
     expect(props.avif).toBe(false);
+    expect(props.hdr).toBe('drop');
     expect(props.signing).toBe(true);
     expect(props.eagerPresets).toEqual(['thumb']);
     expect(stack.resolve(props.eagerSigningSecret?.unsafeUnwrap())).toBe('{{resolve:secretsmanager:image-signing:SecretString:::}}');

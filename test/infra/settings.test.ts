@@ -58,6 +58,11 @@ describe('props are checked at synth time', () => {
     rejects(() => ({ maxDimension: 20_000 }), /maxDimension must be an integer from 1 to 16383, not 20000\./);
   });
 
+  it('hdr is keep or drop', () => {
+    rejects(() => ({ hdr: 'sdr' as 'drop' }), /hdr must be keep or drop, not "sdr"\./);
+    expect(attempt(() => ({ hdr: 'drop' }))).not.toThrow();
+  });
+
   it('Lambda settings are in range', () => {
     rejects(() => ({ timeout: Duration.minutes(5) }), /timeout \(seconds\) must be an integer from 5 to 110/);
     rejects(() => ({ memorySize: 64 }), /memorySize must be an integer from 128 to 10240/);

@@ -12,9 +12,13 @@ import { budgetFor, chooseFormat, describeWork } from '../../lambda/origin/image
 import { framesToLoad, type SourceInfo } from '../../lambda/origin/image/input';
 import { planOutput } from '../../lambda/origin/image/output';
 import { alphaPng, noiseImage } from './images';
+import { ultraHdrJpeg } from './ultra-hdr';
 
-/** Noise at the output's size (the encoders' worst case), turned by EXIF, CMYK, a drawing with alpha, 64x64 to enlarge, or animation frames. */
-export type SourceKind = 'noise' | 'cmyk' | 'alpha' | 'tiny' | 'turned' | 'frames';
+/**
+ * Noise at the output's size (the encoders' worst case), turned by EXIF, CMYK, a drawing with alpha, 64x64 to enlarge,
+ * animation frames, or an Ultra HDR JPEG of noise whose gain map is as large as its primary.
+ */
+export type SourceKind = 'noise' | 'cmyk' | 'alpha' | 'tiny' | 'turned' | 'frames' | 'hdr';
 
 export interface OpCase {
   /** The step (steps.ts) or the encoder driven to its limit. */
@@ -26,6 +30,8 @@ export interface OpCase {
   base?: { query: string; source?: SourceKind };
   /** Why the op's own price is nil. */
   free?: string;
+  /** Past its limit the request is served without the op, rather than refused: why. */
+  servedWithout?: string;
 }
 
 /** A 64x64 source enlarged: the output's pixels are all the op's, the decode costs nothing. */
@@ -78,6 +84,13 @@ export const OP_CASES: OpCase[] = [
   { name: 'border', query: 'border=64,ff0000&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
   { name: 'output', query: 'format=jpeg', source: 'noise' },
   { name: 'metadata', query: 'metadata=keep&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
+  {
+    name: 'gain map',
+    query: 'format=jpeg',
+    source: 'hdr',
+    base: { query: 'hdr=drop&format=jpeg' },
+    servedWithout: 'a gain map whose keeping does not fit is dropped, and the SDR image served',
+  },
   { name: 'max_bytes', query: 'max_bytes=1000000&format=webp', source: 'noise', base: { query: 'format=webp' } },
   { name: 'png encode', query: 'format=png', source: 'noise' },
   { name: 'webp encode', query: 'format=webp', source: 'noise' },
@@ -107,6 +120,8 @@ export async function makeSource(kind: SourceKind, side: number): Promise<Buffer
       return alphaPng(side, side);
     case 'tiny':
       return noiseImage(64, 64, 'jpeg');
+    case 'hdr':
+      return ultraHdrJpeg(side, side, { noise: true, scale: 1 });
     case 'frames': {
       const frames = await sharp(await noiseImage(side, side * FRAMES, 'png'))
         .raw()
@@ -130,11 +145,14 @@ export function headerOf(kind: SourceKind, side: number): SourceInfo {
     height,
     frames: kind === 'frames' ? FRAMES : 1,
     hasAlpha: kind === 'alpha' || kind === 'frames',
-    bytes: Math.min(width * height * channels, DEFAULT_LIMITS.maxSourceBytes),
+    // An Ultra HDR JPEG is two images.
+    bytes: Math.min(width * height * channels * (kind === 'hdr' ? 2 : 1), DEFAULT_LIMITS.maxSourceBytes),
     channels,
     depth: 'uchar',
     orientation: kind === 'turned' ? 6 : 1,
     progressive: false,
+    // Its map's JPEG: grey noise, 0.53 bytes a pixel as ultraHdrJpeg writes it, counted a little over.
+    ...(kind === 'hdr' ? { gainMap: { width, height, scale: 1 }, gainMapBytes: Math.ceil(width * height * 0.55) } : {}),
   };
 }
 

@@ -312,6 +312,14 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     wrongType: ['all', '1', 'gps'],
     outOfRange: [],
   },
+  hdr: {
+    value: choice('keep', 'drop'),
+    spell: anyCase,
+    noOps: ['keep', 'KEEP'],
+    samples: ['keep', 'drop'],
+    wrongType: ['sdr', '1', 'false'],
+    outOfRange: [],
+  },
   format: {
     value: fc.oneof(
       { arbitrary: choice('auto', 'jpeg', 'png', 'webp', 'avif', 'gif'), weight: 10 },

@@ -113,6 +113,17 @@ const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
   gif: 1.5,
 };
 
+/** The most bytes a variant of any format takes per output pixel. */
+export const MOST_VARIANT_BYTES_PER_PIXEL = Math.max(...Object.values(VARIANT_BYTES_PER_PIXEL));
+
+/**
+ * Copies of a gain map's bytes held while a JPEG that carries one is read,
+ * kept or not: libvips' blob beside the source and what libultrahdr and sharp
+ * copy from it (measured on a map of noise as large as a source may be:
+ * docs/url-contract.md#hdr-gain-maps).
+ */
+const GAIN_MAP_COPIES = 3;
+
 /** The transform as the model sees it: sizes in pixels, and what the decoder holds; each step prices itself from these (steps.ts). */
 export interface Work {
   ops: Ops;
@@ -168,7 +179,8 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   const [width, height] = region ? [region.width, region.height] : [turnedWidth, turnedHeight];
   const [outWidth, outHeight] = outputSize(ops, width, height, maxDimension);
   const reduction = Math.min(width / outWidth, height / outHeight);
-  const shrink = shrinkOnLoad(info.format, reduction, ops);
+  // sharp decodes the whole primary when it keeps a gain map.
+  const shrink = info.gainMap ? 1 : shrinkOnLoad(info.format, reduction, ops);
   const decodedPixels = Math.ceil(info.width / shrink) * Math.ceil(info.height / shrink);
   let heldBytes = 0;
   // A progressive JPEG's decoder keeps every DCT coefficient, at full size whatever the shrink.
@@ -177,6 +189,7 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   if (info.format === 'avif') heldBytes += decodedPixels * AVIF_DECODER_BYTES_PER_PIXEL;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decoderPixels * HEIF_DECODER.bytesPerPixel;
   if (info.colourProfile) heldBytes += decodedPixels * info.channels * HEIF_PROFILE.copiesPerChannel;
+  heldBytes += (info.gainMapBytes ?? 0) * GAIN_MAP_COPIES;
   const decodedPixelBytes = info.channels * sampleBytes(info.depth);
   return { ops, info, decodedPixels, decodedPixelBytes, decoderPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
 }

@@ -9,6 +9,7 @@ import { detectFormat, type SourceFormat } from './detect';
 import { withColourProfile } from './colour-profile';
 import { decodeHeif, heifHeader, HeifTooLarge } from './heif';
 import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
+import { gainMapOf, type GainMap } from './gain-map';
 import type { SourceMetadata } from './metadata';
 import { svgRefusal } from './svg';
 
@@ -32,6 +33,10 @@ export interface SourceInfo {
   colourProfile?: boolean;
   /** A HEIF's pixels as its decoder makes them before they are cut to the image: every tile of a grid, and the alpha plane's (heif.ts). */
   decoderPixels?: number;
+  /** An HDR gain map an output can keep (gain-map.ts): present only while the transform means to keep it. */
+  gainMap?: GainMap;
+  /** The bytes of the gain map libvips found, kept or not: it holds copies of them (budget.ts). */
+  gainMapBytes?: number;
 }
 
 export interface OpenedSource {
@@ -141,6 +146,7 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
     throw decodeError(error, limits);
   }
   const displayed = meta.autoOrient;
+  const gainMap = format === 'jpeg' ? await gainMapOf(meta.gainMap?.image, meta.width, meta.height) : undefined;
   return {
     firstFrame: async () => firstFrame,
     metadata: { exif: meta.exif, xmp: meta.xmp, iptc: meta.iptc },
@@ -155,6 +161,8 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
       depth: meta.depth,
       orientation: meta.orientation ?? 1,
       progressive: meta.isProgressive ?? false,
+      ...(gainMap ? { gainMap } : {}),
+      ...(meta.gainMap ? { gainMapBytes: meta.gainMap.image.length } : {}),
     },
   };
 }

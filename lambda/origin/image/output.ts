@@ -46,9 +46,11 @@ const ACCEPTED: Record<NegotiatedFormat, EncodedFormat[]> = { avif: ['avif', 'we
  * counts as explicit. An animation stays animated in WebP or GIF; libvips
  * cannot write animated AVIF, so AVIF becomes WebP there. JPEG and PNG, and
  * quarter turns, trim, a blurred fill and a watermark (which libvips cannot
- * apply frame by frame), give the first frame.
+ * apply frame by frame), give the first frame. A source whose HDR gain map
+ * is kept (gain-map.ts) stays JPEG, the one format that carries it here.
  */
 export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
+  if (info.gainMap) return { format: 'jpeg', candidates: ['jpeg'], animated: false };
   const firstFrameOnly =
     ops.rotate === 90 || ops.rotate === 270 || ops.trim !== undefined || ops.fill === 'blur' || ops.watermark !== undefined;
   const animatedSource = info.frames > 1 && !firstFrameOnly;

@@ -6,7 +6,7 @@
 // pixels held in memory.
 
 import sharp, { type OutputInfo, type Sharp } from 'sharp';
-import { DEFAULT_QUALITY, type Ops, type Position } from '../../grammar';
+import { coverCrop, DEFAULT_QUALITY, type Ops, type Position } from '../../grammar';
 import type { Limits } from '../config';
 import { decodeError, framesToLoad, type SourceInfo } from './input';
 import { autoQuality, AVIF_AUTO_QUALITY, choosesQuality, PROXY_PIXELS } from './auto-quality';
@@ -28,6 +28,9 @@ export interface StepInput {
   /** With `position=face`, the faces found, in fractions of the source as displayed (none found: the crop is `attention`'s). */
   faces?: FaceBox[];
 }
+
+/** sharp 0.35's keepGainMap, which its type declarations leave out. */
+type KeepsGainMap = Sharp & { keepGainMap(): Sharp };
 
 /** A point of an image in pixels, from its top-left corner (not rounded: a pixel's centre is at .5). */
 type Point = [number, number];
@@ -94,6 +97,12 @@ interface Step {
   name: string;
   price: (work: PricedWork) => Price;
   apply: (image: Sharp, context: StepContext) => void | Promise<Sharp | undefined>;
+  /**
+   * False when, for these ops, the step cannot carry a source's HDR gain map
+   * (gain-map.ts): it works on the pixels in memory, which carry none, or
+   * changes their values in a way sharp cannot follow in the map. Absent: it can.
+   */
+  carriesGainMap?: (ops: Ops) => boolean;
 }
 
 type Rgba = { r: number; g: number; b: number; alpha: number };
@@ -352,6 +361,7 @@ const RATES = {
   adjust: { modulate: 0.1, gamma: 0.03 },
   watermarkDecode: 0.1,
   border: 0.01,
+  gainMapDecode: 0.06, // a JPEG's (budget.ts)
 };
 
 type LossyFormat = keyof typeof DEFAULT_QUALITY;
@@ -535,6 +545,7 @@ const STEPS: Step[] = [
       const copies = trimsStored(ops, info) ? 2 : 1;
       return { seconds: perMegapixel(RATES.trim, decodedPixels), bytes: decodedPixels * (decodedPixelBytes + copies * info.channels) };
     },
+    carriesGainMap: (ops) => ops.trim === undefined,
     async apply(image, context) {
       const { ops, info, limits } = context;
       if (ops.trim === undefined) return undefined;
@@ -580,6 +591,8 @@ const STEPS: Step[] = [
     price: ({ ops, outputPixels, frames }) =>
       // Shrinking is counted in the decode's rate; scaling up runs per output pixel.
       ops.width === undefined && ops.height === undefined ? FREE : { seconds: perMegapixel(RATES.resize, outputPixels, frames), bytes: 0 },
+    // sharp cannot cut the gain map where entropy or attention crop (a face found is a focal point).
+    carriesGainMap: (ops) => !(coverCrop(ops) && !ops.fp && (ops.position === 'entropy' || ops.position === 'attention')),
     apply(image, context) {
       const { ops, limits } = context;
       const { region: cropped } = context;
@@ -628,6 +641,7 @@ const STEPS: Step[] = [
     price: ({ ops, outputPixels }) =>
       // The canvas and the image on it, as 8-bit pixels with alpha at most (a first frame only).
       ops.fill === 'blur' ? { seconds: perMegapixel(RATES.fill, outputPixels), bytes: 2 * outputPixels * 4 } : FREE,
+    carriesGainMap: (ops) => ops.fill !== 'blur',
     async apply(image, context) {
       const { ops, limits } = context;
       if (ops.fill !== 'blur') return undefined;
@@ -667,6 +681,7 @@ const STEPS: Step[] = [
             bytes:
               work.outputPixels * work.frames * outputBands(work) + (blurredIntoMemory(work.ops, work.frames) ? work.outputPixels * 4 : 0),
           },
+    carriesGainMap: (ops) => !blurredIntoMemory(ops, 1),
     async apply(image, { ops, info, plan, limits }) {
       if (ops.blur === undefined) return undefined;
       image.blur(ops.blur);
@@ -719,6 +734,8 @@ const STEPS: Step[] = [
       const passes = ops.gamma === undefined ? (bordered(ops) ? 1 : 0) : bordered(ops) ? 2 : 1;
       return { seconds: perMegapixel(rate, outputPixels, frames), bytes: passes * outputPixels * frames * outputBands(work) };
     },
+    // A brighter or greyer SDR image would need another gain map, which no step makes.
+    carriesGainMap: (ops) => !adjusts(ops),
     async apply(image, context) {
       const { ops, limits } = context;
       const modulated = modulation(ops);
@@ -744,6 +761,7 @@ const STEPS: Step[] = [
             seconds: perMegapixel(RATES.composite, outputPixels) + perMegapixel(RATES.watermarkDecode, MAX_WATERMARK_PIXELS),
             bytes: 2 * outputPixels * 4 + 2 * MAX_WATERMARK_PIXELS * 4,
           },
+    carriesGainMap: (ops) => ops.watermark === undefined,
     async apply(image, context) {
       const { watermark: mark, limits } = context;
       if (!mark) return undefined;
@@ -793,6 +811,25 @@ const STEPS: Step[] = [
   },
 
   {
+    name: 'gain map',
+    price: ({ info, outputPixels }) => {
+      const map = info.gainMap;
+      if (!map) return FREE;
+      const mapPixels = map.width * map.height;
+      const mapOutput = outputPixels / map.scale ** 2;
+      return {
+        seconds: perMegapixel(RATES.gainMapDecode, mapPixels) + perMegapixel(ENCODE_SECONDS_PER_MP.jpeg, mapOutput),
+        // The map decoded (three bands at most) and encoded; the output held whole, four bytes a pixel, for libultrahdr's encoder.
+        bytes: mapPixels * 3 + mapOutput * ENCODER_BYTES_PER_PIXEL.jpeg + outputPixels * 4,
+      };
+    },
+    apply(image, { info }) {
+      // Kept only where every step carries it (transform.ts); sharp then turns, cuts, scales and writes it with the image.
+      if (info.gainMap) (image as KeepsGainMap).keepGainMap();
+    },
+  },
+
+  {
     name: 'output',
     price: (work) => {
       const { format, outputPixels, frames, ops } = work;
@@ -817,6 +854,8 @@ const STEPS: Step[] = [
         bytes: outputPixels * frames * ENCODER_BYTES_PER_PIXEL[format] + held + metadata.bytes,
       };
     },
+    // A search for max_bytes encodes the pixels in memory.
+    carriesGainMap: (ops) => !capsBytes(ops, 'jpeg'),
     async apply(image, context) {
       const { ops, plan, limits, metadata } = context;
       // The timing as it stands at each encode: set once the frames are in memory.
@@ -871,6 +910,9 @@ function focusOf(ops: Ops, info: SourceInfo): Point | undefined {
   const [x, y] = ops.fp.split(',').map(Number) as [number, number];
   return [x * info.width, y * info.height];
 }
+
+/** Whether every step can carry a source's gain map through for `ops` (a JPEG output keeps it then: gain-map.ts). */
+export const stepsCarryGainMap = (ops: Ops) => STEPS.every((step) => !step.carriesGainMap || step.carriesGainMap(ops));
 
 /** Each step's price for `work`, in the pipeline's order. */
 export const stepPrices = (work: PricedWork) => STEPS.map(({ name, price }) => ({ name, price: price(work) }));

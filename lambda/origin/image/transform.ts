@@ -21,7 +21,8 @@ import { detectFaces, faceModelLoaded, faceSearchCopy, roundedFace, type FaceBox
 import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
 import { keptMetadata, withIptc } from './metadata';
-import { applySteps, type EncodedVariant } from './steps';
+import { applySteps, stepsCarryGainMap, type EncodedVariant } from './steps';
+import { asksGainMap, withoutGainMap, withSourceHeld } from './gain-map';
 import type { WatermarkImage } from '../watermarks';
 
 export interface TransformedVariant extends Variant {
@@ -83,9 +84,11 @@ async function findFaces(
 /**
  * What a search must leave of the budget, so that it never starves what
  * follows it: format=json's previews (unless they do not fit `whole` anyway),
- * or the cover crop placed by attention, which it is without a face.
+ * or the cover crop placed by attention, which it is without a face (and
+ * which carries no gain map).
  */
-function roomAfterSearch(info: SourceInfo, ops: Ops, limits: Limits, whole: Budget): (rest: Budget) => boolean {
+function roomAfterSearch(source: SourceInfo, ops: Ops, limits: Limits, whole: Budget): (rest: Budget) => boolean {
+  const info = withoutGainMap(source);
   if (ops.format === 'json') {
     const previews = (budget: Budget) => previewsFit(info, PREVIEW_SIZE, budget, limits.maxDimension);
     return (rest) => previews(rest) || !previews(whole);
@@ -94,6 +97,18 @@ function roomAfterSearch(info: SourceInfo, ops: Ops, limits: Limits, whole: Budg
   const { candidates, animated } = planOutput(placed, info);
   const work = describeWork(info, placed, animated ? framesToLoad(info, limits) : 1, limits.maxDimension);
   return (rest) => anyFits(work, info, candidates, rest);
+}
+
+/**
+ * The source as this transform treats it: with its HDR gain map only when
+ * the output keeps it (the URL asks for it, every step can carry it, and
+ * keeping it fits the budget); else without, so that the SDR image is made.
+ */
+function withKeptGainMap(info: SourceInfo, ops: Ops, limits: Limits, budget: Budget): SourceInfo {
+  if (!info.gainMap) return info;
+  const sdr = withoutGainMap(info);
+  if (!asksGainMap(ops) || !stepsCarryGainMap(ops)) return sdr;
+  return anyFits(describeWork(info, ops, 1, limits.maxDimension), info, ['jpeg'], budget) ? info : sdr;
 }
 
 /** The variant a pipeline encodes, and its size (one frame). */
@@ -130,22 +145,23 @@ export async function transform(
   }
   // Without a face found, `position=face` is `attention` (steps.ts), and priced as it.
   if (facesWanted && !found.faces?.length) ops = { ...ops, position: 'attention' };
-  const candidates = planOutput(ops, source.info);
-  const frames = candidates.animated ? framesToLoad(source.info, limits) : 1;
-  const work = describeWork(source.info, ops, frames, limits.maxDimension);
-  const affordable = chooseFormat(work, source.info, candidates.candidates, budget);
+  const info = withKeptGainMap(source.info, ops, limits, budget);
+  const candidates = planOutput(ops, info);
+  const frames = candidates.animated ? framesToLoad(info, limits) : 1;
+  const work = describeWork(info, ops, frames, limits.maxDimension);
+  const affordable = chooseFormat(work, info, candidates.candidates, budget);
   // Deferring costs the invocation a second decode and the WebP's encode, after the answer.
   const avifDeferred =
     options.deferAvif === true &&
     affordable === 'avif' &&
     candidates.candidates.includes('webp') &&
-    predictSeconds(work, source.info, 'avif') - predictSeconds(work, source.info, 'webp') > AVIF_WAIT_SECONDS;
+    predictSeconds(work, info, 'avif') - predictSeconds(work, info, 'webp') > AVIF_WAIT_SECONDS;
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
   const opened = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
   const metadata = keptMetadata(source.metadata, ops.metadata);
   const { pipeline, encoded } = await applySteps(opened, {
     ops,
-    info: source.info,
+    info,
     plan,
     limits,
     watermark: options.watermark,
@@ -153,10 +169,11 @@ export async function transform(
     faces: found.faces,
   });
   try {
-    const made = encoded ?? (await variantOf(pipeline));
-    // libvips writes IPTC only as it read it: the block kept is added to the JPEG here.
-    const data = metadata?.iptc && plan.format === 'jpeg' ? withIptc(made.data, metadata.iptc) : made.data;
-    const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, source.info, plan.format) };
+    const made = encoded ?? (await (info.gainMap ? withSourceHeld(() => variantOf(pipeline)) : variantOf(pipeline)));
+    // libvips writes IPTC only as it read it: the block kept is added to the JPEG here (not beside a gain map,
+    // which it would move away from where the JPEG's MPF index says it is).
+    const data = metadata?.iptc && plan.format === 'jpeg' && !info.gainMap ? withIptc(made.data, metadata.iptc) : made.data;
+    const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, info, plan.format) };
     return {
       body: data,
       contentType: CONTENT_TYPES[plan.format],
