@@ -26,6 +26,7 @@ import {
   canonicalUri,
   decodeKeyPath,
   decodeQueryComponent,
+  grammarError,
   isGrammarError,
   parseViewerQuery,
   presetName,
@@ -34,12 +35,14 @@ import {
   signedText,
   unknownPreset,
   useGrammarData,
+  validateKey,
   verifySignature,
   type GrammarOptions,
   type Preset,
 } from '../grammar/index';
 import type { CloudFrontFunctionsEvent, CloudFrontFunctionsHeaders, CloudFrontFunctionsQuerystring } from 'aws-lambda';
-import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, type EdgeData } from './store';
+import type { Dialect, DialectRequest } from './dialects/dialect';
+import { BUCKETS_KEY, PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, type EdgeData } from './store';
 
 /**
  * The deployment's settings baked into the function; its data and presets
@@ -58,6 +61,10 @@ export interface EdgeSettings {
   signing: boolean;
   /** Whether the store holds presets. */
   presetsInStore: boolean;
+  /** Whether the function translates a dialect (lambda/edge/dialects/); not named `dialect`, which the bundle renames as a data field. */
+  translating: boolean;
+  /** Whether it serves native URLs (presets, `sig`): the native function's, and a dialect's that passes them through. */
+  nativeUrls: boolean;
 }
 
 /** The settings, each field defined by the bundler. */
@@ -133,6 +140,13 @@ const response = (data: EdgeData, statusCode: number, code: string, message: str
 
 const forbidden = (data: EdgeData, word: 'unsigned' | 'expired' | 'badSignature') => response(data, 403, 'invalid_signature', say(word));
 
+/** A bucket a dialect's request names, as the key prefix the deployment serves it under (the store's map of bucket names to prefixes). */
+const bucketPrefix = (bucket: string, map: string | undefined): string => {
+  const prefixes = JSON.parse(map || '{}') as { [bucket: string]: string };
+  if (!{}.hasOwnProperty.call(prefixes, bucket)) throw grammarError('invalid_key', `The bucket "${bucket.slice(0, 63)}" is not one of this deployment's.`);
+  return prefixes[bucket] as string;
+};
+
 /** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
 const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | CloudFrontResponse => {
   try {
@@ -143,29 +157,43 @@ const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | Cloud
   }
 };
 
-export const viewerRequest: ViewerRequestFunction = (event, data) => {
+/**
+ * The answer for `event`; with a dialect, its URL grammar is translated into
+ * the native one first (unless it passes a native URL through), its own
+ * signature verified, and the native grammar run on the result, so that the
+ * canonical URI is the native URL's.
+ */
+const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): Outcome => {
   const request = event.request;
   // The distribution allows GET and HEAD only; anything else CloudFront
   // refuses itself. Should a behaviour ever allow more, it is not ours to
   // rewrite: pass it through untouched.
   if (request.method !== 'GET' && request.method !== 'HEAD') return request;
   useGrammarData(data);
+  if (EDGE.translating && dialect!.useData) dialect!.useData(data.dialect as object);
 
   return refusing<Outcome>(data, () => {
-    const pairs = queryPairs(request.querystring);
-    const key = decodeKeyPath(request.uri);
-    const preset = presetName(pairs);
+    const viewer: DialectRequest = { uri: request.uri, pairs: queryPairs(request.querystring) };
+    // The EDGE conditions are constants: what a function does not do is left out of its code.
+    const translated = EDGE.translating && !(EDGE.nativeUrls && dialect!.passes!(viewer)) ? dialect!.translate(viewer) : undefined;
+    const pairs = EDGE.translating && translated ? translated.pairs : viewer.pairs;
+    let key = EDGE.translating && translated ? validateKey(translated.key) : decodeKeyPath(request.uri);
+    const bucket = EDGE.translating && translated ? translated.bucket : undefined;
+    const preset = EDGE.nativeUrls && !(EDGE.translating && translated) ? presetName(pairs) : undefined;
     const named = preset != null;
-    // Read before the store, so that a repeated sig is a 400 like any repeated parameter.
-    const signature = EDGE.signing ? signatureParams(pairs) : {};
+    // Read before the store, so that a repeated sig is a 400 like any repeated parameter. A
+    // dialect's function verifies the dialect's signature on every URL, native ones too.
+    const signature = EDGE.signing && !EDGE.translating ? signatureParams(pairs) : {};
     const presetKey = PRESET_KEY_PREFIX + preset;
     const keys = ([] as string[]).concat(
       EDGE.signing ? SIGNING_SECRETS_KEY : [],
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
       named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
+      EDGE.translating && bucket != null ? BUCKETS_KEY : [],
     );
 
     const rewrite = (values: StoreValues): Answer => {
+      if (EDGE.translating && bucket != null) key = validateKey(bucketPrefix(bucket, values[BUCKETS_KEY]) + key);
       const options: GrammarOptions = {
         maxDimension: EDGE.dimensionLimit,
         presetsOnly: EDGE.onlyPresets,
@@ -184,12 +212,15 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
         // one signed URL serves every browser (see lambda/grammar/sign.ts).
         const secrets = values[SIGNING_SECRETS_KEY];
         if (secrets == null) console.log('signing secrets unavailable');
-        if (signature.sig == null) return forbidden(data, 'unsigned');
+        if (EDGE.translating) {
+          const check = dialect!.verify(viewer, parseSecrets(secrets), Date.now() / 1000);
+          if (check !== 'valid') return forbidden(data, check === 'invalid' ? 'badSignature' : check);
+        } else if (signature.sig == null) return forbidden(data, 'unsigned');
         // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
-        if (+(signature.exp as string) <= Date.now() / 1000) return forbidden(data, 'expired');
-        const text = signedText(key, canonicalOps(query.params, options), signature);
-        if (text == null || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
-          return forbidden(data, 'badSignature');
+        else if (+(signature.exp as string) <= Date.now() / 1000) return forbidden(data, 'expired');
+        else {
+          const text = signedText(key, canonicalOps(query.params, options), signature);
+          if (text == null || !verifySignature(text, signature.sig, parseSecrets(secrets))) return forbidden(data, 'badSignature');
         }
       }
 
@@ -220,3 +251,11 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
     return keys.length ? { keys, next: (values) => refusing(data, () => rewrite(values)) } : rewrite({});
   });
 };
+
+export const viewerRequest: ViewerRequestFunction = (event, data) => answer(event, data);
+
+/** The function of a dialect's grammar (lambda/edge/dialects/index.ts). */
+export const dialectRequest =
+  (dialect: Dialect): ViewerRequestFunction =>
+  (event, data) =>
+    answer(event, data, dialect);
