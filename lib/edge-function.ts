@@ -68,11 +68,12 @@ const ENTRY = join(PROJECT_ROOT, 'lambda', 'edge', 'viewer-request.ts');
 const DIALECTS = join(PROJECT_ROOT, 'lambda', 'edge', 'dialects');
 
 /**
- * Properties of the grammar's and the edge's own objects, which the bundle
- * renames; the data's (EdgeData) to the names the store holds them under (DATA_FIELDS).
+ * Properties of the grammar's, the edge's and the dialects' own objects, which
+ * the bundle renames; the data's (EdgeData) to the names the store holds them
+ * under (DATA_FIELDS).
  */
 const MANGLED_PROPERTIES = new RegExp(
-  `^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|${Object.keys(DATA_FIELDS).join('|')})$`,
+  `^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|translate|verify|useData|pairs|bucket|${Object.keys(DATA_FIELDS).join('|')})$`,
 );
 
 /** The label of statements the bundle drops: the grammar's own data, which the function reads from its store. */
@@ -102,6 +103,8 @@ const RUNTIME_SUPPORTS = {
  */
 export function bundleFunction(entry: string, exported: string, constants: { [name: string]: object }, dialect?: DialectModule): string {
   const define: { [name: string]: string } = {};
+  // Whether the bundle is a dialect's (lambda/grammar/dialect-function.ts).
+  define.EDGE_DIALECT = String(!!dialect);
   Object.entries(constants).forEach(([constant, fields]) => {
     Object.entries(fields).forEach(([name, value]) => {
       define[`${constant}.${name}`] = JSON.stringify(value);
@@ -182,21 +185,19 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
   const storeId = settings.keyValueStoreId;
   const grammar = settings.edgeGrammar ?? 'native';
   const dialect = grammar === 'native' ? undefined : dialectModule(grammar);
-  const nativeUrls = !dialect || !!dialect.nativeUrls;
   const edge: EdgeSettings = {
     dimensionLimit: settings.grammar.maxDimension,
     onlyPresets: !!settings.grammar.presetsOnly,
     avif: settings.avif,
     signing: settings.signing,
-    presetsInStore: nativeUrls && Object.keys(settings.grammar.presets ?? {}).length > 0,
+    presetsInStore: !dialect && Object.keys(settings.grammar.presets ?? {}).length > 0,
     translating: !!dialect,
-    nativeUrls,
   };
   const imports = ["import crypto from 'crypto';", "import cf from 'cloudfront';"];
   const bundle = dialect ? bundleFunction(ENTRY, 'dialectRequest', { EDGE: edge }, dialect) : bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge });
   const code = [...imports, bundle, wrapper(storeId, settings, dialect), ''].join('\n');
 
-  if (!process.env.NO_SIZE_CHECK) checkFunctionSize(code, storeId, grammar === 'native' ? undefined : `viewer-request (${grammar})`);
+  checkFunctionSize(code, storeId, grammar === 'native' ? undefined : `viewer-request (${grammar})`);
   return code;
 }
 

@@ -61,10 +61,12 @@ export interface EdgeSettings {
   signing: boolean;
   /** Whether the store holds presets. */
   presetsInStore: boolean;
-  /** Whether the function translates a dialect (lambda/edge/dialects/); not named `dialect`, which the bundle renames as a data field. */
+  /**
+   * Whether the function translates a dialect (lambda/edge/dialects/): then
+   * every URL is the dialect's, signed its way, and names no preset. Not named
+   * `dialect`, which the bundle renames as a data field.
+   */
   translating: boolean;
-  /** Whether it serves native URLs (presets, `sig`): the native function's, and a dialect's that passes them through. */
-  nativeUrls: boolean;
 }
 
 /** The settings, each field defined by the bundler. */
@@ -159,7 +161,7 @@ const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | Cloud
 
 /**
  * The answer for `event`; with a dialect, its URL grammar is translated into
- * the native one first (unless it passes a native URL through), its own
+ * the native one first, its own
  * signature verified, and the native grammar run on the result, so that the
  * canonical URI is the native URL's.
  */
@@ -175,11 +177,11 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
   return refusing<Outcome>(data, () => {
     const viewer: DialectRequest = { uri: request.uri, pairs: queryPairs(request.querystring) };
     // The EDGE conditions are constants: what a function does not do is left out of its code.
-    const translated = EDGE.translating && !(EDGE.nativeUrls && dialect!.passes!(viewer)) ? dialect!.translate(viewer) : undefined;
-    const pairs = EDGE.translating && translated ? translated.pairs : viewer.pairs;
-    let key = EDGE.translating && translated ? validateKey(translated.key) : decodeKeyPath(request.uri);
-    const bucket = EDGE.translating && translated ? translated.bucket : undefined;
-    const preset = EDGE.nativeUrls && !(EDGE.translating && translated) ? presetName(pairs) : undefined;
+    const translated = EDGE.translating ? dialect!.translate(viewer) : undefined;
+    const pairs = EDGE.translating ? translated!.pairs : viewer.pairs;
+    let key = EDGE.translating ? validateKey(translated!.key) : decodeKeyPath(request.uri);
+    const bucket = EDGE.translating ? translated!.bucket : undefined;
+    const preset = EDGE.translating ? undefined : presetName(pairs);
     const named = preset != null;
     // Read before the store, so that a repeated sig is a 400 like any repeated parameter. A
     // dialect's function verifies the dialect's signature on every URL, native ones too.

@@ -22,7 +22,7 @@ export const signUri = (text: string, secret: string): string =>
     .slice(0, SIGNATURE_LENGTH);
 
 /** Compares in time that depends only on the length, so a guess learns nothing from timing. */
-const sameText = (a: string, b: string): boolean => {
+export const sameText = (a: string, b: string): boolean => {
   let difference = a.length ^ b.length;
   for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return difference === 0;

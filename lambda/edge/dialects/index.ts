@@ -18,14 +18,12 @@ export interface DialectModule {
   data?: object;
   /** CloudFront's path pattern of its own behavior; absent: it owns the default behavior. */
   pathPattern?: string;
-  /** Whether it serves native URLs too (Dialect.passes), so native presets and `sig` stay in its function. */
-  nativeUrls?: boolean;
 }
 
 export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: DialectModule } = {
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
   'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, pathPattern: '/eyJ*' },
-  thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA, nativeUrls: true },
+  thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA },
 };
 
 /** The edge grammars each dialect switches on. */
