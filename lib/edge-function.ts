@@ -70,10 +70,10 @@ const DIALECTS = join(PROJECT_ROOT, 'lambda', 'edge', 'dialects');
 /**
  * Properties of the grammar's, the edge's and the dialects' own objects, which
  * the bundle renames; the data's (EdgeData) to the names the store holds them
- * under (DATA_FIELDS).
+ * under (DATA_FIELDS). Never a name a dialect's request holds (`key`, `bucket`).
  */
 const MANGLED_PROPERTIES = new RegExp(
-  `^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|translate|verify|useData|pairs|bucket|${Object.keys(DATA_FIELDS).join('|')})$`,
+  `^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|translate|verify|useData|pairs|${Object.keys(DATA_FIELDS).join('|')})$`,
 );
 
 /** The label of statements the bundle drops: the grammar's own data, which the function reads from its store. */

@@ -87,6 +87,8 @@ export const ditJson: Dialect = {
     if (!parsed || typeof parsed.key !== 'string') throw ditRefusal('key', 'unsupported');
     const ops: NativeOps = {};
     walk(ops, '', parsed);
+    // DIT crops to the face even without a resize; ours places a resize's cover crop.
+    if (ops.position === 'face' && !(ops.width && ops.height)) throw ditRefusal('edits.smartCrop', 'smart');
     const translated: NativeRequest = { key: parsed.key, pairs: nativePairs(ops, request.pairs) };
     if (parsed.bucket != null) translated.bucket = String(parsed.bucket);
     return translated;

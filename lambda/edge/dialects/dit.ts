@@ -184,6 +184,8 @@ export const nativePairs = (ops: NativeOps, pairs: [string, string][]): [string,
     if (name.charAt(0) === '%' && (!ops.format || ops.format.replace('jpg', 'jpeg') === name.slice(1))) ops.quality = ops.quality || (ops[name] as string);
   });
   const query = pairs.filter((pair) => pair[0] !== 'signature' && pair[0] !== 'expires');
+  // A native preset has no rule: a dialect's function reads none (its name would be ignored otherwise).
+  query.forEach((pair) => /^p(reset)?$/i.test(pair[0]) && applyRule(ops, pair[0], 1));
   return Object.keys(ops)
     .filter((name) => name.charAt(0) !== '%' && !query.some((pair) => pair[0] === name))
     .map((name) => [name, ops[name] as string] as [string, string])
