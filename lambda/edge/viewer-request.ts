@@ -145,7 +145,7 @@ const forbidden = (data: EdgeData, word: 'unsigned' | 'expired' | 'badSignature'
 /** A bucket a dialect's request names, as the key prefix the deployment serves it under (the store's map of bucket names to prefixes). */
 const bucketPrefix = (bucket: string, map: string | undefined): string => {
   const prefixes = JSON.parse(map || '{}') as { [bucket: string]: string };
-  if (!{}.hasOwnProperty.call(prefixes, bucket)) throw grammarError('invalid_key', `The bucket "${bucket.slice(0, 63)}" is not one of this deployment's.`);
+  if (!{}.hasOwnProperty.call(prefixes, bucket)) throw grammarError('invalid_key', `Unknown bucket "${bucket.slice(0, 63)}".`);
   return prefixes[bucket] as string;
 };
 
@@ -190,7 +190,7 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
     const keys = ([] as string[]).concat(
       EDGE.signing ? SIGNING_SECRETS_KEY : [],
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
-      named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
+      !EDGE.translating && named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
       EDGE.translating && bucket != null ? BUCKETS_KEY : [],
     );
 
@@ -203,7 +203,7 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
         presets: {},
         watermarks: data.watermarks,
       };
-      if (named) {
+      if (!EDGE.translating && named) {
         const definition = values[presetKey];
         if (definition == null) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');
         (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
@@ -244,9 +244,9 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
           querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
         });
       // Under its first spelling, `preset`.
-      if (named) forward({ preset });
+      if (!EDGE.translating && named) forward({ preset });
       forward(query.own);
-      forward(signature);
+      if (!EDGE.translating) forward(signature);
       request.querystring = querystring;
       return request;
     };
