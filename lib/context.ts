@@ -30,6 +30,7 @@ const OWN_KEYS = {
   requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
   avif: 'false: format=auto never picks AVIF (default true).',
   signing: 'true: URLs must be signed; creates the KeyValueStore for the secrets (default false).',
+  dialects: "Other services' URL grammars served beside ours, comma-separated: dit, imgix, cloudflare (default: none).",
   eagerPresets: 'Presets made when a source is uploaded, comma-separated (default: none).',
   eagerSigningSecretName: 'Secrets Manager secret the warming URLs are signed with (needed for signing + eagerPresets).',
   memorySize: 'Origin Lambda memory in MB (default 2048).',
@@ -246,6 +247,8 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     >),
     avif: contextBoolean(get, 'avif'),
     signing: contextBoolean(get, 'signing'),
+    // Checked where the props are (lib/resolved-settings.ts).
+    dialects: list(get, 'dialects') as ImageTransformerProps['dialects'],
     eagerPresets: list(get, 'eagerPresets'),
     eagerSigningSecret: eagerSigningSecretName ? SecretValue.secretsManager(eagerSigningSecretName) : undefined,
     memorySize: integer(get, 'memorySize'),

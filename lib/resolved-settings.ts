@@ -13,6 +13,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
 import { mustBe } from '../lambda/common/checks';
+import { DIALECTS, type DialectName } from '../lambda/edge/dialects/dialect';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
 import {
   DEFAULT_CACHE_CONTROL,
@@ -48,6 +49,8 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings> {
   readonly requireWatermark: { [prefix: string]: string };
   readonly avif: boolean;
   readonly signing: boolean;
+  /** The dialects switched on, each once (lib/plan.ts turns them into behaviors and functions). */
+  readonly dialects: DialectName[];
   readonly eagerPresets: string[];
   readonly eagerSigningSecret?: SecretValue;
 
@@ -137,7 +140,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
 /** The URL grammar, the watermarks it names, and signing: what the edge enforces and warming requests follow. */
 function resolveUrls(
   props: ImageTransformerProps,
-): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'avif' | 'signing' | 'eagerPresets' | 'eagerSigningSecret'> {
+): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'avif' | 'signing' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'> {
   const watermarks = packageWatermarks(props.watermarks);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
   const grammar: GrammarOptions = checkGrammar({
@@ -165,9 +168,17 @@ function resolveUrls(
     // Smaller files; the slow AVIF encode is paid once per variant.
     avif: props.avif ?? true,
     signing,
+    dialects: checkDialects(props.dialects ?? []),
     eagerPresets,
     eagerSigningSecret: props.eagerSigningSecret,
   };
+}
+
+/** The dialects, each a name this code knows, once. */
+function checkDialects(dialects: string[]): DialectName[] {
+  const unknown = dialects.filter((name) => !(DIALECTS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new ImageTransformerConfigError(`dialects: no dialect "${unknown[0]}"; the dialects are ${DIALECTS.join(', ')}.`);
+  return [...new Set(dialects)] as DialectName[];
 }
 
 /** Where the originals are read from: each source kind's setting, and the buckets by key prefix. */
