@@ -38,7 +38,7 @@ describe('dialects: dit', () => {
     expect(codeOf(dialects, json)).toContain('ABCDEFGHIJKLMNOPQRSTUVWXYZ');
     expect(codeOf(dialects, thumbor)).toContain('fit-in');
     // The dialect's own behavior comes first: CloudFront takes the first pattern that matches.
-    expect((distributionConfig(dialects).CacheBehaviors as Json[])[0].PathPattern).toBe('/eyJ*');
+    expect((distributionConfig(dialects).CacheBehaviors as Json[])[0]!.PathPattern).toBe('/eyJ*');
     expect(resources(dialects, 'AWS::CloudFront::Function')).toHaveLength(3);
   });
 
