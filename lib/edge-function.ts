@@ -194,7 +194,9 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
     translating: !!dialect,
   };
   const imports = ["import crypto from 'crypto';", "import cf from 'cloudfront';"];
-  const bundle = dialect ? bundleFunction(ENTRY, 'dialectRequest', { EDGE: edge }, dialect) : bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge });
+  const bundle = dialect
+    ? bundleFunction(ENTRY, 'dialectRequest', { EDGE: edge }, dialect)
+    : bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge });
   const code = [...imports, bundle, wrapper(storeId, settings, dialect), ''].join('\n');
 
   checkFunctionSize(code, storeId, grammar === 'native' ? undefined : `viewer-request (${grammar})`);

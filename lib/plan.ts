@@ -112,7 +112,9 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
   // Which prefixes have a behavior of their own does not depend on the buckets' names.
   const ownBehaviors = ownBehaviorPrefixes(routes({ sourceBucket: '', cacheBucket: '', sourceBuckets: {} }));
   const dialects = dialectGrammars(settings.dialects);
-  const dialectData = [...dialects.own, dialects.whole].flatMap((edgeGrammar) => (edgeGrammar === 'native' ? [] : [dialectModule(edgeGrammar).data ?? {}]));
+  const dialectData = [...dialects.own, dialects.whole].flatMap((edgeGrammar) =>
+    edgeGrammar === 'native' ? [] : [dialectModule(edgeGrammar).data ?? {}],
+  );
   return {
     viewerRequest: { grammar, avif: settings.avif, signing: settings.signing },
     storeEntries: deploymentEntries(grammar, dialectData),
@@ -125,7 +127,11 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
         origins: CACHE_THEN_LAMBDA,
         grammar: edgeGrammar,
       })),
-      ...ownBehaviors.map((prefix): PlanBehavior => ({ pathPattern: behaviorPathPattern(prefix), origins: ['lambda'], grammar: dialects.whole })),
+      ...ownBehaviors.map((prefix): PlanBehavior => ({
+        pathPattern: behaviorPathPattern(prefix),
+        origins: ['lambda'],
+        grammar: dialects.whole,
+      })),
       { pathPattern: '*', origins: CACHE_THEN_LAMBDA, grammar: dialects.whole },
     ],
     originMetrics: { namespace: settings.metricsNamespace, enabled: settings.originMetrics },

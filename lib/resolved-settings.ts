@@ -140,7 +140,10 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
 /** The URL grammar, the watermarks it names, and signing: what the edge enforces and warming requests follow. */
 function resolveUrls(
   props: ImageTransformerProps,
-): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'avif' | 'signing' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'> {
+): Pick<
+  ResolvedSettings,
+  'grammar' | 'watermarks' | 'requireWatermark' | 'avif' | 'signing' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'
+> {
   const watermarks = packageWatermarks(props.watermarks);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
   const grammar: GrammarOptions = checkGrammar({
@@ -177,7 +180,8 @@ function resolveUrls(
 /** The dialects, each a name this code knows, once. */
 function checkDialects(dialects: string[]): DialectName[] {
   const unknown = dialects.filter((name) => !(DIALECTS as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new ImageTransformerConfigError(`dialects: no dialect "${unknown[0]}"; the dialects are ${DIALECTS.join(', ')}.`);
+  if (unknown.length > 0)
+    throw new ImageTransformerConfigError(`dialects: no dialect "${unknown[0]}"; the dialects are ${DIALECTS.join(', ')}.`);
   return [...new Set(dialects)] as DialectName[];
 }
 

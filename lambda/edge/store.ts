@@ -213,7 +213,9 @@ export function bucketsEntry(sourceBucket: string, sourceBuckets: Record<string,
   });
   const longest = Object.keys(prefixes).reduce((sum, name) => sum + bytes(JSON.stringify(prefixes[name])) + MAX_BUCKET_NAME + 4, 2);
   if (longest > MAX_STORE_VALUE_BYTES) {
-    throw new Error(`The buckets a dialect's request may name could take ${longest} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES} for a value.`);
+    throw new Error(
+      `The buckets a dialect's request may name could take ${longest} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES} for a value.`,
+    );
   }
   const entry: Record<string, string> = {};
   entry[BUCKETS_KEY] = JSON.stringify(prefixes);

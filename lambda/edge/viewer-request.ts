@@ -175,10 +175,11 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
   if (EDGE.translating && dialect!.useData) dialect!.useData(data.dialect as object);
 
   return refusing<Outcome>(data, () => {
-    const viewer: DialectRequest = { uri: request.uri, pairs: queryPairs(request.querystring) };
+    const viewerPairs = queryPairs(request.querystring);
+    const viewer: DialectRequest | undefined = EDGE.translating ? { uri: request.uri, pairs: viewerPairs } : undefined;
     // The EDGE conditions are constants: what a function does not do is left out of its code.
-    const translated = EDGE.translating ? dialect!.translate(viewer) : undefined;
-    const pairs = EDGE.translating ? translated!.pairs : viewer.pairs;
+    const translated = EDGE.translating ? dialect!.translate(viewer!) : undefined;
+    const pairs = EDGE.translating ? translated!.pairs : viewerPairs;
     let key = EDGE.translating ? validateKey(translated!.key) : decodeKeyPath(request.uri);
     const bucket = EDGE.translating ? translated!.bucket : undefined;
     const preset = EDGE.translating ? undefined : presetName(pairs);
@@ -215,7 +216,7 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
         const secrets = values[SIGNING_SECRETS_KEY];
         if (secrets == null) console.log('signing secrets unavailable');
         if (EDGE.translating) {
-          const check = dialect!.verify(viewer, parseSecrets(secrets), Date.now() / 1000);
+          const check = dialect!.verify(viewer!, parseSecrets(secrets), Date.now() / 1000);
           if (check !== 'valid') return forbidden(data, check === 'invalid' ? 'badSignature' : check);
         } else if (signature.sig == null) return forbidden(data, 'unsigned');
         // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
@@ -254,7 +255,7 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
   });
 };
 
-export const viewerRequest: ViewerRequestFunction = (event, data) => answer(event, data);
+export const viewerRequest: ViewerRequestFunction = answer;
 
 /** The function of a dialect's grammar (lambda/edge/dialects/index.ts). */
 export const dialectRequest =

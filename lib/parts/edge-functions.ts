@@ -55,7 +55,9 @@ export function buildEdgeFunctions(scope: Construct, props: EdgeFunctionsProps):
     const fn = new cloudfront.Function(scope, id, {
       comment: `edge-image-transformer: validate, canonicalise and sign-check image requests${edgeGrammar === 'native' ? '' : ` (${edgeGrammar} URLs)`}`,
       runtime: cloudfront.FunctionRuntime.JS_2_0,
-      code: cloudfront.FunctionCode.fromInline(viewerRequestFunctionCode({ ...settings, keyValueStoreId: keyValueStore.keyValueStoreId, edgeGrammar })),
+      code: cloudfront.FunctionCode.fromInline(
+        viewerRequestFunctionCode({ ...settings, keyValueStoreId: keyValueStore.keyValueStoreId, edgeGrammar }),
+      ),
       keyValueStore,
       autoPublish: true,
     });

@@ -18,6 +18,7 @@ import {
   viewerResponseEvent,
   forwardedQuery,
   type FunctionResponse,
+  type LoadedFunction,
   type ViewerRequest as FunctionRequest,
   type ViewerResponse,
   type ViewerResponseEvent,
@@ -126,10 +127,23 @@ async function fromCacheBucket(s3: S3Client, bucket: string, uri: string): Promi
   }
 }
 
-export function createEmulator(options: EmulatorOptions) {
-  const edgeFunctions = Object.fromEntries(
-    Object.entries(options.functionCodes).map(([grammar, code]) => [grammar, loadFunction(code, options.keyValues, `viewer-request-${grammar}.js`)]),
+/** The viewer-request function a behavior runs: the one of the grammar it reads, each loaded once. */
+function viewerRequestFunctions(options: EmulatorOptions): (behavior: Behavior) => LoadedFunction {
+  const loaded = Object.fromEntries(
+    Object.entries(options.functionCodes).map(([grammar, code]) => [
+      grammar,
+      loadFunction(code, options.keyValues, `viewer-request-${grammar}.js`),
+    ]),
   );
+  return (behavior) => {
+    const edgeFunction = loaded[behavior.grammar];
+    if (!edgeFunction) throw new Error(`No viewer-request function for the ${behavior.grammar} grammar of ${behavior.pathPattern}.`);
+    return edgeFunction;
+  };
+}
+
+export function createEmulator(options: EmulatorOptions) {
+  const edgeFunctionFor = viewerRequestFunctions(options);
   const responseFunction = loadFunction<ViewerResponseEvent, ViewerResponse>(options.viewerResponseCode, {}, 'viewer-response.js');
   const { behaviors } = options;
   const cache = new EdgeCache(options.edgeCache);
@@ -193,10 +207,9 @@ export function createEmulator(options: EmulatorOptions) {
     const { path, query } = splitUrl(request.url);
     // The behavior is CloudFront's first choice, from the raw path, before the function rewrites it.
     const behavior = behaviorFor(path, behaviors);
-    // Its viewer-request function, the one of the grammar it reads.
-    const edgeFunction = edgeFunctions[behavior.grammar];
-    if (!edgeFunction) throw new Error(`No viewer-request function for the ${behavior.grammar} grammar of ${behavior.pathPattern}.`);
-    const result = await edgeFunction.handler(viewerEvent(path, query, { method: request.method, headers: functionHeaders(request) }));
+    const result = await edgeFunctionFor(behavior).handler(
+      viewerEvent(path, query, { method: request.method, headers: functionHeaders(request) }),
+    );
     if (isResponse(result)) {
       return answer(request, undefined, functionResponse(result), { extra: { 'x-cache': 'FunctionGeneratedResponse from cloudfront' } });
     }

@@ -235,7 +235,9 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
   const functionCodes = Object.fromEntries(
     [...new Set(plan.behaviors.map((behavior) => behavior.grammar))].map((edgeGrammar) => {
       const code = viewerRequestFunctionCode({ ...plan.viewerRequest, keyValueStoreId: 'local-key-value-store', edgeGrammar });
-      log(`edge function (${edgeGrammar}): ${code.length} bytes of cloudfront-js-2.0${plan.viewerRequest.signing ? ', signed URLs required' : ''}`);
+      log(
+        `edge function (${edgeGrammar}): ${code.length} bytes of cloudfront-js-2.0${plan.viewerRequest.signing ? ', signed URLs required' : ''}`,
+      );
       return [edgeGrammar, code];
     }),
   );

@@ -225,7 +225,10 @@ describe('the generated dialect functions', () => {
   });
 
   it('read no preset: a preset in a dialect URL is refused, not ignored', async () => {
-    expect(await answer(functions.thumbor!, '/photos/cat.jpg', 'preset=thumb')).toEqual({ status: 400, message: 'DIT preset: not supported here.' });
+    expect(await answer(functions.thumbor!, '/photos/cat.jpg', 'preset=thumb')).toEqual({
+      status: 400,
+      message: 'DIT preset: not supported here.',
+    });
     expect(await answer(functions['dit-json']!, ditRequest({ key: 'a.jpg' }), 'p=thumb')).toMatchObject({ status: 400 });
   });
 });

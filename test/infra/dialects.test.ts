@@ -14,7 +14,9 @@ const { dialects, buckets } = synthesize('dialects', 'buckets');
 const requestFunctions = (s: ReturnType<typeof synth>): Record<string, string> => {
   const config = distributionConfig(s);
   const viewerRequest = (behavior: Json) =>
-    (behavior.FunctionAssociations as Json[]).find((association) => association.EventType === 'viewer-request')!.FunctionARN['Fn::GetAtt'][0];
+    (behavior.FunctionAssociations as Json[]).find((association) => association.EventType === 'viewer-request')!.FunctionARN[
+      'Fn::GetAtt'
+    ][0];
   return Object.fromEntries([
     ...((config.CacheBehaviors ?? []) as Json[]).map((behavior) => [behavior.PathPattern, viewerRequest(behavior)]),
     ['*', viewerRequest(config.DefaultCacheBehavior)],
@@ -56,7 +58,9 @@ describe('dialects: dit', () => {
   });
 
   it('refuses an unknown dialect, naming the known ones', () => {
-    expect(() => synth(() => ({ dialects: ['dit', 'thumbor' as 'dit'] }))).toThrow(/no dialect "thumbor"; the dialects are dit, imgix, cloudflare/);
+    expect(() => synth(() => ({ dialects: ['dit', 'thumbor' as 'dit'] }))).toThrow(
+      /no dialect "thumbor"; the dialects are dit, imgix, cloudflare/,
+    );
   });
 
   it.skipIf(!DIALECT_MODULES.imgix)('refuses dit with imgix: both read every path', () => {

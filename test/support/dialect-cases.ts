@@ -58,8 +58,14 @@ export const DIT_CASES: DialectCase[] = [
   {
     grammar: 'dit-json',
     source: CREATE + ' (sharp resize: fit contain with a background)',
-    path: ditRequest({ key: KEY, edits: { resize: { width: 400, height: 400, fit: 'contain', background: { r: 255, g: 0, b: 0, alpha: 1 } } } }),
-    native: native('width=400&height=400&fit=contain&enlarge=1&background=ff0000', 'width=400,height=400,fit=contain,enlarge=1,background=ff0000'),
+    path: ditRequest({
+      key: KEY,
+      edits: { resize: { width: 400, height: 400, fit: 'contain', background: { r: 255, g: 0, b: 0, alpha: 1 } } },
+    }),
+    native: native(
+      'width=400&height=400&fit=contain&enlarge=1&background=ff0000',
+      'width=400,height=400,fit=contain,enlarge=1,background=ff0000',
+    ),
   },
   {
     grammar: 'dit-json',
@@ -118,7 +124,12 @@ export const DIT_CASES: DialectCase[] = [
     path: `/300x200/filters:stretch()/${KEY}`,
     native: native('w=300&h=200&fit=fill&enlarge=1', 'width=300,height=200,fit=fill,enlarge=1'),
   },
-  { grammar: 'thumbor', source: FILTERS, path: `/300x200/filters:no_upscale()/${KEY}`, native: native('w=300&h=200', 'width=300,height=200') },
+  {
+    grammar: 'thumbor',
+    source: FILTERS,
+    path: `/300x200/filters:no_upscale()/${KEY}`,
+    native: native('w=300&h=200', 'width=300,height=200'),
+  },
   {
     grammar: 'thumbor',
     source: FILTERS + ' (watermark, named by its file)',
@@ -141,7 +152,10 @@ export const DIT_CASES: DialectCase[] = [
     grammar: 'thumbor',
     source: 'Thumbor usage: -W and -H flip, halign/valign, smart',
     path: `/unsafe/-300x-200/left/top/${KEY}`,
-    native: native('w=300&h=200&position=top-left&flip=1&flop=1&enlarge=1', 'width=300,height=200,position=top-left,enlarge=1,flip=1,flop=1'),
+    native: native(
+      'w=300&h=200&position=top-left&flip=1&flop=1&enlarge=1',
+      'width=300,height=200,position=top-left,enlarge=1,flip=1,flop=1',
+    ),
   },
   {
     grammar: 'thumbor',
@@ -169,15 +183,30 @@ export const DIT_CASES: DialectCase[] = [
     query: 'width=100&greyscale=true',
     native: native('w=100&h=200&fit=inside&enlarge=1&grayscale=1', 'width=100,height=200,fit=inside,enlarge=1,grayscale=1'),
   },
-  { grammar: 'thumbor', source: FILTERS, path: `/10x10:100x100/${KEY}`, refused: { status: 400, message: /^DIT 10x10:100x100: a crop in pixels/ } },
+  {
+    grammar: 'thumbor',
+    source: FILTERS,
+    path: `/10x10:100x100/${KEY}`,
+    refused: { status: 400, message: /^DIT 10x10:100x100: a crop in pixels/ },
+  },
   {
     grammar: 'thumbor',
     source: FILTERS,
     path: `/filters:convolution(1;2;1;2;4;2;1;2;1,3,false)/${KEY}`,
     refused: { status: 400, message: /^DIT filters:convolution: not supported here\.$/ },
   },
-  { grammar: 'thumbor', source: FILTERS, path: `/filters:equalize()/${KEY}`, refused: { status: 400, message: /^DIT filters:equalize: not supported/ } },
-  { grammar: 'thumbor', source: FILTERS, path: `/filters:rgb(20,-20,40)/${KEY}`, refused: { status: 400, message: /^DIT filters:rgb: not supported/ } },
+  {
+    grammar: 'thumbor',
+    source: FILTERS,
+    path: `/filters:equalize()/${KEY}`,
+    refused: { status: 400, message: /^DIT filters:equalize: not supported/ },
+  },
+  {
+    grammar: 'thumbor',
+    source: FILTERS,
+    path: `/filters:rgb(20,-20,40)/${KEY}`,
+    refused: { status: 400, message: /^DIT filters:rgb: not supported/ },
+  },
   {
     grammar: 'thumbor',
     source: FILTERS,
@@ -190,8 +219,18 @@ export const DIT_CASES: DialectCase[] = [
     path: `/filters:watermark(my-images,logo.png,10,10,50)/${KEY}`,
     refused: { status: 400, message: /^DIT filters:watermark: names a watermark/ },
   },
-  { grammar: 'thumbor', source: 'Thumbor usage', path: `/adaptive-fit-in/300x200/${KEY}`, refused: { status: 400, message: /^DIT adaptive-fit-in: not supported/ } },
-  { grammar: 'thumbor', source: 'Thumbor usage', path: `/trim:bottom-right/${KEY}`, refused: { status: 400, message: /^DIT trim:bottom-right: not supported/ } },
+  {
+    grammar: 'thumbor',
+    source: 'Thumbor usage',
+    path: `/adaptive-fit-in/300x200/${KEY}`,
+    refused: { status: 400, message: /^DIT adaptive-fit-in: not supported/ },
+  },
+  {
+    grammar: 'thumbor',
+    source: 'Thumbor usage',
+    path: `/trim:bottom-right/${KEY}`,
+    refused: { status: 400, message: /^DIT trim:bottom-right: not supported/ },
+  },
   {
     grammar: 'dit-json',
     source: CREATE + ' (sharp operations without a counterpart here)',

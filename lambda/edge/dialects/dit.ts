@@ -181,7 +181,8 @@ export const applyRule = (ops: NativeOps, path: string, value: unknown): void =>
 export const nativePairs = (ops: NativeOps, pairs: [string, string][]): [string, string][] => {
   if ((ops.width || ops.height) && ops.enlarge == null) ops.enlarge = '1';
   Object.keys(ops).forEach((name) => {
-    if (name.charAt(0) === '%' && (!ops.format || ops.format.replace('jpg', 'jpeg') === name.slice(1))) ops.quality = ops.quality || (ops[name] as string);
+    if (name.charAt(0) === '%' && (!ops.format || ops.format.replace('jpg', 'jpeg') === name.slice(1)))
+      ops.quality = ops.quality || (ops[name] as string);
   });
   const query = pairs.filter((pair) => pair[0] !== 'signature' && pair[0] !== 'expires');
   // A native preset has no rule: a dialect's function reads none (its name would be ignored otherwise).
