@@ -28,6 +28,8 @@ const OWN_KEYS = {
   presetsOnly: 'true: only ?preset= is accepted (default false).',
   watermarks: 'Watermarks as JSON, e.g. {"logo":{"file":"brand/logo.png","opacity":0.8}} (default: none).',
   requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
+  fallbackImage:
+    'PNG or JPEG file answered, at the size asked, in place of the error for a missing (404), unsupported (415) or damaged (422) source (default: none).',
   avif: 'false: format=auto never picks AVIF (default true).',
   signing: 'true: URLs must be signed; creates the KeyValueStore for the secrets (default false).',
   dialects: "Other services' URL grammars served beside ours, comma-separated: dit, imgix, cloudflare (default: none).",
@@ -245,6 +247,7 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
       ImageTransformerProps,
       keyof SourceKindSettings
     >),
+    fallbackImage: text(get, 'fallbackImage'),
     avif: contextBoolean(get, 'avif'),
     signing: contextBoolean(get, 'signing'),
     // Checked where the props are (lib/resolved-settings.ts).

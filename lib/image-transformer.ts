@@ -163,6 +163,18 @@ export interface ImageTransformerProps {
   readonly requireWatermark?: { [prefix: string]: string };
 
   /**
+   * A PNG or JPEG of the app (at most 1 MiB and 4 megapixels, 8 bits per
+   * sample), packaged with the origin function and answered in place of the
+   * error for a source that is missing (404), of a type not read (415) or
+   * damaged (422): made at the size and format the URL asks (at most
+   * `sqrt(maxInlineBytes / 4.1)` px a side, 1047 px by default), with the
+   * error's status and the error's short lifetime, and never stored. Bad URLs,
+   * refusals and `format=json` keep their JSON errors.
+   * @default - none: those errors answer JSON
+   */
+  readonly fallbackImage?: string;
+
+  /**
    * Key prefixes served from web sites instead of the source bucket:
    * `{ 'shop/': { url: 'https://shop.example.com/images/' } }` serves
    * `/shop/a/b.jpg?w=640` from `https://shop.example.com/images/a/b.jpg`. The

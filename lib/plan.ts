@@ -48,7 +48,7 @@ export interface PlanBehavior {
   grammar: EdgeGrammar;
 }
 
-/** Where the origin reads its watermarks' files: from the function's package (deployed), or where they are (locally). */
+/** Where the origin reads its watermarks' and fallback image's files: from the function's package (deployed), or where they are (locally). */
 export type WatermarkFiles = 'packaged' | 'source';
 
 export interface DeploymentPlan {
@@ -152,6 +152,8 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
         ]),
       ),
       requireWatermark: settings.requireWatermark,
+      fallbackImage:
+        settings.fallbackImage && (watermarkFiles === 'packaged' ? settings.fallbackImage.file : settings.fallbackImage.source),
       ...sourceKindSettings(settings),
     }),
     invalidation: ({ cacheBucket, sourceBuckets }, distribution) =>

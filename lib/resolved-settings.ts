@@ -26,6 +26,8 @@ import {
 } from '../lambda/origin/config';
 import { bySourceSetting, routesRefusal } from '../lambda/origin/sources';
 import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
+import { packageFallbackImage } from './fallback-image';
+import type { PackagedFile } from './image-files';
 import { bucketNames } from './parts/buckets';
 import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkRegion, checkSourceBuckets } from './settings';
 import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
@@ -74,6 +76,8 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings> {
   /** How long CloudFront waits for the origin's answer. */
   readonly originReadTimeoutSeconds: number;
   readonly failureTtlSeconds: number;
+  /** The image answered in place of a missing, unsupported or damaged source's error, checked and named as packaged. */
+  readonly fallbackImage?: PackagedFile;
   /** The origin's NUMBER_SETTINGS (lambda/origin/config.ts), defaults applied, checked. */
   readonly limits: NumberSettings;
   readonly svgPolicy: SvgPolicy;
@@ -127,6 +131,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
     ...resolveSources(props),
     ...originTimes,
     ...resolveOriginLimits(props),
+    fallbackImage: packageFallbackImage(props.fallbackImage),
     ...resolveOriginConcurrency(props),
     ...resolveOperations(scope, props),
     ...resolveStorage(props),

@@ -3,8 +3,6 @@
 // to the edge (its KeyValueStore) and the definitions to the origin, from the
 // one deploy, so the canonical URIs change exactly when a watermark does.
 
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { mustBe } from '../lambda/common/checks';
 import {
   checkedPlacement,
@@ -14,7 +12,7 @@ import {
   type WatermarkDefinition,
   type WatermarkPlacement,
 } from '../lambda/origin/watermarks';
-import { ImageTransformerConfigError } from './settings';
+import { fail, pngHeader, readAppFile, type PackagedFile } from './image-files';
 
 /** One watermark: a PNG file of the CDK app, and where it goes on an image. */
 export interface WatermarkProps extends Partial<WatermarkPlacement> {
@@ -32,20 +30,6 @@ export interface PackagedWatermark {
 /** Folder of the origin's package that holds the watermarks. */
 const PACKAGE_FOLDER = 'watermarks';
 
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-
-const fail = (message: string): never => {
-  throw new ImageTransformerConfigError(message);
-};
-
-/** The PNG's size from its header (IHDR is the first chunk), or a synth error. */
-function pngSize(name: string, bytes: Buffer): [number, number] {
-  if (bytes.length < 24 || !bytes.subarray(0, 8).equals(PNG_SIGNATURE) || bytes.toString('latin1', 12, 16) !== 'IHDR') {
-    fail(`watermark "${name}" must be a PNG file.`);
-  }
-  return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
-}
-
 export function packageWatermarks(watermarks: { [name: string]: WatermarkProps } = {}): PackagedWatermark[] {
   return Object.keys(watermarks).map((name) => {
     const props = watermarks[name] as WatermarkProps;
@@ -56,15 +40,8 @@ export function packageWatermarks(watermarks: { [name: string]: WatermarkProps }
     } catch (error) {
       return fail((error as Error).message);
     }
-    const source = resolve(file);
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(source);
-    } catch (error) {
-      return fail(`watermark "${name}": cannot read ${source} (${(error as Error).message}).`);
-    }
-    if (bytes.length > MAX_WATERMARK_BYTES) fail(mustBe(`watermark "${name}"`, 'at most 1 MiB', `${bytes.length} bytes`));
-    const [width, height] = pngSize(name, bytes);
+    const { source, bytes } = readAppFile(`watermark "${name}"`, file, MAX_WATERMARK_BYTES);
+    const { width, height } = pngHeader(bytes) ?? fail(`watermark "${name}" must be a PNG file.`);
     if (width * height > MAX_WATERMARK_PIXELS) fail(mustBe(`watermark "${name}"`, 'at most 1 megapixel', `${width}x${height}`));
     const version = watermarkVersion(bytes, placement);
     return { name, source, definition: { ...placement, version, file: `${PACKAGE_FOLDER}/${name}.${version}.png` } };
@@ -86,12 +63,6 @@ export function checkRequireWatermark(
   return rules;
 }
 
-/** The shell commands that copy the watermarks into the origin's package folder `outputDir`. */
-export function packagingCommands(watermarks: PackagedWatermark[], outputDir: string, quote: (text: string) => string): string[] {
-  if (watermarks.length === 0) return [];
-  const folder = `${outputDir}/${PACKAGE_FOLDER}`;
-  return [
-    `mkdir -p ${quote(folder)}`,
-    ...watermarks.map((watermark) => `cp ${quote(watermark.source)} ${quote(`${outputDir}/${watermark.definition.file}`)}`),
-  ];
-}
+/** The watermarks' files as the origin's package holds them. */
+export const watermarkFiles = (watermarks: PackagedWatermark[]): PackagedFile[] =>
+  watermarks.map(({ source, definition }) => ({ source, file: definition.file }));

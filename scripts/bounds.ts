@@ -16,7 +16,9 @@
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { originConfig, type OriginConfig } from '../lambda/origin/config';
@@ -29,7 +31,7 @@ import { commandLine, runCommand, UsageError } from '../local/harness/command-li
 import { functionUrlEvent } from '../local/emulator/function-url';
 import { startLocalStack } from '../local/harness/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
-import { metadataBombPng } from '../test/support/metadata';
+import { metadataBombJpeg, metadataBombPng } from '../test/support/metadata';
 import { gifWithFrame, layeredSvg, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
 import { fakeHevcPicture, heicGrid, heicOf, hevcPictureOf } from '../test/support/heic';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
@@ -55,6 +57,8 @@ interface Case {
   asks: string[];
   /** The SVG policy the case needs. */
   svg?: OriginConfig['svgPolicy'];
+  /** The deployment's fallback image (fallbackImage), answered in place of the case's error. */
+  fallback?: () => Promise<Buffer>;
 }
 
 /** XML-like text that is no image, at the largest source size: the sniffer must be linear. */
@@ -191,6 +195,12 @@ const CASES: Case[] = [
     make: () => metadataBombPng(30_000_000, 1_000_000),
     asks: ['format=jpeg', 'metadata=keep,format=jpeg', `metadata=keep,${NEGOTIATED}`],
   },
+  {
+    // Each EXIF tag read once (a 64 KB block naming one tag thousands of times took 9 s), the 26 MB of segments skipped by the decoder.
+    name: 'metadata: JPEG with an EXIF bomb, a deep XMP, 10,000 IPTC datasets and 26 MB of extended XMP',
+    make: () => metadataBombJpeg(),
+    asks: ['format=jpeg', 'metadata=keep,format=jpeg', `metadata=copyright,${NEGOTIATED}`],
+  },
 ];
 
 /** Uniform RGBA noise as a lossy WebP small enough to read: decoded, it is still noise that no PNG can compress. */
@@ -258,6 +268,22 @@ const fullNoise = () =>
   })
     .jpeg({ quality: 75 })
     .toBuffer();
+/** The fallback image at its worst (lambda/origin/fallback.ts): RGB noise in a PNG just under the synth's 1 MiB, after a source whose decode fails late. */
+const FALLBACK_CASES: Case[] = [
+  {
+    name: 'fallback: a 1 MiB noise PNG in place of a truncated 8192x8192 noise JPEG',
+    make: async () => {
+      const whole = await fullNoise();
+      return whole.subarray(0, Math.floor(whole.length / 2));
+    },
+    fallback: () =>
+      sharp(randomBytes(580 * 580 * 3), { raw: { width: 580, height: 580, channels: 3 } })
+        .png()
+        .toBuffer(),
+    asks: [`${MAX},enlarge=1,format=png`, `${MAX},enlarge=1,format=jpeg`, `${MAX},enlarge=1,${NEGOTIATED}`],
+  },
+];
+
 const OP_CASES: Case[] = [
   {
     name: 'ops: 64x64 noise JPEG enlarged to 8192x8192',
@@ -379,6 +405,7 @@ function cpuSeconds(pid: number): number {
 /** 200: the type served; 302: a variant too large to return inline, stored and redirected to; else the error code. */
 function answerOf({ statusCode, headers, body }: FunctionUrlResponse): string {
   if (statusCode === 200) return headers['content-type']!;
+  if (headers['content-type']?.startsWith('image/')) return `fallback ${headers['content-type']}, ${body.length} bytes`;
   if (statusCode === 302) return 'stored, redirected';
   return (JSON.parse(body.toString('utf8')) as { error: string }).error;
 }
@@ -486,12 +513,14 @@ async function main() {
     await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
     await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
     const rows: Row[] = [];
-    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...FACE_CASES]
+    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...FALLBACK_CASES, ...FACE_CASES]
       .filter((c) => c.name.includes(args.only))
       .entries()) {
       const key = `case-${index}`;
       await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
-      const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse' });
+      const fallbackImage = item.fallback && join(mkdtempSync(join(tmpdir(), 'bounds-fallback-')), 'fallback.png');
+      if (item.fallback && fallbackImage) writeFileSync(fallbackImage, await item.fallback());
+      const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse', fallbackImage });
       for (const ask of item.asks) {
         const row = await measureApart({ endpoint: localStack.endpoint, config, name: item.name, key, ask });
         console.error(`${item.name} ${ask}: ${row.status} ${row.answer} in ${row.ms.toFixed(0)} ms, peak ${row.peakMb.toFixed(0)} MB`);

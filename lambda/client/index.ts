@@ -2,3 +2,4 @@
 // dependencies, no Node built-ins. Signed URLs: ./sign.ts (server side only).
 
 export { IMAGE_PARAM_NAMES, imageOrigin, imageQuery, imageUrl, srcset, withSignature, type GrammarOptions, type ImageParams } from './url';
+export { dialectImageUrl, type UrlDialect } from './dialect-url';

@@ -46,7 +46,8 @@ export type ImageParams = Omit<ViewerParams, 'format' | 'rotate'> & {
 /** The canonical name of every parameter a URL may carry, from the grammar's table: the ops in order, then `preset`. */
 export const IMAGE_PARAM_NAMES: string[] = VIEWER_PARAMS.map((param) => param.name as string).concat(PRESET_SPELLINGS[0] as string);
 
-function toPairs(params: ImageParams): [string, string][] {
+/** `params` as name/value pairs; an unknown name, or a signature parameter, throws. */
+export function imageParamPairs(params: ImageParams): [string, string][] {
   const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
     if (value === undefined) continue;
@@ -83,7 +84,7 @@ function paramsQuery(params: ParsedParams): string[] {
  * depends on the preset's definition, which a browser does not have.
  */
 export function imageQuery(params: ImageParams = {}, options: GrammarOptions = DEFAULT_GRAMMAR_OPTIONS): string {
-  const pairs = toPairs(params);
+  const pairs = imageParamPairs(params);
   const presets = pairs.filter(isPreset);
   // Without Accept: the edge negotiates `format=auto` (or none) for each viewer, and what
   // matters does not depend on that outcome (a quality stays unless the format is explicit).

@@ -76,6 +76,8 @@ export interface OriginConfig extends Limits, SourceKindSettings {
   watermarkDefinitions: Record<string, WatermarkDefinition>;
   /** Key prefixes served only with a watermark, to the watermark's name (REQUIRE_WATERMARK, JSON). */
   requireWatermark: Record<string, string>;
+  /** The image answered in place of a missing, unsupported or damaged source's error (FALLBACK_IMAGE, relative to the function's package); absent: none. */
+  fallbackImage?: string;
 }
 
 /**
@@ -117,6 +119,7 @@ export function readConfig(env: Env): OriginConfig {
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
     watermarkDefinitions: packagedWatermarks(jsonObject(env, 'WATERMARKS') as Record<string, WatermarkDefinition>, env.LAMBDA_TASK_ROOT),
     requireWatermark: jsonObject(env, 'REQUIRE_WATERMARK') as Record<string, string>,
+    fallbackImage: env.FALLBACK_IMAGE ? resolve(env.LAMBDA_TASK_ROOT ?? '.', env.FALLBACK_IMAGE) : undefined,
     ...bySourceSetting((setting) => setting.check(jsonObject(env, setting.env), setting.env, configError)),
   };
 }
@@ -163,6 +166,7 @@ export function originEnvironment(
     ...(config.svgPolicy !== DEFAULT_LIMITS.svgPolicy ? { SVG_POLICY: config.svgPolicy } : {}),
     ...(Object.keys(config.watermarkDefinitions).length ? { WATERMARKS: JSON.stringify(config.watermarkDefinitions) } : {}),
     ...(Object.keys(config.requireWatermark).length ? { REQUIRE_WATERMARK: JSON.stringify(config.requireWatermark) } : {}),
+    ...(config.fallbackImage ? { FALLBACK_IMAGE: config.fallbackImage } : {}),
     ...Object.fromEntries(
       SOURCE_SETTINGS.filter((setting) => Object.keys(config[setting.name]).length > 0).map((setting) => [
         setting.env,

@@ -1,7 +1,8 @@
 // The origin: a Function URL request for a canonical URI in, the variant out.
 // Only reached on a true miss (neither CloudFront nor the cache bucket had it).
 // A request runs as named phases (phases.ts) over one context (request.ts)
-// with one deadline (deadline.ts).
+// with one deadline (deadline.ts); when they fail for want of a readable
+// source, the fallback image answers (fallback.ts).
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
@@ -9,6 +10,7 @@ import type { Logger } from '../common/log';
 import { followWithAvif } from './avif-claims';
 import type { OriginConfig } from './config';
 import { deadlineOf, type InvocationContext } from './deadline';
+import { answerFallback, fallbackFile } from './fallback';
 import { lookUpFailure } from './failures';
 import { keepFaces, recallFaces } from './face-memory';
 import { requestMetrics, type MetricsOptions } from './metrics';
@@ -120,7 +122,16 @@ export function createOriginHandler({
   allowLoopbackWebOrigins = false,
 }: OriginDependencies): OriginHandler {
   const watermarkImage = watermarkFiles(config.watermarkDefinitions);
-  const services: OriginServices = { s3, config, log, routes: sourceRoutes(config), transforms, watermarkImage, allowLoopbackWebOrigins };
+  const services: OriginServices = {
+    s3,
+    config,
+    log,
+    routes: sourceRoutes(config),
+    transforms,
+    watermarkImage,
+    fallbackImage: fallbackFile(config.fallbackImage),
+    allowLoopbackWebOrigins,
+  };
 
   return async function handle(event, invocation, onResponse) {
     const respond = answerOnce(onResponse);
@@ -133,7 +144,17 @@ export function createOriginHandler({
       const failure = lookUpFailure(services, uri);
       try {
         const deadline = deadlineOf(config.timeBudgetMs, invocation);
-        return await serve({ services, event, request, deadline, measured, failed: failure.failed, respond, note: noteFor(log, uri) });
+        const ctx: RequestContext = {
+          services,
+          event,
+          request,
+          deadline,
+          measured,
+          failed: failure.failed,
+          respond,
+          note: noteFor(log, uri),
+        };
+        return await serve(ctx).catch((error: unknown) => answerFallback(ctx, error));
       } finally {
         await failure.settled; // its S3 call does not outlive the request
       }

@@ -4,9 +4,9 @@
 // context and what the phase before it gave.
 
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import { encodeKeyPath, isGrammarError, parseCanonicalUri, viewerQuery, type CanonicalRequest } from '../grammar';
+import { encodeKeyPath, isGrammarError, parseCanonicalUri, viewerQuery, type CanonicalRequest, type Ops } from '../grammar';
 import { errorStack, type Logger } from '../common/log';
-import type { OriginConfig } from './config';
+import type { Limits, OriginConfig } from './config';
 import { HttpError } from './errors';
 import { rememberIfCostly } from './failures';
 import { budgetFor } from './image/budget';
@@ -42,16 +42,26 @@ export function check(request: CanonicalRequest, config: OriginConfig): void {
 /** Makes a variant of the fetched source in a transform process, by the request's deadline. */
 export type Transformer = (options: TransformOptions) => Promise<TransformResult>;
 
-/** The transform of `source` as the request asks it: its watermark read, its budget priced, the source's own focal point applied. */
-export async function transformerFor(ctx: RequestContext, source: Source): Promise<Transformer> {
-  const { services, request, deadline, failed } = ctx;
+/** The transform of `source` as the request asks it, the source's own focal point applied; a remembered failure stops it. */
+export function transformerFor(ctx: RequestContext, source: Source): Promise<Transformer> {
+  const ops = withSourceFocus(ctx.request.ops, source.metadata, ctx.services.config, ctx.note);
+  return transformerOf(ctx, source.bytes, ops, ctx.services.config, ctx.failed);
+}
+
+/** The transform of `bytes` by `ops` within `limits`: the ops' watermark read, the budget priced, stopped by `cancel`. */
+export async function transformerOf(
+  ctx: RequestContext,
+  bytes: Buffer,
+  ops: Ops,
+  limits: Limits,
+  cancel?: AbortSignal,
+): Promise<Transformer> {
+  const { services, deadline } = ctx;
   const { config, transforms } = services;
-  const watermark = request.ops.watermark === undefined ? undefined : await services.watermarkImage(request.ops.watermark);
+  const watermark = ops.watermark === undefined ? undefined : await services.watermarkImage(ops.watermark);
   // A watermark's bytes travel to the transform as the source's do.
-  const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, source.bytes.length + (watermark?.bytes.length ?? 0));
-  const ops = withSourceFocus(request.ops, source.metadata, config, ctx.note);
-  return (options) =>
-    transforms.run({ bytes: source.bytes, ops, limits: config, budget, options: { ...options, watermark } }, deadline.answerBy, failed);
+  const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, bytes.length + (watermark?.bytes.length ?? 0));
+  return (options) => transforms.run({ bytes, ops, limits, budget, options: { ...options, watermark } }, deadline.answerBy, cancel);
 }
 
 /** One transform, timed as the `transform` phase; a failure that cost the invocation is remembered. */

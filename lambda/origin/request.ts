@@ -24,6 +24,8 @@ export interface OriginServices {
   transforms: TransformProcesses;
   /** The watermark image a request names (watermarks.ts), read once per process. */
   watermarkImage(name: string): Promise<WatermarkImage>;
+  /** The fallback image's bytes (fallback.ts), read once per process; absent without one. */
+  fallbackImage?: () => Promise<Buffer>;
   /** Web origins on loopback addresses are let through (tests and the emulator only). */
   allowLoopbackWebOrigins: boolean;
 }

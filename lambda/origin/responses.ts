@@ -43,21 +43,23 @@ export function etagMatches(ifNoneMatch: string | undefined, etag: string): bool
   });
 }
 
+/** An image's headers: its type, lifetime and the phases' timings; it varies on the format negotiated from Accept. */
+const imageHeaders = (contentType: string, cacheControl: string, timings: ResponseTimings): Record<string, string> => ({
+  'content-type': contentType,
+  'cache-control': cacheControl,
+  vary: 'Accept',
+  'x-content-type-options': 'nosniff',
+  'server-timing': Object.entries(timings)
+    .map(([name, ms]) => `${name};dur=${ms.toFixed(1)}`)
+    .join(', '),
+});
+
 export function variantResponse(
   variant: Variant,
   request: { method: string; ifNoneMatch?: string; cacheControl: string; timings: ResponseTimings },
 ): FunctionUrlResponse {
   const etag = etagOf(variant.body);
-  const headers: Record<string, string> = {
-    'content-type': variant.contentType,
-    etag,
-    'cache-control': request.cacheControl,
-    vary: 'Accept',
-    'x-content-type-options': 'nosniff',
-    'server-timing': Object.entries(request.timings)
-      .map(([name, ms]) => `${name};dur=${ms.toFixed(1)}`)
-      .join(', '),
-  };
+  const headers: Record<string, string> = { ...imageHeaders(variant.contentType, request.cacheControl, request.timings), etag };
   if (etagMatches(request.ifNoneMatch, etag)) return { statusCode: 304, headers, body: NO_BODY };
   headers['content-length'] = String(variant.body.length);
   return { statusCode: 200, headers, body: request.method === 'HEAD' ? NO_BODY : variant.body };
@@ -72,6 +74,24 @@ export function errorResponse(error: HttpError): FunctionUrlResponse {
   if (error.status === 503) headers['retry-after'] = '1';
   if (error.status === 405) headers.allow = 'GET, HEAD';
   return { statusCode: error.status, headers, body: Buffer.from(JSON.stringify({ error: error.code, message: error.message })) };
+}
+
+/**
+ * The fallback image in place of `error` (fallback.ts): the error's status,
+ * for monitors and crawlers, and the error's own short lifetime, since the
+ * fallback is never stored and so no upload's invalidation reaches a copy
+ * CloudFront holds. No ETag: an error is not revalidated.
+ */
+export function fallbackResponse(
+  error: HttpError,
+  image: Pick<Variant, 'body' | 'contentType'>,
+  request: { method: string; timings: ResponseTimings },
+): FunctionUrlResponse {
+  const headers = {
+    ...imageHeaders(image.contentType, CLIENT_ERROR_CACHE_CONTROL, request.timings),
+    'content-length': String(image.body.length),
+  };
+  return { statusCode: error.status, headers, body: request.method === 'HEAD' ? NO_BODY : image.body };
 }
 
 /** Sends the viewer back through CloudFront, which now finds the stored variant; never cached itself. */

@@ -20,7 +20,8 @@ import { bucketNames } from './buckets';
 import { buildConcurrencyCap } from './concurrency-cap';
 import { PROJECT_FUNCTION, PROJECT_ROOT, lambdaEntry, ownLogsAndRole } from './lambda-project';
 import { acknowledge, wildcardFinding } from './nag';
-import { packagingCommands } from '../watermarks';
+import { packagingCommands, type PackagedFile } from '../image-files';
+import { watermarkFiles } from '../watermarks';
 import { FACE_DETECTOR_EXTERNALS, faceDetectorCommands } from '../face-detector';
 
 /** The name of the origin Lambda's alias that the Function URL (and so CloudFront) invokes. */
@@ -32,6 +33,7 @@ export interface OriginFunctionProps extends Pick<
   | 'memorySize'
   | 'timeout'
   | 'watermarks'
+  | 'fallbackImage'
   | 'reservedConcurrency'
   | 'provisionedConcurrency'
   | 'concurrencyCap'
@@ -97,7 +99,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     logGroup,
     reservedConcurrentExecutions: props.reservedConcurrency,
     environment: originEnvironment(plan.origin(buckets), plan.originMetrics),
-    bundling: originBundling(props.watermarks),
+    bundling: originBundling([...watermarkFiles(props.watermarks), ...(props.fallbackImage ? [props.fallbackImage] : [])]),
     ...props.originFunctionProps,
   });
 
@@ -169,7 +171,7 @@ function grantOriginAccess(role: iam.Role, props: OriginFunctionProps, ownRecord
 }
 
 /** How the origin's code is bundled: minified with the SDK in it, sharp and the face detector installed for linux arm64 beside it. */
-function originBundling(watermarks: OriginFunctionProps['watermarks']): nodejs.BundlingOptions {
+function originBundling(packagedFiles: PackagedFile[]): nodejs.BundlingOptions {
   const arm64SharpVersion = sharpVersion();
   return {
     minify: true,
@@ -204,7 +206,7 @@ function originBundling(watermarks: OriginFunctionProps['watermarks']): nodejs.B
           'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
           'test -d node_modules/@img/sharp-linux-arm64',
           'test -d node_modules/@img/sharp-libvips-linux-arm64',
-          ...packagingCommands(watermarks, outputDir, shellQuote),
+          ...packagingCommands(packagedFiles, outputDir, shellQuote),
         ].join(' && '),
       ],
     },

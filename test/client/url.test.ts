@@ -95,6 +95,16 @@ describe('imageUrl', () => {
       '/photos/cat.jpg/width=200,height=100,fit=contain,position=top-left,enlarge=1,rotate=90,flip=1,flop=1,grayscale=1,blur=1.5,sharpen=2,background=aabbcc,format=png',
     ],
     ['format=json drops the rest', { format: 'json', width: 100 }, '/photos/cat.jpg/format=json'],
+    [
+      'colour adjustments, trim, max_bytes and metadata, in op order',
+      { metadata: 'copyright', max_bytes: 50_000, gamma: 2, saturation: 0, contrast: 0.8, brightness: 1.5, trim: 10, format: 'jpeg' },
+      '/photos/cat.jpg/trim=10,brightness=1.5,contrast=0.8,saturation=0,gamma=2,max_bytes=50000,metadata=copyright,format=jpeg',
+    ],
+    [
+      'no-op adjustments, metadata=none and a PNG max_bytes dropped',
+      { brightness: 1, contrast: 0, gamma: 1, metadata: 'none', max_bytes: 1000, format: 'png' },
+      '/photos/cat.jpg/format=png',
+    ],
   ])('canonicalises at the edge to the expected URI: %s', (_name, params, expected) => {
     const url = imageUrl(BASE, 'photos/cat.jpg', params);
     expect(atEdge(url)).toBe(expected);
@@ -123,6 +133,8 @@ describe('imageUrl', () => {
     same({ rotate: '090', dpr: 1 }, { rotate: 90 });
     same({ blur: '1.50' }, { blur: 1.5 });
     same({ width: 100, enlarge: 'false' }, { width: 100, enlarge: undefined });
+    same({ BRIGHTNESS: '1.50', mb: '01000', gamma: '.8' }, { brightness: 1.5, max_bytes: 1000, gamma: 0.8 });
+    same({ saturation: 0.4, grayscale: true }, { grayscale: true });
   });
 
   it('canonicalises under every Accept header exactly as the parameters would (property)', () => {
@@ -143,6 +155,13 @@ describe('imageUrl', () => {
       rotate: value(0, 90, 180, 270),
       flip: value(true, false),
       flop: value(true, false),
+      trim: value(0, 10, 255),
+      brightness: value(0, 0.5, 1, 1.25, 10),
+      contrast: value(0, 1, 2.5),
+      saturation: value(0, 1, 1.8),
+      gamma: value(0.34, 1, 2.2),
+      max_bytes: value(1, 50_000, 100_000_000),
+      metadata: value('none', 'copyright', 'keep'),
     });
     const sizes = fc.option(fc.constant<number[]>([64, 320, 640, 1280, 8192]), { nil: undefined });
     fc.assert(
@@ -201,6 +220,24 @@ describe('imageUrl', () => {
     expect(grammarMessage(() => imageUrl(BASE, 'a.jpg', { fp: '70%,30%' }))).toBe(
       'Invalid fp "70%,30%": expected x,y: fractions of the image.',
     );
+  });
+
+  it("types the issue-27 parameters from the grammar's table: factors and byte caps as numbers, metadata by its modes", () => {
+    const params: ImageParams = {
+      brightness: 1.2,
+      contrast: 0.9,
+      saturation: 0,
+      gamma: 2.2,
+      max_bytes: 40_000,
+      metadata: 'keep',
+      trim: 10,
+    };
+    // @ts-expect-error metadata is one of none, copyright, keep
+    const wrong: ImageParams = { metadata: 'all' };
+    expect(imageUrl(BASE, 'a.jpg', params)).toBe(
+      `https://${BASE}/a.jpg?trim=10&brightness=1.2&contrast=0.9&saturation=0&gamma=2.2&max_bytes=40000&metadata=keep`,
+    );
+    expect(() => imageUrl(BASE, 'a.jpg', wrong)).toThrow('Invalid metadata "all": expected one of none, copyright, keep.');
   });
 
   it('throws the grammar message for a bad value, as the edge would answer 400', () => {

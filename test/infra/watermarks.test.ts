@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ImageTransformerConfigError } from '../../lib/settings';
-import { packageWatermarks, packagingCommands, type PackagedWatermark } from '../../lib/watermarks';
+import { packagingCommands } from '../../lib/image-files';
+import { packageWatermarks, watermarkFiles, type PackagedWatermark } from '../../lib/watermarks';
 import { watermarkVersion, DEFAULT_PLACEMENT } from '../../lambda/origin/watermarks';
 import { only, originFunction, synth, type Synthesized } from './synth';
 import { deploymentDataIn } from '../edge/fixtures';
@@ -61,7 +62,7 @@ describe('a deployment with watermarks', () => {
   it('copies each file into the package folder under the name the origin reads', () => {
     const outputDir = mkdtempSync(join(tmpdir(), 'origin-package-'));
     const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-    execFileSync('sh', ['-c', packagingCommands(packaged, outputDir, quote).join(' && ')]);
+    execFileSync('sh', ['-c', packagingCommands(watermarkFiles(packaged), outputDir, quote).join(' && ')]);
     expect(readFileSync(join(outputDir, packaged[0]!.definition.file))).toEqual(readFileSync(logo));
     expect(packagingCommands([], outputDir, quote)).toEqual([]);
   });

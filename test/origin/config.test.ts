@@ -84,6 +84,7 @@ describe('the environment the construct writes for the origin', () => {
       maxInlineBytes: 1_000_000,
       cacheControl: 'public, max-age=86400',
       failureTtlSeconds: 60,
+      fallbackImage: '/var/task/fallback/fallback.png',
       webOrigins: { 'shop/': { url: 'https://shop.example.com/images/', revalidateSeconds: 3600 } },
     },
   );
@@ -105,7 +106,7 @@ describe('the environment the construct writes for the origin', () => {
   it("leaves out what is the default or Lambda's to set", () => {
     const env = originEnvironment(defaults, { enabled: true });
     expect(
-      ['SOURCE_BUCKETS', 'SVG_POLICY', 'SIZES', 'METRICS', 'METRICS_NAMESPACE', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE'].filter(
+      ['SOURCE_BUCKETS', 'SVG_POLICY', 'SIZES', 'FALLBACK_IMAGE', 'METRICS', 'METRICS_NAMESPACE', 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE'].filter(
         (name) => name in env,
       ),
     ).toEqual([]);

@@ -169,3 +169,71 @@ export async function metadataBombPng(xmpBytes: number, exifBytes: number): Prom
     png.subarray(33),
   ]);
 }
+
+/** A JPEG application segment `marker` (0xe1: APP1, 0xed: APP13) holding `data`. */
+const appSegment = (marker: number, data: Buffer) => {
+  const header = Buffer.from([0xff, marker, 0, 0]);
+  header.writeUInt16BE(data.length + 2, 2);
+  return Buffer.concat([header, data]);
+};
+
+/**
+ * An EXIF block as large as a JPEG segment holds: IFD0 of `entries` Copyright
+ * entries and an Exif IFD of as many ISOSpeedRatings entries, every one
+ * pointing at the same 60 KB (texts, and 30,000 shorts): each read once per
+ * entry, it would take the whole block thousands of times.
+ */
+export function exifBomb(entries = 2690): Buffer {
+  const tiff = Buffer.alloc(2 * (2 + entries * 12 + 4) + 8);
+  tiff.write('II*\0', 0, 'latin1');
+  tiff.writeUInt32LE(8, 4);
+  const exifIfd = 8 + 2 + entries * 12 + 4;
+  const ifd = (at: number, entry: (index: number) => [number, number, number, number]) => {
+    tiff.writeUInt16LE(entries, at);
+    for (let i = 0; i < entries; i++) {
+      const [tag, type, count, value] = entry(i);
+      tiff.writeUInt16LE(tag, at + 2 + 12 * i);
+      tiff.writeUInt16LE(type, at + 4 + 12 * i);
+      tiff.writeUInt32LE(count, at + 6 + 12 * i);
+      tiff.writeUInt32LE(value, at + 10 + 12 * i);
+    }
+  };
+  ifd(8, (i) => (i === 0 ? [0x8769, 4, 1, exifIfd] : [0x8298, 2, 60_000, 8]));
+  ifd(exifIfd, () => [0x8827, 3, 30_000, 8]);
+  return Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
+}
+
+/**
+ * A 64x64 JPEG carrying every metadata bomb a JPEG can: exifBomb, an XMP
+ * packet nested 5,000 deep with the test photo's location in it, an APP13 of
+ * 10,000 tiny IPTC datasets, and `extensions` more XMP segments of 64 KB each
+ * (extended XMP, about 26 MB at the default), all before the image data.
+ */
+export async function metadataBombJpeg(extensions = 400): Promise<Buffer> {
+  const jpeg = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#336699' } })
+    .jpeg()
+    .toBuffer();
+  const deep = '<a:b>'.repeat(5_000) + '</a:b>'.repeat(5_000);
+  const xmp = Buffer.from(
+    'http://ns.adobe.com/xap/1.0/\0' + SOURCE_XMP.replace('<dc:subject>', `<dc:title>${deep}</dc:title><dc:subject>`),
+  );
+  const datasets: [number, string][] = Array.from({ length: 10_000 }, (_, i) => [i % 2 ? 25 : 90, 'x']);
+  const chunk = 65_000;
+  const extension = (index: number) => {
+    const header = Buffer.alloc(8);
+    header.writeUInt32BE(chunk * extensions, 0);
+    header.writeUInt32BE(chunk * index, 4);
+    return appSegment(
+      0xe1,
+      Buffer.concat([Buffer.from('http://ns.adobe.com/xmp/extension/\0' + 'F'.repeat(32)), header, Buffer.alloc(chunk, 0x20)]),
+    );
+  };
+  return Buffer.concat([
+    jpeg.subarray(0, 2),
+    appSegment(0xe1, exifBomb()),
+    appSegment(0xe1, xmp),
+    appSegment(0xed, iptcResource(datasets)),
+    ...Array.from({ length: extensions }, (_, index) => extension(index)),
+    jpeg.subarray(2),
+  ]);
+}

@@ -113,6 +113,9 @@ const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
   gif: 1.5,
 };
 
+/** The most bytes a variant of any format takes per output pixel. */
+export const MOST_VARIANT_BYTES_PER_PIXEL = Math.max(...Object.values(VARIANT_BYTES_PER_PIXEL));
+
 /** The transform as the model sees it: sizes in pixels, and what the decoder holds; each step prices itself from these (steps.ts). */
 export interface Work {
   ops: Ops;

@@ -117,25 +117,38 @@ export interface ItemLocation {
   extents: () => Extent[];
 }
 
-/** Each item's location, in iloc's order; the extents after the first are skipped in one step, and read only when asked. */
-export function* itemLocations(bytes: Buffer, iloc: Box): Generator<ItemLocation> {
+/**
+ * The location of each of `wanted` (every item without it), in iloc's order. Every other item is
+ * stepped over reading only its id and extent count (a header may list
+ * millions), and the extents after the first are skipped in one step and
+ * read only when asked.
+ */
+export function* itemLocations(bytes: Buffer, iloc: Box, wanted?: Set<number>): Generator<ItemLocation> {
   const fields = reader(bytes, iloc);
   const { version } = fields.fullBox();
   const sizes = fields.uint(1);
   const [offsetSize, lengthSize] = [sizes >> 4, sizes & 15];
   const baseSizes = fields.uint(1);
   const [baseSize, indexSize] = [baseSizes >> 4, version >= 1 ? baseSizes & 15 : 0];
+  const idSize = version < 2 ? 2 : 4;
+  const methodSize = version >= 1 ? 2 : 0;
+  const extentSize = indexSize + offsetSize + lengthSize;
   const field = (size: number) => ({ at: fields.at, size, value: fields.uint(size) });
-  for (let items = fields.uint(version < 2 ? 2 : 4); items > 0; items--) {
-    const item = fields.uint(version < 2 ? 2 : 4);
-    const method = version >= 1 ? fields.uint(2) & 15 : 0;
+  for (let items = fields.uint(idSize); items > 0; items--) {
+    const item = fields.uint(idSize);
+    if (wanted && !wanted.has(item)) {
+      fields.skip(methodSize + 2 + baseSize);
+      fields.skip(fields.uint(2) * extentSize);
+      continue;
+    }
+    const method = fields.uint(methodSize) & 15;
     const reference = fields.uint(2);
     const base = field(baseSize);
     const count = fields.uint(2);
     const extentsAt = fields.at;
     fields.uint(count > 0 ? indexSize : 0);
     const first = field(count > 0 ? offsetSize : 0);
-    fields.skip(count > 0 ? lengthSize + (count - 1) * (indexSize + offsetSize + lengthSize) : 0);
+    fields.skip(count > 0 ? lengthSize + (count - 1) * extentSize : 0);
     const extents = () => {
       const each = new FieldReader(bytes, extentsAt, iloc.end, 'iloc');
       return Array.from({ length: count }, () => {

@@ -128,9 +128,8 @@ export function referencesTo(meta: HeifMeta, type: string, to: number): number[]
 export function itemData(meta: HeifMeta, items: Set<number>): Map<number, Buffer> {
   const { bytes, iloc, idat } = meta;
   const ranges = new Map<number, [number, number][]>();
-  for (const location of itemLocations(bytes, iloc)) {
+  for (const location of itemLocations(bytes, iloc, items)) {
     const { item, method, reference, base } = location;
-    if (!items.has(item)) continue;
     if (ranges.has(item)) throw new HeifDamaged(`item ${item} is located twice`);
     if (reference !== 0 || method > 1) throw new HeifDamaged(`item ${item}'s data is not in this file's bytes (method ${method})`);
     const [start, end] = method === 1 ? [idat?.start ?? 0, idat?.end ?? 0] : [0, bytes.length];

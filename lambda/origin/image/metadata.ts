@@ -94,13 +94,17 @@ export function exifFields(block: Buffer): ExifField[] {
   const walk = (ifd: number, at: number): number | undefined => {
     if (at + 2 > tiff.length) return undefined;
     let pointer: number | undefined;
+    // Each tag is read once: thousands of entries naming one tag and one 60 KB value would
+    // otherwise decode that value thousands of times (seconds of CPU for a 64 KB block).
+    const read = new Set<number>();
     const count = Math.min(u16(at), Math.floor((tiff.length - at - 2) / 12));
     for (let entry = at + 2; entry < at + 2 + count * 12; entry += 12) {
       const [tag, type, values] = [u16(entry), u16(entry + 2), u32(entry + 4)];
       if (ifd === 0 && tag === EXIF_POINTER) pointer = u32(entry + 8);
       const size = (TYPE_BYTES[type] ?? 0) * values;
       const start = size > 4 ? u32(entry + 8) : entry + 8;
-      if (!EXIF_FIELDS[ifd]![tag] || size === 0 || start + size > tiff.length) continue;
+      if (!EXIF_FIELDS[ifd]![tag] || read.has(tag) || size === 0 || start + size > tiff.length) continue;
+      read.add(tag);
       const text = fieldText(tiff.subarray(start, start + size), type, values, little);
       if (text) fields.push({ ifd, tag, text });
     }

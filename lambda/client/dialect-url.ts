@@ -1,0 +1,215 @@
+// Image URLs in another service's dialect, for a staged move: the same image
+// as imageUrl's, written as imgix's query (`/<key>?w=640&fit=max`) or
+// Cloudflare's path (`/cdn-cgi/image/width=640/<key>`), so that pages can keep
+// producing the URLs the old service serves while this one serves them too
+// (the edge's dialects translate them back to the same canonical URI).
+//
+// The parameters are canonicalised by the grammar first, then written in
+// the dialect's words; what the dialect cannot say (our watermark, a cover
+// crop that never enlarges in imgix, ...) throws, naming the dialect and the
+// operation. docs/migrating.md has the tables.
+
+import { canonicalOps, parseViewerParams } from '../grammar/canonical';
+import { encodeKeyPath, validateKey } from '../grammar/key';
+import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions, type UnresolvedOps } from '../grammar/params';
+import { imageOrigin, imageParamPairs, type ImageParams } from './url';
+
+/** The dialects imageUrl's parameters can be written in. */
+export type UrlDialect = 'imgix' | 'cloudflare';
+
+type Ops = UnresolvedOps & { [name: string]: unknown };
+type Written = [string, string][];
+
+const cannot = (dialect: UrlDialect, what: string) => new Error(`The ${dialect} dialect cannot say ${what}.`);
+
+/** Our (fit, enlarge) in each dialect's fit words (imgix: clip enlarges, max does not; Cloudflare: scale-down never enlarges). */
+const FITS: { [dialect in UrlDialect]: { [fitAndEnlarge: string]: string } } = {
+  imgix: {
+    'inside,true': 'clip',
+    'inside,false': 'max',
+    'cover,true': 'crop',
+    'contain,true': 'fill',
+    'contain,false': 'fillmax',
+    'fill,true': 'scale',
+  },
+  cloudflare: {
+    'inside,false': 'scale-down',
+    'inside,true': 'contain',
+    'cover,true': 'cover',
+    'cover,false': 'crop',
+    'contain,true': 'pad',
+    'fill,true': 'squeeze',
+  },
+};
+/** Each dialect's default fit, left unwritten. */
+const DEFAULT_FIT: { [dialect in UrlDialect]: string } = { imgix: 'clip', cloudflare: 'scale-down' };
+
+/** Our fit and enlarge in the dialect's word; with one side, fit means nothing and inside stands for it. */
+function fitWord(dialect: UrlDialect, ops: Ops): string | undefined {
+  if (ops.width == null && ops.height == null) return undefined;
+  const fit = ops.width != null && ops.height != null ? ops.fit || 'cover' : 'inside';
+  const word = FITS[dialect][fit + ',' + Boolean(ops.enlarge)];
+  if (!word) throw cannot(dialect, `fit=${fit}${ops.enlarge ? ' with' : ' without'} enlarge`);
+  return word === DEFAULT_FIT[dialect] ? undefined : word;
+}
+
+/** The box in the dialect's words (its names for width and height, and its fit word, if not its default); returns the fit word. */
+function box(
+  dialect: UrlDialect,
+  ops: Ops,
+  push: (name: string, value: unknown) => void,
+  width: string,
+  height: string,
+): string | undefined {
+  push(width, ops.width);
+  push(height, ops.height);
+  const fit = fitWord(dialect, ops);
+  push('fit', fit);
+  return fit;
+}
+
+/**
+ * The pairs a dialect writes and how it writes one (nothing for an absent
+ * value); throws first for any of `ops` the dialect has no words for (not in
+ * `writes`, space-separated).
+ */
+function writer(dialect: UrlDialect, ops: Ops, writes: string) {
+  const left = Object.keys(ops).filter((name) => ops[name] != null && writes.split(' ').indexOf(name) < 0);
+  if (left.length) throw cannot(dialect, left.map((name) => `${name}=${String(ops[name])}`).join(' or '));
+  const written: Written = [];
+  const push = (name: string, value: unknown) => {
+    if (value != null && value !== '') written.push([name, String(value)]);
+  };
+  return { written, push };
+}
+
+/** `h`, `v` or `hv`: imgix's and Cloudflare's mirrors of ours, flop left-right and flip top-bottom. */
+const mirrorWord = (flop: unknown, flip: unknown): string => (flop ? 'h' : '') + (flip ? 'v' : '');
+
+/** What a box's fit word makes of the image's place in it: the side words both dialects share. */
+const SIDES = /^(top|bottom|left|right)$/;
+
+/** imgix's crop (with fit=crop): a focal point, faces, entropy, or sides (`top,left`). */
+function imgixCrop(ops: Ops, crops: boolean): Written {
+  if ((ops.fp != null || ops.position != null) && !crops) throw cannot('imgix', `position=${ops.position || ops.fp} outside fit=crop`);
+  if (ops.fp != null) {
+    const point = (ops.fp as string).split(',');
+    return [
+      ['crop', 'focalpoint'],
+      ['fp-x', point[0]!],
+      ['fp-y', point[1]!],
+    ];
+  }
+  const position = ops.position as string | undefined;
+  if (position == null) return [];
+  const strategy = position === 'face' ? 'faces' : position === 'entropy' ? 'entropy' : undefined;
+  if (!strategy && !position.split('-').every((side) => SIDES.test(side))) throw cannot('imgix', `position=${position}`);
+  return [['crop', strategy || position.replace('-', ',')]];
+}
+
+/** bri, con, sat: our factor 0..2 as imgix's offset -100..100. */
+function offset(name: string, factor: number): string {
+  if (factor > 2) throw cannot('imgix', `${name}=${factor} (above 2)`);
+  return String(Math.round((factor - 1) * 100));
+}
+
+const IMGIX_WRITES =
+  'width height fit enlarge position fp fill background format quality rotate flip flop trim blur brightness contrast saturation';
+
+function imgixParams(ops: Ops): Written {
+  if (ops.width === 'auto' || ops.dpr === 'auto') throw cannot('imgix', 'width=auto or dpr=auto');
+  if (ops.format === 'json' || ops.quality === 'auto' || (ops.trim != null && ops.trim !== 10)) {
+    throw cannot('imgix', `format=${ops.format}, quality=${ops.quality} or trim=${ops.trim}`);
+  }
+  const { written, push } = writer('imgix', ops, IMGIX_WRITES);
+  const fit = box('imgix', ops, push, 'w', 'h');
+  imgixCrop(ops, fit === 'crop').forEach((pair) => written.push(pair));
+  push('fill', ops.fill);
+  const padded = fit === 'fill' || fit === 'fillmax';
+  if (padded && ops.background == null) throw cannot('imgix', 'fit=contain without a background (imgix fills with white)');
+  // imgix's hex colours put the alpha first.
+  const background = ops.background as string | undefined;
+  push(padded ? 'fill-color' : 'bg', background && background.length === 8 ? background.slice(6) + background.slice(0, 6) : background);
+  push(ops.format == null ? 'auto' : 'fm', ops.format == null ? 'format' : ops.format === 'jpeg' ? 'jpg' : ops.format);
+  push('q', ops.quality);
+  push(ops.rotate === 180 ? 'rot' : 'or', ops.rotate);
+  push('flip', mirrorWord(ops.flop, ops.flip));
+  push('trim', ops.trim != null ? 'auto' : undefined);
+  push('blur', ops.blur != null ? Math.round((ops.blur as number) * 20) : undefined);
+  (['brightness', 'contrast', 'saturation'] as const).forEach((name) => {
+    if (ops[name] != null) push(name.slice(0, 3), offset(name, ops[name] as number));
+  });
+  return written;
+}
+
+/** Cloudflare's gravity (with fit=cover or crop): a point `XxY`, face, auto (our attention) or a side. */
+function gravity(ops: Ops, crops: boolean): string | undefined {
+  if ((ops.fp != null || ops.position != null) && !crops)
+    throw cannot('cloudflare', `position=${ops.position || ops.fp} outside a cover crop`);
+  if (ops.fp != null) return (ops.fp as string).replace(',', 'x');
+  const position = ops.position as string | undefined;
+  if (position == null || position === 'face' || SIDES.test(position)) return position;
+  if (position === 'attention') return 'auto';
+  throw cannot('cloudflare', `position=${position}`);
+}
+
+const CLOUDFLARE_WRITES =
+  'width height fit enlarge position fp background format quality rotate flip flop blur sharpen brightness contrast saturation gamma metadata';
+
+function cloudflareOptions(ops: Ops): Written {
+  if (ops.dpr === 'auto') throw cannot('cloudflare', 'dpr=auto');
+  // Cloudflare's blur radius is 2.5 of our sigmas, from 1.
+  const blur = ops.blur != null ? (ops.blur as number) * 2.5 : undefined;
+  if (ops.format === 'json' || ops.format === 'gif' || ops.quality === 'auto' || (blur != null && blur < 1)) {
+    throw cannot('cloudflare', `format=${ops.format}, quality=${ops.quality} or blur=${ops.blur}`);
+  }
+  const { written, push } = writer('cloudflare', ops, CLOUDFLARE_WRITES);
+  const fit = box('cloudflare', ops, push, 'width', 'height');
+  push('gravity', gravity(ops, fit === 'cover' || fit === 'crop'));
+  push('format', ops.format || 'auto');
+  ['quality', 'sharpen', 'brightness', 'contrast', 'saturation', 'gamma', 'metadata', 'rotate'].forEach((name) => push(name, ops[name]));
+  push('blur', blur);
+  push('background', ops.background != null ? '%23' + (ops.background as string) : undefined);
+  // Cloudflare mirrors before it turns, we after: a quarter turn swaps the mirrors.
+  const quarter = ops.rotate === 90 || ops.rotate === 270;
+  push('flip', quarter ? mirrorWord(ops.flip, ops.flop) : mirrorWord(ops.flop, ops.flip));
+  return written;
+}
+
+/**
+ * The URL of `key` transformed by `params`, as imageUrl's, in `dialect`: e.g.
+ * `https://images.example.com/photos/cat.jpg?w=640&fit=max&auto=format` (imgix)
+ * or `https://images.example.com/cdn-cgi/image/width=640,format=auto/photos/cat.jpg`
+ * (Cloudflare). A preset, or an operation the dialect has no words for, throws.
+ */
+export function dialectImageUrl(
+  dialect: UrlDialect,
+  base: string,
+  key: string,
+  params: ImageParams = {},
+  options: GrammarOptions = DEFAULT_GRAMMAR_OPTIONS,
+): string {
+  const origin = imageOrigin(base);
+  validateKey(key);
+  const pairs = imageParamPairs(params);
+  if (pairs.some((pair) => PRESET_SPELLINGS.indexOf(pair[0].toLowerCase()) !== -1)) throw cannot(dialect, 'a preset');
+  const ops = canonicalOps(parseViewerParams(pairs, options), options) as Ops;
+  if (dialect === 'imgix') {
+    return (
+      origin +
+      encodeKeyPath(key) +
+      '?' +
+      imgixParams(ops)
+        .map((pair) => pair[0] + '=' + encodeURIComponent(pair[1]))
+        .join('&')
+    );
+  }
+  return (
+    origin +
+    '/cdn-cgi/image/' +
+    cloudflareOptions(ops)
+      .map((pair) => pair[0] + '=' + pair[1])
+      .join(',') +
+    encodeKeyPath(key)
+  );
+}
