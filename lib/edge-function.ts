@@ -68,12 +68,13 @@ const ENTRY = join(PROJECT_ROOT, 'lambda', 'edge', 'viewer-request.ts');
 const DIALECTS = join(PROJECT_ROOT, 'lambda', 'edge', 'dialects');
 
 /**
- * Properties of the grammar's, the edge's and the dialects' own objects, which
- * the bundle renames; the data's (EdgeData) to the names the store holds them
- * under (DATA_FIELDS). Never a name a dialect's request holds (`key`, `bucket`).
+ * Properties of the grammar's and the edge's own objects, which the bundle
+ * renames; the data's (EdgeData) to the names the store holds them under
+ * (DATA_FIELDS). Not a dialect's (`translate`, `pairs`: a translator's test
+ * calls its bundle by them), nor a name a dialect's request holds (`key`, `bucket`).
  */
 const MANGLED_PROPERTIES = new RegExp(
-  `^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|translate|verify|useData|pairs|${Object.keys(DATA_FIELDS).join('|')})$`,
+  `^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|${Object.keys(DATA_FIELDS).join('|')})$`,
 );
 
 /** The label of statements the bundle drops: the grammar's own data, which the function reads from its store. */

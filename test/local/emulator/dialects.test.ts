@@ -33,15 +33,16 @@ beforeAll(async () => {
     .jpeg()
     .toBuffer();
   buckets = await createTestBuckets('dialect-dit');
+  // As `npm start -- --dialect dit --bucket archive/=<dir>` with a watermark named logo.
   emulator = await startEmulator({
-    s3: buckets.s3,
-    port: 0,
-    edgeCache: false,
-    buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
+    context: { dialects: 'dit' },
     images: await folder({ 'photos/cat.jpg': photo }),
     prefixFolders: { 'archive/': await folder({ 'old/dog.jpg': photo }) },
     watermarks: { logo: { file: await writeSampleWatermark() } },
-    context: { dialects: 'dit' },
+    s3: buckets.s3,
+    buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
+    port: 0,
+    edgeCache: false,
     log: () => {},
   });
 }, 120_000);
