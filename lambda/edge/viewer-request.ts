@@ -6,7 +6,9 @@
 // that reads from the KeyValueStore (lambda/edge/store.ts) the deployment's
 // data, hands it to the function made here (the grammar's parameters and
 // words, the sizes and watermarks), and then reads the keys that function
-// asks for (the signing secrets, a preset).
+// asks for (the signing secrets, a preset, a dialect's buckets). A dialect's
+// function (dialectRequest) is the same code with the dialect's translator in
+// front of the grammar.
 //
 // Nothing here may be `async`: the runtime allows `async` on top-level
 // function declarations only ("async closures are not supported"), and
@@ -160,10 +162,10 @@ const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | Cloud
 };
 
 /**
- * The answer for `event`; with a dialect, its URL grammar is translated into
- * the native one first, its own
- * signature verified, and the native grammar run on the result, so that the
- * canonical URI is the native URL's.
+ * The answer for `event`; with a dialect, its URL is translated into the
+ * native grammar first (lambda/edge/dialects/), its own signature verified,
+ * and the native grammar run on the result, so that the canonical URI is the
+ * native URL's: the same cache entry, variant and purge.
  */
 const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): Outcome => {
   const request = event.request;
