@@ -139,6 +139,13 @@ describe('signatures', () => {
     expect((await answer(signed['dit-json']!, request, query('tomorrow'))).status).toBe(403);
     const withFormat = `format=webp&signature=${ditSignature(request, { format: 'webp' })}`;
     expect(await answer(signed['dit-json']!, request, withFormat)).toMatchObject({ status: 200 });
+    // Several, in any order in the URL: DIT signs them sorted.
+    const several = { width: '100', format: 'webp', expires: later };
+    const sent = `width=100&signature=${ditSignature(request, several)}&format=webp&expires=${later}`;
+    expect(await answer(signed['dit-json']!, request, sent)).toEqual({
+      status: 200,
+      uri: '/photos/cat.jpg/width=100,enlarge=1,format=webp',
+    });
   });
 
   it("verifies Thumbor's HMAC segment and DIT's signature of a Thumbor path; unsafe/ is unsigned", async () => {
@@ -183,6 +190,8 @@ describe('hostile requests', () => {
 
   it('refuses nesting and size bombs before parsing them, in time linear in the request', async () => {
     const deep = '/' + Buffer.from(`{"key":"a.jpg","edits":${'['.repeat(3000)}${']'.repeat(3000)}}`).toString('base64');
+    // One level deeper than any request (request, edits, resize, background).
+    await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { resize: { background: { r: [255] } } } }), MALFORMED);
     const wide = ditRequest({ key: 'a.jpg', edits: { blur: 'x'.repeat(9000) } });
     const started = performance.now();
     await refusedAt('dit-json', deep, MALFORMED);
