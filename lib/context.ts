@@ -27,6 +27,7 @@ const OWN_KEYS = {
   watermarks: 'Watermarks as JSON, e.g. {"logo":{"file":"brand/logo.png","opacity":0.8}} (default: none).',
   requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
   hdr: "What a URL without hdr does with a source's HDR gain map: keep (default) or drop.",
+  dialects: "Other services' URL grammars served beside ours, comma-separated: dit, imgix, cloudflare (default: none).",
   eagerPresets: 'Presets made when a source is uploaded, comma-separated (default: none).',
   eagerSigningSecretName: 'Secrets Manager secret the warming URLs are signed with (needed for signing + eagerPresets).',
   timeoutSeconds: 'Origin Lambda timeout in seconds, 5-110 (default 30).',
@@ -118,6 +119,8 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     >),
     // Checked where the prop is (checkGrammar).
     hdr: text(get, 'hdr') as ImageTransformerProps['hdr'],
+    // Checked where the props are (lib/resolved-settings.ts).
+    dialects: list(get, 'dialects') as ImageTransformerProps['dialects'],
     eagerPresets: list(get, 'eagerPresets'),
     eagerSigningSecret: eagerSigningSecretName ? SecretValue.secretsManager(eagerSigningSecretName) : undefined,
     timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { presetRefusal, type GrammarOptions } from '../lambda/grammar/index';
 import type { EdgeSettings } from '../lambda/edge/viewer-request';
 import { DATA_FIELDS, SIGNING_SECRETS_KEY, storedData } from '../lambda/edge/store';
+import type { EdgeGrammar } from '../lambda/edge/dialects/dialect';
+import { dialectModule, type DialectModule } from '../lambda/edge/dialects/index';
 import { PROJECT_ROOT } from './project-root';
 
 export { SIGNING_SECRETS_KEY };
@@ -52,15 +54,24 @@ export interface EdgeFunctionSettings {
    * a CDK token is fine.
    */
   keyValueStoreId: string;
+  /**
+   * The URL grammar the function reads: the native one (the default), or a
+   * dialect's (lambda/edge/dialects/index.ts), whose function holds that
+   * dialect's translator and reads that dialect's data from the store.
+   */
+  edgeGrammar?: EdgeGrammar;
 }
 
 // The TypeScript sources, in a checkout or the installed package: bundled at synth.
 const RUNTIME_CRYPTO = join(PROJECT_ROOT, 'lambda', 'edge', 'runtime-crypto.ts');
 const ENTRY = join(PROJECT_ROOT, 'lambda', 'edge', 'viewer-request.ts');
+const DIALECTS = join(PROJECT_ROOT, 'lambda', 'edge', 'dialects');
 
 /**
  * Properties of the grammar's and the edge's own objects, which the bundle
- * renames; the data's (EdgeData) to the names the store holds them under (DATA_FIELDS).
+ * renames; the data's (EdgeData) to the names the store holds them under
+ * (DATA_FIELDS). Not a dialect's (`translate`, `pairs`: a translator's test
+ * calls its bundle by them), nor a name a dialect's request holds (`key`, `bucket`).
  */
 const MANGLED_PROPERTIES = new RegExp(
   `^(name|code|read|matters|maxDimension|presetsOnly|presets|header|own|${Object.keys(DATA_FIELDS).join('|')})$`,
@@ -91,8 +102,10 @@ const RUNTIME_SUPPORTS = {
  * with `constants` (`{ EDGE: settings }`) baked in field by field, so that
  * what a deployment does not use is left out.
  */
-export function bundleFunction(entry: string, exported: string, constants: { [name: string]: object }): string {
+export function bundleFunction(entry: string, exported: string, constants: { [name: string]: object }, dialect?: DialectModule): string {
   const define: { [name: string]: string } = {};
+  // Whether the bundle is a dialect's (lambda/grammar/dialect-function.ts).
+  define.EDGE_DIALECT = String(!!dialect);
   Object.entries(constants).forEach(([constant, fields]) => {
     Object.entries(fields).forEach(([name, value]) => {
       define[`${constant}.${name}`] = JSON.stringify(value);
@@ -100,7 +113,11 @@ export function bundleFunction(entry: string, exported: string, constants: { [na
   });
   const result = buildSync({
     stdin: {
-      contents: `import { ${exported} as run } from ${JSON.stringify(entry)};\n${GLOBAL} = run;\n`,
+      contents: dialect
+        ? // The function of a dialect: `exported` made for the dialect's module, the only one in the bundle.
+          `import { ${exported} as make } from ${JSON.stringify(entry)};\n` +
+          `import { ${dialect.exported} as dialect } from ${JSON.stringify(join(DIALECTS, dialect.file + '.ts'))};\n${GLOBAL} = make(dialect);\n`
+        : `import { ${exported} as run } from ${JSON.stringify(entry)};\n${GLOBAL} = run;\n`,
       resolveDir: PROJECT_ROOT,
       sourcefile: 'function-entry.ts',
       loader: 'ts',
@@ -143,8 +160,8 @@ export const plainHandler = (): string => `function handler(event){return ${GLOB
  * means. Reads are awaited one by one: CloudFront advises against promise
  * combinators, which cost function memory.
  */
-function wrapper(storeId: string, settings: EdgeFunctionSettings): string {
-  const data = storedData(settings.grammar);
+function wrapper(storeId: string, settings: EdgeFunctionSettings, dialect?: DialectModule): string {
+  const data = storedData(settings.grammar, dialect && dialect.data);
   return (
     `async function handler(e){var s=cf.kvs(${JSON.stringify(storeId)}),d="",v={},k=0,r;` +
     `while(k<${data.parts.length})d+=await s.get(${JSON.stringify(data.keyPrefix)}+k++);r=${GLOBAL}(e,JSON.parse(d));` +
@@ -167,17 +184,23 @@ function checkPresets(grammar: GrammarOptions): void {
 export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): string {
   checkPresets(settings.grammar);
   const storeId = settings.keyValueStoreId;
+  const grammar = settings.edgeGrammar ?? 'native';
+  const dialect = grammar === 'native' ? undefined : dialectModule(grammar);
   const edge: EdgeSettings = {
     dimensionLimit: settings.grammar.maxDimension,
     onlyPresets: !!settings.grammar.presetsOnly,
     avif: settings.avif,
     signing: settings.signing,
-    presetsInStore: Object.keys(settings.grammar.presets ?? {}).length > 0,
+    presetsInStore: !dialect && Object.keys(settings.grammar.presets ?? {}).length > 0,
+    translating: !!dialect,
   };
   const imports = ["import crypto from 'crypto';", "import cf from 'cloudfront';"];
-  const code = [...imports, bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge }), wrapper(storeId, settings), ''].join('\n');
+  const bundle = dialect
+    ? bundleFunction(ENTRY, 'dialectRequest', { EDGE: edge }, dialect)
+    : bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge });
+  const code = [...imports, bundle, wrapper(storeId, settings, dialect), ''].join('\n');
 
-  checkFunctionSize(code, storeId);
+  checkFunctionSize(code, storeId, grammar === 'native' ? undefined : `viewer-request (${grammar})`);
   return code;
 }
 

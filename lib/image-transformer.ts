@@ -41,6 +41,7 @@ import { buildInvalidation } from './parts/invalidation';
 import { buildOperations } from './parts/operations';
 import { buildOriginFunction } from './parts/origin-function';
 import { deploymentPlan } from './plan';
+import type { DialectName } from '../lambda/edge/dialects/dialect';
 import { resolveSettings } from './resolved-settings';
 
 export { ImageTransformerConfigError } from './settings';
@@ -205,6 +206,18 @@ export interface ImageTransformerProps {
    * @default 'keep'
    */
   readonly hdr?: HdrMode;
+
+  /**
+   * Other image services' URL grammars served beside ours, so that a team can
+   * move here without changing its URLs (docs/migrating.md): `dit` (AWS's
+   * Dynamic Image Transformation: its base64 JSON requests under a behavior of
+   * their own, `/eyJ*`, and its Thumbor paths everywhere else), `imgix`,
+   * `cloudflare`. Each is translated at the edge into the canonical URI of the
+   * native URL for the same image. `dit` and `imgix` both read every path: not both.
+   * With `signing`, URLs are signed the dialect's way.
+   * @default - none
+   */
+  readonly dialects?: DialectName[];
 
   /**
    * Require signed URLs (`sig`, see the URL contract), verified with secrets in
@@ -607,7 +620,7 @@ export class ImageTransformer extends Construct {
     this.originFunctionUrl = origin.functionUrl;
     this.originConcurrencyCap = origin.concurrencyCap;
 
-    const edgeFunctions = buildEdgeFunctions(this, { ...settings, plan });
+    const edgeFunctions = buildEdgeFunctions(this, { ...settings, plan, sourceBucket: this.sourceBucket });
     this.viewerRequestFunction = edgeFunctions.viewerRequest;
     this.viewerResponseFunction = edgeFunctions.viewerResponse;
     this.keyValueStore = edgeFunctions.keyValueStore;

@@ -6,7 +6,9 @@
 // invalidation Lambda is given comes from here.
 
 import type { PrefixBuckets } from '../lambda/common/sources';
-import { deploymentEntries } from '../lambda/edge/store';
+import { bucketsEntry, deploymentEntries } from '../lambda/edge/store';
+import type { EdgeGrammar } from '../lambda/edge/dialects/dialect';
+import { DIALECT_GRAMMARS, dialectModule } from '../lambda/edge/dialects/index';
 import type { GrammarOptions } from '../lambda/grammar';
 import type { InvalidateConfig } from '../lambda/invalidate/config';
 import { invalidateConfig } from '../lambda/invalidate/config';
@@ -16,6 +18,7 @@ import { behaviorPathPattern, ownBehaviorPrefixes, sourceKindSettings, sourceRou
 import type { EdgeFunctionSettings } from './edge-function';
 import type { ResolvedSettings } from './resolved-settings';
 import { settingsFor } from './settings-table';
+import { ImageTransformerConfigError } from './settings';
 import { FORMAT_VARY, type ViewerResponseSettings } from './viewer-response-function';
 
 /** Where a deployment keeps its images: bucket names (CDK tokens at synth, the emulator's own locally). */
@@ -36,10 +39,14 @@ export interface PlanDistribution {
 /** Where CloudFront sends a request: the cache bucket first, then the origin Lambda; or the Lambda alone. */
 export type PlanOrigin = 'cache-bucket' | 'lambda';
 
-/** A cache behavior: its path pattern (`*` for the default) and its origins, tried in order after a 403 or 404. */
+/**
+ * A cache behavior: its path pattern (`*` for the default), its origins, tried
+ * in order after a 403 or 404, and the URL grammar of its viewer-request function.
+ */
 export interface PlanBehavior {
   pathPattern: string;
   origins: PlanOrigin[];
+  grammar: EdgeGrammar;
 }
 
 /** Where the origin reads its watermarks' and fallback image's files: from the function's package (deployed), or where they are (locally). */
@@ -58,8 +65,16 @@ export interface DeploymentPlan {
   readonly viewerResponse: ViewerResponseSettings;
   /** The response headers policy's Vary, set where the answer has none. */
   readonly vary: string;
-  /** The cache behaviors in CloudFront's order: the prefixes answered by the Lambda alone, then the default. */
+  /**
+   * The cache behaviors in CloudFront's order: the dialects' own paths, the
+   * prefixes answered by the Lambda alone, then the default.
+   */
   readonly behaviors: PlanBehavior[];
+  /**
+   * What a deploy writes into the store beside storeEntries: the buckets a
+   * dialect's request may name (bucketsEntry), when a dialect names buckets.
+   */
+  bucketEntries(buckets: Pick<PlanBuckets, 'sourceBucket' | 'sourceBuckets'>): Record<string, string>;
   /** The origin's metrics settings. */
   readonly originMetrics: Pick<MetricsOptions, 'namespace' | 'enabled'>;
   /** The key prefixes and the sources that serve them, over these buckets. */
@@ -70,8 +85,26 @@ export interface DeploymentPlan {
   invalidation(buckets: Pick<PlanBuckets, 'cacheBucket' | 'sourceBuckets'>, distribution: PlanDistribution): InvalidateConfig;
 }
 
-/** The default behavior: variants already made from the cache bucket, a missing one from the Lambda. */
-const DEFAULT_BEHAVIOR: PlanBehavior = { pathPattern: '*', origins: ['cache-bucket', 'lambda'] };
+/** Where the default behavior sends a request: variants already made from the cache bucket, a missing one from the Lambda. */
+const CACHE_THEN_LAMBDA: PlanOrigin[] = ['cache-bucket', 'lambda'];
+
+/**
+ * The edge grammars of `dialects`: those with a path pattern of their own, and
+ * the one that reads every other path (the native grammar without such a
+ * dialect). Two dialects that both read every path are refused.
+ */
+function dialectGrammars(dialects: ResolvedSettings['dialects']): { own: Exclude<EdgeGrammar, 'native'>[]; whole: EdgeGrammar } {
+  const grammars = dialects.flatMap((name) => DIALECT_GRAMMARS[name]);
+  grammars.forEach(dialectModule);
+  const whole = grammars.filter((grammar) => !dialectModule(grammar).pathPattern);
+  if (whole.length > 1) {
+    const names = dialects.filter((name) => DIALECT_GRAMMARS[name].some((grammar) => whole.includes(grammar)));
+    throw new ImageTransformerConfigError(
+      `dialects: ${names.join(' and ')} both read every URL path (the default cache behavior); switch on one of them.`,
+    );
+  }
+  return { own: grammars.filter((grammar) => dialectModule(grammar).pathPattern), whole: whole[0] ?? 'native' };
+}
 
 /** The plan of the deployment `settings` describe. */
 export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
@@ -79,14 +112,28 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
   const routes = (buckets: PlanBuckets) => sourceRoutes({ ...buckets, ...sourceKindSettings(settings) });
   // Which prefixes have a behavior of their own does not depend on the buckets' names.
   const ownBehaviors = ownBehaviorPrefixes(routes({ sourceBucket: '', cacheBucket: '', sourceBuckets: {} }));
+  const dialects = dialectGrammars(settings.dialects);
+  const dialectData = [...dialects.own, dialects.whole].flatMap((edgeGrammar) =>
+    edgeGrammar === 'native' ? [] : [dialectModule(edgeGrammar).data ?? {}],
+  );
   return {
     viewerRequest: { grammar, ...settingsFor(settings, 'viewerRequest') },
-    storeEntries: deploymentEntries(grammar),
+    storeEntries: deploymentEntries(grammar, dialectData),
+    bucketEntries: (buckets) => (settings.dialects.includes('dit') ? bucketsEntry(buckets.sourceBucket, buckets.sourceBuckets) : {}),
     viewerResponse: { variantCacheControl: settings.cacheControl, ...settingsFor(settings, 'viewerResponse') },
     vary: FORMAT_VARY,
     behaviors: [
-      ...ownBehaviors.map((prefix): PlanBehavior => ({ pathPattern: behaviorPathPattern(prefix), origins: ['lambda'] })),
-      DEFAULT_BEHAVIOR,
+      ...dialects.own.map((edgeGrammar): PlanBehavior => ({
+        pathPattern: dialectModule(edgeGrammar).pathPattern as string,
+        origins: CACHE_THEN_LAMBDA,
+        grammar: edgeGrammar,
+      })),
+      ...ownBehaviors.map((prefix): PlanBehavior => ({
+        pathPattern: behaviorPathPattern(prefix),
+        origins: ['lambda'],
+        grammar: dialects.whole,
+      })),
+      { pathPattern: '*', origins: CACHE_THEN_LAMBDA, grammar: dialects.whole },
     ],
     originMetrics: { namespace: settings.metricsNamespace, enabled: settings.originMetrics },
     routes,

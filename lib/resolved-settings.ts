@@ -12,6 +12,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
 import { mustBe } from '../lambda/common/checks';
+import { DIALECTS, type DialectName } from '../lambda/edge/dialects/dialect';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
 import type { SourceKindSettings } from '../lambda/origin/config';
 import { bySourceSetting, routesRefusal } from '../lambda/origin/sources';
@@ -41,6 +42,8 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings>, TableSet
   /** The watermarks, checked and versioned (their versions are also in `grammar.watermarks`). */
   readonly watermarks: PackagedWatermark[];
   readonly requireWatermark: { [prefix: string]: string };
+  /** The dialects switched on, each once (lib/plan.ts turns them into behaviors and functions). */
+  readonly dialects: DialectName[];
   readonly eagerPresets: string[];
   readonly eagerSigningSecret?: SecretValue;
 
@@ -113,7 +116,7 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
 function resolveUrls(
   props: ImageTransformerProps,
   { signing }: Pick<TableSettings, 'signing'>,
-): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'eagerPresets' | 'eagerSigningSecret'> {
+): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'> {
   const watermarks = packageWatermarks(props.watermarks);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
   const grammar: GrammarOptions = checkGrammar({
@@ -138,9 +141,18 @@ function resolveUrls(
     grammar,
     watermarks,
     requireWatermark,
+    dialects: checkDialects(props.dialects ?? []),
     eagerPresets,
     eagerSigningSecret: props.eagerSigningSecret,
   };
+}
+
+/** The dialects, each a name this code knows, once. */
+function checkDialects(dialects: string[]): DialectName[] {
+  const unknown = dialects.filter((name) => !(DIALECTS as readonly string[]).includes(name));
+  if (unknown.length > 0)
+    throw new ImageTransformerConfigError(`dialects: no dialect "${unknown[0]}"; the dialects are ${DIALECTS.join(', ')}.`);
+  return [...new Set(dialects)] as DialectName[];
 }
 
 /** Where the originals are read from: each source kind's setting, and the buckets by key prefix. */

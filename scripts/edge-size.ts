@@ -1,7 +1,8 @@
 // `npm run edge-size [-- --check]`
 //
 // What each deployment feature costs the viewer-request function: the
-// function generated with every feature on, and with each one off in turn.
+// function generated with every feature on, and with each one off in turn;
+// and the size of each dialect's function.
 // It rewrites the table in docs/development.md ("The edge function's size")
 // between its markers; with --check it only says whether the table there is
 // current (test/edge/function-code.test.ts checks it on every run too).
@@ -9,6 +10,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { viewerRequestFunctionCode, type EdgeFunctionSettings } from '../lib/edge-function';
+import type { EdgeGrammar } from '../lambda/edge/dialects/dialect';
 import { PROJECT_ROOT } from '../lib/project-root';
 import { runIfMain } from './operator-command';
 
@@ -42,7 +44,21 @@ const bytes = (settings: EdgeFunctionSettings) => Buffer.byteLength(viewerReques
 /** The size of the every-feature function, in bytes. */
 export const everyFeatureBytes = () => bytes(EVERY_FEATURE);
 
-/** The markdown table: the every-feature function, what each feature adds to it, and the function with none. */
+/** The dialect functions a deployment can generate (lambda/edge/dialects/index.ts), by what they read. */
+const DIALECT_FUNCTIONS: { [grammar: string]: EdgeGrammar } = {
+  "DIT's base64 JSON requests": 'dit-json',
+  'Thumbor paths (DIT)': 'thumbor',
+};
+
+/** Every generated viewer-request function with every feature on, native and dialect, and its size in bytes. */
+export function functionSizes(): { [function_: string]: number } {
+  return {
+    native: bytes(EVERY_FEATURE),
+    ...Object.fromEntries(Object.entries(DIALECT_FUNCTIONS).map(([name, edgeGrammar]) => [name, bytes({ ...EVERY_FEATURE, edgeGrammar })])),
+  };
+}
+
+/** The markdown table: the every-feature function, what each feature adds to it, and the function with none; then each dialect's function. */
 export function featureTable(): string {
   const all = bytes(EVERY_FEATURE);
   let none = EVERY_FEATURE;
@@ -57,6 +73,10 @@ export function featureTable(): string {
     ...rows,
     `| **every feature on** | **${all}** bytes in all |`,
     `| none of them | ${bytes(none)} bytes in all |`,
+    '',
+    '| Dialect function, every feature on | Bytes |',
+    '| --- | ---: |',
+    ...Object.entries(DIALECT_FUNCTIONS).map(([name, edgeGrammar]) => `| ${name} | ${bytes({ ...EVERY_FEATURE, edgeGrammar })} |`),
   ].join('\n');
 }
 

@@ -20,6 +20,8 @@ export const SIGNING_SECRETS_KEY = 'signing-secrets';
 export const PRESET_NAMES_KEY = 'presets';
 /** Followed by a preset's name; the value is its parameters as JSON: `{"width":"200","fit":"cover"}`. */
 export const PRESET_KEY_PREFIX = 'preset:';
+/** The deployment's buckets a dialect's request may name, as JSON: bucket name to the key prefix it serves (`""` for the default source bucket). */
+export const BUCKETS_KEY = 'buckets';
 /** Followed by the data's hash, a colon and a part's number: `data:1a2b3c4d5e:0`. */
 export const DATA_KEY_PREFIX = 'data:';
 /** Keys a deploy wrote before the data held the sizes and watermarks; the next deploy deletes them. */
@@ -39,6 +41,8 @@ export interface EdgeData extends GrammarData, RefusalData {
   watermarks?: { [name: string]: string };
   /** The deployment's `hdr` default, when it has one. */
   hdr?: HdrMode;
+  /** A dialect function's own data (its names and words), which its module reads (Dialect.useData). */
+  dialect?: object;
 }
 
 const REFUSAL_DATA: RefusalData = {
@@ -79,6 +83,7 @@ export const DATA_FIELDS: { [field: string]: string } = {
   saveDataQuality: 'z',
   refusalHeaders: 'r',
   statusTexts: 't',
+  dialect: 'd',
 };
 
 /** `record` with its fields under their DATA_FIELDS names. */
@@ -113,13 +118,17 @@ export function isVersionedKey(key: string): boolean {
 
 /** Whether a key is one the deployment writes (and so may replace or delete). */
 export function isDeploymentKey(key: string): boolean {
-  return key === PRESET_NAMES_KEY || key.indexOf(PRESET_KEY_PREFIX) === 0 || isVersionedKey(key);
+  return key === PRESET_NAMES_KEY || key === BUCKETS_KEY || key.indexOf(PRESET_KEY_PREFIX) === 0 || isVersionedKey(key);
 }
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
-/** The deployment's EdgeData: this code's grammar data, a refusal's fixed parts, and the sizes, watermarks and `hdr` default of `grammar`. */
-export function edgeData(grammar: GrammarOptions): EdgeData {
+/**
+ * The deployment's EdgeData: this code's grammar data, a refusal's fixed
+ * parts, the sizes, watermarks and `hdr` default of `grammar`, and for a
+ * dialect's function the dialect's data.
+ */
+export function edgeData(grammar: GrammarOptions, dialect?: object): EdgeData {
   const watermarks = grammar.watermarks && Object.keys(grammar.watermarks).length > 0 ? grammar.watermarks : undefined;
   return {
     ...GRAMMAR_DATA,
@@ -127,12 +136,13 @@ export function edgeData(grammar: GrammarOptions): EdgeData {
     ...(grammar.sizes ? { sizes: grammar.sizes } : {}),
     ...(watermarks ? { watermarks } : {}),
     ...(grammar.hdr ? { hdr: grammar.hdr } : {}),
+    ...(dialect ? { dialect } : {}),
   };
 }
 
 /** The data as the store holds it: its JSON, cut into parts of at most MAX_STORE_VALUE_BYTES, and their keys. */
-export function storedData(grammar: GrammarOptions): { keyPrefix: string; parts: string[] } {
-  const json = JSON.stringify(storeForm(edgeData(grammar)));
+export function storedData(grammar: GrammarOptions, dialect?: object): { keyPrefix: string; parts: string[] } {
+  const json = JSON.stringify(storeForm(edgeData(grammar, dialect)));
   const parts: string[] = [''];
   // By code points, so that no part ends inside a character.
   Array.from(json).forEach((character) => {
@@ -144,16 +154,20 @@ export function storedData(grammar: GrammarOptions): { keyPrefix: string; parts:
 }
 
 /**
- * The deployment's entries for `grammar`: its data in parts, one per preset
+ * The deployment's entries for `grammar`: its data in parts (the native
+ * function's, and with `dialects` each dialect function's), one per preset
  * and the list of names. Throws, naming it, for an entry over CloudFront's
  * limits. The names list is cut short (ending in `...`) when it would not fit:
  * it only words a message.
  */
-export function deploymentEntries(grammar: GrammarOptions): Record<string, string> {
+export function deploymentEntries(grammar: GrammarOptions, dialects?: object[]): Record<string, string> {
   const entries: Record<string, string> = {};
-  const data = storedData(grammar);
-  data.parts.forEach((part, index) => {
-    entries[data.keyPrefix + index] = part;
+  // The native function's data, and each dialect function's.
+  ([undefined] as (object | undefined)[]).concat(dialects || []).forEach((dialect) => {
+    const data = storedData(grammar, dialect);
+    data.parts.forEach((part, index) => {
+      entries[data.keyPrefix + index] = part;
+    });
   });
   const presets = grammar.presets ?? {};
   const names = Object.keys(presets);
@@ -183,4 +197,30 @@ function namesList(names: string[]): string {
   if (bytes(list) <= MAX_STORE_VALUE_BYTES) return list;
   while (bytes(list + ', ...') > MAX_STORE_VALUE_BYTES) list = list.slice(0, list.lastIndexOf(', '));
   return list + ', ...';
+}
+
+/** The longest name S3 gives a bucket. */
+const MAX_BUCKET_NAME = 63;
+
+/**
+ * The entry that names the deployment's buckets for a dialect's requests (DIT
+ * names a bucket in each): every bucket name to the key prefix it serves, the
+ * default source bucket's being `""`. The names are CDK tokens at synth time, so
+ * the value's size is checked for the longest names S3 allows.
+ */
+export function bucketsEntry(sourceBucket: string, sourceBuckets: Record<string, string>): Record<string, string> {
+  const prefixes: Record<string, string> = {};
+  prefixes[sourceBucket] = '';
+  Object.keys(sourceBuckets).forEach((prefix) => {
+    prefixes[sourceBuckets[prefix] as string] = prefix;
+  });
+  const longest = Object.keys(prefixes).reduce((sum, name) => sum + bytes(JSON.stringify(prefixes[name])) + MAX_BUCKET_NAME + 4, 2);
+  if (longest > MAX_STORE_VALUE_BYTES) {
+    throw new Error(
+      `The buckets a dialect's request may name could take ${longest} bytes, over CloudFront's ${MAX_STORE_VALUE_BYTES} for a value.`,
+    );
+  }
+  const entry: Record<string, string> = {};
+  entry[BUCKETS_KEY] = JSON.stringify(prefixes);
+  return entry;
 }

@@ -6,7 +6,9 @@
 // that reads from the KeyValueStore (lambda/edge/store.ts) the deployment's
 // data, hands it to the function made here (the grammar's parameters and
 // words, the sizes and watermarks), and then reads the keys that function
-// asks for (the signing secrets, a preset).
+// asks for (the signing secrets, a preset, a dialect's buckets). A dialect's
+// function (dialectRequest) is the same code with the dialect's translator in
+// front of the grammar.
 //
 // Nothing here may be `async`: the runtime allows `async` on top-level
 // function declarations only ("async closures are not supported"), and
@@ -26,6 +28,7 @@ import {
   canonicalUri,
   decodeKeyPath,
   decodeQueryComponent,
+  grammarError,
   isGrammarError,
   parseViewerQuery,
   presetName,
@@ -34,12 +37,14 @@ import {
   signedText,
   unknownPreset,
   useGrammarData,
+  validateKey,
   verifySignature,
   type GrammarOptions,
   type Preset,
 } from '../grammar/index';
 import type { CloudFrontFunctionsEvent, CloudFrontFunctionsHeaders, CloudFrontFunctionsQuerystring } from 'aws-lambda';
-import { PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, type EdgeData } from './store';
+import type { Dialect, DialectRequest } from './dialects/dialect';
+import { BUCKETS_KEY, PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, type EdgeData } from './store';
 
 /**
  * The deployment's settings baked into the function; its data and presets
@@ -58,6 +63,12 @@ export interface EdgeSettings {
   signing: boolean;
   /** Whether the store holds presets. */
   presetsInStore: boolean;
+  /**
+   * Whether the function translates a dialect (lambda/edge/dialects/): then
+   * every URL is the dialect's, signed its way, and names no preset. Not named
+   * `dialect`, which the bundle renames as a data field.
+   */
+  translating: boolean;
 }
 
 /** The settings, each field defined by the bundler. */
@@ -133,6 +144,13 @@ const response = (data: EdgeData, statusCode: number, code: string, message: str
 
 const forbidden = (data: EdgeData, word: 'unsigned' | 'expired' | 'badSignature') => response(data, 403, 'invalid_signature', say(word));
 
+/** A bucket a dialect's request names, as the key prefix the deployment serves it under (the store's map of bucket names to prefixes). */
+const bucketPrefix = (bucket: string, map: string | undefined): string => {
+  const prefixes = JSON.parse(map || '{}') as { [bucket: string]: string };
+  if (!{}.hasOwnProperty.call(prefixes, bucket)) throw grammarError('invalid_key', `Unknown bucket "${bucket.slice(0, 63)}".`);
+  return prefixes[bucket] as string;
+};
+
 /** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
 const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | CloudFrontResponse => {
   try {
@@ -143,29 +161,44 @@ const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | Cloud
   }
 };
 
-export const viewerRequest: ViewerRequestFunction = (event, data) => {
+/**
+ * The answer for `event`; with a dialect, its URL is translated into the
+ * native grammar first (lambda/edge/dialects/), its own signature verified,
+ * and the native grammar run on the result, so that the canonical URI is the
+ * native URL's: the same cache entry, variant and purge.
+ */
+const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): Outcome => {
   const request = event.request;
   // The distribution allows GET and HEAD only; anything else CloudFront
   // refuses itself. Should a behaviour ever allow more, it is not ours to
   // rewrite: pass it through untouched.
   if (request.method !== 'GET' && request.method !== 'HEAD') return request;
   useGrammarData(data);
+  if (EDGE.translating && dialect!.useData) dialect!.useData(data.dialect as object);
 
   return refusing<Outcome>(data, () => {
-    const pairs = queryPairs(request.querystring);
-    const key = decodeKeyPath(request.uri);
-    const preset = presetName(pairs);
+    const viewerPairs = queryPairs(request.querystring);
+    const viewer: DialectRequest | undefined = EDGE.translating ? { uri: request.uri, pairs: viewerPairs } : undefined;
+    // The EDGE conditions are constants: what a function does not do is left out of its code.
+    const translated = EDGE.translating ? dialect!.translate(viewer!) : undefined;
+    const pairs = EDGE.translating ? translated!.pairs : viewerPairs;
+    let key = EDGE.translating ? validateKey(translated!.key) : decodeKeyPath(request.uri);
+    const bucket = EDGE.translating ? translated!.bucket : undefined;
+    const preset = EDGE.translating ? undefined : presetName(pairs);
     const named = preset != null;
-    // Read before the store, so that a repeated sig is a 400 like any repeated parameter.
-    const signature = EDGE.signing ? signatureParams(pairs) : {};
+    // Read before the store, so that a repeated sig is a 400 like any repeated parameter. A
+    // dialect's function verifies the dialect's signature on every URL, native ones too.
+    const signature = EDGE.signing && !EDGE.translating ? signatureParams(pairs) : {};
     const presetKey = PRESET_KEY_PREFIX + preset;
     const keys = ([] as string[]).concat(
       EDGE.signing ? SIGNING_SECRETS_KEY : [],
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
-      named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
+      !EDGE.translating && named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
+      EDGE.translating && bucket != null ? BUCKETS_KEY : [],
     );
 
     const rewrite = (values: StoreValues): Answer => {
+      if (EDGE.translating && bucket != null) key = validateKey(bucketPrefix(bucket, values[BUCKETS_KEY]) + key);
       const options: GrammarOptions = {
         maxDimension: EDGE.dimensionLimit,
         presetsOnly: EDGE.onlyPresets,
@@ -174,7 +207,7 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
         watermarks: data.watermarks,
         hdr: data.hdr,
       };
-      if (named) {
+      if (!EDGE.translating && named) {
         const definition = values[presetKey];
         if (definition == null) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');
         (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
@@ -185,12 +218,15 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
         // one signed URL serves every browser (see lambda/grammar/sign.ts).
         const secrets = values[SIGNING_SECRETS_KEY];
         if (secrets == null) console.log('signing secrets unavailable');
-        if (signature.sig == null) return forbidden(data, 'unsigned');
+        if (EDGE.translating) {
+          const check = dialect!.verify(viewer!, parseSecrets(secrets), Date.now() / 1000);
+          if (check !== 'valid') return forbidden(data, check === 'invalid' ? 'badSignature' : check);
+        } else if (signature.sig == null) return forbidden(data, 'unsigned');
         // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
-        if (+(signature.exp as string) <= Date.now() / 1000) return forbidden(data, 'expired');
-        const text = signedText(key, canonicalOps(query.params, options), signature);
-        if (text == null || !verifySignature(text, signature.sig, parseSecrets(secrets))) {
-          return forbidden(data, 'badSignature');
+        else if (+(signature.exp as string) <= Date.now() / 1000) return forbidden(data, 'expired');
+        else {
+          const text = signedText(key, canonicalOps(query.params, options), signature);
+          if (text == null || !verifySignature(text, signature.sig, parseSecrets(secrets))) return forbidden(data, 'badSignature');
         }
       }
 
@@ -212,12 +248,20 @@ export const viewerRequest: ViewerRequestFunction = (event, data) => {
           querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
         });
       // Under its first spelling, `preset`.
-      if (named) forward({ preset });
+      if (!EDGE.translating && named) forward({ preset });
       forward(query.own);
-      forward(signature);
+      if (!EDGE.translating) forward(signature);
       request.querystring = querystring;
       return request;
     };
     return keys.length ? { keys, next: (values) => refusing(data, () => rewrite(values)) } : rewrite({});
   });
 };
+
+export const viewerRequest: ViewerRequestFunction = answer;
+
+/** The function of a dialect's grammar (lambda/edge/dialects/index.ts). */
+export const dialectRequest =
+  (dialect: Dialect): ViewerRequestFunction =>
+  (event, data) =>
+    answer(event, data, dialect);

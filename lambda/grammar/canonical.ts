@@ -137,7 +137,8 @@ const parseParams = (pairs: [string, string][], options: GrammarOptions, named: 
   // A preset's names are a viewer's spellings; a canonical URI names no preset.
   const paramOf = (pair: [string, string]) => (hasOwn(named, pair[0].toLowerCase()) ? named[pair[0].toLowerCase()] : undefined);
   const params: { [name: string]: unknown } = {};
-  presetPairs(pairs, options).forEach((pair) => {
+  // A dialect's function names no preset (dialect-function.ts).
+  (typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT ? presetPairs(pairs, options) : []).forEach((pair) => {
     const param = paramOf(pair);
     if (param) params[param.name] = param.read(pair[1], options);
   });
@@ -252,7 +253,8 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   // Beside width=auto a dpr is already counted in the hinted width.
   if (ops.width === AUTO) ops.dpr = undefined;
   const auto = ops.width === AUTO || ops.dpr === AUTO;
-  if (auto && negotiation) resolveHints(ops, options, negotiation.header || noHeader);
+  if (auto && negotiation && (typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT))
+    resolveHints(ops, options, negotiation.header || noHeader);
   const dpr = ops.dpr;
   const sizes = options.sizes;
   if (dpr !== AUTO) {

@@ -2,6 +2,7 @@
 // validate. Imported by the edge function, the origin handler and the client
 // helper; it imports nothing outside this folder.
 
+import './dialect-function';
 export * from './canonical';
 export * from './errors';
 export * from './key';

@@ -9,7 +9,7 @@ import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import type { DeploymentPlan } from '../plan';
+import type { DeploymentPlan, PlanBehavior } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
 import type { EdgeFunctions } from './edge-functions';
 import { ACCESS_LOGGING_OFF, acknowledge } from './nag';
@@ -57,10 +57,6 @@ export function buildDelivery(scope: Construct, props: DeliveryProps): cloudfron
     responseHeadersPolicy: buildResponseHeadersPolicy(scope, props),
     // Images are already compressed; format=json answers are a few hundred bytes.
     compress: false,
-    functionAssociations: [
-      { function: props.edgeFunctions.viewerRequest, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
-      { function: props.edgeFunctions.viewerResponse, eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE },
-    ],
   };
   const distribution = buildDistribution(scope, props, deliveryOrigins, behavior);
   moveCloudFrontPermissionsToAlias(scope, props);
@@ -159,6 +155,16 @@ function buildResponseHeadersPolicy(scope: Construct, props: DeliveryProps): clo
   });
 }
 
+/** A behavior's functions: the viewer-request function of its grammar, and the viewer-response one. */
+function functionsOf(props: DeliveryProps, planned: PlanBehavior): Pick<cloudfront.BehaviorOptions, 'functionAssociations'> {
+  return {
+    functionAssociations: [
+      { function: props.edgeFunctions.viewerRequests[planned.grammar]!, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST },
+      { function: props.edgeFunctions.viewerResponse, eventType: cloudfront.FunctionEventType.VIEWER_RESPONSE },
+    ],
+  };
+}
+
 function buildDistribution(
   scope: Construct,
   props: DeliveryProps,
@@ -168,7 +174,7 @@ function buildDistribution(
   const customDomain = props.domainNames.length > 0;
   return new cloudfront.Distribution(scope, 'Distribution', {
     comment: props.comment,
-    defaultBehavior: { origin: deliveryOrigins.cacheBucketThenFunction, ...behavior },
+    defaultBehavior: { origin: deliveryOrigins.cacheBucketThenFunction, ...behavior, ...functionsOf(props, props.plan.behaviors.at(-1)!) },
     // A source whose variants change in place (a web site's) cannot be answered by the cache
     // bucket: the Lambda serves what it stored while it is current and asks the source after that.
     additionalBehaviors: Object.fromEntries(
@@ -179,6 +185,7 @@ function buildDistribution(
           {
             origin: planned.origins.includes('cache-bucket') ? deliveryOrigins.cacheBucketThenFunction : deliveryOrigins.functionUrl,
             ...behavior,
+            ...functionsOf(props, planned),
           },
         ]),
     ),

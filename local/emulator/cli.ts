@@ -1,4 +1,4 @@
-// `npm start -- [-c <key>=<value>]... [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <s>] [--fallback-image <file>]`
+// `npm start -- [-c <key>=<value>]... [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]... [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <s>] [--fallback-image <file>] [--dialect <name>]...
 // Serves the playground on an embedded LocalStack S3 (or AWS_ENDPOINT_URL_S3), as the deployment
 // of cdk.json's context and the -c settings would serve it.
 
@@ -13,6 +13,7 @@ import { DEMO_WEB_PREFIX, LOCAL_REVALIDATE_SECONDS, prefixedValues, startEmulato
 
 const USAGE = `usage: npm start -- [-c <key>=<value>]... [--port <n>] [--images <dir>] [--bucket <prefix>=<dir>]...
                  [--web <prefix>=<url>]... [--no-edge-cache] [--signing-secret <secret>] [--fallback-image <file>]
+                 [--dialect <name>]...
   -c, --context <key>=<value>
                            a deployment setting, as "cdk deploy -c" takes it (e.g. -c sizes=320,640; the keys
                            are in docs/configuration.md), over the context of cdk.json; repeatable. The
@@ -31,7 +32,10 @@ const USAGE = `usage: npm start -- [-c <key>=<value>]... [--port <n>] [--images 
   --no-edge-cache          send every request to the origins, as with caching disabled
   --signing-secret <s>     require signed URLs, verified with this secret
   --fallback-image <file>  answer this PNG or JPEG, at the size asked, in place of the error for a missing,
-                           unsupported or damaged source, as a deployment's fallbackImage (-c fallbackImage=<file>)`;
+                           unsupported or damaged source, as a deployment's fallbackImage (-c fallbackImage=<file>)
+  --dialect <name>         serve another service's URLs as a deployment with dialects=<name> would: dit (DIT's
+                           base64 requests and Thumbor paths), imgix, cloudflare; repeatable where they coexist
+                           (docs/migrating.md)`;
 
 /** `--web <prefix>=<url>` options as the emulator's web origins, checked as a deployment's are. */
 function webOrigins(values: string[]): Record<string, WebOrigin> {
@@ -53,13 +57,20 @@ async function main() {
     web: { type: 'string', multiple: true },
     context: { type: 'string', short: 'c', multiple: true },
     'fallback-image': { type: 'string' },
+    dialect: { type: 'string', multiple: true },
   });
   if (!args) return;
   const port = Number(args.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, not "${args.port}"`);
   const prefixFolders = prefixedValues('--bucket', 'archive/=./photos', args.bucket ?? []);
   const fallback = args['fallback-image'];
-  const context = { ...projectContext(), ...commandLineContext(args.context ?? []), ...(fallback ? { fallbackImage: fallback } : {}) };
+  const context = {
+    ...projectContext(),
+    ...commandLineContext(args.context ?? []),
+    ...(fallback ? { fallbackImage: fallback } : {}),
+    // The setting a deployment would have: `--dialect dit --dialect cloudflare` is `-c dialects=dit,cloudflare`.
+    ...(args.dialect ? { dialects: args.dialect.join(',') } : {}),
+  };
 
   const started = performance.now();
   const log = (line: string) => console.log(`[emulator] ${line}`);

@@ -9,6 +9,7 @@
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { OriginHandler } from '../../lambda/origin/handler';
 import { etagMatches } from '../../lambda/origin/responses';
+import type { EdgeGrammar } from '../../lambda/edge/dialects/dialect';
 import { behaviorFor, type Behavior, type Origin } from './behaviors';
 import {
   isResponse,
@@ -17,6 +18,7 @@ import {
   viewerResponseEvent,
   forwardedQuery,
   type FunctionResponse,
+  type LoadedFunction,
   type ViewerRequest as FunctionRequest,
   type ViewerResponse,
   type ViewerResponseEvent,
@@ -27,8 +29,8 @@ import { decodeResult, functionUrlEvent } from './function-url';
 export interface EmulatorOptions {
   s3: S3Client;
   cacheBucket: string;
-  /** The viewer-request function file, exactly as deployed. */
-  functionCode: string;
+  /** The viewer-request function files, exactly as deployed, by the grammar they read: one for each behavior's. */
+  functionCodes: { [grammar in EdgeGrammar]?: string };
   /** The viewer-response function file, exactly as deployed. */
   viewerResponseCode: string;
   /** The KeyValueStore's contents (the signing secrets). */
@@ -125,8 +127,23 @@ async function fromCacheBucket(s3: S3Client, bucket: string, uri: string): Promi
   }
 }
 
+/** The viewer-request function a behavior runs: the one of the grammar it reads, each loaded once. */
+function viewerRequestFunctions(options: EmulatorOptions): (behavior: Behavior) => LoadedFunction {
+  const loaded = Object.fromEntries(
+    Object.entries(options.functionCodes).map(([grammar, code]) => [
+      grammar,
+      loadFunction(code, options.keyValues, `viewer-request-${grammar}.js`),
+    ]),
+  );
+  return (behavior) => {
+    const edgeFunction = loaded[behavior.grammar];
+    if (!edgeFunction) throw new Error(`No viewer-request function for the ${behavior.grammar} grammar of ${behavior.pathPattern}.`);
+    return edgeFunction;
+  };
+}
+
 export function createEmulator(options: EmulatorOptions) {
-  const edgeFunction = loadFunction(options.functionCode, options.keyValues);
+  const edgeFunctionFor = viewerRequestFunctions(options);
   const responseFunction = loadFunction<ViewerResponseEvent, ViewerResponse>(options.viewerResponseCode, {}, 'viewer-response.js');
   const { behaviors } = options;
   const cache = new EdgeCache(options.edgeCache);
@@ -190,7 +207,9 @@ export function createEmulator(options: EmulatorOptions) {
     const { path, query } = splitUrl(request.url);
     // The behavior is CloudFront's first choice, from the raw path, before the function rewrites it.
     const behavior = behaviorFor(path, behaviors);
-    const result = await edgeFunction.handler(viewerEvent(path, query, { method: request.method, headers: functionHeaders(request) }));
+    const result = await edgeFunctionFor(behavior).handler(
+      viewerEvent(path, query, { method: request.method, headers: functionHeaders(request) }),
+    );
     if (isResponse(result)) {
       return answer(request, undefined, functionResponse(result), { extra: { 'x-cache': 'FunctionGeneratedResponse from cloudfront' } });
     }

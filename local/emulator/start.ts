@@ -231,17 +231,29 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
   const { s3, log } = options;
   const { settings, plan } = localDeployment(options.context ?? {}, await localProps(options, sources.webOrigins));
   const buckets = { sourceBucket: sources.sourceBucket, cacheBucket: sources.cacheBucket, sourceBuckets: sources.sourceBuckets };
-  const functionCode = viewerRequestFunctionCode({ ...plan.viewerRequest, keyValueStoreId: 'local-key-value-store' });
-  log(`edge function: ${functionCode.length} bytes of cloudfront-js-2.0${plan.viewerRequest.signing ? ', signed URLs required' : ''}`);
+  // One viewer-request function per grammar the behaviors read, as a deployment generates them.
+  const functionCodes = Object.fromEntries(
+    [...new Set(plan.behaviors.map((behavior) => behavior.grammar))].map((edgeGrammar) => {
+      const code = viewerRequestFunctionCode({ ...plan.viewerRequest, keyValueStoreId: 'local-key-value-store', edgeGrammar });
+      log(
+        `edge function (${edgeGrammar}): ${code.length} bytes of cloudfront-js-2.0${plan.viewerRequest.signing ? ', signed URLs required' : ''}`,
+      );
+      return [edgeGrammar, code];
+    }),
+  );
 
   // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
   const transforms = transformProcesses(availableParallelism());
   const emulator = createEmulator({
     s3,
     cacheBucket: sources.cacheBucket,
-    functionCode,
+    functionCodes,
     viewerResponseCode: viewerResponseFunctionCode(plan.viewerResponse),
-    keyValues: { ...plan.storeEntries, ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}) },
+    keyValues: {
+      ...plan.storeEntries,
+      ...plan.bucketEntries(buckets),
+      ...(options.signingSecret ? { [SIGNING_SECRETS_KEY]: options.signingSecret } : {}),
+    },
     edgeCache: options.edgeCache,
     behaviors: plan.behaviors,
     vary: plan.vary,

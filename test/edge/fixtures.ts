@@ -1,7 +1,8 @@
 // Deployment settings the edge tests generate the function for.
 
 import { viewerRequestFunctionCode, type EdgeFunctionSettings } from '../../lib/edge-function';
-import { DATA_FIELDS, DATA_KEY_PREFIX, deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
+import { bucketsEntry, DATA_FIELDS, DATA_KEY_PREFIX, deploymentEntries, SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
+import { dialectModule } from '../../lambda/edge/dialects/index';
 import { loadFunction, type LoadedFunction } from '../../local/emulator/cloudfront-function';
 
 /** Next.js's default deviceSizes + imageSizes. */
@@ -15,6 +16,10 @@ export const PRESETS = {
   og: { width: '1200', height: '640', format: 'jpeg', quality: '85' },
   mono: { width: '640', grayscale: 'true', blur: '2' },
 };
+
+/** The buckets of the deployments a dialect's function is tested for: the default source bucket, and one serving `archive/`. */
+export const SOURCE_BUCKET = 'my-images';
+export const ARCHIVE_BUCKET = 'my-archive';
 
 /** A KeyValueStore id as CloudFront spells them. */
 export const KVS_ID = 'a1b2c3d4-5678-90ab-cdef-EXAMPLE11111';
@@ -51,10 +56,15 @@ export const ANY_ACCEPT = '*/*';
 
 /**
  * The function generated for `settings`, run on a store holding what a
- * deploy writes (sizes, presets) and, when given, the signing secrets.
+ * deploy writes (sizes, presets, a dialect's data and the buckets it may
+ * name) and, when given, the signing secrets.
  */
 export function loadEdge(settings: EdgeFunctionSettings, secrets?: string): LoadedFunction {
-  const store = deploymentEntries(settings.grammar);
+  const grammar = settings.edgeGrammar ?? 'native';
+  const dialectData = grammar === 'native' ? [] : [dialectModule(grammar).data ?? {}];
+  // A dialect's requests may name the deployment's buckets: its default source bucket and an archive.
+  const buckets = grammar === 'native' ? {} : bucketsEntry(SOURCE_BUCKET, { 'archive/': ARCHIVE_BUCKET });
+  const store = { ...deploymentEntries(settings.grammar, dialectData), ...buckets };
   if (secrets !== undefined) store[SIGNING_SECRETS_KEY] = secrets;
   return loadFunction(viewerRequestFunctionCode(settings), store);
 }

@@ -17,7 +17,7 @@ import { deploymentEntries, PRESET_NAMES_KEY, storedData } from '../../lambda/ed
 import { ANY_SIZE, KVS_ID, loadEdge, NO_AVIF, OPEN, PRESETS_ONLY, REALISTIC, SIZES } from './fixtures';
 import { loadFunction, viewerEvent } from '../../local/emulator/cloudfront-function';
 import { unsupportedSyntax } from './runtime-syntax';
-import { docTables, EVERY_FEATURE } from '../../scripts/edge-size';
+import { docTables, EVERY_FEATURE, functionSizes } from '../../scripts/edge-size';
 
 const CONFIGS = { REALISTIC, OPEN, ANY_SIZE, NO_AVIF, PRESETS_ONLY };
 
@@ -53,6 +53,20 @@ describe('size', () => {
     expect(table['sizes and 6 presets']).toBeLessThan(table['signing, sizes and 6 presets']);
     // The grammar's data is in the store whatever the deployment, never in the code.
     expect(table['no signing, sizes or presets']).toBeLessThanOrEqual(table['sizes and 6 presets']);
+  });
+
+  it(`prints every generated function, native and dialect, each within CloudFront's ${MAX_FUNCTION_BYTES} bytes`, () => {
+    const sizes = functionSizes();
+    console.info(
+      'viewer-request functions with every feature on, bytes:\n' +
+        Object.entries(sizes)
+          .map(([name, size]) => `  ${name}: ${size}`)
+          .join('\n'),
+    );
+    expect(sizes.native).toBeLessThanOrEqual(EDGE_BUDGET_BYTES);
+    // A dialect's function holds the native grammar and a translator: over the native budget, within CloudFront's limit.
+    for (const size of Object.values(sizes)) expect(size).toBeLessThanOrEqual(MAX_FUNCTION_BYTES);
+    expect(Object.keys(sizes).length).toBeGreaterThan(2);
   });
 
   it('has the per-feature table in docs/development.md that npm run edge-size writes', () => {

@@ -92,6 +92,9 @@ export const PREFIX_BUCKETS = (stack: Stack): ImageTransformerProps => ({
   webOrigins: { 'shop/': { url: 'https://shop.example.com/images/' } },
 });
 
+/** Every kind of source, DIT's dialects and signed URLs: a deployment moving from DIT (docs/migrating.md). */
+export const DIALECTS = (stack: Stack): ImageTransformerProps => ({ ...PREFIX_BUCKETS(stack), dialects: ['dit'], signing: true });
+
 /** Every operations feature turned off. */
 export const OFF: ImageTransformerProps = {
   metrics: false,
@@ -108,6 +111,7 @@ const CONFIGURATIONS = {
   imported: [IMPORTED, US_EAST_1],
   off: [() => OFF, ENV],
   buckets: [PREFIX_BUCKETS, ENV],
+  dialects: [DIALECTS, ENV],
 } as const;
 
 /**

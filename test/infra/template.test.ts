@@ -25,7 +25,7 @@ import {
   synthesize,
 } from './synth';
 
-const { base, full, imported, off, buckets } = synthesize('base', 'full', 'imported', 'off', 'buckets');
+const { base, full, imported, off, buckets, dialects } = synthesize('base', 'full', 'imported', 'off', 'buckets', 'dialects');
 
 // ---------------------------------------------------------------- logical IDs
 
@@ -157,7 +157,7 @@ function acknowledgements(root: IConstruct): { path: string; id: string; reason:
 
 describe('cdk-nag AwsSolutions', () => {
   it('finds nothing unacknowledged, in every configuration', () => {
-    for (const s of [base, full, imported, off, buckets]) {
+    for (const s of [base, full, imported, off, buckets, dialects]) {
       const report = new AwsSolutionsChecks(s.app).validateScope(s.app);
       const summary = report.violations.map(
         (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
@@ -245,7 +245,7 @@ describe('cfn-lint', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'eit-cfn-lint-'));
-    const files = Object.entries({ base, full, imported, off, buckets }).map(([name, s]) => {
+    const files = Object.entries({ base, full, imported, off, buckets, dialects }).map(([name, s]) => {
       const file = join(dir, `${name}.template.json`);
       writeFileSync(file, JSON.stringify(s.json, null, 1));
       return file;

@@ -24,6 +24,12 @@ export interface DialectRequest {
 export interface NativeRequest {
   key: string;
   pairs: [string, string][];
+  /**
+   * A bucket the request names (DIT's `bucket`, a Thumbor path's `s3:<bucket>`):
+   * the edge checks it against the deployment's buckets and puts the key under
+   * that bucket's prefix. Absent: the key as it is, in the default source bucket.
+   */
+  bucket?: string;
 }
 
 /** How a dialect's signature checks out against the deployment's secrets. */
@@ -38,4 +44,6 @@ export interface Dialect {
   translate(request: DialectRequest): NativeRequest;
   /** The dialect's own signature scheme, checked with the store's secrets, for deployments that sign. */
   verify(request: DialectRequest, secrets: string[], nowSeconds: number): SignatureCheck;
+  /** Takes the dialect's data (name maps, words) that the function read from its store; absent for a dialect with none. */
+  useData?(data: object): void;
 }

@@ -32,10 +32,23 @@ describe('behaviorFor', () => {
   const { behaviors } = localDeployment({ webOrigins: JSON.stringify({ 'shop/': site, 'press/kit/': site }) }).plan;
 
   it("sends a web prefix's path to the Lambda alone, and any other spelling to the default behavior's cache bucket first", () => {
-    expect(behaviorFor('/shop/a.jpg', behaviors)).toEqual({ pathPattern: '/shop/*', origins: ['lambda'] });
-    expect(behaviorFor('/press/kit/a.jpg', behaviors)).toEqual({ pathPattern: '/press/kit/*', origins: ['lambda'] });
+    expect(behaviorFor('/shop/a.jpg', behaviors)).toEqual({ pathPattern: '/shop/*', origins: ['lambda'], grammar: 'native' });
+    expect(behaviorFor('/press/kit/a.jpg', behaviors)).toEqual({ pathPattern: '/press/kit/*', origins: ['lambda'], grammar: 'native' });
     for (const path of ['/press%2Fkit/a.jpg', '/press/kit%2Fa.jpg', '/shop%2Fa.jpg', '/a.jpg']) {
-      expect(behaviorFor(path, behaviors), path).toEqual({ pathPattern: '*', origins: ['cache-bucket', 'lambda'] });
+      expect(behaviorFor(path, behaviors), path).toEqual({ pathPattern: '*', origins: ['cache-bucket', 'lambda'], grammar: 'native' });
+    }
+  });
+});
+
+describe('behaviorFor with a dialect', () => {
+  // `npm start -- --dialect dit`: DIT's base64 requests under their own pattern, Thumbor paths as the default.
+  const { behaviors } = localDeployment({ dialects: 'dit' }).plan;
+
+  it("sends DIT's base64 requests to their own function by the raw path, every other path to the Thumbor function", () => {
+    const request = '/' + Buffer.from('{"key":"a.jpg"}').toString('base64');
+    expect(behaviorFor(request, behaviors).grammar).toBe('dit-json');
+    for (const path of ['/fit-in/300x200/a.jpg', '/a.jpg', '/%65yJrZXkiOiJhLmpwZyJ9', '/x/eyJrZXkiOiJhLmpwZyJ9']) {
+      expect(behaviorFor(path, behaviors).grammar, path).toBe('thumbor');
     }
   });
 });

@@ -1,0 +1,41 @@
+// The dialect functions a deployment can generate: for each edge grammar but
+// the native one, the module that translates it (its file here and the name of
+// its `Dialect` export), the data its function reads from the store, and the
+// cache behavior it is served under: a path pattern of its own, or the
+// default behavior (a dialect that owns the whole URL space). The deployment
+// plan (lib/plan.ts) turns the dialects a deployment switches on into
+// behaviors and functions from here; lib/edge-function.ts bundles the module.
+
+import { DIT_DATA } from './dit';
+import type { DialectName, EdgeGrammar } from './dialect';
+
+export interface DialectModule {
+  /** The module's file in this folder, without extension. */
+  file: string;
+  /** The name of its `Dialect` export. */
+  exported: string;
+  /** What its function reads from the store (Dialect.useData); none without. */
+  data?: object;
+  /** CloudFront's path pattern of its own behavior; absent: it owns the default behavior. */
+  pathPattern?: string;
+}
+
+export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: DialectModule } = {
+  // Every JSON request starts `{"`, which base64 writes `eyJ`.
+  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, pathPattern: '/eyJ*' },
+  thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA },
+};
+
+/** The edge grammars each dialect switches on. */
+export const DIALECT_GRAMMARS: { [name in DialectName]: Exclude<EdgeGrammar, 'native'>[] } = {
+  dit: ['dit-json', 'thumbor'],
+  imgix: ['imgix'],
+  cloudflare: ['cloudflare'],
+};
+
+/** The module of `grammar`; throws, naming it, for a grammar this code has none for. */
+export function dialectModule(grammar: Exclude<EdgeGrammar, 'native'>): DialectModule {
+  const module = DIALECT_MODULES[grammar];
+  if (!module) throw new Error(`No translator for the "${grammar}" dialect in this version.`);
+  return module;
+}

@@ -1,0 +1,243 @@
+// The dialect functions as deployed: the generated files for DIT's base64 JSON
+// requests and its Thumbor paths, run in the CloudFront sandbox on the store a
+// deploy writes. DIT's documented examples reach the canonical URI of the
+// native URL for the same image (so the same cache entry, variant and purge);
+// what we cannot honour is a 400 naming DIT's operation; signatures made by
+// DIT's and Thumbor's documented algorithms verify, anything else is a 403;
+// hostile requests are refused in bounded, linear work.
+
+import { createHmac } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { EdgeFunctionSettings } from '../../lib/edge-function';
+import { viewerRequestFunctionCode } from '../../lib/edge-function';
+import type { EdgeGrammar } from '../../lambda/edge/dialects/dialect';
+import { isResponse, viewerEvent, type FunctionResult, type LoadedFunction } from '../../local/emulator/cloudfront-function';
+import { DIT_CASES, ditRequest, type DialectCase } from '../support/dialect-cases';
+import { CHROMIUM_ACCEPT, KVS_ID, loadEdge } from './fixtures';
+
+const SECRET = 'dit-secret-0123456789';
+const OLD_SECRET = 'old-dit-secret-abcdef';
+
+const settings = (edgeGrammar: EdgeGrammar, signing = false): EdgeFunctionSettings => ({
+  grammar: { maxDimension: 4096, watermarks: { logo: '1a2b3c4d' } },
+  avif: true,
+  signing,
+  keyValueStoreId: KVS_ID,
+  edgeGrammar,
+});
+
+const functions: { [grammar: string]: LoadedFunction } = {};
+const signed: { [grammar: string]: LoadedFunction } = {};
+beforeAll(() => {
+  for (const grammar of ['native', 'dit-json', 'thumbor'] as const) {
+    functions[grammar] = loadEdge(settings(grammar));
+    signed[grammar] = loadEdge(settings(grammar, true), `${SECRET}\n${OLD_SECRET}`);
+  }
+});
+
+type Answered = { status: number; uri?: string; message?: string };
+
+const answer = async (fn: LoadedFunction, path: string, query = '', accept?: string): Promise<Answered> => {
+  const result: FunctionResult = await fn.handler(viewerEvent(path, query, accept ? { headers: { accept } } : {}));
+  if (!isResponse(result)) return { status: 200, uri: result.uri };
+  return { status: result.statusCode, message: (JSON.parse(result.body.data) as { message: string }).message };
+};
+
+const name = (test: DialectCase) => `${test.path.slice(0, 70)}${test.query ? '?' + test.query : ''} (${test.source})`;
+
+describe("DIT's documented examples", () => {
+  for (const test of DIT_CASES.filter((example) => example.native)) {
+    it(`${name(test)} is the native ${test.native!.path}?${test.native!.query}`, async () => {
+      const dialect = await answer(functions[test.grammar]!, test.path, test.query);
+      const native = await answer(functions.native!, test.native!.path, test.native!.query);
+      expect(dialect).toEqual({ status: 200, uri: test.native!.canonical });
+      expect(native).toEqual(dialect);
+      // And for a browser that negotiates AVIF: the same negotiation.
+      const negotiated = await answer(functions[test.grammar]!, test.path, test.query, CHROMIUM_ACCEPT);
+      expect(negotiated).toEqual(await answer(functions.native!, test.native!.path, test.native!.query, CHROMIUM_ACCEPT));
+    });
+  }
+  for (const test of DIT_CASES.filter((example) => example.refused)) {
+    it(`${name(test)} is refused, naming DIT's operation`, async () => {
+      const refused = await answer(functions[test.grammar]!, test.path, test.query);
+      expect(refused.status).toBe(test.refused!.status);
+      expect(refused.message).toMatch(test.refused!.message);
+    });
+  }
+});
+
+describe('buckets', () => {
+  it("refuses a bucket that is not one of the deployment's, without naming those that are", async () => {
+    const refused = await answer(functions['dit-json']!, ditRequest({ bucket: 'someone-elses', key: 'a.jpg' }));
+    expect(refused).toEqual({ status: 400, message: 'Unknown bucket "someone-elses".' });
+    expect(await answer(functions.thumbor!, '/s3:someone-elses/a.jpg')).toMatchObject({ status: 400 });
+    // The map is read only when a request names a bucket.
+    const fn = functions['dit-json']!;
+    const before = fn.kvs.keysRead.length;
+    await answer(fn, ditRequest({ key: 'a.jpg' }));
+    expect(fn.kvs.keysRead.slice(before)).not.toContain('buckets');
+  });
+});
+
+/** DIT's signature: the hex HMAC-SHA256 of the path and the other parameters, sorted (its image-request.ts). */
+const ditSignature = (path: string, query: Record<string, string> = {}, secret = SECRET): string => {
+  const rest = Object.entries(query)
+    .sort()
+    .map(([key, value]) => `${key}=${value}`)
+    .join('&');
+  return createHmac('sha256', secret)
+    .update(rest ? `${path}?${rest}` : path)
+    .digest('hex');
+};
+
+/** Thumbor's: base64url of the HMAC-SHA1 of the path after the signature (libthumbor's CryptoURL). */
+const thumborHash = (rest: string, secret = SECRET): string => createHmac('sha1', secret).update(rest).digest('base64url') + '=';
+
+/** A DIT `expires` value, `YYYYMMDDTHHmmssZ`, `seconds` from now. */
+const expires = (seconds: number) =>
+  new Date(Date.now() + seconds * 1000)
+    .toISOString()
+    .replace(/[-:]|\.\d+/g, '')
+    .slice(0, 15) + 'Z';
+
+describe('signatures', () => {
+  const request = ditRequest({ bucket: 'my-images', key: 'photos/cat.jpg', edits: { resize: { width: 200 } } });
+
+  it("verifies DIT's signature of a base64 request, with either active secret, and refuses a tampered one", async () => {
+    expect(await answer(signed['dit-json']!, request, `signature=${ditSignature(request)}`)).toMatchObject({ status: 200 });
+    expect(await answer(signed['dit-json']!, request, `signature=${ditSignature(request, {}, OLD_SECRET)}`)).toMatchObject({ status: 200 });
+    const tampered = ditRequest({ bucket: 'my-images', key: 'photos/cat.jpg', edits: { resize: { width: 2000 } } });
+    expect(await answer(signed['dit-json']!, tampered, `signature=${ditSignature(request)}`)).toEqual({
+      status: 403,
+      message: 'The signature is not valid for this URL.',
+    });
+  });
+
+  it('refuses every other signature form with 403', async () => {
+    const good = ditSignature(request);
+    const forms = {
+      unsigned: '',
+      'wrong secret': `signature=${ditSignature(request, {}, 'not-the-secret')}`,
+      'upper-case hex': `signature=${good.toUpperCase()}`,
+      truncated: `signature=${good.slice(0, 32)}`,
+      'given twice': `signature=${good}&signature=${good}`,
+      'a parameter added after signing': `signature=${good}&format=png`,
+      empty: 'signature=',
+      "our own sig instead of DIT's": `sig=${good}`,
+    };
+    for (const [form, query] of Object.entries(forms)) {
+      expect((await answer(signed['dit-json']!, request, query)).status, form).toBe(403);
+    }
+  });
+
+  it('covers the other parameters, expires among them: a URL past it is refused, a malformed one never works', async () => {
+    const later = expires(3600);
+    const past = expires(-60);
+    const query = (at: string) => `expires=${at}&signature=${ditSignature(request, { expires: at })}`;
+    expect(await answer(signed['dit-json']!, request, query(later))).toMatchObject({ status: 200 });
+    expect(await answer(signed['dit-json']!, request, query(past))).toEqual({ status: 403, message: 'This URL has expired.' });
+    expect((await answer(signed['dit-json']!, request, query('tomorrow'))).status).toBe(403);
+    const withFormat = `format=webp&signature=${ditSignature(request, { format: 'webp' })}`;
+    expect(await answer(signed['dit-json']!, request, withFormat)).toMatchObject({ status: 200 });
+    // Several, in any order in the URL: DIT signs them sorted.
+    const several = { width: '100', format: 'webp', expires: later };
+    const sent = `width=100&signature=${ditSignature(request, several)}&format=webp&expires=${later}`;
+    expect(await answer(signed['dit-json']!, request, sent)).toEqual({
+      status: 200,
+      uri: '/photos/cat.jpg/width=100,enlarge=1,format=webp',
+    });
+  });
+
+  it("verifies Thumbor's HMAC segment and DIT's signature of a Thumbor path; unsafe/ is unsigned", async () => {
+    const rest = '300x200/smart/photos/cat.jpg';
+    const expected = { status: 200, uri: '/photos/cat.jpg/width=300,height=200,position=face,enlarge=1' };
+    expect(await answer(signed.thumbor!, `/${thumborHash(rest)}/${rest}`)).toEqual(expected);
+    expect(await answer(signed.thumbor!, `/${thumborHash(rest, OLD_SECRET)}/${rest}`)).toEqual(expected);
+    expect(await answer(signed.thumbor!, `/${rest}`, `signature=${ditSignature('/' + rest)}`)).toEqual(expected);
+    expect((await answer(signed.thumbor!, `/${thumborHash(rest)}/301x200/smart/photos/cat.jpg`)).status).toBe(403);
+    expect((await answer(signed.thumbor!, `/${thumborHash(rest, 'wrong')}/${rest}`)).status).toBe(403);
+    expect(await answer(signed.thumbor!, `/unsafe/${rest}`)).toEqual({ status: 403, message: 'This URL must be signed.' });
+    // A native URL through the Thumbor function is signed DIT's way too.
+    expect((await answer(signed.thumbor!, '/photos/cat.jpg', 'width=300')).status).toBe(403);
+    const native = `width=300&signature=${ditSignature('/photos/cat.jpg', { width: '300' })}`;
+    expect(await answer(signed.thumbor!, '/photos/cat.jpg', native)).toEqual({ status: 200, uri: '/photos/cat.jpg/width=300' });
+  });
+
+  it('signs over the path with a space decoded, as Thumbor and DIT saw it', async () => {
+    const rest = 'fit-in/100x100/my cat.jpg';
+    const sent = '/' + rest.replace(' ', '%20');
+    expect(await answer(signed.thumbor!, `/${thumborHash(rest)}${sent}`)).toMatchObject({ status: 200 });
+    expect(await answer(signed.thumbor!, sent, `signature=${ditSignature('/' + rest)}`)).toMatchObject({ status: 200 });
+  });
+});
+
+describe('hostile requests', () => {
+  const refusedAt = async (grammar: string, path: string, message: RegExp) => {
+    const refused = await answer(functions[grammar]!, path);
+    expect(refused.status, path.slice(0, 80)).toBe(400);
+    expect(refused.message).toMatch(message);
+  };
+  const MALFORMED = /^DIT request: not a base64-encoded JSON request/;
+
+  it('refuses malformed base64, text that is not UTF-8, and JSON that does not parse or is no request', async () => {
+    await refusedAt('dit-json', '/eyJ!!', MALFORMED);
+    await refusedAt('dit-json', '/eyJr=ZXki', MALFORMED);
+    await refusedAt('dit-json', '/' + Buffer.from([0x7b, 0x22, 0xff, 0xfe]).toString('base64'), MALFORMED);
+    await refusedAt('dit-json', '/' + Buffer.from('{"key":').toString('base64'), MALFORMED);
+    await refusedAt('dit-json', ditRequest({ edits: {} }), /^DIT key: not supported/);
+    await refusedAt('dit-json', '/' + Buffer.from('{"key":null}').toString('base64'), /^DIT key/);
+  });
+
+  it('refuses nesting and size bombs before parsing them, in time linear in the request', async () => {
+    const deep = '/' + Buffer.from(`{"key":"a.jpg","edits":${'['.repeat(3000)}${']'.repeat(3000)}}`).toString('base64');
+    // One level deeper than any request (request, edits, resize, background).
+    await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { resize: { background: { r: [255] } } } }), MALFORMED);
+    const wide = ditRequest({ key: 'a.jpg', edits: { blur: 'x'.repeat(9000) } });
+    const started = performance.now();
+    await refusedAt('dit-json', deep, MALFORMED);
+    await refusedAt('dit-json', wide, MALFORMED);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('refuses unknown edit names and values of the wrong kind, naming them', async () => {
+    await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { sepia: true } }), /^DIT edits\.sepia: not supported/);
+    await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { resize: { kernel: 'nearest' } } }), /^DIT edits\.resize\.kernel/);
+    await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { rotate: 45 } }), /^Invalid rotate "45"/);
+    await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { toFormat: 'tiff' } }), /^Invalid format "tiff"/);
+  });
+
+  it('refuses traversal in a key, encoded or not; an encoded slash is part of the key, never an option', async () => {
+    await refusedAt('dit-json', ditRequest({ key: '../secrets/a.jpg' }), /^Invalid source key/);
+    await refusedAt('thumbor', '/fit-in/100x100/..%2F..%2Fsecrets/a.jpg', /^Invalid source key: it has a "\.\." path segment/);
+    await refusedAt('thumbor', '/fit-in/100x100/photos//a.jpg', /empty path segment/);
+    expect(await answer(functions.thumbor!, '/fit-in%2F100x100/a.jpg')).toEqual({ status: 200, uri: '/fit-in/100x100/a.jpg/original' });
+  });
+
+  it('refuses an overlong filter list, and a filter list that never closes is part of the key', async () => {
+    const filters = Array.from({ length: 25 }, () => 'grayscale()').join(':');
+    await refusedAt('thumbor', `/filters:${filters}/a.jpg`, /^DIT filters: at most 24 filters/);
+    const started = performance.now();
+    expect(await answer(functions.thumbor!, `/filters:${'blur(1'.repeat(100)}/a.jpg`)).toMatchObject({ status: 200 });
+    await refusedAt('thumbor', `/filters:${'blur(1'.repeat(2000)}/a.jpg`, /^Invalid source key: it is longer than 1024 bytes/);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+});
+
+describe('the generated dialect functions', () => {
+  it("hold DIT's code but not its rules and words, which are in the store", () => {
+    for (const grammar of ['dit-json', 'thumbor'] as const) {
+      const code = viewerRequestFunctionCode(settings(grammar, true));
+      expect(code).not.toMatch(/northeast|not supported here|withoutEnlargement|strip_exif/);
+      expect(code).toMatch(/createHmac/);
+    }
+    expect(viewerRequestFunctionCode(settings('native', true))).not.toMatch(/refusal|ABCDEFGHIJ/);
+  });
+
+  it('read no preset: a preset in a dialect URL is refused, not ignored', async () => {
+    expect(await answer(functions.thumbor!, '/photos/cat.jpg', 'preset=thumb')).toEqual({
+      status: 400,
+      message: 'DIT preset: not supported here.',
+    });
+    expect(await answer(functions['dit-json']!, ditRequest({ key: 'a.jpg' }), 'p=thumb')).toMatchObject({ status: 400 });
+  });
+});
