@@ -66,7 +66,11 @@ describe.concurrent('a variant write that keeps failing: the image is still serv
 
     await expectImage(served);
     expect(served.ms).toBeLessThan(WORST_CASE_MS + 1_000);
-    expect(attempts(origin.proxy, 'PUT', variant)).toBe(S3_MAX_ATTEMPTS);
+    // Retried, and never more than the attempts allow. On a loaded machine an attempt can end at its
+    // 1 s connection timeout before the proxy has seen it, so a hang may show one attempt fewer.
+    const seen = attempts(origin.proxy, 'PUT', variant);
+    expect(seen).toBeLessThanOrEqual(S3_MAX_ATTEMPTS);
+    expect(seen).toBeGreaterThanOrEqual(fault.kind === 'hang' ? S3_MAX_ATTEMPTS - 1 : S3_MAX_ATTEMPTS);
     const [failed, ...more] = origin.logged('store_failed', uri);
     expect(more).toEqual([]);
     expect(failed).toMatchObject({ level: 'error', uri });
