@@ -12,7 +12,7 @@
 
 import { canonicalOps, parseViewerParams } from '../grammar/canonical';
 import { encodeKeyPath, validateKey } from '../grammar/key';
-import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions, type UnresolvedOps } from '../grammar/params';
+import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions } from '../grammar/params';
 import { cannot, writer, type Ops, type UrlDialect, type Written } from './dialect-writer';
 import { ditJsonPath, thumborPath } from './dit-url';
 import { imageOrigin, imageParamPairs, type ImageParams } from './url';

@@ -12,14 +12,15 @@ export type Written = [string, string][];
 
 export const cannot = (dialect: UrlDialect, what: string) => new Error(`The ${dialect} dialect cannot say ${what}.`);
 
-/**
- * The pairs a dialect writes and how it writes one (nothing for an absent
- * value); throws first for any of `ops` the dialect has no words for (not in
- * `writes`, space-separated).
- */
-export function writer(dialect: UrlDialect, ops: Ops, writes: string) {
+/** Throws for any of `ops` the dialect has no words for (not in `writes`, space-separated). */
+export function refuseUnsaid(dialect: UrlDialect, ops: Ops, writes: string): void {
   const left = Object.keys(ops).filter((name) => ops[name] != null && writes.split(' ').indexOf(name) < 0);
   if (left.length) throw cannot(dialect, left.map((name) => `${name}=${String(ops[name])}`).join(' or '));
+}
+
+/** The pairs a dialect writes and how it writes one (nothing for an absent value), once refuseUnsaid has passed. */
+export function writer(dialect: UrlDialect, ops: Ops, writes: string) {
+  refuseUnsaid(dialect, ops, writes);
   const written: Written = [];
   const push = (name: string, value: unknown) => {
     if (value != null && value !== '') written.push([name, String(value)]);

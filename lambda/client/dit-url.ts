@@ -10,7 +10,7 @@
 // helper does not know. Those throw, as the dialect's other gaps do.
 
 import { encodeKeyPath } from '../grammar/key';
-import { cannot, writer, type Ops } from './dialect-writer';
+import { cannot, refuseUnsaid, type Ops } from './dialect-writer';
 
 /** Our positions in sharp's words, as DIT's resize reads them (top, left, entropy... are the same). */
 const SHARP_POSITIONS: { [ours: string]: string } = {
@@ -50,7 +50,7 @@ const DIT_JSON_WRITES = 'width height fit enlarge position background format qua
 /** DIT's edits for `ops`: sharp's resize options, its operations, the output format and that format's quality. */
 function ditEdits(ops: Ops): { [edit: string]: unknown } {
   refuseAutos('dit-json', ops);
-  writer('dit-json', ops, DIT_JSON_WRITES);
+  refuseUnsaid('dit-json', ops, DIT_JSON_WRITES);
   refuseLoneFace('dit-json', ops);
   if (ops.quality != null && QUALITY_FORMATS.indexOf(ops.format as string) < 0) {
     throw cannot('dit-json', `quality=${ops.quality} with format=${ops.format} (DIT's quality is one output format's)`);
@@ -97,7 +97,7 @@ const THUMBOR_WRITES = 'width height fit enlarge position background format qual
 /** The Thumbor path's filters for `ops` (`quality(60)`...), and whether it fits in. */
 function thumborOptions(ops: Ops): { fitIn: boolean; filters: string[] } {
   refuseAutos('thumbor', ops);
-  writer('thumbor', ops, THUMBOR_WRITES);
+  refuseUnsaid('thumbor', ops, THUMBOR_WRITES);
   refuseLoneFace('thumbor', ops);
   if (ops.position != null && ops.position !== 'face') throw cannot('thumbor', `position=${ops.position} (DIT ignores halign and valign)`);
   if (ops.fit === 'outside') throw cannot('thumbor', 'fit=outside (DIT reads full-fit-in as fit-in)');
