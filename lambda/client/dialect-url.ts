@@ -166,8 +166,8 @@ function cloudflareOptions(ops: Ops): Written {
  * `https://images.example.com/photos/cat.jpg?w=640&fit=max&auto=format` (imgix)
  * or `https://images.example.com/cdn-cgi/image/width=640,format=auto/photos/cat.jpg`
  * (Cloudflare), `https://images.example.com/eyJrZXkiOi...` (DIT's base64 JSON,
- * `dit-json`) or `https://images.example.com/640x0/photos/cat.jpg` (DIT's Thumbor
- * path, `thumbor`). A preset, or an operation the dialect has no words for, throws.
+ * `dit-json`) or `https://images.example.com/fit-in/300x200/photos/cat.jpg`
+ * (DIT's Thumbor path, `thumbor`). A preset, or an operation the dialect has no words for, throws.
  */
 export function dialectImageUrl(
   dialect: UrlDialect,
