@@ -1,6 +1,7 @@
 // Image URLs in another service's dialect, for a staged move: the same image
-// as imageUrl's, written as imgix's query (`/<key>?w=640&fit=max`) or
-// Cloudflare's path (`/cdn-cgi/image/width=640/<key>`), so that pages can keep
+// as imageUrl's, written as imgix's query (`/<key>?w=640&fit=max`),
+// Cloudflare's path (`/cdn-cgi/image/width=640/<key>`) or DIT's base64 JSON
+// request or Thumbor path (dit-url.ts), so that pages can keep
 // producing the URLs the old service serves while this one serves them too
 // (the edge's dialects translate them back to the same canonical URI).
 //
@@ -11,19 +12,18 @@
 
 import { canonicalOps, parseViewerParams } from '../grammar/canonical';
 import { encodeKeyPath, validateKey } from '../grammar/key';
-import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions, type UnresolvedOps } from '../grammar/params';
+import { DEFAULT_GRAMMAR_OPTIONS, PRESET_SPELLINGS, type GrammarOptions } from '../grammar/params';
+import { cannot, writer, type Ops, type UrlDialect, type Written } from './dialect-writer';
+import { ditJsonPath, thumborPath } from './dit-url';
 import { imageOrigin, imageParamPairs, type ImageParams } from './url';
 
-/** The dialects imageUrl's parameters can be written in. */
-export type UrlDialect = 'imgix' | 'cloudflare';
+export type { UrlDialect } from './dialect-writer';
 
-type Ops = UnresolvedOps & { [name: string]: unknown };
-type Written = [string, string][];
-
-const cannot = (dialect: UrlDialect, what: string) => new Error(`The ${dialect} dialect cannot say ${what}.`);
+/** The dialects that say a fit in a word of their own. */
+type QueryDialect = 'imgix' | 'cloudflare';
 
 /** Our (fit, enlarge) in each dialect's fit words (imgix: clip enlarges, max does not; Cloudflare: scale-down never enlarges). */
-const FITS: { [dialect in UrlDialect]: { [fitAndEnlarge: string]: string } } = {
+const FITS: { [dialect in QueryDialect]: { [fitAndEnlarge: string]: string } } = {
   imgix: {
     'inside,true': 'clip',
     'inside,false': 'max',
@@ -42,10 +42,10 @@ const FITS: { [dialect in UrlDialect]: { [fitAndEnlarge: string]: string } } = {
   },
 };
 /** Each dialect's default fit, left unwritten. */
-const DEFAULT_FIT: { [dialect in UrlDialect]: string } = { imgix: 'clip', cloudflare: 'scale-down' };
+const DEFAULT_FIT: { [dialect in QueryDialect]: string } = { imgix: 'clip', cloudflare: 'scale-down' };
 
 /** Our fit and enlarge in the dialect's word; with one side, fit means nothing and inside stands for it. */
-function fitWord(dialect: UrlDialect, ops: Ops): string | undefined {
+function fitWord(dialect: QueryDialect, ops: Ops): string | undefined {
   if (ops.width == null && ops.height == null) return undefined;
   const fit = ops.width != null && ops.height != null ? ops.fit || 'cover' : 'inside';
   const word = FITS[dialect][fit + ',' + Boolean(ops.enlarge)];
@@ -55,7 +55,7 @@ function fitWord(dialect: UrlDialect, ops: Ops): string | undefined {
 
 /** The box in the dialect's words (its names for width and height, and its fit word, if not its default); returns the fit word. */
 function box(
-  dialect: UrlDialect,
+  dialect: QueryDialect,
   ops: Ops,
   push: (name: string, value: unknown) => void,
   width: string,
@@ -66,21 +66,6 @@ function box(
   const fit = fitWord(dialect, ops);
   push('fit', fit);
   return fit;
-}
-
-/**
- * The pairs a dialect writes and how it writes one (nothing for an absent
- * value); throws first for any of `ops` the dialect has no words for (not in
- * `writes`, space-separated).
- */
-function writer(dialect: UrlDialect, ops: Ops, writes: string) {
-  const left = Object.keys(ops).filter((name) => ops[name] != null && writes.split(' ').indexOf(name) < 0);
-  if (left.length) throw cannot(dialect, left.map((name) => `${name}=${String(ops[name])}`).join(' or '));
-  const written: Written = [];
-  const push = (name: string, value: unknown) => {
-    if (value != null && value !== '') written.push([name, String(value)]);
-  };
-  return { written, push };
 }
 
 /** `h`, `v` or `hv`: imgix's and Cloudflare's mirrors of ours, flop left-right and flip top-bottom. */
@@ -180,7 +165,9 @@ function cloudflareOptions(ops: Ops): Written {
  * The URL of `key` transformed by `params`, as imageUrl's, in `dialect`: e.g.
  * `https://images.example.com/photos/cat.jpg?w=640&fit=max&auto=format` (imgix)
  * or `https://images.example.com/cdn-cgi/image/width=640,format=auto/photos/cat.jpg`
- * (Cloudflare). A preset, or an operation the dialect has no words for, throws.
+ * (Cloudflare), `https://images.example.com/eyJrZXkiOi...` (DIT's base64 JSON,
+ * `dit-json`) or `https://images.example.com/fit-in/300x200/photos/cat.jpg`
+ * (DIT's Thumbor path, `thumbor`). A preset, or an operation the dialect has no words for, throws.
  */
 export function dialectImageUrl(
   dialect: UrlDialect,
@@ -194,6 +181,8 @@ export function dialectImageUrl(
   const pairs = imageParamPairs(params);
   if (pairs.some((pair) => PRESET_SPELLINGS.indexOf(pair[0].toLowerCase()) !== -1)) throw cannot(dialect, 'a preset');
   const ops = canonicalOps(parseViewerParams(pairs, options), options) as Ops;
+  if (dialect === 'dit-json') return origin + ditJsonPath(key, ops);
+  if (dialect === 'thumbor') return origin + thumborPath(key, ops);
   if (dialect === 'imgix') {
     return (
       origin +

@@ -7,6 +7,7 @@
 // expiry it covers the time too; a prefix grant covers every key under a
 // folder, for the variants it allows (lambda/grammar/sign.ts, signedText).
 
+import crypto from 'crypto';
 import { canonicalRequest, canonicalUri, opsSegment, splitQuery } from '../grammar/canonical';
 import { validateKey } from '../grammar/key';
 import {
@@ -17,7 +18,8 @@ import {
   type UnresolvedOps,
 } from '../grammar/params';
 import { signedText, signUri } from '../grammar/sign';
-import { imageQuery, imageUrl, withSignature, type ImageParams } from './url';
+import { dialectImageUrl } from './dialect-url';
+import { imageOrigin, imageQuery, imageUrl, withSignature, type ImageParams } from './url';
 
 /** The signing secret, or the secret and when what it signs stops working. */
 export type SigningKey = string | { secret: string; expires?: ExpiryTime };
@@ -121,4 +123,51 @@ export function signedPrefix(prefix: string, grant: PrefixGrant, options: Gramma
   const allowed = grant.allow ? signedOps(grant.allow[0] as ImageParams, options) : {};
   signature.sig = signUri(signedText(folder + '/', allowed, signature) as string, grant.secret);
   return signatureQuery(signature);
+}
+
+/**
+ * How a DIT URL is signed: the secret, and when it expires (DIT's `expires`);
+ * or Thumbor's HMAC segment for a Thumbor path (`hmacSegment`), which has no
+ * expiry and which DIT itself does not read.
+ */
+export type DitSigningKey = string | { secret: string; expires?: ExpiryTime; hmacSegment?: boolean };
+
+/** DIT's `expires`, `YYYYMMDDTHHmmssZ`, from whole Unix seconds. */
+const ditExpiry = (seconds: string): string =>
+  new Date(+seconds * 1000)
+    .toISOString()
+    .replace(/[-:]|\.\d+/g, '')
+    .slice(0, 15) + 'Z';
+
+/**
+ * dialectImageUrl in DIT's base64 JSON (`dit-json`) or its Thumbor path
+ * (`thumbor`), signed as DIT signs: `signature`, the hex HMAC-SHA256 of the
+ * path (percent-decoded) followed, with an expiry, by `?expires=<time>`, which
+ * it covers. With `hmacSegment`, a Thumbor path is signed Thumbor's way instead:
+ * `/<base64url HMAC-SHA1 of the rest of the path>/<the rest>`.
+ */
+export function signedDitImageUrl(
+  dialect: 'dit-json' | 'thumbor',
+  base: string,
+  key: string,
+  params: ImageParams,
+  signingKey: DitSigningKey,
+  options: GrammarOptions = DEFAULT_GRAMMAR_OPTIONS,
+): string {
+  const { secret, expires, hmacSegment } = typeof signingKey === 'string' ? { secret: signingKey } : signingKey;
+  if (!secret) throw new Error('signedDitImageUrl needs the signing secret.');
+  const origin = imageOrigin(base);
+  const path = dialectImageUrl(dialect, base, key, params, options).slice(origin.length);
+  if (hmacSegment) {
+    if (dialect !== 'thumbor' || expires !== undefined) throw new Error("Thumbor's HMAC segment signs a Thumbor path, without an expiry.");
+    const hmac = crypto
+      .createHmac('sha1', secret)
+      .update(decodeURIComponent(path.slice(1)))
+      .digest('base64');
+    return origin + '/' + hmac.replace(/\+/g, '-').replace(/\//g, '_') + path;
+  }
+  const query = expires === undefined ? '' : 'expires=' + ditExpiry(expiryParam(expires, Date.now()));
+  const signed = decodeURIComponent(path) + (query ? '?' + query : '');
+  const signature = crypto.createHmac('sha256', secret).update(signed).digest('hex');
+  return origin + path + '?' + (query ? query + '&' : '') + 'signature=' + signature;
 }
