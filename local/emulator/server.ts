@@ -117,7 +117,10 @@ export async function playgroundFile(name: string, clientScript: string, grammar
   if (!path.startsWith(PLAYGROUND)) return undefined;
   const body = await readFile(path).catch(() => undefined);
   if (!body) return undefined;
-  const headers: Record<string, string> = { 'content-type': contentTypeOf(path) ?? 'application/octet-stream', 'cache-control': 'no-store' };
+  const headers: Record<string, string> = {
+    'content-type': contentTypeOf(path) ?? 'application/octet-stream',
+    'cache-control': 'no-store',
+  };
   if (name !== 'index.html') return { headers, body };
   // The page opts in to the client hints `width=auto` and `dpr=auto` read (same origin: no delegation needed).
   headers['accept-ch'] = CLIENT_HINTS;
@@ -197,8 +200,7 @@ export function createEmulatorServer(options: ServerOptions): Server {
     const url = new URL('http://localhost' + (request.url ?? '/'));
     if (url.pathname === '/_health') return sendJson(response, 200, { status: 'ok' });
     if (url.pathname === '/') return staticFile(response, 'index.html', options);
-    if (url.pathname.startsWith('/_playground/'))
-      return staticFile(response, url.pathname.slice('/_playground/'.length), options);
+    if (url.pathname.startsWith('/_playground/')) return staticFile(response, url.pathname.slice('/_playground/'.length), options);
     if (url.pathname.startsWith('/_api/')) return api(request, response, url);
     const answer = await emulator.serve({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers });
     send(response, answer.status, answer.headers, answer.body);
