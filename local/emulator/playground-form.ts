@@ -9,6 +9,8 @@
 import {
   DATA,
   FORM_GROUPS,
+  say,
+  type Word,
   FORM_PLACES,
   type GrammarOptions,
   type ParamRecord,
@@ -20,8 +22,7 @@ export const CONTROLS_MARKER = '<!-- parameter controls -->';
 
 type ParamName = keyof ViewerParams;
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** ` name="value"` for each attribute with a value, escaped. */
 const attributes = (values: { [name: string]: string | number | undefined }) =>
@@ -49,6 +50,12 @@ const KIND_NOTES: { [kind: string]: string } = {
   factor: 'factor',
 };
 
+/** What a value may be, in the words of the grammar's refusals (validate.ts), for the kinds that have words. */
+const allowed = (rule: ParamRecord, grammar: GrammarOptions) =>
+  rule.kind in DATA.words
+    ? say(rule.kind as Word, rule.low, rule.high ?? grammar.maxDimension) + (rule.auto ? ', or auto' : '')
+    : undefined;
+
 /** A side of the image: bounded by the deployment's maxDimension, snapped to its sizes, the source's when absent. */
 const isSide = (rule: ParamRecord) => rule.kind === 'integer' && rule.high === undefined;
 
@@ -66,26 +73,34 @@ function choiceSelect(name: ParamName, rule: ParamRecord): string {
   // A synonym is the same choice spelled otherwise (pad, jpg).
   const offered = choices.filter((choice) => choice !== absent && !(String(choice) in DATA.synonyms));
   const options = offered.map((choice) => `<option>${escapeHtml(String(choice))}</option>`).join('');
-  return `<select${attributes({ name })}><option value="">${escapeHtml(`${String(absent)} (default)`)}</option>${options}</select>`;
+  return `<select${attributes({ name })}><option value="">${escapeHtml(String(absent))}</option>${options}</select>`;
 }
 
 /** A number field; one that also takes `auto` is a text field of the kind's pattern, offering `auto` (a side: the sizes). */
 function numberField(name: ParamName, rule: ParamRecord, grammar: GrammarOptions): string {
   const absent = rule.none !== undefined ? String(rule.none) : isSide(rule) ? 'source' : 'none';
+  const common = { name, inputmode: rule.kind === 'integer' ? 'numeric' : 'decimal', title: allowed(rule, grammar) };
   if (!rule.auto) {
     const bounds = { min: rule.low, max: rule.high ?? grammar.maxDimension, step: NUMBER_STEPS[rule.kind] };
-    return `<input${attributes({ type: 'number', name, ...bounds, inputmode: rule.kind === 'integer' ? 'numeric' : 'decimal', placeholder: absent })}>`;
+    return `<input${attributes({ type: 'number', ...common, ...bounds, placeholder: absent })}>`;
   }
   const pattern = `${DATA.patterns[rule.kind as 'integer'].replace(/^\^|\$$/g, '')}|auto`;
   const list = isSide(rule) ? 'sizes' : `${name}-values`;
-  const field = `<input${attributes({ type: 'text', name, pattern, inputmode: rule.kind === 'integer' ? 'numeric' : 'decimal', placeholder: `${absent}, or auto`, list, spellcheck: 'false' })}>`;
+  const field = `<input${attributes({ type: 'text', ...common, pattern, placeholder: `${absent}|auto`, list, spellcheck: 'false' })}>`;
   return isSide(rule) ? field : `${field}<datalist id="${list}"><option value="auto"></option></datalist>`;
 }
 
 /** A text field of the kind's shape; a colour's has a picker beside it (playground.js keeps them in step). */
-function textField(name: ParamName, rule: ParamRecord): string {
+function textField(name: ParamName, rule: ParamRecord, grammar: GrammarOptions): string {
   const shape = TEXT_SHAPES[rule.kind];
-  const field = `<input${attributes({ type: 'text', name, placeholder: shape?.placeholder ?? 'none', pattern: shape?.pattern, spellcheck: 'false' })}>`;
+  const field = `<input${attributes({
+    type: 'text',
+    name,
+    title: allowed(rule, grammar),
+    placeholder: shape?.placeholder ?? 'none',
+    pattern: shape?.pattern,
+    spellcheck: 'false',
+  })}>`;
   if (rule.kind !== 'colour') return field;
   const picker = `<input${attributes({ type: 'color', 'data-for': name, value: '#ffffff', 'aria-label': `${name} colour picker` })}>`;
   return `<div class="colour">${picker}${field}</div>`;
@@ -102,7 +117,7 @@ function control(name: ParamName, rule: ParamRecord, grammar: GrammarOptions): s
         ? `<select${attributes({ name, id: name })}><option value="">none</option></select>`
         : NUMBER_STEPS[rule.kind] !== undefined
           ? numberField(name, rule, grammar)
-          : textField(name, rule);
+          : textField(name, rule, grammar);
   const wide = rule.kind in TEXT_SHAPES ? ' wide' : '';
   // A label names one control: a colour's two are a group.
   const tag = rule.kind === 'colour' ? 'div' : 'label';
