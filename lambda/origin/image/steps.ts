@@ -103,6 +103,11 @@ interface Step {
    * changes their values in a way sharp cannot follow in the map. Absent: it can.
    */
   carriesGainMap?: (ops: Ops) => boolean;
+  /**
+   * True when, for these ops, libvips cannot apply the step frame by frame:
+   * an animation's output is then its first frame (output.ts). Absent: it can.
+   */
+  firstFrameOnly?: (ops: Ops) => boolean;
 }
 
 type Rgba = { r: number; g: number; b: number; alpha: number };
@@ -509,6 +514,7 @@ const STEPS: Step[] = [
     name: 'rotate',
     price: ({ ops, decodedPixels, frames }) =>
       ops.rotate === undefined ? FREE : { seconds: perMegapixel(RATES.turn, decodedPixels, frames), bytes: 0, holdsDecoded: true },
+    firstFrameOnly: (ops) => ops.rotate === 90 || ops.rotate === 270,
     apply(image, { ops, plan }) {
       // Frames can only be turned by halves: a half turn is a flip plus a flop (see mirror).
       if (ops.rotate && !plan.animated) image.rotate(ops.rotate);
@@ -546,6 +552,7 @@ const STEPS: Step[] = [
       return { seconds: perMegapixel(RATES.trim, decodedPixels), bytes: decodedPixels * (decodedPixelBytes + copies * info.channels) };
     },
     carriesGainMap: (ops) => ops.trim === undefined,
+    firstFrameOnly: (ops) => ops.trim !== undefined,
     async apply(image, context) {
       const { ops, info, limits } = context;
       if (ops.trim === undefined) return undefined;
@@ -642,6 +649,7 @@ const STEPS: Step[] = [
       // The canvas and the image on it, as 8-bit pixels with alpha at most (a first frame only).
       ops.fill === 'blur' ? { seconds: perMegapixel(RATES.fill, outputPixels), bytes: 2 * outputPixels * 4 } : FREE,
     carriesGainMap: (ops) => ops.fill !== 'blur',
+    firstFrameOnly: (ops) => ops.fill === 'blur',
     async apply(image, context) {
       const { ops, limits } = context;
       if (ops.fill !== 'blur') return undefined;
@@ -762,6 +770,7 @@ const STEPS: Step[] = [
             bytes: 2 * outputPixels * 4 + 2 * MAX_WATERMARK_PIXELS * 4,
           },
     carriesGainMap: (ops) => ops.watermark === undefined,
+    firstFrameOnly: (ops) => ops.watermark !== undefined,
     async apply(image, context) {
       const { watermark: mark, limits } = context;
       if (!mark) return undefined;
@@ -913,6 +922,9 @@ function focusOf(ops: Ops, info: SourceInfo): Point | undefined {
 
 /** Whether every step can carry a source's gain map through for `ops` (a JPEG output keeps it then: gain-map.ts). */
 export const stepsCarryGainMap = (ops: Ops) => STEPS.every((step) => !step.carriesGainMap || step.carriesGainMap(ops));
+
+/** Whether a step cannot apply `ops` frame by frame, so that an animation gives its first frame (output.ts). */
+export const firstFrameOnly = (ops: Ops) => STEPS.some((step) => step.firstFrameOnly?.(ops));
 
 /** Each step's price for `work`, in the pipeline's order. */
 export const stepPrices = (work: PricedWork) => STEPS.map(({ name, price }) => ({ name, price: price(work) }));
