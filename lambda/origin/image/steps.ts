@@ -108,6 +108,12 @@ interface Step {
    * an animation's output is then its first frame (output.ts). Absent: it can.
    */
   firstFrameOnly?: (ops: Ops) => boolean;
+  /**
+   * True when, for these ops, the step reads the image at its whole decoded
+   * size, which defeats libvips' shrink-on-load (sharp's rule): the decode is
+   * priced unshrunk then (budget.ts). Absent: it does not.
+   */
+  decodesWhole?: (ops: Ops) => boolean;
 }
 
 type Rgba = { r: number; g: number; b: number; alpha: number };
@@ -553,6 +559,7 @@ const STEPS: Step[] = [
     },
     carriesGainMap: (ops) => ops.trim === undefined,
     firstFrameOnly: (ops) => ops.trim !== undefined,
+    decodesWhole: (ops) => ops.trim !== undefined,
     async apply(image, context) {
       const { ops, info, limits } = context;
       if (ops.trim === undefined) return undefined;
@@ -572,6 +579,7 @@ const STEPS: Step[] = [
   {
     name: 'crop',
     price: () => FREE, // cut by resize's extract; the shrink-on-load it defeats is counted in the decode (budget.ts)
+    decodesWhole: (ops) => ops.crop !== undefined,
     apply(_image, context) {
       // Recorded here, cut by resize: sharp takes one extract before its resize, which resize may need for itself.
       if (context.ops.crop !== undefined) context.region = cropRegion(context.ops.crop, ...context.size);
@@ -600,6 +608,8 @@ const STEPS: Step[] = [
       ops.width === undefined && ops.height === undefined ? FREE : { seconds: perMegapixel(RATES.resize, outputPixels, frames), bytes: 0 },
     // sharp cannot cut the gain map where entropy or attention crop (a face found is a focal point).
     carriesGainMap: (ops) => !(coverCrop(ops) && !ops.fp && (ops.position === 'entropy' || ops.position === 'attention')),
+    // Entropy and attention score the whole image.
+    decodesWhole: (ops) => ops.position === 'entropy' || ops.position === 'attention',
     apply(image, context) {
       const { ops, limits } = context;
       const { region: cropped } = context;
@@ -925,6 +935,9 @@ export const stepsCarryGainMap = (ops: Ops) => STEPS.every((step) => !step.carri
 
 /** Whether a step cannot apply `ops` frame by frame, so that an animation gives its first frame (output.ts). */
 export const firstFrameOnly = (ops: Ops) => STEPS.some((step) => step.firstFrameOnly?.(ops));
+
+/** Whether a step reads the image at its whole decoded size for `ops`, so that it is decoded without shrink-on-load (budget.ts). */
+export const decodesWhole = (ops: Ops) => STEPS.some((step) => step.decodesWhole?.(ops));
 
 /** Each step's price for `work`, in the pipeline's order. */
 export const stepPrices = (work: PricedWork) => STEPS.map(({ name, price }) => ({ name, price: price(work) }));
