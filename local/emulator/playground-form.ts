@@ -66,7 +66,7 @@ function label(name: ParamName, rule: ParamRecord): string {
   return `${name}${aliases}${note ? ` <small>${escapeHtml(note)}</small>` : ''}`;
 }
 
-/** The value a choice's absence means, the select's empty option: its `none`, or else its first choice (fit's cover, format's auto). */
+/** A choice's select: its empty option is the value the choice's absence means, its `none` or else its first choice (fit's cover, format's auto). */
 function choiceSelect(name: ParamName, rule: ParamRecord): string {
   const choices = rule.choices ?? [];
   const absent = rule.none ?? choices[0];
@@ -106,22 +106,22 @@ function textField(name: ParamName, rule: ParamRecord, grammar: GrammarOptions):
   return `<div class="colour">${picker}${field}</div>`;
 }
 
+/** The element that takes a value of the rule. */
+function valueControl(name: ParamName, rule: ParamRecord, grammar: GrammarOptions): string {
+  if (rule.kind === 'choice') return choiceSelect(name, rule);
+  // The deployment's names, which playground.js puts in from its configuration.
+  if (rule.kind === 'named') return `<select${attributes({ name, id: name })}><option value="">none</option></select>`;
+  if (NUMBER_STEPS[rule.kind] !== undefined) return numberField(name, rule, grammar);
+  return textField(name, rule, grammar);
+}
+
 /** The control of one parameter, in its label. */
 function control(name: ParamName, rule: ParamRecord, grammar: GrammarOptions): string {
   if (rule.kind === 'boolean') return `<label class="check"><input type="checkbox"${attributes({ name })}> ${label(name, rule)}</label>`;
-  const value =
-    rule.kind === 'choice'
-      ? choiceSelect(name, rule)
-      : // The deployment's names, which playground.js puts in from its configuration.
-        rule.kind === 'named'
-        ? `<select${attributes({ name, id: name })}><option value="">none</option></select>`
-        : NUMBER_STEPS[rule.kind] !== undefined
-          ? numberField(name, rule, grammar)
-          : textField(name, rule, grammar);
   const wide = rule.kind in TEXT_SHAPES ? ' wide' : '';
   // A label names one control: a colour's two are a group.
   const tag = rule.kind === 'colour' ? 'div' : 'label';
-  return `<${tag} class="field${wide}"><span>${label(name, rule)}</span>${value}</${tag}>`;
+  return `<${tag} class="field${wide}"><span>${label(name, rule)}</span>${valueControl(name, rule, grammar)}</${tag}>`;
 }
 
 /** Every parameter's control, a fieldset per group: its fields, then its checkboxes. */
