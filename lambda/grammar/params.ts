@@ -3,9 +3,9 @@
 // which is data (the edge function reads it from its KeyValueStore), and in
 // MATTERS the code that says when a value changes the image. The order of
 // PARAM_TABLE is the fixed order of ops in the canonical URI. Adding an operation is one record here and one step in
-// the origin's pipeline: the client's types, the edge's lookups and the
-// canonical URI derive from this table, and tests check the README's
-// parameter table and the playground's form against it.
+// the origin's pipeline: the client's types, the edge's lookups, the
+// canonical URI and the playground's form derive from this table, and tests
+// check the README's parameter table and the form as served against it.
 
 import {
   BOOLEANS,
@@ -277,6 +277,47 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   hdr: { kind: 'choice', choices: HDR_MODES, none: 'keep' },
   format: { aliases: ['fm', 'f'], kind: 'choice', choices: REQUESTED_FORMATS },
   accept: { kind: 'choice', choices: NEGOTIATED_FORMATS, canonicalOnly: true },
+};
+
+/** The groups of the playground's form, in its order. */
+export const FORM_GROUPS = ['Size', 'Format', 'Effects'] as const;
+
+/**
+ * Where the playground's form (local/emulator/playground-form.ts) shows each
+ * parameter a viewer may give: its group and, beside its name after its
+ * aliases, a word on its value that the rule does not say. The entries'
+ * order is the form's; the control itself comes from the rule. Not the
+ * grammar's data: the edge's store and bundle hold none of it.
+ */
+export const FORM_PLACES: { [name in keyof ViewerParams]-?: { group: (typeof FORM_GROUPS)[number]; note?: string } } = {
+  width: { group: 'Size' },
+  height: { group: 'Size' },
+  dpr: { group: 'Size' },
+  fit: { group: 'Size' },
+  fill: { group: 'Size' },
+  position: { group: 'Size' },
+  fp: { group: 'Size', note: 'focal point x,y' },
+  enlarge: { group: 'Size', note: 'past the source size' },
+  format: { group: 'Format' },
+  quality: { group: 'Format' },
+  max_bytes: { group: 'Format' },
+  metadata: { group: 'Format' },
+  hdr: { group: 'Format' },
+  background: { group: 'Format' },
+  blur: { group: 'Effects', note: 'σ' },
+  sharpen: { group: 'Effects', note: 'σ' },
+  rotate: { group: 'Effects' },
+  trim: { group: 'Effects', note: 'threshold' },
+  crop: { group: 'Effects' },
+  border: { group: 'Effects' },
+  brightness: { group: 'Effects' },
+  contrast: { group: 'Effects' },
+  saturation: { group: 'Effects' },
+  gamma: { group: 'Effects' },
+  watermark: { group: 'Effects' },
+  grayscale: { group: 'Effects' },
+  flip: { group: 'Effects', note: 'top–bottom' },
+  flop: { group: 'Effects', note: 'left–right' },
 };
 
 /** This code's grammar data: what the origin reads, and what a deploy writes into the edge's store. */

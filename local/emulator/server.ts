@@ -20,6 +20,7 @@ import {
 } from '../../lambda/grammar';
 import { bucketObjectOf, keyOfObject, type SourceRoute } from '../../lambda/origin/sources';
 import { contentTypeOf } from './content-types';
+import { playgroundPage } from './playground-form';
 import type { Emulator } from './emulator';
 
 export interface PlaygroundSettings {
@@ -99,25 +100,37 @@ function signPlaygroundUrl(response: ServerResponse, url: URL, settings: Playgro
 
 const CLIENT_HINTS = 'Sec-CH-Width, Sec-CH-DPR, Sec-CH-Viewport-Width';
 
-/** A playground file, or the browser build of lambda/client as `client.js`. */
-async function staticFile(response: ServerResponse, name: string, clientScript: string) {
-  if (name === 'client.js') {
-    return send(response, 200, { 'content-type': contentTypeOf(name)!, 'cache-control': 'no-store' }, clientScript);
-  }
+/** A served file: its headers and body. */
+export interface PlaygroundFile {
+  headers: Record<string, string>;
+  body: Buffer | string;
+}
+
+/**
+ * A playground file as the emulator serves it, or undefined when there is no
+ * such file: the browser build of lambda/client as `client.js`, and
+ * index.html with the controls of the grammar's parameters (playground-form.ts).
+ */
+export async function playgroundFile(name: string, clientScript: string, grammar: GrammarOptions): Promise<PlaygroundFile | undefined> {
+  if (name === 'client.js') return { headers: { 'content-type': contentTypeOf(name)!, 'cache-control': 'no-store' }, body: clientScript };
   const path = normalize(join(PLAYGROUND, name));
-  if (!path.startsWith(PLAYGROUND)) return sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
-  try {
-    const body = await readFile(path);
-    const headers: Record<string, string> = {
-      'content-type': contentTypeOf(path) ?? 'application/octet-stream',
-      'cache-control': 'no-store',
-    };
-    // The page opts in to the client hints `width=auto` and `dpr=auto` read (same origin: no delegation needed).
-    if (name === 'index.html') headers['accept-ch'] = CLIENT_HINTS;
-    send(response, 200, headers, body);
-  } catch {
-    sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
-  }
+  if (!path.startsWith(PLAYGROUND)) return undefined;
+  const body = await readFile(path).catch(() => undefined);
+  if (!body) return undefined;
+  const headers: Record<string, string> = {
+    'content-type': contentTypeOf(path) ?? 'application/octet-stream',
+    'cache-control': 'no-store',
+  };
+  if (name !== 'index.html') return { headers, body };
+  // The page opts in to the client hints `width=auto` and `dpr=auto` read (same origin: no delegation needed).
+  headers['accept-ch'] = CLIENT_HINTS;
+  return { headers, body: playgroundPage(body.toString('utf8'), grammar) };
+}
+
+async function staticFile(response: ServerResponse, name: string, options: ServerOptions) {
+  const file = await playgroundFile(name, options.clientScript, options.settings.grammar);
+  if (!file) return sendJson(response, 404, { error: 'not_found', message: 'No such file.' });
+  send(response, 200, file.headers, file.body);
 }
 
 /** The 421 for a request whose Host is not this emulator's. */
@@ -186,9 +199,8 @@ export function createEmulatorServer(options: ServerOptions): Server {
     // Appended, not resolved against a base: a path such as `//evil.jpg` is a path here, not a host.
     const url = new URL('http://localhost' + (request.url ?? '/'));
     if (url.pathname === '/_health') return sendJson(response, 200, { status: 'ok' });
-    if (url.pathname === '/') return staticFile(response, 'index.html', options.clientScript);
-    if (url.pathname.startsWith('/_playground/'))
-      return staticFile(response, url.pathname.slice('/_playground/'.length), options.clientScript);
+    if (url.pathname === '/') return staticFile(response, 'index.html', options);
+    if (url.pathname.startsWith('/_playground/')) return staticFile(response, url.pathname.slice('/_playground/'.length), options);
     if (url.pathname.startsWith('/_api/')) return api(request, response, url);
     const answer = await emulator.serve({ method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers });
     send(response, answer.status, answer.headers, answer.body);

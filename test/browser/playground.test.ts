@@ -93,7 +93,7 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     expect(images.filter((image) => image.width === 0)).toEqual([]);
 
     // The configuration reached the controls and the header.
-    expect(await page.$eval('input[name=width]', (input) => (input as unknown as { max: string }).max)).toBe('8192');
+    expect(await page.$eval('input[name=height]', (input) => (input as unknown as { max: string }).max)).toBe('8192');
     expect(await page.$$eval('#preset option', (options) => options.map((o) => (o as unknown as { value: string }).value))).toEqual([
       '',
       'thumbnail',
@@ -145,6 +145,12 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     expect(metadata).toMatchObject({ width: 2400, height: 1600, format: 'jpeg', frames: 1 });
     expect(await page.textContent('#json')).toContain('\n  "width": 2400');
     expect(await page.$eval('#result-image', (image) => (image as PageImage).naturalWidth)).toBeGreaterThan(0);
+
+    // A colour's picker writes its field, and its field the picker.
+    await page.fill('input[type=color][data-for=background]', '#336699');
+    expect(await page.inputValue('input[name=background]')).toBe('#336699');
+    await page.fill('input[name=background]', 'f00');
+    expect(await page.inputValue('input[type=color][data-for=background]')).toBe('#ff0000');
     expect(errors).toEqual([]);
   });
 

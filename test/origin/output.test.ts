@@ -39,6 +39,11 @@ describe('planOutput candidates', () => {
     ['width=20', 'animated', ['gif'], true],
     // A quarter turn gives the first frame, which AVIF can hold (GIF frames decode with alpha).
     ['rotate=90,accept=avif', 'animated', ['avif', 'webp', 'png'], false],
+    // So do a trim, a blurred fill and a watermark, which libvips cannot apply frame by frame; a half turn can be.
+    ['trim=10,accept=avif', 'animated', ['avif', 'webp', 'png'], false],
+    ['width=20,height=20,fit=contain,fill=blur,accept=avif', 'animated', ['avif', 'webp', 'png'], false],
+    ['watermark=logo.1a2b3c4d,accept=avif', 'animated', ['avif', 'webp', 'png'], false],
+    ['rotate=180,accept=avif', 'animated', ['webp', 'gif'], true],
     // Explicit: that format only, whatever the source.
     ['format=avif', 'opaque', ['avif'], false],
     ['format=webp', 'alpha', ['webp'], false],

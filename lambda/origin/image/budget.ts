@@ -12,7 +12,7 @@ import { HttpError } from '../errors';
 import type { SourceInfo } from './input';
 import type { EncodedFormat } from './output';
 import { FACE_DETECTION_COST, FACE_MODEL_LOAD_COST, FACE_SEARCH_SIDE } from './faces';
-import { borderWidth, cropRegion, roomFor, scaledSize, stepPrices, turnedSize } from './steps';
+import { borderWidth, cropRegion, decodesWhole, roomFor, scaledSize, stepPrices, turnedSize } from './steps';
 
 export interface Budget {
   /** Memory the child's work may use, in bytes: what is left of the allowance once both processes' own footprint is counted. */
@@ -264,8 +264,8 @@ export function chooseFormat(work: Work, info: SourceInfo, candidates: EncodedFo
  */
 function shrinkOnLoad(format: SourceInfo['format'], reduction: number, ops: Ops): number {
   if (format !== 'jpeg' && format !== 'webp') return 1;
-  // Crops and strategies that read the whole image at its decoded size defeat it, as do trim and crop regions (sharp's rule).
-  if (ops.position === 'entropy' || ops.position === 'attention' || ops.trim !== undefined || ops.crop !== undefined) return 1;
+  // A step that reads the whole image at its decoded size defeats it (each says so in steps.ts).
+  if (decodesWhole(ops)) return 1;
   const shrink = Math.floor(reduction / 2);
   if (format === 'webp') return Math.max(1, shrink);
   return shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1;

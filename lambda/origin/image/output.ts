@@ -4,6 +4,7 @@
 import type { Sharp } from 'sharp';
 import { DEFAULT_QUALITY, type NegotiatedFormat, type Ops } from '../../grammar';
 import type { SourceInfo } from './input';
+import { firstFrameOnly } from './steps';
 
 export type EncodedFormat = 'jpeg' | 'png' | 'webp' | 'avif' | 'gif';
 
@@ -45,15 +46,13 @@ const ACCEPTED: Record<NegotiatedFormat, EncodedFormat[]> = { avif: ['avif', 'we
  * still writes `format=avif` for a negotiated request during a deploy: that
  * counts as explicit. An animation stays animated in WebP or GIF; libvips
  * cannot write animated AVIF, so AVIF becomes WebP there. JPEG and PNG, and
- * quarter turns, trim, a blurred fill and a watermark (which libvips cannot
- * apply frame by frame), give the first frame. A source whose HDR gain map
+ * a step libvips cannot apply frame by frame (quarter turns, trim, a blurred
+ * fill, a watermark: each says so in steps.ts), give the first frame. A source whose HDR gain map
  * is kept (gain-map.ts) stays JPEG, the one format that carries it here.
  */
 export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
   if (info.gainMap) return { format: 'jpeg', candidates: ['jpeg'], animated: false };
-  const firstFrameOnly =
-    ops.rotate === 90 || ops.rotate === 270 || ops.trim !== undefined || ops.fill === 'blur' || ops.watermark !== undefined;
-  const animatedSource = info.frames > 1 && !firstFrameOnly;
+  const animatedSource = info.frames > 1 && !firstFrameOnly(ops);
   const family: EncodedFormat = animatedSource ? 'gif' : info.hasAlpha ? 'png' : 'jpeg';
   const wanted: EncodedFormat[] =
     ops.format !== undefined && ops.format !== 'json' ? [ops.format] : (ops.accept ? ACCEPTED[ops.accept] : []).concat(family);

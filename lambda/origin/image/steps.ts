@@ -103,6 +103,17 @@ interface Step {
    * changes their values in a way sharp cannot follow in the map. Absent: it can.
    */
   carriesGainMap?: (ops: Ops) => boolean;
+  /**
+   * True when, for these ops, libvips cannot apply the step frame by frame:
+   * an animation's output is then its first frame (output.ts). Absent: it can.
+   */
+  firstFrameOnly?: (ops: Ops) => boolean;
+  /**
+   * True when, for these ops, the step reads the image at its whole decoded
+   * size, which defeats libvips' shrink-on-load (sharp's rule): the decode is
+   * priced unshrunk then (budget.ts). Absent: it does not.
+   */
+  decodesWhole?: (ops: Ops) => boolean;
 }
 
 type Rgba = { r: number; g: number; b: number; alpha: number };
@@ -509,6 +520,7 @@ const STEPS: Step[] = [
     name: 'rotate',
     price: ({ ops, decodedPixels, frames }) =>
       ops.rotate === undefined ? FREE : { seconds: perMegapixel(RATES.turn, decodedPixels, frames), bytes: 0, holdsDecoded: true },
+    firstFrameOnly: (ops) => ops.rotate === 90 || ops.rotate === 270,
     apply(image, { ops, plan }) {
       // Frames can only be turned by halves: a half turn is a flip plus a flop (see mirror).
       if (ops.rotate && !plan.animated) image.rotate(ops.rotate);
@@ -546,6 +558,8 @@ const STEPS: Step[] = [
       return { seconds: perMegapixel(RATES.trim, decodedPixels), bytes: decodedPixels * (decodedPixelBytes + copies * info.channels) };
     },
     carriesGainMap: (ops) => ops.trim === undefined,
+    firstFrameOnly: (ops) => ops.trim !== undefined,
+    decodesWhole: (ops) => ops.trim !== undefined,
     async apply(image, context) {
       const { ops, info, limits } = context;
       if (ops.trim === undefined) return undefined;
@@ -565,6 +579,7 @@ const STEPS: Step[] = [
   {
     name: 'crop',
     price: () => FREE, // cut by resize's extract; the shrink-on-load it defeats is counted in the decode (budget.ts)
+    decodesWhole: (ops) => ops.crop !== undefined,
     apply(_image, context) {
       // Recorded here, cut by resize: sharp takes one extract before its resize, which resize may need for itself.
       if (context.ops.crop !== undefined) context.region = cropRegion(context.ops.crop, ...context.size);
@@ -593,6 +608,8 @@ const STEPS: Step[] = [
       ops.width === undefined && ops.height === undefined ? FREE : { seconds: perMegapixel(RATES.resize, outputPixels, frames), bytes: 0 },
     // sharp cannot cut the gain map where entropy or attention crop (a face found is a focal point).
     carriesGainMap: (ops) => !(coverCrop(ops) && !ops.fp && (ops.position === 'entropy' || ops.position === 'attention')),
+    // Entropy and attention score the whole image.
+    decodesWhole: (ops) => ops.position === 'entropy' || ops.position === 'attention',
     apply(image, context) {
       const { ops, limits } = context;
       const { region: cropped } = context;
@@ -642,6 +659,7 @@ const STEPS: Step[] = [
       // The canvas and the image on it, as 8-bit pixels with alpha at most (a first frame only).
       ops.fill === 'blur' ? { seconds: perMegapixel(RATES.fill, outputPixels), bytes: 2 * outputPixels * 4 } : FREE,
     carriesGainMap: (ops) => ops.fill !== 'blur',
+    firstFrameOnly: (ops) => ops.fill === 'blur',
     async apply(image, context) {
       const { ops, limits } = context;
       if (ops.fill !== 'blur') return undefined;
@@ -762,6 +780,7 @@ const STEPS: Step[] = [
             bytes: 2 * outputPixels * 4 + 2 * MAX_WATERMARK_PIXELS * 4,
           },
     carriesGainMap: (ops) => ops.watermark === undefined,
+    firstFrameOnly: (ops) => ops.watermark !== undefined,
     async apply(image, context) {
       const { watermark: mark, limits } = context;
       if (!mark) return undefined;
@@ -913,6 +932,12 @@ function focusOf(ops: Ops, info: SourceInfo): Point | undefined {
 
 /** Whether every step can carry a source's gain map through for `ops` (a JPEG output keeps it then: gain-map.ts). */
 export const stepsCarryGainMap = (ops: Ops) => STEPS.every((step) => !step.carriesGainMap || step.carriesGainMap(ops));
+
+/** Whether a step cannot apply `ops` frame by frame, so that an animation gives its first frame (output.ts). */
+export const firstFrameOnly = (ops: Ops) => STEPS.some((step) => step.firstFrameOnly?.(ops));
+
+/** Whether a step reads the image at its whole decoded size for `ops`, so that it is decoded without shrink-on-load (budget.ts). */
+export const decodesWhole = (ops: Ops) => STEPS.some((step) => step.decodesWhole?.(ops));
 
 /** Each step's price for `work`, in the pipeline's order. */
 export const stepPrices = (work: PricedWork) => STEPS.map(({ name, price }) => ({ name, price: price(work) }));

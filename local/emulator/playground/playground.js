@@ -33,7 +33,7 @@ const EXAMPLES = {
   watermark: { width: '600', watermark: 'logo' },
   'all at once': { width: '600', height: '600', fit: 'contain', fill: 'blur', crop: '0.1,0,0.8,1', watermark: 'logo', border: '8,ffffff' },
 };
-/** The form's parameter fields: one per parameter of the grammar's table (test/local/emulator/playground-form.test.ts). */
+/** The form's parameter fields: one per parameter of the grammar's table, which the emulator serves the form's controls from (emulator/playground-form.ts). */
 const PARAM_FIELDS = IMAGE_PARAM_NAMES;
 const STATUS_TEXT = {
   400: 'Bad Request',
@@ -151,7 +151,7 @@ function writeParams(values) {
     if (field.type === 'checkbox') field.checked = value === '1' || value === 'true';
     else field.value = value ?? '';
   }
-  syncSwatch();
+  syncSwatches();
 }
 
 /** Everything the page shows, in the location hash, so a view can be bookmarked or shared. */
@@ -170,12 +170,15 @@ function readHash() {
   return values;
 }
 
-function syncSwatch() {
-  const text = form.elements.namedItem('background').value.trim().replace(/^#/, '');
-  let hex;
-  if (/^[0-9a-f]{3}$/i.test(text)) hex = text.replace(/./g, (c) => c + c);
-  else if (/^[0-9a-f]{6}([0-9a-f]{2})?$/i.test(text)) hex = text.slice(0, 6);
-  if (hex) $('#background-swatch').value = `#${hex.toLowerCase()}`;
+/** Each colour picker shows its text field's colour, when the field holds one (emulator/playground-form.ts puts them side by side). */
+function syncSwatches() {
+  for (const picker of form.querySelectorAll('input[type=color][data-for]')) {
+    const text = form.elements.namedItem(picker.dataset.for).value.trim().replace(/^#/, '');
+    let hex;
+    if (/^[0-9a-f]{3}$/i.test(text)) hex = text.replace(/./g, (c) => c + c);
+    else if (/^[0-9a-f]{6}([0-9a-f]{2})?$/i.test(text)) hex = text.slice(0, 6);
+    if (hex) picker.value = `#${hex.toLowerCase()}`;
+  }
 }
 
 function describePreset() {
@@ -649,15 +652,14 @@ async function upload(file) {
 
 function wire() {
   form.addEventListener('input', (event) => {
-    if (event.target.name === 'background') syncSwatch();
+    const picker = event.target.dataset.for;
+    // A picker's colour goes into its text field; a text field's into its picker.
+    if (picker) form.elements.namedItem(picker).value = event.target.value;
+    else syncSwatches();
     scheduleUpdate();
   });
   form.addEventListener('change', scheduleUpdate);
   form.addEventListener('submit', (event) => event.preventDefault());
-  $('#background-swatch').addEventListener('input', (event) => {
-    form.elements.namedItem('background').value = event.target.value;
-    scheduleUpdate();
-  });
   $('#reset').addEventListener('click', () => {
     writeParams(DEFAULTS);
     void update();
@@ -716,7 +718,6 @@ function wire() {
 
 function applyConfig(config) {
   const max = String(config.maxDimension);
-  for (const name of ['width', 'height']) form.elements.namedItem(name).max = max;
   $('#sizes').replaceChildren(...(config.sizes ?? []).map((size) => el('option', { value: String(size) })));
   const presets = Object.keys(config.presets ?? {});
   $('#preset').replaceChildren(
