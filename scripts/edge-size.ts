@@ -48,6 +48,8 @@ export const everyFeatureBytes = () => bytes(EVERY_FEATURE);
 const DIALECT_FUNCTIONS: { [grammar: string]: EdgeGrammar } = {
   "DIT's base64 JSON requests": 'dit-json',
   'Thumbor paths (DIT)': 'thumbor',
+  'imgix queries': 'imgix',
+  "Cloudflare's /cdn-cgi/image/ paths": 'cloudflare',
 };
 
 /** Every generated viewer-request function with every feature on, native and dialect, and its size in bytes. */

@@ -23,8 +23,8 @@ const CLOUDFLARE = 'cloudflare';
 export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
 
 /**
- * Cloudflare's words, data in one place (a deployment's KeyValueStore could
- * hold them): short names as the full ones; options passed on as they are,
+ * Cloudflare's words, data in one place (the edge reads them from its
+ * store, Dialect.useData): short names as the full ones; options passed on as they are,
  * under the same name (our grammar reads and bounds them); fit modes as our
  * fit and whether it enlarges (`+`) (aspect-crop crops small sources to the aspect
  * ratio, which ours does not); gravity words as our position (auto: our
@@ -35,15 +35,23 @@ export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
  * which is no request of theirs.
  */
 export const CLOUDFLARE_WORDS = {
-  short: table('w=width h=height g=gravity q=quality f=format'),
+  short: /* @__PURE__ */ table('w=width h=height g=gravity q=quality f=format'),
   same: ' width height dpr quality brightness contrast saturation metadata ',
-  fits: table('scale-down=inside contain=inside+ cover=cover+ crop=cover pad=contain+ squeeze=fill+'),
-  gravities: table('auto=attention face=face center=center left=left right=right top=top bottom=bottom'),
-  formats: table('auto=auto avif=avif webp=webp jpeg=jpeg baseline-jpeg=jpeg png=png'),
-  harmless: /^(onerror=redirect|anim=true|zoom=0)$/,
+  fits: /* @__PURE__ */ table('scale-down=inside contain=inside+ cover=cover+ crop=cover pad=contain+ squeeze=fill+'),
+  gravities: /* @__PURE__ */ table('auto=attention face=face center=center left=left right=right top=top bottom=bottom'),
+  formats: /* @__PURE__ */ table('auto=auto avif=avif webp=webp jpeg=jpeg baseline-jpeg=jpeg png=png'),
+  harmless: '^(onerror=redirect|anim=true|zoom=0)$',
   maxOptions: 32,
 };
-const WORDS = CLOUDFLARE_WORDS;
+type CloudflareWords = typeof CLOUDFLARE_WORDS;
+
+/** The words in use: this code's, or at the edge its store's. */
+let WORDS: CloudflareWords;
+const useCloudflareWords = (data: object): void => {
+  WORDS = data as CloudflareWords;
+};
+// The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the words.
+fromCode: useCloudflareWords(CLOUDFLARE_WORDS);
 
 type Options = { [name: string]: string };
 const refused = refusal(CLOUDFLARE);
@@ -64,7 +72,7 @@ const readOptions = (segment: string): Options => {
     const written = (eq < 0 ? option : option.slice(0, eq)).toLowerCase();
     const value = eq < 0 ? '' : option.slice(eq + 1);
     const name = hasOwn(WORDS.short, written) ? (WORDS.short[written] as string) : written;
-    if (WORDS.harmless.test(name + '=' + value)) return;
+    if (RegExp(WORDS.harmless).test(name + '=' + value)) return;
     if (hasOwn(options, name)) throw refused(written, value, 'given more than once');
     options[name] = value;
   });
@@ -139,4 +147,5 @@ export const cloudflare: Dialect = {
     return { key: decodeKeyPath(source), pairs: out };
   },
   verify: () => 'unsigned',
+  useData: useCloudflareWords,
 };

@@ -20,8 +20,8 @@ import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, NOT_SUPPORTED, re
 const IMGIX = 'imgix';
 
 /**
- * imgix's words, data in one place (a deployment's KeyValueStore could hold
- * them): the parameters translated here under imgix's main names, their other
+ * imgix's words, data in one place (the edge reads them from its store,
+ * Dialect.useData): the parameters translated here under imgix's main names, their other
  * spellings, and the parameters imgix has that change the image and that we
  * lack (refused rather than ignored, every `…64` base64 form among them; from
  * imgix's list, github.com/imgix/imgix-url-params); fit modes as our fit and
@@ -33,16 +33,24 @@ const IMGIX = 'imgix';
  */
 export const IMGIX_WORDS = {
   known: ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ',
-  aliases: table('width=w height=h f=fit fillcolor=fill-color orient=or'),
+  spellings: /* @__PURE__ */ table('width=w height=h f=fit fillcolor=fill-color orient=or'),
   lacked:
-    /^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$/,
-  fits: table('clip=inside+ max=inside crop=cover+ fill=contain+ fillmax=contain scale=fill+'),
-  formats: table('jpg=jpeg pjpg=jpeg png=png webp=webp avif=avif gif=gif'),
-  orientations: table('1=0 3=180 6=90 8=270 90=90 180=180 270=270'),
-  strategies: table('faces=face entropy=entropy focalpoint=fp'),
+    '^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$',
+  fits: /* @__PURE__ */ table('clip=inside+ max=inside crop=cover+ fill=contain+ fillmax=contain scale=fill+'),
+  formats: /* @__PURE__ */ table('jpg=jpeg pjpg=jpeg png=png webp=webp avif=avif gif=gif'),
+  orientations: /* @__PURE__ */ table('1=0 3=180 6=90 8=270 90=90 180=180 270=270'),
+  strategies: /* @__PURE__ */ table('faces=face entropy=entropy focalpoint=fp'),
   compressQuality: '45',
 };
-const WORDS = IMGIX_WORDS;
+type ImgixWords = typeof IMGIX_WORDS;
+
+/** The words in use: this code's, or at the edge its store's. */
+let WORDS: ImgixWords;
+const useImgixWords = (data: object): void => {
+  WORDS = data as ImgixWords;
+};
+// The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the words.
+fromCode: useImgixWords(IMGIX_WORDS);
 
 const refused = refusal(IMGIX);
 
@@ -51,9 +59,9 @@ const readParams = (pairs: Pairs): Lookup => {
   const params: { [name: string]: string } = {};
   pairs.forEach((pair) => {
     const spelling = pair[0].toLowerCase();
-    const name = hasOwn(WORDS.aliases, spelling) ? (WORDS.aliases[spelling] as string) : spelling;
+    const name = hasOwn(WORDS.spellings, spelling) ? (WORDS.spellings[spelling] as string) : spelling;
     if (WORDS.known.indexOf(' ' + name + ' ') < 0) {
-      if (WORDS.lacked.test(name)) throw refused(pair[0], pair[1]);
+      if (RegExp(WORDS.lacked).test(name)) throw refused(pair[0], pair[1]);
       return;
     }
     if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'given more than once');
@@ -232,4 +240,5 @@ export const imgix: Dialect = {
     const expires = request.pairs.filter((pair) => pair[0] === 'expires')[0];
     return expires && !(+expires[1] > nowSeconds) ? 'expired' : 'valid';
   },
+  useData: useImgixWords,
 };

@@ -6,7 +6,9 @@
 // plan (lib/plan.ts) turns the dialects a deployment switches on into
 // behaviors and functions from here; lib/edge-function.ts bundles the module.
 
+import { CLOUDFLARE_WORDS } from './cloudflare';
 import { DIT_DATA } from './dit';
+import { IMGIX_WORDS } from './imgix';
 import type { DialectName, EdgeGrammar } from './dialect';
 
 export interface DialectModule {
@@ -24,6 +26,8 @@ export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: Di
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
   'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, pathPattern: '/eyJ*' },
   thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA },
+  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS },
+  cloudflare: { file: 'cloudflare', exported: 'cloudflare', data: CLOUDFLARE_WORDS, pathPattern: '/cdn-cgi/image/*' },
 };
 
 /** The edge grammars each dialect switches on. */

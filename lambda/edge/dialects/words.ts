@@ -53,7 +53,9 @@ export const blurSigma = (radius: string, perSigma: number, most: number): strin
 /**
  * A table written as text, `clip=inside+ max=inside`, as an object: words as
  * text, which no bundler renames (the edge's bundle shortens property names
- * such as `auto`), and which a KeyValueStore could hold as they are.
+ * such as `auto`), and which the edge's store holds as they are. Each call is
+ * annotated `@__PURE__`, so that the edge's bundle drops the tables with the
+ * code's copy of the words (esbuild keeps a call it cannot prove pure).
  */
 export const table = (text: string): { [word: string]: string } => {
   const words: { [word: string]: string } = {};
