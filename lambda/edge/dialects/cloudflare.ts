@@ -32,7 +32,7 @@ export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
  * rather than progressive); options that change nothing we serve
  * (`onerror=redirect` acts only when the transform fails, `anim=true` and
  * `zoom=0` are the defaults); and more options than Cloudflare has names for,
- * which is no request of theirs.
+ * which is no request of theirs; and why a refusal refuses.
  */
 export const CLOUDFLARE_WORDS = {
   short: /* @__PURE__ */ table('w=width h=height g=gravity q=quality f=format'),
@@ -42,6 +42,15 @@ export const CLOUDFLARE_WORDS = {
   formats: /* @__PURE__ */ table('auto=auto avif=avif webp=webp jpeg=jpeg baseline-jpeg=jpeg png=png'),
   harmless: '^(onerror=redirect|anim=true|zoom=0)$',
   maxOptions: 32,
+  why: {
+    unsupported: 'not supported',
+    repeated: 'repeated',
+    options: 'more than $0 options',
+    encoding: 'encoding',
+    blur: 'blur',
+    hex: 'hex',
+    source: 'source',
+  },
 };
 type CloudflareWords = typeof CLOUDFLARE_WORDS;
 
@@ -54,26 +63,26 @@ const useCloudflareWords = (data: object): void => {
 fromCode: useCloudflareWords(CLOUDFLARE_WORDS);
 
 type Options = { [name: string]: string };
-const refused = refusal(CLOUDFLARE);
+const refused = refusal(CLOUDFLARE, () => WORDS.why);
 
 /** The options segment read by name; each option percent-decoded on its own, so an encoded comma stays in its value. */
 const readOptions = (segment: string): Options => {
   const options: Options = {};
   const parts = segment.split(',');
-  if (parts.length > WORDS.maxOptions) throw refused('options', segment, 'more than ' + WORDS.maxOptions + ' options');
+  if (parts.length > WORDS.maxOptions) throw refused('options', segment, 'options', String(WORDS.maxOptions));
   parts.forEach((part) => {
     let option: string;
     try {
       option = decodeURIComponent(part);
     } catch (_malformed) {
-      throw refused('options', part, 'not valid percent-encoded UTF-8');
+      throw refused('options', part, 'encoding');
     }
     const eq = option.indexOf('=');
     const written = (eq < 0 ? option : option.slice(0, eq)).toLowerCase();
     const value = eq < 0 ? '' : option.slice(eq + 1);
     const name = hasOwn(WORDS.short, written) ? (WORDS.short[written] as string) : written;
     if (RegExp(WORDS.harmless).test(name + '=' + value)) return;
-    if (hasOwn(options, name)) throw refused(written, value, 'given more than once');
+    if (hasOwn(options, name)) throw refused(written, value, 'repeated');
     options[name] = value;
   });
   return options;
@@ -115,11 +124,11 @@ const finishing = (options: Options, out: Pairs) => {
       out.push([name, WORDS.formats[value] as string]);
     } else if (name === 'blur') {
       const sigma = blurSigma(value, 2.5, 250);
-      if (sigma == null) throw refused(name, value, 'expected 1 to 250');
+      if (sigma == null) throw refused(name, value, 'blur');
       out.push([name, sigma]);
     } else if (name === 'background') {
       const hex = hexColour(value, false);
-      if (hex == null) throw refused(name, value, 'expected a hex colour');
+      if (hex == null) throw refused(name, value, 'hex');
       out.push([name, hex]);
     } else if (name === 'sharpen' || name === 'gamma') {
       // 0 is no sharpening, and a gamma Cloudflare ignores.
@@ -142,7 +151,7 @@ export const cloudflare: Dialect = {
     // An absolute source `https://host/path` (any slashes, any letter case, or encoded) is the key `host/path`.
     const source = uri.slice(slash).replace(/^\/https?(:|%3a)(\/|%2f)+/i, '/');
     if (source !== uri.slice(slash) && request.pairs.length) {
-      throw refused('source', uri.slice(slash), "a source URL's query cannot be kept");
+      throw refused('source', uri.slice(slash), 'source');
     }
     return { key: decodeKeyPath(source), pairs: out };
   },

@@ -15,7 +15,7 @@ import crypto from 'crypto';
 import { decodeKeyPath } from '../../grammar/key';
 import { sameText } from '../../grammar/sign';
 import type { Dialect, DialectRequest, SignatureCheck } from './dialect';
-import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, NOT_SUPPORTED, refusal, table, type Lookup, type Pairs } from './words';
+import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, refusal, table, type Lookup, type Pairs } from './words';
 
 const IMGIX = 'imgix';
 
@@ -29,7 +29,7 @@ const IMGIX = 'imgix';
  * not); formats (`pjpg` is a progressive JPEG, the same pixels); `or` (EXIF
  * values and degrees clockwise) as our rotate; crop strategies as our
  * position (focalpoint: our fp); and auto=compress's quality when none is
- * given (imgix's documented 45).
+ * given (imgix's documented 45); and why a refusal refuses.
  */
 export const IMGIX_WORDS = {
   known: ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ',
@@ -41,6 +41,17 @@ export const IMGIX_WORDS = {
   orientations: /* @__PURE__ */ table('1=0 3=180 6=90 8=270 90=90 180=180 270=270'),
   strategies: /* @__PURE__ */ table('faces=face entropy=entropy focalpoint=fp'),
   compressQuality: '45',
+  why: {
+    unsupported: 'not supported',
+    repeated: 'repeated',
+    relative: 'sizes relative to the source are not supported',
+    fallback: 'a fallback after $0 is not supported',
+    background: 'a background other than fill-color is not supported',
+    hex: 'hex',
+    offset: 'offset',
+    rotation: 'rotation',
+    blur: 'blur',
+  },
 };
 type ImgixWords = typeof IMGIX_WORDS;
 
@@ -52,7 +63,7 @@ const useImgixWords = (data: object): void => {
 // The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the words.
 fromCode: useImgixWords(IMGIX_WORDS);
 
-const refused = refusal(IMGIX);
+const refused = refusal(IMGIX, () => WORDS.why);
 
 /** The query's imgix parameters under their main names; `auto`, which imgix lets repeat, joined by commas. */
 const readParams = (pairs: Pairs): Lookup => {
@@ -64,7 +75,7 @@ const readParams = (pairs: Pairs): Lookup => {
       if (RegExp(WORDS.lacked).test(name)) throw refused(pair[0], pair[1]);
       return;
     }
-    if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'given more than once');
+    if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'repeated');
     params[name] = hasOwn(params, name) ? params[name] + ',' + pair[1] : pair[1];
   });
   return lookup(params);
@@ -74,7 +85,7 @@ const readParams = (pairs: Pairs): Lookup => {
 const size = (get: Lookup, name: string, out: Pairs, native: string) => {
   const value = get(name);
   if (value == null) return;
-  if (/\./.test(value)) throw refused(name, value, 'sizes relative to the source are ' + NOT_SUPPORTED);
+  if (/\./.test(value)) throw refused(name, value, 'relative');
   out.push([native, value]);
 };
 
@@ -85,7 +96,7 @@ const cropping = (get: Lookup, out: Pairs) => {
   // At most two words mean anything (a strategy alone, or two sides): the third says the list is refused.
   const words = crop.toLowerCase().split(',', 3);
   const strategy = hasOwn(WORDS.strategies, words[0] as string) ? WORDS.strategies[words[0] as string] : undefined;
-  if (strategy && words.length > 1) throw refused('crop', crop, 'a fallback after ' + words[0] + ' is ' + NOT_SUPPORTED);
+  if (strategy && words.length > 1) throw refused('crop', crop, 'fallback', words[0]);
   if (strategy === 'fp') {
     const zoom = get('fp-z');
     if (zoom != null && +zoom !== 1) throw refused('fp-z', zoom);
@@ -119,12 +130,12 @@ const fitting = (get: Lookup, out: Pairs) => {
   else if (padded && fill != null && fill !== 'solid') throw refused('fill', fill);
   const fillColour = padded && fill !== 'blur' ? get('fill-color') || bg || 'fff' : undefined;
   if (fillColour != null && bg != null && hexColour(bg, true) !== hexColour(fillColour, true)) {
-    throw refused('bg', bg, 'a background other than fill-color is ' + NOT_SUPPORTED);
+    throw refused('bg', bg, 'background');
   }
   const colour = fillColour || bg;
   if (colour == null) return;
   const hex = hexColour(colour, true);
-  if (hex == null) throw refused(fillColour ? 'fill-color' : 'bg', colour, 'expected a hex colour');
+  if (hex == null) throw refused(fillColour ? 'fill-color' : 'bg', colour, 'hex');
   out.push(['background', hex]);
 };
 
@@ -151,7 +162,7 @@ const adjustment = (get: Lookup, name: string, out: Pairs, native: string) => {
   const value = get(name);
   if (value == null) return;
   const offset = /^-?\d{1,3}$/.test(value) ? +value : NaN;
-  if (!(offset >= -100 && offset <= 100) || (offset === -100 && native !== 'saturation')) throw refused(name, value, 'expected -99 to 100');
+  if (!(offset >= -100 && offset <= 100) || (offset === -100 && native !== 'saturation')) throw refused(name, value, 'offset');
   out.push([native, String((100 + offset) / 100)]);
 };
 
@@ -162,7 +173,7 @@ const turning = (get: Lookup, out: Pairs) => {
   if (orientation < 0) throw refused('or', or as string);
   const rotation = get('rot');
   const rot = rotation == null ? 0 : +rotation;
-  if (rot !== 0 && rot !== 180) throw refused('rot', rotation as string, 'only 0 and 180 turn the image as ours does');
+  if (rot !== 0 && rot !== 180) throw refused('rot', rotation as string, 'rotation');
   if (orientation + rot) out.push(['rotate', String((orientation + rot) % 360)]);
 };
 
@@ -182,7 +193,7 @@ const finishing = (get: Lookup, out: Pairs) => {
   const blur = get('blur');
   if (blur != null && +blur !== 0) {
     const sigma = blurSigma(blur, 20, 2000);
-    if (sigma == null) throw refused('blur', blur, 'expected 0 to 2000');
+    if (sigma == null) throw refused('blur', blur, 'blur');
     out.push(['blur', sigma]);
   }
   adjustment(get, 'bri', out, 'brightness');

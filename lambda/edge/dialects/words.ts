@@ -8,19 +8,24 @@ import { grammarError, type GrammarError } from '../../grammar/errors';
 /** Longest value quoted back, so an absurd one cannot bloat a response. */
 const QUOTED = 40;
 
-export const NOT_SUPPORTED = 'not supported';
-
 /** Name/value pairs, in order: a query's, or what a dialect says in ours. */
 export type Pairs = [string, string][];
 
+/** Why a dialect refuses, by reason (`unsupported` when none is given); `$0` in one is the refusal's detail. */
+export type Reasons = { [reason: string]: string };
+
 /**
  * The dialect's refusal: `imgix fit=facearea: not supported.`, a 400 naming
- * the dialect, the parameter as written and why we cannot honour it.
+ * the dialect, the parameter as written and why we cannot honour it, in the
+ * words of `reasons()` (the dialect's, which the edge reads from its store).
  */
 export const refusal =
-  (dialect: string) =>
-  (name: string, value: string, why?: string): GrammarError =>
-    grammarError('invalid_parameter', dialect + ' ' + (name + '=' + value).slice(0, QUOTED) + ': ' + (why || NOT_SUPPORTED) + '.');
+  (dialect: string, reasons: () => Reasons) =>
+  (name: string, value: string, reason?: string, detail?: string): GrammarError =>
+    grammarError(
+      'invalid_parameter',
+      dialect + ' ' + (name + '=' + value).slice(0, QUOTED) + ': ' + (reasons()[reason || 'unsupported'] as string).replace('$0', detail as string) + '.',
+    );
 
 export const hasOwn = (object: object, name: string): boolean => ({}).hasOwnProperty.call(object, name);
 
