@@ -44,12 +44,12 @@ export const CLOUDFLARE_WORDS = {
   maxOptions: 32,
   why: {
     unsupported: 'not supported',
-    repeated: 'repeated',
+    repeated: 'given more than once',
     options: 'more than $0 options',
-    encoding: 'encoding',
-    blur: 'blur',
-    hex: 'hex',
-    source: 'source',
+    encoding: 'not valid percent-encoded UTF-8',
+    blur: 'expected 1 to 250',
+    hex: 'expected a hex colour',
+    source: "a source URL's query cannot be kept",
   },
 };
 type CloudflareWords = typeof CLOUDFLARE_WORDS;

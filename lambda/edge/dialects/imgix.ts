@@ -43,14 +43,14 @@ export const IMGIX_WORDS = {
   compressQuality: '45',
   why: {
     unsupported: 'not supported',
-    repeated: 'repeated',
+    repeated: 'given more than once',
     relative: 'sizes relative to the source are not supported',
     fallback: 'a fallback after $0 is not supported',
     background: 'a background other than fill-color is not supported',
-    hex: 'hex',
-    offset: 'offset',
-    rotation: 'rotation',
-    blur: 'blur',
+    hex: 'expected a hex colour',
+    offset: 'expected -99 to 100',
+    rotation: 'only 0 and 180 turn the image as ours does',
+    blur: 'expected 0 to 2000',
   },
 };
 type ImgixWords = typeof IMGIX_WORDS;
