@@ -193,6 +193,7 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
     signing: settings.signing,
     presetsInStore: !dialect && Object.keys(settings.grammar.presets ?? {}).length > 0,
     translating: !!dialect,
+    namedBuckets: !!(dialect && dialect.buckets),
   };
   const imports = ["import crypto from 'crypto';", "import cf from 'cloudfront';"];
   const bundle = dialect

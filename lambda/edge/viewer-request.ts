@@ -69,6 +69,8 @@ export interface EdgeSettings {
    * `dialect`, which the bundle renames as a data field.
    */
   translating: boolean;
+  /** Whether the dialect's requests may name a bucket (DialectModule.buckets): only then does the function read the store's buckets. */
+  namedBuckets: boolean;
 }
 
 /** The settings, each field defined by the bundler. */
@@ -183,7 +185,7 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
     const translated = EDGE.translating ? dialect!.translate(viewer!) : undefined;
     const pairs = EDGE.translating ? translated!.pairs : viewerPairs;
     let key = EDGE.translating ? validateKey(translated!.key) : decodeKeyPath(request.uri);
-    const bucket = EDGE.translating ? translated!.bucket : undefined;
+    const bucket = EDGE.namedBuckets ? translated!.bucket : undefined;
     const preset = EDGE.translating ? undefined : presetName(pairs);
     const named = preset != null;
     // Read before the store, so that a repeated sig is a 400 like any repeated parameter. A
@@ -194,11 +196,11 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
       EDGE.signing ? SIGNING_SECRETS_KEY : [],
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
       !EDGE.translating && named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
-      EDGE.translating && bucket != null ? BUCKETS_KEY : [],
+      EDGE.namedBuckets && bucket != null ? BUCKETS_KEY : [],
     );
 
     const rewrite = (values: StoreValues): Answer => {
-      if (EDGE.translating && bucket != null) key = validateKey(bucketPrefix(bucket, values[BUCKETS_KEY]) + key);
+      if (EDGE.namedBuckets && bucket != null) key = validateKey(bucketPrefix(bucket, values[BUCKETS_KEY]) + key);
       const options: GrammarOptions = {
         maxDimension: EDGE.dimensionLimit,
         presetsOnly: EDGE.onlyPresets,

@@ -138,10 +138,11 @@ const parseParams = (pairs: [string, string][], options: GrammarOptions, named: 
   const paramOf = (pair: [string, string]) => (hasOwn(named, pair[0].toLowerCase()) ? named[pair[0].toLowerCase()] : undefined);
   const params: { [name: string]: unknown } = {};
   // A dialect's function names no preset (dialect-function.ts).
-  (typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT ? presetPairs(pairs, options) : []).forEach((pair) => {
-    const param = paramOf(pair);
-    if (param) params[param.name] = param.read(pair[1], options);
-  });
+  if (typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT)
+    presetPairs(pairs, options).forEach((pair) => {
+      const param = paramOf(pair);
+      if (param) params[param.name] = param.read(pair[1], options);
+    });
   const own: { [name: string]: unknown } = {};
   pairs.forEach((pair) => {
     const param = paramOf(pair);

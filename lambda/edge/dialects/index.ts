@@ -18,14 +18,16 @@ export interface DialectModule {
   exported: string;
   /** What its function reads from the store (Dialect.useData); none without. */
   data?: object;
+  /** Whether its requests may name a bucket (NativeRequest.bucket); without, its function leaves out the reading of the deployment's buckets. */
+  buckets?: true;
   /** CloudFront's path pattern of its own behavior; absent: it owns the default behavior. */
   pathPattern?: string;
 }
 
 export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: DialectModule } = {
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
-  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, pathPattern: '/eyJ*' },
-  thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA },
+  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, buckets: true, pathPattern: '/eyJ*' },
+  thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA, buckets: true },
   imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS },
   cloudflare: { file: 'cloudflare', exported: 'cloudflare', data: CLOUDFLARE_WORDS, pathPattern: '/cdn-cgi/image/*' },
 };
