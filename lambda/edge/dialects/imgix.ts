@@ -107,12 +107,10 @@ const cropping = (get: Lookup, out: Pairs) => {
     out.push(['position', strategy]);
     return;
   }
-  const vertical: string[] = words.filter((word) => word === 'top' || word === 'bottom');
-  const horizontal = words.filter((word) => word === 'left' || word === 'right');
-  if (words.length > 2 || vertical.length > 1 || horizontal.length > 1 || vertical.length + horizontal.length !== words.length) {
-    throw refused('crop', crop);
-  }
-  out.push(['position', vertical.concat(horizontal).join('-')]);
+  // One side of each axis at most, in either order.
+  const sides = /^(?:(top|bottom)(?:,(left|right))?|(left|right)(?:,(top|bottom))?)$/.exec(words.join());
+  if (!sides) throw refused('crop', crop);
+  out.push(['position', [sides[1] || sides[4], sides[2] || sides[3]].filter((side) => side).join('-')]);
 };
 
 /** `fit` (default clip), its crop, and what fills the rest of fit=fill's box (fill, fill-color, else white as imgix). */
