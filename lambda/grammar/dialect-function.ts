@@ -6,8 +6,17 @@
 // Written out at each use (`typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT`),
 // so that the bundle folds it to a constant there.
 
+//
+// EDGE_TRANSLATED says more: every native pair the function reads is written
+// by its dialect's translator, none is a viewer's own (imgix's and
+// Cloudflare's functions; DIT reads the query beside a request as a native
+// URL's, DialectModule.nativeQuery). Those translators write no crop region,
+// border, watermark nor `format=json`, so that bundle leaves out their
+// readers: a kind it cannot read reads as no value, a refusal.
+
 declare global {
   const EDGE_DIALECT: boolean | undefined;
+  const EDGE_TRANSLATED: boolean | undefined;
 }
 
 export {};

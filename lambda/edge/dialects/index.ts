@@ -20,14 +20,16 @@ export interface DialectModule {
   data?: object;
   /** Whether its requests may name a bucket (NativeRequest.bucket); without, its function leaves out the reading of the deployment's buckets. */
   buckets?: true;
+  /** Whether the query beside its requests is read as a native URL's (DIT's); without, every native pair is its translator's (EDGE_TRANSLATED, lambda/grammar/dialect-function.ts). */
+  nativeQuery?: true;
   /** CloudFront's path pattern of its own behavior; absent: it owns the default behavior. */
   pathPattern?: string;
 }
 
 export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: DialectModule } = {
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
-  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, buckets: true, pathPattern: '/eyJ*' },
-  thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA, buckets: true },
+  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, buckets: true, nativeQuery: true, pathPattern: '/eyJ*' },
+  thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA, buckets: true, nativeQuery: true },
   imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS },
   cloudflare: { file: 'cloudflare', exported: 'cloudflare', data: CLOUDFLARE_WORDS, pathPattern: '/cdn-cgi/image/*' },
 };
