@@ -106,6 +106,7 @@ export function bundleFunction(entry: string, exported: string, constants: { [na
   const define: { [name: string]: string } = {};
   // Whether the bundle is a dialect's (lambda/grammar/dialect-function.ts).
   define.EDGE_DIALECT = String(!!dialect);
+  define.EDGE_HINTLESS = String(!!dialect && !dialect.clientHints);
   define.EDGE_TRANSLATED = String(!!dialect && !dialect.nativeQuery);
   Object.entries(constants).forEach(([constant, fields]) => {
     Object.entries(fields).forEach(([name, value]) => {

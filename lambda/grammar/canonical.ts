@@ -255,7 +255,7 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   // Beside width=auto a dpr is already counted in the hinted width.
   if (ops.width === AUTO) ops.dpr = undefined;
   const auto = ops.width === AUTO || ops.dpr === AUTO;
-  if (auto && negotiation && (typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT))
+  if (auto && negotiation && (typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS))
     resolveHints(ops, options, negotiation.header || noHeader);
   const dpr = ops.dpr;
   const sizes = options.sizes;

@@ -22,6 +22,8 @@ export interface DialectModule {
   buckets?: true;
   /** Whether the query beside its requests is read as a native URL's (DIT's); without, every native pair is its translator's (EDGE_TRANSLATED, lambda/grammar/dialect-function.ts). */
   nativeQuery?: true;
+  /** Whether its function resolves client hints (`width=auto`): Cloudflare's, whose `width=auto` is ours; without, the bundle leaves them out (EDGE_HINTLESS). */
+  clientHints?: true;
   /** CloudFront's path pattern of its own behavior; absent: it owns the default behavior. */
   pathPattern?: string;
 }
@@ -31,7 +33,7 @@ export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: Di
   'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, buckets: true, nativeQuery: true, pathPattern: '/eyJ*' },
   thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA, buckets: true, nativeQuery: true },
   imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS },
-  cloudflare: { file: 'cloudflare', exported: 'cloudflare', data: CLOUDFLARE_WORDS, pathPattern: '/cdn-cgi/image/*' },
+  cloudflare: { file: 'cloudflare', exported: 'cloudflare', data: CLOUDFLARE_WORDS, clientHints: true, pathPattern: '/cdn-cgi/image/*' },
 };
 
 /** The edge grammars each dialect switches on. */
