@@ -36,6 +36,8 @@ export interface DitData {
   /** A refusal: `$0` the operation as DIT names it, `$1` why (a reason's words). */
   refusal: string;
   why: { [reason: string]: string };
+  /** A Thumbor path's segments (thumbor.ts), as an expression's source; only a Thumbor function's data has it. */
+  path?: string;
 }
 
 export const DIT_DATA: DitData = {

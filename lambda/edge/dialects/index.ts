@@ -9,6 +9,7 @@
 import { CLOUDFLARE_WORDS } from './cloudflare';
 import { DIT_DATA } from './dit';
 import { IMGIX_WORDS } from './imgix';
+import { THUMBOR_DATA } from './thumbor';
 import type { DialectName, EdgeGrammar } from './dialect';
 
 export interface DialectModule {
@@ -31,7 +32,7 @@ export interface DialectModule {
 export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: DialectModule } = {
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
   'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, buckets: true, nativeQuery: true, pathPattern: '/eyJ*' },
-  thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA, buckets: true, nativeQuery: true },
+  thumbor: { file: 'thumbor', exported: 'thumbor', data: THUMBOR_DATA, buckets: true, nativeQuery: true },
   imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS },
   cloudflare: { file: 'cloudflare', exported: 'cloudflare', data: CLOUDFLARE_WORDS, clientHints: true, pathPattern: '/cdn-cgi/image/*' },
 };
