@@ -71,7 +71,7 @@ export const decodeQueryComponent = (text: string): string => {
   }
 };
 
-const hasOwn = (object: object, name: string) => ({}).hasOwnProperty.call(object, name);
+export const hasOwn = (object: object, name: string) => ({}).hasOwnProperty.call(object, name);
 
 /**
  * Every op under its canonical name, canonical-only ones included: the names a

@@ -44,6 +44,6 @@ export interface Dialect {
   translate(request: DialectRequest): NativeRequest;
   /** The dialect's own signature scheme, checked with the store's secrets, for deployments that sign. */
   verify(request: DialectRequest, secrets: string[], nowSeconds: number): SignatureCheck;
-  /** Takes the dialect's data (name maps, words) that the function read from its store; absent for a dialect with none. */
-  useData?(data: object): void;
+  /** Takes the dialect's data (name maps, words) that the function read from its store. */
+  useData(data: object): void;
 }

@@ -17,8 +17,8 @@ export interface DialectModule {
   file: string;
   /** The name of its `Dialect` export. */
   exported: string;
-  /** What its function reads from the store (Dialect.useData); none without. */
-  data?: object;
+  /** What its function reads from the store (Dialect.useData). */
+  data: object;
   /** Whether its requests may name a bucket (NativeRequest.bucket); without, its function leaves out the reading of the deployment's buckets. */
   buckets?: true;
   /** Whether the query beside its requests is read as a native URL's (DIT's); without, every native pair is its translator's (EDGE_TRANSLATED, lambda/grammar/dialect-function.ts). */

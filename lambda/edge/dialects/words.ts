@@ -3,6 +3,7 @@
 // both need (mirrors, colours, a blur radius as our sigma). Plain code for
 // the edge (cloudfront-js-2.0: no classes, spread or destructuring).
 
+import { hasOwn } from '../../grammar/canonical';
 import { grammarError, type GrammarError } from '../../grammar/errors';
 
 /** Longest value quoted back, so an absurd one cannot bloat a response. */
@@ -27,7 +28,8 @@ export const refusal =
       dialect + ' ' + (name + '=' + value).slice(0, QUOTED) + ': ' + (reasons()[reason || 'unsupported'] as string).replace('$0', detail as string) + '.',
     );
 
-export const hasOwn = (object: object, name: string): boolean => ({}).hasOwnProperty.call(object, name);
+// The grammar's, so that the bundle holds it once.
+export { hasOwn };
 
 /** imgix's and Cloudflare's `flip`: `h` mirrors left-right (our flop), `v` top-bottom (our flip), `hv` both. */
 export const mirrors = (value: string): Pairs | undefined => {

@@ -59,7 +59,7 @@ function bundled(name: 'imgix' | 'cloudflare'): { code: string; dialect: Dialect
   const code = bundleFunction(`./lambda/edge/dialects/${name}.ts`, name, {});
   const context: { crypto: typeof nodeCrypto; edge?: Dialect } = { crypto: nodeCrypto };
   runInNewContext(code, context);
-  context.edge!.useData!(JSON.parse(JSON.stringify(DIALECT_MODULES[name]!.data)) as object);
+  context.edge!.useData(JSON.parse(JSON.stringify(DIALECT_MODULES[name]!.data)) as object);
   return { code, dialect: context.edge! };
 }
 const BUNDLED = { imgix: bundled('imgix'), cloudflare: bundled('cloudflare') };
