@@ -199,20 +199,23 @@ const finishing = (get: Lookup, out: Pairs) => {
   adjustment(get, 'sat', out, 'saturation');
 };
 
-/** The query imgix signed: every pair but `s`, in order, as `?a=b&c=d` (nothing when none). */
-const signedQuery = (pairs: Pairs, encode: (text: string) => string) => {
-  const query = pairs.filter((pair) => pair[0] !== 's').map((pair) => encode(pair[0]) + '=' + encode(pair[1]));
-  return query.length ? '?' + query.join('&') : '';
-};
-
 /**
- * The two ways a signed query is commonly written: every reserved character
- * escaped (imgix's libraries), or with commas as they are (`auto=format,compress`
- * written by hand). CloudFront hands the function decoded values, so these are
- * rebuilt; a query signed in any other spelling (`+` for a space, lower-case
- * escapes) does not verify.
+ * What imgix signed: the path as sent and the query before `s`, every pair but
+ * `s` in order as `?a=b&c=d` (nothing when none), in the two ways a signed
+ * query is commonly written: every reserved character escaped (imgix's
+ * libraries), or with commas as they are (`auto=format,compress` written by
+ * hand). CloudFront hands the function decoded values, so these are rebuilt;
+ * a query signed in any other spelling (`+` for a space, lower-case escapes)
+ * does not verify.
  */
-const SPELLINGS = [encodeURIComponent, (text: string) => encodeURIComponent(text).replace(/%2C/g, ',')];
+const signedTexts = (request: DialectRequest): string[] => {
+  const query = request.pairs
+    .filter((pair) => pair[0] !== 's')
+    .map((pair) => encodeURIComponent(pair[0]) + '=' + encodeURIComponent(pair[1]));
+  const text = request.uri + (query.length ? '?' + query.join('&') : '');
+  // An escaped comma is %2C wherever it is, and `=` and `&` are none.
+  return [text, text.replace(/%2C/g, ',')];
+};
 
 export const imgix: Dialect = {
   translate: (request: DialectRequest) => {
@@ -231,7 +234,7 @@ export const imgix: Dialect = {
     const signatures = request.pairs.filter((pair) => pair[0] === 's');
     if (signatures.length === 0) return 'unsigned';
     const signature = (signatures[0] as [string, string])[1].toLowerCase();
-    const texts = SPELLINGS.map((encode) => request.uri + signedQuery(request.pairs, encode));
+    const texts = signedTexts(request);
     // Every secret and spelling is tried whatever the outcome, so timing tells nothing.
     const matches = secrets.filter(
       (secret) =>
