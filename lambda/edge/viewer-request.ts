@@ -44,7 +44,7 @@ import {
   type Preset,
 } from '../grammar/index';
 import type { CloudFrontFunctionsEvent, CloudFrontFunctionsHeaders, CloudFrontFunctionsQuerystring } from 'aws-lambda';
-import type { Dialect, DialectRequest } from './dialects/dialect';
+import type { Dialect, DialectRequest, DialectTitle } from './dialects/dialect';
 import { BUCKETS_KEY, PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, type EdgeData } from './store';
 
 /**
@@ -159,7 +159,17 @@ const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | Cloud
   try {
     return answer();
   } catch (error) {
-    if (isGrammarError(error)) return response(data, 400, error.code, error.message);
+    // Where every native pair is the translator's (dialect-function.ts), a refusal of the native
+    // grammar (`Invalid quality "low"`) names the dialect too; the translator's own start with its name.
+    if (isGrammarError(error))
+      return response(
+        data,
+        400,
+        error.code,
+        typeof EDGE_TRANSLATED !== 'undefined' && EDGE_TRANSLATED && error.message.indexOf((data.dialect as DialectTitle).title)
+          ? (data.dialect as DialectTitle).title + ': ' + error.message
+          : error.message,
+      );
     throw error;
   }
 };

@@ -19,7 +19,6 @@ import { decodeKeyPath } from '../../grammar/key';
 import type { Dialect, DialectRequest } from './dialect';
 import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, refusal, table, type Lookup, type Pairs } from './words';
 
-const CLOUDFLARE = 'cloudflare';
 export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
 
 /**
@@ -35,6 +34,7 @@ export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
  * which is no request of theirs; and why a refusal refuses.
  */
 export const CLOUDFLARE_WORDS = {
+  title: 'cloudflare',
   short: /* @__PURE__ */ table('w=width h=height g=gravity q=quality f=format'),
   same: ' width height dpr quality brightness contrast saturation metadata ',
   fits: /* @__PURE__ */ table('scale-down=inside contain=inside+ cover=cover+ crop=cover pad=contain+ squeeze=fill+'),
@@ -63,7 +63,7 @@ const useCloudflareWords = (data: object): void => {
 fromCode: useCloudflareWords(CLOUDFLARE_WORDS);
 
 type Options = { [name: string]: string };
-const refused = refusal(CLOUDFLARE, () => WORDS.why);
+const refused = refusal(() => WORDS);
 
 /** The options segment read by name; each option percent-decoded on its own, so an encoded comma stays in its value. */
 const readOptions = (segment: string): Options => {

@@ -32,6 +32,11 @@ export interface NativeRequest {
   bucket?: string;
 }
 
+/** The name a dialect's refusals start with, in the data of a dialect whose every native pair is its translator's (imgix's, Cloudflare's). */
+export interface DialectTitle {
+  title: string;
+}
+
 /** How a dialect's signature checks out against the deployment's secrets. */
 export type SignatureCheck = 'valid' | 'unsigned' | 'invalid' | 'expired';
 

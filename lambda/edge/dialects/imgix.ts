@@ -17,8 +17,6 @@ import { sameText } from '../../grammar/sign';
 import type { Dialect, DialectRequest, SignatureCheck } from './dialect';
 import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, refusal, table, type Lookup, type Pairs } from './words';
 
-const IMGIX = 'imgix';
-
 /**
  * imgix's words, data in one place (the edge reads them from its store,
  * Dialect.useData): the parameters translated here under imgix's main names, their other
@@ -32,6 +30,7 @@ const IMGIX = 'imgix';
  * given (imgix's documented 45); and why a refusal refuses.
  */
 export const IMGIX_WORDS = {
+  title: 'imgix',
   known: ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ',
   spellings: /* @__PURE__ */ table('width=w height=h f=fit fillcolor=fill-color orient=or'),
   lacked:
@@ -63,7 +62,7 @@ const useImgixWords = (data: object): void => {
 // The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the words.
 fromCode: useImgixWords(IMGIX_WORDS);
 
-const refused = refusal(IMGIX, () => WORDS.why);
+const refused = refusal(() => WORDS);
 
 /** The query's imgix parameters under their main names; `auto`, which imgix lets repeat, joined by commas. */
 const readParams = (pairs: Pairs): Lookup => {

@@ -10,7 +10,20 @@
 // read. Signed: Thumbor's HMAC segment (base64url of HMAC-SHA1 of the rest of
 // the path), or DIT's `signature` parameter (dit.ts).
 
-import { applyRule, decoded, DIT, DIT_DATA, ditRefusal, hasOwn, hmacMatches, nativePairs, useDitData, verifyDitSignature, type DitData, type NativeOps } from './dit';
+import {
+  applyRule,
+  decoded,
+  DIT,
+  DIT_DATA,
+  ditRefusal,
+  hasOwn,
+  hmacMatches,
+  nativePairs,
+  useDitData,
+  verifyDitSignature,
+  type DitData,
+  type NativeOps,
+} from './dit';
 import type { Dialect, NativeRequest, SignatureCheck } from './dialect';
 
 /**

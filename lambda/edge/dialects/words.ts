@@ -12,20 +12,25 @@ const QUOTED = 40;
 /** Name/value pairs, in order: a query's, or what a dialect says in ours. */
 export type Pairs = [string, string][];
 
-/** Why a dialect refuses, by reason (`unsupported` when none is given); `$0` in one is the refusal's detail. */
-export type Reasons = { [reason: string]: string };
+/** A dialect's title and why it refuses, by reason (`unsupported` when none is given); `$0` in a reason is the refusal's detail. */
+export type RefusalWords = { title: string; why: { [reason: string]: string } };
 
 /**
  * The dialect's refusal: `imgix fit=facearea: not supported.`, a 400 naming
  * the dialect, the parameter as written and why we cannot honour it, in the
- * words of `reasons()` (the dialect's, which the edge reads from its store).
+ * dialect's words (`words()`, which the edge reads from its store).
  */
 export const refusal =
-  (dialect: string, reasons: () => Reasons) =>
+  (words: () => RefusalWords) =>
   (name: string, value: string, reason?: string, detail?: string): GrammarError =>
     grammarError(
       'invalid_parameter',
-      dialect + ' ' + (name + '=' + value).slice(0, QUOTED) + ': ' + (reasons()[reason || 'unsupported'] as string).replace('$0', detail as string) + '.',
+      words().title +
+        ' ' +
+        (name + '=' + value).slice(0, QUOTED) +
+        ': ' +
+        (words().why[reason || 'unsupported'] as string).replace('$0', detail as string) +
+        '.',
     );
 
 // The grammar's, so that the bundle holds it once.
