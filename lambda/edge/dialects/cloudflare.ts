@@ -41,7 +41,6 @@ export const CLOUDFLARE_WORDS = {
   gravities: /* @__PURE__ */ table('auto=attention face=face center=center left=left right=right top=top bottom=bottom'),
   formats: /* @__PURE__ */ table('auto=auto avif=avif webp=webp jpeg=jpeg baseline-jpeg=jpeg png=png'),
   harmless: '^(onerror=redirect|anim=true|zoom=0)$',
-  maxOptions: 32,
   why: {
     unsupported: 'not supported',
     repeated: 'given more than once',
@@ -51,16 +50,11 @@ export const CLOUDFLARE_WORDS = {
     hex: 'expected a hex colour',
     source: "a source URL's query cannot be kept",
   },
+  maxOptions: 32,
 };
-type CloudflareWords = typeof CLOUDFLARE_WORDS;
-
-/** The words in use: this code's, or at the edge its store's. */
-let WORDS: CloudflareWords;
-const useCloudflareWords = (data: object): void => {
-  WORDS = data as CloudflareWords;
-};
-// The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the words.
-fromCode: useCloudflareWords(CLOUDFLARE_WORDS);
+/** The words in use: this code's, or at the edge its store's (useData; the bundle drops statements labelled `fromCode`). */
+let WORDS: typeof CLOUDFLARE_WORDS;
+fromCode: WORDS = CLOUDFLARE_WORDS;
 
 type Options = { [name: string]: string };
 const refused = refusal(() => WORDS);
@@ -156,5 +150,7 @@ export const cloudflare: Dialect = {
     return { key: decodeKeyPath(source), pairs: out };
   },
   verify: () => 'unsigned',
-  useData: useCloudflareWords,
+  useData: (data) => {
+    WORDS = data as typeof CLOUDFLARE_WORDS;
+  },
 };

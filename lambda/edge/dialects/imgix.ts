@@ -54,13 +54,9 @@ export const IMGIX_WORDS = {
 };
 type ImgixWords = typeof IMGIX_WORDS;
 
-/** The words in use: this code's, or at the edge its store's. */
+/** The words in use: this code's, or at the edge its store's (useData; the bundle drops statements labelled `fromCode`). */
 let WORDS: ImgixWords;
-const useImgixWords = (data: object): void => {
-  WORDS = data as ImgixWords;
-};
-// The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the words.
-fromCode: useImgixWords(IMGIX_WORDS);
+fromCode: WORDS = IMGIX_WORDS;
 
 const refused = refusal(() => WORDS);
 
@@ -251,5 +247,7 @@ export const imgix: Dialect = {
     const expires = request.pairs.filter((pair) => pair[0] === 'expires')[0];
     return expires && !(+expires[1] > nowSeconds) ? 'expired' : 'valid';
   },
-  useData: useImgixWords,
+  useData: (data) => {
+    WORDS = data as ImgixWords;
+  },
 };

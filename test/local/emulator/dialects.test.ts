@@ -68,12 +68,17 @@ const exampleServed = (examples: DialectExample[]): Served[] =>
   }));
 
 /** The source keys the examples' native URLs read (DIT's are in the emulator's folders below). */
-const exampleKeys = (examples: DialectExample[]): string[] =>
-  [...new Set(examples.filter((example) => example.native).map((example) => decodeURIComponent(pathOf(example.native!).slice(1))))];
+const exampleKeys = (examples: DialectExample[]): string[] => [
+  ...new Set(examples.filter((example) => example.native).map((example) => decodeURIComponent(pathOf(example.native!).slice(1)))),
+];
 
 /** Each deployment: its dialects setting and the requests it serves. */
 const DEPLOYMENTS: { dialects: string; served: (emulator: RunningEmulator) => Served[]; keys: string[] }[] = [
-  { dialects: 'dit,cloudflare', served: (emulator) => ditServed(emulator).concat(exampleServed(CLOUDFLARE_EXAMPLES)), keys: exampleKeys(CLOUDFLARE_EXAMPLES) },
+  {
+    dialects: 'dit,cloudflare',
+    served: (emulator) => ditServed(emulator).concat(exampleServed(CLOUDFLARE_EXAMPLES)),
+    keys: exampleKeys(CLOUDFLARE_EXAMPLES),
+  },
   { dialects: 'imgix', served: () => exampleServed(IMGIX_EXAMPLES), keys: exampleKeys(IMGIX_EXAMPLES) },
 ];
 
