@@ -21,11 +21,27 @@ export { SIGNING_SECRETS_KEY };
 export const MAX_FUNCTION_BYTES = 10_240;
 
 /**
- * What the function with every feature on may grow to before a test fails:
- * headroom under CloudFront's limit, so that a change that eats it is caught
- * in review. The goal is 9,000 over a function of 8,000 (docs/development.md).
+ * What the native function may grow to in any deployment, every feature on
+ * included: a test fails past it, so that a change that eats the headroom
+ * under CloudFront's limit is caught in review (docs/development.md).
  */
-export const EDGE_BUDGET_BYTES = 9_000;
+export const EDGE_BUDGET_BYTES = 8_000;
+
+/**
+ * What each dialect's function with every feature on may grow to: 500 bytes
+ * of headroom under CloudFront's limit; a test fails past it. imgix's is
+ * over it (FUNCTION_BUDGETS).
+ */
+export const DIALECT_BUDGET_BYTES = 9_740;
+
+/** Each generated function's budget, every feature on; imgix's only CloudFront's limit, until its translator shrinks (docs/development.md). */
+export const FUNCTION_BUDGETS: { [grammar in EdgeGrammar]: number } = {
+  native: EDGE_BUDGET_BYTES,
+  'dit-json': DIALECT_BUDGET_BYTES,
+  thumbor: DIALECT_BUDGET_BYTES,
+  cloudflare: DIALECT_BUDGET_BYTES,
+  imgix: MAX_FUNCTION_BYTES,
+};
 
 /** Length of a KeyValueStore id (a UUID); a CDK token standing in for one may be shorter. */
 const KVS_ID_LENGTH = 36;
@@ -106,6 +122,8 @@ export function bundleFunction(entry: string, exported: string, constants: { [na
   const define: { [name: string]: string } = {};
   // Whether the bundle is a dialect's (lambda/grammar/dialect-function.ts).
   define.EDGE_DIALECT = String(!!dialect);
+  define.EDGE_HINTLESS = String(!!dialect && !dialect.clientHints);
+  define.EDGE_TRANSLATED = String(!!dialect && !dialect.nativeQuery);
   Object.entries(constants).forEach(([constant, fields]) => {
     Object.entries(fields).forEach(([name, value]) => {
       define[`${constant}.${name}`] = JSON.stringify(value);
@@ -193,6 +211,7 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
     signing: settings.signing,
     presetsInStore: !dialect && Object.keys(settings.grammar.presets ?? {}).length > 0,
     translating: !!dialect,
+    namedBuckets: !!(dialect && dialect.buckets),
   };
   const imports = ["import crypto from 'crypto';", "import cf from 'cloudfront';"];
   const bundle = dialect

@@ -9,7 +9,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { viewerRequestFunctionCode, type EdgeFunctionSettings } from '../lib/edge-function';
+import { FUNCTION_BUDGETS, viewerRequestFunctionCode, type EdgeFunctionSettings } from '../lib/edge-function';
 import type { EdgeGrammar } from '../lambda/edge/dialects/dialect';
 import { PROJECT_ROOT } from '../lib/project-root';
 import { runIfMain } from './operator-command';
@@ -45,17 +45,19 @@ const bytes = (settings: EdgeFunctionSettings) => Buffer.byteLength(viewerReques
 export const everyFeatureBytes = () => bytes(EVERY_FEATURE);
 
 /** The dialect functions a deployment can generate (lambda/edge/dialects/index.ts), by what they read. */
-const DIALECT_FUNCTIONS: { [grammar: string]: EdgeGrammar } = {
+export const DIALECT_FUNCTIONS: { [name: string]: EdgeGrammar } = {
   "DIT's base64 JSON requests": 'dit-json',
   'Thumbor paths (DIT)': 'thumbor',
+  'imgix queries': 'imgix',
+  "Cloudflare's /cdn-cgi/image/ paths": 'cloudflare',
 };
 
-/** Every generated viewer-request function with every feature on, native and dialect, and its size in bytes. */
-export function functionSizes(): { [function_: string]: number } {
-  return {
-    native: bytes(EVERY_FEATURE),
-    ...Object.fromEntries(Object.entries(DIALECT_FUNCTIONS).map(([name, edgeGrammar]) => [name, bytes({ ...EVERY_FEATURE, edgeGrammar })])),
-  };
+/** Every generated viewer-request function with every feature on, native and dialect: its grammar and size in bytes, by name. */
+export function functionSizes(): { [function_: string]: { grammar: EdgeGrammar; bytes: number } } {
+  const named: { [name: string]: EdgeGrammar } = { native: 'native', ...DIALECT_FUNCTIONS };
+  return Object.fromEntries(
+    Object.entries(named).map(([name, edgeGrammar]) => [name, { grammar: edgeGrammar, bytes: bytes({ ...EVERY_FEATURE, edgeGrammar }) }]),
+  );
 }
 
 /** The markdown table: the every-feature function, what each feature adds to it, and the function with none; then each dialect's function. */
@@ -74,9 +76,11 @@ export function featureTable(): string {
     `| **every feature on** | **${all}** bytes in all |`,
     `| none of them | ${bytes(none)} bytes in all |`,
     '',
-    '| Dialect function, every feature on | Bytes |',
-    '| --- | ---: |',
-    ...Object.entries(DIALECT_FUNCTIONS).map(([name, edgeGrammar]) => `| ${name} | ${bytes({ ...EVERY_FEATURE, edgeGrammar })} |`),
+    '| Dialect function, every feature on | Bytes | Budget |',
+    '| --- | ---: | ---: |',
+    ...Object.entries(DIALECT_FUNCTIONS).map(
+      ([name, edgeGrammar]) => `| ${name} | ${bytes({ ...EVERY_FEATURE, edgeGrammar })} | ${FUNCTION_BUDGETS[edgeGrammar]} |`,
+    ),
   ].join('\n');
 }
 

@@ -29,6 +29,7 @@ import {
   decodeKeyPath,
   decodeQueryComponent,
   grammarError,
+  hasOwn,
   isGrammarError,
   parseViewerQuery,
   presetName,
@@ -43,7 +44,7 @@ import {
   type Preset,
 } from '../grammar/index';
 import type { CloudFrontFunctionsEvent, CloudFrontFunctionsHeaders, CloudFrontFunctionsQuerystring } from 'aws-lambda';
-import type { Dialect, DialectRequest } from './dialects/dialect';
+import type { Dialect, DialectRequest, DialectTitle } from './dialects/dialect';
 import { BUCKETS_KEY, PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, type EdgeData } from './store';
 
 /**
@@ -69,6 +70,8 @@ export interface EdgeSettings {
    * `dialect`, which the bundle renames as a data field.
    */
   translating: boolean;
+  /** Whether the dialect's requests may name a bucket (DialectModule.buckets): only then does the function read the store's buckets. */
+  namedBuckets: boolean;
 }
 
 /** The settings, each field defined by the bundler. */
@@ -147,7 +150,7 @@ const forbidden = (data: EdgeData, word: 'unsigned' | 'expired' | 'badSignature'
 /** A bucket a dialect's request names, as the key prefix the deployment serves it under (the store's map of bucket names to prefixes). */
 const bucketPrefix = (bucket: string, map: string | undefined): string => {
   const prefixes = JSON.parse(map || '{}') as { [bucket: string]: string };
-  if (!{}.hasOwnProperty.call(prefixes, bucket)) throw grammarError('invalid_key', `Unknown bucket "${bucket.slice(0, 63)}".`);
+  if (!hasOwn(prefixes, bucket)) throw grammarError('invalid_key', `Unknown bucket "${bucket.slice(0, 63)}".`);
   return prefixes[bucket] as string;
 };
 
@@ -156,7 +159,17 @@ const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | Cloud
   try {
     return answer();
   } catch (error) {
-    if (isGrammarError(error)) return response(data, 400, error.code, error.message);
+    // Where every native pair is the translator's (dialect-function.ts), a refusal of the native
+    // grammar (`Invalid quality "low"`) names the dialect too; the translator's own start with its name.
+    if (isGrammarError(error))
+      return response(
+        data,
+        400,
+        error.code,
+        typeof EDGE_TRANSLATED !== 'undefined' && EDGE_TRANSLATED && error.message.indexOf((data.dialect as DialectTitle).title)
+          ? (data.dialect as DialectTitle).title + ': ' + error.message
+          : error.message,
+      );
     throw error;
   }
 };
@@ -174,7 +187,7 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
   // rewrite: pass it through untouched.
   if (request.method !== 'GET' && request.method !== 'HEAD') return request;
   useGrammarData(data);
-  if (EDGE.translating && dialect!.useData) dialect!.useData(data.dialect as object);
+  if (EDGE.translating) dialect!.useData(data.dialect as object);
 
   return refusing<Outcome>(data, () => {
     const viewerPairs = queryPairs(request.querystring);
@@ -183,22 +196,21 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
     const translated = EDGE.translating ? dialect!.translate(viewer!) : undefined;
     const pairs = EDGE.translating ? translated!.pairs : viewerPairs;
     let key = EDGE.translating ? validateKey(translated!.key) : decodeKeyPath(request.uri);
-    const bucket = EDGE.translating ? translated!.bucket : undefined;
     const preset = EDGE.translating ? undefined : presetName(pairs);
     const named = preset != null;
     // Read before the store, so that a repeated sig is a 400 like any repeated parameter. A
     // dialect's function verifies the dialect's signature on every URL, native ones too.
     const signature = EDGE.signing && !EDGE.translating ? signatureParams(pairs) : {};
-    const presetKey = PRESET_KEY_PREFIX + preset;
+    const presetKey = EDGE.translating ? '' : PRESET_KEY_PREFIX + preset;
     const keys = ([] as string[]).concat(
       EDGE.signing ? SIGNING_SECRETS_KEY : [],
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
       !EDGE.translating && named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
-      EDGE.translating && bucket != null ? BUCKETS_KEY : [],
+      EDGE.namedBuckets && translated!.bucket != null ? BUCKETS_KEY : [],
     );
 
     const rewrite = (values: StoreValues): Answer => {
-      if (EDGE.translating && bucket != null) key = validateKey(bucketPrefix(bucket, values[BUCKETS_KEY]) + key);
+      if (EDGE.namedBuckets && translated!.bucket != null) key = validateKey(bucketPrefix(translated!.bucket, values[BUCKETS_KEY]) + key);
       const options: GrammarOptions = {
         maxDimension: EDGE.dimensionLimit,
         presetsOnly: EDGE.onlyPresets,

@@ -71,7 +71,7 @@ export const decodeQueryComponent = (text: string): string => {
   }
 };
 
-const hasOwn = (object: object, name: string) => ({}).hasOwnProperty.call(object, name);
+export const hasOwn = (object: object, name: string) => ({}).hasOwnProperty.call(object, name);
 
 /**
  * Every op under its canonical name, canonical-only ones included: the names a
@@ -138,10 +138,11 @@ const parseParams = (pairs: [string, string][], options: GrammarOptions, named: 
   const paramOf = (pair: [string, string]) => (hasOwn(named, pair[0].toLowerCase()) ? named[pair[0].toLowerCase()] : undefined);
   const params: { [name: string]: unknown } = {};
   // A dialect's function names no preset (dialect-function.ts).
-  (typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT ? presetPairs(pairs, options) : []).forEach((pair) => {
-    const param = paramOf(pair);
-    if (param) params[param.name] = param.read(pair[1], options);
-  });
+  if (typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT)
+    presetPairs(pairs, options).forEach((pair) => {
+      const param = paramOf(pair);
+      if (param) params[param.name] = param.read(pair[1], options);
+    });
   const own: { [name: string]: unknown } = {};
   pairs.forEach((pair) => {
     const param = paramOf(pair);
@@ -245,7 +246,8 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
 export function canonicalOps(params: ParsedParams, options: GrammarOptions, negotiation?: Negotiation): UnresolvedOps;
 export function canonicalOps(params: ParsedParams, options: GrammarOptions, negotiation?: Negotiation): UnresolvedOps {
   // Metadata describes the source, so no other op can change it.
-  if (params.format === 'json') return { format: 'json' };
+  // (No translator writes it: dialect-function.ts.)
+  if ((typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED) && params.format === 'json') return { format: 'json' };
   const ops: WorkingOps = {};
   PARAMS.forEach((param) => {
     (ops as { [name: string]: unknown })[param.name] = params[param.name];
@@ -253,7 +255,7 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   // Beside width=auto a dpr is already counted in the hinted width.
   if (ops.width === AUTO) ops.dpr = undefined;
   const auto = ops.width === AUTO || ops.dpr === AUTO;
-  if (auto && negotiation && (typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT))
+  if (auto && negotiation && (typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS))
     resolveHints(ops, options, negotiation.header || noHeader);
   const dpr = ops.dpr;
   const sizes = options.sizes;
@@ -269,7 +271,8 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   if (negotiation) {
     ops.accept = negotiateFormat(negotiation);
     // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
-    if (ops.watermark != null) ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
+    if ((typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED) && ops.watermark != null)
+      ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
     // The deployment's default written out, like the version: a changed default makes new keys, and signed URLs stay valid.
     if (ops.hdr == null) ops.hdr = options.hdr;
   }

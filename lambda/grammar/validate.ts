@@ -123,7 +123,7 @@ const high = (rule: ValueRule, options: GrammarOptions) => (rule.high == null ? 
 /** Reads one value of the parameter `name` under its rule; throws the refusal naming the parameter, the value and what is allowed. */
 export const readValue = (rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value => {
   // Not in a dialect's function (dialect-function.ts).
-  if (rule.auto && (typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT) && raw.toLowerCase() === 'auto') return 'auto';
+  if (rule.auto && (typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS) && raw.toLowerCase() === 'auto') return 'auto';
   if (raw === '' && rule.bare != null) return rule.bare;
   const value = KINDS[rule.kind](rule, name, raw, options);
   // NaN !== NaN: a number out of bounds is refused too.
@@ -156,6 +156,9 @@ const fractions =
     return parts.length === count && inside(parts) ? parts.map((part) => part / PARTS).join(',') : undefined;
   };
 
+/** A kind a translated-only function never reads (dialect-function.ts): no value. */
+const unread: Reader = () => undefined;
+
 const KINDS: { [kind in KindName]: Reader } = {
   integer: bounded,
   number: bounded,
@@ -178,21 +181,27 @@ const KINDS: { [kind in KindName]: Reader } = {
     return hex.length === 3 ? hex.replace(/(.)/g, '$1$1') : hex.slice(6) === 'ff' ? hex.slice(0, 6) : hex;
   },
   /** `x,y,width,height`: a region inside the image. */
-  region: fractions(4, (p) => p[2]! > 0 && p[3]! > 0 && p[0]! + p[2]! <= PARTS && p[1]! + p[3]! <= PARTS),
+  region:
+    typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED
+      ? fractions(4, (p) => p[2]! > 0 && p[3]! > 0 && p[0]! + p[2]! <= PARTS && p[1]! + p[3]! <= PARTS)
+      : unread,
   /** `x,y`: a point of the image. */
   point: fractions(2, (parts) => parts.every((part) => part <= PARTS)),
   /** `<width>` or `<width>,<colour>` (black by default): the width leaves the image at least a pixel within maxDimension. */
-  border: (_rule, name, raw, options) => {
-    const comma = raw.indexOf(',');
-    const width = readValue(
-      { kind: 'integer', low: 1, high: (options.maxDimension - 1) >> 1 },
-      name,
-      comma === -1 ? raw : raw.slice(0, comma),
-      options,
-    );
-    // Each part is refused by its own kind.
-    return width + ',' + readValue({ kind: 'colour' }, name, comma === -1 ? '000' : raw.slice(comma + 1), options);
-  },
+  border:
+    typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED
+      ? (_rule, name, raw, options) => {
+          const comma = raw.indexOf(',');
+          const width = readValue(
+            { kind: 'integer', low: 1, high: (options.maxDimension - 1) >> 1 },
+            name,
+            comma === -1 ? raw : raw.slice(0, comma),
+            options,
+          );
+          // Each part is refused by its own kind.
+          return width + ',' + readValue({ kind: 'colour' }, name, comma === -1 ? '000' : raw.slice(comma + 1), options);
+        }
+      : unread,
   /**
    * A name the deployment defines (a watermark's: `logo`, or `logo.1a2b3c4d`
    * with its version in a canonical URI), lower-case. It is checked where the

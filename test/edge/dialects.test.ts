@@ -29,7 +29,7 @@ const settings = (edgeGrammar: EdgeGrammar, signing = false): EdgeFunctionSettin
 const functions: { [grammar: string]: LoadedFunction } = {};
 const signed: { [grammar: string]: LoadedFunction } = {};
 beforeAll(() => {
-  for (const grammar of ['native', 'dit-json', 'thumbor'] as const) {
+  for (const grammar of ['native', 'dit-json', 'thumbor', 'imgix', 'cloudflare'] as const) {
     functions[grammar] = loadEdge(settings(grammar));
     signed[grammar] = loadEdge(settings(grammar, true), `${SECRET}\n${OLD_SECRET}`);
   }
@@ -231,6 +231,27 @@ describe('the generated dialect functions', () => {
       expect(code).toMatch(/createHmac/);
     }
     expect(viewerRequestFunctionCode(settings('native', true))).not.toMatch(/refusal|ABCDEFGHIJ/);
+  });
+
+  it("hold imgix's and Cloudflare's code but not their words and reasons, which are in the store", () => {
+    expect(viewerRequestFunctionCode(settings('imgix', true))).not.toMatch(/fillmax|focalpoint|sepia|given more than once|expected -99/);
+    expect(viewerRequestFunctionCode(settings('cloudflare', true))).not.toMatch(/squeeze|baseline-jpeg|onerror|expected a hex/);
+  });
+
+  it("name the dialect in a refusal of the native grammar, where every native pair is the translator's", async () => {
+    expect(await answer(functions.cloudflare!, '/cdn-cgi/image/quality=low/a.jpg')).toEqual({
+      status: 400,
+      message: expect.stringMatching(/^cloudflare: Invalid quality "low": expected/),
+    });
+    expect(await answer(functions.imgix!, '/a.jpg', 'w=99999')).toEqual({
+      status: 400,
+      message: expect.stringMatching(/^imgix: Invalid width "99999": expected/),
+    });
+    // Its own refusals name it once.
+    expect(await answer(functions.imgix!, '/a.jpg', 'fit=facearea')).toEqual({
+      status: 400,
+      message: 'imgix fit=facearea: not supported.',
+    });
   });
 
   it('read no preset: a preset in a dialect URL is refused, not ignored', async () => {

@@ -16,6 +16,9 @@ import { describe, expect, it } from 'vitest';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import { DEFAULT_GRAMMAR_OPTIONS } from '../../lambda/grammar';
 import { NUMBER_PATTERNS } from '../../lambda/grammar/validate';
+import { CLOUDFLARE_WORDS } from '../../lambda/edge/dialects/cloudflare';
+import { IMGIX_WORDS } from '../../lambda/edge/dialects/imgix';
+import { THUMBOR_DATA } from '../../lambda/edge/dialects/thumbor';
 
 const ROOT = join(import.meta.dirname, '../..');
 const FOLDERS = ['lambda', 'local'];
@@ -92,26 +95,25 @@ const collected = [
   ),
 ];
 /**
- * The RegExp(...) calls whose pattern is one of the grammar's number patterns
- * (NUMBER_PATTERNS, which the edge function reads from its store, written by
- * the deploy from the same constant): each pattern is checked in their place.
+ * The RegExp(...) calls whose pattern is data the edge function reads from its
+ * store, written by the deploy from the same constants: the grammar's number
+ * patterns (NUMBER_PATTERNS), imgix's parameters we lack, Cloudflare's options
+ * that change nothing, Thumbor's path. Each pattern is checked in their place.
  */
-const FROM_NUMBER_PATTERNS: { file: string; text: RegExp }[] = [
-  { file: 'lambda/grammar/validate.ts', text: /^RegExp\(readerData\.patterns\[form\]\)$/ },
-  { file: 'the generated edge function', text: /^RegExp\(\w+\.\w+\[\w+\]\)$/ },
+const FROM_DATA: { file: string; text: RegExp; sources: string[] }[] = [
+  { file: 'lambda/grammar/validate.ts', text: /^RegExp\(readerData\.patterns\[form\]\)$/, sources: Object.values(NUMBER_PATTERNS) },
+  // The number patterns again, where the bundle has renamed what holds them.
+  { file: 'the generated edge function', text: /^RegExp\(\w+\.\w+\[\w+\]\)$/, sources: [] },
+  { file: 'lambda/edge/dialects/imgix.ts', text: /^RegExp\(WORDS\.lacked\)$/, sources: [IMGIX_WORDS.lacked] },
+  { file: 'lambda/edge/dialects/cloudflare.ts', text: /^RegExp\(WORDS\.harmless\)$/, sources: [CLOUDFLARE_WORDS.harmless] },
+  { file: 'lambda/edge/dialects/thumbor.ts', text: /^RegExp\(DIT\.path\)$/, sources: [THUMBOR_DATA.path!] },
 ];
-const fromNumberPatterns = (found: Expression) =>
-  FROM_NUMBER_PATTERNS.some(({ file, text }) => found.file === file && text.test(found.text));
-const numberPatterns: Expression[] = Object.values(NUMBER_PATTERNS).map((source) => ({
-  file: 'lambda/grammar/validate.ts',
-  source,
-  flags: '',
-  text: 'NUMBER_PATTERNS',
-}));
-const unreadable = collected.filter((found) => found.source === undefined && !fromNumberPatterns(found));
-const expressions = [...collected, ...numberPatterns].filter(
-  (found): found is Expression & { source: string } => found.source !== undefined,
+const fromData = (found: Expression) => FROM_DATA.some(({ file, text }) => found.file === file && text.test(found.text));
+const dataPatterns: Expression[] = FROM_DATA.flatMap(({ file, sources }) =>
+  sources.map((source) => ({ file, source, flags: '', text: 'data' })),
 );
+const unreadable = collected.filter((found) => found.source === undefined && !fromData(found));
+const expressions = [...collected, ...dataPatterns].filter((found): found is Expression & { source: string } => found.source !== undefined);
 const excuses = (exception: (typeof EXCEPTIONS)[number]) => (expression: Expression) =>
   exception.file === expression.file && exception.source === expression.source;
 const isException = (expression: Expression) => EXCEPTIONS.some((exception) => excuses(exception)(expression));
@@ -133,8 +135,8 @@ describe('regular expressions on untrusted input', () => {
     ]) {
       expect(where).toContain(file);
     }
-    // Each RegExp built from the number patterns is still there, so the list says where they are.
-    for (const site of FROM_NUMBER_PATTERNS)
+    // Each RegExp built from data is still there, so the list says where they are.
+    for (const site of FROM_DATA)
       expect(
         collected.some((found) => found.file === site.file && site.text.test(found.text)),
         site.file,

@@ -19,12 +19,11 @@ import { decodeKeyPath } from '../../grammar/key';
 import type { Dialect, DialectRequest } from './dialect';
 import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, refusal, table, type Lookup, type Pairs } from './words';
 
-const CLOUDFLARE = 'cloudflare';
 export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
 
 /**
- * Cloudflare's words, data in one place (a deployment's KeyValueStore could
- * hold them): short names as the full ones; options passed on as they are,
+ * Cloudflare's words, data in one place (the edge reads them from its
+ * store, Dialect.useData): short names as the full ones; options passed on as they are,
  * under the same name (our grammar reads and bounds them); fit modes as our
  * fit and whether it enlarges (`+`) (aspect-crop crops small sources to the aspect
  * ratio, which ours does not); gravity words as our position (auto: our
@@ -32,40 +31,52 @@ export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
  * rather than progressive); options that change nothing we serve
  * (`onerror=redirect` acts only when the transform fails, `anim=true` and
  * `zoom=0` are the defaults); and more options than Cloudflare has names for,
- * which is no request of theirs.
+ * which is no request of theirs; and why a refusal refuses.
  */
 export const CLOUDFLARE_WORDS = {
-  short: table('w=width h=height g=gravity q=quality f=format'),
+  title: 'cloudflare',
+  short: /* @__PURE__ */ table('w=width h=height g=gravity q=quality f=format'),
   same: ' width height dpr quality brightness contrast saturation metadata ',
-  fits: table('scale-down=inside contain=inside+ cover=cover+ crop=cover pad=contain+ squeeze=fill+'),
-  gravities: table('auto=attention face=face center=center left=left right=right top=top bottom=bottom'),
-  formats: table('auto=auto avif=avif webp=webp jpeg=jpeg baseline-jpeg=jpeg png=png'),
-  harmless: /^(onerror=redirect|anim=true|zoom=0)$/,
+  fits: /* @__PURE__ */ table('scale-down=inside contain=inside+ cover=cover+ crop=cover pad=contain+ squeeze=fill+'),
+  gravities: /* @__PURE__ */ table('auto=attention face=face center=center left=left right=right top=top bottom=bottom'),
+  formats: /* @__PURE__ */ table('auto=auto avif=avif webp=webp jpeg=jpeg baseline-jpeg=jpeg png=png'),
+  harmless: '^(onerror=redirect|anim=true|zoom=0)$',
+  why: {
+    unsupported: 'not supported',
+    repeated: 'given more than once',
+    options: 'more than $0 options',
+    encoding: 'not valid percent-encoded UTF-8',
+    blur: 'expected 1 to 250',
+    hex: 'expected a hex colour',
+    source: "a source URL's query cannot be kept",
+  },
   maxOptions: 32,
 };
-const WORDS = CLOUDFLARE_WORDS;
+/** The words in use: this code's, or at the edge its store's (useData; the bundle drops statements labelled `fromCode`). */
+let WORDS: typeof CLOUDFLARE_WORDS;
+fromCode: WORDS = CLOUDFLARE_WORDS;
 
 type Options = { [name: string]: string };
-const refused = refusal(CLOUDFLARE);
+const refused = refusal(() => WORDS);
 
 /** The options segment read by name; each option percent-decoded on its own, so an encoded comma stays in its value. */
 const readOptions = (segment: string): Options => {
   const options: Options = {};
   const parts = segment.split(',');
-  if (parts.length > WORDS.maxOptions) throw refused('options', segment, 'more than ' + WORDS.maxOptions + ' options');
+  if (parts.length > WORDS.maxOptions) throw refused('options', segment, 'options', String(WORDS.maxOptions));
   parts.forEach((part) => {
     let option: string;
     try {
       option = decodeURIComponent(part);
     } catch (_malformed) {
-      throw refused('options', part, 'not valid percent-encoded UTF-8');
+      throw refused('options', part, 'encoding');
     }
     const eq = option.indexOf('=');
     const written = (eq < 0 ? option : option.slice(0, eq)).toLowerCase();
     const value = eq < 0 ? '' : option.slice(eq + 1);
     const name = hasOwn(WORDS.short, written) ? (WORDS.short[written] as string) : written;
-    if (WORDS.harmless.test(name + '=' + value)) return;
-    if (hasOwn(options, name)) throw refused(written, value, 'given more than once');
+    if (RegExp(WORDS.harmless).test(name + '=' + value)) return;
+    if (hasOwn(options, name)) throw refused(written, value, 'repeated');
     options[name] = value;
   });
   return options;
@@ -107,11 +118,11 @@ const finishing = (options: Options, out: Pairs) => {
       out.push([name, WORDS.formats[value] as string]);
     } else if (name === 'blur') {
       const sigma = blurSigma(value, 2.5, 250);
-      if (sigma == null) throw refused(name, value, 'expected 1 to 250');
+      if (sigma == null) throw refused(name, value, 'blur');
       out.push([name, sigma]);
     } else if (name === 'background') {
       const hex = hexColour(value, false);
-      if (hex == null) throw refused(name, value, 'expected a hex colour');
+      if (hex == null) throw refused(name, value, 'hex');
       out.push([name, hex]);
     } else if (name === 'sharpen' || name === 'gamma') {
       // 0 is no sharpening, and a gamma Cloudflare ignores.
@@ -134,9 +145,12 @@ export const cloudflare: Dialect = {
     // An absolute source `https://host/path` (any slashes, any letter case, or encoded) is the key `host/path`.
     const source = uri.slice(slash).replace(/^\/https?(:|%3a)(\/|%2f)+/i, '/');
     if (source !== uri.slice(slash) && request.pairs.length) {
-      throw refused('source', uri.slice(slash), "a source URL's query cannot be kept");
+      throw refused('source', uri.slice(slash), 'source');
     }
     return { key: decodeKeyPath(source), pairs: out };
   },
   verify: () => 'unsigned',
+  useData: (data) => {
+    WORDS = data as typeof CLOUDFLARE_WORDS;
+  },
 };

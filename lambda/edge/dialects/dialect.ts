@@ -32,6 +32,11 @@ export interface NativeRequest {
   bucket?: string;
 }
 
+/** The name a dialect's refusals start with, in the data of a dialect whose every native pair is its translator's (imgix's, Cloudflare's). */
+export interface DialectTitle {
+  title: string;
+}
+
 /** How a dialect's signature checks out against the deployment's secrets. */
 export type SignatureCheck = 'valid' | 'unsigned' | 'invalid' | 'expired';
 
@@ -44,6 +49,6 @@ export interface Dialect {
   translate(request: DialectRequest): NativeRequest;
   /** The dialect's own signature scheme, checked with the store's secrets, for deployments that sign. */
   verify(request: DialectRequest, secrets: string[], nowSeconds: number): SignatureCheck;
-  /** Takes the dialect's data (name maps, words) that the function read from its store; absent for a dialect with none. */
-  useData?(data: object): void;
+  /** Takes the dialect's data (name maps, words) that the function read from its store. */
+  useData(data: object): void;
 }

@@ -7,6 +7,7 @@
 // elsewhere, as the grammar's are, so that the function holds only code.
 
 import crypto from 'crypto';
+import { hasOwn } from '../../grammar/canonical';
 import { grammarError } from '../../grammar/errors';
 import { sameText } from '../../grammar/sign';
 import type { DialectRequest, SignatureCheck } from './dialect';
@@ -36,6 +37,8 @@ export interface DitData {
   /** A refusal: `$0` the operation as DIT names it, `$1` why (a reason's words). */
   refusal: string;
   why: { [reason: string]: string };
+  /** A Thumbor path's segments (thumbor.ts), as an expression's source; only a Thumbor function's data has it. */
+  path?: string;
 }
 
 export const DIT_DATA: DitData = {
@@ -131,7 +134,8 @@ export const ditRefusal = (op: string, reason: string) =>
 /** Native pairs as they are worked out: a later value of a name replaces an earlier one, as DIT's edits do. */
 export type NativeOps = { [name: string]: string };
 
-export const hasOwn = (object: object, name: string) => ({}).hasOwnProperty.call(object, name);
+// The grammar's, so that the bundle holds it once.
+export { hasOwn };
 
 /** A sharp colour: `{ r, g, b, alpha }` (alpha from 0 to 1), a name in `colours`, or hex. */
 const colour = (value: unknown): string => {

@@ -15,13 +15,11 @@ import crypto from 'crypto';
 import { decodeKeyPath } from '../../grammar/key';
 import { sameText } from '../../grammar/sign';
 import type { Dialect, DialectRequest, SignatureCheck } from './dialect';
-import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, NOT_SUPPORTED, refusal, table, type Lookup, type Pairs } from './words';
-
-const IMGIX = 'imgix';
+import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, refusal, table, type Lookup, type Pairs } from './words';
 
 /**
- * imgix's words, data in one place (a deployment's KeyValueStore could hold
- * them): the parameters translated here under imgix's main names, their other
+ * imgix's words, data in one place (the edge reads them from its store,
+ * Dialect.useData): the parameters translated here under imgix's main names, their other
  * spellings, and the parameters imgix has that change the image and that we
  * lack (refused rather than ignored, every `…64` base64 form among them; from
  * imgix's list, github.com/imgix/imgix-url-params); fit modes as our fit and
@@ -29,34 +27,50 @@ const IMGIX = 'imgix';
  * not); formats (`pjpg` is a progressive JPEG, the same pixels); `or` (EXIF
  * values and degrees clockwise) as our rotate; crop strategies as our
  * position (focalpoint: our fp); and auto=compress's quality when none is
- * given (imgix's documented 45).
+ * given (imgix's documented 45); and why a refusal refuses.
  */
 export const IMGIX_WORDS = {
+  title: 'imgix',
   known: ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ',
-  aliases: table('width=w height=h f=fit fillcolor=fill-color orient=or'),
+  spellings: /* @__PURE__ */ table('width=w height=h f=fit fillcolor=fill-color orient=or'),
   lacked:
-    /^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$/,
-  fits: table('clip=inside+ max=inside crop=cover+ fill=contain+ fillmax=contain scale=fill+'),
-  formats: table('jpg=jpeg pjpg=jpeg png=png webp=webp avif=avif gif=gif'),
-  orientations: table('1=0 3=180 6=90 8=270 90=90 180=180 270=270'),
-  strategies: table('faces=face entropy=entropy focalpoint=fp'),
+    '^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$',
+  fits: /* @__PURE__ */ table('clip=inside+ max=inside crop=cover+ fill=contain+ fillmax=contain scale=fill+'),
+  formats: /* @__PURE__ */ table('jpg=jpeg pjpg=jpeg png=png webp=webp avif=avif gif=gif'),
+  orientations: /* @__PURE__ */ table('1=0 3=180 6=90 8=270 90=90 180=180 270=270'),
+  strategies: /* @__PURE__ */ table('faces=face entropy=entropy focalpoint=fp'),
   compressQuality: '45',
+  why: {
+    unsupported: 'not supported',
+    repeated: 'given more than once',
+    relative: 'sizes relative to the source are not supported',
+    fallback: 'a fallback after $0 is not supported',
+    background: 'a background other than fill-color is not supported',
+    hex: 'expected a hex colour',
+    offset: 'expected -99 to 100',
+    rotation: 'only 0 and 180 turn the image as ours does',
+    blur: 'expected 0 to 2000',
+  },
 };
-const WORDS = IMGIX_WORDS;
+type ImgixWords = typeof IMGIX_WORDS;
 
-const refused = refusal(IMGIX);
+/** The words in use: this code's, or at the edge its store's (useData; the bundle drops statements labelled `fromCode`). */
+let WORDS: ImgixWords;
+fromCode: WORDS = IMGIX_WORDS;
+
+const refused = refusal(() => WORDS);
 
 /** The query's imgix parameters under their main names; `auto`, which imgix lets repeat, joined by commas. */
 const readParams = (pairs: Pairs): Lookup => {
   const params: { [name: string]: string } = {};
   pairs.forEach((pair) => {
     const spelling = pair[0].toLowerCase();
-    const name = hasOwn(WORDS.aliases, spelling) ? (WORDS.aliases[spelling] as string) : spelling;
+    const name = hasOwn(WORDS.spellings, spelling) ? (WORDS.spellings[spelling] as string) : spelling;
     if (WORDS.known.indexOf(' ' + name + ' ') < 0) {
-      if (WORDS.lacked.test(name)) throw refused(pair[0], pair[1]);
+      if (RegExp(WORDS.lacked).test(name)) throw refused(pair[0], pair[1]);
       return;
     }
-    if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'given more than once');
+    if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'repeated');
     params[name] = hasOwn(params, name) ? params[name] + ',' + pair[1] : pair[1];
   });
   return lookup(params);
@@ -66,7 +80,7 @@ const readParams = (pairs: Pairs): Lookup => {
 const size = (get: Lookup, name: string, out: Pairs, native: string) => {
   const value = get(name);
   if (value == null) return;
-  if (/\./.test(value)) throw refused(name, value, 'sizes relative to the source are ' + NOT_SUPPORTED);
+  if (/\./.test(value)) throw refused(name, value, 'relative');
   out.push([native, value]);
 };
 
@@ -77,7 +91,7 @@ const cropping = (get: Lookup, out: Pairs) => {
   // At most two words mean anything (a strategy alone, or two sides): the third says the list is refused.
   const words = crop.toLowerCase().split(',', 3);
   const strategy = hasOwn(WORDS.strategies, words[0] as string) ? WORDS.strategies[words[0] as string] : undefined;
-  if (strategy && words.length > 1) throw refused('crop', crop, 'a fallback after ' + words[0] + ' is ' + NOT_SUPPORTED);
+  if (strategy && words.length > 1) throw refused('crop', crop, 'fallback', words[0]);
   if (strategy === 'fp') {
     const zoom = get('fp-z');
     if (zoom != null && +zoom !== 1) throw refused('fp-z', zoom);
@@ -88,12 +102,10 @@ const cropping = (get: Lookup, out: Pairs) => {
     out.push(['position', strategy]);
     return;
   }
-  const vertical: string[] = words.filter((word) => word === 'top' || word === 'bottom');
-  const horizontal = words.filter((word) => word === 'left' || word === 'right');
-  if (words.length > 2 || vertical.length > 1 || horizontal.length > 1 || vertical.length + horizontal.length !== words.length) {
-    throw refused('crop', crop);
-  }
-  out.push(['position', vertical.concat(horizontal).join('-')]);
+  // One side of each axis at most, in either order.
+  const sides = /^(?:(top|bottom)(?:,(left|right))?|(left|right)(?:,(top|bottom))?)$/.exec(words.join());
+  if (!sides) throw refused('crop', crop);
+  out.push(['position', [sides[1] || sides[4], sides[2] || sides[3]].filter((side) => side).join('-')]);
 };
 
 /** `fit` (default clip), its crop, and what fills the rest of fit=fill's box (fill, fill-color, else white as imgix). */
@@ -111,12 +123,12 @@ const fitting = (get: Lookup, out: Pairs) => {
   else if (padded && fill != null && fill !== 'solid') throw refused('fill', fill);
   const fillColour = padded && fill !== 'blur' ? get('fill-color') || bg || 'fff' : undefined;
   if (fillColour != null && bg != null && hexColour(bg, true) !== hexColour(fillColour, true)) {
-    throw refused('bg', bg, 'a background other than fill-color is ' + NOT_SUPPORTED);
+    throw refused('bg', bg, 'background');
   }
   const colour = fillColour || bg;
   if (colour == null) return;
   const hex = hexColour(colour, true);
-  if (hex == null) throw refused(fillColour ? 'fill-color' : 'bg', colour, 'expected a hex colour');
+  if (hex == null) throw refused(fillColour ? 'fill-color' : 'bg', colour, 'hex');
   out.push(['background', hex]);
 };
 
@@ -143,7 +155,7 @@ const adjustment = (get: Lookup, name: string, out: Pairs, native: string) => {
   const value = get(name);
   if (value == null) return;
   const offset = /^-?\d{1,3}$/.test(value) ? +value : NaN;
-  if (!(offset >= -100 && offset <= 100) || (offset === -100 && native !== 'saturation')) throw refused(name, value, 'expected -99 to 100');
+  if (!(offset >= -100 && offset <= 100) || (offset === -100 && native !== 'saturation')) throw refused(name, value, 'offset');
   out.push([native, String((100 + offset) / 100)]);
 };
 
@@ -154,7 +166,7 @@ const turning = (get: Lookup, out: Pairs) => {
   if (orientation < 0) throw refused('or', or as string);
   const rotation = get('rot');
   const rot = rotation == null ? 0 : +rotation;
-  if (rot !== 0 && rot !== 180) throw refused('rot', rotation as string, 'only 0 and 180 turn the image as ours does');
+  if (rot !== 0 && rot !== 180) throw refused('rot', rotation as string, 'rotation');
   if (orientation + rot) out.push(['rotate', String((orientation + rot) % 360)]);
 };
 
@@ -174,7 +186,7 @@ const finishing = (get: Lookup, out: Pairs) => {
   const blur = get('blur');
   if (blur != null && +blur !== 0) {
     const sigma = blurSigma(blur, 20, 2000);
-    if (sigma == null) throw refused('blur', blur, 'expected 0 to 2000');
+    if (sigma == null) throw refused('blur', blur, 'blur');
     out.push(['blur', sigma]);
   }
   adjustment(get, 'bri', out, 'brightness');
@@ -182,20 +194,23 @@ const finishing = (get: Lookup, out: Pairs) => {
   adjustment(get, 'sat', out, 'saturation');
 };
 
-/** The query imgix signed: every pair but `s`, in order, as `?a=b&c=d` (nothing when none). */
-const signedQuery = (pairs: Pairs, encode: (text: string) => string) => {
-  const query = pairs.filter((pair) => pair[0] !== 's').map((pair) => encode(pair[0]) + '=' + encode(pair[1]));
-  return query.length ? '?' + query.join('&') : '';
-};
-
 /**
- * The two ways a signed query is commonly written: every reserved character
- * escaped (imgix's libraries), or with commas as they are (`auto=format,compress`
- * written by hand). CloudFront hands the function decoded values, so these are
- * rebuilt; a query signed in any other spelling (`+` for a space, lower-case
- * escapes) does not verify.
+ * What imgix signed: the path as sent and the query before `s`, every pair but
+ * `s` in order as `?a=b&c=d` (nothing when none), in the two ways a signed
+ * query is commonly written: every reserved character escaped (imgix's
+ * libraries), or with commas as they are (`auto=format,compress` written by
+ * hand). CloudFront hands the function decoded values, so these are rebuilt;
+ * a query signed in any other spelling (`+` for a space, lower-case escapes)
+ * does not verify.
  */
-const SPELLINGS = [encodeURIComponent, (text: string) => encodeURIComponent(text).replace(/%2C/g, ',')];
+const signedTexts = (request: DialectRequest): string[] => {
+  const query = request.pairs
+    .filter((pair) => pair[0] !== 's')
+    .map((pair) => encodeURIComponent(pair[0]) + '=' + encodeURIComponent(pair[1]));
+  const text = request.uri + (query.length ? '?' + query.join('&') : '');
+  // An escaped comma is %2C wherever it is, and `=` and `&` are none.
+  return [text, text.replace(/%2C/g, ',')];
+};
 
 export const imgix: Dialect = {
   translate: (request: DialectRequest) => {
@@ -214,7 +229,7 @@ export const imgix: Dialect = {
     const signatures = request.pairs.filter((pair) => pair[0] === 's');
     if (signatures.length === 0) return 'unsigned';
     const signature = (signatures[0] as [string, string])[1].toLowerCase();
-    const texts = SPELLINGS.map((encode) => request.uri + signedQuery(request.pairs, encode));
+    const texts = signedTexts(request);
     // Every secret and spelling is tried whatever the outcome, so timing tells nothing.
     const matches = secrets.filter(
       (secret) =>
@@ -231,5 +246,8 @@ export const imgix: Dialect = {
     if (signatures.length > 1 || matches.length === 0) return 'invalid';
     const expires = request.pairs.filter((pair) => pair[0] === 'expires')[0];
     return expires && !(+expires[1] > nowSeconds) ? 'expired' : 'valid';
+  },
+  useData: (data) => {
+    WORDS = data as ImgixWords;
   },
 };

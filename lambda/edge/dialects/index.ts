@@ -6,7 +6,10 @@
 // plan (lib/plan.ts) turns the dialects a deployment switches on into
 // behaviors and functions from here; lib/edge-function.ts bundles the module.
 
+import { CLOUDFLARE_WORDS } from './cloudflare';
 import { DIT_DATA } from './dit';
+import { IMGIX_WORDS } from './imgix';
+import { THUMBOR_DATA } from './thumbor';
 import type { DialectName, EdgeGrammar } from './dialect';
 
 export interface DialectModule {
@@ -14,16 +17,24 @@ export interface DialectModule {
   file: string;
   /** The name of its `Dialect` export. */
   exported: string;
-  /** What its function reads from the store (Dialect.useData); none without. */
-  data?: object;
+  /** What its function reads from the store (Dialect.useData). */
+  data: object;
+  /** Whether its requests may name a bucket (NativeRequest.bucket); without, its function leaves out the reading of the deployment's buckets. */
+  buckets?: true;
+  /** Whether the query beside its requests is read as a native URL's (DIT's); without, every native pair is its translator's (EDGE_TRANSLATED, lambda/grammar/dialect-function.ts). */
+  nativeQuery?: true;
+  /** Whether its function resolves client hints (`width=auto`): Cloudflare's, whose `width=auto` is ours; without, the bundle leaves them out (EDGE_HINTLESS). */
+  clientHints?: true;
   /** CloudFront's path pattern of its own behavior; absent: it owns the default behavior. */
   pathPattern?: string;
 }
 
 export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: DialectModule } = {
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
-  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, pathPattern: '/eyJ*' },
-  thumbor: { file: 'thumbor', exported: 'thumbor', data: DIT_DATA },
+  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, buckets: true, nativeQuery: true, pathPattern: '/eyJ*' },
+  thumbor: { file: 'thumbor', exported: 'thumbor', data: THUMBOR_DATA, buckets: true, nativeQuery: true },
+  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS },
+  cloudflare: { file: 'cloudflare', exported: 'cloudflare', data: CLOUDFLARE_WORDS, clientHints: true, pathPattern: '/cdn-cgi/image/*' },
 };
 
 /** The edge grammars each dialect switches on. */

@@ -10,21 +10,41 @@
 // read. Signed: Thumbor's HMAC segment (base64url of HMAC-SHA1 of the rest of
 // the path), or DIT's `signature` parameter (dit.ts).
 
-import { applyRule, decoded, ditRefusal, hasOwn, hmacMatches, nativePairs, useDitData, verifyDitSignature, type NativeOps } from './dit';
+import {
+  applyRule,
+  decoded,
+  DIT,
+  DIT_DATA,
+  ditRefusal,
+  hasOwn,
+  hmacMatches,
+  nativePairs,
+  useDitData,
+  verifyDitSignature,
+  type DitData,
+  type NativeOps,
+} from './dit';
 import type { Dialect, NativeRequest, SignatureCheck } from './dialect';
 
 /**
  * The segments, each a group: 1 the HMAC (20 bytes in base64url, padded) or
  * `unsafe`, 2 trim and its corner, 3 its tolerance, 4 a crop, 5 fit-in's kind,
  * 6 and 8 the flips, 7 and 9 width and height, 10 halign, 11 valign, 12 smart,
- * 13 the filters (no argument holds `)`), 14 the bucket, 15 the key.
+ * 13 the filters (no argument holds `)`), 14 the bucket, 15 the key. Data, as
+ * DIT's rules are: the edge reads it from its store (THUMBOR_DATA).
  */
 const PATH =
-  /^\/(?:([\w-]{27}=|unsafe)\/)?(?:(trim(?::top-left|:bottom-right)?)(?::(\d+))?\/)?(\d+x\d+:\d+x\d+\/)?(?:(full-|adaptive-|)fit-in\/)?(?:(-?)(\d*)x(-?)(\d*)\/)?(?:(left|right|center)\/)?(?:(top|bottom|middle)\/)?(smart\/)?(?:filters((?::\w+\([^)]*\))+)\/)?(?:s3:([^/]+)\/)?(.*)$/;
+  '^\\/(?:([\\w-]{27}=|unsafe)\\/)?(?:(trim(?::top-left|:bottom-right)?)(?::(\\d+))?\\/)?(\\d+x\\d+:\\d+x\\d+\\/)?(?:(full-|adaptive-|)fit-in\\/)?(?:(-?)(\\d*)x(-?)(\\d*)\\/)?(?:(left|right|center)\\/)?(?:(top|bottom|middle)\\/)?(smart\\/)?(?:filters((?::\\w+\\([^)]*\\))+)\\/)?(?:s3:([^/]+)\\/)?(.*)$';
+
+/** DIT's data with Thumbor's path: what a Thumbor function reads from its store (a pure call, which the edge's bundle drops). */
+export const THUMBOR_DATA: DitData = /* @__PURE__ */ Object.assign({}, DIT_DATA, { path: PATH });
+// As dit.ts's own (dropped from the edge's bundle): DIT's data, with the path.
+fromCode: useDitData(THUMBOR_DATA);
+
 /** The most filters one path may give: DIT's documented ones, each once. */
 const MAX_FILTERS = 24;
 
-const cut = (uri: string): string[] => PATH.exec(uri) || [];
+const cut = (uri: string): string[] => RegExp(DIT.path as string).exec(uri) || [];
 
 const number = (text: string | undefined) => (text ? +text : NaN);
 

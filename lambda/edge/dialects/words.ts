@@ -3,26 +3,38 @@
 // both need (mirrors, colours, a blur radius as our sigma). Plain code for
 // the edge (cloudfront-js-2.0: no classes, spread or destructuring).
 
+import { hasOwn } from '../../grammar/canonical';
 import { grammarError, type GrammarError } from '../../grammar/errors';
 
 /** Longest value quoted back, so an absurd one cannot bloat a response. */
 const QUOTED = 40;
 
-export const NOT_SUPPORTED = 'not supported';
-
 /** Name/value pairs, in order: a query's, or what a dialect says in ours. */
 export type Pairs = [string, string][];
 
+/** A dialect's title and why it refuses, by reason (`unsupported` when none is given); `$0` in a reason is the refusal's detail. */
+export type RefusalWords = { title: string; why: { [reason: string]: string } };
+
 /**
  * The dialect's refusal: `imgix fit=facearea: not supported.`, a 400 naming
- * the dialect, the parameter as written and why we cannot honour it.
+ * the dialect, the parameter as written and why we cannot honour it, in the
+ * dialect's words (`words()`, which the edge reads from its store).
  */
 export const refusal =
-  (dialect: string) =>
-  (name: string, value: string, why?: string): GrammarError =>
-    grammarError('invalid_parameter', dialect + ' ' + (name + '=' + value).slice(0, QUOTED) + ': ' + (why || NOT_SUPPORTED) + '.');
+  (words: () => RefusalWords) =>
+  (name: string, value: string, reason?: string, detail?: string): GrammarError =>
+    grammarError(
+      'invalid_parameter',
+      words().title +
+        ' ' +
+        (name + '=' + value).slice(0, QUOTED) +
+        ': ' +
+        (words().why[reason || 'unsupported'] as string).replace('$0', detail as string) +
+        '.',
+    );
 
-export const hasOwn = (object: object, name: string): boolean => ({}).hasOwnProperty.call(object, name);
+// The grammar's, so that the bundle holds it once.
+export { hasOwn };
 
 /** imgix's and Cloudflare's `flip`: `h` mirrors left-right (our flop), `v` top-bottom (our flip), `hv` both. */
 export const mirrors = (value: string): Pairs | undefined => {
@@ -53,7 +65,9 @@ export const blurSigma = (radius: string, perSigma: number, most: number): strin
 /**
  * A table written as text, `clip=inside+ max=inside`, as an object: words as
  * text, which no bundler renames (the edge's bundle shortens property names
- * such as `auto`), and which a KeyValueStore could hold as they are.
+ * such as `auto`), and which the edge's store holds as they are. Each call is
+ * annotated `@__PURE__`, so that the edge's bundle drops the tables with the
+ * code's copy of the words (esbuild keeps a call it cannot prove pure).
  */
 export const table = (text: string): { [word: string]: string } => {
   const words: { [word: string]: string } = {};

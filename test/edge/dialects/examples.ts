@@ -177,7 +177,7 @@ export const CLOUDFLARE_EXAMPLES: DialectExample[] = [
   { source: cf('format'), url: '/cdn-cgi/image/format=json/a.jpg', refused: /^cloudflare format=json: not supported\.$/ },
   { source: cf('quality'), url: '/cdn-cgi/image/quality=50/a.jpg', native: '/a.jpg?quality=50' },
   { source: cf('quality'), url: '/cdn-cgi/image/q=50/a.jpg', native: '/a.jpg?quality=50' },
-  { source: cf('quality'), url: '/cdn-cgi/image/quality=low/a.jpg', refused: /^Invalid quality "low"/ },
+  { source: cf('quality'), url: '/cdn-cgi/image/quality=low/a.jpg', refused: /^(cloudflare: )?Invalid quality "low"/ },
   {
     source: cf('background'),
     url: '/cdn-cgi/image/width=400,height=400,fit=pad,background=%23ff8000/a.png',

@@ -1,9 +1,13 @@
-// `npm start -- --dialect dit` serves DIT's URLs as a deployment with
-// dialects=dit would: each documented example (test/support/dialect-cases.ts)
-// is the same variant as the native URL for the same image, so it is served
-// with the same ETag, from the same stored object; a refusal is the 400 the
-// generated function answers. The buckets the examples name are this
-// emulator's (a deployment's own names stand in for DIT's `my-images`).
+// `npm start -- --dialect <name>` serves a dialect's URLs as a deployment with
+// that dialects setting would: each documented example (DIT's in
+// test/support/dialect-cases.ts, imgix's and Cloudflare's in
+// test/edge/dialects/examples.ts) is the same variant as the native URL for the
+// same image, so it is served with the same ETag, from the same stored object;
+// a refusal is the 400 the generated function answers. The buckets the DIT
+// examples name are this emulator's (a deployment's own names stand in for
+// DIT's `my-images`). dit and cloudflare run side by side (Cloudflare's URLs
+// have a behavior of their own); imgix reads every path, as Thumbor does, so
+// it runs alone.
 
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,10 +16,8 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, writeSampleWatermark, type RunningEmulator } from '../../../local/emulator/start';
 import { DIT_CASES, type DialectCase } from '../../support/dialect-cases';
+import { CLOUDFLARE_EXAMPLES, IMGIX_EXAMPLES, type DialectExample } from '../../edge/dialects/examples';
 import { createTestBuckets, type TestBuckets } from '../../support/s3';
-
-let buckets: TestBuckets;
-let emulator: RunningEmulator;
 
 /** A folder holding `files` (key to bytes), as `--images` and `--bucket` take one. */
 async function folder(files: Record<string, Buffer>): Promise<string> {
@@ -27,33 +29,17 @@ async function folder(files: Record<string, Buffer>): Promise<string> {
   return root;
 }
 
-beforeAll(async () => {
-  const photo = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3a7' } })
-    .composite([{ input: Buffer.from('<svg width="200" height="200"><circle cx="100" cy="100" r="90" fill="#e52"/></svg>') }])
-    .jpeg()
-    .toBuffer();
-  buckets = await createTestBuckets('dialect-dit');
-  // As `npm start -- --dialect dit --bucket archive/=<dir>` with a watermark named logo.
-  emulator = await startEmulator({
-    context: { dialects: 'dit' },
-    images: await folder({ 'photos/cat.jpg': photo }),
-    prefixFolders: { 'archive/': await folder({ 'old/dog.jpg': photo }) },
-    watermarks: { logo: { file: await writeSampleWatermark() } },
-    s3: buckets.s3,
-    buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
-    port: 0,
-    edgeCache: false,
-    log: () => {},
-  });
-}, 120_000);
+/** One request of a table: the dialect's URL and the native URL of the same image (absent: refused with `refused`). */
+interface Served {
+  name: string;
+  path: string;
+  query?: string;
+  native?: { path: string; query?: string };
+  refused?: RegExp;
+}
 
-afterAll(async () => {
-  await emulator?.close();
-  await buckets?.cleanup();
-});
-
-/** The case's URL with DIT's example bucket names replaced by this emulator's. */
-function localPath(test: DialectCase): string {
+/** The case's URL with DIT's example bucket names replaced by the emulator's. */
+function localPath(test: DialectCase, emulator: RunningEmulator): string {
   const names = (text: string) =>
     text.replace(/my-images/g, emulator.sourceBucket).replace(/my-archive/g, emulator.sourceBuckets['archive/'] as string);
   if (test.grammar !== 'dit-json') return names(test.path);
@@ -61,26 +47,103 @@ function localPath(test: DialectCase): string {
   return '/' + Buffer.from(names(json)).toString('base64');
 }
 
-const get = (path: string, query = '') => fetch(`${emulator.url}${path}${query ? '?' + query : ''}`);
+const ditServed = (emulator: RunningEmulator): Served[] =>
+  DIT_CASES.map((test) => ({
+    name: `${test.path.slice(0, 60)} (${test.source})`,
+    path: localPath(test, emulator),
+    query: test.query,
+    native: test.native,
+    refused: test.refused?.message,
+  }));
 
-describe('npm start -- --dialect dit', () => {
-  for (const test of DIT_CASES.filter((example) => example.native)) {
-    it(`serves ${test.path.slice(0, 60)} (${test.source}) as the native URL's variant, same ETag`, async () => {
-      const dialect = await get(localPath(test), test.query);
-      expect(dialect.status, await dialect.clone().text()).toBe(200);
+const [pathOf, queryOf] = [(url: string) => url.split('?')[0]!, (url: string) => url.split('?').slice(1).join('?')];
+
+const exampleServed = (examples: DialectExample[]): Served[] =>
+  examples.map((example) => ({
+    name: `${example.url} (${example.source})`,
+    path: pathOf(example.url),
+    query: queryOf(example.url),
+    native: example.native ? { path: pathOf(example.native), query: queryOf(example.native) } : undefined,
+    refused: example.refused,
+  }));
+
+/** The source keys the examples' native URLs read (DIT's are in the emulator's folders below). */
+const exampleKeys = (examples: DialectExample[]): string[] => [
+  ...new Set(examples.filter((example) => example.native).map((example) => decodeURIComponent(pathOf(example.native!).slice(1)))),
+];
+
+/** Each deployment: its dialects setting and the requests it serves. */
+const DEPLOYMENTS: { dialects: string; served: (emulator: RunningEmulator) => Served[]; keys: string[] }[] = [
+  {
+    dialects: 'dit,cloudflare',
+    served: (emulator) => ditServed(emulator).concat(exampleServed(CLOUDFLARE_EXAMPLES)),
+    keys: exampleKeys(CLOUDFLARE_EXAMPLES),
+  },
+  { dialects: 'imgix', served: () => exampleServed(IMGIX_EXAMPLES), keys: exampleKeys(IMGIX_EXAMPLES) },
+];
+
+const photo = async (png: boolean) => {
+  const image = sharp({ create: { width: 640, height: 480, channels: 3, background: '#3a7' } }).composite([
+    { input: Buffer.from('<svg width="200" height="200"><circle cx="100" cy="100" r="90" fill="#e52"/></svg>') },
+  ]);
+  return png ? image.png().toBuffer() : image.jpeg().toBuffer();
+};
+
+describe.each(DEPLOYMENTS)('npm start -- --dialect for dialects=$dialects', ({ dialects, served, keys }) => {
+  let buckets: TestBuckets;
+  let emulator: RunningEmulator;
+
+  let native: RunningEmulator;
+
+  beforeAll(async () => {
+    const [jpeg, png] = [await photo(false), await photo(true)];
+    const files: Record<string, Buffer> = { 'photos/cat.jpg': jpeg };
+    for (const key of keys) files[key] = /\.png$/.test(key) ? png : jpeg;
+    buckets = await createTestBuckets('dialect-' + dialects.replace(/,/g, '-'));
+    // As `npm start -- --dialect <name> --bucket archive/=<dir>` with a watermark named logo; and the same
+    // buckets served natively, since a dialect that owns every path (imgix) reads native URLs as its own.
+    const start = async (context: Record<string, string>) =>
+      startEmulator({
+        context,
+        images: await folder(files),
+        prefixFolders: { 'archive/': await folder({ 'old/dog.jpg': jpeg }) },
+        watermarks: { logo: { file: await writeSampleWatermark() } },
+        s3: buckets.s3,
+        buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
+        port: 0,
+        edgeCache: false,
+        log: () => {},
+      });
+    emulator = await start({ dialects });
+    native = await start({});
+  }, 180_000);
+
+  afterAll(async () => {
+    await emulator?.close();
+    await native?.close();
+    await buckets?.cleanup();
+  });
+
+  const get = (path: string, query = '', on = emulator) => fetch(`${on.url}${path}${query ? '?' + query : ''}`);
+
+  it('serves each documented example as the native URL for the same image, same ETag from the same stored object', async () => {
+    for (const test of served(emulator).filter((request) => request.native)) {
+      const dialect = await get(test.path, test.query);
+      expect(dialect.status, `${test.name}: ${await dialect.clone().text()}`).toBe(200);
       await emulator.settled();
-      const native = await get(test.native!.path, test.native!.query);
-      expect(native.status).toBe(200);
-      expect(native.headers.get('etag')).toBe(dialect.headers.get('etag'));
+      const same = await get(test.native!.path, test.native!.query, native);
+      expect(same.status, test.name).toBe(200);
+      expect(same.headers.get('etag'), test.name).toBe(dialect.headers.get('etag'));
       // The native URL found the variant the dialect's request stored.
-      expect(native.headers.get('x-origin')).toBe('cache-bucket');
-    });
-  }
+      expect(same.headers.get('x-origin'), test.name).toBe('cache-bucket');
+    }
+  }, 300_000);
 
-  it('answers a refusal with the 400 the generated function words', async () => {
-    const refused = DIT_CASES.find((example) => example.refused && example.grammar === 'dit-json')!;
-    const answer = await get(localPath(refused));
-    expect(answer.status).toBe(400);
-    expect(((await answer.json()) as { message: string }).message).toMatch(refused.refused!.message);
+  it('answers each documented refusal with the 400 the generated function words', async () => {
+    for (const test of served(emulator).filter((request) => request.refused)) {
+      const answer = await get(test.path, test.query);
+      expect(answer.status, test.name).toBe(400);
+      expect(((await answer.json()) as { message: string }).message, test.name).toMatch(test.refused!);
+    }
   });
 });
