@@ -118,7 +118,9 @@ function imgixParams(ops: Ops): Written {
   push(ops.format == null ? 'auto' : 'fm', ops.format == null ? 'format' : ops.format === 'jpeg' ? 'jpg' : ops.format);
   push('q', ops.quality);
   push(ops.rotate === 180 ? 'rot' : 'or', ops.rotate);
-  push('flip', mirrorWord(ops.flop, ops.flip));
+  // imgix turns the frame before it mirrors, we after: a quarter turn swaps the mirrors.
+  const quarter = ops.rotate === 90 || ops.rotate === 270;
+  push('flip', quarter ? mirrorWord(ops.flip, ops.flop) : mirrorWord(ops.flop, ops.flip));
   push('trim', ops.trim != null ? 'auto' : undefined);
   push('blur', ops.blur != null ? Math.round((ops.blur as number) * 20) : undefined);
   (['brightness', 'contrast', 'saturation'] as const).forEach((name) => {
@@ -155,9 +157,8 @@ function cloudflareOptions(ops: Ops): Written {
   ['quality', 'sharpen', 'brightness', 'contrast', 'saturation', 'gamma', 'metadata', 'rotate'].forEach((name) => push(name, ops[name]));
   push('blur', blur);
   push('background', ops.background != null ? '%23' + (ops.background as string) : undefined);
-  // Cloudflare mirrors before it turns, we after: a quarter turn swaps the mirrors.
-  const quarter = ops.rotate === 90 || ops.rotate === 270;
-  push('flip', quarter ? mirrorWord(ops.flip, ops.flop) : mirrorWord(ops.flop, ops.flip));
+  // Cloudflare mirrors before it turns, as we do.
+  push('flip', mirrorWord(ops.flop, ops.flip));
   return written;
 }
 

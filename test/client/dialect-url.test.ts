@@ -10,7 +10,7 @@ import { dialectImageUrl, imageUrl, type ImageParams, type UrlDialect } from '..
 import { signedDitImageUrl } from '../../lambda/client/sign';
 import { cloudflare } from '../../lambda/edge/dialects/cloudflare';
 import type { Dialect } from '../../lambda/edge/dialects/dialect';
-import { DIT_DATA } from '../../lambda/edge/dialects/dit';
+import { dialectModule } from '../../lambda/edge/dialects/index';
 import { ditJson } from '../../lambda/edge/dialects/dit-json';
 import { imgix } from '../../lambda/edge/dialects/imgix';
 import { thumbor } from '../../lambda/edge/dialects/thumbor';
@@ -107,8 +107,8 @@ describe('each dialect’s own words', () => {
 describe("DIT's forms", () => {
   // The edge function reads DIT's rules and words from its store; these are the ones a deploy writes there.
   beforeAll(() => {
-    ditJson.useData!(JSON.parse(JSON.stringify(DIT_DATA)) as object);
-    thumbor.useData!(JSON.parse(JSON.stringify(DIT_DATA)) as object);
+    ditJson.useData!(JSON.parse(JSON.stringify(dialectModule('dit-json').data)) as object);
+    thumbor.useData!(JSON.parse(JSON.stringify(dialectModule('thumbor').data)) as object);
   });
 
   /** What both of DIT's forms can say, each a different rule of the translation. */

@@ -62,6 +62,12 @@ describe('transform', () => {
     await expectCorners(variant.body, [bottomLeft, topLeft, bottomRight, topRight]);
   });
 
+  it('mirrors before it turns: rotate=90,flop=1 takes the top-left corner to the bottom-right (turning first would put it top-left)', async () => {
+    // The dialects' translations rest on this order: Cloudflare mirrors first too, imgix turns first.
+    const variant = await run(await orientedJpeg(1, 300, 200), 'rotate=90,flop=1');
+    await expectCorners(variant.body, [bottomRight, topRight, bottomLeft, topLeft]);
+  });
+
   it('crops a cover box on the side position names', async () => {
     const source = await orientedJpeg(1, 300, 200);
     const left = await run(source, 'width=100,height=100,position=left');

@@ -82,7 +82,7 @@ const readOptions = (segment: string): Options => {
   return options;
 };
 
-/** What fit, gravity and flip become; Cloudflare mirrors before it turns, we after, so a quarter turn swaps the mirrors. */
+/** What fit, gravity and flip become; Cloudflare mirrors before it turns, as we do. */
 const geometry = (get: Lookup, out: Pairs) => {
   const fit = get('fit') || 'scale-down';
   const ours = fitOf(WORDS.fits, fit);
@@ -101,8 +101,7 @@ const geometry = (get: Lookup, out: Pairs) => {
   const flip = get('flip');
   if (rotate != null) out.push(['rotate', rotate]);
   if (flip != null) {
-    const quarter = rotate === '90' || rotate === '270';
-    const flips = mirrors(quarter ? flip.replace(/[hv]/g, (axis) => (axis === 'h' ? 'v' : 'h')) : flip);
+    const flips = mirrors(flip);
     if (!flips) throw refused('flip', flip);
     flips.forEach((pair) => out.push(pair));
   }

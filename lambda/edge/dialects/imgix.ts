@@ -168,13 +168,15 @@ const turning = (get: Lookup, out: Pairs) => {
   const rot = rotation == null ? 0 : +rotation;
   if (rot !== 0 && rot !== 180) throw refused('rot', rotation as string, 'rotation');
   if (orientation + rot) out.push(['rotate', String((orientation + rot) % 360)]);
+  return orientation % 180;
 };
 
 const finishing = (get: Lookup, out: Pairs) => {
-  turning(get, out);
+  // imgix turns the frame (or) before it mirrors, we after: a quarter turn swaps the mirrors.
+  const quarter = turning(get, out);
   const flip = get('flip');
   if (flip != null) {
-    const flips = mirrors(flip.toLowerCase());
+    const flips = mirrors(flip.toLowerCase(), quarter);
     if (!flips) throw refused('flip', flip);
     flips.forEach((pair) => out.push(pair));
   }

@@ -36,12 +36,17 @@ export const refusal =
 // The grammar's, so that the bundle holds it once.
 export { hasOwn };
 
-/** imgix's and Cloudflare's `flip`: `h` mirrors left-right (our flop), `v` top-bottom (our flip), `hv` both. */
-export const mirrors = (value: string): Pairs | undefined => {
-  const h = /h/.test(value);
-  const v = /v/.test(value);
-  return /^(h|v|hv|vh)$/.test(value) ? ([] as Pairs).concat(h ? [['flop', '1']] : [], v ? [['flip', '1']] : []) : undefined;
-};
+/**
+ * imgix's and Cloudflare's `flip`: `h` mirrors left-right (our flop), `v` top-bottom (our flip), `hv` both;
+ * `turned` (a quarter turn made before the mirror, which we make after) swaps them.
+ */
+export const mirrors = (value: string, turned?: unknown): Pairs | undefined =>
+  /^(h|v|hv|vh)$/.test(value)
+    ? ([] as Pairs).concat(
+        /h/.test(value) ? [[turned ? 'flip' : 'flop', '1']] : [],
+        /v/.test(value) ? [[turned ? 'flop' : 'flip', '1']] : [],
+      )
+    : undefined;
 
 /**
  * A hex colour as our `background` reads it (`rgb`, `rrggbb`, `rrggbbaa`), from

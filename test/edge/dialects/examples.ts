@@ -169,7 +169,7 @@ export const CLOUDFLARE_EXAMPLES: DialectExample[] = [
   { source: cf('sharpen'), url: '/cdn-cgi/image/sharpen=2/a.jpg', native: '/a.jpg?sharpen=2' },
   { source: cf('rotate'), url: '/cdn-cgi/image/rotate=90/a.jpg', native: '/a.jpg?rotate=90' },
   { source: cf('flip'), url: '/cdn-cgi/image/flip=h/a.jpg', native: '/a.jpg?flop=1' },
-  { source: cf('flip'), url: '/cdn-cgi/image/flip=h,rotate=90/a.jpg', native: '/a.jpg?rotate=90&flip=1' },
+  { source: cf('flip'), url: '/cdn-cgi/image/flip=h,rotate=90/a.jpg', native: '/a.jpg?rotate=90&flop=1' },
   { source: cf('dpr'), url: '/cdn-cgi/image/width=300,height=200,dpr=2/a.jpg', native: '/a.jpg?width=600&height=400&fit=inside' },
   { source: cf('format'), url: '/cdn-cgi/image/format=auto/a.jpg', native: '/a.jpg?format=auto' },
   { source: cf('format'), url: '/cdn-cgi/image/f=avif/a.jpg', native: '/a.jpg?format=avif' },

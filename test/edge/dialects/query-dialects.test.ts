@@ -106,6 +106,10 @@ describe('imgix: meanings', () => {
 
   it('turns, mirrors, trim, blur and formats', () => {
     same(imgix, '/a.jpg?or=6&flip=hv', '/a.jpg?rotate=90&flip=1&flop=1');
+    // imgix turns the frame, then mirrors; we mirror, then turn: a quarter turn swaps the mirrors.
+    same(imgix, '/a.jpg?or=90&flip=h', '/a.jpg?rotate=90&flip=1');
+    same(imgix, '/a.jpg?or=270&flip=v', '/a.jpg?rotate=270&flop=1');
+    same(imgix, '/a.jpg?or=180&flip=h', '/a.jpg?rotate=180&flop=1');
     same(imgix, '/a.jpg?orient=90&rot=180', '/a.jpg?rotate=270');
     expect(refusedWith(imgix, '/a.jpg?rot=45')).toMatch(/^imgix rot=45: only 0 and 180/);
     expect(refusedWith(imgix, '/a.jpg?or=2')).toBe('imgix or=2: not supported.');
@@ -177,9 +181,9 @@ describe.each([
 });
 
 describe('Cloudflare: meanings', () => {
-  it('gravity places only crops; a quarter turn swaps the mirrors (Cloudflare mirrors first, we turn first)', () => {
+  it('gravity places only crops; mirrors keep their axes under a turn (Cloudflare mirrors, then turns, as we do)', () => {
     same(cloudflare, '/cdn-cgi/image/w=300,h=300,fit=pad,gravity=left/a.jpg', '/a.jpg?w=300&h=300&fit=contain&enlarge=1');
-    same(cloudflare, '/cdn-cgi/image/flip=v,rotate=270/a.jpg', '/a.jpg?rotate=270&flop=1');
+    same(cloudflare, '/cdn-cgi/image/flip=v,rotate=270/a.jpg', '/a.jpg?rotate=270&flip=1');
     same(cloudflare, '/cdn-cgi/image/flip=hv,rotate=90/a.jpg', '/a.jpg?rotate=90&flip=1&flop=1');
     same(cloudflare, '/cdn-cgi/image/flip=v,rotate=180/a.jpg', '/a.jpg?rotate=180&flip=1');
   });
