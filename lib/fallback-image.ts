@@ -4,13 +4,14 @@
 // (lambda/origin/fallback.ts).
 
 import { mustBe } from '../lambda/common/checks';
-import { fail, jpegSize, pngHeader, readAppFile, type PackagedFile } from './image-files';
+import { jpegSize, pngHeader, readAppFile, type PackagedFile } from './image-files';
+import { fail } from './settings';
 
 const WHAT = 'fallbackImage';
 
 /** Largest fallback file, and its largest size in pixels: a placeholder, decoded on every answer it makes. */
-export const MAX_FALLBACK_BYTES = 1024 * 1024;
-export const MAX_FALLBACK_PIXELS = 4 * 1024 * 1024;
+const MAX_FALLBACK_BYTES = 1024 * 1024;
+const MAX_FALLBACK_PIXELS = 4 * 1024 * 1024;
 
 /** The size of the PNG or JPEG in `bytes`, and the extension it is packaged under; a synth error for anything else. */
 function checkedImage(bytes: Buffer): { size: [number, number]; extension: 'png' | 'jpg' } {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { mustBe } from '../lambda/common/checks';
-import { ImageTransformerConfigError } from './settings';
+import { fail } from './settings';
 
 /** A file of the app packaged with the origin: where it is, and its path inside the package. */
 export interface PackagedFile {
@@ -16,10 +16,6 @@ export interface PackagedFile {
 }
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-
-export const fail = (message: string): never => {
-  throw new ImageTransformerConfigError(message);
-};
 
 /** The file at `file` (relative to the working directory of `cdk synth`), at most `maxBytes`, or a synth error naming `what`. */
 export function readAppFile(what: string, file: string, maxBytes: number): { source: string; bytes: Buffer } {

@@ -25,7 +25,8 @@ export class ImageTransformerConfigError extends Error {
   }
 }
 
-const fail = (message: string): never => {
+/** Refuses the construct's props with `message`. */
+export const fail = (message: string): never => {
   throw new ImageTransformerConfigError(message);
 };
 

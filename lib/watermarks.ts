@@ -12,7 +12,8 @@ import {
   type WatermarkDefinition,
   type WatermarkPlacement,
 } from '../lambda/origin/watermarks';
-import { fail, pngHeader, readAppFile, type PackagedFile } from './image-files';
+import { pngHeader, readAppFile, type PackagedFile } from './image-files';
+import { fail } from './settings';
 
 /** One watermark: a PNG file of the CDK app, and where it goes on an image. */
 export interface WatermarkProps extends Partial<WatermarkPlacement> {

@@ -41,11 +41,8 @@ const WITHOUT: { [feature: string]: (settings: EdgeFunctionSettings) => EdgeFunc
 
 const bytes = (settings: EdgeFunctionSettings) => Buffer.byteLength(viewerRequestFunctionCode(settings), 'utf8');
 
-/** The size of the every-feature function, in bytes. */
-export const everyFeatureBytes = () => bytes(EVERY_FEATURE);
-
 /** The dialect functions a deployment can generate (lambda/edge/dialects/index.ts), by what they read. */
-export const DIALECT_FUNCTIONS: { [name: string]: EdgeGrammar } = {
+const DIALECT_FUNCTIONS: { [name: string]: EdgeGrammar } = {
   "DIT's base64 JSON requests": 'dit-json',
   'Thumbor paths (DIT)': 'thumbor',
   'imgix queries': 'imgix',

@@ -36,7 +36,7 @@ export const NUMBER_SETTINGS = {
 export type NumberSettings = { [Name in keyof typeof NUMBER_SETTINGS]: number };
 
 /** Each NUMBER_SETTINGS' default. */
-export const NUMBER_DEFAULTS = Object.fromEntries(
+const NUMBER_DEFAULTS = Object.fromEntries(
   Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [name, setting.default]),
 ) as NumberSettings;
 

@@ -7,9 +7,9 @@
 // request's ops describe, priced and bounded like any, answered inline and
 // never stored. format=json, bad URLs and refusals keep their JSON errors.
 
-import { readFile } from 'node:fs/promises';
 import type { Limits } from './config';
 import { HttpError, type ErrorCode } from './errors';
+import { readOnce } from './packaged-file';
 import { MOST_VARIANT_BYTES_PER_PIXEL } from './image/budget';
 import type { TransformedVariant } from './image/transform';
 import { transformerOf } from './phases';
@@ -17,7 +17,7 @@ import { answerOf, failureDetail, timed, type RequestContext } from './request';
 import { fallbackResponse, type FunctionUrlResponse } from './responses';
 
 /** The errors a fallback stands in for: no image to show at this key. */
-export const FALLBACK_CODES: readonly ErrorCode[] = ['not_found', 'unsupported_media_type', 'undecodable_image'];
+const FALLBACK_CODES: readonly ErrorCode[] = ['not_found', 'unsupported_media_type', 'undecodable_image'];
 
 /**
  * The largest side of a fallback answer: a square of this side, in the
@@ -28,18 +28,9 @@ export const FALLBACK_CODES: readonly ErrorCode[] = ['not_found', 'unsupported_m
  */
 export const fallbackSide = (maxInlineBytes: number) => Math.max(1, Math.floor(Math.sqrt(maxInlineBytes / MOST_VARIANT_BYTES_PER_PIXEL)));
 
-/** Reads the fallback file once per environment (again after a failed read). */
-export function fallbackFile(file: string | undefined): (() => Promise<Buffer>) | undefined {
-  if (file === undefined) return undefined;
-  let bytes: Promise<Buffer> | undefined;
-  return () => {
-    if (!bytes) {
-      bytes = readFile(file);
-      bytes.catch(() => (bytes = undefined));
-    }
-    return bytes;
-  };
-}
+/** The fallback file's reader, read once per environment; none without a fallback. */
+export const fallbackFile = (file: string | undefined): (() => Promise<Buffer>) | undefined =>
+  file === undefined ? undefined : readOnce(file);
 
 /** The fallback made as the request's ops ask, within the fallback's side; the source's metadata it stands for is not its own. */
 async function makeFallback(ctx: RequestContext, read: () => Promise<Buffer>) {

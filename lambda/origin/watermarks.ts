@@ -6,9 +6,9 @@
 // read once per environment and kept in memory.
 
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { CROP_STRATEGIES, POSITIONS, type Position } from '../grammar';
 import { HttpError } from './errors';
+import { readOnce } from './packaged-file';
 
 /** Where a watermark goes on the output, and how large and opaque it is. */
 export interface WatermarkPlacement {
@@ -90,7 +90,7 @@ export function checkRequiredWatermark(key: string, watermark: string | undefine
 
 /** Reads each watermark's file once per environment, for the version the canonical URI names. */
 export function watermarkFiles(definitions: Record<string, WatermarkDefinition>) {
-  const read = new Map<string, Promise<Buffer>>();
+  const read = new Map<string, () => Promise<Buffer>>();
   return async function watermarkImage(canonical: string): Promise<WatermarkImage> {
     const [name, version] = canonical.split('.') as [string, string | undefined];
     const definition = Object.hasOwn(definitions, name) ? definitions[name] : undefined;
@@ -106,11 +106,10 @@ export function watermarkFiles(definitions: Record<string, WatermarkDefinition>)
     }
     let bytes = read.get(name);
     if (!bytes) {
-      bytes = readFile(definition.file);
+      bytes = readOnce(definition.file);
       read.set(name, bytes);
-      bytes.catch(() => read.delete(name));
     }
     const { file: _file, version: _version, ...placement } = definition;
-    return { bytes: await bytes, placement };
+    return { bytes: await bytes(), placement };
   };
 }

@@ -18,7 +18,7 @@ import {
 } from '../../lambda/grammar';
 
 /** Where index.html has the parameter controls. */
-export const CONTROLS_MARKER = '<!-- parameter controls -->';
+const CONTROLS_MARKER = '<!-- parameter controls -->';
 
 type ParamName = keyof ViewerParams;
 
@@ -125,7 +125,7 @@ function control(name: ParamName, rule: ParamRecord, grammar: GrammarOptions): s
 }
 
 /** Every parameter's control, a fieldset per group: its fields, then its checkboxes. */
-export function parameterControls(grammar: GrammarOptions): string {
+function parameterControls(grammar: GrammarOptions): string {
   const names = Object.keys(FORM_PLACES) as ParamName[];
   return FORM_GROUPS.map((group) => {
     const rules = names

@@ -101,7 +101,7 @@ function signPlaygroundUrl(response: ServerResponse, url: URL, settings: Playgro
 const CLIENT_HINTS = 'Sec-CH-Width, Sec-CH-DPR, Sec-CH-Viewport-Width';
 
 /** A served file: its headers and body. */
-export interface PlaygroundFile {
+interface PlaygroundFile {
   headers: Record<string, string>;
   body: Buffer | string;
 }

@@ -14,6 +14,7 @@ import { budgetFor } from '../../lambda/origin/image/budget';
 import { transform } from '../../lambda/origin/image/transform';
 import { joinUltraHdr } from '../../test/support/ultra-hdr';
 import { loadCorpus } from './corpus';
+import { median } from './stats';
 
 const WIDTH = 1280;
 
@@ -29,12 +30,6 @@ async function withGainMap(photo: Buffer): Promise<Buffer> {
     .toBuffer();
   return joinUltraHdr(photo, map);
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 async function main(): Promise<void> {
   const corpus = await loadCorpus((line) => console.error(line));

@@ -19,7 +19,7 @@ import { decodeKeyPath } from '../../grammar/key';
 import type { Dialect, DialectRequest } from './dialect';
 import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, refusal, table, type Lookup, type Pairs } from './words';
 
-export const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
+const CLOUDFLARE_PREFIX = '/cdn-cgi/image/';
 
 /**
  * Cloudflare's words, data in one place (the edge reads them from its

@@ -13,7 +13,7 @@ const QUOTED = 40;
 export type Pairs = [string, string][];
 
 /** A dialect's title and why it refuses, by reason (`unsupported` when none is given); `$0` in a reason is the refusal's detail. */
-export type RefusalWords = { title: string; why: { [reason: string]: string } };
+type RefusalWords = { title: string; why: { [reason: string]: string } };
 
 /**
  * The dialect's refusal: `imgix fit=facearea: not supported.`, a 400 naming

@@ -84,7 +84,7 @@ interface ExifField {
 }
 
 /** The fields of IFD0 and the Exif IFD that EXIF_FIELDS names, in a TIFF structure (with or without the `Exif\0\0` prefix). */
-export function exifFields(block: Buffer): ExifField[] {
+function exifFields(block: Buffer): ExifField[] {
   const tiff = block.subarray(0, 6).toString('latin1') === 'Exif\0\0' ? block.subarray(6) : block;
   if (tiff.length < 8) return [];
   const little = tiff.toString('latin1', 0, 2) === 'II';
@@ -192,7 +192,7 @@ function filterAttributes(tag: string, drop: (name: string) => boolean): { tag: 
  * at any depth; undefined when no property is left, or when the packet is
  * not the plain XML an XMP packet is (a DOCTYPE, unbalanced tags).
  */
-export function filterXmp(xmp: string, keep: (name: string) => boolean): string | undefined {
+function filterXmp(xmp: string, keep: (name: string) => boolean): string | undefined {
   const stack: string[] = [];
   let out = '';
   let at = 0;
