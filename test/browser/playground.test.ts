@@ -230,6 +230,10 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     await page.fill('#sizes-attr', '400px');
     await page.waitForFunction(() => document.querySelector('#demo img')?.getAttribute('sizes') === '400px');
     await page.waitForFunction(() => (document.querySelector('#demo img') as PageImage | null)?.dataset.picked === '800');
+    // The stats follow the pick once its image has decoded: until then they may show the 1600w one picked before sizes changed.
+    await page
+      .waitForFunction(() => /^800\s/.test((document.querySelector('#demo-stats')?.textContent ?? '').replace(/[\s\S]*decoded/, '').trim()))
+      .catch(() => undefined);
     expect((await stats(page, '#demo-stats')).decoded).toBe('800 × 533 px');
     expect(await page.textContent('#markup .picked')).toContain(`${expected} 800w`);
     expect(errors).toEqual([]);
