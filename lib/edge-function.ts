@@ -39,8 +39,8 @@ export const FUNCTION_BUDGETS: { [grammar in EdgeGrammar]: number } = {
   native: EDGE_BUDGET_BYTES,
   'dit-json': DIALECT_BUDGET_BYTES,
   thumbor: DIALECT_BUDGET_BYTES,
-  cloudflare: DIALECT_BUDGET_BYTES,
-  imgix: MAX_FUNCTION_BYTES,
+  cloudflare: EDGE_BUDGET_BYTES,
+  imgix: EDGE_BUDGET_BYTES,
 };
 
 /** Length of a KeyValueStore id (a UUID); a CDK token standing in for one may be shorter. */

@@ -18,6 +18,7 @@ import { DEFAULT_GRAMMAR_OPTIONS } from '../../lambda/grammar';
 import { NUMBER_PATTERNS } from '../../lambda/grammar/validate';
 import { CLOUDFLARE_WORDS } from '../../lambda/edge/dialects/cloudflare';
 import { IMGIX_WORDS } from '../../lambda/edge/dialects/imgix';
+import type { RuleBook } from '../../lambda/edge/dialects/rules';
 import { THUMBOR_DATA } from '../../lambda/edge/dialects/thumbor';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -94,23 +95,35 @@ const collected = [
     'the generated edge function',
   ),
 ];
+/** The query dialects' rule books (lambda/edge/dialects/rules.ts). */
+const BOOKS: RuleBook[] = [IMGIX_WORDS, CLOUDFLARE_WORDS];
+/** Every pattern of a book's rules: each rule's value pattern and its conditions'. */
+const rulePatterns = (book: RuleBook): string[] =>
+  Object.values(book.rules).flatMap((rules) =>
+    rules.flatMap((rule) => [rule[0]!, ...rule.slice(2).map((condition) => condition.slice(condition.indexOf('=') + 1))]),
+  );
 /**
  * The RegExp(...) calls whose pattern is data the edge function reads from its
  * store, written by the deploy from the same constants: the grammar's number
- * patterns (NUMBER_PATTERNS), imgix's parameters we lack, Cloudflare's options
- * that change nothing, Thumbor's path. Each pattern is checked in their place.
+ * patterns (NUMBER_PATTERNS), the query dialects' rules and the names they
+ * refuse, Thumbor's path. Each pattern is checked in their place.
  */
-const FROM_DATA: { file: string; text: RegExp; sources: string[] }[] = [
+const FROM_DATA: { file: string; text: RegExp; sources: string[]; flags?: string }[] = [
   { file: 'lambda/grammar/validate.ts', text: /^RegExp\(readerData\.patterns\[form\]\)$/, sources: Object.values(NUMBER_PATTERNS) },
   // The number patterns again, where the bundle has renamed what holds them.
   { file: 'the generated edge function', text: /^RegExp\(\w+\.\w+\[\w+\]\)$/, sources: [] },
-  { file: 'lambda/edge/dialects/imgix.ts', text: /^RegExp\(WORDS\.lacked\)$/, sources: [IMGIX_WORDS.lacked] },
-  { file: 'lambda/edge/dialects/cloudflare.ts', text: /^RegExp\(WORDS\.harmless\)$/, sources: [CLOUDFLARE_WORDS.harmless] },
+  { file: 'lambda/edge/dialects/rules.ts', text: /^RegExp\(book\.refused\)$/, sources: BOOKS.map((book) => book.refused) },
+  {
+    file: 'lambda/edge/dialects/rules.ts',
+    text: /^RegExp\("\^\(\?:" \+ pattern \+ "\)\$", "i"\)$/,
+    sources: BOOKS.flatMap(rulePatterns).map((pattern) => '^(?:' + pattern + ')$'),
+    flags: 'i',
+  },
   { file: 'lambda/edge/dialects/thumbor.ts', text: /^RegExp\(DIT\.path\)$/, sources: [THUMBOR_DATA.path!] },
 ];
 const fromData = (found: Expression) => FROM_DATA.some(({ file, text }) => found.file === file && text.test(found.text));
-const dataPatterns: Expression[] = FROM_DATA.flatMap(({ file, sources }) =>
-  sources.map((source) => ({ file, source, flags: '', text: 'data' })),
+const dataPatterns: Expression[] = FROM_DATA.flatMap(({ file, sources, flags }) =>
+  sources.map((source) => ({ file, source, flags: flags ?? '', text: 'data' })),
 );
 const unreadable = collected.filter((found) => found.source === undefined && !fromData(found));
 const expressions = [...collected, ...dataPatterns].filter((found): found is Expression & { source: string } => found.source !== undefined);

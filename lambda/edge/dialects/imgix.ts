@@ -15,186 +15,163 @@ import crypto from 'crypto';
 import { decodeKeyPath } from '../../grammar/key';
 import { sameText } from '../../grammar/sign';
 import type { Dialect, DialectRequest, SignatureCheck } from './dialect';
-import { blurSigma, fitOf, hasOwn, hexColour, lookup, mirrors, refusal, table, type Lookup, type Pairs } from './words';
+import { hexRules, translateByRules, type RuleBook } from './rules';
+
+// Conditions of imgix's rules: a frame turned by a quarter (`or`), under which imgix's
+// mirrors swap; a padded image (fit=fill or fillmax), whose rest fill-color, else bg,
+// else white fills, unless fill=blur.
+const QUARTER = 'or=6|8|90|270';
+const PADDED = 'fit=fill|fillmax';
+const SOLID = 'fill=|solid';
+/** Values: an offset from -99 to 100 (-100, black or flat, is not ours); a blur radius up to 2000. */
+const OFFSET = '-?\\d\\d?|100';
+const RADIUS = '1?\\d{1,3}(\\.\\d+)?|2000';
 
 /**
- * imgix's words, data in one place (the edge reads them from its store,
- * Dialect.useData): the parameters translated here under imgix's main names, their other
- * spellings, and the parameters imgix has that change the image and that we
- * lack (refused rather than ignored, every `…64` base64 form among them; from
- * imgix's list, github.com/imgix/imgix-url-params); fit modes as our fit and
- * whether it enlarges (`+`) (facearea, min and clamp crop or extend as ours does
- * not); formats (`pjpg` is a progressive JPEG, the same pixels); `or` (EXIF
- * values and degrees clockwise) as our rotate; crop strategies as our
- * position (focalpoint: our fp); and auto=compress's quality when none is
- * given (imgix's documented 45); and why a refusal refuses.
+ * imgix's rules (rules.ts), data in one place: the edge reads them from its
+ * store (Dialect.useData). Other spellings; the parameters imgix has that
+ * change the image and that we lack (refused rather than ignored, every
+ * `…64` base64 form among them; from imgix's list,
+ * github.com/imgix/imgix-url-params); and what each value of the others is
+ * in ours. fit: our fit, enlarged unless `max` (facearea, min and clamp crop
+ * or extend as ours does not); `or` (EXIF values and degrees clockwise) and
+ * `rot` (half turns only) sum to our rotate; `pjpg` is a progressive JPEG,
+ * the same pixels; crop strategies (with fit=crop) as our position
+ * (focalpoint: our fp); auto=compress is imgix's documented quality 45 when
+ * no `q` is given; bri, con and sat are offsets (0 unchanged) as our factors
+ * (1 unchanged), and -100 brightness or contrast, black or flat, is not ours.
+ * Built by a call the edge's bundle drops: the store holds the book.
  */
-export const IMGIX_WORDS = {
+export const IMGIX_WORDS: RuleBook = /* @__PURE__ */ (() => ({
   title: 'imgix',
-  known: ' w h fit crop fp-x fp-y fp-z auto fm q dpr blur bri con sat bg fill fill-color rot or flip trim ',
-  spellings: /* @__PURE__ */ table('width=w height=h f=fit fillcolor=fill-color orient=or'),
-  lacked:
+  spellings: { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or' },
+  refused:
     '^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$',
-  fits: /* @__PURE__ */ table('clip=inside+ max=inside crop=cover+ fill=contain+ fillmax=contain scale=fill+'),
-  formats: /* @__PURE__ */ table('jpg=jpeg pjpg=jpeg png=png webp=webp avif=avif gif=gif'),
-  orientations: /* @__PURE__ */ table('1=0 3=180 6=90 8=270 90=90 180=180 270=270'),
-  strategies: /* @__PURE__ */ table('faces=face entropy=entropy focalpoint=fp'),
-  compressQuality: '45',
+  defaults: { fit: 'clip' },
+  list: 'auto',
+  rules: {
+    w: [
+      ['[^.]*\\.[\\s\\S]*', '!relative'],
+      ['.*', 'width=$0'],
+    ],
+    h: [
+      ['[^.]*\\.[\\s\\S]*', '!relative'],
+      ['.*', 'height=$0'],
+    ],
+    dpr: [['.*', 'dpr=$0']],
+    fit: [
+      ['clip', 'fit=inside&enlarge=1'],
+      ['max', 'fit=inside'],
+      ['crop', 'fit=cover&enlarge=1'],
+      ['scale', 'fit=fill&enlarge=1'],
+      ['fill', 'fit=contain&enlarge=1&background=fff', SOLID, 'fill-color=', 'bg='],
+      ['fill', 'fit=contain&enlarge=1'],
+      ['fillmax', 'fit=contain&background=fff', SOLID, 'fill-color=', 'bg='],
+      ['fillmax', 'fit=contain'],
+    ],
+    crop: [
+      // At most one strategy means anything: a list after one is refused.
+      ['(faces|entropy|focalpoint),.*', '!fallback', 'fit=crop'],
+      ['faces', 'position=face', 'fit=crop'],
+      ['entropy', 'position=entropy', 'fit=crop'],
+      ['focalpoint', 'fp=$1,$2', 'fit=crop', 'fp-x=(.+)', 'fp-y=(.+)'],
+      ['focalpoint', 'fp=$1,0.5', 'fit=crop', 'fp-x=(.+)'],
+      ['focalpoint', 'fp=0.5,$1', 'fit=crop', 'fp-y=(.+)'],
+      ['focalpoint', 'fp=0.5,0.5', 'fit=crop'],
+      // One side of each axis at most, in either order.
+      ['(top|bottom),(left|right)', 'position=$1-$2', 'fit=crop'],
+      ['(left|right),(top|bottom)', 'position=$2-$1', 'fit=crop'],
+      ['top|bottom|left|right', 'position=$0', 'fit=crop'],
+      ['.*', '!', 'fit=crop'],
+      ['.*', ''],
+    ],
+    'fp-x': [['.*', '']],
+    'fp-y': [['.*', '']],
+    'fp-z': [
+      ['1', ''],
+      ['.*', '!', 'crop=focalpoint', 'fit=crop'],
+      ['.*', ''],
+    ],
+    fill: [
+      ['blur', 'fill=blur', PADDED],
+      ['solid', ''],
+      ['.*', '!', PADDED],
+      ['.*', ''],
+    ],
+    'fill-color': hexRules('background', true, [PADDED, SOLID]).concat([
+      ['.*', '!hex', PADDED, SOLID],
+      ['.*', ''],
+    ]),
+    bg: [['.*', '!background', PADDED, SOLID, 'fill-color=.+']].concat(hexRules('background', true, []), [['.*', '!hex']]),
+    auto: [
+      ['format', 'format=auto', 'fm='],
+      ['compress', 'quality=45', 'q='],
+      ['format|compress|', ''],
+    ],
+    fm: [
+      ['jpg|pjpg', 'format=jpeg'],
+      ['png|webp|avif|gif', 'format=$0'],
+    ],
+    q: [['.*', 'quality=$0']],
+    // The frame turned (or) and the image turned within it (rot): one turn, written where rot is.
+    or: [
+      ['1|3|6|8|90|180|270', '', 'rot=180'],
+      ['1', ''],
+      ['3|180', 'rotate=180'],
+      ['6|90', 'rotate=90'],
+      ['8|270', 'rotate=270'],
+    ],
+    rot: [
+      ['0', ''],
+      ['180', 'rotate=180', 'or=|1'],
+      ['180', 'rotate=270', 'or=6|90'],
+      ['180', 'rotate=90', 'or=8|270'],
+      ['180', ''],
+      ['.*', '!rotation'],
+    ],
+    // imgix turns the frame (or) before it mirrors, we after: a quarter turn swaps the mirrors.
+    flip: [
+      ['h', 'flip=1', QUARTER],
+      ['h', 'flop=1'],
+      ['v', 'flop=1', QUARTER],
+      ['v', 'flip=1'],
+      ['hv|vh', 'flip=1&flop=1'],
+    ],
+    trim: [['auto', 'trim=']],
+    blur: [
+      ['0*(\\.0*)?', ''],
+      [RADIUS, 'blur=sigma($0,20)'],
+      ['.*', '!blur'],
+    ],
+    bri: [
+      [OFFSET, 'brightness=factor($0)'],
+      ['.*', '!offset'],
+    ],
+    con: [
+      [OFFSET, 'contrast=factor($0)'],
+      ['.*', '!offset'],
+    ],
+    sat: [
+      [OFFSET + '|-100', 'saturation=factor($0)'],
+      ['.*', '!offset'],
+    ],
+  },
   why: {
     unsupported: 'not supported',
     repeated: 'given more than once',
     relative: 'sizes relative to the source are not supported',
-    fallback: 'a fallback after $0 is not supported',
-    background: 'a background other than fill-color is not supported',
+    fallback: 'a fallback after $1 is not supported',
+    background: 'a background beside fill-color is not supported',
     hex: 'expected a hex colour',
     offset: 'expected -99 to 100',
     rotation: 'only 0 and 180 turn the image as ours does',
     blur: 'expected 0 to 2000',
   },
-};
-type ImgixWords = typeof IMGIX_WORDS;
+}))();
 
-/** The words in use: this code's, or at the edge its store's (useData; the bundle drops statements labelled `fromCode`). */
-let WORDS: ImgixWords;
+/** The rules in use: this code's, or at the edge its store's (useData; the bundle drops statements labelled `fromCode`). */
+let WORDS: RuleBook;
 fromCode: WORDS = IMGIX_WORDS;
-
-const refused = refusal(() => WORDS);
-
-/** The query's imgix parameters under their main names; `auto`, which imgix lets repeat, joined by commas. */
-const readParams = (pairs: Pairs): Lookup => {
-  const params: { [name: string]: string } = {};
-  pairs.forEach((pair) => {
-    const spelling = pair[0].toLowerCase();
-    const name = hasOwn(WORDS.spellings, spelling) ? (WORDS.spellings[spelling] as string) : spelling;
-    if (WORDS.known.indexOf(' ' + name + ' ') < 0) {
-      if (RegExp(WORDS.lacked).test(name)) throw refused(pair[0], pair[1]);
-      return;
-    }
-    if (hasOwn(params, name) && name !== 'auto') throw refused(pair[0], pair[1], 'repeated');
-    params[name] = hasOwn(params, name) ? params[name] + ',' + pair[1] : pair[1];
-  });
-  return lookup(params);
-};
-
-/** A size: imgix's fractions of the source (`w=0.5`) are refused, pixels passed on. */
-const size = (get: Lookup, name: string, out: Pairs, native: string) => {
-  const value = get(name);
-  if (value == null) return;
-  if (/\./.test(value)) throw refused(name, value, 'relative');
-  out.push([native, value]);
-};
-
-/** `crop` (with fit=crop): a strategy (faces, entropy, focalpoint with fp-x and fp-y) or sides (top,left). */
-const cropping = (get: Lookup, out: Pairs) => {
-  const crop = get('crop');
-  if (crop == null) return;
-  // At most two words mean anything (a strategy alone, or two sides): the third says the list is refused.
-  const words = crop.toLowerCase().split(',', 3);
-  const strategy = hasOwn(WORDS.strategies, words[0] as string) ? WORDS.strategies[words[0] as string] : undefined;
-  if (strategy && words.length > 1) throw refused('crop', crop, 'fallback', words[0]);
-  if (strategy === 'fp') {
-    const zoom = get('fp-z');
-    if (zoom != null && +zoom !== 1) throw refused('fp-z', zoom);
-    out.push(['fp', (get('fp-x') || '0.5') + ',' + (get('fp-y') || '0.5')]);
-    return;
-  }
-  if (strategy) {
-    out.push(['position', strategy]);
-    return;
-  }
-  // One side of each axis at most, in either order.
-  const sides = /^(?:(top|bottom)(?:,(left|right))?|(left|right)(?:,(top|bottom))?)$/.exec(words.join());
-  if (!sides) throw refused('crop', crop);
-  out.push(['position', [sides[1] || sides[4], sides[2] || sides[3]].filter((side) => side).join('-')]);
-};
-
-/** `fit` (default clip), its crop, and what fills the rest of fit=fill's box (fill, fill-color, else white as imgix). */
-const fitting = (get: Lookup, out: Pairs) => {
-  const fit = (get('fit') || 'clip').toLowerCase();
-  const ours = fitOf(WORDS.fits, fit);
-  if (!ours) throw refused('fit', fit);
-  out.push(['fit', ours[0]]);
-  if (ours[1]) out.push(['enlarge', '1']);
-  if (fit === 'crop') cropping(get, out);
-  const padded = ours[0] === 'contain';
-  const fill = get('fill');
-  const bg = get('bg');
-  if (padded && fill === 'blur') out.push(['fill', 'blur']);
-  else if (padded && fill != null && fill !== 'solid') throw refused('fill', fill);
-  const fillColour = padded && fill !== 'blur' ? get('fill-color') || bg || 'fff' : undefined;
-  if (fillColour != null && bg != null && hexColour(bg, true) !== hexColour(fillColour, true)) {
-    throw refused('bg', bg, 'background');
-  }
-  const colour = fillColour || bg;
-  if (colour == null) return;
-  const hex = hexColour(colour, true);
-  if (hex == null) throw refused(fillColour ? 'fill-color' : 'bg', colour, 'hex');
-  out.push(['background', hex]);
-};
-
-/** `auto` (format: negotiated; compress: quality 45 unless q), `fm` and `q`. */
-const encoding = (get: Lookup, out: Pairs) => {
-  const auto = (get('auto') || '')
-    .toLowerCase()
-    .split(',')
-    .filter((word) => word !== '');
-  auto.forEach((word) => {
-    if (word !== 'format' && word !== 'compress') throw refused('auto', word);
-  });
-  const fm = get('fm');
-  if (fm != null) {
-    if (!hasOwn(WORDS.formats, fm.toLowerCase())) throw refused('fm', fm);
-    out.push(['format', WORDS.formats[fm.toLowerCase()] as string]);
-  } else if (auto.indexOf('format') >= 0) out.push(['format', 'auto']);
-  const quality = get('q') || (auto.indexOf('compress') >= 0 ? WORDS.compressQuality : undefined);
-  if (quality != null) out.push(['quality', quality]);
-};
-
-/** bri, con, sat: offsets -100..100, 0 unchanged, as our factors 0..2 (1 unchanged); -100 is black or flat, which our 0 is not (ignored). */
-const adjustment = (get: Lookup, name: string, out: Pairs, native: string) => {
-  const value = get(name);
-  if (value == null) return;
-  const offset = /^-?\d{1,3}$/.test(value) ? +value : NaN;
-  if (!(offset >= -100 && offset <= 100) || (offset === -100 && native !== 'saturation')) throw refused(name, value, 'offset');
-  out.push([native, String((100 + offset) / 100)]);
-};
-
-/** `or` (the frame turned) and `rot` (the image turned within its frame, counter-clockwise, zoomed to cover it): half turns alike, quarter turns by `or` only. */
-const turning = (get: Lookup, out: Pairs) => {
-  const or = get('or');
-  const orientation = or == null ? 0 : hasOwn(WORDS.orientations, or) ? +(WORDS.orientations[or] as string) : -1;
-  if (orientation < 0) throw refused('or', or as string);
-  const rotation = get('rot');
-  const rot = rotation == null ? 0 : +rotation;
-  if (rot !== 0 && rot !== 180) throw refused('rot', rotation as string, 'rotation');
-  if (orientation + rot) out.push(['rotate', String((orientation + rot) % 360)]);
-  return orientation % 180;
-};
-
-const finishing = (get: Lookup, out: Pairs) => {
-  // imgix turns the frame (or) before it mirrors, we after: a quarter turn swaps the mirrors.
-  const quarter = turning(get, out);
-  const flip = get('flip');
-  if (flip != null) {
-    const flips = mirrors(flip.toLowerCase(), quarter);
-    if (!flips) throw refused('flip', flip);
-    flips.forEach((pair) => out.push(pair));
-  }
-  const trim = get('trim');
-  if (trim != null) {
-    if (trim.toLowerCase() !== 'auto') throw refused('trim', trim);
-    out.push(['trim', '']);
-  }
-  const blur = get('blur');
-  if (blur != null && +blur !== 0) {
-    const sigma = blurSigma(blur, 20, 2000);
-    if (sigma == null) throw refused('blur', blur, 'blur');
-    out.push(['blur', sigma]);
-  }
-  adjustment(get, 'bri', out, 'brightness');
-  adjustment(get, 'con', out, 'contrast');
-  adjustment(get, 'sat', out, 'saturation');
-};
 
 /**
  * What imgix signed: the path as sent and the query before `s`, every pair but
@@ -215,18 +192,7 @@ const signedTexts = (request: DialectRequest): string[] => {
 };
 
 export const imgix: Dialect = {
-  translate: (request: DialectRequest) => {
-    const get = readParams(request.pairs);
-    const out: Pairs = [];
-    size(get, 'w', out, 'width');
-    size(get, 'h', out, 'height');
-    const dpr = get('dpr');
-    if (dpr != null) out.push(['dpr', dpr]);
-    fitting(get, out);
-    encoding(get, out);
-    finishing(get, out);
-    return { key: decodeKeyPath(request.uri), pairs: out };
-  },
+  translate: (request: DialectRequest) => ({ key: decodeKeyPath(request.uri), pairs: translateByRules(WORDS, request.pairs) }),
   verify: (request: DialectRequest, secrets: string[], nowSeconds: number): SignatureCheck => {
     const signatures = request.pairs.filter((pair) => pair[0] === 's');
     if (signatures.length === 0) return 'unsigned';
@@ -250,6 +216,6 @@ export const imgix: Dialect = {
     return expires && !(+expires[1] > nowSeconds) ? 'expired' : 'valid';
   },
   useData: (data) => {
-    WORDS = data as ImgixWords;
+    WORDS = data as RuleBook;
   },
 };

@@ -92,7 +92,7 @@ describe('imgix: meanings', () => {
     same(imgix, '/a.jpg?w=300&fit=max', '/a.jpg?width=300');
     expect(refusedWith(imgix, '/a.jpg?w=300&h=200&fit=min')).toBe('imgix fit=min: not supported.');
     expect(refusedWith(imgix, '/a.jpg?w=300&h=200&fit=fill&fill-color=ff0000&bg=00ff00')).toMatch(
-      /^imgix bg=00ff00: a background other than fill-color/,
+      /^imgix bg=00ff00: a background beside fill-color/,
     );
   });
 
