@@ -40,6 +40,7 @@ import {
   useGrammarData,
   validateKey,
   verifySignature,
+  VIEWER_PATH,
   type GrammarOptions,
   type Preset,
 } from '../grammar/index';
@@ -246,6 +247,14 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
       // (`accept=avif` or `accept=webp`) and the width the client hints
       // gave `width=auto`, so no header has to enter it.
       const header = (name: string) => valuesOf(request.headers[name] || { value: '' }).join(',');
+      // A dialect's request reaches the origin with its own query as sent, and its path beside it: the
+      // origin sends a viewer back to that URL for a variant too large to answer inline, which this
+      // function then reads and verifies again (lambda/origin/phases.ts).
+      if (EDGE.translating) {
+        request.querystring[VIEWER_PATH] = { value: encodeURIComponent(request.uri) };
+        request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept: header('accept'), avif: EDGE.avif, header }));
+        return request;
+      }
       request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept: header('accept'), avif: EDGE.avif, header }));
       // The origin sees only the preset and the viewer's own recognised
       // parameters, with their canonical names and values, and the
@@ -260,9 +269,9 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
           querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
         });
       // Under its first spelling, `preset`.
-      if (!EDGE.translating && named) forward({ preset });
+      if (named) forward({ preset });
       forward(query.own);
-      if (!EDGE.translating) forward(signature);
+      forward(signature);
       request.querystring = querystring;
       return request;
     };

@@ -374,6 +374,9 @@ function notCanonical(uri: string) {
   return grammarError('not_canonical', `Not a canonical image URI: "${uri.slice(0, 80)}".`);
 }
 
+/** The query parameter that brings a dialect's request path to the origin beside its own query (lambda/edge/viewer-request.ts). */
+export const VIEWER_PATH = 'viewer_path';
+
 /**
  * A viewer query that canonicalises to `ops` again. It leaves out what only
  * the edge writes: `accept` is negotiated anew, so it holds for the same

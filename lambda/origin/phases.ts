@@ -4,7 +4,7 @@
 // context and what the phase before it gave.
 
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import { encodeKeyPath, isGrammarError, parseCanonicalUri, viewerQuery, type CanonicalRequest, type Ops } from '../grammar';
+import { encodeKeyPath, isGrammarError, parseCanonicalUri, VIEWER_PATH, viewerQuery, type CanonicalRequest, type Ops } from '../grammar';
 import { errorStack, type Logger } from '../common/log';
 import type { Limits, OriginConfig } from './config';
 import { HttpError } from './errors';
@@ -99,15 +99,36 @@ export async function store(
 }
 
 /**
+ * A dialect's request as the viewer sent it: the path its edge function
+ * forwards as VIEWER_PATH, with the rest of the query. Undefined for a native
+ * request, or for a path that is not one of this host's (`//host/...`).
+ */
+function dialectUrl(rawQuery: string): string | undefined {
+  const named = (part: string) => part.indexOf(VIEWER_PATH + '=') === 0;
+  const parts = rawQuery.split('&');
+  const paths = parts.filter(named);
+  let path: string;
+  try {
+    path = decodeURIComponent((paths[0] || '').slice(VIEWER_PATH.length + 1));
+  } catch {
+    return undefined;
+  }
+  if (paths.length !== 1 || !/^\/(?![/\\])/.test(path)) return undefined;
+  const rest = parts.filter((part) => !named(part)).join('&');
+  return path + (rest ? '?' + rest : '');
+}
+
+/**
  * Answers a variant too large to return inline: once stored, the same request
  * again. The edge forwards the viewer's parameters (and signature) as the
- * query; without an edge in front, the ops say the same.
+ * query, or a dialect's request as the viewer sent it, which its function
+ * reads and verifies again; without an edge in front, the ops say the same.
  */
 export function redirectToStored(ctx: RequestContext, stored: StoreOutcome | 'failed'): FunctionUrlResponse {
   if (stored === 'failed') throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
   const { event, request } = ctx;
   const query = event.rawQueryString || viewerQuery(request.ops);
-  return ctx.respond(redirectResponse(encodeKeyPath(request.key) + (query ? '?' + query : '')));
+  return ctx.respond(redirectResponse(dialectUrl(query) ?? encodeKeyPath(request.key) + (query ? '?' + query : '')));
 }
 
 /** The request's last line when it served a variant: what was made and stored, its timings and metrics. */

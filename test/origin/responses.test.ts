@@ -7,7 +7,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import { GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_GRAMMAR_OPTIONS, canonicalRequest, encodeKeyPath, parseCanonicalUri, splitQuery, type Ops } from '../../lambda/grammar';
+import {
+  DEFAULT_GRAMMAR_OPTIONS,
+  canonicalRequest,
+  encodeKeyPath,
+  parseCanonicalUri,
+  splitQuery,
+  VIEWER_PATH,
+  type Ops,
+} from '../../lambda/grammar';
 import { variantKey } from '../../lambda/origin/cache-keys';
 import { DEFAULT_CACHE_CONTROL, DEFAULT_MAX_INLINE_BYTES } from '../../lambda/origin/config';
 import { createTestOrigin, type OriginResponse, type TestOrigin } from '../support/origin';
@@ -282,6 +290,21 @@ describe('variants too large to return inline', () => {
     expect(response.headers['cache-control']).toBe('no-store');
     expect(canonicalRequest('/big.png', splitQuery(viewerQuery), DEFAULT_GRAMMAR_OPTIONS, { accept: '' }).uri).toBe(canonical);
     expect((await headCached(origin, variantKeyOf(canonical))).ContentLength).toBeGreaterThan(DEFAULT_MAX_INLINE_BYTES);
+  });
+
+  it("for a dialect's request, the Location is the viewer's URL as its edge function forwarded it; never another host's", async () => {
+    const canonical = '/big.png/format=png';
+    const cloudflare = `${VIEWER_PATH}=${encodeURIComponent('/cdn-cgi/image/format=png/big.png')}`;
+    const response = await origin.request(`${canonical}?${cloudflare}`);
+    expect(response.status).toBe(302);
+    expect(response.headers.location).toBe('/cdn-cgi/image/format=png/big.png');
+    const imgix = await origin.request(`${canonical}?fm=png&${VIEWER_PATH}=%2Fbig.png&s=0123`);
+    expect(imgix.headers.location).toBe('/big.png?fm=png&s=0123');
+    // A path that a browser would read as another host's, or malformed, is not followed: the native URL instead.
+    for (const path of ['%2F%2Fevil.example%2Fx.png', '%2F%5Cevil.example', 'https%3A%2F%2Fevil.example%2F', '%E0%A4%A']) {
+      const refused = await origin.request(`${canonical}?${VIEWER_PATH}=${path}`);
+      expect(refused.headers.location, path).toBe(`/big.png?${VIEWER_PATH}=${path}`);
+    }
   });
 
   it('for a negotiated variant, the Location leaves accept for the edge to negotiate again', async () => {

@@ -9,6 +9,7 @@
 // have a behavior of their own); imgix reads every path, as Thumbor does, so
 // it runs alone.
 
+import { createHash, createHmac } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -17,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, writeSampleWatermark, type RunningEmulator } from '../../../local/emulator/start';
 import { DIT_CASES, type DialectCase } from '../../support/dialect-cases';
 import { CLOUDFLARE_EXAMPLES, IMGIX_EXAMPLES, type DialectExample } from '../../edge/dialects/examples';
+import { noiseImage } from '../../support/images';
 import { createTestBuckets, type TestBuckets } from '../../support/s3';
 
 /** A folder holding `files` (key to bytes), as `--images` and `--bucket` take one. */
@@ -146,4 +148,77 @@ describe.each(DEPLOYMENTS)('npm start -- --dialect for dialects=$dialects', ({ d
       expect(((await answer.json()) as { message: string }).message, test.name).toMatch(test.refused!);
     }
   });
+});
+
+/**
+ * A variant larger than the origin answers inline is stored and the viewer sent
+ * back to the URL it asked, as it asked it: the dialect's function reads it and
+ * checks its signature again, and the cache bucket serves it. On deployments
+ * that sign, so that a signed dialect URL keeps working for large variants.
+ */
+describe.each([
+  {
+    dialects: 'imgix',
+    url: (secret: string) => {
+      const path = '/large/noise.png?fm=png';
+      return (
+        path +
+        '&s=' +
+        createHash('md5')
+          .update(secret + path)
+          .digest('hex')
+      );
+    },
+  },
+  {
+    dialects: 'dit',
+    url: (secret: string, emulator: RunningEmulator) => {
+      const path =
+        '/' +
+        Buffer.from(JSON.stringify({ bucket: emulator.sourceBucket, key: 'large/noise.png', edits: { toFormat: 'png' } })).toString(
+          'base64',
+        );
+      return path + '?signature=' + createHmac('sha256', secret).update(path).digest('hex');
+    },
+  },
+])('a variant too large to answer inline, on a signing $dialects deployment', ({ dialects, url }) => {
+  const SECRET = 'large-variant-secret';
+  let buckets: TestBuckets;
+  let emulator: RunningEmulator;
+
+  beforeAll(async () => {
+    buckets = await createTestBuckets('dialect-large-' + dialects);
+    emulator = await startEmulator({
+      context: { dialects },
+      images: await folder({ 'large/noise.png': await noiseImage(2500, 2500, 'png') }),
+      signingSecret: SECRET,
+      s3: buckets.s3,
+      buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
+      port: 0,
+      edgeCache: false,
+      log: () => {},
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await emulator?.close();
+    await buckets?.cleanup();
+  });
+
+  it('redirects to the dialect URL as sent, which then serves the stored variant in full', async () => {
+    const asked = url(SECRET, emulator);
+    const redirect = await fetch(emulator.url + asked, { redirect: 'manual' });
+    expect(redirect.status, await redirect.clone().text()).toBe(302);
+    expect(redirect.headers.get('location')).toBe(asked);
+    await emulator.settled();
+
+    const followed = await fetch(emulator.url + redirect.headers.get('location'));
+    expect(followed.status).toBe(200);
+    expect(followed.headers.get('x-origin')).toBe('cache-bucket');
+    const body = Buffer.from(await followed.arrayBuffer());
+    expect(body.length).toBeGreaterThan(4_500_000);
+    expect(await sharp(body).metadata()).toMatchObject({ format: 'png', width: 2500, height: 2500 });
+    // Unsigned, the same URL is still refused.
+    expect((await fetch(emulator.url + asked.replace(/[?&](s|signature)=.*$/, ''))).status).toBe(403);
+  }, 120_000);
 });
