@@ -33,6 +33,7 @@ import {
   isGrammarError,
   parseViewerQuery,
   presetName,
+  queryText,
   say,
   signatureParams,
   signedText,
@@ -40,7 +41,7 @@ import {
   useGrammarData,
   validateKey,
   verifySignature,
-  VIEWER_PATH,
+  VIEWER_URL,
   type GrammarOptions,
   type Preset,
 } from '../grammar/index';
@@ -247,14 +248,6 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
       // (`accept=avif` or `accept=webp`) and the width the client hints
       // gave `width=auto`, so no header has to enter it.
       const header = (name: string) => valuesOf(request.headers[name] || { value: '' }).join(',');
-      // A dialect's request reaches the origin with its own query as sent, and its path beside it: the
-      // origin sends a viewer back to that URL for a variant too large to answer inline, which this
-      // function then reads and verifies again (lambda/origin/phases.ts).
-      if (EDGE.translating) {
-        request.querystring[VIEWER_PATH] = { value: encodeURIComponent(request.uri) };
-        request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept: header('accept'), avif: EDGE.avif, header }));
-        return request;
-      }
       request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept: header('accept'), avif: EDGE.avif, header }));
       // The origin sees only the preset and the viewer's own recognised
       // parameters, with their canonical names and values, and the
@@ -264,14 +257,20 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
       // presets-only mode, so the origin can send a viewer back through the
       // edge with them (lambda/origin/handler.ts, oversized variants).
       const querystring: CloudFrontValues = {};
-      const forward = (values: object) =>
-        Object.keys(values).forEach((name) => {
-          querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
-        });
-      // Under its first spelling, `preset`.
-      if (named) forward({ preset });
-      forward(query.own);
-      forward(signature);
+      if (EDGE.translating) {
+        // A dialect's request, as one parameter: its URL as the viewer sent it, which this function
+        // reads and verifies again when the origin sends the viewer back there (lambda/origin/phases.ts).
+        querystring[VIEWER_URL] = { value: encodeURIComponent(viewer!.uri + '?' + queryText(viewer!.pairs)) };
+      } else {
+        const forward = (values: object) =>
+          Object.keys(values).forEach((name) => {
+            querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
+          });
+        // Under its first spelling, `preset`.
+        if (named) forward({ preset });
+        forward(query.own);
+        forward(signature);
+      }
       request.querystring = querystring;
       return request;
     };

@@ -374,8 +374,8 @@ function notCanonical(uri: string) {
   return grammarError('not_canonical', `Not a canonical image URI: "${uri.slice(0, 80)}".`);
 }
 
-/** The query parameter that brings a dialect's request path to the origin beside its own query (lambda/edge/viewer-request.ts). */
-export const VIEWER_PATH = 'viewer_path';
+/** The query parameter that brings a dialect's request to the origin, its URL as the viewer sent it (lambda/edge/viewer-request.ts). */
+export const VIEWER_URL = 'viewer_url';
 
 /**
  * A viewer query that canonicalises to `ops` again. It leaves out what only
@@ -383,7 +383,9 @@ export const VIEWER_PATH = 'viewer_path';
  * Accept header.
  */
 export function viewerQuery(ops: UnresolvedOps): string {
-  return opEntries(ops, VIEWER_PARAMS)
-    .map((entry) => entry[0] + '=' + encodeURIComponent(entry[1]))
-    .join('&');
+  return queryText(opEntries(ops, VIEWER_PARAMS));
 }
+
+/** Name/value pairs as a query, names and values percent-encoded. */
+export const queryText = (pairs: [string, string][]): string =>
+  pairs.map((pair) => encodeURIComponent(pair[0]) + '=' + encodeURIComponent(pair[1])).join('&');

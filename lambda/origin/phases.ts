@@ -4,7 +4,7 @@
 // context and what the phase before it gave.
 
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import { encodeKeyPath, isGrammarError, parseCanonicalUri, VIEWER_PATH, viewerQuery, type CanonicalRequest, type Ops } from '../grammar';
+import { encodeKeyPath, isGrammarError, parseCanonicalUri, VIEWER_URL, viewerQuery, type CanonicalRequest, type Ops } from '../grammar';
 import { errorStack, type Logger } from '../common/log';
 import type { Limits, OriginConfig } from './config';
 import { HttpError } from './errors';
@@ -99,23 +99,20 @@ export async function store(
 }
 
 /**
- * A dialect's request as the viewer sent it: the path its edge function
- * forwards as VIEWER_PATH, with the rest of the query. Undefined for a native
- * request, or for a path that is not one of this host's (`//host/...`).
+ * A dialect's request as the viewer sent it, which its edge function forwards
+ * as the only parameter, VIEWER_URL. Undefined for a native request, or for a
+ * URL that is not a path of this host (`//host/...`).
  */
 function dialectUrl(rawQuery: string): string | undefined {
-  const named = (part: string) => part.indexOf(VIEWER_PATH + '=') === 0;
-  const parts = rawQuery.split('&');
-  const paths = parts.filter(named);
-  let path: string;
+  const prefix = VIEWER_URL + '=';
+  if (rawQuery.indexOf(prefix) !== 0 || rawQuery.indexOf('&') >= 0) return undefined;
+  let url: string;
   try {
-    path = decodeURIComponent((paths[0] || '').slice(VIEWER_PATH.length + 1));
+    url = decodeURIComponent(rawQuery.slice(prefix.length));
   } catch {
     return undefined;
   }
-  if (paths.length !== 1 || !/^\/(?![/\\])/.test(path)) return undefined;
-  const rest = parts.filter((part) => !named(part)).join('&');
-  return path + (rest ? '?' + rest : '');
+  return /^\/(?![/\\])/.test(url) ? url.replace(/\?$/, '') : undefined;
 }
 
 /**

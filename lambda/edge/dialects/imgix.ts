@@ -12,6 +12,7 @@
 // scheme); `expires` (Unix seconds) is among what it covers.
 
 import crypto from 'crypto';
+import { queryText } from '../../grammar/canonical';
 import { decodeKeyPath } from '../../grammar/key';
 import { sameText } from '../../grammar/sign';
 import type { Dialect, DialectRequest, SignatureCheck } from './dialect';
@@ -183,10 +184,8 @@ fromCode: WORDS = IMGIX_WORDS;
  * does not verify.
  */
 const signedTexts = (request: DialectRequest): string[] => {
-  const query = request.pairs
-    .filter((pair) => pair[0] !== 's')
-    .map((pair) => encodeURIComponent(pair[0]) + '=' + encodeURIComponent(pair[1]));
-  const text = request.uri + (query.length ? '?' + query.join('&') : '');
+  const query = queryText(request.pairs.filter((pair) => pair[0] !== 's'));
+  const text = request.uri + (query ? '?' + query : '');
   // An escaped comma is %2C wherever it is, and `=` and `&` are none.
   return [text, text.replace(/%2C/g, ',')];
 };
