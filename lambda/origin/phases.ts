@@ -101,7 +101,7 @@ export async function store(
 /**
  * A dialect's request as the viewer sent it, which its edge function forwards
  * as the only parameter, VIEWER_URL. Undefined for a native request, or for a
- * URL that is not a path of this host (`//host/...`).
+ * URL that is not a plain path of this host (`//host/...`).
  */
 function dialectUrl(rawQuery: string): string | undefined {
   const prefix = VIEWER_URL + '=';
@@ -112,7 +112,8 @@ function dialectUrl(rawQuery: string): string | undefined {
   } catch {
     return undefined;
   }
-  return /^\/(?![/\\])/.test(url) ? url.replace(/\?$/, '') : undefined;
+  // Printable ASCII only, as a path the edge passed on is: nothing that could end the header.
+  return /^\/(?![/\\])[!-~]*$/.test(url) ? url.replace(/\?$/, '') : undefined;
 }
 
 /**

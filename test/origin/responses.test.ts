@@ -300,7 +300,13 @@ describe('variants too large to return inline', () => {
     expect(imgix.status).toBe(302);
     expect(imgix.headers.location).toBe('/big.png?fm=png&s=0123');
     // A URL that a browser would read as another host's, or malformed, is not followed: the native URL instead.
-    for (const url of ['%2F%2Fevil.example%2Fx.png', '%2F%5Cevil.example', 'https%3A%2F%2Fevil.example%2F', '%E0%A4%A']) {
+    for (const url of [
+      '%2F%2Fevil.example%2Fx.png',
+      '%2F%5Cevil.example',
+      'https%3A%2F%2Fevil.example%2F',
+      '%2Fa%0D%0AX-Evil%3A%201',
+      '%E0%A4%A',
+    ]) {
       const refused = await origin.request(`${canonical}?${VIEWER_URL}=${url}`);
       expect(refused.headers.location, url).toBe(`/big.png?${VIEWER_URL}=${url}`);
     }
