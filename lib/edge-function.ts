@@ -124,6 +124,8 @@ export function bundleFunction(entry: string, exported: string, constants: { [na
   define.EDGE_DIALECT = String(!!dialect);
   define.EDGE_HINTLESS = String(!!dialect && !dialect.clientHints);
   define.EDGE_TRANSLATED = String(!!dialect && !dialect.nativeQuery);
+  define.EDGE_READS_WATERMARK = String(!dialect || (dialect.reads || []).indexOf('watermark') >= 0);
+  define.EDGE_READS_FP = String(!dialect || (dialect.reads || []).indexOf('fp') >= 0);
   Object.entries(constants).forEach(([constant, fields]) => {
     Object.entries(fields).forEach(([name, value]) => {
       define[`${constant}.${name}`] = JSON.stringify(value);

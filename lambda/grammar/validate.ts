@@ -156,7 +156,7 @@ const fractions =
     return parts.length === count && inside(parts) ? parts.map((part) => part / PARTS).join(',') : undefined;
   };
 
-/** A kind a translated-only function never reads (dialect-function.ts): no value. */
+/** A kind a dialect's function does not read (dialect-function.ts): no value. */
 const unread: Reader = () => undefined;
 
 const KINDS: { [kind in KindName]: Reader } = {
@@ -182,14 +182,14 @@ const KINDS: { [kind in KindName]: Reader } = {
   },
   /** `x,y,width,height`: a region inside the image. */
   region:
-    typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED
+    typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT
       ? fractions(4, (p) => p[2]! > 0 && p[3]! > 0 && p[0]! + p[2]! <= PARTS && p[1]! + p[3]! <= PARTS)
       : unread,
   /** `x,y`: a point of the image. */
-  point: fractions(2, (parts) => parts.every((part) => part <= PARTS)),
+  point: typeof EDGE_READS_FP === 'undefined' || EDGE_READS_FP ? fractions(2, (parts) => parts.every((part) => part <= PARTS)) : unread,
   /** `<width>` or `<width>,<colour>` (black by default): the width leaves the image at least a pixel within maxDimension. */
   border:
-    typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED
+    typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT
       ? (_rule, name, raw, options) => {
           const comma = raw.indexOf(',');
           const width = readValue(

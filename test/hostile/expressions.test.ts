@@ -18,7 +18,7 @@ import { DEFAULT_GRAMMAR_OPTIONS } from '../../lambda/grammar';
 import { NUMBER_PATTERNS } from '../../lambda/grammar/validate';
 import { CLOUDFLARE_WORDS } from '../../lambda/edge/dialects/cloudflare';
 import { IMGIX_WORDS } from '../../lambda/edge/dialects/imgix';
-import { THUMBOR_DATA } from '../../lambda/edge/dialects/thumbor';
+import { DIT_DATA } from '../../lambda/edge/dialects/dit';
 
 const ROOT = join(import.meta.dirname, '../..');
 const FOLDERS = ['lambda', 'local'];
@@ -106,7 +106,8 @@ const FROM_DATA: { file: string; text: RegExp; sources: string[] }[] = [
   { file: 'the generated edge function', text: /^RegExp\(\w+\.\w+\[\w+\]\)$/, sources: [] },
   { file: 'lambda/edge/dialects/imgix.ts', text: /^RegExp\(WORDS\.lacked\)$/, sources: [IMGIX_WORDS.lacked] },
   { file: 'lambda/edge/dialects/cloudflare.ts', text: /^RegExp\(WORDS\.harmless\)$/, sources: [CLOUDFLARE_WORDS.harmless] },
-  { file: 'lambda/edge/dialects/thumbor.ts', text: /^RegExp\(DIT\.path\)$/, sources: [THUMBOR_DATA.path!] },
+  { file: 'lambda/edge/dialects/thumbor.ts', text: /^RegExp\(DIT\.path\)$/, sources: [DIT_DATA.path] },
+  { file: 'lambda/edge/dialects/dit.ts', text: /^RegExp\(DIT\.refused\)$/, sources: [DIT_DATA.refused] },
 ];
 const fromData = (found: Expression) => FROM_DATA.some(({ file, text }) => found.file === file && text.test(found.text));
 const dataPatterns: Expression[] = FROM_DATA.flatMap(({ file, sources }) =>

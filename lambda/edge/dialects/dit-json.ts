@@ -5,7 +5,7 @@
 //
 // Bounded and linear before any parse: the path is at most MAX_REQUEST
 // characters of the base64 alphabet, decoded in one pass, and the JSON's
-// nesting is measured in one pass before JSON.parse sees it.
+// nesting is measured in MAX_DEPTH passes before JSON.parse sees it.
 
 import { applyRule, decoded, DIT, ditRefusal, hasOwn, nativePairs, useDitData, verifyDitSignature, type NativeOps } from './dit';
 import type { Dialect, NativeRequest } from './dialect';
@@ -15,48 +15,40 @@ const MAX_REQUEST = 8192;
 /** The deepest nesting a request has: request, edits, resize, background. */
 const MAX_DEPTH = 4;
 
-const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-
 const malformed = () => ditRefusal('request', 'request');
 
 /** The text of a base64 (or base64url) string of UTF-8; throws on any other. */
 const decodeBase64 = (text: string): string => {
+  if (text.length > MAX_REQUEST || !/^[\w+/-]*={0,2}$/.test(text)) throw malformed();
   let bits = 0;
-  let count = 0;
   let escaped = '';
-  for (let i = 0; i < text.length; i++) {
-    const value = BASE64.indexOf(text.charAt(i).replace('-', '+').replace('_', '/'));
-    // Padding, only at the end.
-    if (value < 0 && !/^={1,2}$/.test(text.slice(i))) throw malformed();
-    bits = ((bits << 6) | value) & 0xfff;
-    count += 6;
-    if (count >= 8 && value >= 0) {
-      count -= 8;
-      escaped += '%' + (0x100 + ((bits >> count) & 0xff)).toString(16).slice(1);
-    }
-  }
+  // Each character adds its 6 bits (A-Z, a-z, 0-9, then + or -, / or _); the second, third and fourth of four complete a byte.
+  text.split('').forEach((character, i) => {
+    const c = character.charCodeAt(0);
+    bits = (bits << 6) | (c > 96 ? c - 71 : c > 94 ? 63 : c > 64 ? c - 65 : c > 47 ? c + 4 : c > 46 ? 63 : 62);
+    if (i % 4 && character !== '=') escaped += '%' + (0x100 + ((bits >> (6 - (i % 4) * 2)) & 0xff)).toString(16).slice(1);
+  });
   const json = decoded(escaped);
   if (json == null) throw malformed();
   return json;
 };
 
-/** Throws when `json` nests deeper than MAX_DEPTH (strings skipped, one pass). */
+/** Throws when `json` nests deeper than MAX_DEPTH: its brackets, strings left out, lose their innermost pairs once per level. */
 const checkDepth = (json: string): void => {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charAt(i);
-    if (inString) {
-      if (c === '\\') i++;
-      else inString = c !== '"';
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') depth--;
-    if (depth > MAX_DEPTH) throw malformed();
-  }
+  // A string runs to its closing quote, or to the end (which JSON.parse refuses).
+  let brackets = json.replace(/"(?:\\.|[^"\\])*"?|[^[\]{}]/g, '');
+  for (let level = 0; level < MAX_DEPTH; level++) brackets = brackets.replace(/\[]|{}/g, '');
+  if (brackets) throw malformed();
 };
 
 type Json = { [name: string]: unknown };
+
+/** sharp's colour object, `{ r, g, b, alpha }` (alpha from 0 to 1), as hex. */
+const hex = (rgb: Json) =>
+  [rgb.r, rgb.g, rgb.b]
+    .concat(rgb.alpha == null ? [] : (rgb.alpha as number) * 255)
+    .map((n) => (0x100 + Math.round(n as number)).toString(16).slice(1))
+    .join('');
 
 /**
  * Applies the rule of every value in `value` at `path`, depth first: a value
@@ -64,19 +56,16 @@ type Json = { [name: string]: unknown };
  * with a rule of its own (smartCrop) is one too; a colour's object is one value.
  */
 const walk = (ops: NativeOps, path: string, value: unknown): void => {
-  const isObject = value != null && typeof value === 'object' && !(value instanceof Array);
+  const isObject = !!value && typeof value === 'object' && !(value instanceof Array);
   const ruled = hasOwn(DIT.rules, path);
-  if (!isObject || ruled) applyRule(ops, path, value);
-  if (isObject && !(ruled && (DIT.rules[path] as string).charAt(0) === '#')) {
-    Object.keys(value as Json).forEach((name) => walk(ops, path ? path + '.' + name : name, (value as Json)[name]));
-  }
+  const colour = ruled && (DIT.rules[path] as string)[0] === '#';
+  if (!isObject || ruled) applyRule(ops, path, isObject && colour ? hex(value as Json) : value);
+  if (isObject && !colour) Object.keys(value as Json).forEach((name) => walk(ops, path + '.' + name, (value as Json)[name]));
 };
 
 export const ditJson: Dialect = {
   translate: (request): NativeRequest => {
-    const text = request.uri.slice(1);
-    if (text.length > MAX_REQUEST) throw malformed();
-    const json = decodeBase64(text);
+    const json = decodeBase64(request.uri.slice(1));
     checkDepth(json);
     let parsed: Json;
     try {
@@ -87,11 +76,15 @@ export const ditJson: Dialect = {
     if (!parsed || typeof parsed.key !== 'string') throw ditRefusal('key', 'unsupported');
     const ops: NativeOps = {};
     walk(ops, '', parsed);
+    // A format's quality counts when the output is that format, or when no format is asked for (the source's, which the edge cannot see).
+    Object.keys(ops).forEach((name) => {
+      if (name[0] !== '%') return;
+      if (!ops.format || ops.format === name.slice(1)) ops.quality = ops.quality || (ops[name] as string);
+      delete ops[name];
+    });
     // DIT crops to the face even without a resize; ours places a resize's cover crop.
     if (ops.position === 'face' && !(ops.width && ops.height)) throw ditRefusal('edits.smartCrop', 'smart');
-    const translated: NativeRequest = { key: parsed.key, pairs: nativePairs(ops, request.pairs) };
-    if (parsed.bucket != null) translated.bucket = String(parsed.bucket);
-    return translated;
+    return { key: parsed.key, pairs: nativePairs(ops, request.pairs), bucket: parsed.bucket == null ? undefined : String(parsed.bucket) };
   },
   verify: verifyDitSignature,
   useData: useDitData,

@@ -9,7 +9,6 @@
 import { CLOUDFLARE_WORDS } from './cloudflare';
 import { DIT_DATA } from './dit';
 import { IMGIX_WORDS } from './imgix';
-import { THUMBOR_DATA } from './thumbor';
 import type { DialectName, EdgeGrammar } from './dialect';
 
 export interface DialectModule {
@@ -23,18 +22,35 @@ export interface DialectModule {
   buckets?: true;
   /** Whether the query beside its requests is read as a native URL's (DIT's); without, every native pair is its translator's (EDGE_TRANSLATED, lambda/grammar/dialect-function.ts). */
   nativeQuery?: true;
+  /**
+   * The native parameters with code of their own that its function reads
+   * (EDGE_READS_WATERMARK, EDGE_READS_FP, lambda/grammar/dialect-function.ts):
+   * those its translator writes, and DIT's query's; the bundle leaves the
+   * others' code out.
+   */
+  reads?: ('watermark' | 'fp')[];
   /** Whether its function resolves client hints (`width=auto`): Cloudflare's, whose `width=auto` is ours; without, the bundle leaves them out (EDGE_HINTLESS). */
   clientHints?: true;
   /** CloudFront's path pattern of its own behavior; absent: it owns the default behavior. */
   pathPattern?: string;
 }
 
+/** What DIT's two functions read alike: its data, a request's bucket, the query beside a request, and the watermark its overlay names. */
+const DIT_FUNCTION: Omit<DialectModule, 'file' | 'exported'> = { data: DIT_DATA, buckets: true, nativeQuery: true, reads: ['watermark'] };
+
 export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: DialectModule } = {
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
-  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, buckets: true, nativeQuery: true, pathPattern: '/eyJ*' },
-  thumbor: { file: 'thumbor', exported: 'thumbor', data: THUMBOR_DATA, buckets: true, nativeQuery: true },
-  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS },
-  cloudflare: { file: 'cloudflare', exported: 'cloudflare', data: CLOUDFLARE_WORDS, clientHints: true, pathPattern: '/cdn-cgi/image/*' },
+  'dit-json': { file: 'dit-json', exported: 'ditJson', ...DIT_FUNCTION, pathPattern: '/eyJ*' },
+  thumbor: { file: 'thumbor', exported: 'thumbor', ...DIT_FUNCTION },
+  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS, reads: ['fp'] },
+  cloudflare: {
+    file: 'cloudflare',
+    exported: 'cloudflare',
+    data: CLOUDFLARE_WORDS,
+    reads: ['fp'],
+    clientHints: true,
+    pathPattern: '/cdn-cgi/image/*',
+  },
 };
 
 /** The edge grammars each dialect switches on. */
