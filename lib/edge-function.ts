@@ -12,7 +12,7 @@ import { presetRefusal, type GrammarOptions } from '../lambda/grammar/index';
 import type { EdgeSettings } from '../lambda/edge/viewer-request';
 import { DATA_FIELDS, SIGNING_SECRETS_KEY, storedData } from '../lambda/edge/store';
 import type { EdgeGrammar } from '../lambda/edge/dialects/dialect';
-import { dialectModule, type DialectModule } from '../lambda/edge/dialects/index';
+import { dialectModule, NATIVE_READERS, type DialectModule } from '../lambda/edge/dialects/index';
 import { PROJECT_ROOT } from './project-root';
 
 export { SIGNING_SECRETS_KEY };
@@ -124,8 +124,9 @@ export function bundleFunction(entry: string, exported: string, constants: { [na
   define.EDGE_DIALECT = String(!!dialect);
   define.EDGE_HINTLESS = String(!!dialect && !dialect.clientHints);
   define.EDGE_TRANSLATED = String(!!dialect && !dialect.nativeQuery);
-  define.EDGE_READS_WATERMARK = String(!dialect || (dialect.reads || []).indexOf('watermark') >= 0);
-  define.EDGE_READS_FP = String(!dialect || (dialect.reads || []).indexOf('fp') >= 0);
+  NATIVE_READERS.forEach((reader) => {
+    define[`EDGE_READS_${reader.toUpperCase()}`] = String(!dialect || (dialect.reads || []).indexOf(reader) >= 0);
+  });
   Object.entries(constants).forEach(([constant, fields]) => {
     Object.entries(fields).forEach(([name, value]) => {
       define[`${constant}.${name}`] = JSON.stringify(value);

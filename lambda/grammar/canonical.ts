@@ -252,16 +252,17 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   PARAMS.forEach((param) => {
     (ops as { [name: string]: unknown })[param.name] = params[param.name];
   });
-  // Beside width=auto a dpr is already counted in the hinted width.
-  if (ops.width === AUTO) ops.dpr = undefined;
-  const auto = ops.width === AUTO || ops.dpr === AUTO;
-  if (auto && negotiation && (typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS))
-    resolveHints(ops, options, negotiation.header || noHeader);
+  // A function without client hints reads no `auto` (dialect-function.ts).
+  if (typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS) {
+    // Beside width=auto a dpr is already counted in the hinted width.
+    if (ops.width === AUTO) ops.dpr = undefined;
+    if ((ops.width === AUTO || ops.dpr === AUTO) && negotiation) resolveHints(ops, options, negotiation.header || noHeader);
+  }
   const dpr = ops.dpr;
   const sizes = options.sizes;
   if (dpr !== AUTO) {
     ops.dpr = undefined;
-    if (dpr && dpr !== 1) applyDpr(ops as Ops, dpr, options.maxDimension);
+    if ((typeof EDGE_READS_DPR === 'undefined' || EDGE_READS_DPR) && dpr && dpr !== 1) applyDpr(ops as Ops, dpr, options.maxDimension);
   }
   SIDES.forEach((side) => {
     // `auto` (before negotiation) is no size yet.

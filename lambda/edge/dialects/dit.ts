@@ -15,17 +15,16 @@ import type { DialectRequest, SignatureCheck } from './dialect';
 
 /**
  * A rule: what one of DIT's values (an edit at a JSON path, a Thumbor
- * segment or filter's argument) sets among the native pairs. `name` sets that
- * parameter to the value, or to the value's word in `values` (none for a
- * value that is null, false, 0 or empty); `name=value` sets a fixed value
- * when the edit is given. A first character changes that: `?` only where the
- * parameter is not set yet, `#` a colour, which a JSON request may give as
- * sharp's `{ r, g, b, alpha }` (dit-json.ts), `~` a watermark's name (a key's
- * file name without its extension), `-` a value that must be none. A name
- * starting `%` is the quality of one format, which dit-json.ts keeps when the
- * output is that format. An empty rule changes nothing.
+ * segment or filter's argument) sets among the native pairs. Its name, the
+ * parameter it sets (none: it changes nothing), to the value or the value's
+ * word in `values` (none for a value that is null, false, 0 or empty); or
+ * with a fixed value, to that when the edit is given. A flag changes that:
+ * `?` only where the parameter is not set yet, `~` a watermark's name (a
+ * key's file name without its extension), `-` a value that must be none. A
+ * name starting `%` is the quality of one format, which dit-json.ts keeps
+ * when the output is that format.
  */
-export type Rule = string;
+export type Rule = [name?: string, fixed?: string | null, flag?: '?' | '~' | '-'];
 
 /** The names and words the DIT translators read. */
 export interface DitData {
@@ -61,84 +60,84 @@ const PATH =
 export const DIT_DATA: DitData = {
   rules: {
     // An edit at each of the JSON paths DIT documents.
-    '.key': '',
-    '.bucket': '',
+    '.key': [],
+    '.bucket': [],
     // WebP's encoding effort: the output is the same image.
-    '.effort': '',
-    '.outputFormat': '?format',
-    '.edits.resize.width': 'width',
-    '.edits.resize.height': 'height',
-    '.edits.resize.fit': 'fit',
-    '.edits.resize.background': '#background',
-    '.edits.resize.position': 'position',
-    '.edits.resize.withoutEnlargement': 'enlarge',
+    '.effort': [],
+    '.outputFormat': ['format', null, '?'],
+    '.edits.resize.width': ['width'],
+    '.edits.resize.height': ['height'],
+    '.edits.resize.fit': ['fit'],
+    '.edits.resize.background': ['background'],
+    '.edits.resize.position': ['position'],
+    '.edits.resize.withoutEnlargement': ['enlarge'],
     // null is DIT's "do not orient by EXIF"; every output here is oriented.
-    '.edits.rotate': 'rotate',
-    '.edits.flip': 'flip',
-    '.edits.flop': 'flop',
-    '.edits.grayscale': 'grayscale',
-    '.edits.greyscale': 'grayscale',
-    '.edits.blur': 'blur',
-    '.edits.sharpen': 'sharpen',
-    '.edits.toFormat': 'format',
-    '.edits.jpeg.quality': '%jpeg',
-    '.edits.webp.quality': '%webp',
-    '.edits.avif.quality': '%avif',
-    '.edits.png.quality': '%png',
-    '.edits.smartCrop': 'position=face',
-    '.edits.smartCrop.faceIndex': '-',
-    '.edits.smartCrop.padding': '-',
-    '.edits.overlayWith.bucket': '',
-    '.edits.overlayWith.key': '~watermark',
+    '.edits.rotate': ['rotate'],
+    '.edits.flip': ['flip'],
+    '.edits.flop': ['flop'],
+    '.edits.grayscale': ['grayscale'],
+    '.edits.greyscale': ['grayscale'],
+    '.edits.blur': ['blur'],
+    '.edits.sharpen': ['sharpen'],
+    '.edits.toFormat': ['format'],
+    '.edits.jpeg.quality': ['%jpeg'],
+    '.edits.webp.quality': ['%webp'],
+    '.edits.avif.quality': ['%avif'],
+    '.edits.png.quality': ['%png'],
+    '.edits.smartCrop': ['position', 'face'],
+    '.edits.smartCrop.faceIndex': ['', null, '-'],
+    '.edits.smartCrop.padding': ['', null, '-'],
+    '.edits.overlayWith.bucket': [],
+    '.edits.overlayWith.key': ['watermark', null, '~'],
     // Thumbor's segments, named by `groups`; trim:bottom-right and adaptive-fit-in have no rule: they are refused.
-    trim: 'trim=',
-    'trim:top-left': 'trim=',
-    'trim:tolerance': 'trim',
-    'fit-in': 'fit=inside',
-    'full-fit-in': 'fit=outside',
-    '-W': 'flop=1',
-    W: 'width',
-    '-H': 'flip=1',
-    H: 'height',
+    trim: ['trim', ''],
+    'trim:top-left': ['trim', ''],
+    'trim:tolerance': ['trim'],
+    'fit-in': ['fit', 'inside'],
+    'full-fit-in': ['fit', 'outside'],
+    '-W': ['flop', '1'],
+    W: ['width'],
+    '-H': ['flip', '1'],
+    H: ['height'],
     // The alignments (halign, then valign, each optional): where they place a cover crop.
-    'left/': 'position=left',
-    'right/': 'position=right',
-    'center/': 'position=center',
-    'top/': 'position=top',
-    'bottom/': 'position=bottom',
-    'middle/': 'position=center',
-    'left/top/': 'position=top-left',
-    'left/middle/': 'position=left',
-    'left/bottom/': 'position=bottom-left',
-    'center/top/': 'position=top',
-    'center/middle/': 'position=center',
-    'center/bottom/': 'position=bottom',
-    'right/top/': 'position=top-right',
-    'right/middle/': 'position=right',
-    'right/bottom/': 'position=bottom-right',
+    'left/': ['position', 'left'],
+    'right/': ['position', 'right'],
+    'center/': ['position', 'center'],
+    'top/': ['position', 'top'],
+    'bottom/': ['position', 'bottom'],
+    'middle/': ['position', 'center'],
+    'left/top/': ['position', 'top-left'],
+    'left/middle/': ['position', 'left'],
+    'left/bottom/': ['position', 'bottom-left'],
+    'center/top/': ['position', 'top'],
+    'center/middle/': ['position', 'center'],
+    'center/bottom/': ['position', 'bottom'],
+    'right/top/': ['position', 'top-right'],
+    'right/middle/': ['position', 'right'],
+    'right/bottom/': ['position', 'bottom-right'],
     // Faces, then what draws the eye.
-    smart: 'position=face',
-    'filters:autojpg': 'format=jpeg',
-    'filters:background_color': 'background',
+    smart: ['position', 'face'],
+    'filters:autojpg': ['format', 'jpeg'],
+    'filters:background_color': ['background'],
     // DIT's blur and sharpen, as thumbor.ts works them out from the arguments.
-    'filters:blur': 'blur',
-    'filters:sharpen': 'sharpen',
+    'filters:blur': ['blur'],
+    'filters:sharpen': ['sharpen'],
     // With fit=contain (thumbor.ts).
-    'filters:fill': 'background',
-    'filters:fill(blur)': 'fill=blur',
-    'filters:format': 'format',
-    'filters:grayscale': 'grayscale=1',
-    'filters:max_bytes': 'max_bytes',
-    'filters:no_upscale': 'enlarge=0',
-    'filters:quality': 'quality',
-    'filters:rotate': 'rotate',
-    'filters:smart_crop': 'position=face',
-    'filters:stretch': '?fit=fill',
+    'filters:fill': ['background'],
+    'filters:fill(blur)': ['fill', 'blur'],
+    'filters:format': ['format'],
+    'filters:grayscale': ['grayscale', '1'],
+    'filters:max_bytes': ['max_bytes'],
+    'filters:no_upscale': ['enlarge', '0'],
+    'filters:quality': ['quality'],
+    'filters:rotate': ['rotate'],
+    'filters:smart_crop': ['position', 'face'],
+    'filters:stretch': ['fit', 'fill', '?'],
     // Metadata is stripped unless a URL asks to keep it.
-    'filters:strip_exif': '',
-    'filters:strip_icc': '',
-    'filters:upscale': 'enlarge=1',
-    'filters:watermark': '~watermark',
+    'filters:strip_exif': [],
+    'filters:strip_icc': [],
+    'filters:upscale': ['enlarge', '1'],
+    'filters:watermark': ['watermark', null, '~'],
   },
 
   values: {
@@ -162,7 +161,7 @@ export const DIT_DATA: DitData = {
     enlarge: { true: '0', 1: '0' },
     format: { jpg: 'jpeg' },
   },
-  refused: '^(?:p|preset|crop|border|fp)(?==)|^(?:format|fm|f)=json$',
+  refused: '^(?:p|preset|crop|border|fp|dpr)(?==)|^(?:format|fm|f)=json$',
   why: {
     unsupported: 'DIT $0: not supported here.',
     request: 'DIT $0: not a base64-encoded JSON request within 8 KB and 4 levels.',
@@ -198,14 +197,13 @@ export { hasOwn };
 export const applyRule = (ops: NativeOps, path: string, value: unknown): void => {
   const op = path.replace(/^\./, '');
   if (!hasOwn(DIT.rules, path)) throw ditRefusal(op, 'unsupported');
-  // Its flag, name, `=` and fixed value.
-  const rule = /^([?#~-]?)([^=]*)(=?)(.*)$/.exec(DIT.rules[path] as string) as string[];
-  const name = rule[2] as string;
-  if (rule[1] === '-' && value) throw ditRefusal(op, 'value');
-  if (!name || !value || (rule[1] === '?' && ops[name] != null)) return;
+  const rule = DIT.rules[path] as Rule;
+  const name = rule[0];
+  if (rule[2] === '-' && value) throw ditRefusal(op, 'value');
+  if (!name || !value || (rule[2] === '?' && ops[name] != null)) return;
   const words = DIT.values[name] || {};
-  const text = rule[1] === '~' ? String(value).replace(/^.*\/|\..*/g, '') : String(value);
-  ops[name] = rule[3] ? (rule[4] as string) : hasOwn(words, text) ? (words[text] as string) : text;
+  const text = rule[2] === '~' ? String(value).replace(/^.*\/|\..*/g, '') : String(value);
+  ops[name] = rule[1] != null ? rule[1] : hasOwn(words, text) ? (words[text] as string) : text;
 };
 
 /**
@@ -216,8 +214,8 @@ export const applyRule = (ops: NativeOps, path: string, value: unknown): void =>
  */
 export const nativePairs = (ops: NativeOps, pairs: [string, string][]): [string, string][] => {
   if ((ops.width || ops.height) && ops.enlarge == null) ops.enlarge = '1';
+  pairs.forEach((pair) => delete ops[pair[0]]);
   const all = Object.keys(ops)
-    .filter((name) => !pairs.some((pair) => pair[0] === name))
     .map((name) => [name, ops[name] as string] as [string, string])
     .concat(pairs);
   all.forEach((pair) => {
@@ -254,9 +252,9 @@ export const verifyDitSignature = (request: DialectRequest, secrets: string[], n
   const expires = others.filter((pair) => pair[0] === 'expires')[0];
   const path = decoded(request.uri);
   const text = [path].concat(others.map((pair) => pair.join('=')).join('&') || []).join('?');
-  if (given.length !== 1) return given.length ? 'invalid' : 'unsigned';
-  if (path == null || !hmacMatches('sha256', 'hex', text, (given[0] as [string, string])[1], secrets)) return 'invalid';
   const now = new Date(nowSeconds * 1000).toISOString().replace(/[-:]|\.\d+/g, '');
+  if (!given.length) return 'unsigned';
+  if (given[1] || path == null || !hmacMatches('sha256', 'hex', text, (given[0] as [string, string])[1], secrets)) return 'invalid';
   // Covered by the signature, so a malformed one is the signer's: it never works.
   return expires && !(/^\d{8}T\d{6}Z$/.test(expires[1]) && expires[1] > now) ? 'expired' : 'valid';
 };

@@ -11,6 +11,9 @@ import { DIT_DATA } from './dit';
 import { IMGIX_WORDS } from './imgix';
 import type { DialectName, EdgeGrammar } from './dialect';
 
+/** The native parameters whose code a dialect's function leaves out unless it reads them (DialectModule.reads). */
+export const NATIVE_READERS = ['watermark', 'fp', 'dpr'] as const;
+
 export interface DialectModule {
   /** The module's file in this folder, without extension. */
   file: string;
@@ -24,11 +27,10 @@ export interface DialectModule {
   nativeQuery?: true;
   /**
    * The native parameters with code of their own that its function reads
-   * (EDGE_READS_WATERMARK, EDGE_READS_FP, lambda/grammar/dialect-function.ts):
-   * those its translator writes, and DIT's query's; the bundle leaves the
-   * others' code out.
+   * (EDGE_READS_WATERMARK..., lambda/grammar/dialect-function.ts): those its
+   * translator writes, and DIT's query's; the bundle leaves the others' code out.
    */
-  reads?: ('watermark' | 'fp')[];
+  reads?: (typeof NATIVE_READERS)[number][];
   /** Whether its function resolves client hints (`width=auto`): Cloudflare's, whose `width=auto` is ours; without, the bundle leaves them out (EDGE_HINTLESS). */
   clientHints?: true;
   /** CloudFront's path pattern of its own behavior; absent: it owns the default behavior. */
@@ -42,12 +44,12 @@ export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: Di
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
   'dit-json': { file: 'dit-json', exported: 'ditJson', ...DIT_FUNCTION, pathPattern: '/eyJ*' },
   thumbor: { file: 'thumbor', exported: 'thumbor', ...DIT_FUNCTION },
-  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS, reads: ['fp'] },
+  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS, reads: ['fp', 'dpr'] },
   cloudflare: {
     file: 'cloudflare',
     exported: 'cloudflare',
     data: CLOUDFLARE_WORDS,
-    reads: ['fp'],
+    reads: ['fp', 'dpr'],
     clientHints: true,
     pathPattern: '/cdn-cgi/image/*',
   },
