@@ -260,9 +260,10 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   }
   const dpr = ops.dpr;
   const sizes = options.sizes;
-  if (dpr !== AUTO) {
+  // A function that reads no dpr has none to fold (dialect-function.ts).
+  if ((typeof EDGE_READS_DPR === 'undefined' || EDGE_READS_DPR) && dpr !== AUTO) {
     ops.dpr = undefined;
-    if ((typeof EDGE_READS_DPR === 'undefined' || EDGE_READS_DPR) && dpr && dpr !== 1) applyDpr(ops as Ops, dpr, options.maxDimension);
+    if (dpr && dpr !== 1) applyDpr(ops as Ops, dpr, options.maxDimension);
   }
   SIDES.forEach((side) => {
     // `auto` (before negotiation) is no size yet.

@@ -123,7 +123,7 @@ const high = (rule: ValueRule, options: GrammarOptions) => (rule.high == null ? 
 /** Reads one value of the parameter `name` under its rule; throws the refusal naming the parameter, the value and what is allowed. */
 export const readValue = (rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value => {
   // Not in a dialect's function (dialect-function.ts).
-  if (rule.auto && (typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS) && raw.toLowerCase() === 'auto') return 'auto';
+  if ((typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS) && rule.auto && raw.toLowerCase() === 'auto') return 'auto';
   if (raw === '' && rule.bare != null) return rule.bare;
   const value = KINDS[rule.kind](rule, name, raw, options);
   // NaN !== NaN: a number out of bounds is refused too.

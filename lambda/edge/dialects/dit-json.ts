@@ -15,8 +15,6 @@ const MAX_REQUEST = 8192;
 /** The deepest nesting a request has: request, edits, resize, background. */
 const MAX_DEPTH = 4;
 
-const malformed = () => ditRefusal('request', 'request');
-
 type Json = { [name: string]: unknown };
 
 /** sharp's colour object, `{ r, g, b, alpha }` (alpha from 0 to 1), as hex. */
@@ -34,48 +32,48 @@ const hex = (rgb: Json) =>
 const parse = (text: string): Json => {
   let bits = 0;
   let escaped = '';
+  // Each character adds its 6 bits (A-Z, a-z, 0-9, then + or -, / or _); the second, third and fourth of four complete a byte.
+  text.split('').forEach((character, i) => {
+    const c = character.charCodeAt(0);
+    bits = (bits << 6) | (c > 96 ? c - 71 : c > 94 ? 63 : c > 64 ? c - 65 : c > 47 ? c + 4 : c > 46 ? 63 : 62);
+    if (i % 4 && character !== '=') escaped += '%' + (0x100 + ((bits >> (6 - (i % 4) * 2)) & 0xff)).toString(16).slice(1);
+  });
   try {
-    if (text.length > MAX_REQUEST || !/^[\w+/-]*={0,2}$/.test(text)) throw malformed();
-    // Each character adds its 6 bits (A-Z, a-z, 0-9, then + or -, / or _); the second, third and fourth of four complete a byte.
-    text.split('').forEach((character, i) => {
-      const c = character.charCodeAt(0);
-      bits = (bits << 6) | (c > 96 ? c - 71 : c > 94 ? 63 : c > 64 ? c - 65 : c > 47 ? c + 4 : c > 46 ? 63 : 62);
-      if (i % 4 && character !== '=') escaped += '%' + (0x100 + ((bits >> (6 - (i % 4) * 2)) & 0xff)).toString(16).slice(1);
-    });
     const json = decodeURIComponent(escaped);
     // The brackets, strings left out (a string runs to its closing quote, or to the end, which JSON.parse
     // refuses), lose their innermost pairs once per level: none are left within MAX_DEPTH.
     let brackets = json.replace(/"(?:\\.|[^"\\])*"?|[^[\]{}]/g, '');
-    for (let level = 0; level < MAX_DEPTH; level++) brackets = brackets.replace(/\[]|{}/g, '');
-    if (brackets) throw malformed();
-    // sharp's colour objects (`{ r, g, b, alpha }`) read as their hex, one value.
-    return JSON.parse(json, (_name, value) => (value && value.r != null ? hex(value) : value)) as Json;
+    for (let level = MAX_DEPTH; level--;) brackets = brackets.replace(/\[]|{}/g, '');
+    // Too long, another character, or too deep: nothing is parsed. sharp's colour objects (`{ r, g, b, alpha }`) read as their hex, one value.
+    const valid = text.length <= MAX_REQUEST && /^[\w+/-]*={0,2}$/.test(text) && !brackets;
+    return JSON.parse(valid ? json : '', (_name, value) => (value && value.r != null ? hex(value) : value)) as Json;
   } catch (_malformed) {
-    throw malformed();
+    throw ditRefusal('request', 'request');
   }
 };
 
 /** Applies the rule of every value in `value` at `path`, depth first: a value that is not an object (or array) is one operation (it must have a rule), and an object with a rule of its own (smartCrop) is one too. */
 const walk = (ops: NativeOps, path: string, value: unknown): void => {
-  const isObject = !!value && typeof value === 'object';
+  const isObject = value && typeof value === 'object';
   if (!isObject || hasOwn(DIT.rules, path)) applyRule(ops, path, value);
   if (isObject) Object.keys(value as Json).forEach((name) => walk(ops, path + '.' + name, (value as Json)[name]));
 };
 
 export const ditJson: Dialect = {
   translate: (request): NativeRequest => {
-    const parsed = parse(request.uri.slice(1));
-    if (!parsed || typeof parsed.key !== 'string') throw ditRefusal('key', 'unsupported');
     const ops: NativeOps = {};
-    walk(ops, '', parsed);
+    // The key and the bucket are worked out with the ops (their rules), under names the grammar does not read.
+    walk(ops, '', parse(request.uri.slice(1)));
+    if (!ops.key) throw ditRefusal('key');
     // A format's quality counts when the output is that format, or when no format is asked for (the source's, which the edge
-    // cannot see). Its own name (`%jpeg`) stays among the pairs, a name the grammar does not know, which it ignores.
+    // cannot see). Its own name (`%jpeg`) stays among the pairs, a name the grammar does not know either.
     Object.keys(ops).forEach((name) => {
       if (name[0] === '%' && (!ops.format || ops.format === name.slice(1))) ops.quality = ops.quality || (ops[name] as string);
     });
     // DIT crops to the face even without a resize; ours places a resize's cover crop.
     if (ops.position === 'face' && !(ops.width && ops.height)) throw ditRefusal('edits.smartCrop', 'smart');
-    return { key: parsed.key, pairs: nativePairs(ops, request.pairs), bucket: parsed.bucket == null ? undefined : String(parsed.bucket) };
+    // Read before nativePairs, where a query's parameter of the same name would take their place.
+    return { key: ops.key, bucket: ops.bucket, pairs: nativePairs(ops, request.pairs) };
   },
   verify: verifyDitSignature,
   useData: useDitData,

@@ -60,8 +60,9 @@ const PATH =
 export const DIT_DATA: DitData = {
   rules: {
     // An edit at each of the JSON paths DIT documents.
-    '.key': [],
-    '.bucket': [],
+    // Names the grammar does not read: dit-json.ts takes them from the ops.
+    '.key': ['key'],
+    '.bucket': ['bucket'],
     // WebP's encoding effort: the output is the same image.
     '.effort': [],
     '.outputFormat': ['format', null, '?'],
@@ -183,9 +184,9 @@ export const useDitData = (data: object): void => {
 // The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the data.
 fromCode: useDitData(DIT_DATA);
 
-/** The refusal of a DIT operation, `op` as DIT names it, for `reason` (a key of DitData.why). */
-export const ditRefusal = (op: string, reason: string) =>
-  grammarError('invalid_parameter', (DIT.why[reason] as string).replace('$0', op.slice(0, 60)));
+/** The refusal of a DIT operation, `op` as DIT names it (a JSON path without its first `.`), for `reason` (a key of DitData.why; none: one we lack). */
+export const ditRefusal = (op: string, reason?: string) =>
+  grammarError('invalid_parameter', (DIT.why[reason || 'unsupported'] as string).replace('$0', op.replace(/^\./, '').slice(0, 60)));
 
 /** Native pairs as they are worked out: a later value of a name replaces an earlier one, as DIT's edits do. */
 export type NativeOps = { [name: string]: string };
@@ -195,14 +196,13 @@ export { hasOwn };
 
 /** Applies the rule for `path` (a JSON path, or what Thumbor's segment or filter is named) to its value; throws, naming it, when there is none. */
 export const applyRule = (ops: NativeOps, path: string, value: unknown): void => {
-  const op = path.replace(/^\./, '');
-  if (!hasOwn(DIT.rules, path)) throw ditRefusal(op, 'unsupported');
+  if (!hasOwn(DIT.rules, path)) throw ditRefusal(path);
   const rule = DIT.rules[path] as Rule;
   const name = rule[0];
-  if (rule[2] === '-' && value) throw ditRefusal(op, 'value');
+  if (rule[2] === '-' && value) throw ditRefusal(path, 'value');
   if (!name || !value || (rule[2] === '?' && ops[name] != null)) return;
   const words = DIT.values[name] || {};
-  const text = rule[2] === '~' ? String(value).replace(/^.*\/|\..*/g, '') : String(value);
+  const text = String(value).replace(rule[2] === '~' ? /^.*\/|\..*/g : /^$/, '');
   ops[name] = rule[1] != null ? rule[1] : hasOwn(words, text) ? (words[text] as string) : text;
 };
 
@@ -220,7 +220,7 @@ export const nativePairs = (ops: NativeOps, pairs: [string, string][]): [string,
     .concat(pairs);
   all.forEach((pair) => {
     const refused = RegExp(DIT.refused).exec(pair.join('=').toLowerCase());
-    if (refused) throw ditRefusal(refused[0], 'unsupported');
+    if (refused) throw ditRefusal(refused[0]);
   });
   return all;
 };
@@ -251,7 +251,7 @@ export const verifyDitSignature = (request: DialectRequest, secrets: string[], n
   const others = request.pairs.filter((pair) => pair[0] !== 'signature').sort();
   const expires = others.filter((pair) => pair[0] === 'expires')[0];
   const path = decoded(request.uri);
-  const text = [path].concat(others.map((pair) => pair.join('=')).join('&') || []).join('?');
+  const text = path + (others.length ? '?' + others.map((pair) => pair.join('=')).join('&') : '');
   const now = new Date(nowSeconds * 1000).toISOString().replace(/[-:]|\.\d+/g, '');
   if (!given.length) return 'unsigned';
   if (given[1] || path == null || !hmacMatches('sha256', 'hex', text, (given[0] as [string, string])[1], secrets)) return 'invalid';

@@ -52,7 +52,7 @@ export const thumbor: Dialect = {
     });
     if (path[12]) filters(ops, path[12]);
     const key = decoded(path[14] || '');
-    if (key == null) throw ditRefusal('path', 'unsupported');
+    if (key == null) throw ditRefusal('path');
     return { key, pairs: nativePairs(ops, request.pairs), bucket: path[13] };
   },
   verify: (request, secrets, nowSeconds): SignatureCheck => {
