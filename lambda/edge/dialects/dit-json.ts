@@ -3,17 +3,13 @@
 // path, image-handler.ts applies the edits). Each value at a JSON path is
 // translated by its rule (dit.ts); a path without one is a 400 naming it.
 //
-// Bounded and linear before any parse: the path is at most MAX_REQUEST
-// characters of the base64 alphabet, decoded in one pass, and the JSON's
-// nesting is measured in MAX_DEPTH passes before JSON.parse sees it.
+// Bounded and linear before any parse: the path is at most 8,192 characters
+// of the base64 alphabet (CloudFront's URLs are at most 8,192 bytes), decoded
+// in one pass, and the JSON's nesting is measured in four passes (a request's
+// deepest: request, edits, resize, background) before JSON.parse sees it.
 
 import { applyRule, DIT, ditRefusal, hasOwn, nativePairs, useDitData, verifyDitSignature, type NativeOps } from './dit';
 import type { Dialect, NativeRequest } from './dialect';
-
-/** The longest base64 path read: CloudFront's URLs are at most 8,192 bytes. */
-const MAX_REQUEST = 8192;
-/** The deepest nesting a request has: request, edits, resize, background. */
-const MAX_DEPTH = 4;
 
 type Json = { [name: string]: unknown };
 
@@ -26,7 +22,7 @@ const hex = (rgb: Json) =>
 
 /**
  * The request in a base64 (or base64url) path of UTF-8 JSON; anything else
- * (another character, text that is not UTF-8, nesting deeper than MAX_DEPTH,
+ * (too long, another character, text that is not UTF-8, nesting deeper than four,
  * JSON that does not parse) throws.
  */
 const parse = (text: string): Json => {
@@ -41,11 +37,11 @@ const parse = (text: string): Json => {
   try {
     const json = decodeURIComponent(escaped);
     // The brackets, strings left out (a string runs to its closing quote, or to the end, which JSON.parse
-    // refuses), lose their innermost pairs once per level: none are left within MAX_DEPTH.
+    // refuses), lose their innermost pairs once per level: none are left within four levels.
     let brackets = json.replace(/"(?:\\.|[^"\\])*"?|[^[\]{}]/g, '');
-    for (let level = MAX_DEPTH; level--;) brackets = brackets.replace(/\[]|{}/g, '');
+    for (let level = 4; level--; ) brackets = brackets.replace(/\[]|{}/g, '');
     // Too long, another character, or too deep: nothing is parsed. sharp's colour objects (`{ r, g, b, alpha }`) read as their hex, one value.
-    const valid = text.length <= MAX_REQUEST && /^[\w+/-]*={0,2}$/.test(text) && !brackets;
+    const valid = /^[\w+/-]{0,8192}={0,2}$/.test(text) && !brackets;
     return JSON.parse(valid ? json : '', (_name, value) => (value && value.r != null ? hex(value) : value)) as Json;
   } catch (_malformed) {
     throw ditRefusal('request', 'request');
@@ -68,7 +64,7 @@ export const ditJson: Dialect = {
     // A format's quality counts when the output is that format, or when no format is asked for (the source's, which the edge
     // cannot see). Its own name (`%jpeg`) stays among the pairs, a name the grammar does not know either.
     Object.keys(ops).forEach((name) => {
-      if (name[0] === '%' && (!ops.format || ops.format === name.slice(1))) ops.quality = ops.quality || (ops[name] as string);
+      if (name[0] === '%' && (!ops.format || '%' + ops.format === name)) ops.quality = ops.quality || (ops[name] as string);
     });
     // DIT crops to the face even without a resize; ours places a resize's cover crop.
     if (ops.position === 'face' && !(ops.width && ops.height)) throw ditRefusal('edits.smartCrop', 'smart');

@@ -10,7 +10,6 @@
 import crypto from 'crypto';
 import { hasOwn } from '../../grammar/canonical';
 import { grammarError } from '../../grammar/errors';
-import { sameText } from '../../grammar/sign';
 import type { DialectRequest, SignatureCheck } from './dialect';
 
 /**
@@ -225,9 +224,18 @@ export const nativePairs = (ops: NativeOps, pairs: [string, string][]): [string,
   return all;
 };
 
-/** Whether `signature` is the `algorithm` HMAC, in `encoding`, of `text` under any of `secrets` (each tried). */
+/**
+ * Whether `signature` is the `algorithm` HMAC, in `encoding`, of `text` under
+ * any of `secrets` (each tried). Compared as the HMACs of both under the same
+ * secret: how long the comparison takes tells a guesser nothing about the
+ * signature (they cannot choose what those HMACs are), without code to compare
+ * in constant time.
+ */
 export const hmacMatches = (algorithm: string, encoding: 'hex' | 'base64', text: string, signature: string, secrets: string[]): boolean =>
-  secrets.filter((secret) => sameText(crypto.createHmac(algorithm, secret).update(text).digest(encoding) as string, signature)).length > 0;
+  secrets.filter((secret) => {
+    const hmac = (of: string) => crypto.createHmac(algorithm, secret).update(of).digest(encoding) as string;
+    return hmac(hmac(text)) === hmac(signature);
+  }).length > 0;
 
 /** `text` percent-decoded, or undefined when it is not valid percent-encoded UTF-8. */
 export const decoded = (text: string): string | undefined => {
