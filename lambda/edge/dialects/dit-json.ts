@@ -13,13 +13,6 @@ import type { Dialect, NativeRequest } from './dialect';
 
 type Json = { [name: string]: unknown };
 
-/** sharp's colour object, `{ r, g, b, alpha }` (alpha from 0 to 1), as hex. */
-const hex = (rgb: Json) =>
-  [rgb.r, rgb.g, rgb.b]
-    .concat(rgb.alpha == null ? [] : (rgb.alpha as number) * 255)
-    .map((n) => (0x100 + Math.round(n as number)).toString(16).slice(1))
-    .join('');
-
 /**
  * The request in a base64 (or base64url) path of UTF-8 JSON; anything else
  * (too long, another character, text that is not UTF-8, nesting deeper than four,
@@ -29,22 +22,30 @@ const parse = (text: string): Json => {
   let bits = 0;
   let escaped = '';
   // Each character adds its 6 bits (A-Z, a-z, 0-9, then + or -, / or _); the second, third and fourth of four complete a byte.
-  text.split('').forEach((character, i) => {
-    const c = character.charCodeAt(0);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
     bits = (bits << 6) | (c > 96 ? c - 71 : c > 94 ? 63 : c > 64 ? c - 65 : c > 47 ? c + 4 : c > 46 ? 63 : 62);
-    if (i % 4 && character !== '=') escaped += '%' + (0x100 + ((bits >> (6 - (i % 4) * 2)) & 0xff)).toString(16).slice(1);
-  });
+    // `=` pads.
+    if (i % 4 && c !== 61) escaped += '%' + (0x100 + ((bits >> (6 - (i % 4) * 2)) & 0xff)).toString(16).slice(1);
+  }
   try {
     const json = decodeURIComponent(escaped);
     // The brackets, strings left out (a string runs to its closing quote, or to the end, which JSON.parse
     // refuses), lose their innermost pairs once per level: none are left within four levels.
     let brackets = json.replace(/"(?:\\.|[^"\\])*"?|[^[\]{}]/g, '');
-    for (let level = 4; level--; ) brackets = brackets.replace(/\[]|{}/g, '');
-    // Too long, another character, or too deep: nothing is parsed. sharp's colour objects (`{ r, g, b, alpha }`) read as their hex, one value.
-    const valid = /^[\w+/-]{0,8192}={0,2}$/.test(text) && !brackets;
-    return JSON.parse(valid ? json : '', (_name, value) => (value && value.r != null ? hex(value) : value)) as Json;
+    for (let level = 4; level--;) brackets = brackets.replace(/\[]|{}/g, '');
+    // Too long, another character, or too deep: nothing is parsed. sharp's colour objects, `{ r, g, b, alpha }`
+    // (alpha from 0 to 1), read as their hex, one value.
+    return JSON.parse(/^[\w+/-]{0,8192}={0,2}$/.test(text) && !brackets ? json : '', (_name, value) =>
+      value && value.r != null
+        ? [value.r, value.g, value.b]
+            .concat(value.alpha == null ? [] : value.alpha * 255)
+            .map((n) => (0x100 + Math.round(n)).toString(16).slice(1))
+            .join('')
+        : value,
+    ) as Json;
   } catch (_malformed) {
-    throw ditRefusal('request', 'request');
+    throw ditRefusal('request');
   }
 };
 
@@ -61,13 +62,12 @@ export const ditJson: Dialect = {
     // The key and the bucket are worked out with the ops (their rules), under names the grammar does not read.
     walk(ops, '', parse(request.uri.slice(1)));
     if (!ops.key) throw ditRefusal('key');
-    // A format's quality counts when the output is that format, or when no format is asked for (the source's, which the edge
-    // cannot see). Its own name (`%jpeg`) stays among the pairs, a name the grammar does not know either.
-    Object.keys(ops).forEach((name) => {
-      if (name[0] === '%' && (!ops.format || '%' + ops.format === name)) ops.quality = ops.quality || (ops[name] as string);
-    });
+    // A format's quality counts when the output is that format, or the first when no format is asked for (the source's, which
+    // the edge cannot see). Its own name (`%jpeg`) stays among the pairs, a name the grammar does not know either.
+    const quality = ops[ops.format ? '%' + ops.format : (Object.keys(ops).filter((name) => name[0] === '%')[0] as string)];
+    if (quality) ops.quality = quality;
     // DIT crops to the face even without a resize; ours places a resize's cover crop.
-    if (ops.position === 'face' && !(ops.width && ops.height)) throw ditRefusal('edits.smartCrop', 'smart');
+    if (ops.position === 'face' && !(ops.width && ops.height)) throw ditRefusal('edits.smartCrop');
     // Read before nativePairs, where a query's parameter of the same name would take their place.
     return { key: ops.key, bucket: ops.bucket, pairs: nativePairs(ops, request.pairs) };
   },

@@ -37,7 +37,7 @@ export interface DitData {
   values: { [name: string]: { [word: string]: string } };
   /** The native pairs, `name=value` lower-case, that DIT's functions refuse (an expression's source; the match names the refused): presets, and what their bundles leave out. */
   refused: string;
-  /** A refusal by its reason, `$0` the operation as DIT names it. */
+  /** A refusal's words, `$0` the operation as DIT names it: by its reason, or by the operation for one refused for a reason of its own. */
   why: { [reason: string]: string };
   /** A Thumbor path's segments (thumbor.ts), as an expression's source. */
   path: string;
@@ -164,11 +164,12 @@ export const DIT_DATA: DitData = {
   refused: '^(?:p|preset|crop|border|fp|dpr)(?==)|^(?:format|fm|f)=json$',
   why: {
     unsupported: 'DIT $0: not supported here.',
-    request: 'DIT $0: not a base64-encoded JSON request within 8 KB and 4 levels.',
     value: 'DIT $0: expected none.',
-    crop: "DIT $0: a crop in pixels needs the source's size, which the edge does not know (a native URL's crop takes fractions).",
-    smart: 'DIT $0: needs a resize with both width and height here.',
-    watermark: "DIT $0: names a watermark of this deployment by its file's name; its placement is the watermark's own.",
+    pixels: "DIT $0: a crop in pixels needs the source's size, which the edge does not know (a native URL's crop takes fractions).",
+    // The operations refused for a reason of their own.
+    request: 'DIT $0: not a base64-encoded JSON request within 8 KB and 4 levels.',
+    'edits.smartCrop': 'DIT $0: needs a resize with both width and height here.',
+    'filters:watermark': "DIT $0: names a watermark of this deployment by its file's name; its placement is the watermark's own.",
     filters: 'DIT $0: at most 24 filters.',
   },
   path: PATH,
@@ -183,9 +184,16 @@ export const useDitData = (data: object): void => {
 // The edge's bundle drops statements labelled `fromCode` (lib/edge-function.ts) and with them the data.
 fromCode: useDitData(DIT_DATA);
 
-/** The refusal of a DIT operation, `op` as DIT names it (a JSON path without its first `.`), for `reason` (a key of DitData.why; none: one we lack). */
+/**
+ * The refusal of a DIT operation, `op` as DIT names it (a JSON path without
+ * its first `.`), for `reason` (a key of DitData.why); without one, for the
+ * operation's own reason, else as one we lack.
+ */
 export const ditRefusal = (op: string, reason?: string) =>
-  grammarError('invalid_parameter', (DIT.why[reason || 'unsupported'] as string).replace('$0', op.replace(/^\./, '').slice(0, 60)));
+  grammarError(
+    'invalid_parameter',
+    (DIT.why[reason || op] || (DIT.why.unsupported as string)).replace('$0', op.slice(+(op[0] === '.'), 60)),
+  );
 
 /** Native pairs as they are worked out: a later value of a name replaces an earlier one, as DIT's edits do. */
 export type NativeOps = { [name: string]: string };
@@ -212,16 +220,16 @@ export const applyRule = (ops: NativeOps, path: string, value: unknown): void =>
  * what DIT's functions do not read (DitData.refused) is refused.
  */
 export const nativePairs = (ops: NativeOps, pairs: [string, string][]): [string, string][] => {
-  if ((ops.width || ops.height) && ops.enlarge == null) ops.enlarge = '1';
+  if (ops.width || ops.height) ops.enlarge = ops.enlarge || '1';
   pairs.forEach((pair) => delete ops[pair[0]]);
-  const all = Object.keys(ops)
+  return Object.keys(ops)
     .map((name) => [name, ops[name] as string] as [string, string])
-    .concat(pairs);
-  all.forEach((pair) => {
-    const refused = RegExp(DIT.refused).exec(pair.join('=').toLowerCase());
-    if (refused) throw ditRefusal(refused[0]);
-  });
-  return all;
+    .concat(pairs)
+    .map((pair) => {
+      const refused = RegExp(DIT.refused).exec(pair.join('=').toLowerCase());
+      if (refused) throw ditRefusal(refused[0]);
+      return pair;
+    });
 };
 
 /**

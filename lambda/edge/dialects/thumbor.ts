@@ -27,11 +27,11 @@ const cut = (uri: string): string[] => RegExp(DIT.path).exec(uri) || [];
  */
 const filters = (ops: NativeOps, text: string): void => {
   const list = text.slice(1, -1).split('):');
-  if (list.length > MAX_FILTERS) throw ditRefusal('filters', 'filters');
+  if (list.length > MAX_FILTERS) throw ditRefusal('filters');
   list.forEach((filter) => {
     const name = filter.slice(0, filter.indexOf('('));
     const args = filter.slice(name.length + 1).split(',');
-    if (name === 'watermark' && args.length > 2) throw ditRefusal('filters:watermark', 'watermark');
+    if (name === 'watermark' && args.length > 2) throw ditRefusal('filters:watermark');
     if (name === 'fill') ops.fit = 'contain';
     applyRule(
       ops,
@@ -44,7 +44,7 @@ const filters = (ops: NativeOps, text: string): void => {
 export const thumbor: Dialect = {
   translate: (request): NativeRequest => {
     const path = cut(request.uri);
-    if (path[4]) throw ditRefusal(path[4], 'crop');
+    if (path[4]) throw ditRefusal(path[4], 'pixels');
     const ops: NativeOps = {};
     path.forEach((text, group) => {
       const rule = DIT.groups[group];
