@@ -106,7 +106,7 @@ const FROM_DATA: { file: string; text: RegExp; sources: string[] }[] = [
   { file: 'the generated edge function', text: /^RegExp\(\w+\.\w+\[\w+\]\)$/, sources: [] },
   { file: 'lambda/edge/dialects/imgix.ts', text: /^RegExp\(WORDS\.lacked\)$/, sources: [IMGIX_WORDS.lacked] },
   { file: 'lambda/edge/dialects/cloudflare.ts', text: /^RegExp\(WORDS\.harmless\)$/, sources: [CLOUDFLARE_WORDS.harmless] },
-  { file: 'lambda/edge/dialects/thumbor.ts', text: /^RegExp\(DIT\.path\)$/, sources: [DIT_DATA.path] },
+  { file: 'lambda/edge/dialects/thumbor.ts', text: /^RegExp\(DIT\.path\)$/, sources: [DIT_DATA.path!] },
   { file: 'lambda/edge/dialects/dit.ts', text: /^RegExp\(DIT\.refused\)$/, sources: [DIT_DATA.refused] },
 ];
 const fromData = (found: Expression) => FROM_DATA.some(({ file, text }) => found.file === file && text.test(found.text));

@@ -39,10 +39,10 @@ export interface DitData {
   refused: string;
   /** A refusal's words, `$0` the operation as DIT names it: by its reason, or by the operation for one refused for a reason of its own. */
   why: { [reason: string]: string };
-  /** A Thumbor path's segments (thumbor.ts), as an expression's source. */
-  path: string;
+  /** A Thumbor path's segments (thumbor.ts), as an expression's source; a Thumbor function's data only. */
+  path?: string;
   /** The rule of each of its groups by number: `$` stands for the group's text; none, a group thumbor.ts reads itself. */
-  groups: (string | null)[];
+  groups?: (string | null)[];
 }
 
 /**
@@ -55,126 +55,165 @@ export interface DitData {
 const PATH =
   '^\\/(?:([\\w-]{27}=)\\/|unsafe\\/)?(?:(trim(?::top-left|:bottom-right)?)(?::(\\d+))?\\/)?(?:(\\d+x\\d+:\\d+x\\d+)\\/)?(?:((?:full-|adaptive-)?fit-in)\\/)?(?:(-?)0*([1-9]\\d*|)x(-?)0*([1-9]\\d*|)\\/)?((?:(?:left|right|center)\\/)?(?:(?:top|bottom|middle)\\/)?)(?:(smart)\\/)?(?:filters((?::\\w+\\([^)]*\\))+)\\/)?(?:s3:([^/]+)\\/)?(.*)$';
 
-// One literal (no spread), so that the edge's bundle, which never uses it, drops it.
-export const DIT_DATA: DitData = {
-  rules: {
-    // An edit at each of the JSON paths DIT documents.
-    // Names the grammar does not read: dit-json.ts takes them from the ops.
-    '.key': ['key'],
-    '.bucket': ['bucket'],
-    // WebP's encoding effort: the output is the same image.
-    '.effort': [],
-    '.outputFormat': ['format', null, '?'],
-    '.edits.resize.width': ['width'],
-    '.edits.resize.height': ['height'],
-    '.edits.resize.fit': ['fit'],
-    '.edits.resize.background': ['background'],
-    '.edits.resize.position': ['position'],
-    '.edits.resize.withoutEnlargement': ['enlarge'],
-    // null is DIT's "do not orient by EXIF"; every output here is oriented.
-    '.edits.rotate': ['rotate'],
-    '.edits.flip': ['flip'],
-    '.edits.flop': ['flop'],
-    '.edits.grayscale': ['grayscale'],
-    '.edits.greyscale': ['grayscale'],
-    '.edits.blur': ['blur'],
-    '.edits.sharpen': ['sharpen'],
-    '.edits.toFormat': ['format'],
-    '.edits.jpeg.quality': ['%jpeg'],
-    '.edits.webp.quality': ['%webp'],
-    '.edits.avif.quality': ['%avif'],
-    '.edits.png.quality': ['%png'],
-    '.edits.smartCrop': ['position', 'face'],
-    '.edits.smartCrop.faceIndex': ['', null, '-'],
-    '.edits.smartCrop.padding': ['', null, '-'],
-    '.edits.overlayWith.bucket': [],
-    '.edits.overlayWith.key': ['watermark', null, '~'],
-    // Thumbor's segments, named by `groups`; trim:bottom-right and adaptive-fit-in have no rule: they are refused.
-    trim: ['trim', ''],
-    'trim:top-left': ['trim', ''],
-    'trim:tolerance': ['trim'],
-    'fit-in': ['fit', 'inside'],
-    'full-fit-in': ['fit', 'outside'],
-    '-W': ['flop', '1'],
-    W: ['width'],
-    '-H': ['flip', '1'],
-    H: ['height'],
-    // The alignments (halign, then valign, each optional): where they place a cover crop.
-    'left/': ['position', 'left'],
-    'right/': ['position', 'right'],
-    'center/': ['position', 'center'],
-    'top/': ['position', 'top'],
-    'bottom/': ['position', 'bottom'],
-    'middle/': ['position', 'center'],
-    'left/top/': ['position', 'top-left'],
-    'left/middle/': ['position', 'left'],
-    'left/bottom/': ['position', 'bottom-left'],
-    'center/top/': ['position', 'top'],
-    'center/middle/': ['position', 'center'],
-    'center/bottom/': ['position', 'bottom'],
-    'right/top/': ['position', 'top-right'],
-    'right/middle/': ['position', 'right'],
-    'right/bottom/': ['position', 'bottom-right'],
-    // Faces, then what draws the eye.
-    smart: ['position', 'face'],
-    'filters:autojpg': ['format', 'jpeg'],
-    'filters:background_color': ['background'],
-    // DIT's blur and sharpen, as thumbor.ts works them out from the arguments.
-    'filters:blur': ['blur'],
-    'filters:sharpen': ['sharpen'],
-    // With fit=contain (thumbor.ts).
-    'filters:fill': ['background'],
-    'filters:fill(blur)': ['fill', 'blur'],
-    'filters:format': ['format'],
-    'filters:grayscale': ['grayscale', '1'],
-    'filters:max_bytes': ['max_bytes'],
-    'filters:no_upscale': ['enlarge', '0'],
-    'filters:quality': ['quality'],
-    'filters:rotate': ['rotate'],
-    'filters:smart_crop': ['position', 'face'],
-    'filters:stretch': ['fit', 'fill', '?'],
-    // Metadata is stripped unless a URL asks to keep it.
-    'filters:strip_exif': [],
-    'filters:strip_icc': [],
-    'filters:upscale': ['enlarge', '1'],
-    'filters:watermark': ['watermark', null, '~'],
-  },
+/** The rule of an edit at each of the JSON paths DIT documents. */
+const JSON_RULES: { [path: string]: Rule } = {
+  // Names the grammar does not read: dit-json.ts takes them from the ops.
+  '.key': ['key'],
+  '.bucket': ['bucket'],
+  // WebP's encoding effort: the output is the same image.
+  '.effort': [],
+  '.outputFormat': ['format', null, '?'],
+  '.edits.resize.width': ['width'],
+  '.edits.resize.height': ['height'],
+  '.edits.resize.fit': ['fit'],
+  '.edits.resize.background': ['background'],
+  '.edits.resize.position': ['position'],
+  '.edits.resize.withoutEnlargement': ['enlarge'],
+  // null is DIT's "do not orient by EXIF"; every output here is oriented.
+  '.edits.rotate': ['rotate'],
+  '.edits.flip': ['flip'],
+  '.edits.flop': ['flop'],
+  '.edits.grayscale': ['grayscale'],
+  '.edits.greyscale': ['grayscale'],
+  '.edits.blur': ['blur'],
+  '.edits.sharpen': ['sharpen'],
+  '.edits.toFormat': ['format'],
+  '.edits.jpeg.quality': ['%jpeg'],
+  '.edits.webp.quality': ['%webp'],
+  '.edits.avif.quality': ['%avif'],
+  '.edits.png.quality': ['%png'],
+  '.edits.smartCrop': ['position', 'face'],
+  '.edits.smartCrop.faceIndex': ['', null, '-'],
+  '.edits.smartCrop.padding': ['', null, '-'],
+  '.edits.overlayWith.bucket': [],
+  '.edits.overlayWith.key': ['watermark', null, '~'],
+};
 
-  values: {
-    position: {
-      centre: 'center',
-      north: 'top',
-      east: 'right',
-      south: 'bottom',
-      west: 'left',
-      northeast: 'top-right',
-      southeast: 'bottom-right',
-      southwest: 'bottom-left',
-      northwest: 'top-left',
-      'right top': 'top-right',
-      'right bottom': 'bottom-right',
-      'left bottom': 'bottom-left',
-      'left top': 'top-left',
-    },
-    background: { white: 'fff', black: '000', transparent: '00000000' },
-    // sharp enlarges unless told not to (nativePairs).
-    enlarge: { true: '0', 1: '0' },
-    format: { jpg: 'jpeg' },
+/** The rule of each Thumbor segment (by the expression's `groups`) and filter. */
+const THUMBOR_RULES: { [key: string]: Rule } = {
+  // trim:bottom-right and adaptive-fit-in have no rule: they are refused.
+  trim: ['trim', ''],
+  'trim:top-left': ['trim', ''],
+  'trim:tolerance': ['trim'],
+  'fit-in': ['fit', 'inside'],
+  'full-fit-in': ['fit', 'outside'],
+  '-W': ['flop', '1'],
+  W: ['width'],
+  '-H': ['flip', '1'],
+  H: ['height'],
+  // The alignments (halign, then valign, each optional): where they place a cover crop.
+  'left/': ['position', 'left'],
+  'right/': ['position', 'right'],
+  'center/': ['position', 'center'],
+  'top/': ['position', 'top'],
+  'bottom/': ['position', 'bottom'],
+  'middle/': ['position', 'center'],
+  'left/top/': ['position', 'top-left'],
+  'left/middle/': ['position', 'left'],
+  'left/bottom/': ['position', 'bottom-left'],
+  'center/top/': ['position', 'top'],
+  'center/middle/': ['position', 'center'],
+  'center/bottom/': ['position', 'bottom'],
+  'right/top/': ['position', 'top-right'],
+  'right/middle/': ['position', 'right'],
+  'right/bottom/': ['position', 'bottom-right'],
+  // Faces, then what draws the eye.
+  smart: ['position', 'face'],
+  'filters:autojpg': ['format', 'jpeg'],
+  'filters:background_color': ['background'],
+  // DIT's blur and sharpen, as thumbor.ts works them out from the arguments.
+  'filters:blur': ['blur'],
+  'filters:sharpen': ['sharpen'],
+  // With fit=contain (thumbor.ts).
+  'filters:fill': ['background'],
+  'filters:fill(blur)': ['fill', 'blur'],
+  'filters:format': ['format'],
+  'filters:grayscale': ['grayscale', '1'],
+  'filters:max_bytes': ['max_bytes'],
+  'filters:no_upscale': ['enlarge', '0'],
+  'filters:quality': ['quality'],
+  'filters:rotate': ['rotate'],
+  'filters:smart_crop': ['position', 'face'],
+  'filters:stretch': ['fit', 'fill', '?'],
+  // Metadata is stripped unless a URL asks to keep it.
+  'filters:strip_exif': [],
+  'filters:strip_icc': [],
+  'filters:upscale': ['enlarge', '1'],
+  'filters:watermark': ['watermark', null, '~'],
+};
+
+/** The colour names a URL is likely to use, as hex, and DIT's other name for JPEG. */
+const COLOURS = { white: 'fff', black: '000', transparent: '00000000' };
+const FORMATS = { jpg: 'jpeg' };
+
+/** The native pairs DIT's functions refuse (DitData.refused). */
+const REFUSED = '^(?:p|preset|crop|border|fp|dpr)(?==)|^(?:format|fm|f)=json$';
+
+/** An operation we lack. */
+const UNSUPPORTED = 'DIT $0: not supported here.';
+
+/** The words of a JSON request's values. */
+const JSON_VALUES: DitData['values'] = {
+  position: {
+    centre: 'center',
+    north: 'top',
+    east: 'right',
+    south: 'bottom',
+    west: 'left',
+    northeast: 'top-right',
+    southeast: 'bottom-right',
+    southwest: 'bottom-left',
+    northwest: 'top-left',
+    'right top': 'top-right',
+    'right bottom': 'bottom-right',
+    'left bottom': 'bottom-left',
+    'left top': 'top-left',
   },
-  refused: '^(?:p|preset|crop|border|fp|dpr)(?==)|^(?:format|fm|f)=json$',
-  why: {
-    unsupported: 'DIT $0: not supported here.',
-    value: 'DIT $0: expected none.',
-    pixels: "DIT $0: a crop in pixels needs the source's size, which the edge does not know (a native URL's crop takes fractions).",
-    // The operations refused for a reason of their own.
-    request: 'DIT $0: not a base64-encoded JSON request within 8 KB and 4 levels.',
-    'edits.smartCrop': 'DIT $0: needs a resize with both width and height here.',
-    'filters:watermark': "DIT $0: names a watermark of this deployment by its file's name; its placement is the watermark's own.",
-    filters: 'DIT $0: at most 24 filters.',
-  },
+  background: COLOURS,
+  // withoutEnlargement: sharp enlarges unless told not to (nativePairs).
+  enlarge: { true: '0', 1: '0' },
+  format: FORMATS,
+};
+
+const JSON_WHY: DitData['why'] = {
+  unsupported: UNSUPPORTED,
+  value: 'DIT $0: expected none.',
+  // The operations refused for a reason of their own.
+  request: 'DIT $0: not a base64-encoded JSON request within 8 KB and 4 levels.',
+  'edits.smartCrop': 'DIT $0: needs a resize with both width and height here.',
+};
+
+const THUMBOR_WHY: DitData['why'] = {
+  unsupported: UNSUPPORTED,
+  pixels: "DIT $0: a crop in pixels needs the source's size, which the edge does not know (a native URL's crop takes fractions).",
+  // The operations refused for a reason of their own.
+  'filters:watermark': "DIT $0: names a watermark of this deployment by its file's name; its placement is the watermark's own.",
+  filters: 'DIT $0: at most 24 filters.',
+};
+
+/** What DIT's JSON function reads from its store. */
+export const DIT_JSON_DATA: DitData = { rules: JSON_RULES, values: JSON_VALUES, refused: REFUSED, why: JSON_WHY };
+
+/** What DIT's Thumbor function reads from its store. */
+export const THUMBOR_DATA: DitData = {
+  rules: THUMBOR_RULES,
+  values: { background: COLOURS, format: FORMATS },
+  refused: REFUSED,
+  why: THUMBOR_WHY,
   path: PATH,
   groups: [null, null, '$', 'trim:tolerance', null, '$', '-W', 'W', '-H', 'H', '$', '$'],
 };
+
+/**
+ * This code's data: both functions' in one (the keys of their rules never
+ * meet: a JSON path starts with `.`), so that either translator reads it.
+ * Pure calls, which the edge's bundle drops.
+ */
+export const DIT_DATA: DitData = /* @__PURE__ */ Object.assign({}, THUMBOR_DATA, {
+  rules: /* @__PURE__ */ Object.assign({}, JSON_RULES, THUMBOR_RULES),
+  values: JSON_VALUES,
+  why: /* @__PURE__ */ Object.assign({}, JSON_WHY, THUMBOR_WHY),
+});
 
 /** The data in use: this code's, or at the edge its store's. */
 export let DIT: DitData;

@@ -7,7 +7,7 @@
 // behaviors and functions from here; lib/edge-function.ts bundles the module.
 
 import { CLOUDFLARE_WORDS } from './cloudflare';
-import { DIT_DATA } from './dit';
+import { DIT_JSON_DATA, THUMBOR_DATA } from './dit';
 import { IMGIX_WORDS } from './imgix';
 import type { DialectName, EdgeGrammar } from './dialect';
 
@@ -37,13 +37,13 @@ export interface DialectModule {
   pathPattern?: string;
 }
 
-/** What DIT's two functions read alike: its data, a request's bucket, the query beside a request, and the watermark its overlay names. */
-const DIT_FUNCTION: Omit<DialectModule, 'file' | 'exported'> = { data: DIT_DATA, buckets: true, nativeQuery: true, reads: ['watermark'] };
+/** What DIT's two functions read alike: a request's bucket, the query beside a request, and the watermark its overlay names. */
+const DIT_FUNCTION: Omit<DialectModule, 'file' | 'exported' | 'data'> = { buckets: true, nativeQuery: true, reads: ['watermark'] };
 
 export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: DialectModule } = {
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
-  'dit-json': { file: 'dit-json', exported: 'ditJson', ...DIT_FUNCTION, pathPattern: '/eyJ*' },
-  thumbor: { file: 'thumbor', exported: 'thumbor', ...DIT_FUNCTION },
+  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_JSON_DATA, ...DIT_FUNCTION, pathPattern: '/eyJ*' },
+  thumbor: { file: 'thumbor', exported: 'thumbor', data: THUMBOR_DATA, ...DIT_FUNCTION },
   imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS, reads: ['fp', 'dpr'] },
   cloudflare: {
     file: 'cloudflare',

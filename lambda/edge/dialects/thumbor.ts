@@ -17,7 +17,7 @@ import type { Dialect, NativeRequest, SignatureCheck } from './dialect';
 /** The most filters one path may give: DIT's documented ones, each once. */
 const MAX_FILTERS = 24;
 
-const cut = (uri: string): string[] => RegExp(DIT.path).exec(uri) || [];
+const cut = (uri: string): string[] => RegExp(DIT.path as string).exec(uri) || [];
 
 /**
  * Applies each filter's rule to its argument, or for those of several
@@ -47,7 +47,7 @@ export const thumbor: Dialect = {
     if (path[4]) throw ditRefusal(path[4], 'pixels');
     const ops: NativeOps = {};
     path.forEach((text, group) => {
-      const rule = DIT.groups[group];
+      const rule = (DIT.groups as (string | null)[])[group];
       if (text && rule) applyRule(ops, rule.replace('$', text), text);
     });
     if (path[12]) filters(ops, path[12]);
@@ -61,7 +61,9 @@ export const thumbor: Dialect = {
     // What follows the HMAC, as sent or decoded: Thumbor's signers sign the path as they write it.
     const signed = request.uri.slice(hash.length + 2);
     const signature = hash.replace(/-/g, '+').replace(/_/g, '/');
-    return [signed, decoded(signed)].some((text) => text != null && hmacMatches('sha1', 'base64', text, signature, secrets)) ? 'valid' : 'invalid';
+    return [signed, decoded(signed)].some((text) => text != null && hmacMatches('sha1', 'base64', text, signature, secrets))
+      ? 'valid'
+      : 'invalid';
   },
   useData: useDitData,
 };
