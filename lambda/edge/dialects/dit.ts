@@ -226,7 +226,9 @@ fromCode: useDitData(DIT_DATA);
 /**
  * The refusal of a DIT operation, `op` as DIT names it (a JSON path without
  * its first `.`), for `reason` (a key of DitData.why); without one, for the
- * operation's own reason, else as one we lack.
+ * operation's own reason, else as one we lack. An `op` is never a name of
+ * Object's prototype: a JSON path starts with `.`, a filter's with `filters:`,
+ * and a Thumbor segment is one the path's expression allows.
  */
 export const ditRefusal = (op: string, reason?: string) =>
   grammarError(
@@ -248,6 +250,7 @@ export const applyRule = (ops: NativeOps, path: string, value: unknown): void =>
   if (rule[2] === '-' && value) throw ditRefusal(path, 'value');
   if (!name || !value || (rule[2] === '?' && ops[name] != null)) return;
   const words = DIT.values[name] || {};
+  // A watermark's name is its key's file name without the extension; any other value is its text.
   const text = String(value).replace(rule[2] === '~' ? /^.*\/|\..*/g : /^$/, '');
   ops[name] = rule[1] != null ? rule[1] : hasOwn(words, text) ? (words[text] as string) : text;
 };
