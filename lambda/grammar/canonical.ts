@@ -246,20 +246,22 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
 export function canonicalOps(params: ParsedParams, options: GrammarOptions, negotiation?: Negotiation): UnresolvedOps;
 export function canonicalOps(params: ParsedParams, options: GrammarOptions, negotiation?: Negotiation): UnresolvedOps {
   // Metadata describes the source, so no other op can change it.
-  // (No translator writes it: dialect-function.ts.)
-  if ((typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED) && params.format === 'json') return { format: 'json' };
+  // (No dialect's function reads it: dialect-function.ts.)
+  if ((typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT) && params.format === 'json') return { format: 'json' };
   const ops: WorkingOps = {};
   PARAMS.forEach((param) => {
     (ops as { [name: string]: unknown })[param.name] = params[param.name];
   });
-  // Beside width=auto a dpr is already counted in the hinted width.
-  if (ops.width === AUTO) ops.dpr = undefined;
-  const auto = ops.width === AUTO || ops.dpr === AUTO;
-  if (auto && negotiation && (typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS))
-    resolveHints(ops, options, negotiation.header || noHeader);
+  // A function without client hints reads no `auto` (dialect-function.ts).
+  if (typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS) {
+    // Beside width=auto a dpr is already counted in the hinted width.
+    if (ops.width === AUTO) ops.dpr = undefined;
+    if ((ops.width === AUTO || ops.dpr === AUTO) && negotiation) resolveHints(ops, options, negotiation.header || noHeader);
+  }
   const dpr = ops.dpr;
   const sizes = options.sizes;
-  if (dpr !== AUTO) {
+  // A function that reads no dpr has none to fold (dialect-function.ts).
+  if ((typeof EDGE_READS_DPR === 'undefined' || EDGE_READS_DPR) && dpr !== AUTO) {
     ops.dpr = undefined;
     if (dpr && dpr !== 1) applyDpr(ops as Ops, dpr, options.maxDimension);
   }
@@ -271,7 +273,7 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   if (negotiation) {
     ops.accept = negotiateFormat(negotiation);
     // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
-    if ((typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED) && ops.watermark != null)
+    if ((typeof EDGE_READS_WATERMARK === 'undefined' || EDGE_READS_WATERMARK) && ops.watermark != null)
       ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
     // The deployment's default written out, like the version: a changed default makes new keys, and signed URLs stay valid.
     if (ops.hdr == null) ops.hdr = options.hdr;

@@ -123,7 +123,7 @@ const high = (rule: ValueRule, options: GrammarOptions) => (rule.high == null ? 
 /** Reads one value of the parameter `name` under its rule; throws the refusal naming the parameter, the value and what is allowed. */
 export const readValue = (rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value => {
   // Not in a dialect's function (dialect-function.ts).
-  if (rule.auto && (typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS) && raw.toLowerCase() === 'auto') return 'auto';
+  if ((typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS) && rule.auto && raw.toLowerCase() === 'auto') return 'auto';
   if (raw === '' && rule.bare != null) return rule.bare;
   const value = KINDS[rule.kind](rule, name, raw, options);
   // NaN !== NaN: a number out of bounds is refused too.
@@ -156,7 +156,7 @@ const fractions =
     return parts.length === count && inside(parts) ? parts.map((part) => part / PARTS).join(',') : undefined;
   };
 
-/** A kind a translated-only function never reads (dialect-function.ts): no value. */
+/** A kind a dialect's function does not read (dialect-function.ts): no value. */
 const unread: Reader = () => undefined;
 
 const KINDS: { [kind in KindName]: Reader } = {
@@ -182,14 +182,14 @@ const KINDS: { [kind in KindName]: Reader } = {
   },
   /** `x,y,width,height`: a region inside the image. */
   region:
-    typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED
+    typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT
       ? fractions(4, (p) => p[2]! > 0 && p[3]! > 0 && p[0]! + p[2]! <= PARTS && p[1]! + p[3]! <= PARTS)
       : unread,
   /** `x,y`: a point of the image. */
-  point: fractions(2, (parts) => parts.every((part) => part <= PARTS)),
+  point: typeof EDGE_READS_FP === 'undefined' || EDGE_READS_FP ? fractions(2, (parts) => parts.every((part) => part <= PARTS)) : unread,
   /** `<width>` or `<width>,<colour>` (black by default): the width leaves the image at least a pixel within maxDimension. */
   border:
-    typeof EDGE_TRANSLATED === 'undefined' || !EDGE_TRANSLATED
+    typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT
       ? (_rule, name, raw, options) => {
           const comma = raw.indexOf(',');
           const width = readValue(

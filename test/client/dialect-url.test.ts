@@ -5,7 +5,7 @@
 // say throws, naming the dialect; a signed DIT URL verifies as the edge
 // verifies it.
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { dialectImageUrl, imageUrl, type ImageParams, type UrlDialect } from '../../lambda/client/index';
 import { signedDitImageUrl } from '../../lambda/client/sign';
 import { cloudflare } from '../../lambda/edge/dialects/cloudflare';
@@ -105,11 +105,10 @@ describe('each dialect’s own words', () => {
 });
 
 describe("DIT's forms", () => {
-  // The edge function reads DIT's rules and words from its store; these are the ones a deploy writes there.
-  beforeAll(() => {
-    ditJson.useData!(JSON.parse(JSON.stringify(dialectModule('dit-json').data)) as object);
-    thumbor.useData!(JSON.parse(JSON.stringify(dialectModule('thumbor').data)) as object);
-  });
+  // Each edge function reads its form's rules and words from its store; these are the ones a deploy writes there.
+  // The two translators share the data in use, so each test gives its own form's.
+  const storeData = (dialect: 'dit-json' | 'thumbor') =>
+    DIALECTS[dialect].useData!(JSON.parse(JSON.stringify(dialectModule(dialect).data)) as object);
 
   /** What both of DIT's forms can say, each a different rule of the translation. */
   const SAID_BY_DIT: ImageParams[] = [
@@ -160,6 +159,8 @@ describe("DIT's forms", () => {
   };
 
   describe.each(['dit-json', 'thumbor'] as const)('dialectImageUrl(%s)', (dialect) => {
+    beforeEach(() => storeData(dialect));
+
     it.each(SAID_BY_DIT.concat(SAID_BY[dialect]))('%o reads back as the native URL', (params) => {
       const url = dialectImageUrl(dialect, BASE, 'photos/my cat.jpg', params);
       expect(dialectCanonicalUri(DIALECTS[dialect], local(url))).toBe(
@@ -201,6 +202,7 @@ describe("DIT's forms", () => {
   });
 
   it("dit-json: the request DIT documents, sharp's names and options", () => {
+    storeData('dit-json');
     const url = dialectImageUrl('dit-json', BASE, 'photos/cat.jpg', {
       width: 300,
       height: 200,
@@ -261,6 +263,7 @@ describe("DIT's forms", () => {
   });
 
   it("thumbor: Thumbor's HMAC segment, when asked for, verifies as the edge verifies it", () => {
+    storeData('thumbor');
     const url = signedDitImageUrl('thumbor', BASE, 'photos/my cat.jpg', { width: 300, height: 200 }, { secret: SECRET, hmacSegment: true });
     expect(url).toMatch(/^https:\/\/images\.example\.com\/[\w-]{27}=\/300x200\/filters:no_upscale\(\)\/photos\/my%20cat\.jpg$/);
     expect(verified('thumbor', url, [SECRET])).toBe('valid');

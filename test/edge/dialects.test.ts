@@ -66,6 +66,53 @@ describe("DIT's documented examples", () => {
   }
 });
 
+describe('the query beside a DIT request', () => {
+  it("refuses, naming it, a native parameter whose reader DIT's functions leave out (a crop region, border, focal point, dpr, format=json)", async () => {
+    for (const [query, named] of [
+      ['crop=0,0,0.5,0.5', 'crop'],
+      ['border=4,000', 'border'],
+      ['FP=0.5,0.5', 'fp'],
+      ['width=300&dpr=2', 'dpr'],
+      ['format=json', 'format=json'],
+      ['fm=JSON', 'fm=json'],
+    ]) {
+      for (const [grammar, path] of [
+        ['thumbor', '/fit-in/300x200/photos/cat.jpg'],
+        ['dit-json', ditRequest({ key: 'photos/cat.jpg' })],
+      ] as const) {
+        expect(await answer(functions[grammar]!, path, query), `${grammar} ${query}`).toEqual({
+          status: 400,
+          message: `DIT ${named}: not supported here.`,
+        });
+      }
+    }
+    // Nor is metadata asked in DIT's own words.
+    expect(await answer(functions['dit-json']!, ditRequest({ key: 'a.jpg', edits: { toFormat: 'json' } }))).toEqual({
+      status: 400,
+      message: 'DIT format=json: not supported here.',
+    });
+    expect((await answer(functions.thumbor!, '/filters:format(json)/a.jpg')).status).toBe(400);
+  });
+
+  it("reads the native parameters it does read as a native URL's, a watermark's version among them", async () => {
+    expect(await answer(functions.thumbor!, '/photos/cat.jpg', 'w=300&wm=logo&q=70')).toEqual({
+      status: 200,
+      uri: '/photos/cat.jpg/width=300,watermark=logo.1a2b3c4d,quality=70',
+    });
+  });
+});
+
+describe("a JSON request's format qualities", () => {
+  it("count for the output's format wherever toFormat stands, else the first given", async () => {
+    const late = ditRequest({ key: 'a.jpg', edits: { jpeg: { quality: 90 }, webp: { quality: 60 }, toFormat: 'webp' } });
+    expect(await answer(functions['dit-json']!, late)).toEqual({ status: 200, uri: '/a.jpg/quality=60,format=webp' });
+    const none = ditRequest({ key: 'a.jpg', edits: { avif: { quality: 40 }, jpeg: { quality: 90 } } });
+    expect(await answer(functions['dit-json']!, none)).toMatchObject({ status: 200, uri: expect.stringContaining('quality=40') });
+    const other = ditRequest({ key: 'a.jpg', edits: { jpeg: { quality: 90 }, toFormat: 'png' } });
+    expect(await answer(functions['dit-json']!, other)).toEqual({ status: 200, uri: '/a.jpg/format=png' });
+  });
+});
+
 describe('buckets', () => {
   it("refuses a bucket that is not one of the deployment's, without naming those that are", async () => {
     const refused = await answer(functions['dit-json']!, ditRequest({ bucket: 'someone-elses', key: 'a.jpg' }));
@@ -204,6 +251,12 @@ describe('hostile requests', () => {
     await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { resize: { kernel: 'nearest' } } }), /^DIT edits\.resize\.kernel/);
     await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { rotate: 45 } }), /^Invalid rotate "45"/);
     await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { toFormat: 'tiff' } }), /^Invalid format "tiff"/);
+  });
+
+  it("refuses a value inside an array (it has no rule), and a request's key that names a Thumbor segment", async () => {
+    await refusedAt('dit-json', ditRequest({ key: 'a.jpg', edits: { rotate: [90] } }), /^DIT edits\.rotate\.0: not supported/);
+    await refusedAt('dit-json', ditRequest({ key: 'a.jpg', 'fit-in': true }), /^DIT fit-in: not supported/);
+    await refusedAt('dit-json', ditRequest({ key: 'a.jpg', W: 300 }), /^DIT W: not supported/);
   });
 
   it('refuses traversal in a key, encoded or not; an encoded slash is part of the key, never an option', async () => {

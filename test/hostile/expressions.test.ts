@@ -19,7 +19,7 @@ import { NUMBER_PATTERNS } from '../../lambda/grammar/validate';
 import { CLOUDFLARE_WORDS } from '../../lambda/edge/dialects/cloudflare';
 import { IMGIX_WORDS } from '../../lambda/edge/dialects/imgix';
 import type { RuleBook } from '../../lambda/edge/dialects/rules';
-import { THUMBOR_DATA } from '../../lambda/edge/dialects/thumbor';
+import { DIT_DATA } from '../../lambda/edge/dialects/dit';
 
 const ROOT = join(import.meta.dirname, '../..');
 const FOLDERS = ['lambda', 'local'];
@@ -119,7 +119,8 @@ const FROM_DATA: { file: string; text: RegExp; sources: string[]; flags?: string
     sources: BOOKS.flatMap(rulePatterns).map((pattern) => '^(?:' + pattern + ')$'),
     flags: 'i',
   },
-  { file: 'lambda/edge/dialects/thumbor.ts', text: /^RegExp\(DIT\.path\)$/, sources: [THUMBOR_DATA.path!] },
+  { file: 'lambda/edge/dialects/thumbor.ts', text: /^RegExp\(DIT\.path\)$/, sources: [DIT_DATA.path!] },
+  { file: 'lambda/edge/dialects/dit.ts', text: /^RegExp\(DIT\.refused\)$/, sources: [DIT_DATA.refused] },
 ];
 const fromData = (found: Expression) => FROM_DATA.some(({ file, text }) => found.file === file && text.test(found.text));
 const dataPatterns: Expression[] = FROM_DATA.flatMap(({ file, sources, flags }) =>

@@ -36,8 +36,11 @@ describe('dialects: dit', () => {
     // The web prefix's behavior reads the default's grammar.
     expect(functions['/shop/*']).toBe(thumbor);
     expect(thumbor).toBe(logicalId(dialects, dialects.stack.transformer.viewerRequestFunction));
-    expect(codeOf(dialects, json)).toContain('ABCDEFGHIJKLMNOPQRSTUVWXYZ');
-    expect(codeOf(dialects, thumbor)).toContain('fit-in');
+    // The base64 path's expression, and the prefix of the filters' rules (their names are in the store).
+    expect(codeOf(dialects, json)).toContain('{0,8192}');
+    expect(codeOf(dialects, json)).not.toContain('filters:');
+    expect(codeOf(dialects, thumbor)).toContain('filters:');
+    expect(codeOf(dialects, thumbor)).not.toContain('{0,8192}');
     // The dialect's own behavior comes first: CloudFront takes the first pattern that matches.
     expect((distributionConfig(dialects).CacheBehaviors as Json[])[0]!.PathPattern).toBe('/eyJ*');
     expect(resources(dialects, 'AWS::CloudFront::Function')).toHaveLength(3);

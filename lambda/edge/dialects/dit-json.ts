@@ -3,95 +3,73 @@
 // path, image-handler.ts applies the edits). Each value at a JSON path is
 // translated by its rule (dit.ts); a path without one is a 400 naming it.
 //
-// Bounded and linear before any parse: the path is at most MAX_REQUEST
-// characters of the base64 alphabet, decoded in one pass, and the JSON's
-// nesting is measured in one pass before JSON.parse sees it.
+// Bounded and linear before any parse: the path is at most 8,192 characters
+// of the base64 alphabet (CloudFront's URLs are at most 8,192 bytes), decoded
+// in one pass, and the JSON's nesting is measured in four passes (a request's
+// deepest: request, edits, resize, background) before JSON.parse sees it.
 
-import { applyRule, decoded, DIT, ditRefusal, hasOwn, nativePairs, useDitData, verifyDitSignature, type NativeOps } from './dit';
+import { applyRule, DIT, ditRefusal, hasOwn, nativePairs, useDitData, verifyDitSignature, type NativeOps } from './dit';
 import type { Dialect, NativeRequest } from './dialect';
-
-/** The longest base64 path read: CloudFront's URLs are at most 8,192 bytes. */
-const MAX_REQUEST = 8192;
-/** The deepest nesting a request has: request, edits, resize, background. */
-const MAX_DEPTH = 4;
-
-const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-
-const malformed = () => ditRefusal('request', 'request');
-
-/** The text of a base64 (or base64url) string of UTF-8; throws on any other. */
-const decodeBase64 = (text: string): string => {
-  let bits = 0;
-  let count = 0;
-  let escaped = '';
-  for (let i = 0; i < text.length; i++) {
-    const value = BASE64.indexOf(text.charAt(i).replace('-', '+').replace('_', '/'));
-    // Padding, only at the end.
-    if (value < 0 && !/^={1,2}$/.test(text.slice(i))) throw malformed();
-    bits = ((bits << 6) | value) & 0xfff;
-    count += 6;
-    if (count >= 8 && value >= 0) {
-      count -= 8;
-      escaped += '%' + (0x100 + ((bits >> count) & 0xff)).toString(16).slice(1);
-    }
-  }
-  const json = decoded(escaped);
-  if (json == null) throw malformed();
-  return json;
-};
-
-/** Throws when `json` nests deeper than MAX_DEPTH (strings skipped, one pass). */
-const checkDepth = (json: string): void => {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charAt(i);
-    if (inString) {
-      if (c === '\\') i++;
-      else inString = c !== '"';
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') depth--;
-    if (depth > MAX_DEPTH) throw malformed();
-  }
-};
 
 type Json = { [name: string]: unknown };
 
 /**
- * Applies the rule of every value in `value` at `path`, depth first: a value
- * that is not an object is one operation (it must have a rule), and an object
- * with a rule of its own (smartCrop) is one too; a colour's object is one value.
+ * The request in a base64 (or base64url) path of UTF-8 JSON; anything else
+ * (too long, another character, text that is not UTF-8, nesting deeper than four,
+ * JSON that does not parse) throws.
  */
-const walk = (ops: NativeOps, path: string, value: unknown): void => {
-  const isObject = value != null && typeof value === 'object' && !(value instanceof Array);
-  const ruled = hasOwn(DIT.rules, path);
-  if (!isObject || ruled) applyRule(ops, path, value);
-  if (isObject && !(ruled && (DIT.rules[path] as string).charAt(0) === '#')) {
-    Object.keys(value as Json).forEach((name) => walk(ops, path ? path + '.' + name : name, (value as Json)[name]));
+const parse = (text: string): Json => {
+  let bits = 0;
+  let escaped = '';
+  // Each character adds its 6 bits (A-Z, a-z, 0-9, then + or -, / or _); the second, third and fourth of four complete a byte.
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    bits = (bits << 6) | (c > 96 ? c - 71 : c > 94 ? 63 : c > 64 ? c - 65 : c > 47 ? c + 4 : c > 46 ? 63 : 62);
+    // `=` pads.
+    if (i % 4 && c !== 61) escaped += '%' + (0x100 + ((bits >> (6 - (i % 4) * 2)) & 0xff)).toString(16).slice(1);
   }
+  try {
+    const json = decodeURIComponent(escaped);
+    // The brackets, strings left out (a string runs to its closing quote, or to the end, which JSON.parse
+    // refuses), lose their innermost pairs once per level: none are left within four levels.
+    let brackets = json.replace(/"(?:\\.|[^"\\])*"?|[^[\]{}]/g, '');
+    for (let level = 4; level--;) brackets = brackets.replace(/\[]|{}/g, '');
+    // Too long, another character, or too deep: nothing is parsed. sharp's colour objects, `{ r, g, b, alpha }`
+    // (alpha from 0 to 1), read as their hex, one value.
+    return JSON.parse(/^[\w+/-]{0,8192}={0,2}$/.test(text) && !brackets ? json : '', (_name, value) =>
+      value && value.r != null
+        ? [value.r, value.g, value.b]
+            .concat(value.alpha == null ? [] : value.alpha * 255)
+            .map((n) => (0x100 + Math.round(n)).toString(16).slice(1))
+            .join('')
+        : value,
+    ) as Json;
+  } catch (_malformed) {
+    throw ditRefusal('request');
+  }
+};
+
+/** Applies the rule of every value in `value` at `path`, depth first: a value that is not an object (or array) is one operation (it must have a rule), and an object with a rule of its own (smartCrop) is one too. */
+const walk = (ops: NativeOps, path: string, value: unknown): void => {
+  const isObject = value && typeof value === 'object';
+  if (!isObject || hasOwn(DIT.rules, path)) applyRule(ops, path, value);
+  if (isObject) Object.keys(value as Json).forEach((name) => walk(ops, path + '.' + name, (value as Json)[name]));
 };
 
 export const ditJson: Dialect = {
   translate: (request): NativeRequest => {
-    const text = request.uri.slice(1);
-    if (text.length > MAX_REQUEST) throw malformed();
-    const json = decodeBase64(text);
-    checkDepth(json);
-    let parsed: Json;
-    try {
-      parsed = JSON.parse(json) as Json;
-    } catch (_malformed) {
-      throw malformed();
-    }
-    if (!parsed || typeof parsed.key !== 'string') throw ditRefusal('key', 'unsupported');
     const ops: NativeOps = {};
-    walk(ops, '', parsed);
+    // The key and the bucket are worked out with the ops (their rules), under names the grammar does not read.
+    walk(ops, '', parse(request.uri.slice(1)));
+    if (!ops.key) throw ditRefusal('key');
+    // A format's quality counts when the output is that format, or the first when no format is asked for (the source's, which
+    // the edge cannot see). Its own name (`%jpeg`) stays among the pairs, a name the grammar does not know either.
+    const quality = ops[ops.format ? '%' + ops.format : (Object.keys(ops).filter((name) => name[0] === '%')[0] as string)];
+    if (quality) ops.quality = quality;
     // DIT crops to the face even without a resize; ours places a resize's cover crop.
-    if (ops.position === 'face' && !(ops.width && ops.height)) throw ditRefusal('edits.smartCrop', 'smart');
-    const translated: NativeRequest = { key: parsed.key, pairs: nativePairs(ops, request.pairs) };
-    if (parsed.bucket != null) translated.bucket = String(parsed.bucket);
-    return translated;
+    if (ops.position === 'face' && !(ops.width && ops.height)) throw ditRefusal('edits.smartCrop');
+    // Read before nativePairs, where a query's parameter of the same name would take their place.
+    return { key: ops.key, bucket: ops.bucket, pairs: nativePairs(ops, request.pairs) };
   },
   verify: verifyDitSignature,
   useData: useDitData,

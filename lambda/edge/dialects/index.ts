@@ -7,10 +7,12 @@
 // behaviors and functions from here; lib/edge-function.ts bundles the module.
 
 import { CLOUDFLARE_WORDS } from './cloudflare';
-import { DIT_DATA } from './dit';
+import { DIT_JSON_DATA, THUMBOR_DATA } from './dit';
 import { IMGIX_WORDS } from './imgix';
-import { THUMBOR_DATA } from './thumbor';
 import type { DialectName, EdgeGrammar } from './dialect';
+
+/** The native parameters whose code a dialect's function leaves out unless it reads them (DialectModule.reads). */
+export const NATIVE_READERS = ['watermark', 'fp', 'dpr'] as const;
 
 export interface DialectModule {
   /** The module's file in this folder, without extension. */
@@ -23,18 +25,34 @@ export interface DialectModule {
   buckets?: true;
   /** Whether the query beside its requests is read as a native URL's (DIT's); without, every native pair is its translator's (EDGE_TRANSLATED, lambda/grammar/dialect-function.ts). */
   nativeQuery?: true;
+  /**
+   * The native parameters with code of their own that its function reads
+   * (EDGE_READS_WATERMARK..., lambda/grammar/dialect-function.ts): those its
+   * translator writes, and DIT's query's; the bundle leaves the others' code out.
+   */
+  reads?: (typeof NATIVE_READERS)[number][];
   /** Whether its function resolves client hints (`width=auto`): Cloudflare's, whose `width=auto` is ours; without, the bundle leaves them out (EDGE_HINTLESS). */
   clientHints?: true;
   /** CloudFront's path pattern of its own behavior; absent: it owns the default behavior. */
   pathPattern?: string;
 }
 
+/** What DIT's two functions read alike: a request's bucket, the query beside a request, and the watermark its overlay names. */
+const DIT_FUNCTION: Omit<DialectModule, 'file' | 'exported' | 'data'> = { buckets: true, nativeQuery: true, reads: ['watermark'] };
+
 export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: DialectModule } = {
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
-  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_DATA, buckets: true, nativeQuery: true, pathPattern: '/eyJ*' },
-  thumbor: { file: 'thumbor', exported: 'thumbor', data: THUMBOR_DATA, buckets: true, nativeQuery: true },
-  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS },
-  cloudflare: { file: 'cloudflare', exported: 'cloudflare', data: CLOUDFLARE_WORDS, clientHints: true, pathPattern: '/cdn-cgi/image/*' },
+  'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_JSON_DATA, ...DIT_FUNCTION, pathPattern: '/eyJ*' },
+  thumbor: { file: 'thumbor', exported: 'thumbor', data: THUMBOR_DATA, ...DIT_FUNCTION },
+  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS, reads: ['fp', 'dpr'] },
+  cloudflare: {
+    file: 'cloudflare',
+    exported: 'cloudflare',
+    data: CLOUDFLARE_WORDS,
+    reads: ['fp', 'dpr'],
+    clientHints: true,
+    pathPattern: '/cdn-cgi/image/*',
+  },
 };
 
 /** The edge grammars each dialect switches on. */
