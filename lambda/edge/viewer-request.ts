@@ -28,12 +28,13 @@ import {
   canonicalUri,
   decodeKeyPath,
   decodeQueryComponent,
+  DIALECT_REQUEST,
   grammarError,
   hasOwn,
   isGrammarError,
+  MAX_DIALECT_REQUEST,
   parseViewerQuery,
   presetName,
-  queryText,
   say,
   signatureParams,
   signedText,
@@ -41,7 +42,6 @@ import {
   useGrammarData,
   validateKey,
   verifySignature,
-  VIEWER_URL,
   type GrammarOptions,
   type Preset,
 } from '../grammar/index';
@@ -199,15 +199,13 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
     const pairs = EDGE.translating ? translated!.pairs : viewerPairs;
     let key = EDGE.translating ? validateKey(translated!.key) : decodeKeyPath(request.uri);
     const preset = EDGE.translating ? undefined : presetName(pairs);
-    const named = preset != null;
     // Read before the store, so that a repeated sig is a 400 like any repeated parameter. A
     // dialect's function verifies the dialect's signature on every URL, native ones too.
     const signature = EDGE.signing && !EDGE.translating ? signatureParams(pairs) : {};
-    const presetKey = EDGE.translating ? '' : PRESET_KEY_PREFIX + preset;
     const keys = ([] as string[]).concat(
       EDGE.signing ? SIGNING_SECRETS_KEY : [],
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
-      !EDGE.translating && named && EDGE.presetsInStore ? [presetKey, PRESET_NAMES_KEY] : [],
+      !EDGE.translating && preset != null && EDGE.presetsInStore ? [PRESET_KEY_PREFIX + preset, PRESET_NAMES_KEY] : [],
       EDGE.namedBuckets && translated!.bucket != null ? BUCKETS_KEY : [],
     );
 
@@ -221,8 +219,8 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
         watermarks: data.watermarks,
         hdr: data.hdr,
       };
-      if (!EDGE.translating && named) {
-        const definition = values[presetKey];
+      if (!EDGE.translating && preset != null) {
+        const definition = values[PRESET_KEY_PREFIX + preset];
         if (definition == null) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');
         (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
       }
@@ -258,16 +256,18 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
       // edge with them (lambda/origin/handler.ts, oversized variants).
       const querystring: CloudFrontValues = {};
       if (EDGE.translating) {
-        // A dialect's request, as one parameter: its URL as the viewer sent it, which this function
-        // reads and verifies again when the origin sends the viewer back there (lambda/origin/phases.ts).
-        querystring[VIEWER_URL] = { value: encodeURIComponent(viewer!.uri + '?' + queryText(viewer!.pairs)) };
+        // A dialect's request, as one parameter: as the viewer sent it, which this function reads and
+        // verifies again when the origin sends the viewer back there (lambda/origin/phases.ts). A
+        // longer one is left out: the origin then sends the viewer to the native URL.
+        const sent = encodeURIComponent(JSON.stringify(viewer));
+        if (sent.length <= MAX_DIALECT_REQUEST) querystring[DIALECT_REQUEST] = { value: sent };
       } else {
         const forward = (values: object) =>
           Object.keys(values).forEach((name) => {
             querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
           });
         // Under its first spelling, `preset`.
-        if (named) forward({ preset });
+        if (preset != null) forward({ preset });
         forward(query.own);
         forward(signature);
       }

@@ -376,8 +376,19 @@ function notCanonical(uri: string) {
   return grammarError('not_canonical', `Not a canonical image URI: "${uri.slice(0, 80)}".`);
 }
 
-/** The query parameter that brings a dialect's request to the origin, its URL as the viewer sent it (lambda/edge/viewer-request.ts). */
-export const VIEWER_URL = 'viewer_url';
+/**
+ * The query parameter that brings a dialect's request to the origin as the
+ * viewer sent it: its URI and its query's pairs, `{"uri","pairs"}` as JSON
+ * (lambda/edge/viewer-request.ts).
+ */
+export const DIALECT_REQUEST = 'dialect_request';
+
+/**
+ * The longest DIALECT_REQUEST an edge function forwards, encoded: with the
+ * canonical URI (a key of at most 1,024 characters, escapes counted as one),
+ * within CloudFront's 8,192 bytes for the URL it sends the origin.
+ */
+export const MAX_DIALECT_REQUEST = 4096;
 
 /**
  * A viewer query that canonicalises to `ops` again. It leaves out what only

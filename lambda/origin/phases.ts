@@ -4,7 +4,16 @@
 // context and what the phase before it gave.
 
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
-import { encodeKeyPath, isGrammarError, parseCanonicalUri, VIEWER_URL, viewerQuery, type CanonicalRequest, type Ops } from '../grammar';
+import {
+  encodeKeyPath,
+  isGrammarError,
+  DIALECT_REQUEST,
+  parseCanonicalUri,
+  queryText,
+  viewerQuery,
+  type CanonicalRequest,
+  type Ops,
+} from '../grammar';
 import { errorStack, type Logger } from '../common/log';
 import type { Limits, OriginConfig } from './config';
 import { HttpError } from './errors';
@@ -100,20 +109,25 @@ export async function store(
 
 /**
  * A dialect's request as the viewer sent it, which its edge function forwards
- * as the only parameter, VIEWER_URL. Undefined for a native request, or for a
- * URL that is not a plain path of this host (`//host/...`).
+ * as the only parameter, DIALECT_REQUEST: its URI, with its query again.
+ * Undefined for a native request, or for one that is not a plain path of
+ * this host (`//host/...`).
  */
 function dialectUrl(rawQuery: string): string | undefined {
-  const prefix = VIEWER_URL + '=';
+  const prefix = DIALECT_REQUEST + '=';
   if (rawQuery.indexOf(prefix) !== 0 || rawQuery.indexOf('&') >= 0) return undefined;
-  let url: string;
+  let request: unknown;
   try {
-    url = decodeURIComponent(rawQuery.slice(prefix.length));
+    request = JSON.parse(decodeURIComponent(rawQuery.slice(prefix.length)));
   } catch {
     return undefined;
   }
+  const { uri, pairs } = (request ?? {}) as { uri?: unknown; pairs?: unknown };
+  const isPair = (pair: unknown) => Array.isArray(pair) && pair.length === 2 && pair.every((side) => typeof side === 'string');
+  if (typeof uri !== 'string' || !Array.isArray(pairs) || !pairs.every(isPair)) return undefined;
+  const url = uri + (pairs.length ? '?' + queryText(pairs as [string, string][]) : '');
   // Printable ASCII only, as a path the edge passed on is: nothing that could end the header.
-  return /^\/(?![/\\])[!-~]*$/.test(url) ? url.replace(/\?$/, '') : undefined;
+  return /^\/(?![/\\])[!-~]*$/.test(url) ? url : undefined;
 }
 
 /**
