@@ -11,7 +11,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { EdgeFunctionSettings } from '../../lib/edge-function';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import type { EdgeGrammar } from '../../lambda/edge/dialects/dialect';
-import { isResponse, viewerEvent, type FunctionResult, type LoadedFunction } from '../../local/emulator/cloudfront-function';
+import {
+  forwardedQuery,
+  isResponse,
+  viewerEvent,
+  type FunctionResult,
+  type LoadedFunction,
+} from '../../local/emulator/cloudfront-function';
+import { DIALECT_REQUEST, MAX_DIALECT_REQUEST } from '../../lambda/grammar';
 import { DIT_CASES, ditRequest, type DialectCase } from '../support/dialect-cases';
 import { CHROMIUM_ACCEPT, KVS_ID, loadEdge } from './fixtures';
 
@@ -305,6 +312,33 @@ describe('the generated dialect functions', () => {
       status: 400,
       message: 'imgix fit=facearea: not supported.',
     });
+  });
+
+  it("forward to the origin only the viewer's request as sent, as JSON, and none of a long one", async () => {
+    const forwarded = async (fn: LoadedFunction, path: string, query = '') => {
+      const result = await fn.handler(viewerEvent(path, query));
+      if (isResponse(result)) throw new Error(`${path}: ${result.statusCode}`);
+      return forwardedQuery(result);
+    };
+    // S3's own parameters never reach an origin, whoever writes them.
+    const imgix = await forwarded(functions.imgix!, '/a.jpg', 'w=100&response-content-type=text%2Fhtml&s=' + 'x'.repeat(32));
+    expect(imgix).toMatch(new RegExp(`^${DIALECT_REQUEST}=[^&]*$`));
+    expect(JSON.parse(decodeURIComponent(imgix.split('=')[1]!))).toEqual({
+      uri: '/a.jpg',
+      pairs: [
+        ['w', '100'],
+        ['response-content-type', 'text/html'],
+        ['s', 'x'.repeat(32)],
+      ],
+    });
+    const cloudflare = await forwarded(functions.cloudflare!, '/cdn-cgi/image/width=100/a.jpg');
+    expect(JSON.parse(decodeURIComponent(cloudflare.split('=')[1]!))).toEqual({ uri: '/cdn-cgi/image/width=100/a.jpg', pairs: [] });
+    // Past MAX_DIALECT_REQUEST the origin's URL could pass CloudFront's 8,192 bytes: nothing is forwarded.
+    const long = ditRequest({ key: 'a.jpg', edits: { resize: { width: 100 } } });
+    const utm = 'utm_content=' + 'x'.repeat(MAX_DIALECT_REQUEST);
+    expect(await answer(functions['dit-json']!, long, utm)).toMatchObject({ status: 200 });
+    expect(await forwarded(functions['dit-json']!, long, utm)).toBe('');
+    expect(await forwarded(functions['dit-json']!, long)).toMatch(new RegExp(`^${DIALECT_REQUEST}=`));
   });
 
   it('read no preset: a preset in a dialect URL is refused, not ignored', async () => {
