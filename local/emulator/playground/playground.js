@@ -541,7 +541,8 @@ async function describeDemo(image) {
   const pixels = new Image();
   pixels.src = current;
   await pixels.decode().catch(() => {});
-  if (image.currentSrc !== current) return; // the browser has picked again meanwhile
+  // The browser has picked again meanwhile, or a later update has replaced this image: its stats would be stale.
+  if (image.currentSrc !== current || !image.isConnected) return;
   list.replaceChildren();
   row(list, 'devicePixelRatio', String(window.devicePixelRatio));
   row(list, 'rendered at', `${image.clientWidth} CSS px wide`);
