@@ -249,11 +249,12 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
       request.uri = canonicalUri(key, canonicalOps(query.params, options, { accept: header('accept'), avif: EDGE.avif, header }));
       // The origin sees only the preset and the viewer's own recognised
       // parameters, with their canonical names and values, and the
-      // signature with its scope: nothing else a viewer adds (S3's
-      // response-content-type or versionId, say) reaches an origin. They make
-      // the same canonical URI and signature again, for any Accept and in
-      // presets-only mode, so the origin can send a viewer back through the
-      // edge with them (lambda/origin/handler.ts, oversized variants).
+      // signature with its scope; or a dialect's request, as one parameter:
+      // nothing else a viewer adds (S3's response-content-type or versionId,
+      // say) reaches an origin as a parameter of its own. They make the same
+      // canonical URI and signature again, for any Accept and in presets-only
+      // mode, so the origin can send a viewer back through the edge with them
+      // (lambda/origin/phases.ts, oversized variants).
       const querystring: CloudFrontValues = {};
       if (EDGE.translating) {
         // A dialect's request, as one parameter: as the viewer sent it, which this function reads and

@@ -110,12 +110,11 @@ export async function store(
 /**
  * A dialect's request as the viewer sent it, which its edge function forwards
  * as the only parameter, DIALECT_REQUEST: its URI, with its query again.
- * Undefined for a native request, or for one that is not a plain path of
- * this host (`//host/...`).
+ * Undefined for one that is not a plain path of this host (`//host/...`).
  */
 function dialectUrl(rawQuery: string): string | undefined {
   const prefix = DIALECT_REQUEST + '=';
-  if (rawQuery.indexOf(prefix) !== 0 || rawQuery.indexOf('&') >= 0) return undefined;
+  if (rawQuery.indexOf('&') >= 0) return undefined;
   let request: unknown;
   try {
     request = JSON.parse(decodeURIComponent(rawQuery.slice(prefix.length)));
@@ -139,8 +138,11 @@ function dialectUrl(rawQuery: string): string | undefined {
 export function redirectToStored(ctx: RequestContext, stored: StoreOutcome | 'failed'): FunctionUrlResponse {
   if (stored === 'failed') throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
   const { event, request } = ctx;
-  const query = event.rawQueryString || viewerQuery(request.ops);
-  return ctx.respond(redirectResponse(dialectUrl(query) ?? encodeKeyPath(request.key) + (query ? '?' + query : '')));
+  const raw = event.rawQueryString;
+  const dialect = raw.indexOf(DIALECT_REQUEST + '=') === 0;
+  // A dialect's request that cannot be followed: the native URL for the ops.
+  const query = (!dialect && raw) || viewerQuery(request.ops);
+  return ctx.respond(redirectResponse((dialect && dialectUrl(raw)) || encodeKeyPath(request.key) + (query ? '?' + query : '')));
 }
 
 /** The request's last line when it served a variant: what was made and stored, its timings and metrics. */

@@ -210,6 +210,8 @@ describe('signatures', () => {
     expect(await answer(signed.thumbor!, `/${rest}`, `signature=${ditSignature('/' + rest)}`)).toEqual(expected);
     expect((await answer(signed.thumbor!, `/${thumborHash(rest)}/301x200/smart/photos/cat.jpg`)).status).toBe(403);
     expect((await answer(signed.thumbor!, `/${thumborHash(rest, 'wrong')}/${rest}`)).status).toBe(403);
+    // The HMAC covers the path only: a query beside it, which could ask for any other variant, voids it.
+    expect((await answer(signed.thumbor!, `/${thumborHash(rest)}/${rest}`, 'width=4000&quality=100')).status).toBe(403);
     expect(await answer(signed.thumbor!, `/unsafe/${rest}`)).toEqual({ status: 403, message: 'This URL must be signed.' });
     // A native URL through the Thumbor function is signed DIT's way too.
     expect((await answer(signed.thumbor!, '/photos/cat.jpg', 'width=300')).status).toBe(403);

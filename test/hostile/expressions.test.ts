@@ -16,8 +16,8 @@ import { describe, expect, it } from 'vitest';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import { DEFAULT_GRAMMAR_OPTIONS } from '../../lambda/grammar';
 import { NUMBER_PATTERNS } from '../../lambda/grammar/validate';
-import { CLOUDFLARE_WORDS } from '../../lambda/edge/dialects/cloudflare';
-import { IMGIX_WORDS } from '../../lambda/edge/dialects/imgix';
+import { CLOUDFLARE_BOOK } from '../../lambda/edge/dialects/cloudflare';
+import { IMGIX_BOOK } from '../../lambda/edge/dialects/imgix';
 import type { RuleBook } from '../../lambda/edge/dialects/rules';
 import { DIT_DATA } from '../../lambda/edge/dialects/dit';
 
@@ -96,7 +96,7 @@ const collected = [
   ),
 ];
 /** The query dialects' rule books (lambda/edge/dialects/rules.ts). */
-const BOOKS: RuleBook[] = [IMGIX_WORDS, CLOUDFLARE_WORDS];
+const BOOKS: RuleBook[] = [IMGIX_BOOK, CLOUDFLARE_BOOK];
 /** Every pattern of a book's rules: each rule's value pattern and its conditions'. */
 const rulePatterns = (book: RuleBook): string[] =>
   Object.values(book.rules).flatMap((rules) =>

@@ -35,7 +35,7 @@ const CROPS = 'fit=cover|crop';
  * `anim=true` and `zoom=0` are the defaults, sharpen and gamma 0 none).
  * Built by a call the edge's bundle drops: the store holds the book.
  */
-export const CLOUDFLARE_WORDS: RuleBook = /* @__PURE__ */ (() => ({
+export const CLOUDFLARE_BOOK: RuleBook = /* @__PURE__ */ (() => ({
   title: 'cloudflare',
   spellings: { w: 'width', h: 'height', g: 'gravity', q: 'quality', f: 'format' },
   refused: '^',
@@ -103,8 +103,8 @@ export const CLOUDFLARE_WORDS: RuleBook = /* @__PURE__ */ (() => ({
   },
 }))();
 /** The rules in use: this code's, or at the edge its store's (useData; the bundle drops statements labelled `fromCode`). */
-let WORDS: RuleBook;
-fromCode: WORDS = CLOUDFLARE_WORDS;
+let BOOK: RuleBook;
+fromCode: BOOK = CLOUDFLARE_BOOK;
 
 /** An option as a name/value pair; each is percent-decoded on its own, so an encoded comma stays in its value. */
 const optionPair = (option: string): [string, string] => {
@@ -120,13 +120,13 @@ export const cloudflare: Dialect = {
     const written = parts[2] || '';
     // An absolute source `https://host/path` (any slashes, any letter case, or encoded) is the key `host/path`.
     const source = written.replace(/^\/https?(:|%3a)(\/|%2f)+/i, '/');
-    if (source !== written && request.pairs.length) throw refusal(WORDS, 'source', written, 'source');
+    if (source !== written && request.pairs.length) throw refusal(BOOK, 'source', written, 'source');
     const key = decodeKeyPath(source);
     // Every option we lack and every repeat is refused as it is read: a long list is refused at its first.
-    return { key, pairs: translateByRules(WORDS, parts[1]!.split(',').map(optionPair)) };
+    return { key, pairs: translateByRules(BOOK, (parts[1] || '').split(',').map(optionPair)) };
   },
   verify: () => 'unsigned',
   useData: (data) => {
-    WORDS = data as RuleBook;
+    BOOK = data as RuleBook;
   },
 };

@@ -33,7 +33,7 @@ const parse = (text: string): Json => {
     // The brackets, strings left out (a string runs to its closing quote, or to the end, which JSON.parse
     // refuses), lose their innermost pairs once per level: none are left within four levels.
     let brackets = json.replace(/"(?:\\.|[^"\\])*"?|[^[\]{}]/g, '');
-    for (let level = 4; level--;) brackets = brackets.replace(/\[]|{}/g, '');
+    for (let level = 4; level--;) brackets = brackets.replace(/\[\]|\{\}/g, '');
     // Too long, another character, or too deep: nothing is parsed. sharp's colour objects, `{ r, g, b, alpha }`
     // (alpha from 0 to 1), read as their hex, one value.
     return JSON.parse(/^[\w+/-]{0,8192}={0,2}$/.test(text) && !brackets ? json : '', (_name, value) =>

@@ -43,7 +43,7 @@ const RADIUS = '1?\\d{1,3}(\\.\\d+)?|2000';
  * (1 unchanged), and -100 brightness or contrast, black or flat, is not ours.
  * Built by a call the edge's bundle drops: the store holds the book.
  */
-export const IMGIX_WORDS: RuleBook = /* @__PURE__ */ (() => ({
+export const IMGIX_BOOK: RuleBook = /* @__PURE__ */ (() => ({
   title: 'imgix',
   spellings: { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or' },
   refused:
@@ -113,7 +113,10 @@ export const IMGIX_WORDS: RuleBook = /* @__PURE__ */ (() => ({
       ['jpg|pjpg', 'format=jpeg'],
       ['png|webp|avif|gif', 'format=$0'],
     ],
-    q: [['.*', 'quality=$0']],
+    q: [
+      ['.+', 'quality=$0'],
+      ['', ''],
+    ],
     // The frame turned (or) and the image turned within it (rot): one turn, written where rot is.
     or: [
       ['1|3|6|8|90|180|270', '', 'rot=180'],
@@ -171,8 +174,8 @@ export const IMGIX_WORDS: RuleBook = /* @__PURE__ */ (() => ({
 }))();
 
 /** The rules in use: this code's, or at the edge its store's (useData; the bundle drops statements labelled `fromCode`). */
-let WORDS: RuleBook;
-fromCode: WORDS = IMGIX_WORDS;
+let BOOK: RuleBook;
+fromCode: BOOK = IMGIX_BOOK;
 
 /**
  * What imgix signed: the path as sent and the query before `s`, every pair but
@@ -191,7 +194,7 @@ const signedTexts = (request: DialectRequest): string[] => {
 };
 
 export const imgix: Dialect = {
-  translate: (request: DialectRequest) => ({ key: decodeKeyPath(request.uri), pairs: translateByRules(WORDS, request.pairs) }),
+  translate: (request: DialectRequest) => ({ key: decodeKeyPath(request.uri), pairs: translateByRules(BOOK, request.pairs) }),
   verify: (request: DialectRequest, secrets: string[], nowSeconds: number): SignatureCheck => {
     const signatures = request.pairs.filter((pair) => pair[0] === 's');
     if (signatures.length === 0) return 'unsigned';
@@ -215,6 +218,6 @@ export const imgix: Dialect = {
     return expires && !(+expires[1] > nowSeconds) ? 'expired' : 'valid';
   },
   useData: (data) => {
-    WORDS = data as RuleBook;
+    BOOK = data as RuleBook;
   },
 };

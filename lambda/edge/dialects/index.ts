@@ -6,9 +6,9 @@
 // plan (lib/plan.ts) turns the dialects a deployment switches on into
 // behaviors and functions from here; lib/edge-function.ts bundles the module.
 
-import { CLOUDFLARE_WORDS } from './cloudflare';
+import { CLOUDFLARE_BOOK } from './cloudflare';
 import { DIT_JSON_DATA, THUMBOR_DATA } from './dit';
-import { IMGIX_WORDS } from './imgix';
+import { IMGIX_BOOK } from './imgix';
 import type { DialectName, EdgeGrammar } from './dialect';
 
 /** The native parameters whose code a dialect's function leaves out unless it reads them (DialectModule.reads). */
@@ -44,11 +44,11 @@ export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: Di
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
   'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_JSON_DATA, ...DIT_FUNCTION, pathPattern: '/eyJ*' },
   thumbor: { file: 'thumbor', exported: 'thumbor', data: THUMBOR_DATA, ...DIT_FUNCTION },
-  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_WORDS, reads: ['fp', 'dpr'] },
+  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_BOOK, reads: ['fp', 'dpr'] },
   cloudflare: {
     file: 'cloudflare',
     exported: 'cloudflare',
-    data: CLOUDFLARE_WORDS,
+    data: CLOUDFLARE_BOOK,
     reads: ['fp', 'dpr'],
     clientHints: true,
     pathPattern: '/cdn-cgi/image/*',

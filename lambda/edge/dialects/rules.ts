@@ -58,7 +58,7 @@ export const refusal = (book: RuleBook, name: string, value: string, reason?: st
       ' ' +
       (name + '=' + value).slice(0, QUOTED) +
       ': ' +
-      (book.why[reason || 'unsupported'] as string).replace(/\$(\d)/g, (_whole, n: string) => (groups || [])[+n] as string) +
+      (book.why[reason || 'unsupported'] as string).replace(/\$(\d)/g, (_whole, n: string) => (groups || [])[+n] || '') +
       '.',
   );
 
@@ -95,7 +95,7 @@ const written = (output: string, groups: string[]): Pairs =>
         .split('=')
         .map((side) =>
           side.replace(/^(\w+)\(\$(\d),?([\d.]*)\)|\$(\d)/g, (_call, reading: string, n: string, a: string, plain: string) =>
-            reading ? (READINGS[reading] as (value: string, a: string) => string)(groups[+n]!, a) : groups[+plain]!,
+            reading ? (READINGS[reading] as (value: string, a: string) => string)(groups[+n]!, a) : groups[+plain] || '',
           ),
         ),
     ) as Pairs;
@@ -120,27 +120,32 @@ const applyRules = (book: RuleBook, values: { [name: string]: string }, name: st
 
 /**
  * A dialect's parameters, in order, as native pairs by `book`: each name read
- * as its main spelling; a parameter given twice is refused, but for the book's
- * list, whose values are joined.
+ * as its main spelling; a parameter with rules given twice is refused, but
+ * for the book's list, whose values are joined.
  */
 export const translateByRules = (book: RuleBook, pairs: Pairs): Pairs => {
   const values: { [name: string]: string } = {};
+  const lacked = RegExp(book.refused);
   pairs.forEach((pair) => {
     const spelling = pair[0].toLowerCase();
     const name = hasOwn(book.spellings, spelling) ? (book.spellings[spelling] as string) : spelling;
-    // A name we lack is refused first, whatever the other parameters say.
-    if (!hasOwn(book.rules, name) && RegExp(book.refused).test(name)) throw refusal(book, pair[0], pair[1]);
-    if (hasOwn(values, name) && name !== book.list) throw refusal(book, pair[0], pair[1], 'repeated');
-    values[name] = hasOwn(values, name) ? values[name] + ',' + pair[1] : pair[1];
+    // A name without rules is ignored, given once or more; one we lack is refused first, whatever the others say.
+    if (!hasOwn(book.rules, name)) {
+      if (lacked.test(name)) throw refusal(book, pair[0], pair[1]);
+    } else if (hasOwn(values, name) && name !== book.list) throw refusal(book, pair[0], pair[1], 'repeated');
+    else values[name] = hasOwn(values, name) ? values[name] + ',' + pair[1] : pair[1];
   });
   Object.keys(book.defaults).forEach((name) => {
     if (!hasOwn(values, name)) values[name] = book.defaults[name] as string;
   });
   const out: Pairs = [];
   Object.keys(values).forEach((name) => {
-    const value = values[name] as string;
-    if (hasOwn(book.rules, name))
-      (name === book.list ? value.split(',') : [value]).forEach((item) => applyRules(book, values, name, item, out));
+    // A list's item given twice means it once.
+    const seen: { [item: string]: string } = {};
+    (name === book.list ? (values[name] as string).split(',') : [values[name] as string]).forEach((item) => {
+      if (!hasOwn(seen, item)) applyRules(book, values, name, item, out);
+      seen[item] = item;
+    });
   });
   return out;
 };

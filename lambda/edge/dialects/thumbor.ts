@@ -58,6 +58,8 @@ export const thumbor: Dialect = {
   verify: (request, secrets, nowSeconds): SignatureCheck => {
     const hash = cut(request.uri)[1];
     if (!hash) return verifyDitSignature(request, secrets, nowSeconds);
+    // Thumbor's HMAC covers the path only, so a query beside it, which could ask for any other variant, voids it.
+    if (request.pairs.length) return 'invalid';
     // What follows the HMAC, as sent or decoded: Thumbor's signers sign the path as they write it.
     const signed = request.uri.slice(hash.length + 2);
     const signature = hash.replace(/-/g, '+').replace(/_/g, '/');

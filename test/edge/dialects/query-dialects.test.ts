@@ -127,6 +127,10 @@ describe('imgix: meanings', () => {
 
   it('names imgix does not define are ignored as imgix ignores them; those it defines and we lack are refused', () => {
     same(imgix, '/a.jpg?w=300&utm_source=mail&ixlib=js-3.8.0&v=2', '/a.jpg?width=300&enlarge=1');
+    // Given twice, a name imgix ignores is still ignored; an auto word twice counts once; an empty q is none.
+    same(imgix, '/a.jpg?w=300&v=1&v=2', '/a.jpg?width=300&enlarge=1');
+    same(imgix, '/a.jpg?auto=format,format&auto=compress,compress', '/a.jpg?format=auto&quality=45');
+    same(imgix, '/a.jpg?auto=compress&q=', '/a.jpg?quality=45');
     expect(refusedWith(imgix, '/a.jpg?txt=Hello')).toBe('imgix txt=Hello: not supported.');
     expect(refusedWith(imgix, '/a.jpg?mark64=aHR0cHM6Ly9h')).toBe('imgix mark64=aHR0cHM6Ly9h: not supported.');
     expect(refusedWith(imgix, '/a.jpg?ba=top')).toBe('imgix ba=top: not supported.');
