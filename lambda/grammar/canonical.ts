@@ -50,17 +50,17 @@ export interface CanonicalRequest<O extends UnresolvedOps = Ops> {
 }
 
 /** Splits a raw query string into decoded name/value pairs (`+` is a space, as in forms). */
-export function splitQuery(query: string): [string, string][] {
-  const pairs: [string, string][] = [];
-  query.split('&').forEach((part) => {
-    if (part === '') return;
-    const eq = part.indexOf('=');
-    const name = eq === -1 ? part : part.slice(0, eq);
-    const value = eq === -1 ? '' : part.slice(eq + 1);
-    pairs.push([decodeQueryComponent(name), decodeQueryComponent(value)]);
-  });
-  return pairs;
-}
+export const splitQuery = (query: string): [string, string][] =>
+  query
+    .split('&')
+    .filter((part) => part !== '')
+    .map(queryPair);
+
+/** A raw `name=value` (a query's part, a Cloudflare option) as its decoded name and value; without `=`, the value is empty. */
+export const queryPair = (part: string): [string, string] => {
+  const eq = part.indexOf('=');
+  return eq < 0 ? [decodeQueryComponent(part), ''] : [decodeQueryComponent(part.slice(0, eq)), decodeQueryComponent(part.slice(eq + 1))];
+};
 
 /** A query name or value decoded: `+` is a space; a malformed escape is refused. */
 export const decodeQueryComponent = (text: string): string => {

@@ -107,17 +107,19 @@ export async function store(
   }
 }
 
+/** How a query that a dialect's edge function forwards starts. */
+const FORWARDED = DIALECT_REQUEST + '=';
+
 /**
  * A dialect's request as the viewer sent it, which its edge function forwards
  * as the only parameter, DIALECT_REQUEST: its URI, with its query again.
  * Undefined for one that is not a plain path of this host (`//host/...`).
  */
 function dialectUrl(rawQuery: string): string | undefined {
-  const prefix = DIALECT_REQUEST + '=';
   if (rawQuery.indexOf('&') >= 0) return undefined;
   let request: unknown;
   try {
-    request = JSON.parse(decodeURIComponent(rawQuery.slice(prefix.length)));
+    request = JSON.parse(decodeURIComponent(rawQuery.slice(FORWARDED.length)));
   } catch {
     return undefined;
   }
@@ -139,7 +141,7 @@ export function redirectToStored(ctx: RequestContext, stored: StoreOutcome | 'fa
   if (stored === 'failed') throw new HttpError('storage_unavailable', 'The image storage is unavailable; try again shortly.');
   const { event, request } = ctx;
   const raw = event.rawQueryString;
-  const dialect = raw.indexOf(DIALECT_REQUEST + '=') === 0;
+  const dialect = raw.indexOf(FORWARDED) === 0;
   // A dialect's request that cannot be followed: the native URL for the ops.
   const query = (!dialect && raw) || viewerQuery(request.ops);
   return ctx.respond(redirectResponse((dialect && dialectUrl(raw)) || encodeKeyPath(request.key) + (query ? '?' + query : '')));

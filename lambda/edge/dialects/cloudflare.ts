@@ -14,7 +14,7 @@
 // Cloudflare's URLs carry no signature: verify says `unsigned`, so a
 // deployment that signs refuses them.
 
-import { decodeQueryComponent } from '../../grammar/canonical';
+import { queryPair } from '../../grammar/canonical';
 import { decodeKeyPath } from '../../grammar/key';
 import type { Dialect, DialectRequest } from './dialect';
 import { hexRules, refusal, translateByRules, type RuleBook } from './rules';
@@ -106,13 +106,6 @@ export const CLOUDFLARE_BOOK: RuleBook = /* @__PURE__ */ (() => ({
 let BOOK: RuleBook;
 fromCode: BOOK = CLOUDFLARE_BOOK;
 
-/** An option as a name/value pair; each is percent-decoded on its own, so an encoded comma stays in its value. */
-const optionPair = (option: string): [string, string] => {
-  const text = decodeQueryComponent(option);
-  const eq = text.indexOf('=');
-  return eq < 0 ? [text, ''] : [text.slice(0, eq), text.slice(eq + 1)];
-};
-
 export const cloudflare: Dialect = {
   // Without the prefix or a source, the key is empty: a 400.
   translate: (request: DialectRequest) => {
@@ -122,8 +115,9 @@ export const cloudflare: Dialect = {
     const source = written.replace(/^\/https?(:|%3a)(\/|%2f)+/i, '/');
     if (source !== written && request.pairs.length) throw refusal(BOOK, 'source', written, 'source');
     const key = decodeKeyPath(source);
-    // Every option we lack and every repeat is refused as it is read: a long list is refused at its first.
-    return { key, pairs: translateByRules(BOOK, (parts[1] || '').split(',').map(optionPair)) };
+    // Each option decoded on its own, as a query's pairs, so an encoded comma stays in its value. Every
+    // option we lack and every repeat is refused as it is read: a long list is refused at its first.
+    return { key, pairs: translateByRules(BOOK, (parts[1] || '').split(',').map(queryPair)) };
   },
   verify: () => 'unsigned',
   useData: (data) => {
