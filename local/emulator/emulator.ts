@@ -147,24 +147,31 @@ export function createEmulator(options: EmulatorOptions) {
   const responseFunction = loadFunction<ViewerResponseEvent, ViewerResponse>(options.viewerResponseCode, {}, 'viewer-response.js');
   const { behaviors } = options;
   const cache = new EdgeCache(options.edgeCache);
-  /** Origin invocations still running after their response (a variant being stored). */
+  /**
+   * Work still running: edge misses (a read of the cache bucket whose answer the edge cache
+   * will keep), and origin invocations, also after their response (a variant being stored).
+   */
   const running = new Set<Promise<unknown>>();
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    running.add(work);
+    void work.finally(() => running.delete(work)).catch(() => {});
+    return work;
+  };
 
   async function fromLambda(uri: string, query: string, request: ViewerRequest): Promise<CachedResponse> {
     const event = functionUrlEvent(uri + (query ? '?' + query : ''), request.method, lambdaHeaders(request));
     // Like the streaming Lambda: the response as soon as the origin has one, its work goes on.
     const result = await new Promise<Awaited<ReturnType<OriginHandler>>>((resolve, reject) => {
-      const invocation = options.origin(event, undefined, resolve).then(resolve, reject);
-      running.add(invocation);
-      void invocation.finally(() => running.delete(invocation));
+      track(options.origin(event, undefined, resolve).then(resolve, reject));
     });
     const { status, headers: responseHeaders, body } = decodeResult(result);
     return { status, headers: responseHeaders, body };
   }
 
   /**
-   * Waits for the origin invocations running now to end: then the variants of the misses
-   * answered so far are in the cache bucket (or failed to be). Later misses are not waited for.
+   * Waits for the misses and origin invocations running now to end: then the variants of the
+   * misses answered so far are in the cache bucket (or failed to be), and no answer read before
+   * a purge can enter the edge cache after it. Later misses are not waited for.
    */
   async function settled(): Promise<void> {
     await Promise.allSettled([...running]);
@@ -218,10 +225,14 @@ export function createEmulator(options: EmulatorOptions) {
     if (cached)
       return answer(request, result, cached.response, { ageSeconds: cached.ageSeconds, extra: { 'x-cache': 'Hit from cloudfront' } });
 
-    const { origin, response } = await fromOrigins(behavior.origins, uri, forwardedQuery(result), request);
-    // CloudFront caches GET and HEAD only, and the origin answers a HEAD without the body:
-    // only an answer to a GET may be served to later GETs.
-    if (request.method === 'GET') cache.put(uri, response);
+    const { origin, response } = await track(
+      fromOrigins(behavior.origins, uri, forwardedQuery(result), request).then((fetched) => {
+        // CloudFront caches GET and HEAD only, and the origin answers a HEAD without the body:
+        // only an answer to a GET may be served to later GETs.
+        if (request.method === 'GET') cache.put(uri, fetched.response);
+        return fetched;
+      }),
+    );
     return answer(request, result, response, { extra: { 'x-cache': 'Miss from cloudfront', 'x-origin': origin } });
   }
 

@@ -11,8 +11,9 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { browserCacheControl, DEFAULT_BROWSER_MAX_AGE_SECONDS, FORMAT_VARY, WIDTH_HINTS_VARY } from '../../../lib/viewer-response-function';
+import { localS3Client } from '../../../local/harness/s3-client';
 import { startEmulator, type EmulatorStartOptions, type RunningEmulator } from '../../../local/emulator/start';
 import { gradientJpeg } from '../../support/images';
 import { createTestBuckets } from '../../support/s3';
@@ -192,5 +193,29 @@ describe('a signed URL that expires', () => {
     const lasting = await get(edge.url, await sign());
     expect(lasting.status).toBe(200);
     expect(lasting.headers.get('cache-control')).toBe(BROWSER_CACHE_CONTROL);
+  });
+});
+
+describe('an edge miss in flight', () => {
+  it('is waited for by settled(), so no answer read before a purge enters the edge cache after it', async () => {
+    // A client of its own, which says when the edge starts reading the variant from the cache bucket.
+    const s3 = localS3Client(inject('s3Endpoint'));
+    let reading: () => void = () => {};
+    const readStarted = new Promise<void>((resolve) => (reading = resolve));
+    s3.middlewareStack.add(
+      (next, context) => (args) => {
+        const input = args.input as { Key?: string };
+        if (context.commandName === 'GetObjectCommand' && input.Key?.startsWith('settle.jpg/')) reading();
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const edge = await emulator('edge-path-settle', { 'settle.jpg': await gradientJpeg(400, 300) }, { s3, edgeCache: true });
+    const first = get(edge.url, '/settle.jpg?w=100');
+    await readStarted;
+    await edge.settled();
+    // The first miss is over and its answer kept: the next viewer is served by the edge.
+    expect((await get(edge.url, '/settle.jpg?w=100')).headers.get('x-cache')).toBe('Hit from cloudfront');
+    expect((await first).headers.get('x-cache')).toBe('Miss from cloudfront');
   });
 });
