@@ -80,7 +80,10 @@ export interface RunningEmulator {
   sourceBuckets: PrefixBuckets;
   /** Every source's URL key. */
   sources: string[];
-  /** Resolves when the variants of the misses answered so far are stored (the origin answers before it stores). */
+  /**
+   * Resolves when the variants of the misses answered so far are stored (the origin answers before
+   * it stores), and the invalidation of any source change seen so far is over, both its passes.
+   */
   settled(): Promise<void>;
   close(): Promise<void>;
 }
@@ -383,7 +386,10 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     sourceBuckets,
     // The default bucket's keys under another route's prefix are not served.
     sources: [...sources.map((source) => source.key).filter((key) => routeFor(key, routes).prefix === ''), ...prefixSources],
-    settled: emulator.settled,
+    async settled() {
+      await Promise.all(watchers.map((watcher) => watcher.idle()));
+      await emulator.settled();
+    },
     async close() {
       for (const watcher of watchers) watcher.stop();
       server.closeAllConnections();

@@ -93,8 +93,8 @@ const photo = async (png: boolean) => {
 
 describe.each(DEPLOYMENTS)('npm start -- --dialect for dialects=$dialects', ({ dialects, served, keys }) => {
   let buckets: TestBuckets;
+  let nativeBuckets: TestBuckets;
   let emulator: RunningEmulator;
-
   let native: RunningEmulator;
 
   beforeAll(async () => {
@@ -102,28 +102,32 @@ describe.each(DEPLOYMENTS)('npm start -- --dialect for dialects=$dialects', ({ d
     const files: Record<string, Buffer> = { 'photos/cat.jpg': jpeg };
     for (const key of keys) files[key] = /\.png$/.test(key) ? png : jpeg;
     buckets = await createTestBuckets('dialect-' + dialects.replace(/,/g, '-'));
+    nativeBuckets = await createTestBuckets('dialect-native-' + dialects.replace(/,/g, '-'));
     // As `npm start -- --dialect <name> --bucket archive/=<dir>` with a watermark named logo; and the same
-    // buckets served natively, since a dialect that owns every path (imgix) reads native URLs as its own.
-    const start = async (context: Record<string, string>) =>
+    // files served natively, since a dialect that owns every path (imgix) reads native URLs as its own.
+    // One cache bucket; a source bucket each, so that neither start rewrites sources the other watches
+    // (its watcher would purge their variants, as a deployment's does when a source changes).
+    const start = async (context: Record<string, string>, sourceBucket: string) =>
       startEmulator({
         context,
         images: await folder(files),
         prefixFolders: { 'archive/': await folder({ 'old/dog.jpg': jpeg }) },
         watermarks: { logo: { file: await writeSampleWatermark() } },
         s3: buckets.s3,
-        buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
+        buckets: { source: sourceBucket, cache: buckets.cacheBucket },
         port: 0,
         edgeCache: false,
         log: () => {},
       });
-    emulator = await start({ dialects });
-    native = await start({});
+    emulator = await start({ dialects }, buckets.sourceBucket);
+    native = await start({}, nativeBuckets.sourceBucket);
   }, 180_000);
 
   afterAll(async () => {
     await emulator?.close();
     await native?.close();
     await buckets?.cleanup();
+    await nativeBuckets?.cleanup();
   });
 
   const get = (path: string, query = '', on = emulator) => fetch(`${on.url}${path}${query ? '?' + query : ''}`);
