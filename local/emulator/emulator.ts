@@ -142,21 +142,35 @@ function viewerRequestFunctions(options: EmulatorOptions): (behavior: Behavior) 
   };
 }
 
+/**
+ * The work still running: edge misses (a read of the cache bucket whose answer the edge cache
+ * will keep), and origin invocations, also after their response (a variant being stored).
+ */
+function runningWork() {
+  const running = new Set<Promise<unknown>>();
+  return {
+    track<T>(work: Promise<T>): Promise<T> {
+      running.add(work);
+      void work.finally(() => running.delete(work)).catch(() => {});
+      return work;
+    },
+    /**
+     * Waits for the work running now to end: then the variants of the misses answered so far are
+     * in the cache bucket (or failed to be), and no answer read before a purge can enter the edge
+     * cache after it. Later misses are not waited for.
+     */
+    async settled(): Promise<void> {
+      await Promise.allSettled([...running]);
+    },
+  };
+}
+
 export function createEmulator(options: EmulatorOptions) {
   const edgeFunctionFor = viewerRequestFunctions(options);
   const responseFunction = loadFunction<ViewerResponseEvent, ViewerResponse>(options.viewerResponseCode, {}, 'viewer-response.js');
   const { behaviors } = options;
   const cache = new EdgeCache(options.edgeCache);
-  /**
-   * Work still running: edge misses (a read of the cache bucket whose answer the edge cache
-   * will keep), and origin invocations, also after their response (a variant being stored).
-   */
-  const running = new Set<Promise<unknown>>();
-  const track = <T>(work: Promise<T>): Promise<T> => {
-    running.add(work);
-    void work.finally(() => running.delete(work)).catch(() => {});
-    return work;
-  };
+  const { track, settled } = runningWork();
 
   async function fromLambda(uri: string, query: string, request: ViewerRequest): Promise<CachedResponse> {
     const event = functionUrlEvent(uri + (query ? '?' + query : ''), request.method, lambdaHeaders(request));
@@ -166,15 +180,6 @@ export function createEmulator(options: EmulatorOptions) {
     });
     const { status, headers: responseHeaders, body } = decodeResult(result);
     return { status, headers: responseHeaders, body };
-  }
-
-  /**
-   * Waits for the misses and origin invocations running now to end: then the variants of the
-   * misses answered so far are in the cache bucket (or failed to be), and no answer read before
-   * a purge can enter the edge cache after it. Later misses are not waited for.
-   */
-  async function settled(): Promise<void> {
-    await Promise.allSettled([...running]);
   }
 
   /**
