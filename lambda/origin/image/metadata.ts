@@ -309,11 +309,25 @@ export function keptMetadata(source: SourceMetadata, mode: MetadataMode | undefi
   return kept.exif || kept.xmp || kept.iptc ? kept : undefined;
 }
 
+/** A JPEG segment's marker and length, before its content. */
+const SEGMENT_HEADER_BYTES = 4;
+
+/**
+ * The IPTC block added to an output after its encode, since libvips writes IPTC only as it read
+ * it: a JPEG's, and none beside a gain map, which it would move away from where the MPF index says it is.
+ */
+export function iptcAfterEncode(kept: KeptMetadata | undefined, format: string, gainMap: boolean): Buffer | undefined {
+  return kept?.iptc && format === 'jpeg' && !gainMap ? kept.iptc : undefined;
+}
+
+/** The bytes withIptc adds for `block`. */
+export const iptcSegmentBytes = (block: Buffer) => SEGMENT_HEADER_BYTES + block.length;
+
 /** A JPEG with `block` as its APP13 segment, after the application segments the encoder wrote (libvips writes no IPTC of its own). */
 export function withIptc(jpeg: Buffer, block: Buffer): Buffer {
   let at = 2;
   while (at + 4 <= jpeg.length && jpeg[at] === 0xff && jpeg[at + 1]! >= 0xe0 && jpeg[at + 1]! <= 0xef) at += 2 + jpeg.readUInt16BE(at + 2);
-  const segment = Buffer.alloc(4);
+  const segment = Buffer.alloc(SEGMENT_HEADER_BYTES);
   segment.writeUInt16BE(0xffed, 0);
   segment.writeUInt16BE(block.length + 2, 2);
   return Buffer.concat([jpeg.subarray(0, at), segment, block, jpeg.subarray(at)]);

@@ -12,7 +12,7 @@ import { decodeError, framesToLoad, type SourceInfo } from './input';
 import { autoQuality, AVIF_AUTO_QUALITY, choosesQuality, PROXY_PIXELS } from './auto-quality';
 import { encode, type EncodedFormat, type FrameTiming, type OutputPlan } from './output';
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
-import { MAX_METADATA_BYTES, withMetadata, type KeptMetadata } from './metadata';
+import { iptcAfterEncode, iptcSegmentBytes, MAX_METADATA_BYTES, withMetadata, type KeptMetadata } from './metadata';
 import { HttpError } from '../errors';
 import { centredOn, faceFocus, type FaceRegion } from './face-crop';
 import type { FaceBox } from './faces';
@@ -892,8 +892,9 @@ const STEPS: Step[] = [
         ? await autoQuality(made, (proxy, trial) => encode(proxy, plan, trial))
         : (asked ?? DEFAULT_QUALITY[plan.format as LossyFormat]);
       if (!capsBytes(ops, plan.format)) return encodeAt(pipelineOf(made), quality);
-      // The IPTC block is added to a JPEG after the encode (transform.ts).
-      const room = ops.max_bytes! - (metadata?.iptc && plan.format === 'jpeg' ? metadata.iptc.length + 4 : 0);
+      // The IPTC block is added after the encode (transform.ts).
+      const iptc = iptcAfterEncode(metadata, plan.format, context.info.gainMap !== undefined);
+      const room = ops.max_bytes! - (iptc ? iptcSegmentBytes(iptc) : 0);
       const { made: data, encodes } = await encodedWithin(room, quality, (trial) =>
         encodeAt(pipelineOf(made), trial)
           .toBuffer()

@@ -20,7 +20,7 @@ import { describe, PREVIEW_SIZE } from './describe';
 import { detectFaces, faceModelLoaded, faceSearchCopy, roundedFace, type FaceBox } from './faces';
 import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
-import { keptMetadata, withIptc } from './metadata';
+import { iptcAfterEncode, keptMetadata, withIptc } from './metadata';
 import { applySteps, stepsCarryGainMap, type EncodedVariant } from './steps';
 import { asksGainMap, withoutGainMap, withSourceHeld } from './gain-map';
 import type { WatermarkImage } from '../watermarks';
@@ -170,9 +170,8 @@ export async function transform(
   });
   try {
     const made = encoded ?? (await (info.gainMap ? withSourceHeld(() => variantOf(pipeline)) : variantOf(pipeline)));
-    // libvips writes IPTC only as it read it: the block kept is added to the JPEG here (not beside a gain map,
-    // which it would move away from where the JPEG's MPF index says it is).
-    const data = metadata?.iptc && plan.format === 'jpeg' && !info.gainMap ? withIptc(made.data, metadata.iptc) : made.data;
+    const iptc = iptcAfterEncode(metadata, plan.format, info.gainMap !== undefined);
+    const data = iptc ? withIptc(made.data, iptc) : made.data;
     const predicted = { bytes: predictBytes(work, plan.format), seconds: predictSeconds(work, info, plan.format) };
     return {
       body: data,
