@@ -226,13 +226,19 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
 
     // The playground's own demo reports the same choice.
     await page.goto(`${emulator.url}/#source=${encodeURIComponent(PHOTO)}&width=800`);
-    await page.fill('#widths', '400, 800, 1200, 1600');
+    // sizes first: with the default 100vw the 1600w candidate would be loaded, and Chromium then
+    // picks it from its memory cache over the 800w one (a higher density already there).
     await page.fill('#sizes-attr', '400px');
+    await page.fill('#widths', '400, 800, 1200, 1600');
     await page.waitForFunction(() => document.querySelector('#demo img')?.getAttribute('sizes') === '400px');
     await page.waitForFunction(() => (document.querySelector('#demo img') as PageImage | null)?.dataset.picked === '800');
-    // The stats follow the pick once its image has decoded: until then they may show the 1600w one picked before sizes changed.
+    // The stats follow the pick once its image has decoded: until then they may show an earlier candidate's.
     await page
-      .waitForFunction(() => /^800\s/.test((document.querySelector('#demo-stats')?.textContent ?? '').replace(/[\s\S]*decoded/, '').trim()))
+      .waitForFunction(
+        () => /^800\s/.test((document.querySelector('#demo-stats')?.textContent ?? '').replace(/[\s\S]*decoded/, '').trim()),
+        undefined,
+        { timeout: 10_000 },
+      )
       .catch(() => undefined);
     expect((await stats(page, '#demo-stats')).decoded).toBe('800 × 533 px');
     expect(await page.textContent('#markup .picked')).toContain(`${expected} 800w`);
