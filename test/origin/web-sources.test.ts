@@ -22,21 +22,23 @@ let deployed: TestOrigin;
 const REVALIDATE_SECONDS = 1;
 const after = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000 + 100));
 
-beforeAll(async () => {
-  site = await startTestSite();
-  const webOrigins = { 'shop/': { url: site.base, revalidateSeconds: REVALIDATE_SECONDS } };
-  origin = await createTestOrigin('web', { webOrigins }, { allowLoopbackWebOrigins: true });
-  deployed = await createTestOrigin('web-deployed', { webOrigins });
-  await origin.putSource('cat.jpg', await gradientJpeg(300, 200));
-});
-
-/** An origin of its own for a test whose timing must not depend on the machine's load. */
+/**
+ * An origin reading `shop/` from the test site (on loopback, allowed here), revalidating every `revalidateSeconds`.
+ * Tests whose timing must not depend on the machine's load have one of their own, with a longer time.
+ */
 const originRevalidatingEvery = (name: string, revalidateSeconds: number, settings: Partial<OriginConfig> = {}) =>
   createTestOrigin(
     name,
     { webOrigins: { 'shop/': { url: site.base, revalidateSeconds } }, ...settings },
     { allowLoopbackWebOrigins: true },
   );
+
+beforeAll(async () => {
+  site = await startTestSite();
+  origin = await originRevalidatingEvery('web', REVALIDATE_SECONDS);
+  deployed = await createTestOrigin('web-deployed', { webOrigins: { 'shop/': { url: site.base, revalidateSeconds: REVALIDATE_SECONDS } } });
+  await origin.putSource('cat.jpg', await gradientJpeg(300, 200));
+});
 
 const widthOf = async (body: Buffer) => (await sharp(body).metadata()).width;
 const requestsFor = (path: string) => site.requests.filter((request) => request.path === '/images/' + path);

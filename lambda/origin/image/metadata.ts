@@ -326,7 +326,8 @@ export const iptcSegmentBytes = (block: Buffer) => SEGMENT_HEADER_BYTES + block.
 /** A JPEG with `block` as its APP13 segment, after the application segments the encoder wrote (libvips writes no IPTC of its own). */
 export function withIptc(jpeg: Buffer, block: Buffer): Buffer {
   let at = 2;
-  while (at + 4 <= jpeg.length && jpeg[at] === 0xff && jpeg[at + 1]! >= 0xe0 && jpeg[at + 1]! <= 0xef) at += 2 + jpeg.readUInt16BE(at + 2);
+  while (at + SEGMENT_HEADER_BYTES <= jpeg.length && jpeg[at] === 0xff && jpeg[at + 1]! >= 0xe0 && jpeg[at + 1]! <= 0xef)
+    at += 2 + jpeg.readUInt16BE(at + 2);
   const segment = Buffer.alloc(SEGMENT_HEADER_BYTES);
   segment.writeUInt16BE(0xffed, 0);
   segment.writeUInt16BE(block.length + 2, 2);
