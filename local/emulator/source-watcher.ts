@@ -11,8 +11,6 @@ import type { S3BridgeEvent, SourceEvent } from '../../lambda/invalidate/events'
 export interface SourceWatcher {
   /** Compares the bucket with the last listing now and reports what changed. */
   poll(): Promise<void>;
-  /** Resolves once the comparison running now, and the invalidation it started, is over. */
-  idle(): Promise<void>;
   stop(): void;
 }
 
@@ -74,10 +72,9 @@ export async function watchSources(options: {
     for (const event of changes.length ? events(options.delivery, options.bucket, changes) : []) await options.onEvent(event);
   }
 
-  const noop = () => {};
   // One comparison at a time, so a change is never reported twice.
   const poll = () => (running = running.then(compare, compare));
   const timer = setInterval(() => poll().catch((error) => console.error('[emulator] watching sources:', error)), options.intervalMs);
   timer.unref();
-  return { poll, idle: () => running.then(noop, noop), stop: () => clearInterval(timer) };
+  return { poll, stop: () => clearInterval(timer) };
 }

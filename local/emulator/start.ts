@@ -81,8 +81,8 @@ export interface RunningEmulator {
   /** Every source's URL key. */
   sources: string[];
   /**
-   * Resolves when the variants of the misses answered so far are stored (the origin answers before
-   * it stores), and the invalidation of any source change seen so far is over, both its passes.
+   * Resolves when every source change made so far has been seen and invalidated, both passes, and
+   * the variants of the misses answered so far are stored (the origin answers before it stores).
    */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -387,7 +387,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     // The default bucket's keys under another route's prefix are not served.
     sources: [...sources.map((source) => source.key).filter((key) => routeFor(key, routes).prefix === ''), ...prefixSources],
     async settled() {
-      await Promise.all(watchers.map((watcher) => watcher.idle()));
+      // Polled now, not at the watcher's next tick: a change is seen before settled() resolves.
+      await Promise.all(watchers.map((watcher) => watcher.poll()));
       await emulator.settled();
     },
     async close() {
