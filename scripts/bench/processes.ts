@@ -11,6 +11,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { canonicalUri } from '../../lambda/grammar';
 import { variantKey } from '../../lambda/origin/cache-keys';
+import { FACE_DETECTOR_EXTERNALS } from '../../lib/face-detector';
 import { CACHE_DIR, PROJECT_ROOT, type Corpus } from './corpus';
 import type { NaiveAnswer, NaiveRequest, NaiveSettings } from './naive-server';
 import { canonicalOpsOf, sampleHas, WATERMARK_NAME, type BenchWatermark, type OpName, type OpSpec } from './ops';
@@ -37,7 +38,9 @@ export interface Bundles {
 
 /** The origin bundled as the CDK construct does (minified CJS, AWS SDK in, sharp out), and the two child scripts. */
 export async function bundles(): Promise<Bundles> {
-  const common = { bundle: true, platform: 'node' as const, target: 'node20', external: ['sharp'], logLevel: 'error' as const };
+  // sharp and the face detector's runtime are native: required from node_modules, never bundled.
+  const external = ['sharp', ...FACE_DETECTOR_EXTERNALS];
+  const common = { bundle: true, platform: 'node' as const, target: 'node20', external, logLevel: 'error' as const };
   const origin = join(BUILD_DIR, 'origin.cjs');
   // As lib/image-transformer.ts has the CDK build it: minified CJS, the SDK's ES module builds.
   await build({
