@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
 import { canonicalRequest, DEFAULT_GRAMMAR_OPTIONS, DEFAULT_QUALITY, splitQuery, type Ops } from '../../lambda/grammar';
+import { detectFaces, FACE_SEARCH_SIDE, faceSearchCopy } from '../../lambda/origin/image/faces';
 import type { TransformOptions } from '../../lambda/origin/image/transform';
 import { checkedPlacement, watermarkVersion, type WatermarkDefinition } from '../../lambda/origin/watermarks';
 
@@ -157,7 +158,19 @@ export async function bare(op: OpSpec, bytes: Buffer, facts: SourceFacts, waterm
   if (op.format === 'json') {
     const image = sharp(bytes);
     const meta = await image.metadata();
-    return Buffer.from(JSON.stringify({ width: meta.autoOrient.width, height: meta.autoOrient.height, ...(await placeholders(image)) }));
+    // One copy of the first frame for the face search and the previews. sharp has no face
+    // detector: the floor runs the handler's model (onnxruntime) on the same copy.
+    const copy = await image
+      .rotate()
+      .resize({ width: FACE_SEARCH_SIDE, height: FACE_SEARCH_SIDE, fit: 'inside', withoutEnlargement: true })
+      .toColourspace('srgb')
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const decoded = () => sharp(copy.data, { raw: { width: copy.info.width, height: copy.info.height, channels: 4 } });
+    const faces = await detectFaces(await faceSearchCopy(decoded()));
+    const { width, height } = meta.autoOrient;
+    return Buffer.from(JSON.stringify({ width, height, ...(await placeholders(decoded())), faces }));
   }
   const family = familyOf(op, facts);
   const image = sharp(bytes, facts.pages > 1 && family !== 'jpeg' && family !== 'png' ? { pages: -1 } : {});

@@ -1,7 +1,7 @@
 // Source bytes + canonical ops -> variant bytes. One decode of the source,
 // and no decode at all before the plan has been priced against the budget.
 
-import type { Sharp } from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { coverCrop, type Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
@@ -17,7 +17,7 @@ import {
   type Budget,
 } from './budget';
 import { describe, PREVIEW_SIZE } from './describe';
-import { detectFaces, faceModelLoaded, faceSearchCopy, roundedFace, type FaceBox } from './faces';
+import { detectFaces, FACE_SEARCH_SIDE, faceModelLoaded, faceSearchCopy, roundedFace, type FaceBox } from './faces';
 import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
 import { CONTENT_TYPES, planOutput } from './output';
 import { iptcAfterEncode, keptMetadata, withIptc } from './metadata';
@@ -53,11 +53,34 @@ export interface TransformOptions {
   faces?: FaceBox[];
 }
 
-/** The source's faces, and the budget left for the rest of the transform. `searched`: found now, not remembered. */
+/**
+ * The source's faces, and the budget left for the rest of the transform. `searched`: found now, not remembered.
+ * `source`: what the rest of the transform reads, the copy searched when the search kept it (`keepCopy`).
+ */
 interface FoundFaces {
   faces?: FaceBox[];
   searched: boolean;
   budget: Budget;
+  source: OpenedSource;
+}
+
+/**
+ * `source` with its first frame decoded once, as displayed, at most
+ * FACE_SEARCH_SIDE on its long side (sRGB, alpha kept): format=json searches
+ * this copy and makes its previews from it, so the source is not decoded twice.
+ */
+async function firstFrameCopy(source: OpenedSource): Promise<OpenedSource> {
+  const { data, info } = await (
+    await source.firstFrame()
+  )
+    .autoOrient()
+    .resize({ width: FACE_SEARCH_SIDE, height: FACE_SEARCH_SIDE, fit: 'inside', withoutEnlargement: true })
+    .toColourspace('srgb')
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const raw = { raw: { width: info.width, height: info.height, channels: 4 as const } };
+  return { ...source, firstFrame: async () => sharp(data, raw) };
 }
 
 /**
@@ -71,14 +94,14 @@ async function findFaces(
   budget: Budget,
   remembered: FaceBox[] | undefined,
   leaves: (rest: Budget) => boolean,
+  keepCopy: boolean,
 ): Promise<FoundFaces> {
-  if (remembered) return { faces: remembered, searched: false, budget };
+  if (remembered) return { faces: remembered, searched: false, budget, source };
   const left = afterFaces(source.info, budget, limits.maxDimension, faceModelLoaded());
-  if (!left || !leaves(left)) return { searched: false, budget };
-  const copy = await faceSearchCopy((await source.firstFrame()).autoOrient()).catch((error: unknown) => {
-    throw decodeError(error, limits);
-  });
-  return { faces: (await detectFaces(copy)).map(roundedFace), searched: true, budget: left };
+  if (!left || !leaves(left)) return { searched: false, budget, source };
+  const searched = keepCopy ? await firstFrameCopy(source).catch(undecodableBy(limits)) : source;
+  const copy = await faceSearchCopy((await searched.firstFrame()).autoOrient()).catch(undecodableBy(limits));
+  return { faces: (await detectFaces(copy)).map(roundedFace), searched: true, budget: left, source: searched };
 }
 
 /**
@@ -111,6 +134,13 @@ function withKeptGainMap(info: SourceInfo, ops: Ops, limits: Limits, budget: Bud
   return anyFits(describeWork(info, ops, 1, limits.maxDimension), info, ['jpeg'], budget) ? info : sdr;
 }
 
+/** Turns a decoder's failure into the contract's error (decodeError). */
+const undecodableBy =
+  (limits: Limits) =>
+  (error: unknown): never => {
+    throw decodeError(error, limits);
+  };
+
 /** The variant a pipeline encodes, and its size (one frame). */
 async function variantOf(pipeline: Sharp): Promise<EncodedVariant> {
   const { data, info } = await pipeline.toBuffer({ resolveWithObject: true });
@@ -125,17 +155,16 @@ export async function transform(
   granted: Budget,
   options: TransformOptions = {},
 ): Promise<TransformedVariant> {
-  const source = await openSource(bytes, limits);
-  const undecodable = (error: unknown): never => {
-    throw decodeError(error, limits);
-  };
+  const opened = await openSource(bytes, limits);
+  const undecodable = undecodableBy(limits);
   const facesWanted = ops.format === 'json' || (ops.position === 'face' && coverCrop(ops));
   // A child that holds the face model has that much less for any job; one about to load it, too.
   const held = facesWanted || faceModelLoaded() ? withFaceModel(granted) : granted;
+  const leaves = roomAfterSearch(opened.info, ops, limits, held);
   const found = facesWanted
-    ? await findFaces(source, limits, held, options.faces, roomAfterSearch(source.info, ops, limits, held))
-    : { searched: false, budget: held };
-  const { budget } = found;
+    ? await findFaces(opened, limits, held, options.faces, leaves, ops.format === 'json')
+    : { searched: false, budget: held, source: opened };
+  const { budget, source } = found;
   const searched = found.searched ? { faces: found.faces } : {};
   if (ops.format === 'json') {
     const affordable = previewsFit(source.info, PREVIEW_SIZE, budget, limits.maxDimension);
@@ -157,9 +186,9 @@ export async function transform(
     candidates.candidates.includes('webp') &&
     predictSeconds(work, info, 'avif') - predictSeconds(work, info, 'webp') > AVIF_WAIT_SECONDS;
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
-  const opened = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
+  const image = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
   const metadata = keptMetadata(source.metadata, ops.metadata);
-  const { pipeline, encoded } = await applySteps(opened, {
+  const { pipeline, encoded } = await applySteps(image, {
     ops,
     info,
     plan,
