@@ -41,3 +41,10 @@ it("the README's contents list every page in docs/", () => {
   expect(pages.filter((page) => page !== 'README.md' && !linked.has(page))).toEqual([]);
   expect(linked).toContain('docs/configuration.md');
 });
+
+/** The README is the front door: what a newcomer reads first; details belong in docs/. */
+const FRONT_DOOR_LINES = 350;
+
+it(`the README stays a front door of at most ${FRONT_DOOR_LINES} lines`, () => {
+  expect(readDoc('README.md').trimEnd().split('\n').length).toBeLessThanOrEqual(FRONT_DOOR_LINES);
+});
