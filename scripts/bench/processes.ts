@@ -36,11 +36,12 @@ export interface Bundles {
   coldChild: string;
 }
 
+/** sharp and the face detector's runtime are native: required from node_modules, never bundled. */
+const EXTERNAL = ['sharp', ...FACE_DETECTOR_EXTERNALS];
+
 /** The origin bundled as the CDK construct does (minified CJS, AWS SDK in, sharp out), and the two child scripts. */
 export async function bundles(): Promise<Bundles> {
-  // sharp and the face detector's runtime are native: required from node_modules, never bundled.
-  const external = ['sharp', ...FACE_DETECTOR_EXTERNALS];
-  const common = { bundle: true, platform: 'node' as const, target: 'node20', external, logLevel: 'error' as const };
+  const common = { bundle: true, platform: 'node' as const, target: 'node20', external: EXTERNAL, logLevel: 'error' as const };
   const origin = join(BUILD_DIR, 'origin.cjs');
   // As lib/image-transformer.ts has the CDK build it: minified CJS, the SDK's ES module builds.
   await build({
@@ -74,7 +75,7 @@ export async function startNaiveServer(endpoint: string): Promise<NaiveServer> {
     platform: 'node',
     target: 'node20',
     format: 'cjs',
-    external: ['sharp'],
+    external: EXTERNAL,
     logLevel: 'error',
   });
   const child = spawn(process.execPath, [script], {
