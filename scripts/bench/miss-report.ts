@@ -33,8 +33,8 @@ const photoRatio = (x: Map<string, number>, y: Map<string, number>) => {
     keys.map((key) => y.get(key)!),
   );
 };
-const perPhotoRatio = (results: Results, op: OpName, a: Mode, b: Mode, filter?: (s: Sample) => boolean) =>
-  photoRatio(results.perPhoto(op, a, filter), results.perPhoto(op, b, filter));
+const perPhotoRatio = (results: Results, op: OpName, a: Mode, b: Mode, filter?: (s: Sample) => boolean, of: 'ms' | 'cpuMs' = 'ms') =>
+  photoRatio(results.perPhoto(op, a, filter, of), results.perPhoto(op, b, filter, of));
 
 /** The run: date, machine, both pipelines' sharp settings, corpus and command. */
 function header(r: MissReport): string[] {
@@ -64,7 +64,8 @@ function latency(r: MissReport): string[] {
   const lines: string[] = [];
   lines.push(
     '**Latency per request**, milliseconds, median / p95 over photos × iterations. "handler miss" is the time to the response (fetch from LocalStack and transform: the variant is written after it), ' +
-      '"miss invocation" the time until the write is done and the invocation ends. Ratios: median of the per-photo ratios of medians.',
+      '"miss invocation" the time until the write is done and the invocation ends. Ratios: median of the per-photo ratios of medians; ' +
+      '"transform CPU / bare CPU" compares CPU time (all threads), which a busy shared machine disturbs less than wall time.',
   );
   lines.push('');
   lines.push(
@@ -79,6 +80,7 @@ function latency(r: MissReport): string[] {
         'hit (cache bucket)',
         'naive miss (AWS sample)',
         'transform / bare',
+        'transform CPU / bare CPU',
         'miss / bare',
         'naive / miss',
       ],
@@ -92,6 +94,7 @@ function latency(r: MissReport): string[] {
         msCell(times(results, op.name, 'hit')),
         msCell(times(results, op.name, 'naive')),
         ratio(perPhotoRatio(results, op.name, 'transform', 'bare')),
+        ratio(perPhotoRatio(results, op.name, 'transform', 'bare', undefined, 'cpuMs')),
         ratio(perPhotoRatio(results, op.name, 'miss', 'bare')),
         ratio(perPhotoRatio(results, op.name, 'naive', 'miss')),
       ]),
@@ -172,17 +175,17 @@ function composition(r: MissReport): string[] {
 function pooled(r: MissReport): string[] {
   const { results, ops } = r;
   const lines: string[] = [];
-  const pooled = (a: Mode, b: Mode) => {
+  const pooled = (a: Mode, b: Mode, of: 'ms' | 'cpuMs' = 'ms') => {
     const ratios: number[] = [];
     for (const op of ops) {
-      const x = results.perPhoto(op.name, a);
-      const y = results.perPhoto(op.name, b);
+      const x = results.perPhoto(op.name, a, undefined, of);
+      const y = results.perPhoto(op.name, b, undefined, of);
       for (const [photo, value] of x) if (y.has(photo)) ratios.push(value / y.get(photo)!);
     }
     return median(ratios);
   };
   lines.push(
-    `All operations together (median of the per-photo ratios): transform / bare ${ratio(pooled('transform', 'bare'))}, miss / bare ${ratio(pooled('miss', 'bare'))}.`,
+    `All operations together (median of the per-photo ratios): transform / bare ${ratio(pooled('transform', 'bare'))} (CPU ${ratio(pooled('transform', 'bare', 'cpuMs'))}), miss / bare ${ratio(pooled('miss', 'bare'))}.`,
   );
   lines.push('');
   if (ops.some((op) => op.format === 'avif')) {
