@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalUri, DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri } from '../../lambda/grammar';
 import { MAX_METADATA_BYTES } from '../../lambda/origin/image/metadata';
-import { codeSpans, readDoc, tableColumn } from '../docs/markdown';
+import { documentedMetadata } from '../docs/metadata-doc';
 import {
   exifTags,
   exifText,
@@ -16,6 +16,7 @@ import {
   iptcResource,
   metadataBombJpeg,
   metadataBombPng,
+  SOURCE_IPTC,
   SOURCE_XMP,
   taggedJpeg,
   withApp13,
@@ -45,22 +46,12 @@ const EXIF_NAMES: Record<string, string> = {
 /** What the test photo carries beyond that (GPS, serial numbers, EXIF version, colour space, YCbCr positioning): documented as not kept. */
 const SOURCE_OTHERS = ['Exif:0xa431', 'Exif:0xa435', 'GPS:0x0001'];
 
-/** The docs' table row for `mode`, column `column` (1: EXIF, 2: XMP, 3: IPTC), as code spans. */
-function documented(mode: string, column: number): string[] {
-  const doc = readDoc('docs/url-contract.md');
-  const row = tableColumn(doc, '## Metadata', 0).findIndex((cell) => cell === `\`${mode}\``);
-  return codeSpans(tableColumn(doc, '## Metadata', column)[row]!);
-}
-
 /** The fields of the test photo that `mode` keeps, by the docs: EXIF tags, XMP properties, IPTC datasets (JPEG only). */
 function expected(mode: 'copyright' | 'keep', format: Format) {
-  const exifNames = Object.keys(EXIF_NAMES).filter((name) => documented(mode, 1).includes(name));
-  const sourceXmp = xmpProperties(Buffer.from(SOURCE_XMP));
-  const xmp =
-    mode === 'keep'
-      ? sourceXmp.filter((name) => !/:(GPS\w*|Location\w*|City|SerialNumber)$/.test(name))
-      : sourceXmp.filter((name) => documented(mode, 2).includes(name));
-  const iptc = mode === 'keep' ? [25, 80, 110, 116] : documented(mode, 3).length ? [80, 110, 116] : [];
+  const documented = documentedMetadata(mode);
+  const exifNames = Object.keys(EXIF_NAMES).filter((name) => documented.exif.includes(name));
+  const xmp = xmpProperties(Buffer.from(SOURCE_XMP)).filter((name) => documented.xmp.includes(name));
+  const iptc = SOURCE_IPTC.map(([dataset]) => dataset).filter((dataset) => documented.iptc.includes(`2:${dataset}`));
   return { exif: [...STRUCTURAL, ...exifNames.map((name) => EXIF_NAMES[name]!)].sort(), xmp, iptc: format === 'jpeg' ? iptc : [] };
 }
 
@@ -100,8 +91,10 @@ describe('metadata=none|copyright|keep, in each output format', () => {
   });
 
   it('documents each mode the test photo exercises', () => {
-    expect(documented('copyright', 1)).toEqual(['Artist', 'Copyright']);
-    expect(documented('keep', 1)).toEqual(expect.arrayContaining(Object.keys(EXIF_NAMES)));
+    expect(documentedMetadata('copyright').exif).toEqual(['Artist', 'Copyright']);
+    expect(documentedMetadata('keep').exif).toEqual(expect.arrayContaining(Object.keys(EXIF_NAMES)));
+    expect(documentedMetadata('keep').xmp).toEqual(expect.arrayContaining(['dc:rights', 'dc:creator', 'dc:subject', 'xmp:CreatorTool']));
+    expect(documentedMetadata('keep').iptc).toEqual(expect.arrayContaining(['2:25', '2:80', '2:110', '2:116']));
   });
 });
 

@@ -275,6 +275,8 @@ export function gridSpec(rows: number, columns: number, width: number, height: n
 export interface HeifItem {
   id: number;
   type: string;
+  /** A `mime` item's content type. */
+  contentType?: string;
   /** Property boxes; the same bytes in two items are one property. */
   properties?: Buffer[];
   /** Its data, in mdat; the same Buffer given to two items is stored once, and both point at it. */
@@ -317,7 +319,11 @@ export function heifOfItems(primary: number, items: HeifItem[]): Buffer {
           0,
           Buffer.concat([
             u16(items.length),
-            ...items.map((item) => fullBox('infe', 2, Buffer.concat([u16(item.id), u16(0), Buffer.from(`${item.type}\0`, 'latin1')]))),
+            ...items.map((item) => {
+              // Its type, an empty name, and a mime item's content type.
+              const names = `${item.type}\0${item.contentType === undefined ? '' : `${item.contentType}\0`}`;
+              return fullBox('infe', 2, Buffer.concat([u16(item.id), u16(0), Buffer.from(names, 'latin1')]));
+            }),
           ]),
         ),
         fullBox('iloc', 0, Buffer.concat([Buffer.from([0x44, 0x00]), u16(located.length), ...iloc])),
@@ -368,4 +374,22 @@ export function heicGrid(options: {
     references: [{ type: 'dimg', to: cells.map((cell) => cell + 2) }],
   };
   return heifOfItems(1, [grid, ...tiles]);
+}
+
+/**
+ * A HEIC of `picture` (item 1) described by an Exif item holding `exif` (a
+ * TIFF structure) and a mime item holding `xmp`, each pointing at it (cdsc).
+ */
+export function heicWithMetadata(picture: HevcPicture, exif: Buffer, xmp: Buffer): Buffer {
+  return heifOfItems(1, [
+    { id: 1, type: 'hvc1', properties: [picture.hvcC, ispe(picture.width, picture.height)], data: picture.data },
+    // The offset of the TIFF header past the Exif item's first field: after `Exif\0\0`, as cameras write it.
+    {
+      id: 2,
+      type: 'Exif',
+      data: Buffer.concat([u32(6), Buffer.from('Exif\0\0', 'latin1'), exif]),
+      references: [{ type: 'cdsc', to: [1] }],
+    },
+    { id: 3, type: 'mime', contentType: 'application/rdf+xml', data: xmp, references: [{ type: 'cdsc', to: [1] }] },
+  ]);
 }

@@ -79,6 +79,15 @@ export class FieldReader {
     this.at += size;
   }
 
+  /** A string ended by a NUL, read up to it (without it). */
+  text(): string {
+    const end = this.bytes.subarray(this.at, this.end).indexOf(0);
+    if (end === -1) throw new HeifDamaged(`box ${this.box} ends inside a string`);
+    const text = this.bytes.toString('utf8', this.at, this.at + end);
+    this.at += end + 1;
+    return text;
+  }
+
   /** A four-character code. */
   type(): string {
     const code = this.uint(4);

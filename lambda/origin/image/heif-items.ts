@@ -30,11 +30,17 @@ export function heifMeta(bytes: Buffer): HeifMeta {
   return { bytes, pitm, iinf, iloc, ipco, ipma, iref: parts.get('iref'), idat: parts.get('idat') };
 }
 
+/** An item's four-character type, and for a `mime` item its content's (XMP's is `application/rdf+xml`). */
+export interface ItemType {
+  type: string;
+  contentType?: string;
+}
+
 /** The type of each of `items` (an item described twice is refused: which description libheif keeps is its own choice). */
-export function itemTypes(meta: HeifMeta, items: Set<number>): Map<number, string> {
+export function itemTypes(meta: HeifMeta, items: Set<number>): Map<number, ItemType> {
   const { bytes, iinf } = meta;
   const countSize = reader(bytes, iinf).fullBox().version === 0 ? 2 : 4;
-  const types = new Map<number, string>();
+  const types = new Map<number, ItemType>();
   eachBox(bytes, iinf.start + 4 + countSize, iinf.end, (infe) => {
     if (infe.type !== 'infe') return;
     const entry = reader(bytes, infe);
@@ -44,7 +50,10 @@ export function itemTypes(meta: HeifMeta, items: Set<number>): Map<number, strin
     if (!items.has(item)) return;
     if (types.has(item)) throw new HeifDamaged(`item ${item} is described twice`);
     entry.uint(2); // protection index
-    types.set(item, entry.type());
+    const type = entry.type();
+    if (type !== 'mime') return void types.set(item, { type });
+    entry.text(); // the item's name
+    types.set(item, { type, contentType: entry.text() });
   });
   return types;
 }
@@ -124,8 +133,9 @@ export function referencesTo(meta: HeifMeta, type: string, to: number): number[]
  * (in the file, or in meta's idat). Data in another file or built from other
  * items is refused, and so are items that share a byte: libde265 would
  * decode the same bytes once for each, which their count alone does not show.
+ * An item of more than `maxBytes` is left out of the answer, never copied.
  */
-export function itemData(meta: HeifMeta, items: Set<number>): Map<number, Buffer> {
+export function itemData(meta: HeifMeta, items: Set<number>, maxBytes = Infinity): Map<number, Buffer> {
   const { bytes, iloc, idat } = meta;
   const ranges = new Map<number, [number, number][]>();
   for (const location of itemLocations(bytes, iloc, items)) {
@@ -155,6 +165,7 @@ export function itemData(meta: HeifMeta, items: Set<number>): Map<number, Buffer
   for (const item of items) {
     const own = ranges.get(item);
     if (!own) throw new HeifDamaged(`item ${item} has no location`);
+    if (own.reduce((sum, [at, until]) => sum + until - at, 0) > maxBytes) continue;
     data.set(item, Buffer.concat(own.map(([at, until]) => bytes.subarray(at, until))));
   }
   return data;

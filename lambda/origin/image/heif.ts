@@ -72,7 +72,7 @@ function describeItems(meta: HeifMeta, ids: number[]): Item[] {
     fields.fullBox();
     const size: [number, number] = [fields.uint(4), fields.uint(4)];
     if (size[0] === 0 || size[1] === 0) throw new HeifDamaged(`item ${id} has no size (ispe)`);
-    return { id, type: types.get(id) ?? 'none', properties: own, size };
+    return { id, type: types.get(id)?.type ?? 'none', properties: own, size };
   });
 }
 

@@ -8,6 +8,7 @@ import { HttpError } from '../errors';
 import { detectFormat, type SourceFormat } from './detect';
 import { withColourProfile } from './colour-profile';
 import { decodeHeif, heifHeader, HeifTooLarge } from './heif';
+import { heifMetadata } from './heif-metadata';
 import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
 import { gainMapOf, type GainMap } from './gain-map';
 import type { SourceMetadata } from './metadata';
@@ -41,7 +42,7 @@ export interface SourceInfo {
 
 export interface OpenedSource {
   info: SourceInfo;
-  /** The EXIF, XMP and IPTC blocks libvips read from the header (none from HEIC, whose boxes are read here). */
+  /** The EXIF, XMP and IPTC blocks libvips read from the header (HEIC's EXIF and XMP items are read here). */
   metadata: SourceMetadata;
   /** The source's first frame, ready for a pipeline; for HEIC, this is when it is decoded. */
   firstFrame: () => Promise<Sharp>;
@@ -186,7 +187,7 @@ function openHeif(bytes: Buffer, limits: Limits): OpenedSource {
     throw tooManyPixels(limits, `HEIF header: ${width}x${height}, ${decodedPixels} pixels decoded`);
   const channels = hasAlpha ? 4 : 3;
   return {
-    metadata: {},
+    metadata: heifMetadata(bytes),
     info: {
       format: 'heic',
       width,

@@ -1,13 +1,16 @@
 // `metadata=none|copyright|keep`: what of the source's EXIF, XMP and IPTC an
 // output carries. Nothing is passed through as it stands: the fields kept
-// are read here and written anew, so that whatever is not listed (GPS and
-// other location, camera serial numbers, maker notes, thumbnails of the
-// uncropped picture, fields this file does not know) never reaches a viewer.
+// are read here and written anew, so that whatever metadata-fields.ts does
+// not list (GPS and other location, camera serial numbers, maker notes,
+// thumbnails of the uncropped picture, fields it does not know) never
+// reaches a viewer.
 // Each reader walks its block once, bounded by the block's length, and a
 // block over its cap is dropped unread.
 
 import type { Exif, Sharp } from 'sharp';
 import type { MetadataMode } from '../../grammar';
+import { COPYRIGHT_EXIF, EXIF_FIELDS, IPTC_FIELDS, IPTC_FRAME } from './metadata-fields';
+import { keptXmp } from './xmp';
 
 /** The blocks a source carries, as libvips reads them: EXIF (a TIFF structure), an XMP packet, IPTC in a Photoshop resource block. */
 export interface SourceMetadata {
@@ -28,47 +31,6 @@ export interface KeptMetadata {
  * within a JPEG segment; XMP at four times what a camera or Lightroom writes.
  */
 export const MAX_METADATA_BYTES = { exif: 65_000, xmp: 262_144, iptc: 65_000 };
-
-/** EXIF fields kept by `keep`, by IFD (0, and 2 for the Exif IFD) and tag, under libexif's names; `copyright` keeps Artist and Copyright. */
-const EXIF_FIELDS: Record<number, Record<number, string>> = {
-  0: {
-    0x010e: 'ImageDescription',
-    0x010f: 'Make',
-    0x0110: 'Model',
-    0x0131: 'Software',
-    0x0132: 'DateTime',
-    0x013b: 'Artist',
-    0x8298: 'Copyright',
-  },
-  2: {
-    0x829a: 'ExposureTime',
-    0x829d: 'FNumber',
-    0x8822: 'ExposureProgram',
-    0x8827: 'ISOSpeedRatings',
-    0x9003: 'DateTimeOriginal',
-    0x9004: 'DateTimeDigitized',
-    0x9201: 'ShutterSpeedValue',
-    0x9202: 'ApertureValue',
-    0x9203: 'BrightnessValue',
-    0x9204: 'ExposureBiasValue',
-    0x9205: 'MaxApertureValue',
-    0x9207: 'MeteringMode',
-    0x9208: 'LightSource',
-    0x9209: 'Flash',
-    0x920a: 'FocalLength',
-    0xa402: 'ExposureMode',
-    0xa403: 'WhiteBalance',
-    0xa404: 'DigitalZoomRatio',
-    0xa405: 'FocalLengthIn35mmFilm',
-    0xa406: 'SceneCaptureType',
-    0xa408: 'Contrast',
-    0xa409: 'Saturation',
-    0xa40a: 'Sharpness',
-    0xa433: 'LensMake',
-    0xa434: 'LensModel',
-  },
-};
-const COPYRIGHT_EXIF = ['Artist', 'Copyright'];
 
 /** The Exif IFD's pointer in IFD0. */
 const EXIF_POINTER = 0x8769;
@@ -139,111 +101,6 @@ function fieldText(data: Buffer, type: number, values: number, little: boolean):
   return numbers.join(' ');
 }
 
-/** Local names of XMP properties that place the picture, identify the camera or its owner, or hold a thumbnail: never kept, at any depth. */
-const XMP_DENIED =
-  /^(GPS\w*|Location\w*|City|State|Country|CountryCode|Sublocation|WorldRegion|ProvinceState|\w*SerialNumber|ImageUniqueID|OwnerName|CameraOwnerName|Thumbnails)$/;
-/** The properties `copyright` keeps: dc:rights and dc:creator (EXIF's Copyright and Artist), photoshop:Credit and xmpRights. */
-const XMP_COPYRIGHT = /^(rights|creator|Credit|UsageTerms|WebStatement|Marked|Owner)$/;
-
-/** Processing instructions, comments and character data, copied as they are (or left out with their element). */
-const UNTOUCHED: [string, string][] = [
-  ['<?', '?>'],
-  ['<!--', '-->'],
-  ['<![CDATA[', ']]>'],
-];
-/** A start, end or empty tag, at lastIndex. */
-const TAG = /<\/?[^\s/>]+(?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*\/?>/y;
-
-const localName = (qualified: string) => qualified.slice(qualified.indexOf(':') + 1);
-
-/** `sticky`'s match at `index` of `text`, or null. */
-function exec(sticky: RegExp, text: string, index: number): RegExpExecArray | null {
-  sticky.lastIndex = index;
-  return sticky.exec(text);
-}
-
-/** A start tag's attributes with those `drop` names removed; the rest kept as written. */
-function filterAttributes(tag: string, drop: (name: string) => boolean): { tag: string; dropped: number; kept: number } {
-  let dropped = 0;
-  let kept = 0;
-  // Read one attribute after another from where the last ended (the tag matched TAG): a global
-  // search would start again at every blank of a long run of them, in quadratic time.
-  const attribute = /\s+([\w.:-]+)\s*=\s*(?:"[^"]*"|'[^']*')/y;
-  let at = (/^<\/?[^\s/>]+/.exec(tag)?.[0] ?? '').length;
-  let filtered = tag.slice(0, at);
-  for (let match = exec(attribute, tag, at); match; match = exec(attribute, tag, at)) {
-    const name = match[1] as string;
-    at += match[0].length;
-    // Namespaces and RDF's own attributes are structure: always kept, never counted.
-    const property = !/^(xmlns|rdf:|xml:)/.test(name);
-    if (property && drop(name)) {
-      dropped++;
-      continue;
-    }
-    if (property) kept++;
-    filtered += match[0];
-  }
-  return { tag: filtered + tag.slice(at), dropped, kept };
-}
-
-/**
- * The XMP packet without the properties `keep` refuses (a property is a
- * child of rdf:Description, or an attribute of it), and never a denied one
- * at any depth; undefined when no property is left, or when the packet is
- * not the plain XML an XMP packet is (a DOCTYPE, unbalanced tags).
- */
-function filterXmp(xmp: string, keep: (name: string) => boolean): string | undefined {
-  const stack: string[] = [];
-  let out = '';
-  let at = 0;
-  let skipping = -1; // the depth of the element being left out, or -1
-  let properties = 0;
-  while (at < xmp.length) {
-    const open = xmp.indexOf('<', at);
-    if (open === -1) break;
-    if (skipping === -1) out += xmp.slice(at, open);
-    const skipped = UNTOUCHED.find(([opener]) => xmp.startsWith(opener, open));
-    if (skipped) {
-      const close = xmp.indexOf(skipped[1], open);
-      if (close === -1) return undefined;
-      at = close + skipped[1].length;
-      if (skipping === -1) out += xmp.slice(open, at);
-      continue;
-    }
-    if (xmp.startsWith('<!', open)) return undefined;
-    TAG.lastIndex = open;
-    const tag = TAG.exec(xmp)?.[0];
-    if (!tag) return undefined;
-    at = open + tag.length;
-    const name = /^<\/?([^\s/>]+)/.exec(tag)![1]!;
-    if (tag.startsWith('</')) {
-      if (stack.pop() !== name) return undefined;
-      if (skipping === stack.length) skipping = -1;
-      else if (skipping === -1) out += tag;
-      continue;
-    }
-    const property = stack[stack.length - 1] === 'rdf:Description';
-    const left = skipping !== -1 || XMP_DENIED.test(localName(name)) || (property && !keep(localName(name)));
-    if (!tag.endsWith('/>')) stack.push(name);
-    if (left) {
-      if (skipping === -1 && !tag.endsWith('/>')) skipping = stack.length - 1;
-      continue;
-    }
-    const description = name === 'rdf:Description';
-    const filtered = filterAttributes(
-      tag,
-      (attribute) => XMP_DENIED.test(localName(attribute)) || (description && !keep(localName(attribute))),
-    );
-    properties += (property ? 1 : 0) + (description ? filtered.kept : 0);
-    out += filtered.tag;
-  }
-  return stack.length === 0 && properties > 0 ? out + xmp.slice(at) : undefined;
-}
-
-/** IPTC datasets (record 2) that place the picture: content location, city, sub-location, province, country. */
-const IPTC_LOCATION = [26, 27, 90, 92, 95, 100, 101];
-/** What `copyright` keeps: the record version and character set, By-line (Artist), Credit and Copyright Notice. */
-const IPTC_COPYRIGHT = ['1:90', '2:0', '2:80', '2:110', '2:116'];
 const PHOTOSHOP = 'Photoshop 3.0\0';
 /** The Photoshop resource that holds IPTC-IIM. */
 const IPTC_RESOURCE = 0x0404;
@@ -299,11 +156,10 @@ export function keptMetadata(source: SourceMetadata, mode: MetadataMode | undefi
     (kept.exif[ifd === 0 ? 'IFD0' : 'IFD2'] ??= {})[name] = text;
   }
   const xmp = within(source.xmp, MAX_METADATA_BYTES.xmp);
-  if (xmp) kept.xmp = filterXmp(xmp.toString('utf8'), copyright ? (name) => XMP_COPYRIGHT.test(name) : () => true);
+  if (xmp) kept.xmp = keptXmp(xmp.toString('utf8'), mode);
   const iptc = within(source.iptc, MAX_METADATA_BYTES.iptc);
-  const datasets = (iptc && iptcDatasets(iptc))?.filter(({ record, dataset }) =>
-    copyright ? IPTC_COPYRIGHT.includes(`${record}:${dataset}`) : !(record === 2 && IPTC_LOCATION.includes(dataset)),
-  );
+  const listed = new Set([...IPTC_FRAME, ...Object.keys(IPTC_FIELDS.copyright), ...(copyright ? [] : Object.keys(IPTC_FIELDS.keep))]);
+  const datasets = (iptc && iptcDatasets(iptc))?.filter(({ record, dataset }) => listed.has(`${record}:${dataset}`));
   if (datasets?.some(({ record, dataset }) => record === 2 && dataset !== 0))
     kept.iptc = iptcBlock(Buffer.concat(datasets.map(({ bytes }) => bytes)));
   return kept.exif || kept.xmp || kept.iptc ? kept : undefined;
