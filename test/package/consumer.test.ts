@@ -6,9 +6,8 @@
 // publishes is checked, and synthesized by `cdk synth` WITH bundling: the
 // Lambdas are bundled from the sources the package ships, sharp's linux-arm64
 // binaries installed by the command hook. Then the packed client in a plain
-// page in Chromium, against the emulator. 100 s on this project's 2-core
-// machine, 200 s when it is shared with other test runs (load average 11):
-// most of it npm, tsc and the bundling synth.
+// page in Chromium, against the emulator. Most of its minutes are npm, tsc
+// and the bundling synth (docs/package.md has the time).
 
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
