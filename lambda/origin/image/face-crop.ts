@@ -19,10 +19,10 @@ export interface FaceRegion {
 }
 
 /**
- * Where a window shorter than the face puts its eyes: this fraction of the
- * window's height below the face's top (the forehead kept before the chin).
+ * Where a window shorter than the face puts the eye line: this fraction of
+ * the window's height below its top (the forehead kept before the chin).
  */
-export const EYE_LINE = 0.375;
+const EYE_LINE = 0.375;
 
 /** The offset of a window of `window` pixels on a side of `side`, centred on `at` as nearly as the side allows. */
 export const centredOn = (at: number, window: number, side: number) => Math.min(side - window, Math.max(0, Math.round(at - window / 2)));
