@@ -46,7 +46,7 @@ import { resolveSettings } from './resolved-settings';
 
 export { ImageTransformerConfigError } from './settings';
 export { ALARM_THRESHOLDS, type ImageTransformerAlarms } from './monitoring';
-export { ORIGIN_ALIAS_NAME } from './parts/origin-function';
+export { ORIGIN_ALIAS_NAME } from './parts/origin-alias';
 export { DEFAULT_ORIGIN_CONCURRENCY_CAP } from './resolved-settings';
 
 /** Cross-origin (CORS) response headers for the images. */

@@ -54,11 +54,12 @@ export const avifClaimKey = (uri: string, window: number) => `${AVIF_CLAIMS_PREF
 
 /**
  * Names the face detector and its settings (image/faces.ts) in its records'
- * keys: a change of model, search or thresholds must change it, so that a new
- * detector never reads an old one's faces. Here, not in faces.ts, so that the
+ * keys: a change of model, search, thresholds or of what a record holds (the
+ * eyes since 2) must change it, so that a new detector never reads an old
+ * one's faces. Here, not in faces.ts, so that the
  * Lambdas that only read this layout (the purge) never bundle the detector.
  */
-export const FACE_DETECTOR = 'blazeface-back-1';
+export const FACE_DETECTOR = 'blazeface-back-2';
 
 /** The last segment of every faces record's key begins with this (the origin may read back only such keys). */
 export const FACES_SEGMENT = '/.faces.';

@@ -23,7 +23,9 @@ interface StoredFaces {
 function isStoredFaces(value: unknown): value is StoredFaces {
   const record = value as StoredFaces;
   const isBox = (face: FaceBox) =>
-    ['x', 'y', 'width', 'height', 'confidence'].every((name) => typeof face[name as keyof FaceBox] === 'number');
+    ['x', 'y', 'width', 'height', 'confidence'].every((name) => typeof face[name as keyof FaceBox] === 'number') &&
+    typeof face.eyes?.x === 'number' &&
+    typeof face.eyes.y === 'number';
   return typeof record?.etag === 'string' && Array.isArray(record.faces) && record.faces.every(isBox);
 }
 

@@ -23,9 +23,7 @@ import { acknowledge, wildcardFinding } from './nag';
 import { packagingCommands, type PackagedFile } from '../image-files';
 import { watermarkFiles } from '../watermarks';
 import { FACE_DETECTOR_EXTERNALS, faceDetectorCommands } from '../face-detector';
-
-/** The name of the origin Lambda's alias that the Function URL (and so CloudFront) invokes. */
-export const ORIGIN_ALIAS_NAME = 'live';
+import { ORIGIN_ALIAS_NAME } from './origin-alias';
 
 export interface OriginFunctionProps extends Pick<
   ResolvedSettings,

@@ -3,8 +3,9 @@
 // first), its warm CPU time and memory per detection by the size of the copy
 // searched, and what it finds in the test set (test/support/face-photos.ts);
 // then what position=face does with it: whether a square and a wide cover
-// crop keep the largest face whole, beside center and attention, and the time
-// a warm miss adds over attention's through a real transform child.
+// crop keep the largest face whole, beside center and attention, where a wide
+// crop of a close portrait puts the eyes, and the time a warm miss adds over
+// attention's through a real transform child.
 //   npx tsx scripts/bench/faces.ts
 // CPU times are the process's own (user + system), which a shared machine
 // disturbs less than wall-clock times; both are printed.
@@ -23,7 +24,19 @@ import { transform } from '../../lambda/origin/image/transform';
 import { transformProcesses } from '../../lambda/origin/transform-process';
 import { maxRssBytes } from './rss';
 import { median, p95 } from './stats';
-import { crowdOf, faceCases, facePhotos, facesFound, headOf, KNOWN_FACES, type Box, type FaceCase } from '../../test/support/face-photos';
+import {
+  closePortrait,
+  crowdOf,
+  faceCases,
+  facePhotos,
+  facesFound,
+  headOf,
+  KNOWN_FACES,
+  shownPart,
+  type Box,
+  type FaceCase,
+  type FacePhotos,
+} from '../../test/support/face-photos';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 const require = createRequire(THIS_FILE);
@@ -131,36 +144,6 @@ async function main(): Promise<void> {
 const LIMITS = originConfig({ sourceBucket: 'bench', cacheBucket: 'bench' });
 const budget = (bytes: Buffer) => budgetFor(DEFAULT_LIMITS.memorySizeMb, DEFAULT_LIMITS.timeBudgetMs, bytes.length);
 
-/** Grey pixels of `image` at `scale`, and their size. */
-async function grey(image: Buffer, width: number, height: number) {
-  const { data, info } = await sharp(image).resize(width, height, { fit: 'fill' }).greyscale().raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
-
-/**
- * Where a cover crop shows its source: the crop is the source scaled as cover
- * scales it, cut along one side, so the cut's offset is found by sliding the
- * crop along the scaled source (both at a quarter of the crop's size) and
- * keeping the offset that matches best. In fractions of the source.
- */
-async function shownPart(source: Buffer, crop: Buffer): Promise<Box> {
-  const [{ width: w, height: h }, { width: cw, height: ch }] = await Promise.all([sharp(source).metadata(), sharp(crop).metadata()]);
-  const scale = Math.max(cw / w, ch / h) / 4;
-  const [sw, sh, tw, th] = [Math.round(w * scale), Math.round(h * scale), Math.round(cw / 4), Math.round(ch / 4)];
-  const [big, small] = await Promise.all([grey(source, sw, sh), grey(crop, tw, th)]);
-  const across = sw - tw > sh - th;
-  let best = { offset: 0, difference: Infinity };
-  for (let offset = 0; offset <= (across ? sw - tw : sh - th); offset++) {
-    let difference = 0;
-    for (let y = 0; y < th; y++) {
-      for (let x = 0; x < tw; x++)
-        difference += Math.abs(small.data[y * tw + x]! - big.data[(across ? y : y + offset) * sw + (across ? x + offset : x)]!);
-    }
-    if (difference < best.difference) best = { offset, difference };
-  }
-  return across ? { x: best.offset / sw, y: 0, width: tw / sw, height: 1 } : { x: 0, y: best.offset / sh, width: 1, height: th / sh };
-}
-
 /** Whether `inner` lies whole in `outer`, within a pixel of the quarter-size search. */
 const holds = (outer: Box, inner: Box, slack: number) =>
   inner.x >= outer.x - slack &&
@@ -206,6 +189,43 @@ async function cropsKeepFaces(cases: FaceCase[]): Promise<void> {
       `  ${shape.padEnd(7)} ${positions.map((position) => `${position} ${kept[`${shape} ${position}`] ?? 0}/${photos}`).join(', ')}`,
     );
   }
+}
+
+/** Where a crop's eye line must fall, as a fraction of its height from the top: the upper half, a quarter clear of the top edge. */
+const EYE_LINE_RANGE = [0.25, 0.5];
+
+/**
+ * Close portraits (the face box half to four fifths of the height) cropped
+ * wide, 500x200: where the eye line falls in each position's crop, as a
+ * fraction of its height (the detector's eyes in the source, mapped through
+ * the part of the source the crop shows), and whether it is in EYE_LINE_RANGE.
+ */
+async function closePortraitsCroppedWide(photos: FacePhotos): Promise<void> {
+  const positions: Position[] = ['center', 'attention', 'face'];
+  const inside: Record<string, number> = {};
+  let portraits = 0;
+  console.log(
+    `Close portraits cropped to 500x200, eye line from the top (${positions.join(' / ')}; in ${EYE_LINE_RANGE.join(' to ')}: *):`,
+  );
+  for (const name of ['astronaut.png', 'grace_hopper.jpg'] as const) {
+    for (const fill of [0.5, 0.65, 0.8]) {
+      const portrait = await closePortrait(photos.read(name), KNOWN_FACES[name]!, fill);
+      const [face] = await detectFaces(await faceSearchCopy(sharp(portrait)));
+      if (!face) throw new Error(`no face found in the close portrait of ${name} at ${fill}`);
+      portraits++;
+      const cells: string[] = [];
+      for (const position of positions) {
+        const ops: Ops = { width: 500, height: 200, position, format: 'png' };
+        const part = await shownPart(portrait, (await transform(portrait, ops, LIMITS, budget(portrait))).body);
+        const eyeLine = (face.eyes.y - part.y) / part.height;
+        const within = eyeLine >= EYE_LINE_RANGE[0]! && eyeLine <= EYE_LINE_RANGE[1]!;
+        inside[position] = (inside[position] ?? 0) + (within ? 1 : 0);
+        cells.push(`${eyeLine.toFixed(2)}${within ? '*' : ' '}`);
+      }
+      console.log(`  ${`${name}, face box ${Math.round(face.height * 100)}% of the height`.padEnd(48)} ${cells.join(' / ')}`);
+    }
+  }
+  console.log(`  in range: ${positions.map((position) => `${position} ${inside[position] ?? 0}/${portraits}`).join(', ')}`);
 }
 
 /** Faces of at least `share` of the short side that the search finds, over the set. */
@@ -288,6 +308,7 @@ async function cropBench(): Promise<void> {
   if (!photos) return;
   const cases = await faceCases(photos);
   await cropsKeepFaces(cases);
+  await closePortraitsCroppedWide(photos);
   await recall(cases, 0.05);
   const group = cases.find(({ name }) => name.startsWith('group of 6'))!.image;
   await warmMiss(await sharp(group).resize(1600).jpeg({ quality: 85 }).toBuffer());

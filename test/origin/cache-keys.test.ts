@@ -47,8 +47,8 @@ describe('the cache bucket key layout', () => {
 
   it("a source's faces are kept one level below its key (as its variants), under a last segment no ops segment can be", () => {
     expect(FACES_SEGMENT).toBe('/.faces.');
-    expect(facesKey(KEY, false)).toBe('my photos/cat.jpg/.faces.blazeface-back-1');
-    expect(facesKey('shop/a.jpg', true)).toBe('/shop/a.jpg/.faces.blazeface-back-1');
+    expect(facesKey(KEY, false)).toBe('my photos/cat.jpg/.faces.blazeface-back-2');
+    expect(facesKey('shop/a.jpg', true)).toBe('/shop/a.jpg/.faces.blazeface-back-2');
     expect([facesKey(KEY, false), facesKey('a/.faces.x/b.jpg', true)].every(isFacesKey)).toBe(true);
     expect(isFacesKey(variantKey('a/.faces.x/b.jpg', OPS))).toBe(false);
   });

@@ -2,7 +2,8 @@
 // LocalStack, on real photos (fetched from PyPI at test time, see
 // test/support/face-photos.ts): the crop keeps the face that `center` cuts,
 // follows the image's turns, mirrors, trim and crop region as `fp` does,
-// falls back to `attention` without a face, and each source is searched once.
+// falls back to `attention` without a face, puts the eyes of a close portrait
+// in the upper part of a wide crop, and each source is searched once.
 
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
@@ -10,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { purgeSources } from '../../lambda/invalidate/purge';
 import { facesKey } from '../../lambda/origin/cache-keys';
 import type { FaceBox } from '../../lambda/origin/image/faces';
-import { facePhotos, faceCases, KNOWN_FACES, type Box } from '../support/face-photos';
+import { closePortrait, facePhotos, faceCases, KNOWN_FACES, shownPart, type Box } from '../support/face-photos';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
 const photos = facePhotos();
@@ -76,6 +77,8 @@ beforeAll(async () => {
   ]);
 }, 120_000);
 
+const record = (key: string) => origin.s3.send(new GetObjectCommand({ Bucket: origin.cacheBucket, Key: facesKey(key, false) }));
+
 describe.skipIf(!photos)('position=face', () => {
   it('keeps the face near the top of a tall portrait, which center and attention cut off', async () => {
     const faces = await facesOf('tall.jpg');
@@ -134,6 +137,22 @@ describe.skipIf(!photos)('position=face', () => {
     }
   });
 
+  it('puts the eyes of a close portrait in the upper part of a wide crop, shorter than the face', async () => {
+    for (const name of ['astronaut.png', 'grace_hopper.jpg'] as const) {
+      const key = `close-${name.replace(/\..*/, '')}.png`;
+      const portrait = await closePortrait(photos!.read(name), KNOWN_FACES[name]!, 0.65);
+      await origin.putSource(key, portrait);
+      const crop = await ok(`/${key}/width=500,height=200,position=face`);
+      // The detector's eyes (as remembered), in the part of the portrait the crop shows.
+      const [face]: FaceBox[] = JSON.parse(await (await record(key)).Body!.transformToString()).faces;
+      const part = await shownPart(portrait, crop);
+      const eyeLine = (face!.eyes.y - part.y) / part.height;
+      // Centred on the box they were at 0.18 of the height for the astronaut: the forehead cut, the chin kept.
+      expect(eyeLine, name).toBeGreaterThan(0.25);
+      expect(eyeLine, name).toBeLessThan(0.5);
+    }
+  });
+
   it("is attention's crop where no face is found", async () => {
     expect(await facesOf('coffee.png')).toEqual([]);
     const byFace = await ok('/coffee.png/width=200,height=300,position=face');
@@ -143,15 +162,13 @@ describe.skipIf(!photos)('position=face', () => {
 });
 
 describe.skipIf(!photos)('each source is searched once', () => {
-  const record = (key: string) => origin.s3.send(new GetObjectCommand({ Bucket: origin.cacheBucket, Key: facesKey(key, false) }));
-
   it('remembers the faces of a source version beside its variants, and a later size uses them', async () => {
     await origin.putSource('remembered.jpg', await ok('/tall.jpg/width=256,height=512'));
     await ok('/remembered.jpg/width=256,height=256,position=face');
     const stored = JSON.parse(await (await record('remembered.jpg')).Body!.transformToString());
     expect(stored.faces).toHaveLength(1);
     // A record that says the face is at the bottom: the next size follows it, so no search was made.
-    const bottom = { x: 0.4, y: 0.85, width: 0.2, height: 0.1, confidence: 0.9 };
+    const bottom = { x: 0.4, y: 0.85, width: 0.2, height: 0.1, confidence: 0.9, eyes: { x: 0.5, y: 0.88 } };
     await origin.s3.send(
       new PutObjectCommand({
         Bucket: origin.cacheBucket,
@@ -161,7 +178,9 @@ describe.skipIf(!photos)('each source is searched once', () => {
     );
     const followed = await ok('/remembered.jpg/width=128,height=128,position=face');
     expect(await difference(followed, await ok(`/remembered.jpg/width=128,height=128,fp=${centre(bottom)}`))).toBeLessThan(1);
-    expect(JSON.parse((await ok('/remembered.jpg/format=json')).toString()).faces).toEqual([bottom]);
+    // The answer gives the box, not the eyes.
+    const { eyes: _eyes, ...box } = bottom;
+    expect(JSON.parse((await ok('/remembered.jpg/format=json')).toString()).faces).toEqual([box]);
   });
 
   it('searches again for another version of the source, and the purge deletes the record with the variants', async () => {

@@ -1,11 +1,13 @@
 // The package as a consumer gets it: `npm pack` (which runs the prepack build),
 // a fresh CDK app in a temporary folder that installs the tarball (with npm's
-// cache first: --prefer-offline), compiled with the TypeScript settings
-// `cdk init` writes, and synthesized WITH bundling: the Lambdas are bundled from
-// the sources the package ships, sharp's linux-arm64 binaries installed by the
-// command hook. Then the packed client in a plain page in Chromium, against the
-// emulator. 100 s on this project's 2-core machine, 200 s when it is shared with
-// other test runs (load average 11): most of it npm, tsc and the bundling synth.
+// cache first: --prefer-offline), type-checked by tsc with the tsconfig.json
+// `cdk init app --language typescript` writes (read from the pinned CLI's
+// template) but with skipLibCheck off, so every declaration the package
+// publishes is checked, and synthesized by `cdk synth` WITH bundling: the
+// Lambdas are bundled from the sources the package ships, sharp's linux-arm64
+// binaries installed by the command hook. Then the packed client in a plain
+// page in Chromium, against the emulator. Most of its minutes are npm, tsc
+// and the bundling synth (docs/package.md has the time).
 
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +25,8 @@ import type { PageImage } from '../browser/page-globals';
 import { testS3Client } from '../support/s3';
 
 const FIXTURES = join(PROJECT_ROOT, 'test', 'package');
+const BIN = join(PROJECT_ROOT, 'node_modules', '.bin');
+const CDK_INIT_TEMPLATE = join(PROJECT_ROOT, 'node_modules', 'aws-cdk', 'lib', 'init-templates', 'app', 'typescript');
 const STEP_TIMEOUT_MS = 240_000;
 
 type Json = Record<string, any>;
@@ -48,6 +52,18 @@ function run(command: string, args: string[], cwd: string, env: Record<string, s
     );
   }
   return result;
+}
+
+/**
+ * The tsconfig.json `cdk init app --language typescript` writes, with two
+ * changes: skipLibCheck off (the template turns it on, which would hide a
+ * declaration that imports a module the consumer lacks), and no jest types
+ * (this app has no tests, so no jest to install).
+ */
+function cdkInitTsconfig(): Json {
+  const tsconfig = JSON.parse(readFileSync(join(CDK_INIT_TEMPLATE, 'tsconfig.json'), 'utf8')) as Json;
+  expect(tsconfig.compilerOptions.types).toEqual(['jest', 'node']);
+  return { ...tsconfig, compilerOptions: { ...tsconfig.compilerOptions, skipLibCheck: false, types: ['node'] } };
 }
 
 /** The versions the repository develops with, for the consumer's own dependencies. */
@@ -98,11 +114,14 @@ describe('the packed package in a fresh CDK app', () => {
         devDependencies: { '@types/node': devVersion('@types/node') },
       }),
     );
-    for (const file of ['tsconfig.json', 'app.ts']) copyFileSync(join(FIXTURES, 'consumer-app', file), join(app, file));
+    copyFileSync(join(FIXTURES, 'consumer-app', 'app.ts'), join(app, 'app.ts'));
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(cdkInitTsconfig(), null, 2));
+    // cdk init's app runs `tsc` (a type check: the template sets noEmit), then the app with tsx.
+    writeFileSync(join(app, 'cdk.json'), JSON.stringify({ app: `${join(BIN, 'tsx')} app.ts` }));
     run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], app);
-    // The checkout's compiler: the consumer's own settings, its own node_modules.
-    run(join(PROJECT_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], app);
-    const synth = run('node', [join('build', 'app.js')], app, { CDK_OUTDIR: 'cdk.out' });
+    // The checkout's compiler and CLI: the consumer's own settings, its own node_modules.
+    run(join(BIN, 'tsc'), ['-p', 'tsconfig.json'], app);
+    const synth = run(join(BIN, 'cdk'), ['synth', '--quiet', '--no-notices', '--no-version-reporting'], app);
     printed = JSON.parse(
       synth.stdout
         .trim()
@@ -134,8 +153,9 @@ describe('the packed package in a fresh CDK app', () => {
   });
 
   it('type-checks the consumer against the declarations (misuses are type errors) and runs it as CommonJS', () => {
-    // Reaching here means tsc passed, every @ts-expect-error included, and node ran the
-    // compiled app; the helpers' output equals the checkout's for the same calls.
+    // Reaching here means tsc passed, every @ts-expect-error included, and `cdk synth` ran
+    // the app (tsx, CommonJS: the app's package.json has no type); the helpers' output equals
+    // the checkout's for the same calls.
     const base = 'img.example.com';
     expect(printed).toEqual({
       imageUrl: imageUrl(base, 'photos/my cat.jpg', { width: 640, format: 'webp' }),

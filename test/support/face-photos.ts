@@ -173,6 +173,54 @@ export async function crowdOf(
   return { image: await canvas.composite(layers).png().toBuffer(), faces };
 }
 
+/**
+ * A close portrait: `photo` cut to a square around its known `face`, the face
+ * box `fill` of the square's height with its top an eighth of the way down,
+ * at 800x800 (the crops asked of it are smaller). The face box begins at the
+ * brows, so a crop shorter than it must choose between forehead and chin.
+ */
+export async function closePortrait(photo: Buffer, face: Box, fill: number): Promise<Buffer> {
+  const { width, height } = await sharp(photo).metadata();
+  const side = Math.round((face.height * height) / fill);
+  const left = Math.max(0, Math.min(width - side, Math.round((face.x + face.width / 2) * width - side / 2)));
+  const top = Math.max(0, Math.round(face.y * height - side / 8));
+  return sharp(photo)
+    .extract({ left, top, width: side, height: Math.min(side, height - top) })
+    .resize(800, 800, { fit: 'fill' })
+    .png()
+    .toBuffer();
+}
+
+/** Grey pixels of `image` resized to `width` x `height`. */
+async function grey(image: Buffer, width: number, height: number) {
+  const { data, info } = await sharp(image).resize(width, height, { fit: 'fill' }).greyscale().raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height };
+}
+
+/**
+ * Where a cover crop shows its source: the crop is the source scaled as cover
+ * scales it, cut along one side, so the cut's offset is found by sliding the
+ * crop along the scaled source (both at a quarter of the crop's size) and
+ * keeping the offset that matches best. In fractions of the source.
+ */
+export async function shownPart(source: Buffer, crop: Buffer): Promise<Box> {
+  const [{ width: w, height: h }, { width: cw, height: ch }] = await Promise.all([sharp(source).metadata(), sharp(crop).metadata()]);
+  const scale = Math.max(cw / w, ch / h) / 4;
+  const [sw, sh, tw, th] = [Math.round(w * scale), Math.round(h * scale), Math.round(cw / 4), Math.round(ch / 4)];
+  const [big, small] = await Promise.all([grey(source, sw, sh), grey(crop, tw, th)]);
+  const across = sw - tw > sh - th;
+  let best = { offset: 0, difference: Infinity };
+  for (let offset = 0; offset <= (across ? sw - tw : sh - th); offset++) {
+    let difference = 0;
+    for (let y = 0; y < th; y++) {
+      for (let x = 0; x < tw; x++)
+        difference += Math.abs(small.data[y * tw + x]! - big.data[(across ? y : y + offset) * sw + (across ? x + offset : x)]!);
+    }
+    if (difference < best.difference) best = { offset, difference };
+  }
+  return across ? { x: best.offset / sw, y: 0, width: tw / sw, height: 1 } : { x: 0, y: best.offset / sh, width: 1, height: th / sh };
+}
+
 /** A picture and the faces in it (none for a picture without people). */
 export interface FaceCase {
   name: string;

@@ -32,9 +32,10 @@ export interface Description {
   /**
    * The faces found in the first frame, in fractions of the image as displayed
    * (the frame of `fp`), most confident first, at most 32; null when the
-   * search did not fit the budget (faces.ts, budget.ts).
+   * search did not fit the budget (faces.ts, budget.ts). Boxes only: the
+   * eyes that a crop places are the origin's own.
    */
-  faces: FaceBox[] | null;
+  faces: Omit<FaceBox, 'eyes'>[] | null;
 }
 
 type Previews = Pick<Description, 'placeholder' | 'thumbhash' | 'dominantColor'>;
@@ -82,6 +83,6 @@ export async function describe({ info, firstFrame }: OpenedSource, affordable: b
     hasAlpha: info.hasAlpha,
     frames: info.frames,
     ...(affordable ? await previews(firstFrame) : NO_PREVIEWS),
-    faces,
+    faces: faces && faces.map(({ x, y, width, height, confidence }) => ({ x, y, width, height, confidence })),
   };
 }

@@ -7,7 +7,7 @@
 // tenth of it. The windows are fixed by the copy's size, and each window keeps
 // its best few candidates, so a crowd costs what an empty picture does.
 // docs/faces.md has the choice of model and runtime, and the measurements.
-// A change of model, search or thresholds changes FACE_DETECTOR (cache-keys.ts),
+// A change of model, search, thresholds or of what is kept changes FACE_DETECTOR (cache-keys.ts),
 // the name its findings are remembered under.
 
 import { createRequire } from 'node:module';
@@ -23,7 +23,12 @@ export interface FaceBox {
   height: number;
   /** The model's confidence, from MIN_FACE_CONFIDENCE to 1. */
   confidence: number;
+  /** The point midway between the eyes (the model's first two key points), in the same fractions: where a crop puts the eye line. */
+  eyes: { x: number; y: number };
 }
+
+/** Where a face is, without what else is known of it. */
+export type FaceArea = Pick<FaceBox, 'x' | 'y' | 'width' | 'height'>;
 
 /** 8-bit RGB pixels, three bytes each, row after row. */
 export interface RgbPixels {
@@ -217,18 +222,23 @@ function modelInput({ data, width, height }: RgbPixels, window: Window, input: F
 
 const sigmoid = (score: number) => 1 / (1 + Math.exp(-Math.max(-SCORE_CLIP, Math.min(SCORE_CLIP, score))));
 
-/** A box of the window, from fractions of the window to fractions of the copy, clipped to the copy. */
-function inCopy(window: Window, [centreX, centreY, width, height]: number[], copy: RgbPixels, confidence: number): FaceBox {
+/**
+ * A box and its eyes' midpoint, from fractions of the window to fractions of
+ * the copy, clipped to the copy.
+ */
+function inCopy(window: Window, [centreX, centreY, width, height, eyeX, eyeY]: number[], copy: RgbPixels, confidence: number): FaceBox {
   const left = Math.max(0, window.left + (centreX! - width! / 2) * window.side);
   const top = Math.max(0, window.top + (centreY! - height! / 2) * window.side);
   const right = Math.min(copy.width, window.left + (centreX! + width! / 2) * window.side);
   const bottom = Math.min(copy.height, window.top + (centreY! + height! / 2) * window.side);
+  const clipped = (value: number) => Math.min(1, Math.max(0, value));
   return {
     x: left / copy.width,
     y: top / copy.height,
     width: Math.max(0, right - left) / copy.width,
     height: Math.max(0, bottom - top) / copy.height,
     confidence,
+    eyes: { x: clipped((window.left + eyeX! * window.side) / copy.width), y: clipped((window.top + eyeY! * window.side) / copy.height) },
   };
 }
 
@@ -243,8 +253,17 @@ async function windowCandidates(model: FaceModel, copy: RgbPixels, window: Windo
     (ANCHORS[layer] as [number, number][]).forEach(([anchorX, anchorY], a) => {
       const confidence = sigmoid(scoreData[a] as number);
       if (confidence < MIN_FACE_CONFIDENCE) return;
-      const raw = boxData.subarray(a * 16, a * 16 + 4);
-      const box = [anchorX + raw[0]! / MODEL_SIDE, anchorY + raw[1]! / MODEL_SIDE, raw[2]! / MODEL_SIDE, raw[3]! / MODEL_SIDE];
+      const raw = boxData.subarray(a * 16, a * 16 + 8);
+      // The box (centre and size), then the two eyes' centres, all from the anchor, in input pixels.
+      const [eyeX, eyeY] = [(raw[4]! + raw[6]!) / 2, (raw[5]! + raw[7]!) / 2];
+      const box = [
+        anchorX + raw[0]! / MODEL_SIDE,
+        anchorY + raw[1]! / MODEL_SIDE,
+        raw[2]! / MODEL_SIDE,
+        raw[3]! / MODEL_SIDE,
+        anchorX + eyeX / MODEL_SIDE,
+        anchorY + eyeY / MODEL_SIDE,
+      ];
       found.push(inCopy(window, box, copy, confidence));
     });
   });
@@ -252,7 +271,7 @@ async function windowCandidates(model: FaceModel, copy: RgbPixels, window: Windo
 }
 
 /** Intersection over union of two boxes. */
-export function boxOverlap(a: Omit<FaceBox, 'confidence'>, b: Omit<FaceBox, 'confidence'>): number {
+export function boxOverlap(a: FaceArea, b: FaceArea): number {
   const across = Math.max(0, Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x));
   const down = Math.max(0, Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y));
   const shared = across * down;
@@ -273,7 +292,14 @@ function distinctFaces(candidates: FaceBox[]): FaceBox[] {
 /** A box's fractions to four decimals (a tenth of a pixel of a 1000 px image): what is answered and remembered. */
 export function roundedFace(face: FaceBox): FaceBox {
   const round = (value: number) => Math.round(value * 1e4) / 1e4;
-  return { x: round(face.x), y: round(face.y), width: round(face.width), height: round(face.height), confidence: round(face.confidence) };
+  return {
+    x: round(face.x),
+    y: round(face.y),
+    width: round(face.width),
+    height: round(face.height),
+    confidence: round(face.confidence),
+    eyes: { x: round(face.eyes.x), y: round(face.eyes.y) },
+  };
 }
 
 /**

@@ -35,6 +35,9 @@ type KeepsGainMap = Sharp & { keepGainMap(): Sharp };
 /** A point of an image in pixels, from its top-left corner (not rounded: a pixel's centre is at .5). */
 type Point = [number, number];
 
+/** A face's opposite corners and the point between its eyes. */
+type FacePoints = [corner: Point, opposite: Point, eyes: Point];
+
 interface Region {
   left: number;
   top: number;
@@ -51,8 +54,8 @@ interface StepContext extends StepInput {
   mirrorsAfterExtract: { flip: boolean; flop: boolean };
   /** The focal point (`fp`) in the image of `size`, followed through turns, mirrors and trim: the cover crop is centred on it. */
   focus?: Point;
-  /** With `position=face`, each face's opposite corners in the image of `size`, followed like `focus`. */
-  faceCorners?: [Point, Point][];
+  /** With `position=face`, each face's corners and eyes in the image of `size`, followed like `focus`. */
+  facePoints?: FacePoints[];
   /** An animation's timing, once its frames are pixels in memory, which carry none. */
   timing?: FrameTiming;
   /** The variant, when the output step had to encode it to know its size (max_bytes). */
@@ -267,15 +270,16 @@ function coverWindow([width, height]: [number, number], [boxWidth, boxHeight]: [
   return [Math.min(width, boxWidth / scale), Math.min(height, boxHeight / scale)];
 }
 
-/** Faces given by two corners, as regions of the part `cropped` of the image (all of it without one), clipped to it; those left outside dropped. */
-function facesIn(faces: [Point, Point][], cropped: Region | undefined, [width, height]: [number, number]): FaceRegion[] {
+/** Faces given by their points, as regions of the part `cropped` of the image (all of it without one), clipped to it; those left outside dropped. */
+function facesIn(faces: FacePoints[], cropped: Region | undefined, [width, height]: [number, number]): FaceRegion[] {
   const [left, top] = cropped ? [cropped.left, cropped.top] : [0, 0];
   return faces
-    .map(([a, b]) => ({
+    .map(([a, b, eyes]) => ({
       left: Math.max(0, Math.min(a[0], b[0]) - left),
       top: Math.max(0, Math.min(a[1], b[1]) - top),
       right: Math.min(width, Math.max(a[0], b[0]) - left),
       bottom: Math.min(height, Math.max(a[1], b[1]) - top),
+      eyes: [eyes[0] - left, eyes[1] - top] as Point,
     }))
     .filter((face) => face.right > face.left && face.bottom > face.top);
 }
@@ -285,10 +289,10 @@ function facesIn(faces: [Point, Point][], cropped: Region | undefined, [width, h
  * crop region, or all of it) of `size`: the focal point, or the faces' (with
  * faces, a window of the box's shape is placed on them).
  */
-function focusIn({ ops, faceCorners, focus, region }: StepContext, size: [number, number], room: number): Point | undefined {
-  if (faceCorners && ops.width !== undefined && ops.height !== undefined) {
+function focusIn({ ops, facePoints, focus, region }: StepContext, size: [number, number], room: number): Point | undefined {
+  if (facePoints && ops.width !== undefined && ops.height !== undefined) {
     const window = coverWindow(size, requestedBox(ops, room) as [number, number], Boolean(ops.enlarge));
-    return faceFocus(facesIn(faceCorners, region, size), size, window);
+    return faceFocus(facesIn(facePoints, region, size), size, window);
   }
   return focus && region ? [focus[0] - region.left, focus[1] - region.top] : focus;
 }
@@ -908,19 +912,20 @@ const STEPS: Step[] = [
   },
 ];
 
-/** Moves the focal point and the faces' corners as a step moves the image's pixels. */
+/** Moves the focal point and the faces' points as a step moves the image's pixels. */
 function follow(context: StepContext, move: (point: Point) => Point): void {
   if (context.focus) context.focus = move(context.focus);
-  if (context.faceCorners) context.faceCorners = context.faceCorners.map(([a, b]) => [move(a), move(b)]);
+  if (context.facePoints) context.facePoints = context.facePoints.map(([a, b, eyes]) => [move(a), move(b), move(eyes)]);
 }
 
-/** The faces' corners in the image as displayed; none found: the crop falls back to `attention` (transform.ts). */
-function cornersOf(input: StepInput): [Point, Point][] | undefined {
+/** The faces' corners and eyes in the image as displayed; none found: the crop falls back to `attention` (transform.ts). */
+function pointsOf(input: StepInput): FacePoints[] | undefined {
   if (!input.faces?.length) return undefined;
   const { width, height } = input.info;
   return input.faces.map((face) => [
     [face.x * width, face.y * height],
     [(face.x + face.width) * width, (face.y + face.height) * height],
+    [face.eyes.x * width, face.eyes.y * height],
   ]);
 }
 
@@ -950,7 +955,7 @@ export async function applySteps(image: Sharp, input: StepInput): Promise<{ pipe
     size: turnedSize(input.ops, input.info),
     mirrorsAfterExtract: NO_MIRRORS,
     focus: focusOf(input.ops, input.info),
-    faceCorners: cornersOf(input),
+    facePoints: pointsOf(input),
   };
   let current = image;
   for (const step of STEPS) current = (await step.apply(current, context)) ?? current;

@@ -1,6 +1,6 @@
 // A consumer's CDK app, as a platform team writes it: the construct and the URL
 // helpers imported from the installed package, nothing from a checkout.
-// test/package/consumer.test.ts compiles it with the settings beside it and runs it.
+// test/package/consumer.test.ts type-checks it with cdk init's tsconfig and synthesizes it.
 
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { ImageTransformer, type ImageTransformerProps } from 'edge-image-transformer';
