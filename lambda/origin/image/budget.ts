@@ -117,12 +117,13 @@ const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
 export const MOST_VARIANT_BYTES_PER_PIXEL = Math.max(...Object.values(VARIANT_BYTES_PER_PIXEL));
 
 /**
- * Copies of a gain map's bytes held while a JPEG that carries one is read,
- * kept or not: libvips' blob beside the source and what libultrahdr and sharp
- * copy from it (measured on a map of noise as large as a source may be:
+ * Copies of the whole file held while a JPEG that carries a gain map is read,
+ * kept or not: what libvips and libultrahdr copy of it to find the map, and
+ * sharp's copy of the map (measured on the largest noise file, with a map
+ * as large as a source may be and with one a quarter of its sides:
  * docs/url-contract.md#hdr-gain-maps).
  */
-const GAIN_MAP_COPIES = 3;
+const GAIN_MAP_FILE_COPIES = 3;
 
 /** The transform as the model sees it: sizes in pixels, and what the decoder holds; each step prices itself from these (steps.ts). */
 export interface Work {
@@ -189,7 +190,7 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   if (info.format === 'avif') heldBytes += decodedPixels * AVIF_DECODER_BYTES_PER_PIXEL;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decoderPixels * HEIF_DECODER.bytesPerPixel;
   if (info.colourProfile) heldBytes += decodedPixels * info.channels * HEIF_PROFILE.copiesPerChannel;
-  heldBytes += (info.gainMapBytes ?? 0) * GAIN_MAP_COPIES;
+  if (info.gainMapBytes) heldBytes += info.bytes * GAIN_MAP_FILE_COPIES;
   const decodedPixelBytes = info.channels * sampleBytes(info.depth);
   return { ops, info, decodedPixels, decodedPixelBytes, decoderPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
 }
