@@ -39,12 +39,16 @@ const TIME_SHARE = 0.75;
 /** Predictions are multiplied by this before they are compared with a budget. */
 const SAFETY = 1.25;
 
-/** The budget for a function of `memoryMb` with `timeBudgetMs` per request, for a source of `sourceBytes`. */
-export function budgetFor(memoryMb: number, timeBudgetMs: number, sourceBytes: number): Budget {
+/**
+ * The budget for a function of `memoryMb` with `timeBudgetMs` per request, for
+ * a source of `sourceBytes`, beside what the handler holds between requests
+ * (`handlerBytes`: the fallbacks it keeps).
+ */
+export function budgetFor(memoryMb: number, timeBudgetMs: number, sourceBytes: number, handlerBytes = 0): Budget {
   const allowance = memoryMb * MEMORY_SHARE - BASE_RSS_MB.handler - BASE_RSS_MB.child;
   // The source is held once by each process: its bytes cross a socket into a buffer of their size (transform-process.ts).
   return {
-    memoryBytes: allowance * 1024 * 1024 - 2 * sourceBytes,
+    memoryBytes: allowance * 1024 * 1024 - 2 * sourceBytes - handlerBytes,
     seconds: (timeBudgetMs / 1000) * TIME_SHARE * Math.min(1, memoryMb / MB_PER_VCPU),
   };
 }
