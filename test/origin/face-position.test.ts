@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { purgeSources } from '../../lambda/invalidate/purge';
 import { facesKey } from '../../lambda/origin/cache-keys';
-import type { FaceBox } from '../../lambda/origin/image/faces';
+import { MAX_FACES, type FaceBox } from '../../lambda/origin/image/faces';
 import { facePhotos, faceCases, KNOWN_FACES, type Box } from '../support/face-photos';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
@@ -162,6 +162,31 @@ describe.skipIf(!photos)('each source is searched once', () => {
     const followed = await ok('/remembered.jpg/width=128,height=128,position=face');
     expect(await difference(followed, await ok(`/remembered.jpg/width=128,height=128,fp=${centre(bottom)}`))).toBeLessThan(1);
     expect(JSON.parse((await ok('/remembered.jpg/format=json')).toString()).faces).toEqual([bottom]);
+  });
+
+  it('ignores a planted record out of the bounds the detector writes, and searches again', async () => {
+    await origin.putSource('planted.jpg', await ok('/tall.jpg/width=256,height=512'));
+    const found = await facesOf('planted.jpg');
+    expect(found).toHaveLength(1);
+    const { etag } = JSON.parse(await (await record('planted.jpg')).Body!.transformToString());
+    const box = { x: 0.4, y: 0.1, width: 0.2, height: 0.1, confidence: 0.9 };
+    const boxes = (...faces: object[]) => JSON.stringify(faces);
+    // Each as the record's text: JSON has no Infinity, but a number too large for a double reads as one.
+    const hostile: [string, string][] = [
+      ['more boxes than MAX_FACES', boxes(...Array.from({ length: MAX_FACES + 1 }, () => box))],
+      ['a negative corner', boxes({ ...box, x: -0.5 })],
+      ['a side of 1e300', boxes({ ...box, width: 1e300 })],
+      ['a box past the right edge', boxes({ ...box, x: 0.9, width: 0.5 })],
+      ['an infinite confidence', boxes({ ...box, confidence: 0.9 }).replace('0.9}', '1e999}')],
+      ['a box that is not an object', '[null]'],
+    ];
+    for (const [name, faces] of hostile) {
+      const body = `{"etag":${JSON.stringify(etag)},"faces":${faces}}`;
+      await origin.s3.send(new PutObjectCommand({ Bucket: origin.cacheBucket, Key: facesKey('planted.jpg', false), Body: body }));
+      expect(await facesOf('planted.jpg'), name).toEqual(found);
+      // Searched again: the record holds the detector's faces once more.
+      expect(JSON.parse(await (await record('planted.jpg')).Body!.transformToString()).faces, name).toEqual(found);
+    }
   });
 
   it('searches again for another version of the source, and the purge deletes the record with the variants', async () => {
