@@ -13,7 +13,6 @@
 
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { originConfig } from '../../lambda/origin/config';
@@ -24,6 +23,7 @@ import { commandLine, runCommand, UsageError } from '../../local/harness/command
 import { functionUrlEvent } from '../../local/emulator/function-url';
 import { startLocalStack } from '../../local/harness/localstack';
 import { noiseImage } from '../../test/support/images';
+import { cpuSecondsOf } from './proc-stat';
 import { machine, versions } from './session';
 import { markdownTable, median, ms, p95, ratio, sum } from './stats';
 
@@ -33,16 +33,6 @@ const USAGE = `usage: npx tsx scripts/bench/missing-keys.ts [--keys N]
 /** What a page would ask: one width, in the format a browser negotiates. */
 const WIDTH = 640;
 const opsAt = (width: number) => `width=${width},accept=webp`;
-
-/** CPU seconds a process has used (utime + stime), or 0 once it is gone. */
-function cpuSecondsOf(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks: 100 per second on Linux
-  } catch {
-    return 0;
-  }
-}
 
 interface Measured {
   /** Milliseconds to the answer. */
