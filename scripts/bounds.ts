@@ -35,6 +35,7 @@ import { metadataBombJpeg, metadataBombPng } from '../test/support/metadata';
 import { gifWithFrame, layeredSvg, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
 import { fakeHevcPicture, heicGrid, heicOf, heicWithMetadata, hevcPictureOf } from '../test/support/heic';
 import { joinUltraHdr } from '../test/support/ultra-hdr';
+import { cpuSecondsOf } from './bench/proc-stat';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
@@ -432,16 +433,6 @@ function peakMb(pid: number | 'self'): number | undefined {
   }
 }
 
-/** CPU seconds a process has used (utime + stime), or 0 once it is gone. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks: 100 per second on Linux
-  } catch {
-    return 0;
-  }
-}
-
 /** 200: the type served; 302: a variant too large to return inline, stored and redirected to; else the error code. */
 function answerOf({ statusCode, headers, body }: FunctionUrlResponse): string {
   if (statusCode === 200) return headers['content-type']!;
@@ -508,14 +499,14 @@ async function measure({ endpoint, config, name, key, ask }: Measurement): Promi
   const response = await handle(functionUrlEvent(`/${key}/${ask}`), { getRemainingTimeInMillis: () => config.timeBudgetMs + 5_000 }, () => {
     answeredAt = performance.now();
     const used = process.cpuUsage();
-    atAnswer = { child: children.reduce((sum, pid) => sum + cpuSeconds(pid), 0), handler: (used.user + used.system) / 1e6 };
+    atAnswer = { child: children.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0), handler: (used.user + used.system) / 1e6 };
   });
   // What the invocation did after its answer was planned: a deferred AVIF (avif-claims.ts), the variant's write.
-  const atEnd = children.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const atEnd = children.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
   // Anything left running after the invocation would show within this second.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   clearInterval(sample);
-  const childAfter = children.reduce((sum, pid) => sum + cpuSeconds(pid), 0) - atEnd;
+  const childAfter = children.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0) - atEnd;
   const used = process.cpuUsage();
   transforms.close();
   return {

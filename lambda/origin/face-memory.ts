@@ -10,7 +10,7 @@
 // reads no record of the old one (docs/faces.md says why variants are not re-keyed).
 
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { FaceBox } from './image/faces';
+import { MAX_FACES, type FaceBox } from './image/faces';
 import { failureDetail, type RequestContext } from './request';
 import type { Fetched } from './sourcing';
 
@@ -19,14 +19,27 @@ interface StoredFaces {
   faces: FaceBox[];
 }
 
-/** Whether `value` is what rememberFaces writes (a record is the origin's own, but a read should not trust a shape blindly). */
+/** What roundedFace's four decimals may add to a box's far edge. */
+const ROUNDING = 1e-4;
+
+const isFraction = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value <= 1;
+
+/** A box the detector could have written: fractions of the image, its far edges and its eyes within it. */
+function isBox(face: unknown): boolean {
+  const { x, y, width, height, confidence, eyes } = (face ?? {}) as FaceBox;
+  const fractions = [x, y, width, height, confidence, eyes?.x, eyes?.y];
+  return fractions.every(isFraction) && x + width <= 1 + ROUNDING && y + height <= 1 + ROUNDING;
+}
+
+/**
+ * Whether `value` is what rememberFaces writes, within what the detector
+ * writes (at most MAX_FACES boxes, each inside the image): a record is the
+ * origin's own, but anyone who can write to the cache bucket can plant one,
+ * and one out of bounds is ignored (the source is searched again).
+ */
 function isStoredFaces(value: unknown): value is StoredFaces {
   const record = value as StoredFaces;
-  const isBox = (face: FaceBox) =>
-    ['x', 'y', 'width', 'height', 'confidence'].every((name) => typeof face[name as keyof FaceBox] === 'number') &&
-    typeof face.eyes?.x === 'number' &&
-    typeof face.eyes.y === 'number';
-  return typeof record?.etag === 'string' && Array.isArray(record.faces) && record.faces.every(isBox);
+  return typeof record?.etag === 'string' && Array.isArray(record.faces) && record.faces.length <= MAX_FACES && record.faces.every(isBox);
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Logger } from '../common/log';
 import { followWithAvif } from './avif-claims';
 import type { OriginConfig } from './config';
 import { deadlineOf, type InvocationContext } from './deadline';
-import { answerFallback, fallbackFile } from './fallback';
+import { answerFallback, fallbackImageOf } from './fallback';
 import { lookUpFailure } from './failures';
 import { keepFaces, recallFaces } from './face-memory';
 import { requestMetrics, type MetricsOptions } from './metrics';
@@ -129,7 +129,7 @@ export function createOriginHandler({
     routes: sourceRoutes(config),
     transforms,
     watermarkImage,
-    fallbackImage: fallbackFile(config.fallbackImage),
+    fallbackImage: fallbackImageOf(config.fallbackImage),
     allowLoopbackWebOrigins,
   };
 

@@ -68,8 +68,9 @@ export async function transformerOf(
   const { services, deadline } = ctx;
   const { config, transforms } = services;
   const watermark = ops.watermark === undefined ? undefined : await services.watermarkImage(ops.watermark);
-  // A watermark's bytes travel to the transform as the source's do.
-  const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, bytes.length + (watermark?.bytes.length ?? 0));
+  // A watermark's bytes travel to the transform as the source's do; the fallbacks kept stay in the handler.
+  const sourceBytes = bytes.length + (watermark?.bytes.length ?? 0);
+  const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, sourceBytes, services.fallbackImage?.heldBytes);
   return (options) => transforms.run({ bytes, ops, limits, budget, options: { ...options, watermark } }, deadline.answerBy, cancel);
 }
 

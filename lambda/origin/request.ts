@@ -8,6 +8,7 @@ import type { CanonicalRequest } from '../grammar';
 import type { Logger } from '../common/log';
 import type { OriginConfig } from './config';
 import type { Deadline } from './deadline';
+import type { FallbackImage } from './fallback';
 import type { Phase, RequestMetrics } from './metrics';
 import type { FunctionUrlResponse, ResponseTimings } from './responses';
 import type { SourceRoute } from './sources';
@@ -24,8 +25,8 @@ export interface OriginServices {
   transforms: TransformProcesses;
   /** The watermark image a request names (watermarks.ts), read once per process. */
   watermarkImage(name: string): Promise<WatermarkImage>;
-  /** The fallback image's bytes (fallback.ts), read once per process; absent without one. */
-  fallbackImage?: () => Promise<Buffer>;
+  /** The fallback image (fallback.ts): its bytes read once per process, and what it was made into; absent without one. */
+  fallbackImage?: FallbackImage;
   /** Web origins on loopback addresses are let through (tests and the emulator only). */
   allowLoopbackWebOrigins: boolean;
 }

@@ -10,7 +10,7 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { purgeSources } from '../../lambda/invalidate/purge';
 import { facesKey } from '../../lambda/origin/cache-keys';
-import type { FaceBox } from '../../lambda/origin/image/faces';
+import { MAX_FACES, type FaceBox } from '../../lambda/origin/image/faces';
 import { closePortrait, facePhotos, faceCases, KNOWN_FACES, shownPart, type Box } from '../support/face-photos';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
@@ -181,6 +181,33 @@ describe.skipIf(!photos)('each source is searched once', () => {
     // The answer gives the box, not the eyes.
     const { eyes: _eyes, ...box } = bottom;
     expect(JSON.parse((await ok('/remembered.jpg/format=json')).toString()).faces).toEqual([box]);
+  });
+
+  it('ignores a planted record out of the bounds the detector writes, and searches again', async () => {
+    await origin.putSource('planted.jpg', await ok('/tall.jpg/width=256,height=512'));
+    const found = await facesOf('planted.jpg');
+    expect(found).toHaveLength(1);
+    const { etag } = JSON.parse(await (await record('planted.jpg')).Body!.transformToString());
+    const box = { x: 0.4, y: 0.1, width: 0.2, height: 0.1, confidence: 0.9, eyes: { x: 0.5, y: 0.14 } };
+    const boxes = (...faces: object[]) => JSON.stringify(faces);
+    // Each as the record's text: JSON has no Infinity, but a number too large for a double reads as one.
+    const hostile: [string, string][] = [
+      ['more boxes than MAX_FACES', boxes(...Array.from({ length: MAX_FACES + 1 }, () => box))],
+      ['a negative corner', boxes({ ...box, x: -0.5 })],
+      ['a side of 1e300', boxes({ ...box, width: 1e300 })],
+      ['a box past the right edge', boxes({ ...box, x: 0.9, width: 0.5 })],
+      ['an infinite confidence', boxes(box).replace('"confidence":0.9', '"confidence":1e999')],
+      ['a box that is not an object', '[null]'],
+      ['no eyes', boxes({ ...box, eyes: undefined })],
+      ['eyes outside the image', boxes({ ...box, eyes: { x: 0.5, y: 1.5 } })],
+    ];
+    for (const [name, faces] of hostile) {
+      const body = `{"etag":${JSON.stringify(etag)},"faces":${faces}}`;
+      await origin.s3.send(new PutObjectCommand({ Bucket: origin.cacheBucket, Key: facesKey('planted.jpg', false), Body: body }));
+      expect(await facesOf('planted.jpg'), name).toEqual(found);
+      // Searched again: the record holds the detector's faces once more.
+      expect(JSON.parse(await (await record('planted.jpg')).Body!.transformToString()).faces, name).toEqual(found);
+    }
   });
 
   it('searches again for another version of the source, and the purge deletes the record with the variants', async () => {

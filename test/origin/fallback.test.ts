@@ -80,6 +80,57 @@ describe('when the fallback answers', () => {
   });
 });
 
+describe('a flood of missing keys', () => {
+  /** The request's last log line. */
+  const lineOf = (uri: string) => origin.logs.filter((entry) => entry.uri === uri).at(-1);
+
+  it('makes the fallback once per size and format: the next missing key runs no transform and answers the same bytes', async () => {
+    const ops = 'width=150,height=100,format=webp';
+    const answers = [];
+    for (const key of ['flood/one.jpg', 'flood/two.jpg', 'flood/three.jpg']) answers.push(await origin.request(`/${key}/${ops}`));
+    for (const answer of answers) {
+      expect(answer.status).toBe(404);
+      expect(answer.headers).toMatchObject({ 'content-type': 'image/webp', 'cache-control': 'public, max-age=10' });
+      expect(answer.headers.etag).toBeUndefined();
+      expect(answer.body.equals(answers[0]!.body)).toBe(true);
+    }
+    expect((await sharp(answers[0]!.body).metadata()).width).toBe(150);
+    // The transform phase ran for the first only: its time in Server-Timing and the TransformTime metric.
+    expect(answers.map((answer) => /transform;dur=/.test(answer.headers['server-timing'] ?? ''))).toEqual([true, false, false]);
+    const lines = ['one', 'two', 'three'].map((name) => lineOf(`/flood/${name}.jpg/${ops}`));
+    expect(lines.map((line) => line?.TransformTime !== undefined)).toEqual([true, false, false]);
+    expect(lines.map((line) => (line?.fallback as { made?: boolean } | undefined)?.made)).toEqual([true, false, false]);
+    expect(lines[1]).toMatchObject({
+      level: 'warn',
+      event: 'error',
+      code: 'not_found',
+      status: 404,
+      fallback: { width: 150, height: 100 },
+    });
+  });
+
+  it('makes it again for another size, or another format', async () => {
+    for (const ops of ['width=151,height=100,format=webp', 'width=150,height=100,format=png']) {
+      const answer = await origin.request(`/flood/four.jpg/${ops}`);
+      expect(answer.status).toBe(404);
+      expect(lineOf(`/flood/four.jpg/${ops}`)).toMatchObject({ fallback: { made: true } });
+    }
+  });
+
+  it('remembers a fallback the ops cannot make: the next missing key answers the JSON error without trying', async () => {
+    const ops = 'width=100,max_bytes=1,format=jpeg';
+    for (const key of ['flood/five.jpg', 'flood/six.jpg']) {
+      const answer = await origin.request(`/${key}/${ops}`);
+      expect(answer.status).toBe(404);
+      expect(answer.json().error).toBe('not_found');
+    }
+    const failed = (key: string) => origin.logs.find((entry) => entry.uri === `/${key}/${ops}` && entry.event === 'fallback_failed');
+    expect(failed('flood/five.jpg')).toMatchObject({ code: 'not_found', made: true });
+    expect(failed('flood/six.jpg')).toMatchObject({ code: 'not_found', made: false });
+    expect(lineOf(`/flood/six.jpg/${ops}`)?.TransformTime).toBeUndefined();
+  });
+});
+
 describe('when it does not', () => {
   it.each([
     ['format=json', '/missing.jpg/format=json', 404, 'not_found'],

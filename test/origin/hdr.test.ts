@@ -5,6 +5,7 @@
 // an op that cannot carry the map gives the SDR image: the source's primary,
 // not a clipped HDR rendition. Hostile gain maps are dropped, the image served.
 
+import { randomBytes } from 'node:crypto';
 import sharp, { type Region, type Sharp } from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stepsCarryGainMap } from '../../lambda/origin/image/steps';
@@ -177,6 +178,30 @@ describe('a hostile gain map', () => {
       const got = await answered(`/${key}/width=400,format=jpeg`);
       expect({ key, size: got.size, gainMap: got.gainMap }).toEqual({ key, size: [400, 300], gainMap: undefined });
     }
+  });
+
+  it('of a valid header but random data is dropped and the SDR image served, as its primary alone would be', async () => {
+    const map = await sharp({
+      create: { width: 200, height: 150, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } },
+    })
+      .grayscale()
+      .jpeg()
+      .toBuffer();
+    // The scan's header kept, its entropy-coded data (up to the end-of-image marker) replaced by random
+    // bytes with no 0xFF among them: libultrahdr finds such a map (a marker in its data would hide it).
+    const scan = map.lastIndexOf(Buffer.from([0xff, 0xda]));
+    const data = scan + 2 + map.readUInt16BE(scan + 2);
+    const random = randomBytes(map.length - 2 - data).map((byte) => (byte === 0xff ? 0x7f : byte));
+    const damaged = Buffer.concat([map.subarray(0, data), random, map.subarray(map.length - 2)]);
+    expect(await sharp(damaged).metadata()).toMatchObject({ format: 'jpeg', width: 200, height: 150 });
+    const jpeg = await sharp(primary()).jpeg().toBuffer();
+    const hostile = joinUltraHdr(jpeg, damaged);
+    expect((await sharp(hostile).metadata()).gainMap).toBeDefined();
+    await origin.putSource('random-map.jpg', hostile);
+    await origin.putSource('random-map-primary.jpg', jpeg);
+    const got = await answered('/random-map.jpg/width=400,format=jpeg');
+    expect({ size: got.size, gainMap: got.gainMap }).toEqual({ size: [400, 300], gainMap: undefined });
+    expect(got.response.body.equals((await answered('/random-map-primary.jpg/width=400,format=jpeg')).response.body)).toBe(true);
   });
 
   it('truncated, or behind an MPF index that points out of the file, leaves a served image', async () => {

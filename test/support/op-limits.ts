@@ -145,8 +145,8 @@ export function headerOf(kind: SourceKind, side: number): SourceInfo {
     height,
     frames: kind === 'frames' ? FRAMES : 1,
     hasAlpha: kind === 'alpha' || kind === 'frames',
-    // An Ultra HDR JPEG is two images.
-    bytes: Math.min(width * height * channels * (kind === 'hdr' ? 2 : 1), DEFAULT_LIMITS.maxSourceBytes),
+    // An Ultra HDR JPEG of noise (makeSource's) is 1.19 bytes a pixel, its map included: the model prices copies of the file.
+    bytes: Math.min(kind === 'hdr' ? Math.ceil(width * height * 1.2) : width * height * channels, DEFAULT_LIMITS.maxSourceBytes),
     channels,
     depth: 'uchar',
     orientation: kind === 'turned' ? 6 : 1,

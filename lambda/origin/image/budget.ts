@@ -39,12 +39,16 @@ const TIME_SHARE = 0.75;
 /** Predictions are multiplied by this before they are compared with a budget. */
 const SAFETY = 1.25;
 
-/** The budget for a function of `memoryMb` with `timeBudgetMs` per request, for a source of `sourceBytes`. */
-export function budgetFor(memoryMb: number, timeBudgetMs: number, sourceBytes: number): Budget {
+/**
+ * The budget for a function of `memoryMb` with `timeBudgetMs` per request, for
+ * a source of `sourceBytes`, beside what the handler holds between requests
+ * (`handlerBytes`: the fallbacks it keeps).
+ */
+export function budgetFor(memoryMb: number, timeBudgetMs: number, sourceBytes: number, handlerBytes = 0): Budget {
   const allowance = memoryMb * MEMORY_SHARE - BASE_RSS_MB.handler - BASE_RSS_MB.child;
   // The source is held once by each process: its bytes cross a socket into a buffer of their size (transform-process.ts).
   return {
-    memoryBytes: allowance * 1024 * 1024 - 2 * sourceBytes,
+    memoryBytes: allowance * 1024 * 1024 - 2 * sourceBytes - handlerBytes,
     seconds: (timeBudgetMs / 1000) * TIME_SHARE * Math.min(1, memoryMb / MB_PER_VCPU),
   };
 }
@@ -117,12 +121,13 @@ const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
 export const MOST_VARIANT_BYTES_PER_PIXEL = Math.max(...Object.values(VARIANT_BYTES_PER_PIXEL));
 
 /**
- * Copies of a gain map's bytes held while a JPEG that carries one is read,
- * kept or not: libvips' blob beside the source and what libultrahdr and sharp
- * copy from it (measured on a map of noise as large as a source may be:
+ * Copies of the whole file held while a JPEG that carries a gain map is read,
+ * kept or not: what libvips and libultrahdr copy of it to find the map, and
+ * sharp's copy of the map (measured on the largest noise file, with a map
+ * as large as a source may be and with one a quarter of its sides:
  * docs/url-contract.md#hdr-gain-maps).
  */
-const GAIN_MAP_COPIES = 3;
+const GAIN_MAP_FILE_COPIES = 3;
 
 /** The transform as the model sees it: sizes in pixels, and what the decoder holds; each step prices itself from these (steps.ts). */
 export interface Work {
@@ -189,7 +194,7 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
   if (info.format === 'avif') heldBytes += decodedPixels * AVIF_DECODER_BYTES_PER_PIXEL;
   if (info.format === 'heic') heldBytes += HEIF_DECODER.moduleBytes + info.bytes + decoderPixels * HEIF_DECODER.bytesPerPixel;
   if (info.colourProfile) heldBytes += decodedPixels * info.channels * HEIF_PROFILE.copiesPerChannel;
-  heldBytes += (info.gainMapBytes ?? 0) * GAIN_MAP_COPIES;
+  if (info.gainMapBytes) heldBytes += info.bytes * GAIN_MAP_FILE_COPIES;
   const decodedPixelBytes = info.channels * sampleBytes(info.depth);
   return { ops, info, decodedPixels, decodedPixelBytes, decoderPixels, frames, heldBytes, outputPixels: outWidth * outHeight };
 }

@@ -45,6 +45,22 @@ export async function gainMapOf(image: Buffer | undefined, width: number, height
   return { width: header.width, height: header.height, scale };
 }
 
+/**
+ * Whether a gain map's data decodes, not only its header: libultrahdr reads a
+ * map of random data as pixels and writes them again, where a damaged primary
+ * is refused. Decoded whole, as libvips streams it into statistics (a line at
+ * a time, nothing kept; shrink-on-load skips the data that tells), and thrown
+ * away; a map that does not decode is dropped, the SDR image served.
+ */
+export async function gainMapDecodes(image: Buffer): Promise<boolean> {
+  return sharp(image, { failOn: 'warning', sequentialRead: true })
+    .stats()
+    .then(
+      () => true,
+      () => false,
+    );
+}
+
 /** `info` as an SDR source: what the transform works from when the output drops the gain map. */
 export function withoutGainMap<Info extends { gainMap?: GainMap }>(info: Info): Omit<Info, 'gainMap'> {
   const { gainMap: _dropped, ...sdr } = info;

@@ -9,7 +9,7 @@ import { detectFormat, type SourceFormat } from './detect';
 import { withColourProfile } from './colour-profile';
 import { decodeHeif, heifHeader, HeifTooLarge } from './heif';
 import { heifMetadata } from './heif-metadata';
-import { jpegScans, MAX_JPEG_SCANS } from './jpeg';
+import { MAX_JPEG_SCANS, walkJpeg } from './jpeg';
 import { gainMapOf, type GainMap } from './gain-map';
 import type { SourceMetadata } from './metadata';
 import { svgRefusal } from './svg';
@@ -36,7 +36,7 @@ export interface SourceInfo {
   decoderPixels?: number;
   /** An HDR gain map an output can keep (gain-map.ts): present only while the transform means to keep it. */
   gainMap?: GainMap;
-  /** The bytes of the gain map libvips found, kept or not: it holds copies of them (budget.ts). */
+  /** The bytes of the gain map libvips found, kept or not: finding it copies the whole file (budget.ts). */
   gainMapBytes?: number;
 }
 
@@ -44,8 +44,13 @@ export interface OpenedSource {
   info: SourceInfo;
   /** The EXIF, XMP and IPTC blocks libvips read from the header (HEIC's EXIF and XMP items are read here). */
   metadata: SourceMetadata;
-  /** The source's first frame, ready for a pipeline; for HEIC, this is when it is decoded. */
-  firstFrame: () => Promise<Sharp>;
+  /**
+   * The source's first frame, ready for a pipeline; for HEIC, this is when it
+   * is decoded. A JPEG's gain map comes with it only when `withGainMap`.
+   */
+  firstFrame: (withGainMap?: boolean) => Promise<Sharp>;
+  /** A JPEG's gain map as the file holds it, when its header read as one an output can keep (info.gainMap). */
+  gainMapJpeg?: Buffer;
 }
 
 /**
@@ -134,7 +139,8 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
   if (format === 'gif' && gifTruncated(bytes)) {
     throw new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', 'GIF ends before its trailer');
   }
-  const scans = format === 'jpeg' ? jpegScans(bytes) : 0;
+  const walked = format === 'jpeg' ? walkJpeg(bytes) : undefined;
+  const scans = walked?.scans ?? 0;
   if (scans > MAX_JPEG_SCANS) {
     throw new HttpError('too_many_scans', `The source JPEG has ${scans} scans, more than the ${MAX_JPEG_SCANS} this service decodes.`);
   }
@@ -148,8 +154,13 @@ export async function openSource(bytes: Buffer, limits: Limits): Promise<OpenedS
   }
   const displayed = meta.autoOrient;
   const gainMap = format === 'jpeg' ? await gainMapOf(meta.gainMap?.image, meta.width, meta.height) : undefined;
+  // libvips reads a JPEG that carries a gain map through libultrahdr, which holds the whole
+  // primary in memory even when the map is dropped; the primary alone is read line by line,
+  // to the same pixels, and with shrink-on-load.
+  const primary = meta.gainMap && walked?.end ? bytes.subarray(0, walked.end) : undefined;
   return {
-    firstFrame: async () => firstFrame,
+    firstFrame: async (withGainMap = false) => (primary && !withGainMap ? sharp(primary, decodeOptions(limits)) : firstFrame),
+    ...(gainMap ? { gainMapJpeg: meta.gainMap?.image } : {}),
     metadata: { exif: meta.exif, xmp: meta.xmp, iptc: meta.iptc },
     info: {
       format,

@@ -841,7 +841,8 @@ const STEPS: Step[] = [
       const mapPixels = map.width * map.height;
       const mapOutput = outputPixels / map.scale ** 2;
       return {
-        seconds: perMegapixel(RATES.gainMapDecode, mapPixels) + perMegapixel(ENCODE_SECONDS_PER_MP.jpeg, mapOutput),
+        // Decoded twice: checked (gain-map.ts), then by libultrahdr; and encoded.
+        seconds: 2 * perMegapixel(RATES.gainMapDecode, mapPixels) + perMegapixel(ENCODE_SECONDS_PER_MP.jpeg, mapOutput),
         // The map decoded (three bands at most) and encoded; the output held whole, four bytes a pixel, for libultrahdr's encoder.
         bytes: mapPixels * 3 + mapOutput * ENCODER_BYTES_PER_PIXEL.jpeg + outputPixels * 4,
       };

@@ -22,7 +22,7 @@ import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, t
 import { CONTENT_TYPES, planOutput } from './output';
 import { iptcAfterEncode, keptMetadata, withIptc } from './metadata';
 import { applySteps, stepsCarryGainMap, type EncodedVariant } from './steps';
-import { asksGainMap, withoutGainMap, withSourceHeld } from './gain-map';
+import { asksGainMap, gainMapDecodes, withoutGainMap, withSourceHeld } from './gain-map';
 import type { WatermarkImage } from '../watermarks';
 
 export interface TransformedVariant extends Variant {
@@ -124,14 +124,16 @@ function roomAfterSearch(source: SourceInfo, ops: Ops, limits: Limits, whole: Bu
 
 /**
  * The source as this transform treats it: with its HDR gain map only when
- * the output keeps it (the URL asks for it, every step can carry it, and
- * keeping it fits the budget); else without, so that the SDR image is made.
+ * the output keeps it (the URL asks for it, every step can carry it, keeping
+ * it fits the budget, and the map's data decodes); else without, so that the
+ * SDR image is made.
  */
-function withKeptGainMap(info: SourceInfo, ops: Ops, limits: Limits, budget: Budget): SourceInfo {
+async function withKeptGainMap({ info, gainMapJpeg }: OpenedSource, ops: Ops, limits: Limits, budget: Budget): Promise<SourceInfo> {
   if (!info.gainMap) return info;
   const sdr = withoutGainMap(info);
   if (!asksGainMap(ops) || !stepsCarryGainMap(ops)) return sdr;
-  return anyFits(describeWork(info, ops, 1, limits.maxDimension), info, ['jpeg'], budget) ? info : sdr;
+  if (!anyFits(describeWork(info, ops, 1, limits.maxDimension), info, ['jpeg'], budget)) return sdr;
+  return gainMapJpeg && (await gainMapDecodes(gainMapJpeg)) ? info : sdr;
 }
 
 /** Turns a decoder's failure into the contract's error (decodeError). */
@@ -174,7 +176,7 @@ export async function transform(
   }
   // Without a face found, `position=face` is `attention` (steps.ts), and priced as it.
   if (facesWanted && !found.faces?.length) ops = { ...ops, position: 'attention' };
-  const info = withKeptGainMap(source.info, ops, limits, budget);
+  const info = await withKeptGainMap(source, ops, limits, budget);
   const candidates = planOutput(ops, info);
   const frames = candidates.animated ? framesToLoad(info, limits) : 1;
   const work = describeWork(info, ops, frames, limits.maxDimension);
@@ -186,7 +188,7 @@ export async function transform(
     candidates.candidates.includes('webp') &&
     predictSeconds(work, info, 'avif') - predictSeconds(work, info, 'webp') > AVIF_WAIT_SECONDS;
   const plan = { ...candidates, format: avifDeferred ? ('webp' as const) : affordable };
-  const image = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame().catch(undecodable);
+  const image = plan.animated ? openFrames(bytes, frames, limits) : await source.firstFrame(info.gainMap !== undefined).catch(undecodable);
   const metadata = keptMetadata(source.metadata, ops.metadata);
   const { pipeline, encoded } = await applySteps(image, {
     ops,

@@ -3,8 +3,8 @@
 // CloudFront Function, the edge cache and the real origin on LocalStack): a
 // missing key, a text file and a truncated JPEG answer the fallback at the
 // size and format asked, with their error's status, and leave nothing in the
-// cache bucket; a bad parameter, a bad signature and format=json still
-// answer JSON.
+// cache bucket; more missing keys at one size reuse the fallback made for
+// it; a bad parameter, a bad signature and format=json still answer JSON.
 
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -90,6 +90,20 @@ describe('a deployment with a fallback image', () => {
       expect(isNear(await pixelAt(answer.body, 10, 10), MAGENTA, 12)).toBe(true);
     }
     // Never stored: the cache bucket holds no variant for it, nor a remembered failure.
+    expect(await listKeys(testS3Client(), emulator.cacheBucket)).toEqual([]);
+  });
+
+  it('makes the fallback once for a size and format: more missing keys at it answer the same bytes, with no transform', async () => {
+    const answers = [];
+    for (const name of ['one', 'two', 'three']) answers.push(await get(emulator, `/flood/${name}.jpg?w=180&format=webp`));
+    for (const answer of answers) {
+      expect(answer.status).toBe(404);
+      expect(answer.headers.get('content-type')).toBe('image/webp');
+      expect(answer.headers.get('cache-control')).toBe('public, max-age=10');
+      expect(answer.body.equals(answers[0]!.body)).toBe(true);
+    }
+    // The origin's Server-Timing names the transform phase when it ran.
+    expect(answers.map((answer) => /transform;dur=/.test(answer.headers.get('server-timing') ?? ''))).toEqual([true, false, false]);
     expect(await listKeys(testS3Client(), emulator.cacheBucket)).toEqual([]);
   });
 
