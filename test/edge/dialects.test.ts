@@ -6,7 +6,6 @@
 // DIT's and Thumbor's documented algorithms verify, anything else is a 403;
 // hostile requests are refused in bounded, linear work.
 
-import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { EdgeFunctionSettings } from '../../lib/edge-function';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
@@ -21,9 +20,7 @@ import {
 import { DIALECT_REQUEST, MAX_DIALECT_REQUEST } from '../../lambda/grammar';
 import { DIT_CASES, ditRequest, type DialectCase } from '../support/dialect-cases';
 import { CHROMIUM_ACCEPT, KVS_ID, loadEdge } from './fixtures';
-
-const SECRET = 'dit-secret-0123456789';
-const OLD_SECRET = 'old-dit-secret-abcdef';
+import { ditSignature, expires, OLD_SECRET, SECRET, thumborHash } from './dialect-signers';
 
 const settings = (edgeGrammar: EdgeGrammar, signing = false): EdgeFunctionSettings => ({
   grammar: { maxDimension: 4096, watermarks: { logo: '1a2b3c4d' } },
@@ -132,27 +129,6 @@ describe('buckets', () => {
     expect(fn.kvs.keysRead.slice(before)).not.toContain('buckets');
   });
 });
-
-/** DIT's signature: the hex HMAC-SHA256 of the path and the other parameters, sorted (its image-request.ts). */
-const ditSignature = (path: string, query: Record<string, string> = {}, secret = SECRET): string => {
-  const rest = Object.entries(query)
-    .sort()
-    .map(([key, value]) => `${key}=${value}`)
-    .join('&');
-  return createHmac('sha256', secret)
-    .update(rest ? `${path}?${rest}` : path)
-    .digest('hex');
-};
-
-/** Thumbor's: base64url of the HMAC-SHA1 of the path after the signature (libthumbor's CryptoURL). */
-const thumborHash = (rest: string, secret = SECRET): string => createHmac('sha1', secret).update(rest).digest('base64url') + '=';
-
-/** A DIT `expires` value, `YYYYMMDDTHHmmssZ`, `seconds` from now. */
-const expires = (seconds: number) =>
-  new Date(Date.now() + seconds * 1000)
-    .toISOString()
-    .replace(/[-:]|\.\d+/g, '')
-    .slice(0, 15) + 'Z';
 
 describe('signatures', () => {
   const request = ditRequest({ bucket: 'my-images', key: 'photos/cat.jpg', edits: { resize: { width: 200 } } });
