@@ -64,7 +64,7 @@ export const thumbor: Dialect = {
     const key = decoded(sent[14] as string);
     // Its decoded text, when that cuts as the path itself does (no segment escaped, the same key): else two
     // paths share that text (`/fit-in%2F300x200/a.jpg` is the key `fit-in/300x200/a.jpg`).
-    const signable = !/%/.test(sent.slice(1, 14).join()) && cut(text as string)[14] === key && text;
+    const signable = !/%/.test(sent.slice(1, 14) + '') && cut(text as string)[14] === key && text;
     if (!hash) return verifyDitSignature(request, signable, secrets, nowSeconds);
     // Thumbor's HMAC covers the path only, so a query beside it, which could ask for any other variant, voids it.
     // Its signers sign the path as they write it: as sent, or decoded when that cuts alike and holds no
