@@ -120,9 +120,9 @@ export type ViewerRequestFunction = (event: ViewerRequestEvent, data: EdgeData) 
  */
 export const parseSecrets = (value: string | undefined): string[] =>
   (value || '')
-    .split(/[\r\n,]+/)
+    .split(/[\r\n,]/)
     .map((secret) => secret.trim())
-    .filter((secret) => secret !== '');
+    .filter((secret) => secret);
 
 /** Every value of a parameter or header, in order (`multiValue` holds them all when repeated). */
 const valuesOf = (field: CloudFrontValue): string[] =>
@@ -187,7 +187,7 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
   // The distribution allows GET and HEAD only; anything else CloudFront
   // refuses itself. Should a behaviour ever allow more, it is not ours to
   // rewrite: pass it through untouched.
-  if (request.method !== 'GET' && request.method !== 'HEAD') return request;
+  if (!/^(GET|HEAD)$/.test(request.method)) return request;
   useGrammarData(data);
   if (EDGE.translating) dialect!.useData(data.dialect as object);
 
@@ -198,7 +198,9 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
     const translated = EDGE.translating ? dialect!.translate(viewer!) : undefined;
     const pairs = EDGE.translating ? translated!.pairs : viewerPairs;
     let key = EDGE.translating ? validateKey(translated!.key) : decodeKeyPath(request.uri);
-    const preset = EDGE.translating ? undefined : presetName(pairs);
+    // A dialect's URL names no preset (a declaration without a value is shorter in its code).
+    let preset: string | undefined;
+    if (!EDGE.translating) preset = presetName(pairs);
     // Read before the store, so that a repeated sig is a 400 like any repeated parameter. A
     // dialect's function verifies the dialect's signature on every URL, native ones too.
     const signature = EDGE.signing && !EDGE.translating ? signatureParams(pairs) : {};
@@ -210,6 +212,13 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
     );
 
     const rewrite = (values: StoreValues): Answer => {
+      if (EDGE.signing && values[SIGNING_SECRETS_KEY] == null) console.log('signing secrets unavailable');
+      // A dialect's signature covers its request as sent, so it is checked before the native grammar reads
+      // what that was translated to: a request its signer could not have written is a 403, whatever it reads as.
+      if (EDGE.signing && EDGE.translating) {
+        const check = dialect!.verify(viewer!, parseSecrets(values[SIGNING_SECRETS_KEY]), Date.now() / 1000);
+        if (check !== 'valid') return forbidden(data, check);
+      }
       if (EDGE.namedBuckets && translated!.bucket != null) key = validateKey(bucketPrefix(translated!.bucket, values[BUCKETS_KEY]) + key);
       const options: GrammarOptions = {
         maxDimension: EDGE.dimensionLimit,
@@ -225,21 +234,15 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
         (options.presets as { [name: string]: Preset })[preset] = JSON.parse(definition) as Preset;
       }
       const query = parseViewerQuery(pairs, options);
-      if (EDGE.signing) {
-        // Signatures cover the URI before format=auto is negotiated, so that
-        // one signed URL serves every browser (see lambda/grammar/sign.ts).
-        const secrets = values[SIGNING_SECRETS_KEY];
-        if (secrets == null) console.log('signing secrets unavailable');
-        if (EDGE.translating) {
-          const check = dialect!.verify(viewer!, parseSecrets(secrets), Date.now() / 1000);
-          if (check !== 'valid') return forbidden(data, check === 'invalid' ? 'badSignature' : check);
-        } else if (signature.sig == null) return forbidden(data, 'unsigned');
+      // Signatures cover the URI before format=auto is negotiated, so that
+      // one signed URL serves every browser (see lambda/grammar/sign.ts).
+      if (EDGE.signing && !EDGE.translating) {
+        if (signature.sig == null) return forbidden(data, 'unsigned');
         // On every request, cached variant or not: this function runs before the cache. (NaN without exp.)
-        else if (+(signature.exp as string) <= Date.now() / 1000) return forbidden(data, 'expired');
-        else {
-          const text = signedText(key, canonicalOps(query.params, options), signature);
-          if (text == null || !verifySignature(text, signature.sig, parseSecrets(secrets))) return forbidden(data, 'badSignature');
-        }
+        if (+(signature.exp as string) <= Date.now() / 1000) return forbidden(data, 'expired');
+        const text = signedText(key, canonicalOps(query.params, options), signature);
+        if (text == null || !verifySignature(text, signature.sig, parseSecrets(values[SIGNING_SECRETS_KEY])))
+          return forbidden(data, 'badSignature');
       }
 
       // The cache key is the URI alone: it records what Accept allowed

@@ -184,9 +184,14 @@ const snap = (name: string, value: number, sizes: number[]): number => {
   return size;
 };
 
-/** `<name>.<version>` for a watermark the deployment names; a version the viewer wrote is replaced. */
+/**
+ * `<name>.<version>` for a watermark the deployment names; a version the
+ * viewer wrote (a word after a `.`) is replaced. Nothing else is cut off: the
+ * value is signed as written, so a value holding `,quality=30` would be the
+ * signed text of `watermark=...&quality=30` without its quality.
+ */
 const versionedWatermark = (value: string, watermarks: { [name: string]: string }): string => {
-  const name = value.split('.')[0] as string;
+  const name = value.replace(/\.\w*$/, '');
   if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, oneOf(Object.keys(watermarks).join(', '), 'watermarks'));
   return name + '.' + watermarks[name];
 };

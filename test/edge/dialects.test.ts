@@ -6,7 +6,6 @@
 // DIT's and Thumbor's documented algorithms verify, anything else is a 403;
 // hostile requests are refused in bounded, linear work.
 
-import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { EdgeFunctionSettings } from '../../lib/edge-function';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
@@ -21,9 +20,7 @@ import {
 import { DIALECT_REQUEST, MAX_DIALECT_REQUEST } from '../../lambda/grammar';
 import { DIT_CASES, ditRequest, type DialectCase } from '../support/dialect-cases';
 import { CHROMIUM_ACCEPT, KVS_ID, loadEdge } from './fixtures';
-
-const SECRET = 'dit-secret-0123456789';
-const OLD_SECRET = 'old-dit-secret-abcdef';
+import { ditSignature, expires, OLD_SECRET, SECRET, thumborHash } from './dialect-signers';
 
 const settings = (edgeGrammar: EdgeGrammar, signing = false): EdgeFunctionSettings => ({
   grammar: { maxDimension: 4096, watermarks: { logo: '1a2b3c4d' } },
@@ -133,27 +130,6 @@ describe('buckets', () => {
   });
 });
 
-/** DIT's signature: the hex HMAC-SHA256 of the path and the other parameters, sorted (its image-request.ts). */
-const ditSignature = (path: string, query: Record<string, string> = {}, secret = SECRET): string => {
-  const rest = Object.entries(query)
-    .sort()
-    .map(([key, value]) => `${key}=${value}`)
-    .join('&');
-  return createHmac('sha256', secret)
-    .update(rest ? `${path}?${rest}` : path)
-    .digest('hex');
-};
-
-/** Thumbor's: base64url of the HMAC-SHA1 of the path after the signature (libthumbor's CryptoURL). */
-const thumborHash = (rest: string, secret = SECRET): string => createHmac('sha1', secret).update(rest).digest('base64url') + '=';
-
-/** A DIT `expires` value, `YYYYMMDDTHHmmssZ`, `seconds` from now. */
-const expires = (seconds: number) =>
-  new Date(Date.now() + seconds * 1000)
-    .toISOString()
-    .replace(/[-:]|\.\d+/g, '')
-    .slice(0, 15) + 'Z';
-
 describe('signatures', () => {
   const request = ditRequest({ bucket: 'my-images', key: 'photos/cat.jpg', edits: { resize: { width: 200 } } });
 
@@ -217,6 +193,69 @@ describe('signatures', () => {
     expect((await answer(signed.thumbor!, '/photos/cat.jpg', 'width=300')).status).toBe(403);
     const native = `width=300&signature=${ditSignature('/photos/cat.jpg', { width: '300' })}`;
     expect(await answer(signed.thumbor!, '/photos/cat.jpg', native)).toEqual({ status: 200, uri: '/photos/cat.jpg/width=300' });
+  });
+
+  // DIT signs its pairs decoded and joined unescaped, so a pair holding `=` or `&` could write another request's text.
+  it('refuses a pair DIT could not have signed: one that spells several, or an expiry folded into a name', async () => {
+    const later = expires(3600);
+    const past = expires(-60);
+    const forgeries: [string, string, string][] = [
+      // An expired URL with its expiry folded into a name: no end date left.
+      ['dit-json', request, `expires%3D${past}%26format=webp&signature=${ditSignature(request, { expires: past, format: 'webp' })}`],
+      // A signed quality and width folded into one ignored name: the original served.
+      [
+        'dit-json',
+        request,
+        `format%3Dwebp%26quality%3D30%26width=100&signature=${ditSignature(request, { format: 'webp', quality: '30', width: '100' })}`,
+      ],
+      // Or into a value, `&` and `=` in it.
+      ['dit-json', request, `format=webp%26quality%3D30&signature=${ditSignature(request, { format: 'webp', quality: '30' })}`],
+      [
+        'thumbor',
+        '/fit-in/300x200/photos/cat.jpg',
+        `expires%3D${past}%26format=webp&signature=${ditSignature('/fit-in/300x200/photos/cat.jpg', { expires: past, format: 'webp' })}`,
+      ],
+      // A signed watermark dropped: `wm` folded into the name of an expiry still to come.
+      [
+        'thumbor',
+        '/photos/cat.jpg',
+        `expires%3D${later}%26wm=logo&signature=${ditSignature('/photos/cat.jpg', { expires: later, wm: 'logo' })}`,
+      ],
+      // The query moved into the path: `%3F` decodes to the `?` that starts the signed query.
+      [
+        'thumbor',
+        '/fit-in/300x200/photos/cat.jpg%3Fexpires=' + past,
+        `signature=${ditSignature('/fit-in/300x200/photos/cat.jpg', { expires: past })}`,
+      ],
+      ['thumbor', '/photos/cat.jpg%3Fwm=logo', `signature=${ditSignature('/photos/cat.jpg', { wm: 'logo' })}`],
+      // A name holding a `#` or a control character, which no signer writes.
+      ['thumbor', '/photos/cat.jpg', `w%23=1&signature=${ditSignature('/photos/cat.jpg', { 'w#': '1' })}`],
+      ['thumbor', '/photos/cat.jpg', `w%09=1&signature=${ditSignature('/photos/cat.jpg', { 'w\t': '1' })}`],
+    ];
+    for (const [grammar, path, query] of forgeries) {
+      expect(await answer(signed[grammar]!, path, query), `${path}?${query}`).toEqual({
+        status: 403,
+        message: 'The signature is not valid for this URL.',
+      });
+    }
+  });
+
+  it('refuses a Thumbor path whose escapes cut it otherwise than the text signed', async () => {
+    const rest = 'fit-in/300x200/photos/cat.jpg';
+    // The decoded text is the signed one, but the path read is the key `fit-in/300x200/photos/cat.jpg`.
+    for (const sent of ['/fit-in%2F300x200/photos/cat.jpg', '/%66it-in/300x200/photos/cat.jpg', '/fit-in/%33%30%30x200/photos/cat.jpg']) {
+      expect((await answer(signed.thumbor!, sent, `signature=${ditSignature('/' + rest)}`)).status, sent).toBe(403);
+      expect((await answer(signed.thumbor!, `/${thumborHash(rest)}${sent}`)).status, sent).toBe(403);
+    }
+    // A key with an escaped `%`: signed as written, it is that key; its decoded text, once more decoded, another.
+    const literal = 'fit-in/300x200/photos/100%25.jpg';
+    expect(await answer(signed.thumbor!, `/${thumborHash(literal)}/${literal}`)).toMatchObject({ status: 200 });
+    expect((await answer(signed.thumbor!, `/${thumborHash(literal)}/fit-in/300x200/photos/100%2525.jpg`)).status).toBe(403);
+    // An escaped key character is the same key: it verifies.
+    const escaped = '/fit-in/300x200/photos/c%61t.jpg';
+    const expected = { status: 200, uri: '/photos/cat.jpg/width=300,height=200,fit=inside,enlarge=1' };
+    expect(await answer(signed.thumbor!, escaped, `signature=${ditSignature('/' + rest)}`)).toEqual(expected);
+    expect(await answer(signed.thumbor!, `/${thumborHash(rest)}${escaped}`)).toEqual(expected);
   });
 
   it('signs over the path with a space decoded, as Thumbor and DIT saw it', async () => {

@@ -868,6 +868,18 @@ describe('watermarks', () => {
     );
   });
 
+  it('refuses a signed watermark and version with the ops after it folded in, which would drop them from the variant', async () => {
+    const fn = loadEdge(before, CURRENT);
+    // The canonical URI signed is `/a.jpg/watermark=logo.deadbeef,quality=30,format=webp`: so is that of the one value.
+    const sig = sign(before, '/a.jpg', 'wm=logo.deadbeef&q=30&format=webp');
+    expect(await uriOf(fn, '/a.jpg', `wm=logo.deadbeef&q=30&format=webp&sig=${sig}`)).toBe(
+      '/a.jpg/watermark=logo.1a2b3c4d,quality=30,format=webp',
+    );
+    for (const folded of ['wm=logo.deadbeef%2Cquality%3D30%2Cformat%3Dwebp', 'wm=logo.deadbeef%2Cquality%3D30&format=webp']) {
+      expectError(await fn.handler(viewerEvent('/a.jpg', `${folded}&sig=${sig}`)), 400, 'invalid_parameter', /^Invalid watermark/);
+    }
+  });
+
   it('refuses anything but a name the deployment defines, by looking it up', async () => {
     const fn = loadEdge(before, CURRENT);
     for (const value of ['', 'Logo!', 'a'.repeat(33), '-logo', 'logo%2F..', 'constructor']) {

@@ -37,8 +37,8 @@ export interface DialectTitle {
   title: string;
 }
 
-/** How a dialect's signature checks out against the deployment's secrets. */
-export type SignatureCheck = 'valid' | 'unsigned' | 'invalid' | 'expired';
+/** How a dialect's signature checks out against the deployment's secrets: valid, or the word of its refusal. */
+export type SignatureCheck = 'valid' | 'unsigned' | 'badSignature' | 'expired';
 
 export interface Dialect {
   /**

@@ -71,6 +71,7 @@ export const ditJson: Dialect = {
     // Read before nativePairs, where a query's parameter of the same name would take their place.
     return { key: ops.key, bucket: ops.bucket, pairs: nativePairs(ops, request.pairs) };
   },
-  verify: verifyDitSignature,
+  // The path is base64 (translate refuses any other character): decoded, it is itself.
+  verify: (request, secrets, nowSeconds) => verifyDitSignature(request, request.uri, secrets, nowSeconds),
   useData: useDitData,
 };

@@ -297,22 +297,39 @@ export const decoded = (text: string): string | undefined => {
 };
 
 /**
- * DIT's `signature`: the hex HMAC-SHA256 of the path (as DIT's Lambda saw it,
- * decoded), followed when there are other query parameters by `?` and them,
- * sorted as DIT sorts [name, value] arrays, as `name=value` joined by `&`.
- * `expires` (`YYYYMMDDTHHmmssZ`, which sorts as the time does) is covered like
- * any parameter; the URL stops working then.
+ * DIT's `signature`: the hex HMAC-SHA256 of `path` (the request's path as
+ * DIT's Lambda saw it, decoded; false or undefined when none can be signed),
+ * followed when there are other query parameters by `?` and them, sorted as
+ * DIT sorts [name, value] arrays, as `name=value` joined by `&`. `expires`
+ * (`YYYYMMDDTHHmmssZ`, which sorts as the time does) is covered like any
+ * parameter; the URL stops working then.
+ *
+ * That text is unescaped, so only what DIT's signer writes is read from it:
+ * a path without `?` or `#` (sent as `%3F`, `%23`), and pairs of one `=`
+ * each, the name without `&`, `?`, `#` or a control character, the value
+ * without `&` (nor `=`: no parameter's value holds either). Anything else could
+ * spell another request's text (`expires%3D<t>%26format=webp` is the pairs
+ * `expires=<t>` and `format=webp`): it is invalid.
  */
-export const verifyDitSignature = (request: DialectRequest, secrets: string[], nowSeconds: number): SignatureCheck => {
+export const verifyDitSignature = (
+  request: DialectRequest,
+  path: string | false | undefined,
+  secrets: string[],
+  nowSeconds: number,
+): SignatureCheck => {
   const given = request.pairs.filter((pair) => pair[0] === 'signature');
   // Sorted by their text, `name,value`, as Array.prototype.sort does without a comparison.
   const others = request.pairs.filter((pair) => pair[0] !== 'signature').sort();
   const expires = others.filter((pair) => pair[0] === 'expires')[0];
-  const path = decoded(request.uri);
-  const text = path + (others.length ? '?' + others.map((pair) => pair.join('=')).join('&') : '');
-  const now = new Date(nowSeconds * 1000).toISOString().replace(/[-:]|\.\d+/g, '');
-  if (!given.length) return 'unsigned';
-  if (given[1] || path == null || !hmacMatches('sha256', 'hex', text, (given[0] as [string, string])[1], secrets)) return 'invalid';
-  // Covered by the signature, so a malformed one is the signer's: it never works.
-  return expires && !(/^\d{8}T\d{6}Z$/.test(expires[1]) && expires[1] > now) ? 'expired' : 'valid';
+  const query = others.map((pair) => pair.join('='));
+  const signable = /^\/[^?#]*$/.test(path as string) && query.every((pair) => /^[^=&?#\0-\x1f\x7f]*=[^=&]*$/.test(pair));
+  const text = path + (others.length ? '?' + query.join('&') : '');
+  return !given.length
+    ? 'unsigned'
+    : given[1] || !signable || !hmacMatches('sha256', 'hex', text, (given[0] as [string, string])[1], secrets)
+      ? 'badSignature'
+      : // Covered by the signature, so a malformed one is the signer's: it never works.
+        expires && !(/^\d{8}T\d{6}Z$/.test(expires[1]) && expires[1] > new Date(nowSeconds * 1000).toISOString().replace(/[-:]|\.\d+/g, ''))
+        ? 'expired'
+        : 'valid';
 };

@@ -213,7 +213,7 @@ export const imgix: Dialect = {
           ),
         ).length > 0,
     );
-    if (signatures.length > 1 || matches.length === 0) return 'invalid';
+    if (signatures.length > 1 || matches.length === 0) return 'badSignature';
     const expires = request.pairs.filter((pair) => pair[0] === 'expires')[0];
     return expires && !(+expires[1] > nowSeconds) ? 'expired' : 'valid';
   },

@@ -57,15 +57,24 @@ export const thumbor: Dialect = {
   },
   verify: (request, secrets, nowSeconds): SignatureCheck => {
     const hash = cut(request.uri)[1];
-    if (!hash) return verifyDitSignature(request, secrets, nowSeconds);
+    // The path a signature covers: after the HMAC (from its `/`), or all of it.
+    const path = request.uri.slice(hash ? hash.length + 1 : 0);
+    const text = decoded(path);
+    const sent = cut(path);
+    const key = decoded(sent[14] as string);
+    // Its decoded text, when that cuts as the path itself does (no segment escaped, the same key): else two
+    // paths share that text (`/fit-in%2F300x200/a.jpg` is the key `fit-in/300x200/a.jpg`).
+    const signable = !/%/.test(sent.slice(1, 14) + '') && cut(text as string)[14] === key && text;
+    if (!hash) return verifyDitSignature(request, signable, secrets, nowSeconds);
     // Thumbor's HMAC covers the path only, so a query beside it, which could ask for any other variant, voids it.
-    if (request.pairs.length) return 'invalid';
-    // What follows the HMAC, as sent or decoded: Thumbor's signers sign the path as they write it.
-    const signed = request.uri.slice(hash.length + 2);
-    const signature = hash.replace(/-/g, '+').replace(/_/g, '/');
-    return [signed, decoded(signed)].some((text) => text != null && hmacMatches('sha1', 'base64', text, signature, secrets))
+    // Its signers sign the path as they write it: as sent, or decoded when that cuts alike and holds no
+    // `%` (else the text, sent as it is, would be another key, decoded once more).
+    return !request.pairs.length &&
+      [path, signable && !/%/.test(signable) && signable].some(
+        (signed) => signed && hmacMatches('sha1', 'base64', signed.slice(1), hash.replace(/-/g, '+').replace(/_/g, '/'), secrets),
+      )
       ? 'valid'
-      : 'invalid';
+      : 'badSignature';
   },
   useData: useDitData,
 };
