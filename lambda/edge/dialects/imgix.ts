@@ -47,7 +47,7 @@ export const IMGIX_BOOK: RuleBook = /* @__PURE__ */ (() => ({
   title: 'imgix',
   spellings: { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or' },
   refused:
-    '^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim-|fill-|bg-re|upscale).*|.*64)$',
+    '^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|t(a|cl?|f|l|p|sh|sz|t)?|lp-blur|fps|frame|interval|reverse|skip|rott|rasterize-bypass|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim.|fill-|bg-re|background-re|upscale|face-|license-plate|object-removal|rot-?type).*|.*64)$',
   defaults: { fit: 'clip' },
   list: 'auto',
   rules: {
