@@ -49,11 +49,13 @@ export interface DitData {
  * The segments, each a group: 1 the HMAC (20 bytes in base64url, padded), 2
  * trim and its corner, 3 its tolerance, 4 a crop, 5 fit-in and its kind, 6
  * and 8 the flips, 7 and 9 width and height (none for 0), 10 the alignments,
- * 11 smart, 12 the filters (no argument holds `)`), 13 the bucket, 14 the key.
- * Each optional segment matches one way, so it runs in linear time.
+ * 11 smart, 12 and 14 the filters' segments before and after 13 the bucket
+ * (no argument holds `)`), 15 the key. Each optional segment matches one way
+ * (a filters segment starts `filters:`, the bucket's `s3:`), so it runs in
+ * linear time.
  */
 const PATH =
-  '^\\/(?:([\\w-]{27}=)\\/|unsafe\\/)?(?:(trim(?::top-left|:bottom-right)?)(?::(\\d+))?\\/)?(?:(\\d+x\\d+:\\d+x\\d+)\\/)?(?:((?:full-|adaptive-)?fit-in)\\/)?(?:(-?)0*([1-9]\\d*|)x(-?)0*([1-9]\\d*|)\\/)?((?:(?:left|right|center)\\/)?(?:(?:top|bottom|middle)\\/)?)(?:(smart)\\/)?(?:filters((?::\\w+\\([^)]*\\))+)\\/)?(?:s3:([^/]+)\\/)?(.*)$';
+  '^\\/(?:([\\w-]{27}=)\\/|unsafe\\/)?(?:(trim(?::top-left|:bottom-right)?)(?::(\\d+))?\\/)?(?:(\\d+x\\d+:\\d+x\\d+)\\/)?(?:((?:full-|adaptive-)?fit-in)\\/)?(?:(-?)0*([1-9]\\d*|)x(-?)0*([1-9]\\d*|)\\/)?((?:(?:left|right|center)\\/)?(?:(?:top|bottom|middle)\\/)?)(?:(smart)\\/)?((?:filters(?::\\w+\\([^)]*\\))+\\/)*)(?:s3:([^/]+)\\/)?((?:filters(?::\\w+\\([^)]*\\))+\\/)*)(.*)$';
 
 /** The rule of an edit at each of the JSON paths DIT documents. */
 const JSON_RULES: { [path: string]: Rule } = {

@@ -1,6 +1,8 @@
 // Thumbor paths as DIT serves them (its thumbor-mapper.ts), in Thumbor's own
 // order: `/[<hmac>|unsafe/][trim/][AxB:CxD/][fit-in/][-Wx-H/][halign/][valign/]
-// [smart/][filters:f(a):g(b)/][s3:<bucket>/]<key>`, no `unsafe/` needed. A
+// [smart/][filters:f(a):g(b)/...][s3:<bucket>/][filters:h(c)/...]<key>`, no
+// `unsafe/` needed: any number of filters segments, before or after the bucket
+// (DIT reads every `filters:` of the path). A
 // path with none of these segments is a key, and its query is read as a native
 // URL's: a native URL (without a preset or `sig`) means here what it means
 // natively.
@@ -20,23 +22,28 @@ const MAX_FILTERS = 24;
 const cut = (uri: string): string[] => RegExp(DIT.path as string).exec(uri) || [];
 
 /**
- * Applies each filter's rule to its argument, or for those of several
- * arguments to what DIT makes of them: blur's sigma (given, else half the
- * radius), sharpen's (1 + radius / 2), the watermark's key (the last, a
- * bucket before it); fill is fit=contain too, with a colour or blurred.
+ * Applies every filter of the path's segments, sorted by their text as DIT
+ * applies them, each rule to its argument, or for those of several arguments
+ * to what DIT makes of them: blur's sigma (given, else half the radius),
+ * sharpen's (1 + radius / 2), the watermark's key (the last, a bucket before
+ * it); fill is fit=contain too, with a colour or blurred. The arguments are
+ * read decoded, as DIT reads its path, and spaces around their commas are allowed
+ * (`blur(60,%202)`); each filter is cut from the path as sent, so a decoded
+ * `)` or `:` is an argument's.
  */
 const filters = (ops: NativeOps, text: string): void => {
-  const list = text.slice(1, -1).split('):');
+  const list = (text.match(/\w+\([^)]*/g) || []).sort();
   if (list.length > MAX_FILTERS) throw ditRefusal('filters');
   list.forEach((filter) => {
-    const name = filter.slice(0, filter.indexOf('('));
-    const args = filter.slice(name.length + 1).split(',');
-    if (name === 'watermark' && args.length > 2) throw ditRefusal('filters:watermark');
+    const name = filter.split('(')[0]!;
+    const args = (decoded(filter.slice(name.length + 1)) as string).split(/ *, */);
+    if (name === 'watermark' && 2 in args) throw ditRefusal('filters:watermark');
     if (name === 'fill') ops.fit = 'contain';
     applyRule(
       ops,
-      'filters:' + (name === 'fill' && args[0] === 'blur' ? 'fill(blur)' : name),
-      name === 'blur' ? String(+args[1]! || +args[0]! / 2) : name === 'sharpen' ? String(1 + +args[1]! / 2) : args[args.length - 1] || true,
+      'filters:' + (filter === 'fill(blur' ? 'fill(blur)' : name),
+      // Strings, so that a number that is not one (NaN) is refused by the grammar, not dropped.
+      name === 'blur' ? +args[1]! || +args[0]! / 2 + '' : name === 'sharpen' ? 1 + +args[1]! / 2 + '' : args.pop() || true,
     );
   });
 };
@@ -50,9 +57,11 @@ export const thumbor: Dialect = {
       const rule = (DIT.groups as (string | null)[])[group];
       if (text && rule) applyRule(ops, rule.replace('$', text), text);
     });
-    if (path[12]) filters(ops, path[12]);
-    const key = decoded(path[14] || '');
-    if (key == null) throw ditRefusal('path');
+    const segments = [path[12], path[14]] + '';
+    const key = decoded(path[15] || '');
+    // Every argument decodes when the filters' text does: each is cut at a character that is never escaped.
+    if (key == null || decoded(segments) == null) throw ditRefusal('path');
+    filters(ops, segments);
     return { key, pairs: nativePairs(ops, request.pairs), bucket: path[13] };
   },
   verify: (request, secrets, nowSeconds): SignatureCheck => {
@@ -61,10 +70,10 @@ export const thumbor: Dialect = {
     const path = request.uri.slice(hash ? hash.length + 1 : 0);
     const text = decoded(path);
     const sent = cut(path);
-    const key = decoded(sent[14] as string);
+    const key = decoded(sent[15] as string);
     // Its decoded text, when that cuts as the path itself does (no segment escaped, the same key): else two
     // paths share that text (`/fit-in%2F300x200/a.jpg` is the key `fit-in/300x200/a.jpg`).
-    const signable = !/%/.test(sent.slice(1, 14) + '') && cut(text as string)[14] === key && text;
+    const signable = !/%/.test(sent.slice(1, 15) + '') && cut(text as string)[15] === key && text;
     if (!hash) return verifyDitSignature(request, signable, secrets, nowSeconds);
     // Thumbor's HMAC covers the path only, so a query beside it, which could ask for any other variant, voids it.
     // Its signers sign the path as they write it: as sent, or decoded when that cuts alike and holds no
