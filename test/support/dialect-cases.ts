@@ -175,6 +175,27 @@ export const DIT_CASES: DialectCase[] = [
     path: '/fit-in/100x100/s3:my-archive/old/dog.jpg',
     native: native('w=100&h=100&fit=inside&enlarge=1', 'width=100,height=100,fit=inside,enlarge=1', '/archive/old/dog.jpg'),
   },
+  {
+    grammar: 'thumbor',
+    source: MAPPER + ' (every filters: segment, as its tests write them)',
+    path: `/fit-in/300x200/filters:rotate(90)/filters:grayscale()/${KEY}`,
+    native: native(
+      'w=300&h=200&fit=inside&enlarge=1&rotate=90&grayscale=1',
+      'width=300,height=200,fit=inside,enlarge=1,rotate=90,grayscale=1',
+    ),
+  },
+  {
+    grammar: 'thumbor',
+    source: MAPPER + ' (s3:<bucket> before the filters)',
+    path: '/s3:my-archive/filters:grayscale()/old/dog.jpg',
+    native: native('grayscale=1', 'grayscale=1', '/archive/old/dog.jpg'),
+  },
+  {
+    grammar: 'thumbor',
+    source: MAPPER + ' (arguments read decoded, a space after a comma)',
+    path: `/filters:blur(60,%202)/${KEY}`,
+    native: native('blur=2', 'blur=2'),
+  },
   { grammar: 'thumbor', source: QUERY, path: `/${KEY}`, query: 'format=webp', native: native('format=webp', 'format=webp') },
   {
     grammar: 'thumbor',
