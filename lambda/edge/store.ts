@@ -84,6 +84,17 @@ export const DATA_FIELDS: { [field: string]: string } = {
   refusalHeaders: 'r',
   statusTexts: 't',
   dialect: 'd',
+  // A dialect's data: the fields of DIT's (DitData) and of imgix's and Cloudflare's books (Book).
+  rules: 'R',
+  values: 'V',
+  why: 'W',
+  refused: 'F',
+  path: 'P',
+  groups: 'G',
+  title: 'T',
+  spellings: 'S',
+  defaults: 'D',
+  list: 'L',
 };
 
 /** `record` with its fields under their DATA_FIELDS names. */
@@ -95,13 +106,16 @@ const shortNames = (record: object): { [field: string]: unknown } => {
   return renamed;
 };
 
-/** The data as the function reads it: its own fields and each parameter's under their short names (not the parameters' or watermarks' names). */
+/** A dialect's data (Dialect.useData) as its function reads it: its fields under their short names. */
+export const dialectStoreForm = (dialect: object): object => shortNames(dialect);
+
+/** The data as the function reads it: its own fields, each parameter's and the dialect's under their short names (not the parameters' or watermarks' names). */
 export function storeForm(data: EdgeData): object {
   const params: { [name: string]: unknown } = {};
   Object.keys(data.params).forEach((name) => {
     params[name] = shortNames(data.params[name] as object);
   });
-  return shortNames({ ...data, params });
+  return shortNames({ ...data, params, ...(data.dialect ? { dialect: dialectStoreForm(data.dialect) } : {}) });
 }
 
 /** CloudFront's limits on a key and a value, in UTF-8 bytes. */

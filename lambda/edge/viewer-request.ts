@@ -149,13 +149,6 @@ const response = (data: EdgeData, statusCode: number, code: string, message: str
 
 const forbidden = (data: EdgeData, word: 'unsigned' | 'expired' | 'badSignature') => response(data, 403, 'invalid_signature', say(word));
 
-/** A bucket a dialect's request names, as the key prefix the deployment serves it under (the store's map of bucket names to prefixes). */
-const bucketPrefix = (bucket: string, map: string | undefined): string => {
-  const prefixes = JSON.parse(map || '{}') as { [bucket: string]: string };
-  if (!hasOwn(prefixes, bucket)) throw grammarError('invalid_key', `Unknown bucket "${bucket.slice(0, 63)}".`);
-  return prefixes[bucket] as string;
-};
-
 /** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
 const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | CloudFrontResponse => {
   try {
@@ -204,11 +197,13 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
     // Read before the store, so that a repeated sig is a 400 like any repeated parameter. A
     // dialect's function verifies the dialect's signature on every URL, native ones too.
     const signature = EDGE.signing && !EDGE.translating ? signatureParams(pairs) : {};
+    // The buckets a dialect's request names: its key's, an overlay's.
+    const named = EDGE.namedBuckets ? [translated!.bucket, translated!.overlay].filter((bucket) => bucket) : [];
     const keys = ([] as string[]).concat(
       EDGE.signing ? SIGNING_SECRETS_KEY : [],
       // The names only word the refusal of an unknown preset; one read more is simpler than a second round.
       !EDGE.translating && preset != null && EDGE.presetsInStore ? [PRESET_KEY_PREFIX + preset, PRESET_NAMES_KEY] : [],
-      EDGE.namedBuckets && translated!.bucket != null ? BUCKETS_KEY : [],
+      EDGE.namedBuckets && named.length ? BUCKETS_KEY : [],
     );
 
     const rewrite = (values: StoreValues): Answer => {
@@ -219,7 +214,13 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
         const check = dialect!.verify(viewer!, parseSecrets(values[SIGNING_SECRETS_KEY]), Date.now() / 1000);
         if (check !== 'valid') return forbidden(data, check);
       }
-      if (EDGE.namedBuckets && translated!.bucket != null) key = validateKey(bucketPrefix(translated!.bucket, values[BUCKETS_KEY]) + key);
+      if (EDGE.namedBuckets && named.length) {
+        // The store's map of bucket names to the key prefixes the deployment serves them under.
+        const prefixes = JSON.parse(values[BUCKETS_KEY] || '{}') as { [bucket: string]: string };
+        // As DIT answers a bucket outside its SOURCE_BUCKETS.
+        if (named.some((bucket) => !hasOwn(prefixes, bucket as string))) return response(data, 403, 'forbidden_bucket', say('bucket'));
+        if (translated!.bucket) key = validateKey(prefixes[translated!.bucket] + key);
+      }
       const options: GrammarOptions = {
         maxDimension: EDGE.dimensionLimit,
         presetsOnly: EDGE.onlyPresets,

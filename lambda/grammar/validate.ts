@@ -42,6 +42,7 @@ export const WORDS = {
   unsigned: 'This URL must be signed.',
   expired: 'This URL has expired.',
   badSignature: 'The signature is not valid for this URL.',
+  bucket: 'This request names a bucket this deployment does not serve.',
 };
 
 export type Word = keyof typeof WORDS;

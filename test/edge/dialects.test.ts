@@ -118,11 +118,24 @@ describe("a JSON request's format qualities", () => {
 });
 
 describe('buckets', () => {
-  it("refuses a bucket that is not one of the deployment's, without naming those that are", async () => {
+  it("refuses, as DIT does, with a 403, a bucket that is not one of the deployment's, without naming those that are", async () => {
     const refused = await answer(functions['dit-json']!, ditRequest({ bucket: 'someone-elses', key: 'a.jpg' }));
-    expect(refused).toEqual({ status: 400, message: 'Unknown bucket "someone-elses".' });
-    expect(await answer(functions.thumbor!, '/s3:someone-elses/a.jpg')).toMatchObject({ status: 400 });
-    // The map is read only when a request names a bucket.
+    expect(refused).toEqual({ status: 403, message: 'This request names a bucket this deployment does not serve.' });
+    expect(await answer(functions.thumbor!, '/s3:someone-elses/a.jpg')).toEqual(refused);
+    expect(await answer(functions.thumbor!, '/filters:rotate(90)/s3:someone-elses/filters:grayscale()/a.jpg')).toEqual(refused);
+  });
+
+  it("refuses an overlay from a bucket that is not one of the deployment's, and serves one from one that is", async () => {
+    const overlay = (bucket: string) => ditRequest({ key: 'a.jpg', edits: { overlayWith: { bucket, key: 'brand/logo.png' } } });
+    expect(await answer(functions['dit-json']!, overlay('someone-elses'))).toMatchObject({ status: 403 });
+    expect(await answer(functions.thumbor!, '/filters:watermark(someone-elses,brand/logo.png)/a.jpg')).toMatchObject({ status: 403 });
+    const served = { status: 200, uri: '/a.jpg/watermark=logo.1a2b3c4d' };
+    expect(await answer(functions['dit-json']!, overlay('my-archive'))).toEqual(served);
+    expect(await answer(functions.thumbor!, '/filters:watermark(my-archive,brand/logo.png)/a.jpg')).toEqual(served);
+    expect(await answer(functions.thumbor!, '/filters:watermark(logo.png)/a.jpg')).toEqual(served);
+  });
+
+  it('reads the map only when a request names a bucket', async () => {
     const fn = functions['dit-json']!;
     const before = fn.kvs.keysRead.length;
     await answer(fn, ditRequest({ key: 'a.jpg' }));

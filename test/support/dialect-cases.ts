@@ -208,7 +208,7 @@ export const DIT_CASES: DialectCase[] = [
     grammar: 'thumbor',
     source: FILTERS,
     path: `/10x10:100x100/${KEY}`,
-    refused: { status: 400, message: /^DIT 10x10:100x100: a crop in pixels/ },
+    refused: { status: 400, message: /^DIT AxB:CxD: a crop in pixels/ },
   },
   {
     grammar: 'thumbor',

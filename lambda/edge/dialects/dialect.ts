@@ -26,10 +26,17 @@ export interface NativeRequest {
   pairs: [string, string][];
   /**
    * A bucket the request names (DIT's `bucket`, a Thumbor path's `s3:<bucket>`):
-   * the edge checks it against the deployment's buckets and puts the key under
+   * the edge checks it against the deployment's buckets (another is a 403, as
+   * DIT answers a bucket outside its SOURCE_BUCKETS) and puts the key under
    * that bucket's prefix. Absent: the key as it is, in the default source bucket.
    */
   bucket?: string;
+  /**
+   * The bucket an overlay names (DIT's `overlayWith.bucket`, a watermark
+   * filter's first argument): the overlay is the deployment's watermark of its
+   * file's name, and the bucket must be one of the deployment's too.
+   */
+  overlay?: string;
 }
 
 /** The name a dialect's refusals start with, in the data of a dialect whose every native pair is its translator's (imgix's, Cloudflare's). */

@@ -69,7 +69,7 @@ export const ditJson: Dialect = {
     // DIT crops to the face even without a resize; ours places a resize's cover crop.
     if (ops.position === 'face' && !(ops.width && ops.height)) throw ditRefusal('edits.smartCrop');
     // Read before nativePairs, where a query's parameter of the same name would take their place.
-    return { key: ops.key, bucket: ops.bucket, pairs: nativePairs(ops, request.pairs) };
+    return { key: ops.key, bucket: ops.bucket, overlay: ops.overlay, pairs: nativePairs(ops, request.pairs) };
   },
   // The path is base64 (translate refuses any other character): decoded, it is itself.
   verify: (request, secrets, nowSeconds) => verifyDitSignature(request, request.uri, secrets, nowSeconds),

@@ -59,11 +59,12 @@ const PATH =
 
 /** The rule of an edit at each of the JSON paths DIT documents. */
 const JSON_RULES: { [path: string]: Rule } = {
-  // Names the grammar does not read: dit-json.ts takes them from the ops.
+  // Names the grammar does not read: dit-json.ts takes them from the ops (and overlayWith's bucket).
   '.key': ['key'],
   '.bucket': ['bucket'],
-  // WebP's encoding effort: the output is the same image.
+  // WebP's encoding effort: the output is the same image. DIT reads no other name at the top level (reductionEffort).
   '.effort': [],
+  '.reductionEffort': [],
   '.outputFormat': ['format', null, '?'],
   '.edits.resize.width': ['width'],
   '.edits.resize.height': ['height'],
@@ -87,7 +88,8 @@ const JSON_RULES: { [path: string]: Rule } = {
   '.edits.smartCrop': ['position', 'face'],
   '.edits.smartCrop.faceIndex': ['', null, '-'],
   '.edits.smartCrop.padding': ['', null, '-'],
-  '.edits.overlayWith.bucket': [],
+  // Checked against the deployment's buckets at the edge (NativeRequest.overlay).
+  '.edits.overlayWith.bucket': ['overlay'],
   '.edits.overlayWith.key': ['watermark', null, '~'],
 };
 
@@ -140,7 +142,8 @@ const THUMBOR_RULES: { [key: string]: Rule } = {
   // Metadata is stripped unless a URL asks to keep it.
   'filters:strip_exif': [],
   'filters:strip_icc': [],
-  'filters:upscale': ['enlarge', '1'],
+  // DIT's upscale is fit-in's fit (sharp enlarges unless told not to, as nativePairs does).
+  'filters:upscale': ['fit', 'inside'],
   'filters:watermark': ['watermark', null, '~'],
 };
 
@@ -187,7 +190,8 @@ const JSON_WHY: DitData['why'] = {
 
 const THUMBOR_WHY: DitData['why'] = {
   unsupported: UNSUPPORTED,
-  pixels: "DIT $0: a crop in pixels needs the source's size, which the edge does not know (a native URL's crop takes fractions).",
+  // Thumbor's crop segment, refused as what its group is named (THUMBOR_DATA.groups).
+  'AxB:CxD': "DIT $0: a crop in pixels needs the source's size, which the edge does not know (a native URL's crop takes fractions).",
   // The operations refused for a reason of their own.
   'filters:watermark': "DIT $0: names a watermark of this deployment by its file's name; its placement is the watermark's own.",
   filters: 'DIT $0: at most 24 filters.',
@@ -203,7 +207,7 @@ export const THUMBOR_DATA: DitData = {
   refused: REFUSED,
   why: THUMBOR_WHY,
   path: PATH,
-  groups: [null, null, '$', 'trim:tolerance', null, '$', '-W', 'W', '-H', 'H', '$', '$'],
+  groups: [null, null, '$', 'trim:tolerance', 'AxB:CxD', '$', '-W', 'W', '-H', 'H', '$', '$'],
 };
 
 /**

@@ -16,9 +16,6 @@
 import { applyRule, decoded, DIT, ditRefusal, hmacMatches, nativePairs, useDitData, verifyDitSignature, type NativeOps } from './dit';
 import type { Dialect, NativeRequest, SignatureCheck } from './dialect';
 
-/** The most filters one path may give: DIT's documented ones, each once. */
-const MAX_FILTERS = 24;
-
 const cut = (uri: string): string[] => RegExp(DIT.path as string).exec(uri) || [];
 
 /**
@@ -33,15 +30,23 @@ const cut = (uri: string): string[] => RegExp(DIT.path as string).exec(uri) || [
  */
 const filters = (ops: NativeOps, text: string): void => {
   const list = (text.match(/\w+\([^)]*/g) || []).sort();
-  if (list.length > MAX_FILTERS) throw ditRefusal('filters');
+  // The most filters one path may give: DIT's documented ones, each once (a literal: the function's bytes are few).
+  if (list.length > 24) throw ditRefusal('filters');
   list.forEach((filter) => {
     const name = filter.split('(')[0]!;
     const args = (decoded(filter.slice(name.length + 1)) as string).split(/ *, */);
-    if (name === 'watermark' && 2 in args) throw ditRefusal('filters:watermark');
-    if (name === 'fill') ops.fit = 'contain';
+    if (name === 'watermark') {
+      if (2 in args) throw ditRefusal('filters:watermark');
+      if (args[1]) ops.overlay = args[0]!;
+    }
+    if (name === 'fill') {
+      // DIT's fill is a resize's: without both sides it changes nothing (a background here would flatten an alpha channel).
+      if (!(ops.width && ops.height)) return;
+      ops.fit = 'contain';
+    }
     applyRule(
       ops,
-      'filters:' + (filter === 'fill(blur' ? 'fill(blur)' : name),
+      'filters:' + (filter === 'fill(blur' ? filter + ')' : name),
       // Strings, so that a number that is not one (NaN) is refused by the grammar, not dropped.
       name === 'blur' ? +args[1]! || +args[0]! / 2 + '' : name === 'sharpen' ? 1 + +args[1]! / 2 + '' : args.pop() || true,
     );
@@ -50,19 +55,16 @@ const filters = (ops: NativeOps, text: string): void => {
 
 export const thumbor: Dialect = {
   translate: (request): NativeRequest => {
+    // Every part of the path decodes when the whole does: each is cut at a character that is never escaped.
+    if (decoded(request.uri) == null) throw ditRefusal('path');
     const path = cut(request.uri);
-    if (path[4]) throw ditRefusal(path[4], 'pixels');
     const ops: NativeOps = {};
     path.forEach((text, group) => {
       const rule = (DIT.groups as (string | null)[])[group];
       if (text && rule) applyRule(ops, rule.replace('$', text), text);
     });
-    const segments = [path[12], path[14]] + '';
-    const key = decoded(path[15] || '');
-    // Every argument decodes when the filters' text does: each is cut at a character that is never escaped.
-    if (key == null || decoded(segments) == null) throw ditRefusal('path');
-    filters(ops, segments);
-    return { key, pairs: nativePairs(ops, request.pairs), bucket: path[13] };
+    filters(ops, [path[12], path[14]] + '');
+    return { key: decoded(path[15] || '') as string, bucket: path[13], overlay: ops.overlay, pairs: nativePairs(ops, request.pairs) };
   },
   verify: (request, secrets, nowSeconds): SignatureCheck => {
     const hash = cut(request.uri)[1];

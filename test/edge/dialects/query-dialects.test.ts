@@ -8,6 +8,7 @@ import * as nodeCrypto from 'node:crypto';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { bundleFunction } from '../../../lib/edge-function';
+import { dialectStoreForm } from '../../../lambda/edge/store';
 import { DIALECT_MODULES } from '../../../lambda/edge/dialects/index';
 import { cloudflare } from '../../../lambda/edge/dialects/cloudflare';
 import type { Dialect } from '../../../lambda/edge/dialects/dialect';
@@ -53,13 +54,14 @@ function documented(name: string, dialect: Dialect, examples: DialectExample[], 
 /**
  * A translator as the edge function holds it: bundled, minified and with its
  * properties renamed by lib/edge-function.ts, run with the runtime's `crypto`,
- * and given its words as the edge function gives them: read from the store's JSON.
+ * and given its words as the edge function gives them: read from the store's JSON, under
+ * the store's short names.
  */
 function bundled(name: 'imgix' | 'cloudflare'): { code: string; dialect: Dialect } {
   const code = bundleFunction(`./lambda/edge/dialects/${name}.ts`, name, {});
   const context: { crypto: typeof nodeCrypto; edge?: Dialect } = { crypto: nodeCrypto };
   runInNewContext(code, context);
-  context.edge!.useData(JSON.parse(JSON.stringify(DIALECT_MODULES[name]!.data)) as object);
+  context.edge!.useData(JSON.parse(JSON.stringify(dialectStoreForm(DIALECT_MODULES[name]!.data))) as object);
   return { code, dialect: context.edge! };
 }
 const BUNDLED = { imgix: bundled('imgix'), cloudflare: bundled('cloudflare') };
