@@ -39,7 +39,7 @@ export default defineConfig(
     rules: { 'max-lines-per-function': ['error', { max: MAX_FUNCTION_LINES }] },
   },
   {
-    // The playground's page script runs in the browser.
+    // The playground's page modules run in the browser.
     files: ['local/emulator/playground/*.js'],
     languageOptions: {
       globals: Object.fromEntries(

@@ -12,7 +12,7 @@ import type { Preset } from '../lambda/grammar';
 import type { SourceKindSettings } from '../lambda/origin/config';
 import { bySourceSetting, SOURCE_SETTINGS } from '../lambda/origin/sources';
 import { bad, flag, integer, integerOrOff, integers, jsonObject, list, text, type Lookup as ReaderLookup } from './context-readers';
-import type { ImageTransformerProps } from './image-transformer';
+import type { ImageTransformerProps } from './props';
 import { TABLE_CONTEXT_KEYS, tableProps, type TableKey } from './settings-table';
 
 /** The app's own context keys, with their meaning (docs/configuration.md lists them all; test/docs/tables.test.ts keeps it complete). */

@@ -16,7 +16,7 @@ import { DIALECTS, type DialectName } from '../lambda/edge/dialects/dialect';
 import { DEFAULT_GRAMMAR_OPTIONS, type GrammarOptions } from '../lambda/grammar';
 import type { SourceKindSettings } from '../lambda/origin/config';
 import { bySourceSetting, routesRefusal } from '../lambda/origin/sources';
-import type { ImageTransformerCors, ImageTransformerProps } from './image-transformer';
+import type { ImageTransformerCors, ImageTransformerProps } from './props';
 import { bucketNames } from './parts/buckets';
 import { resolveTable, type TableSettings } from './settings-table';
 import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkSourceBuckets } from './settings';

@@ -6,7 +6,7 @@
 // functions is given it.
 // The context reading (lib/context.ts), the props' resolution
 // (lib/resolved-settings.ts) and the plan (lib/plan.ts) derive from the rows:
-// a new setting is its row, its prop (lib/image-transformer.ts) and the one
+// a new setting is its row, its prop (lib/props/) and the one
 // place that uses it ("Adding a setting" in docs/development.md). Settings
 // resolved from several props, or into several values (the grammar, the
 // sources, the origin's timeout, concurrency, domain names and certificate),
@@ -30,7 +30,7 @@ import {
   type Lookup,
 } from './context-readers';
 import { packageFallbackImage } from './fallback-image';
-import type { ImageTransformerProps } from './image-transformer';
+import type { ImageTransformerProps } from './props';
 import { checkedInteger, checkRegion, ImageTransformerConfigError } from './settings';
 import { DEFAULT_BROWSER_MAX_AGE_SECONDS } from './viewer-response-function';
 

@@ -3,7 +3,8 @@
 
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { ImageTransformer, type ImageTransformerProps } from './image-transformer';
+import { ImageTransformer } from './image-transformer';
+import type { ImageTransformerProps } from './props';
 
 export interface ImageTransformerStackProps extends StackProps {
   /** Builds the construct's props inside the stack (imports need a scope). */

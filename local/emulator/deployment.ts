@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { isObject } from '../../lambda/common/checks';
 import { appSettingsFromContext, CONTEXT_KEYS, propsFromContext, type ContextKey } from '../../lib/context';
-import type { ImageTransformerProps } from '../../lib/image-transformer';
+import type { ImageTransformerProps } from '../../lib/props';
 import { deploymentPlan, type DeploymentPlan } from '../../lib/plan';
 import { resolveSettings, type ResolvedSettings } from '../../lib/resolved-settings';
 import { PROJECT_ROOT } from '../../lib/project-root';

@@ -90,7 +90,7 @@ function numberField(name: ParamName, rule: ParamRecord, grammar: GrammarOptions
   return isSide(rule) ? field : `${field}<datalist id="${list}"><option value="auto"></option></datalist>`;
 }
 
-/** A text field of the kind's shape; a colour's has a picker beside it (playground.js keeps them in step). */
+/** A text field of the kind's shape; a colour's has a picker beside it (the page's form.js keeps them in step). */
 function textField(name: ParamName, rule: ParamRecord, grammar: GrammarOptions): string {
   const shape = TEXT_SHAPES[rule.kind];
   const field = `<input${attributes({
@@ -109,7 +109,7 @@ function textField(name: ParamName, rule: ParamRecord, grammar: GrammarOptions):
 /** The element that takes a value of the rule. */
 function valueControl(name: ParamName, rule: ParamRecord, grammar: GrammarOptions): string {
   if (rule.kind === 'choice') return choiceSelect(name, rule);
-  // The deployment's names, which playground.js puts in from its configuration.
+  // The deployment's names, which the page's form.js puts in from its configuration.
   if (rule.kind === 'named') return `<select${attributes({ name, id: name })}><option value="">none</option></select>`;
   if (NUMBER_STEPS[rule.kind] !== undefined) return numberField(name, rule, grammar);
   return textField(name, rule, grammar);

@@ -108,8 +108,10 @@ interface PlaygroundFile {
 
 /**
  * A playground file as the emulator serves it, or undefined when there is no
- * such file: the browser build of lambda/client as `client.js`, and
- * index.html with the controls of the grammar's parameters (playground-form.ts).
+ * such file: the browser build of lambda/client as `client.js`, index.html
+ * with the controls of the grammar's parameters (playground-form.ts), and the
+ * page's stylesheet and ES modules as they are, typed by their extension. Only
+ * files in the playground's folder: a name that leads out of it is none.
  */
 export async function playgroundFile(name: string, clientScript: string, grammar: GrammarOptions): Promise<PlaygroundFile | undefined> {
   if (name === 'client.js') return { headers: { 'content-type': contentTypeOf(name)!, 'cache-control': 'no-store' }, body: clientScript };

@@ -22,7 +22,7 @@ import { transformProcesses } from '../../lambda/origin/transform-process';
 import type { WebOrigin } from '../../lambda/origin/web/origins';
 import { SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
-import type { ImageTransformerProps } from '../../lib/image-transformer';
+import type { ImageTransformerProps } from '../../lib/props';
 import { viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import type { WatermarkProps } from '../../lib/watermarks';
 import { contentTypeOf } from './content-types';

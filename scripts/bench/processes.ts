@@ -43,7 +43,7 @@ const EXTERNAL = ['sharp', ...FACE_DETECTOR_EXTERNALS];
 export async function bundles(): Promise<Bundles> {
   const common = { bundle: true, platform: 'node' as const, target: 'node20', external: EXTERNAL, logLevel: 'error' as const };
   const origin = join(BUILD_DIR, 'origin.cjs');
-  // As lib/image-transformer.ts has the CDK build it: minified CJS, the SDK's ES module builds.
+  // As lib/parts/origin-function.ts has the CDK build it: minified CJS, the SDK's ES module builds.
   await build({
     ...common,
     entryPoints: [join(PROJECT_ROOT, 'lambda/origin/index.ts')],

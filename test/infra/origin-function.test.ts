@@ -1,7 +1,7 @@
 // The origin function part (lib/parts/origin-function.ts, concurrency-cap.ts) as synthesized.
 
 import { describe, expect, it } from 'vitest';
-import type { ImageTransformerProps } from '../../lib/image-transformer';
+import type { ImageTransformerProps } from '../../lib/props';
 import {
   actionsOf,
   type Json,

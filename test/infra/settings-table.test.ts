@@ -5,7 +5,7 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { propsFromContext, type ContextKey } from '../../lib/context';
-import type { ImageTransformerProps } from '../../lib/image-transformer';
+import type { ImageTransformerProps } from '../../lib/props';
 import { deploymentPlan } from '../../lib/plan';
 import { resolveSettings } from '../../lib/resolved-settings';
 import { SETTINGS, type TableKey } from '../../lib/settings-table';

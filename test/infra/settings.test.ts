@@ -5,7 +5,8 @@ import * as acm from 'aws-cdk-lib/aws-certificatemanager';
 import * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
-import { ImageTransformerConfigError, type ImageTransformerProps } from '../../lib/image-transformer';
+import type { ImageTransformerProps } from '../../lib/props';
+import { ImageTransformerConfigError } from '../../lib/settings';
 import { ImageTransformerStack } from '../../lib/stack';
 import { CERTIFICATE_ARN, ENV } from './synth';
 

@@ -7,7 +7,8 @@
 import { App, Stack } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
-import { ImageTransformerConfigError, type ImageTransformerProps } from '../../lib/image-transformer';
+import type { ImageTransformerProps } from '../../lib/props';
+import { ImageTransformerConfigError } from '../../lib/settings';
 import { ImageTransformerStack } from '../../lib/stack';
 import {
   actionsOf,

@@ -14,7 +14,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
 import { expect } from 'vitest';
-import type { ImageTransformerProps } from '../../lib/image-transformer';
+import type { ImageTransformerProps } from '../../lib/props';
 import { ImageTransformerStack } from '../../lib/stack';
 
 export type Json = Record<string, any>;

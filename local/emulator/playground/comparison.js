@@ -1,0 +1,134 @@
+// The comparison: the `original` variant beside the result of the parameters,
+// each with its stats, or the service's error as the JSON it is.
+
+import { imageUrl } from '/_playground/client.js';
+import { $, el, errorBox } from './dom.js';
+import { measure } from './measure.js';
+import { page } from './page-state.js';
+import { renderStats, statRow } from './stats.js';
+import { formatBytes } from './units.js';
+import { onEmulator, signed } from './urls.js';
+
+/** Accept for the `original` variant: naming no image type, the edge keeps the source's format. */
+const ORIGINAL_ACCEPT = '*/*';
+
+const STATUS_TEXT = {
+  400: 'Bad Request',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
+/** The object URL each pane shows, revoked when the pane shows another. */
+const objectUrls = { original: undefined, result: undefined };
+
+function showImage(frame, which, blob) {
+  if (objectUrls[which]) URL.revokeObjectURL(objectUrls[which]);
+  const url = URL.createObjectURL(blob);
+  objectUrls[which] = url;
+  const image = el('img', { src: url, alt: `${which} image`, id: `${which}-image` });
+  frame.replaceChildren(image);
+  return image
+    .decode()
+    .then(() => ({ width: image.naturalWidth, height: image.naturalHeight }))
+    .catch(() => {
+      // Only when the service answered 200 with bytes this browser cannot show (e.g. no AVIF decoder).
+      frame.replaceChildren(
+        errorBox(`Cannot display ${blob.type || 'this response'}`, '', 'This browser did not decode the response body.'),
+      );
+      return undefined;
+    });
+}
+
+/** The error body's code and message; the message says so when the body is not the contract's `{ error, message }`. */
+async function serviceErrorBody(measurement) {
+  let body;
+  try {
+    body = JSON.parse(await measurement.body.text());
+  } catch {
+    body = undefined;
+  }
+  const code = typeof body?.error === 'string' ? body.error : '';
+  if (typeof body?.message === 'string') return { code, message: body.message };
+  const contentType = measurement.contentType || 'no Content-Type';
+  return { code, message: `The response was not the JSON error body the contract promises (${contentType}).` };
+}
+
+async function showServiceError(frame, measurement) {
+  const { code, message } = await serviceErrorBody(measurement);
+  const title = `${measurement.status} ${STATUS_TEXT[measurement.status] ?? ''}`.trim();
+  frame.replaceChildren(errorBox(title, code, message));
+}
+
+export async function showOriginal(key, signal) {
+  const frame = $('#original-frame');
+  frame.classList.add('loading');
+  try {
+    const url = onEmulator(await signed(imageUrl(location.origin, key, {}, page.config)));
+    const m = await measure(url, ORIGINAL_ACCEPT, signal);
+    let dims;
+    if (m.ok) dims = await showImage(frame, 'original', m.body);
+    else await showServiceError(frame, m);
+    const source = page.sources.find((s) => s.key === key);
+    renderStats($('#original-stats'), m, dims);
+    if (source) statRow($('#original-stats'), 'source object', `${formatBytes(source.bytes)} in the source bucket`);
+    page.original = { key, measurement: m, ...(dims ?? {}) };
+  } finally {
+    frame.classList.remove('loading');
+  }
+}
+
+/** The result of `format=json`: its metadata below, its placeholder (when it has one) in the frame. */
+async function showMetadata(frame, m) {
+  const metadata = JSON.parse(await m.body.text());
+  $('#json').textContent = JSON.stringify(metadata, null, 2);
+  if (typeof metadata.placeholder === 'string' && metadata.placeholder.startsWith('data:image/')) {
+    const image = el('img', {
+      src: metadata.placeholder,
+      alt: 'placeholder from format=json',
+      class: 'placeholder',
+      id: 'result-image',
+    });
+    frame.replaceChildren(image);
+    await image.decode().catch(() => {});
+  } else {
+    frame.replaceChildren(el('p', { class: 'hint', text: 'Metadata only: see below.' }));
+  }
+  return { width: metadata.width, height: metadata.height, note: '(the source, as displayed)' };
+}
+
+export async function showResult(url, signal) {
+  const frame = $('#result-frame');
+  frame.classList.add('loading');
+  const accept = $('#accept').value === 'browser' ? page.browserAccept : $('#accept').value;
+  try {
+    const m = await measure(url, accept, signal);
+    const json = m.ok && m.contentType.startsWith('application/json');
+    $('#json-card').hidden = !json;
+    let dims;
+    if (!m.ok) await showServiceError(frame, m);
+    else if (json) dims = await showMetadata(frame, m);
+    else dims = await showImage(frame, 'result', m.body);
+    const compareTo = !json && page.original?.measurement.ok ? page.original.measurement.bytes : undefined;
+    renderStats($('#result-stats'), m, dims, compareTo);
+    frame.dataset.url = url;
+  } finally {
+    frame.classList.remove('loading');
+  }
+}
+
+export function showHelperError(error) {
+  $('#url').textContent = error.message;
+  $('#url').classList.add('bad');
+  $('#signed-row').hidden = true;
+  $('#json-card').hidden = true;
+  $('#result-frame').replaceChildren(errorBox('The URL helper refused these parameters', 'imageUrl() threw', error.message));
+  $('#result-stats').replaceChildren();
+}
