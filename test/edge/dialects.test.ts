@@ -7,28 +7,13 @@
 // hostile requests are refused in bounded, linear work.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { EdgeFunctionSettings } from '../../lib/edge-function';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
-import type { EdgeGrammar } from '../../lambda/edge/dialects/dialect';
-import {
-  forwardedQuery,
-  isResponse,
-  viewerEvent,
-  type FunctionResult,
-  type LoadedFunction,
-} from '../../local/emulator/cloudfront-function';
+import { forwardedQuery, isResponse, viewerEvent, type LoadedFunction } from '../../local/emulator/cloudfront-function';
 import { DIALECT_REQUEST, MAX_DIALECT_REQUEST } from '../../lambda/grammar';
 import { DIT_CASES, ditRequest, type DialectCase } from '../support/dialect-cases';
-import { CHROMIUM_ACCEPT, KVS_ID, loadEdge } from './fixtures';
+import { CHROMIUM_ACCEPT, loadEdge } from './fixtures';
 import { ditSignature, expires, OLD_SECRET, SECRET, thumborHash } from './dialect-signers';
-
-const settings = (edgeGrammar: EdgeGrammar, signing = false): EdgeFunctionSettings => ({
-  grammar: { maxDimension: 4096, watermarks: { logo: '1a2b3c4d' } },
-  avif: true,
-  signing,
-  keyValueStoreId: KVS_ID,
-  edgeGrammar,
-});
+import { answer, settings } from './dialect-harness';
 
 const functions: { [grammar: string]: LoadedFunction } = {};
 const signed: { [grammar: string]: LoadedFunction } = {};
@@ -38,14 +23,6 @@ beforeAll(() => {
     signed[grammar] = loadEdge(settings(grammar, true), `${SECRET}\n${OLD_SECRET}`);
   }
 });
-
-type Answered = { status: number; uri?: string; message?: string };
-
-const answer = async (fn: LoadedFunction, path: string, query = '', accept?: string): Promise<Answered> => {
-  const result: FunctionResult = await fn.handler(viewerEvent(path, query, accept ? { headers: { accept } } : {}));
-  if (!isResponse(result)) return { status: 200, uri: result.uri };
-  return { status: result.statusCode, message: (JSON.parse(result.body.data) as { message: string }).message };
-};
 
 const name = (test: DialectCase) => `${test.path.slice(0, 70)}${test.query ? '?' + test.query : ''} (${test.source})`;
 
