@@ -39,7 +39,14 @@ export const DEVIATIONS = {
   unknownFilter:
     'DIT ignores a filter it does not know and serves the image without it; here such a filter is a 400 naming it, never an image without the edit asked for.',
   unservedBucket:
-    'DIT reads an s3: segment naming a bucket outside SOURCE_BUCKETS as part of the key, in the default bucket; here a bucket the deployment does not serve is a 400.',
+    'DIT reads an s3: segment naming a bucket outside SOURCE_BUCKETS as part of the key, in the default bucket; here a bucket the deployment does not serve is a 403, as DIT answers a JSON request naming one.',
+  stricterValue:
+    "DIT reads sharp's colour names and four-digit hex, rounds a fractional size and ignores a format it does not know; here each is a 400 naming the value, never an image other than the one asked for.",
+  proportion:
+    "DIT scales a Thumbor size by proportion(); here proportion() is a 400 naming it (the edge does not know the source's size without one).",
+  extension:
+    'DIT refuses a Thumbor key whose extension it does not know (400); the edge here reads no extension and the origin reads the content: an image is served, any other file is a 4xx from the origin.',
+  zeroSize: 'DIT refuses a resize to 0 by 0 (400); here 0 reads as none, as null does, and the image is served as it is.',
 } as const;
 
 /** A request: a Thumbor path as sent, or DIT's base64 JSON request for `request`. */
@@ -71,12 +78,5 @@ export const row = (source: string, request: Request, outcome: Outcome): Conform
 /** The refusal of an operation we lack, in the words of DIT's name for it. */
 export const unsupported = (op: string): RegExp => new RegExp(`^DIT ${op.replace(/[.()[\]]/g, '\\$&')}: not supported here\\.$`);
 
-/** A bucket the deployment does not serve. */
-export const UNKNOWN_BUCKET = /^Unknown bucket "not-my-bucket"\.$/;
-
-/**
- * A key whose extension DIT's request parser does not accept (parseRequestType:
- * jpg, jpeg, png, webp, tiff, tif, svg, gif, avif, or none): its 400. The
- * message is ours to choose; this pattern asks only that it names the extension.
- */
-export const extension = (ext: string): RegExp => new RegExp(`^DIT .*\\.${ext}\\b`);
+/** A bucket the deployment does not serve: a 403, as DIT's (ImageBucket::CannotAccessBucket). */
+export const UNKNOWN_BUCKET: Refusal = { status: 403, message: /^This request names a bucket this deployment does not serve\.$/ };

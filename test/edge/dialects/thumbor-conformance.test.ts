@@ -12,7 +12,7 @@ import type { LoadedFunction } from '../../../local/emulator/cloudfront-function
 import { parseSecrets } from '../../../lambda/edge/viewer-request';
 import { thumbor } from '../../../lambda/edge/dialects/thumbor';
 import { thumborHash } from '../dialect-signers';
-import { answer, edgeFunction } from './conformance-harness';
+import { answer, edgeFunction } from '../dialect-harness';
 import { SIGNATURE_ROWS, URL_ROWS, type ThumborSignatureRow, type ThumborUrlRow } from './thumbor-conformance';
 
 const split = (url: string): [string, string] => [url.split('?')[0]!, url.split('?').slice(1).join('?')];
