@@ -45,17 +45,33 @@ export interface DitData {
   groups?: (string | null)[];
 }
 
+/** `word` in either case, as an expression's source (the store's expressions take no flags). */
+const anyCase = (word: string): string => word.replace(/[a-z]/g, (letter) => `[${letter}${letter.toUpperCase()}]`);
+
+/** The extensions of an image's key (DIT's list, parseRequestType, and the HEIC and HEIF a native URL here reads too). */
+const IMAGE_TYPES = ['jpe?g', 'png', 'webp', 'avif', 'gif', 'tiff?', 'svg', 'heic', 'heif'];
+
+/**
+ * The segments' expression followed by the key's, in which a group of its own
+ * holds the extension of a key whose last segment has one that is not an
+ * image's, which DIT refuses. Not one holding `?` or `#`: a signed path that
+ * decodes to one is a forgery, the signature check's 403. Each try of that
+ * extension starts at a `.` and ends at the next, so it runs in linear time.
+ */
+const withKey = (segments: string): string => segments + '(.*?(?:\\.((?!(?:' + IMAGE_TYPES.map(anyCase).join('|') + ')$)[^./?#]+))?)$';
+
 /**
  * The segments, each a group: 1 the HMAC (20 bytes in base64url, padded), 2
  * trim and its corner, 3 its tolerance, 4 a crop, 5 fit-in and its kind, 6
  * and 8 the flips, 7 and 9 width and height (none for 0), 10 the alignments,
  * 11 smart, 12 and 14 the filters' segments before and after 13 the bucket
- * (no argument holds `)`), 15 the key. Each optional segment matches one way
- * (a filters segment starts `filters:`, the bucket's `s3:`), so it runs in
- * linear time.
+ * (no argument holds `)`), 15 the key and 16 its extension when it is not
+ * an image's (withKey; thumbor.ts reads it of the decoded key). Each optional segment matches one way (a filters segment
+ * starts `filters:`, the bucket's `s3:`), so it runs in linear time.
  */
-const PATH =
-  '^\\/(?:([\\w-]{27}=)\\/|unsafe\\/)?(?:(trim(?::top-left|:bottom-right)?)(?::(\\d+))?\\/)?(?:(\\d+x\\d+:\\d+x\\d+)\\/)?(?:((?:full-|adaptive-)?fit-in)\\/)?(?:(-?)0*([1-9]\\d*|)x(-?)0*([1-9]\\d*|)\\/)?((?:(?:left|right|center)\\/)?(?:(?:top|bottom|middle)\\/)?)(?:(smart)\\/)?((?:filters(?::\\w+\\([^)]*\\))+\\/)*)(?:s3:([^/]+)\\/)?((?:filters(?::\\w+\\([^)]*\\))+\\/)*)(.*)$';
+const PATH = /* @__PURE__ */ withKey(
+  '^\\/(?:([\\w-]{27}=)\\/|unsafe\\/)?(?:(trim(?::top-left|:bottom-right)?)(?::(\\d+))?\\/)?(?:(\\d+x\\d+:\\d+x\\d+)\\/)?(?:((?:full-|adaptive-)?fit-in)\\/)?(?:(-?)0*([1-9]\\d*|)x(-?)0*([1-9]\\d*|)\\/)?((?:(?:left|right|center)\\/)?(?:(?:top|bottom|middle)\\/)?)(?:(smart)\\/)?((?:filters(?::\\w+\\([^)]*\\))+\\/)*)(?:s3:([^/]+)\\/)?((?:filters(?::\\w+\\([^)]*\\))+\\/)*)',
+);
 
 /** The rule of an edit at each of the JSON paths DIT documents. */
 const JSON_RULES: { [path: string]: Rule } = {

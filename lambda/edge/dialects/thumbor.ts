@@ -30,11 +30,12 @@ const cut = (uri: string): string[] => RegExp(DIT.path as string).exec(uri) || [
  */
 const filters = (ops: NativeOps, text: string): void => {
   const list = (text.match(/\w+\([^)]*/g) || []).sort();
-  // The most filters one path may give: DIT's documented ones, each once (a literal: the function's bytes are few).
-  if (list.length > 24) throw ditRefusal('filters');
+  // At most 24, DIT's documented filters each once (a literal, and `in`: the function's bytes are few).
+  if (24 in list) throw ditRefusal('filters');
   list.forEach((filter) => {
-    const name = filter.split('(')[0]!;
-    const args = (decoded(filter.slice(name.length + 1)) as string).split(/ *, */);
+    // Its name, then its arguments, around which spaces are allowed.
+    const args = (decoded(filter) as string).split(/ *[(,] */);
+    const name = args.shift()!;
     if (name === 'watermark') {
       if (2 in args) throw ditRefusal('filters:watermark');
       if (args[1]) ops.overlay = args[0]!;
@@ -64,12 +65,17 @@ export const thumbor: Dialect = {
       if (text && rule) applyRule(ops, rule.replace('$', text), text);
     });
     filters(ops, [path[12], path[14]] + '');
-    return { key: decoded(path[15] || '') as string, bucket: path[13], overlay: ops.overlay, pairs: nativePairs(ops, request.pairs) };
+    const key = decoded(path[15] || '') as string;
+    // An extension DIT does not read as an image's, of the key as DIT reads it: decoded.
+    const type = cut('/' + key)[16];
+    // No rule names one (`*.bmp`): refused, naming it.
+    if (type) applyRule(ops, '*.' + type, type);
+    return { key, bucket: path[13], overlay: ops.overlay, pairs: nativePairs(ops, request.pairs) };
   },
   verify: (request, secrets, nowSeconds): SignatureCheck => {
     const hash = cut(request.uri)[1];
-    // The path a signature covers: after the HMAC (from its `/`), or all of it.
-    const path = request.uri.slice(hash ? hash.length + 1 : 0);
+    // The path a signature covers: after the HMAC (`/` and its 28 characters, from the next `/`), or all of it.
+    const path = request.uri.slice(hash ? 29 : 0);
     const text = decoded(path);
     const sent = cut(path);
     const key = decoded(sent[15] as string);

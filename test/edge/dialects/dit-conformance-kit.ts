@@ -44,8 +44,6 @@ export const DEVIATIONS = {
     "DIT reads sharp's colour names and four-digit hex, rounds a fractional size and ignores a format it does not know; here each is a 400 naming the value, never an image other than the one asked for.",
   proportion:
     "DIT scales a Thumbor size by proportion(); here proportion() is a 400 naming it (the edge does not know the source's size without one).",
-  extension:
-    'DIT refuses a Thumbor key whose extension it does not know (400); the edge here reads no extension and the origin reads the content: an image is served, any other file is a 4xx from the origin.',
   zeroSize: 'DIT refuses a resize to 0 by 0 (400); here 0 reads as none, as null does, and the image is served as it is.',
 } as const;
 
@@ -76,7 +74,7 @@ export const deviation = (answer: string | Refusal, reason: keyof typeof DEVIATI
 export const row = (source: string, request: Request, outcome: Outcome): ConformanceRow => ({ source, ...request, ...outcome });
 
 /** The refusal of an operation we lack, in the words of DIT's name for it. */
-export const unsupported = (op: string): RegExp => new RegExp(`^DIT ${op.replace(/[.()[\]]/g, '\\$&')}: not supported here\\.$`);
+export const unsupported = (op: string): RegExp => new RegExp(`^DIT ${op.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: not supported here\\.$`);
 
 /** A bucket the deployment does not serve: a 403, as DIT's (ImageBucket::CannotAccessBucket). */
 export const UNKNOWN_BUCKET: Refusal = { status: 403, message: /^This request names a bucket this deployment does not serve\.$/ };

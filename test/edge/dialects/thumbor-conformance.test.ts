@@ -80,8 +80,8 @@ const changed = (text: string, at: number): string => {
 };
 
 const signedUrl = (row: ThumborSignatureRow) => `/${row.hmac}/${row.signed}`;
-/** The URL with one byte changed: in the HMAC, or the path's last. */
-const tampered = (row: ThumborSignatureRow) => [`/${changed(row.hmac, 0)}/${row.signed}`, `/${row.hmac}/${changed(row.signed, -1)}`];
+/** The URL with one byte changed: in the HMAC, or the path's first (its last may be the key's extension, which the translation reads first). */
+const tampered = (row: ThumborSignatureRow) => [`/${changed(row.hmac, 0)}/${row.signed}`, `/${row.hmac}/${changed(row.signed, 0)}`];
 
 describe("Thumbor's and its libraries' signature vectors", () => {
   for (const row of SIGNATURE_ROWS) {
