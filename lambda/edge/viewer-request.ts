@@ -29,7 +29,6 @@ import {
   decodeKeyPath,
   decodeQueryComponent,
   DIALECT_REQUEST,
-  grammarError,
   hasOwn,
   isGrammarError,
   MAX_DIALECT_REQUEST,
@@ -149,6 +148,12 @@ const response = (data: EdgeData, statusCode: number, code: string, message: str
 
 const forbidden = (data: EdgeData, word: 'unsigned' | 'expired' | 'badSignature') => response(data, 403, 'invalid_signature', say(word));
 
+/** Adds each of `values` to an origin's query, encoded. */
+const forwardTo = (querystring: CloudFrontValues, values: object): void =>
+  Object.keys(values).forEach((name) => {
+    querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
+  });
+
 /** Runs `answer`, turning the grammar's refusals into a 400 with its code and message. */
 const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | CloudFrontResponse => {
   try {
@@ -173,13 +178,13 @@ const refusing = <T extends Outcome>(data: EdgeData, answer: () => T): T | Cloud
  * The answer for `event`; with a dialect, its URL is translated into the
  * native grammar first (lambda/edge/dialects/), its own signature verified,
  * and the native grammar run on the result, so that the canonical URI is the
- * native URL's: the same cache entry, variant and purge.
+ * native URL's: the same cache entry, variant and purge. The distribution
+ * allows GET and HEAD only (CloudFront refuses the rest itself); should a
+ * behaviour ever allow more, that request is not ours to rewrite: it passes
+ * untouched.
  */
 const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): Outcome => {
   const request = event.request;
-  // The distribution allows GET and HEAD only; anything else CloudFront
-  // refuses itself. Should a behaviour ever allow more, it is not ours to
-  // rewrite: pass it through untouched.
   if (!/^(GET|HEAD)$/.test(request.method)) return request;
   useGrammarData(data);
   if (EDGE.translating) dialect!.useData(data.dialect as object);
@@ -267,14 +272,8 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
         const sent = encodeURIComponent(JSON.stringify(viewer));
         if (sent.length <= MAX_DIALECT_REQUEST) querystring[DIALECT_REQUEST] = { value: sent };
       } else {
-        const forward = (values: object) =>
-          Object.keys(values).forEach((name) => {
-            querystring[name] = { value: encodeURIComponent(String((values as { [name: string]: unknown })[name])) };
-          });
-        // Under its first spelling, `preset`.
-        if (preset != null) forward({ preset });
-        forward(query.own);
-        forward(signature);
+        // The preset under its first spelling, `preset`.
+        [preset != null ? { preset } : {}, query.own, signature].forEach((values) => forwardTo(querystring, values));
       }
       request.querystring = querystring;
       return request;
