@@ -107,7 +107,7 @@ const HEIF_PROFILE = { copiesPerChannel: 2, secondsPerMP: 0.04 };
 /**
  * The variant's bytes in the handler, per output pixel: it receives them once
  * from the child, then answers and stores that copy. The most each encoder
- * writes with the settings of output.ts, at quality 100, on uniform noise.
+ * writes with the settings of encoders.ts, at quality 100, on uniform noise.
  */
 const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
   jpeg: 1.5,

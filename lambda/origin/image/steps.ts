@@ -10,7 +10,8 @@ import { coverCrop, DEFAULT_QUALITY, type Ops, type Position } from '../../gramm
 import type { Limits } from '../config';
 import { decodeError, framesToLoad, type SourceInfo } from './input';
 import { autoQuality, AVIF_AUTO_QUALITY, choosesQuality, PROXY_PIXELS } from './auto-quality';
-import { encode, type EncodedFormat, type FrameTiming, type OutputPlan } from './output';
+import { encode } from './encoders';
+import type { EncodedFormat, FrameTiming, OutputPlan } from './output';
 import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../watermarks';
 import { iptcAfterEncode, iptcSegmentBytes, MAX_METADATA_BYTES, withMetadata, type KeptMetadata } from './metadata';
 import { HttpError } from '../errors';
@@ -434,7 +435,7 @@ const METADATA_SECONDS = 0.01;
 const METADATA_SECONDS_PER_MP = 0.02;
 
 /**
- * Encode, CPU seconds per output megapixel, with the settings of output.ts on
+ * Encode, CPU seconds per output megapixel, with the settings of encoders.ts on
  * one thread: the worst case (noise) for every format but GIF. GIF's palette
  * search costs 20 to 50 times more on noise than on photos or drawings, so a
  * worst case would refuse ordinary animations: its rate is that of smooth
