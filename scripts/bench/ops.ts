@@ -137,7 +137,7 @@ async function placeholders(image: Sharp) {
 }
 
 /**
- * The watermark where the handler draws it (lambda/origin/image/steps.ts) on a
+ * The watermark where the handler draws it (lambda/origin/image/steps/composition.ts) on a
  * box of this size: bottom-right inside the margin, its alpha times the opacity.
  */
 async function bareOverlay(watermark: BenchWatermark, width: number, height: number): Promise<OverlayOptions> {

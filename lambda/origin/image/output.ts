@@ -46,8 +46,9 @@ const ACCEPTED: Record<NegotiatedFormat, EncodedFormat[]> = { avif: ['avif', 'we
  * counts as explicit. An animation stays animated in WebP or GIF; libvips
  * cannot write animated AVIF, so AVIF becomes WebP there. JPEG and PNG, and
  * a step libvips cannot apply frame by frame (quarter turns, trim, a blurred
- * fill, a watermark: each says so in steps.ts), give the first frame. A source whose HDR gain map
- * is kept (gain-map.ts) stays JPEG, the one format that carries it here.
+ * fill, a watermark: each says so in its record under steps/), give the
+ * first frame. A source whose HDR gain map is kept (gain-map.ts) stays JPEG,
+ * the one format that carries it here.
  */
 export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
   if (info.gainMap) return { format: 'jpeg', candidates: ['jpeg'], animated: false };
