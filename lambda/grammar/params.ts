@@ -126,7 +126,7 @@ export interface Ops {
   background?: string;
   /** 1..100, or `auto`: the origin chooses an AVIF's per image, for a perceptual target (lambda/origin/image/auto-quality.ts). */
   quality?: number | 'auto';
-  /** imgproxy's: the most bytes the output may have; a lossy encode's quality is lowered until it fits (steps.ts). */
+  /** imgproxy's: the most bytes the output may have; a lossy encode's quality is lowered until it fits (steps/encode.ts). */
   max_bytes?: number;
   /** What of the source's metadata the output carries (lambda/origin/image/metadata.ts); absent: none. */
   metadata?: MetadataMode;

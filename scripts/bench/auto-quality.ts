@@ -11,7 +11,7 @@ import { DEFAULT_QUALITY, type Ops } from '../../lambda/grammar';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { autoQuality } from '../../lambda/origin/image/auto-quality';
 import { budgetFor } from '../../lambda/origin/image/budget';
-import { encode } from '../../lambda/origin/image/output';
+import { encode } from '../../lambda/origin/image/encoders';
 import { transform } from '../../lambda/origin/image/transform';
 import type { Corpus } from './corpus';
 import { canonicalOpsOf, OPS, reference, type OpSpec } from './ops';

@@ -6,7 +6,7 @@
 // source and on noise of SIDE x SIDE (default 2048), the child's CPU seconds
 // and peak memory above its start beside the model's prediction
 // (lambda/origin/image/budget.ts). The budget is unlimited, so nothing is refused.
-// The steps' coefficients in lambda/origin/image/steps.ts come from these runs.
+// The steps' coefficients (each family's RATES in lambda/origin/image/steps/) come from these runs.
 // With --largest: the largest square output the model serves for each op and
 // encoder case of test/support/op-limits.ts (default 2048 MB and 25000 ms),
 // the table of docs/hostile-input.md.

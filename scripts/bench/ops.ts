@@ -1,7 +1,7 @@
 // The benchmark's operations, and two ways to do each besides the handler:
 //  - bare: the least sharp code that makes the same variant from the same
 //    bytes (the floor). It is told the source's format and alpha up front, so
-//    it reads no metadata; its encoder settings mirror lambda/origin/image/output.ts,
+//    it reads no metadata; its encoder settings mirror lambda/origin/image/encoders.ts,
 //    and the bench checks that bare and handler outputs have the same size.
 //  - naive: what the AWS image-optimization sample does (sharp with
 //    failOn 'none' and animated: true, a metadata() call, resize, rotate when
@@ -106,7 +106,7 @@ function familyOf(op: OpSpec, facts: SourceFacts): Family {
   return facts.hasAlpha ? 'png' : 'jpeg';
 }
 
-/** The handler's encoder settings (lambda/origin/image/output.ts), written out again. */
+/** The handler's encoder settings (lambda/origin/image/encoders.ts), written out again. */
 export const BARE_ENCODERS: Record<Family, (image: Sharp) => Sharp> = {
   jpeg: (image) => image.jpeg({ quality: DEFAULT_QUALITY.jpeg, progressive: true, quantisationTable: 3 }),
   webp: (image) => image.webp({ quality: DEFAULT_QUALITY.webp, effort: 4 }),
@@ -137,7 +137,7 @@ async function placeholders(image: Sharp) {
 }
 
 /**
- * The watermark where the handler draws it (lambda/origin/image/steps.ts) on a
+ * The watermark where the handler draws it (lambda/origin/image/steps/composition.ts) on a
  * box of this size: bottom-right inside the margin, its alpha times the opacity.
  */
 async function bareOverlay(watermark: BenchWatermark, width: number, height: number): Promise<OverlayOptions> {

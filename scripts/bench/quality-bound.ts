@@ -10,7 +10,7 @@
 //   equal     every image at today's mean score (what a perceptual target does)
 
 import { DEFAULT_QUALITY } from '../../lambda/grammar';
-import { encode } from '../../lambda/origin/image/output';
+import { encode } from '../../lambda/origin/image/encoders';
 import sharp from 'sharp';
 import type { Corpus } from './corpus';
 import { OPS, reference } from './ops';

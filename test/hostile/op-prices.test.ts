@@ -1,4 +1,4 @@
-// Every step of the pipeline has a price (lambda/origin/image/steps.ts), and
+// Every step of the pipeline has a price (lambda/origin/image/steps/), and
 // the price holds at the step's limit, through the real handler and its
 // transform child on LocalStack S3. For each op and each encoder
 // (test/support/op-limits.ts): the largest square output the model accepts

@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { AVIF_AUTO_QUALITY, autoQuality, proxyOf } from '../../lambda/origin/image/auto-quality';
 import { budgetFor, describeWork, predictBytes, predictSeconds } from '../../lambda/origin/image/budget';
 import { openSource } from '../../lambda/origin/image/input';
-import { encode } from '../../lambda/origin/image/output';
+import { encode } from '../../lambda/origin/image/encoders';
 import { transform } from '../../lambda/origin/image/transform';
 import { alphaPng, gradientJpeg, noiseImage } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';

@@ -7,7 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri } from '../../lambda/grammar';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { openSource, type SourceInfo } from '../../lambda/origin/image/input';
-import { encode, planOutput, type OutputPlan } from '../../lambda/origin/image/output';
+import { encode } from '../../lambda/origin/image/encoders';
+import { planOutput, type OutputPlan } from '../../lambda/origin/image/output';
 import { rgbOf, ssimulacra2 } from '../../scripts/bench/ssimulacra2';
 import { alphaPng, animatedGif, gradientJpeg, grainyScenePng } from '../support/images';
 

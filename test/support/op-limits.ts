@@ -1,5 +1,5 @@
 // Each op and encoder at its limit: a request per step of the pipeline
-// (lambda/origin/image/steps.ts) and per encoder, the sources they run on,
+// (lambda/origin/image/steps/) and per encoder, the sources they run on,
 // and the largest square output the model accepts for a function's memory and
 // time budget. test/hostile/op-prices.test.ts sends them through the handler;
 // `npx tsx scripts/bench/op-prices.ts --largest` prints the limits for the
@@ -21,7 +21,7 @@ import { ultraHdrJpeg } from './ultra-hdr';
 export type SourceKind = 'noise' | 'cmyk' | 'alpha' | 'tiny' | 'turned' | 'frames' | 'hdr';
 
 export interface OpCase {
-  /** The step (steps.ts) or the encoder driven to its limit. */
+  /** The step (its name in steps/) or the encoder driven to its limit. */
   name: string;
   /** The viewer query, with SIDE for the output's side. */
   query: string;

@@ -3,7 +3,7 @@
 // its path and its encoder with these, or refuses with a precise 413, so that
 // no request starts work that cannot finish inside the function's memory and
 // time. The decode is priced here, and each step of the pipeline declares its
-// own price beside what it does (steps.ts). The coefficients are worst cases
+// own price beside what it does (steps/). The coefficients are worst cases
 // measured on noise, which no encoder can compress; the deadline kill
 // (transform-process.ts) remains the backstop for what a model cannot see.
 
@@ -107,7 +107,7 @@ const HEIF_PROFILE = { copiesPerChannel: 2, secondsPerMP: 0.04 };
 /**
  * The variant's bytes in the handler, per output pixel: it receives them once
  * from the child, then answers and stores that copy. The most each encoder
- * writes with the settings of output.ts, at quality 100, on uniform noise.
+ * writes with the settings of encoders.ts, at quality 100, on uniform noise.
  */
 const VARIANT_BYTES_PER_PIXEL: Record<EncodedFormat, number> = {
   jpeg: 1.5,
@@ -129,7 +129,7 @@ export const MOST_VARIANT_BYTES_PER_PIXEL = Math.max(...Object.values(VARIANT_BY
  */
 const GAIN_MAP_FILE_COPIES = 3;
 
-/** The transform as the model sees it: sizes in pixels, and what the decoder holds; each step prices itself from these (steps.ts). */
+/** The transform as the model sees it: sizes in pixels, and what the decoder holds; each step prices itself from these (steps/). */
 export interface Work {
   ops: Ops;
   info: SourceInfo;
@@ -201,7 +201,7 @@ export function describeWork(info: SourceInfo, ops: Ops, frames: number, maxDime
 
 const megapixels = (pixels: number, frames: number) => (pixels * frames) / 1e6;
 
-/** Each step's price for this work in `format` (steps.ts). */
+/** Each step's price for this work in `format` (steps/index.ts). */
 const pricesOf = (work: Work, format: EncodedFormat) => stepPrices({ ...work, format }).map(({ price }) => price);
 
 export function predictSeconds(work: Work, info: Pick<SourceInfo, 'format' | 'colourProfile'>, format: EncodedFormat): number {
@@ -269,7 +269,7 @@ export function chooseFormat(work: Work, info: SourceInfo, candidates: EncodedFo
  */
 function shrinkOnLoad(format: SourceInfo['format'], reduction: number, ops: Ops): number {
   if (format !== 'jpeg' && format !== 'webp') return 1;
-  // A step that reads the whole image at its decoded size defeats it (each says so in steps.ts).
+  // A step that reads the whole image at its decoded size defeats it (each says so in its record under steps/).
   if (decodesWhole(ops)) return 1;
   const shrink = Math.floor(reduction / 2);
   if (format === 'webp') return Math.max(1, shrink);

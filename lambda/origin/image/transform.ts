@@ -174,7 +174,7 @@ export async function transform(
     const body = Buffer.from(JSON.stringify(description));
     return { body, contentType: CONTENT_TYPES.json, width: description.width, height: description.height, ...searched };
   }
-  // Without a face found, `position=face` is `attention` (steps.ts), and priced as it.
+  // Without a face found, `position=face` is `attention` (steps/resize.ts), and priced as it.
   if (facesWanted && !found.faces?.length) ops = { ...ops, position: 'attention' };
   const info = await withKeptGainMap(source, ops, limits, budget);
   const candidates = planOutput(ops, info);
