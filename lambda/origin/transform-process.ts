@@ -193,7 +193,9 @@ function exchange(
       child.off('exit', onExit);
       cancel?.removeEventListener('abort', onCancel);
       release(healthy);
-      outcome();
+      // A child killed here is gone (reaped) before the answer, so no work of the request outlives it.
+      if (healthy || child.exitCode !== null || child.signalCode !== null) outcome();
+      else child.once('exit', outcome);
     };
     const onMessage = (answer: ChildAnswer) => {
       if (!answer.ok) {
