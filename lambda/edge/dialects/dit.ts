@@ -54,23 +54,28 @@ const IMAGE_TYPES = ['jpe?g', 'png', 'webp', 'avif', 'gif', 'tiff?', 'svg', 'hei
 /**
  * The segments' expression followed by the key's, in which a group of its own
  * holds the extension of a key whose last segment has one that is not an
- * image's, which DIT refuses. Not one holding `?` or `#`: a signed path that
+ * image's, which DIT refuses. A key does not start with a filters segment,
+ * so that a run of them is cut one way only (else each of its segments could
+ * start the key, on and on); one that never closes is the key's. Not one holding `?` or `#`: a signed path that
  * decodes to one is a forgery, the signature check's 403. Each try of that
  * extension starts at a `.` and ends at the next, so it runs in linear time.
  */
-const withKey = (segments: string): string => segments + '(.*?(?:\\.((?!(?:' + IMAGE_TYPES.map(anyCase).join('|') + ')$)[^./?#]+))?)$';
+const withKey = (segments: string): string =>
+  segments + '((?!filters(?::\\w+\\([^)]*\\))+\\/).*?(?:\\.((?!(?:' + IMAGE_TYPES.map(anyCase).join('|') + ')$)[^./?#]+))?)$';
 
 /**
  * The segments, each a group: 1 the HMAC (20 bytes in base64url, padded), 2
  * trim and its corner, 3 its tolerance, 4 a crop, 5 fit-in and its kind, 6
  * and 8 the flips, 7 and 9 width and height (none for 0), 10 the alignments,
- * 11 smart, 12 and 14 the filters' segments before and after 13 the bucket
- * (no argument holds `)`), 15 the key and 16 its extension when it is not
+ * 11 smart, 12 the filters' segments, 13 the bucket and 14 the filters'
+ * segments after it (only after one: else a path could split its filters
+ * between 12 and 14 in as many ways as it has segments; no argument holds
+ * `)`), 15 the key and 16 its extension when it is not
  * an image's (withKey; thumbor.ts reads it of the decoded key). Each optional segment matches one way (a filters segment
  * starts `filters:`, the bucket's `s3:`), so it runs in linear time.
  */
 const PATH = /* @__PURE__ */ withKey(
-  '^\\/(?:([\\w-]{27}=)\\/|unsafe\\/)?(?:(trim(?::top-left|:bottom-right)?)(?::(\\d+))?\\/)?(?:(\\d+x\\d+:\\d+x\\d+)\\/)?(?:((?:full-|adaptive-)?fit-in)\\/)?(?:(-?)0*([1-9]\\d*|)x(-?)0*([1-9]\\d*|)\\/)?((?:(?:left|right|center)\\/)?(?:(?:top|bottom|middle)\\/)?)(?:(smart)\\/)?((?:filters(?::\\w+\\([^)]*\\))+\\/)*)(?:s3:([^/]+)\\/)?((?:filters(?::\\w+\\([^)]*\\))+\\/)*)',
+  '^\\/(?:([\\w-]{27}=)\\/|unsafe\\/)?(?:(trim(?::top-left|:bottom-right)?)(?::(\\d+))?\\/)?(?:(\\d+x\\d+:\\d+x\\d+)\\/)?(?:((?:full-|adaptive-)?fit-in)\\/)?(?:(-?)0*([1-9]\\d*|)x(-?)0*([1-9]\\d*|)\\/)?((?:(?:left|right|center)\\/)?(?:(?:top|bottom|middle)\\/)?)(?:(smart)\\/)?((?:filters(?::\\w+\\([^)]*\\))+\\/)*)(?:s3:([^/]+)\\/((?:filters(?::\\w+\\([^)]*\\))+\\/)*))?',
 );
 
 /** The rule of an edit at each of the JSON paths DIT documents. */

@@ -29,27 +29,29 @@ const cut = (uri: string): string[] => RegExp(DIT.path as string).exec(uri) || [
  * `)` or `:` is an argument's.
  */
 const filters = (ops: NativeOps, text: string): void => {
-  const list = (text.match(/\w+\([^)]*/g) || []).sort();
+  // Each from its `:` (so that a run of word characters is tried once), as `:name(arguments`.
+  const list = (text.match(/:\w+\([^)]*/g) || []).sort();
   // At most 24, DIT's documented filters each once (a literal, and `in`: the function's bytes are few).
   if (24 in list) throw ditRefusal('filters');
   list.forEach((filter) => {
-    // Its name, then its arguments, around which spaces are allowed.
-    const args = (decoded(filter) as string).split(/ *[(,] */);
+    // Its name, then its arguments, after whose commas spaces are allowed (a number's before them too).
+    const args = (decoded(filter) as string).split(/[(,] */);
+    // `:name`: the rule's name follows `filters` (the colon its own).
     const name = args.shift()!;
-    if (name === 'watermark') {
-      if (2 in args) throw ditRefusal('filters:watermark');
+    if (name === ':watermark') {
+      if (2 in args) throw ditRefusal('filters' + name);
       if (args[1]) ops.overlay = args[0]!;
     }
-    if (name === 'fill') {
+    if (name === ':fill') {
       // DIT's fill is a resize's: without both sides it changes nothing (a background here would flatten an alpha channel).
       if (!(ops.width && ops.height)) return;
       ops.fit = 'contain';
     }
     applyRule(
       ops,
-      'filters:' + (filter === 'fill(blur' ? filter + ')' : name),
+      'filters' + (filter === ':fill(blur' ? filter + ')' : name),
       // Strings, so that a number that is not one (NaN) is refused by the grammar, not dropped.
-      name === 'blur' ? +args[1]! || +args[0]! / 2 + '' : name === 'sharpen' ? 1 + +args[1]! / 2 + '' : args.pop() || true,
+      name === ':blur' ? +args[1]! || +args[0]! / 2 + '' : name === ':sharpen' ? 1 + +args[1]! / 2 + '' : args.pop() || true,
     );
   });
 };
