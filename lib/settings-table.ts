@@ -147,6 +147,13 @@ export const SETTINGS = {
     doc: 'Days a variant stays in the cache bucket (default 90).',
     resolve: (expiration = Duration.days(90)) => checkedInteger('variantExpiration (days)', expiration.toDays(), 1, 36_500),
   }),
+  // Originals are read again only when a variant is made: most go cold, and Intelligent-Tiering moves them down.
+  sourceTiering: setting({
+    prop: 'sourceTiering',
+    read: flag,
+    doc: "false: the created source bucket's objects over 128 KB stay in S3 Standard, not moved to Intelligent-Tiering (default true).",
+    resolve: (tiering = true) => tiering,
+  }),
   accessLogging: setting({
     prop: 'accessLogging',
     read: flag,

@@ -13,13 +13,16 @@
 // A hit at the edge pays CloudFront only; a hit in the cache bucket one GET more.
 // Storage: the mean variant the bench made, a month in S3 Standard. Data transfer
 // to viewers is left out, as it is from the per-transform prices compared.
+// Then storage tiering (scripts/cost/tiering.ts): what Intelligent-Tiering saves
+// on the source bucket at a stated access pattern, and why the cache bucket is not tiered.
 
 import { readFileSync } from 'node:fs';
 import { DEFAULT_LIMITS } from '../lambda/origin/config';
 import { commandLine, UsageError } from '../local/harness/command-line';
-import { markdownTable } from './bench/stats';
+import { dollars, markdownTable } from './bench/stats';
 import { BENCH_2026_11_23, type Measured } from './cost/measured';
 import { CLOUDFRONT_PRICES, COMPARISON_PRICES, PRICES_DATE, REGION_PRICES, type RegionPrices } from './cost/prices';
+import { tieringReport } from './cost/tiering';
 import { consoleOutput, runIfMain, type Output } from './operator-command';
 
 export const USAGE = `usage: npm run cost -- [--region ${Object.keys(REGION_PRICES).join('|')}] [--memory MB] [--bench file.json]
@@ -95,8 +98,6 @@ export function hitCosts(region: string): { edge: number; bucket: number } {
   return { edge: edgeHit() * MILLION, bucket: (edgeHit() + prices.s3Get) * MILLION };
 }
 
-const dollars = (value: number) => '$' + (value >= 100 ? value.toFixed(0) : value.toFixed(2));
-
 export function costReport(options: CostOptions): string {
   const costs = operationCosts(options);
   const hits = hitCosts(options.region);
@@ -138,6 +139,15 @@ export function costReport(options: CostOptions): string {
   ].join('\n');
 }
 
+/** The largest mean variant the bench measured, if it summed any. */
+function largestVariant(measured: Measured): number | undefined {
+  const sizes = measured.operations.flatMap((op) => (op.variantBytes === undefined ? [] : [op.variantBytes]));
+  return sizes.length ? Math.max(...sizes) : undefined;
+}
+
+/** What `npm run cost` prints: the requests (the README's), then storage tiering (docs/cost.md's). */
+export const fullReport = (options: CostOptions) => costReport(options) + '\n' + tieringReport(largestVariant(options.measured));
+
 export function parseCostArgs(argv: string[]): CostOptions | undefined {
   const values = commandLine(USAGE, { region: { type: 'string' }, memory: { type: 'string' }, bench: { type: 'string' } }, argv);
   if (!values) return undefined;
@@ -161,7 +171,7 @@ export async function main(argv: string[], output: Output = consoleOutput): Prom
     output.err(USAGE);
     return 2;
   }
-  if (options) output.out(costReport(options));
+  if (options) output.out(fullReport(options));
   return 0;
 }
 

@@ -1,6 +1,8 @@
-// The buckets: the source (created here or imported), the cache of variants,
-// and the access log bucket. Built in the ImageTransformer's own scope, so
-// their logical IDs are those of a construct with no parts.
+// The buckets: the source (created here, its larger objects moved to
+// Intelligent-Tiering, or imported and left as it is), the cache of variants
+// (not tiered: their lives are too short to pay for it, docs/cost.md), and the
+// access log bucket. Built in the ImageTransformer's own scope, so their
+// logical IDs are those of a construct with no parts.
 
 import { Duration } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -11,11 +13,31 @@ import { ACCESS_LOGGING_OFF, acknowledge } from './nag';
 
 export type BucketsProps = Pick<
   ResolvedSettings,
-  'sourceBucket' | 'variantExpirationDays' | 'accessLogging' | 'accessLogDays' | 'removalPolicy' | 'autoDeleteObjects' | 'webOrigins'
+  | 'sourceBucket'
+  | 'sourceTiering'
+  | 'variantExpirationDays'
+  | 'accessLogging'
+  | 'accessLogDays'
+  | 'removalPolicy'
+  | 'autoDeleteObjects'
+  | 'webOrigins'
 >;
 
+/**
+ * The smallest object S3 Intelligent-Tiering moves between its tiers is 128 KB: a smaller one
+ * would stay in its Frequent Access tier, at S3 Standard's price, and pay the transition for nothing.
+ */
+export const TIERING_MIN_OBJECT_BYTES = 128 * 1024;
+
+/** Moves the source bucket's objects over 128 KB to Intelligent-Tiering as soon as they are written. */
+const TIER_SOURCES: s3.LifecycleRule = {
+  id: 'tier-sources',
+  objectSizeGreaterThan: TIERING_MIN_OBJECT_BYTES,
+  transitions: [{ storageClass: s3.StorageClass.INTELLIGENT_TIERING, transitionAfter: Duration.days(0) }],
+};
+
 export interface Buckets {
-  /** The originals: props.sourceBucket, or a new private bucket. */
+  /** The originals: props.sourceBucket, or a new private bucket (tiered with sourceTiering). */
   readonly sourceBucket: s3.IBucket;
   /** The variants, keyed by canonical URI, expiring after variantExpirationDays. */
   readonly cacheBucket: s3.Bucket;
@@ -61,6 +83,7 @@ export function buildBuckets(scope: Construct, props: BucketsProps): Buckets {
     new s3.Bucket(scope, 'SourceBucket', {
       ...privateBucket,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      ...(props.sourceTiering ? { lifecycleRules: [TIER_SOURCES] } : {}),
       ...serverAccessLogs('s3/source/'),
     });
 

@@ -1,4 +1,4 @@
-// ImageTransformerProps, storage: where the originals are and how long variants are kept.
+// ImageTransformerProps, storage: where the originals are, how they are stored, and how long variants are kept.
 
 import type { Duration } from 'aws-cdk-lib';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -38,6 +38,22 @@ export interface StorageProps {
    * @default Duration.days(90)
    */
   readonly variantExpiration?: Duration;
+
+  /**
+   * Move the source bucket's objects larger than 128 KB (131072 bytes) to S3
+   * Intelligent-Tiering, by a lifecycle rule, on the day they are written.
+   * There they cost less once unread for 30 days (Infrequent Access) and 90
+   * days (Archive Instant Access), and are read as fast as ever, with no
+   * retrieval fee; the optional archive tiers, which would need a restore
+   * before a read, are not turned on. Smaller objects stay in S3 Standard:
+   * Intelligent-Tiering does not move them, and they would pay the
+   * transition for nothing. Only a bucket this construct creates: an
+   * existing `sourceBucket` (and the buckets of `sourceBuckets`) is left as
+   * it is, as its lifecycle rules are its owner's. See "Storage tiering" in
+   * docs/cost.md for what it saves.
+   * @default true
+   */
+  readonly sourceTiering?: boolean;
 
   /**
    * Delete the buckets this construct creates (cache, log and, when created

@@ -35,6 +35,9 @@ export function kb(bytes: number): string {
   return (bytes / 1024).toFixed(1) + ' KB';
 }
 
+/** Dollars for a table: whole dollars from $100, cents below. */
+export const dollars = (value: number) => '$' + (value >= 100 ? value.toFixed(0) : value.toFixed(2));
+
 export function perSecond(value: number): string {
   return Number.isFinite(value) ? value.toFixed(1) : '—';
 }

@@ -62,3 +62,35 @@ export const COMPARISON_PRICES = {
   cloudflareTransform: 0.5 * PER_THOUSAND,
   vercelTransform: { low: 0.05 * PER_THOUSAND, high: 0.0812 * PER_THOUSAND },
 };
+
+/**
+ * S3 Intelligent-Tiering and the lifecycle transition into it, us-east-1 only (`npm run cost` prices
+ * tiering there, whatever --region): https://aws.amazon.com/s3/pricing/ ("Storage": S3 Standard and
+ * S3 Intelligent-Tiering's Frequent, Infrequent and Archive Instant Access tiers, first 50 TB a month,
+ * and its monitoring and automation fee for objects of 128 KB and more; "Requests & data retrievals":
+ * Lifecycle Transition requests into Intelligent-Tiering). The figures AWS has published since the
+ * Archive Instant Access tier came (November 2021), written down on TIERING_PRICES_DATE without a fresh
+ * read of the page: re-check them there before relying on one.
+ */
+export const TIERING_PRICES_DATE = '2026-12-05';
+
+export interface TieringPrices {
+  /** Dollars per GB-month: S3 Standard, and Intelligent-Tiering's three automatic tiers. */
+  standardGbMonth: number;
+  frequentGbMonth: number;
+  infrequentGbMonth: number;
+  archiveInstantGbMonth: number;
+  /** Dollars per object a month that Intelligent-Tiering monitors (128 KB and more). */
+  monitoringObjectMonth: number;
+  /** Dollars per object a lifecycle rule moves into Intelligent-Tiering. */
+  transition: number;
+}
+
+export const TIERING_PRICES: TieringPrices = {
+  standardGbMonth: REGION_PRICES['us-east-1']!.s3GbMonth,
+  frequentGbMonth: 0.023,
+  infrequentGbMonth: 0.0125,
+  archiveInstantGbMonth: 0.004,
+  monitoringObjectMonth: 0.0025 * PER_THOUSAND,
+  transition: 0.01 * PER_THOUSAND,
+};

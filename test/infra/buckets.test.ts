@@ -49,8 +49,28 @@ describe('buckets', () => {
     const webRule = { Id: 'expire-web-variants-kept-under-shop/', Prefix: 'shop/', ExpirationInDays: 1, Status: 'Enabled' };
     expect(rules(full)).toContainEqual(webRule);
     expect(rules(base)).not.toContainEqual(expect.objectContaining({ Prefix: 'shop/' }));
-    // Never the source bucket.
-    expect(base.json.Resources[logicalId(base, base.stack.transformer.sourceBucket)].Properties.LifecycleConfiguration).toBeUndefined();
+    // Never an original: the source bucket's one rule tiers its objects (below), none expires them.
+  });
+
+  it("moves the created source bucket's objects over 128 KB to Intelligent-Tiering, unless turned off", () => {
+    const sourceBucket = (s: Synthesized) => s.json.Resources[logicalId(s, s.stack.transformer.sourceBucket)].Properties;
+    expect(sourceBucket(base).LifecycleConfiguration).toEqual({
+      Rules: [
+        {
+          Id: 'tier-sources',
+          ObjectSizeGreaterThan: 131072,
+          Transitions: [{ StorageClass: 'INTELLIGENT_TIERING', TransitionInDays: 0 }],
+          Status: 'Enabled',
+        },
+      ],
+    });
+    // sourceTiering: false (full): no rule at all.
+    expect(sourceBucket(full).LifecycleConfiguration).toBeUndefined();
+    // The cache bucket's variants are not tiered (docs/cost.md, "Storage tiering").
+    for (const s of [base, full]) {
+      const cacheRules = s.json.Resources[logicalId(s, s.stack.transformer.cacheBucket)].Properties.LifecycleConfiguration.Rules as Json[];
+      expect(cacheRules.filter((rule) => rule.Transitions)).toEqual([]);
+    }
   });
 
   it('are retained with the stack by default, and deleted with it when asked', () => {
@@ -69,5 +89,7 @@ describe('buckets', () => {
     expect(read.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::my-photos/*']] });
     const [, notifications] = only(imported, 'Custom::S3BucketNotifications');
     expect(notifications.Properties.BucketName).toBe('my-photos');
+    // An existing bucket's lifecycle rules are its owner's: sourceTiering adds none to it.
+    expect(JSON.stringify(imported.json)).not.toContain('INTELLIGENT_TIERING');
   });
 });

@@ -60,6 +60,7 @@ describe('context -> props', () => {
       memorySize: '3008',
       timeoutSeconds: '45',
       variantExpirationDays: '30',
+      sourceTiering: 'false',
       failureTtlSeconds: '60',
       domainNames: 'img.example.com,images.example.com',
       certificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
@@ -100,6 +101,7 @@ describe('context -> props', () => {
     expect(props.memorySize).toBe(3008);
     expect(props.timeout?.toSeconds()).toBe(45);
     expect(props.variantExpiration?.toDays()).toBe(30);
+    expect(props.sourceTiering).toBe(false);
     expect(props.failureTtl?.toSeconds()).toBe(60);
     expect(props.domainNames).toEqual(['img.example.com', 'images.example.com']);
     expect(props.certificate?.certificateArn).toBe('arn:aws:acm:us-east-1:123456789012:certificate/abc');

@@ -56,6 +56,7 @@ export const FULL = (stack: Stack): ImageTransformerProps => ({
   cors: { allowOrigins: ['https://www.example.com'], maxAge: Duration.hours(1) },
   clientErrorCachingTtl: Duration.seconds(5),
   variantExpiration: Duration.days(30),
+  sourceTiering: false,
   memorySize: 3008,
   timeout: Duration.seconds(60),
   maxSourceBytes: 10_000_000,

@@ -1,13 +1,15 @@
 // `npm run cost`: the arithmetic on figures chosen by hand against the dated
-// list prices, the options, and the README's table, which must be what the
-// command prints for the default settings.
+// list prices, the options, and the README's table and docs/cost.md's storage
+// tiering, which must be what the command prints for the default settings.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/project-root';
-import { costReport, hitCosts, main, operationCosts, parseCostArgs } from '../../scripts/cost';
+import { costReport, fullReport, hitCosts, main, operationCosts, parseCostArgs } from '../../scripts/cost';
 import type { Measured } from '../../scripts/cost/measured';
+import { TIERING_PRICES } from '../../scripts/cost/prices';
+import { breakEvenBytes, type SourceScenario, sourceTiering, tieringReport, variantTiering } from '../../scripts/cost/tiering';
 
 const MB = 1024 * 1024;
 const ONE_SECOND: Measured = {
@@ -62,11 +64,57 @@ describe('npm run cost', () => {
     }
   });
 
-  it("prints the README's table for the default settings", async () => {
+  it("prints the README's table and docs/cost.md's tiering for the default settings", async () => {
     const { lines, output } = captured();
     expect(await main([], output)).toBe(0);
-    expect(lines.out.join('\n')).toBe(costReport(parseCostArgs([])!));
+    const options = parseCostArgs([])!;
+    expect(lines.out.join('\n')).toBe(fullReport(options));
     const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
-    expect(readme).toContain(costReport(parseCostArgs([])!).trim());
+    expect(readme).toContain(costReport(options).trim());
+    const costDoc = readFileSync(join(PROJECT_ROOT, 'docs/cost.md'), 'utf8');
+    // The largest mean variant of the recorded bench run: the 1200 w JPEG's.
+    expect(fullReport(options)).toContain(tieringReport((1.7 * MB) / 16));
+    expect(costDoc).toContain(tieringReport((1.7 * MB) / 16).trim());
+  });
+});
+
+describe('npm run cost: storage tiering', () => {
+  const GB = 1024 * MB;
+  const ONE_BAND = (meanBytes: number): SourceScenario => ({
+    objects: 1000,
+    sizes: [{ label: 'x', share: 1, meanBytes }],
+    readIn30Days: 0.1,
+    read30To90DaysAgo: 0.2,
+  });
+
+  it('prices a tiered source band from the list prices, monitoring and transitions included', () => {
+    const [band] = sourceTiering(ONE_BAND(GB));
+    expect(band!.gb).toBe(1000);
+    // 1,000 GB in S3 Standard at $0.023.
+    expect(band!.standard).toBeCloseTo(23, 9);
+    // 10% at $0.023, 20% at $0.0125, 70% at $0.004, and 1,000 objects monitored at $0.0025 per 1,000.
+    expect(band!.tiered).toBeCloseTo(1000 * (0.1 * 0.023 + 0.2 * 0.0125 + 0.7 * 0.004) + 0.0025, 9);
+    // 1,000 transitions at $0.01 per 1,000.
+    expect(band!.transitions).toBeCloseTo(0.01, 9);
+  });
+
+  it('leaves objects of 128 KB and less in S3 Standard, with neither transition nor monitoring', () => {
+    const [band] = sourceTiering(ONE_BAND(128 * 1024));
+    expect(band!.tiered).toBe(band!.standard);
+    expect(band!.transitions).toBe(0);
+  });
+
+  it("finds where the monitoring fee is paid back: a variant's life against its size", () => {
+    // $0.0025 per 1,000 objects a month against $0.0105 per GB a month saved in Infrequent Access.
+    expect(breakEvenBytes(TIERING_PRICES.infrequentGbMonth) / GB).toBeCloseTo(0.0000025 / 0.0105, 12);
+    // Expired at 30 days, a variant never leaves Frequent Access: tiering never pays.
+    expect(variantTiering(30)).toMatchObject({ savedPerGb: 0, breakEvenBytes: Infinity });
+    // At 90: 60 days in Infrequent Access; three months of monitoring and one transition to pay for.
+    const ninety = variantTiering(90);
+    expect(ninety.savedPerGb).toBeCloseTo(2 * 0.0105, 12);
+    expect(ninety.breakEvenBytes / GB).toBeCloseTo((3 * 0.0000025 + 0.00001) / (2 * 0.0105), 12);
+    expect(ninety.breakEvenWrittenTieredBytes).toBeLessThan(ninety.breakEvenBytes);
+    // At a year, Archive Instant Access from day 90.
+    expect(variantTiering(365).savedPerGb).toBeCloseTo((60 * 0.0105 + 275 * 0.019) / 30, 12);
   });
 });
