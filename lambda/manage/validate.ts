@@ -28,7 +28,8 @@ import { budgetFor, previewsFit } from '../origin/image/budget';
 import { decodeError, openSource, type SourceInfo } from '../origin/image/input';
 import { readBounded } from '../origin/storage';
 import type { ManageConfig } from './config';
-import { isMissing, storageUnavailable, type S3Failure } from './errors';
+import { sourceKey } from './body';
+import { isMissing, ManageError, storageUnavailable, type S3Failure } from './errors';
 import { READY_METADATA, type QuarantineRecord } from './records';
 
 /** The side of the copy the validator decodes (shrunk on load where the format can), in pixels. */
@@ -149,6 +150,21 @@ async function deleteStaged(s3: S3Client, bucket: string, key: string): Promise<
 }
 
 /**
+ * Why an upload's key is no source key, if it is not: only a policy this API
+ * signed pins a good one, and anyone allowed to write the bucket could stage
+ * another (`_uploads/_uploads/x`, which would be staged again).
+ */
+function keyRefusal(key: string): HttpError | undefined {
+  try {
+    sourceKey(key);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ManageError)) throw error;
+    return new HttpError('invalid_key', error.message);
+  }
+}
+
+/**
  * Validates the upload at `stagingKey` and moves it to its key or to quarantine.
  * A storage failure throws (the event is delivered again); the image's own
  * faults never do.
@@ -160,7 +176,7 @@ export async function validateUpload(clients: { s3: S3Client }, config: ManageCo
   const key = stagingKey.slice(stagingPrefix.length);
   const staged = await readStaged(s3, bucket, stagingKey, limits.maxSourceBytes);
   if (!staged) return { status: 'gone', key };
-  let refusal = staged.refusal;
+  let refusal = staged.refusal ?? keyRefusal(key);
   let info: SourceInfo | undefined;
   if (!refusal) {
     try {

@@ -102,6 +102,14 @@ describe('the validator', () => {
     expect(await manage.validate('misnamed.jpg')).toEqual({ status: 'ready', key: 'misnamed.jpg', width: 20, height: 10, format: 'png' });
   });
 
+  it('quarantines an upload staged by hand under a key that is no source key, never staging it again', async () => {
+    await stage('_uploads/again.jpg', await gradientJpeg(30, 20));
+    expect(await manage.validate('_uploads/again.jpg')).toMatchObject({ status: 'quarantined', reason: 'invalid_key' });
+    const keys = await manage.sourceKeys();
+    expect(keys).toContain('_quarantine/_uploads/again.jpg');
+    expect(keys.filter((key) => key.startsWith('_uploads/'))).toEqual([]);
+  });
+
   it('does nothing for an upload already gone (an event delivered twice)', async () => {
     expect(await manage.validate('never-staged.jpg')).toEqual({ status: 'gone', key: 'never-staged.jpg' });
   });
