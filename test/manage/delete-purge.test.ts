@@ -8,12 +8,11 @@
 // by the template tests); CloudFront is the recording double LocalStack lacks.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createInvalidationHandler } from '../../lambda/invalidate/handler';
 import { manageConfig } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
 import { gradientJpeg } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
-import { recordingCloudFront, recordingFetch, recordingLog, removed, s3Event, testConfig } from '../invalidate/support';
+import { invalidationOf, removed, s3Event } from '../invalidate/support';
 import { apiEvent } from './support';
 
 let origin: TestOrigin;
@@ -33,14 +32,7 @@ describe('a source deleted through DELETE /images', () => {
     const deleted = await manage(apiEvent('DELETE', '/images', JSON.stringify({ keys: ['shop/cat.jpg'] })));
     expect(deleted.statusCode).toBe(200);
 
-    const cloudFront = recordingCloudFront();
-    const invalidate = createInvalidationHandler({
-      s3: origin.s3,
-      cloudFront: cloudFront.client,
-      config: testConfig(origin.cacheBucket),
-      log: recordingLog().log,
-      fetch: recordingFetch().fetch,
-    });
+    const { handle: invalidate, cloudFront } = invalidationOf(origin);
     const records = removed('shop/cat.jpg').map((record) => ({ ...record, bucket: origin.sourceBucket }));
     await invalidate(s3Event(records));
 
