@@ -81,6 +81,24 @@ describe('a hostile upload is quarantined with its reason, never copied to its k
   });
 });
 
+describe('a key already ready', () => {
+  it('keeps its source served when a later upload of it is quarantined, and its status tells the quarantine', async () => {
+    const jpeg = await gradientJpeg(30, 20);
+    await stage('kept/cat.jpg', jpeg);
+    expect(await manage.validate('kept/cat.jpg')).toMatchObject({ status: 'ready' });
+    // S3's Last-Modified is to the second: the later upload is a second later.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await stage('kept/cat.jpg', '<html></html>');
+    expect(await manage.validate('kept/cat.jpg')).toMatchObject({ status: 'quarantined', reason: 'unsupported_media_type' });
+    const stored = await manage.s3.send(new GetObjectCommand({ Bucket: manage.sourceBucket, Key: 'kept/cat.jpg' }));
+    expect(Buffer.from(await stored.Body!.transformToByteArray()).equals(jpeg)).toBe(true);
+    expect((await manage.call('GET', '/images/kept/cat.jpg')).body).toMatchObject({
+      status: 'quarantined',
+      reason: 'unsupported_media_type',
+    });
+  });
+});
+
 describe('the validator', () => {
   it("runs on an S3 event's staged uploads, their keys decoded, and passes over other records", async () => {
     await stage('from event/ü+1.jpg', await gradientJpeg(30, 20));
