@@ -9,6 +9,7 @@
 import type { S3EventRecord } from 'aws-lambda';
 import { isGrammarError, validateKey } from '../grammar';
 import { urlKey, type PrefixBuckets } from '../common/sources';
+import { isUnservedKey } from '../common/staging';
 
 /** An S3 event as EventBridge delivers it (the fields this Lambda reads). */
 export interface S3BridgeEvent {
@@ -103,7 +104,8 @@ function changeOf(eventName: string): Change | undefined {
  * The distinct URL keys an event's records change, in first-seen order.
  * Records this Lambda has nothing to do for (other event types, keys the
  * edge would never serve, records from the cache bucket itself, keys of the
- * default bucket that a mapped prefix hides) are returned apart, with the
+ * default bucket that a mapped prefix hides, the management API's uploads
+ * under its staging and quarantine prefixes) are returned apart, with the
  * reason, so the handler can log them.
  *
  * Records are not ordered by `sequencer`: every key is purged and invalidated
@@ -143,6 +145,11 @@ export function sourceChanges(
     const mapped = urlKey(bucket, objectKey, sourceBuckets);
     if (mapped === undefined) {
       ignore('the key is under a prefix served from another bucket');
+      continue;
+    }
+    if (mapped === objectKey && isUnservedKey(objectKey)) {
+      // The management API's staging and quarantine objects: the origin serves no variant of them, and none is warmed.
+      ignore('the key is an upload under the staging or quarantine prefix, not a source');
       continue;
     }
     let key: string;

@@ -79,6 +79,25 @@ describe('sourceChanges with buckets mapped to prefixes', () => {
     ]);
   });
 
+  it("ignores the default bucket's uploads under the staging and quarantine prefixes, not a mapped bucket's keys", () => {
+    const { changes, ignored } = sourceChanges(
+      s3Event([
+        { eventName: 'ObjectCreated:Post', rawKey: '_uploads/a.jpg' },
+        { eventName: 'ObjectCreated:Copy', rawKey: '_quarantine/a.jpg' },
+        { eventName: 'ObjectCreated:Copy', rawKey: 'a.jpg' },
+      ]),
+      'cache',
+      buckets,
+    );
+    expect(changes.map((change) => change.key)).toEqual(['a.jpg']);
+    expect(ignored.map((record) => [record.rawKey, record.reason])).toEqual([
+      ['_uploads/a.jpg', 'the key is an upload under the staging or quarantine prefix, not a source'],
+      ['_quarantine/a.jpg', 'the key is an upload under the staging or quarantine prefix, not a source'],
+    ]);
+    const mapped = sourceChanges(bridgeEvent('Object Created', 'old-photos', '_uploads/a.jpg'), 'cache', buckets);
+    expect(mapped.changes.map((change) => change.key)).toEqual(['archive/_uploads/a.jpg']);
+  });
+
   it('ignores EventBridge events it has nothing to do for, with the reason', () => {
     const { changes, ignored } = sourceChanges(bridgeEvent('Object Tags Added', 'old-photos', 'a.jpg'), 'cache', buckets);
     expect(changes).toEqual([]);

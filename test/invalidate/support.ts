@@ -3,12 +3,14 @@
 // HTTP endpoint are the only things replaced, because LocalStack's free
 // edition has neither: a recording InvalidationClient and a recording fetch.
 
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Event, S3EventRecord } from 'aws-lambda';
 import { expect } from 'vitest';
 import { encodeKeyPath } from '../../lambda/grammar';
 import type { InvalidationClient, InvalidationRequest, InvalidationResult } from '../../lambda/invalidate/cloudfront';
 import { invalidateConfig, type InvalidateConfig } from '../../lambda/invalidate/config';
 import type { S3BridgeEvent } from '../../lambda/invalidate/events';
+import { createInvalidationHandler } from '../../lambda/invalidate/handler';
 import type { Fetch } from '../../lambda/invalidate/warm';
 
 export const DISTRIBUTION_ID = 'E2QWRUHEXAMPLE';
@@ -245,4 +247,13 @@ export function expectExactly(paths: string[], own: [string, string][], others: 
     for (const [source, uri] of own) expect(READINGS[reading](paths, uri), `${reading}: ${uri}`).toBe(!unreachable(source, reading));
     for (const uri of others) expect(READINGS[reading](paths, uri), `${reading}: ${uri}`).toBe(false);
   }
+}
+
+/** The invalidation Lambda's handler as deployed, on a test's buckets (an origin's), with a recording CloudFront and log. */
+export function invalidationOf(buckets: { s3: S3Client; cacheBucket: string }, overrides: Partial<InvalidateConfig> = {}) {
+  const cloudFront = recordingCloudFront();
+  const logs = recordingLog();
+  const config = testConfig(buckets.cacheBucket, overrides);
+  const handle = createInvalidationHandler({ s3: buckets.s3, cloudFront: cloudFront.client, config, log: logs.log });
+  return { handle, cloudFront, logs };
 }

@@ -7,10 +7,9 @@
 import { CopyObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createInvalidationHandler } from '../../lambda/invalidate/handler';
 import { animatedGif, pixelAt, type Orientation, type Rgb } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
-import { recordingCloudFront, recordingLog, s3Event, s3EventKey, testConfig } from '../invalidate/support';
+import { invalidationOf, s3Event, s3EventKey } from '../invalidate/support';
 
 let origin: TestOrigin;
 
@@ -236,13 +235,7 @@ describe("the source's focal point (x-amz-meta-focal-point)", () => {
       }),
     );
     // The event S3 sends for it; the invalidation Lambda's handler as deployed, on these buckets.
-    const cloudFront = recordingCloudFront();
-    const invalidate = createInvalidationHandler({
-      s3: origin.s3,
-      cloudFront: cloudFront.client,
-      config: testConfig(origin.cacheBucket),
-      log: recordingLog().log,
-    });
+    const { handle: invalidate, cloudFront } = invalidationOf(origin);
     const report = await invalidate(s3Event([{ eventName: 'ObjectCreated:Copy', rawKey: s3EventKey(key), bucket: origin.sourceBucket }]));
     expect(report.keys).toMatchObject([{ key, change: 'created', deleted: 1 }]);
     expect(cloudFront.calls[0]?.paths).toContain(uri);

@@ -7,11 +7,10 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInvalidationHandler } from '../../lambda/invalidate/handler';
 import { isNear, pixelAt, type Rgb } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 import { createTestBuckets, putObject, type TestBuckets } from '../support/s3';
-import { bridgeEvent, recordingCloudFront, recordingLog, s3Event, s3EventKey, testConfig } from '../invalidate/support';
+import { bridgeEvent, invalidationOf, s3Event, s3EventKey } from '../invalidate/support';
 
 const RED: Rgb = { r: 255, g: 0, b: 0 };
 const GREEN: Rgb = { r: 0, g: 255, b: 0 };
@@ -95,14 +94,7 @@ describe('a bucket mapped to a prefix', () => {
     await colourOf('/archive/2020/a.png/width=30');
     await putObject(archive.s3, archive.sourceBucket, '2020/a.png', await png(BLUE), 'image/png');
 
-    const cloudFront = recordingCloudFront();
-    const logs = recordingLog();
-    const invalidate = createInvalidationHandler({
-      s3: origin.s3,
-      cloudFront: cloudFront.client,
-      config: testConfig(origin.cacheBucket, { sourceBuckets: { 'archive/': archive.sourceBucket } }),
-      log: logs.log,
-    });
+    const { handle: invalidate, cloudFront, logs } = invalidationOf(origin, { sourceBuckets: { 'archive/': archive.sourceBucket } });
     // The default bucket's own object under the prefix is nobody's source: its notification purges nothing.
     const shadowed = await invalidate(
       s3Event([{ eventName: 'ObjectCreated:Put', rawKey: s3EventKey('archive/2020/a.png'), bucket: origin.sourceBucket }]),

@@ -2,9 +2,12 @@
 // bucket, or, under a prefix mapped to another bucket, that bucket's object
 // named by the rest of the key (lambda/common/sources.ts). Its variant is
 // written once under the canonical URI, where the cache bucket answers the
-// next request; a changed source's variants are purged by its event.
+// next request; a changed source's variants are purged by its event. The
+// management API's staging and quarantine objects are refused as missing.
 
+import { isUnservedKey } from '../../common/staging';
 import { facesKey, variantKey } from '../cache-keys';
+import { HttpError } from '../errors';
 import { timed } from '../request';
 import { fetchSource, storeVariant } from '../storage';
 import type { SourceKind } from './source';
@@ -27,6 +30,10 @@ export const bucketSource: SourceKind<BucketRoute> = {
     return {
       fetch: async () => {
         const objectKey = key.slice(prefix.length);
+        // Uploads not yet validated, and those refused, are in the default bucket but are no source (lambda/common/staging.ts).
+        if (prefix === '' && isUnservedKey(objectKey)) {
+          throw new HttpError('not_found', 'No source image has this key.', 'a staging or quarantine key');
+        }
         return {
           source: await timed(ctx, 'fetch', () => ctx.deadline.race(fetchSource(s3, settings.bucket, objectKey, config.maxSourceBytes))),
         };

@@ -1,0 +1,231 @@
+// The validator: what an upload's S3 ObjectCreated event on the staging
+// prefix runs. It reads the staged object with the origin's own bounded
+// readers (the byte limit; format by content, not by name or Content-Type;
+// container sizes as the decoder will decode them; the pixel and frame
+// limits: image/input.ts), prices one decode as the origin prices its
+// `format=json` previews (image/budget.ts), and makes it: the first frame
+// shrunk on load to a small copy, which a truncated or corrupt file fails.
+// Then the object is copied to its key (ready: its Content-Type kept, and
+// its size and format in its user metadata) or to the quarantine prefix with
+// a record of why, and the staged object is deleted. Every copy is
+// conditional on the ETag that was read, so a file replaced meanwhile is
+// never copied unread: its own event validates it.
+
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import type { S3Event } from 'aws-lambda';
+import type { Readable } from 'node:stream';
+import { decodeEventKey } from '../invalidate/events';
+import type { Limits } from '../origin/config';
+import { HttpError, type ErrorCode } from '../origin/errors';
+import { budgetFor, previewsFit } from '../origin/image/budget';
+import { decodeError, openSource, type SourceInfo } from '../origin/image/input';
+import { readBounded } from '../origin/storage';
+import type { ManageConfig } from './config';
+import { sourceKey } from './body';
+import { isMissing, ManageError, storageUnavailable, type S3Failure } from './errors';
+import { READY_METADATA, type QuarantineRecord } from './records';
+
+/** The side of the copy the validator decodes (shrunk on load where the format can), in pixels. */
+const DECODED_SIDE = 64;
+
+export type UploadOutcome =
+  | { status: 'ready'; key: string; width: number; height: number; format: string }
+  | { status: 'quarantined'; key: string; reason: ErrorCode; message: string }
+  /** The staged object was gone (an event delivered twice), or replaced while read (its own event follows). */
+  | { status: 'gone' | 'superseded'; key: string };
+
+/** The staged object as read: its bytes, or the origin's refusal of them (a size over the limit, unread). */
+interface Staged {
+  etag: string;
+  contentType?: string;
+  metadata: Record<string, string>;
+  uploadedAt: Date;
+  bytes: number;
+  body?: Buffer;
+  refusal?: HttpError;
+}
+
+/** Reads the staged object within the byte limit; undefined when it is gone. */
+async function readStaged(s3: S3Client, bucket: string, key: string, maxBytes: number): Promise<Staged | undefined> {
+  let response;
+  try {
+    response = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw storageUnavailable(error);
+  }
+  const staged: Staged = {
+    etag: response.ETag ?? '',
+    contentType: response.ContentType,
+    metadata: response.Metadata ?? {},
+    uploadedAt: response.LastModified ?? new Date(),
+    bytes: response.ContentLength ?? 0,
+  };
+  try {
+    staged.body = await readBounded(response.Body as Readable, response.ContentLength, maxBytes);
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw storageUnavailable(error);
+    staged.refusal = error;
+  }
+  return staged;
+}
+
+/** The image's size and format when the origin would serve it; the origin's refusal otherwise. */
+export async function checkImage(bytes: Buffer, limits: Limits): Promise<SourceInfo> {
+  const opened = await openSource(bytes, limits);
+  const { info } = opened;
+  const budget = budgetFor(limits.memorySizeMb, limits.timeBudgetMs, bytes.length);
+  if (!previewsFit(info, DECODED_SIDE, budget, limits.maxDimension)) {
+    throw new HttpError('too_costly', `Decoding this ${info.width}x${info.height} ${info.format} would not fit the origin's budget.`);
+  }
+  try {
+    const frame = await opened.firstFrame();
+    await frame
+      .autoOrient()
+      .resize(DECODED_SIDE, DECODED_SIDE, { fit: 'inside' })
+      .timeout({ seconds: Math.max(1, Math.ceil(budget.seconds)) })
+      .raw()
+      .toBuffer();
+  } catch (error) {
+    throw error instanceof HttpError ? error : decodeError(error, limits);
+  }
+  return info;
+}
+
+/** Whether a conditional copy found the source changed (412) or gone. */
+const lostRace = (error: unknown) => (error as S3Failure).$metadata?.httpStatusCode === 412 || isMissing(error);
+
+/** Copies the staged object (as read: its ETag) to `to`; false when it changed or went meanwhile. */
+async function copyStaged(
+  s3: S3Client,
+  bucket: string,
+  from: string,
+  staged: Staged,
+  to: string,
+  metadata: Record<string, string>,
+): Promise<boolean> {
+  try {
+    await s3.send(
+      new CopyObjectCommand({
+        Bucket: bucket,
+        Key: to,
+        CopySource: `${bucket}/${encodeURIComponent(from)}`,
+        CopySourceIfMatch: staged.etag,
+        MetadataDirective: 'REPLACE',
+        ContentType: staged.contentType,
+        Metadata: metadata,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (lostRace(error)) return false;
+    throw storageUnavailable(error);
+  }
+}
+
+/** An S3 call whose failure is the storage's. */
+async function guarded(call: () => Promise<unknown>): Promise<void> {
+  try {
+    await call();
+  } catch (error) {
+    throw storageUnavailable(error);
+  }
+}
+
+/**
+ * Deletes the staged object. Unconditionally: LocalStack, where this is
+ * tested, refuses If-Match on a delete (it has it for directory buckets
+ * only), so a file uploaded again in the moment between the copy and this
+ * delete is lost, never served.
+ */
+async function deleteStaged(s3: S3Client, bucket: string, key: string): Promise<void> {
+  await guarded(() => s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+}
+
+/**
+ * Why an upload's key is no source key, if it is not: only a policy this API
+ * signed pins a good one, and anyone allowed to write the bucket could stage
+ * another (`_uploads/_uploads/x`, which would be staged again).
+ */
+function keyRefusal(key: string): HttpError | undefined {
+  try {
+    sourceKey(key);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ManageError)) throw error;
+    return new HttpError('invalid_key', error.message);
+  }
+}
+
+/**
+ * Validates the upload at `stagingKey` and moves it to its key or to quarantine.
+ * A storage failure throws (the event is delivered again); the image's own
+ * faults never do.
+ */
+export async function validateUpload(clients: { s3: S3Client }, config: ManageConfig, stagingKey: string): Promise<UploadOutcome> {
+  const { s3 } = clients;
+  const { sourceBucket: bucket, stagingPrefix, quarantinePrefix, limits } = config;
+  if (!stagingKey.startsWith(stagingPrefix)) throw new Error(`${stagingKey} is not under the staging prefix ${stagingPrefix}.`);
+  const key = stagingKey.slice(stagingPrefix.length);
+  const staged = await readStaged(s3, bucket, stagingKey, limits.maxSourceBytes);
+  if (!staged) return { status: 'gone', key };
+  let refusal = staged.refusal ?? keyRefusal(key);
+  let info: SourceInfo | undefined;
+  if (!refusal) {
+    try {
+      info = await checkImage(staged.body!, limits);
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      refusal = error;
+    }
+  }
+  const uploadedAt = staged.uploadedAt.toISOString();
+  if (info) {
+    const metadata = { ...staged.metadata, ...READY_METADATA.write(info, uploadedAt) };
+    if (!(await copyStaged(s3, bucket, stagingKey, staged, key, metadata))) return { status: 'superseded', key };
+    // A key once quarantined is ready now: its old record would say otherwise.
+    const records = [quarantinePrefix + key, quarantinePrefix + key + '.json'].map((Key) => ({ Key }));
+    await guarded(() => s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: records, Quiet: true } })));
+  } else {
+    const quarantined = quarantinePrefix + key;
+    if (!(await copyStaged(s3, bucket, stagingKey, staged, quarantined, staged.metadata))) return { status: 'superseded', key };
+    const record: QuarantineRecord = {
+      reason: refusal!.code,
+      message: refusal!.message,
+      uploadedAt,
+      bytes: staged.bytes,
+      etag: staged.etag,
+    };
+    const Body = JSON.stringify(record);
+    await guarded(() =>
+      s3.send(new PutObjectCommand({ Bucket: bucket, Key: quarantined + '.json', Body, ContentType: 'application/json' })),
+    );
+  }
+  await deleteStaged(s3, bucket, stagingKey);
+  return info
+    ? { status: 'ready', key, width: info.width, height: info.height, format: info.format }
+    : { status: 'quarantined', key, reason: refusal!.code, message: refusal!.message };
+}
+
+/**
+ * Validates each upload an S3 notification names (ObjectCreated under the
+ * staging prefix of the source bucket), one after another; other records
+ * are not uploads and are passed over.
+ */
+export async function validateEvent(clients: { s3: S3Client }, config: ManageConfig, event: S3Event): Promise<UploadOutcome[]> {
+  const outcomes: UploadOutcome[] = [];
+  for (const record of event.Records ?? []) {
+    const key = decodeEventKey(record.s3.object.key);
+    const created = record.eventName.startsWith('ObjectCreated');
+    if (!created || record.s3.bucket.name !== config.sourceBucket || !key.startsWith(config.stagingPrefix)) continue;
+    outcomes.push(await validateUpload(clients, config, key));
+  }
+  return outcomes;
+}
