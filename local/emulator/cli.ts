@@ -6,6 +6,7 @@ import { assertSupportedNode } from '../../lib/node-version';
 import { commandLine, runCommand, UsageError } from '../harness/command-line';
 import { startLocalStack } from '../harness/localstack';
 import { localS3Client } from '../harness/s3-client';
+import { MANAGE_PREFIX } from './manage-route';
 import { checkedWebOrigins, type WebOrigin } from '../../lambda/origin/web/origins';
 import { ImageTransformerConfigError } from '../../lib/settings';
 import { commandLineContext, projectContext } from './deployment';
@@ -97,6 +98,7 @@ async function main() {
     throw error;
   }
   log(`edge cache ${args['no-edge-cache'] ? 'off' : 'on'}; S3 at ${localStack.endpoint}`);
+  log(`management API at ${emulator.url}${MANAGE_PREFIX}/ (SigV4: access key test, secret test, us-east-1, execute-api)`);
   console.log(`\nReady in ${((performance.now() - started) / 1000).toFixed(1)} s: open ${emulator.url}/\n`);
 
   const shutdown = async () => {

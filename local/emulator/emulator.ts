@@ -143,10 +143,11 @@ function viewerRequestFunctions(options: EmulatorOptions): (behavior: Behavior) 
 }
 
 /**
- * The work still running: edge misses (a read of the cache bucket whose answer the edge cache
- * will keep), and origin invocations, also after their response (a variant being stored).
+ * The work still running: here, edge misses (a read of the cache bucket whose answer the edge cache
+ * will keep), and origin invocations, also after their response (a variant being stored); in
+ * upload-validator.ts, validations of uploads.
  */
-function runningWork() {
+export function runningWork() {
   const running = new Set<Promise<unknown>>();
   return {
     track<T>(work: Promise<T>): Promise<T> {

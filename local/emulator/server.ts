@@ -1,6 +1,7 @@
 // The emulator's HTTP front: `/_health`, the playground and its small API
-// under `/_playground/` and `/_api/`, and every other path as a viewer
-// request through the emulated CloudFront. Only for its own loopback names.
+// under `/_playground/` and `/_api/`, the management API under `/_manage/`
+// (manage-route.ts), and every other path as a viewer request through the
+// emulated CloudFront. Only for its own loopback names.
 
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
@@ -19,7 +20,9 @@ import {
   type SignatureParams,
 } from '../../lambda/grammar';
 import { bucketObjectOf, keyOfObject, type SourceRoute } from '../../lambda/origin/sources';
+import { isUnservedKey } from '../../lambda/common/staging';
 import { contentTypeOf } from './content-types';
+import { MANAGE_PREFIX, MAX_MANAGE_BODY_BYTES, tooLargeAnswer, type ManageRoute } from './manage-route';
 import { playgroundPage } from './playground-form';
 import type { Emulator } from './emulator';
 
@@ -44,6 +47,8 @@ export interface ServerOptions {
   maxUploadBytes: number;
   /** Web sources the playground lists too (a site cannot be listed, but the emulator's own demo site's are known). */
   webSources: { key: string; bytes: number }[];
+  /** The management API's routes, under `/_manage/`. */
+  manage: ManageRoute;
 }
 
 const PLAYGROUND = fileURLToPath(new URL('./playground/', import.meta.url));
@@ -161,7 +166,8 @@ export function createEmulatorServer(options: ServerOptions): Server {
         const page = await s3.send(new ListObjectsV2Command({ Bucket: route.settings.bucket, ContinuationToken: token }));
         for (const object of page.Contents ?? []) {
           const key = keyOfObject(route, object.Key!, routes);
-          if (key !== undefined) keys.push({ key, bytes: object.Size ?? 0 });
+          // Uploads staged or quarantined are no sources.
+          if (key !== undefined && !(route.prefix === '' && isUnservedKey(key))) keys.push({ key, bytes: object.Size ?? 0 });
         }
         token = page.NextContinuationToken;
       } while (token);
@@ -197,7 +203,18 @@ export function createEmulatorServer(options: ServerOptions): Server {
     return sendJson(response, 404, { error: 'not_found', message: 'No such playground API.' });
   }
 
+  /** A `/_manage/` request: its path and query as sent, which its signature covers. */
+  async function manage(request: IncomingMessage, response: ServerResponse, path: string, query: string) {
+    const body = await readBody(request, MAX_MANAGE_BODY_BYTES);
+    const answer = body
+      ? await options.manage({ method: request.method ?? 'GET', path, query, headers: request.headers, body })
+      : tooLargeAnswer();
+    send(response, answer.status, answer.headers, answer.body);
+  }
+
   async function route(request: IncomingMessage, response: ServerResponse) {
+    const [rawPath = '/', ...rawQuery] = (request.url ?? '/').split('?');
+    if (rawPath === MANAGE_PREFIX || rawPath.startsWith(MANAGE_PREFIX + '/')) return manage(request, response, rawPath, rawQuery.join('?'));
     // Appended, not resolved against a base: a path such as `//evil.jpg` is a path here, not a host.
     const url = new URL('http://localhost' + (request.url ?? '/'));
     if (url.pathname === '/_health') return sendJson(response, 200, { status: 'ok' });

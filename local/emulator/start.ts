@@ -1,6 +1,7 @@
 // Everything `npm start` brings up, in order: S3 (LocalStack), the two
-// buckets and their sources, the generated edge function, the origin and
-// invalidation handlers, and the HTTP server. Tests start it the same way.
+// buckets and their sources, the generated edge function, the origin,
+// invalidation and management handlers (with the validator of uploads), and
+// the HTTP server. Tests start it the same way.
 
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { Duration } from 'aws-cdk-lib';
@@ -17,6 +18,7 @@ import type { GrammarOptions } from '../../lambda/grammar';
 import type { InvalidateConfig } from '../../lambda/invalidate/config';
 import { createInvalidationHandler } from '../../lambda/invalidate/handler';
 import type { SvgPolicy } from '../../lambda/origin/config';
+import { manageConfig } from '../../lambda/manage/config';
 import { createOriginHandler } from '../../lambda/origin/handler';
 import { transformProcesses } from '../../lambda/origin/transform-process';
 import type { WebOrigin } from '../../lambda/origin/web/origins';
@@ -29,9 +31,11 @@ import { contentTypeOf } from './content-types';
 import { startDemoSite } from './demo-site';
 import { localDeployment } from './deployment';
 import { createEmulator, type Emulator } from './emulator';
+import { createManageRoute } from './manage-route';
 import { generateSamples, sampleWatermark, type Sample } from './samples';
 import { createEmulatorServer } from './server';
 import { watchSources, type Delivery, type SourceWatcher } from './source-watcher';
+import { createUploadValidator, type UploadValidator } from './upload-validator';
 import type { PrefixBuckets } from '../../lambda/common/sources';
 import { routeFor, routesRefusal } from '../../lambda/origin/sources';
 import { UsageError } from '../harness/command-line';
@@ -81,7 +85,8 @@ export interface RunningEmulator {
   /** Every source's URL key. */
   sources: string[];
   /**
-   * Resolves when every source change made so far has been seen and invalidated, both passes, and
+   * Resolves when every source change made so far has been seen and invalidated, both passes, every
+   * upload staged so far validated (and its move to its key or to quarantine seen in turn), and
    * the variants of the misses answered so far are stored (the origin answers before it stores).
    */
   settled(): Promise<void>;
@@ -247,6 +252,8 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
 
   // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
   const transforms = transformProcesses(availableParallelism());
+  // The watermarks are read from where they are, rather than from a package folder.
+  const origin = plan.origin(buckets, 'source');
   const emulator = createEmulator({
     s3,
     cacheBucket: sources.cacheBucket,
@@ -262,25 +269,26 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
     vary: plan.vary,
     origin: createOriginHandler({
       s3,
-      // The watermarks are read from where they are, rather than from a package folder.
-      config: plan.origin(buckets, 'source'),
+      config: origin,
       log: (entry) => (entry.level === 'info' ? undefined : log(JSON.stringify(entry))),
       transforms,
       allowLoopbackWebOrigins: true,
     }),
   });
-  return { emulator, settings, plan, buckets, transforms };
+  return { emulator, settings, plan, buckets, transforms, manage: manageConfig(origin) };
 }
 
 /**
  * The invalidation handler, configured by the plan, and a watcher of each
  * bucket that hands it the bucket's changes as a deployment's notifications
- * and EventBridge rule would (lib/parts/invalidation.ts).
+ * and EventBridge rule would (lib/parts/invalidation.ts); the default bucket's
+ * go to the validator of uploads too, as its notification on the staging
+ * prefix would (the invalidation handler passes over those keys).
  */
 async function watchInvalidations(
   options: EmulatorStartOptions,
   emulator: Emulator,
-  sourceBucket: string,
+  sources: { bucket: string; validator: UploadValidator },
   config: InvalidateConfig,
 ): Promise<SourceWatcher[]> {
   const { s3, log } = options;
@@ -299,10 +307,14 @@ async function watchInvalidations(
     // The second pass runs once the misses in flight are over: the emulator knows which.
     settle: emulator.settled,
   });
-  const watch = (bucket: string, delivery: Delivery) =>
-    watchSources({ s3, bucket, delivery, intervalMs: options.watchIntervalMs ?? 2000, onEvent: invalidate });
+  const watch = (bucket: string, delivery: Delivery, onEvent = invalidate) =>
+    watchSources({ s3, bucket, delivery, intervalMs: options.watchIntervalMs ?? 2000, onEvent });
+  const { bucket, validator } = sources;
   return Promise.all([
-    watch(sourceBucket, 'notification'),
+    watch(bucket, 'notification', (event) => {
+      validator.onEvent(event);
+      return invalidate(event);
+    }),
     ...Object.values(config.sourceBuckets).map((bucket) => watch(bucket, 'eventbridge')),
   ]);
 }
@@ -343,7 +355,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     : (options.webOrigins ?? {});
   if (demoSite) log(`serving the samples as a web site at ${demoSite.url}, under ${DEMO_WEB_PREFIX}`);
 
-  const { emulator, settings, plan, buckets, transforms } = await localDistribution(options, {
+  const { emulator, settings, plan, buckets, transforms, manage } = await localDistribution(options, {
     sourceBucket,
     cacheBucket,
     sourceBuckets,
@@ -365,6 +377,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     clientScript: clientScript(),
     maxUploadBytes: settings.maxSourceBytes,
     webSources: demoSite ? generated.map((sample) => ({ key: DEMO_WEB_PREFIX + sample.key, bytes: sample.body.length })) : [],
+    manage: createManageRoute({ s3, config: manage, log: (entry) => log(JSON.stringify(entry)) }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -372,12 +385,14 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Eager presets are warmed through the emulator itself, as a deployment warms them through its distribution.
+  const validator = createUploadValidator(s3, manage, log);
   watchers = await watchInvalidations(
     options,
     emulator,
-    sourceBucket,
+    { bucket: sourceBucket, validator },
     plan.invalidation(buckets, { distributionId: 'LOCAL', distributionOrigin: url }),
   );
+  const pollAll = () => Promise.all(watchers.map((watcher) => watcher.poll()));
 
   return {
     url,
@@ -388,11 +403,14 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     sources: [...sources.map((source) => source.key).filter((key) => routeFor(key, routes).prefix === ''), ...prefixSources],
     async settled() {
       // Polled now, not at the watcher's next tick: a change is seen before settled() resolves.
-      await Promise.all(watchers.map((watcher) => watcher.poll()));
+      await pollAll();
+      // A validated upload is copied to its key (or to quarantine): that change is seen by polling again.
+      if (await validator.settled()) await pollAll();
       await emulator.settled();
     },
     async close() {
       for (const watcher of watchers) watcher.stop();
+      await validator.settled();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await emulator.settled();

@@ -1,0 +1,98 @@
+// The management API in `npm start`: `/_manage/<route>` on the emulator's
+// port is the deployed HTTP API's `/<route>`. As API Gateway with IAM
+// authorisation does, a request is first checked for a SigV4 signature made
+// with the emulator's credentials (sigv4.ts; a refusal is a 403 and the
+// handler never runs), then handed to the same handler (lambda/manage) as an
+// HTTP API event of payload 2.0, built with the emulator's S3 client and the
+// deployment's source bucket, prefixes and limits.
+
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { Logger } from '../../lambda/common/log';
+import type { ManageConfig } from '../../lambda/manage/config';
+import { createManageHandler } from '../../lambda/manage/handler';
+import { functionUrlEvent } from './function-url';
+import { EMULATOR_CREDENTIALS, verifySigV4, type ArrivedRequest, type SigV4Credentials } from './sigv4';
+
+/** Where the routes are on the emulator's port: `/_manage/uploads` is the API's `/uploads`. */
+export const MANAGE_PREFIX = '/_manage';
+
+/** The largest request body read: a batch of 100 keys of 1024 bytes, JSON-escaped, with room to spare. */
+export const MAX_MANAGE_BODY_BYTES = 1024 * 1024;
+
+export interface ManageAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type ManageRoute = (request: ArrivedRequest) => Promise<ManageAnswer>;
+
+/** The types API Gateway passes as text; any other body is base64 in the event. */
+const TEXT_TYPES = /^(application\/(json|[\w.+-]+\+json|x-www-form-urlencoded|xml)|text\/)/i;
+
+/** A header's values as API Gateway gives them to a payload 2.0 event: lower-case names, repeated values joined by commas. */
+function eventHeaders(headers: ArrivedRequest['headers']): Record<string, string> {
+  const joined: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) joined[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return joined;
+}
+
+/** The query's parameters, decoded, a repeated one's values joined by commas; undefined when there are none. */
+function queryParameters(query: string): Record<string, string> | undefined {
+  const parameters: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(query)) parameters[name] = name in parameters ? `${parameters[name]},${value}` : value;
+  return Object.keys(parameters).length > 0 ? parameters : undefined;
+}
+
+/** The HTTP API event (payload 2.0) of a request to `/_manage<path>`: the path the deployed API would see, the rest as sent. */
+export function manageEvent(request: ArrivedRequest): APIGatewayProxyEventV2 {
+  const rawPath = request.path.slice(MANAGE_PREFIX.length) || '/';
+  const headers = eventHeaders(request.headers);
+  const base = functionUrlEvent(rawPath + (request.query ? '?' + request.query : ''), request.method.toUpperCase(), headers);
+  const text = request.body.length === 0 || TEXT_TYPES.test(headers['content-type'] ?? 'application/json');
+  return {
+    ...base,
+    routeKey: '$default',
+    queryStringParameters: queryParameters(request.query),
+    body: request.body.length === 0 ? undefined : request.body.toString(text ? 'utf8' : 'base64'),
+    isBase64Encoded: !text,
+  };
+}
+
+const forbidden = (error: string, message: string): ManageAnswer => ({
+  status: 403,
+  headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+  body: JSON.stringify({ error, message }),
+});
+
+/**
+ * The `/_manage/` routes: a signed request answered by the management handler,
+ * any other a 403 `{error, message}` saying what is wrong with its signature.
+ */
+export function createManageRoute(options: {
+  s3: S3Client;
+  config: ManageConfig;
+  credentials?: SigV4Credentials;
+  log?: Logger;
+  /** The time signatures are checked against (tests). */
+  now?: () => number;
+}): ManageRoute {
+  const credentials = options.credentials ?? EMULATOR_CREDENTIALS;
+  const handle = createManageHandler({ s3: options.s3 }, options.config, options.log);
+  return async (request) => {
+    const refusal = verifySigV4(request, credentials, options.now?.() ?? Date.now());
+    if (refusal) return forbidden(refusal.error, refusal.message);
+    const response = await handle(manageEvent(request));
+    return { status: response.statusCode, headers: response.headers, body: response.body };
+  };
+}
+
+/** A request body over the limit: refused before it is read to its end, and not signed-checked. */
+export const tooLargeAnswer = (): ManageAnswer => ({
+  status: 413,
+  headers: { 'content-type': 'application/json', 'cache-control': 'no-store', connection: 'close' },
+  body: JSON.stringify({ error: 'body_too_large', message: `A management request's body is at most ${MAX_MANAGE_BODY_BYTES} bytes.` }),
+});

@@ -1,0 +1,212 @@
+// The management API in `npm start`: `/_manage/` on the emulator's port,
+// called as a server would call the deployed HTTP API, signed with the AWS
+// SDK's SignatureV4 and the emulator's credentials. An upload is a real
+// presigned POST to this run's LocalStack; the emulator's source watcher
+// finds it and runs the validator, which settled() waits for; the image is
+// then served at its URL, or, refused, never.
+
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SignatureV4 } from '@smithy/signature-v4';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UploadTicket } from '../../../lambda/manage/uploads';
+import { startEmulator, type RunningEmulator } from '../../../local/emulator/start';
+import { postUpload } from '../../manage/support';
+import { createTestBuckets, listKeys, type TestBuckets } from '../../support/s3';
+
+/** The SHA-256 SignatureV4 takes, on node:crypto: a hash, or an HMAC when given a secret. */
+class Sha256 {
+  private readonly hash: Hash | Hmac;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    const key = secret instanceof ArrayBuffer ? new Uint8Array(secret) : secret;
+    this.hash = key === undefined ? createHash('sha256') : createHmac('sha256', key as string | Uint8Array);
+  }
+  update(data: string | Uint8Array) {
+    this.hash.update(data);
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.hash.digest());
+  }
+}
+
+const photo = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: '#3a7' } })
+    .jpeg()
+    .toBuffer();
+
+interface Call {
+  body?: unknown;
+  /** The secret signed with (the emulator's is `test`). */
+  secret?: string;
+  /** A body sent in place of the one signed. */
+  sentBody?: string;
+  /** A path (and query) called in place of the one signed. */
+  sentPath?: string;
+  signingDate?: Date;
+  unsigned?: boolean;
+  /** false: no x-amz-content-sha256 header (the emulator hashes the body itself, as curl's signatures need). */
+  applyChecksum?: boolean;
+}
+
+describe('npm start: the management API under /_manage/', () => {
+  let buckets: TestBuckets;
+  let emulator: RunningEmulator;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    buckets = await createTestBuckets('emulator-manage');
+    const images = await mkdtemp(join(tmpdir(), 'manage-images-'));
+    await writeFile(join(images, 'seed.jpg'), await photo(320, 240));
+    emulator = await startEmulator({
+      images,
+      s3: buckets.s3,
+      buckets: { source: buckets.sourceBucket, cache: buckets.cacheBucket },
+      port: 0,
+      edgeCache: false,
+      // Nothing is seen until settled() polls: a staged upload stays pending until then.
+      watchIntervalMs: 600_000,
+      context: { presets: '{"thumb":{"width":"80"}}', eagerPresets: 'thumb' },
+      log: (line) => lines.push(line),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await emulator?.close();
+    await buckets?.cleanup();
+  });
+
+  /** A call to `/_manage<path>`, signed as a server signs one for the deployed API, and its JSON answer. */
+  async function call(method: string, path: string, options: Call = {}) {
+    const url = new URL(`${emulator.url}/_manage${path}`);
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const request = {
+      method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: Number(url.port),
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: { host: url.host, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body,
+    };
+    const signer = new SignatureV4({
+      credentials: { accessKeyId: 'test', secretAccessKey: options.secret ?? 'test' },
+      region: 'us-east-1',
+      service: 'execute-api',
+      sha256: Sha256,
+      applyChecksum: options.applyChecksum ?? true,
+    });
+    const signed = options.unsigned ? request : await signer.sign(request, { signingDate: options.signingDate });
+    const { host: _host, ...headers } = signed.headers;
+    const target = options.sentPath === undefined ? url : `${emulator.url}/_manage${options.sentPath}`;
+    const response = await fetch(target, { method, headers, body: options.sentBody ?? body });
+    return { status: response.status, body: (await response.json()) as any };
+  }
+
+  const served = (path: string) => fetch(`${emulator.url}${path}`);
+
+  async function upload(key: string, file: Buffer | string, contentType: string): Promise<UploadTicket> {
+    const answer = await call('POST', '/uploads', { body: { key, contentType, contentLength: file.length } });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const ticket = answer.body as UploadTicket;
+    expect(await postUpload(ticket, file)).toMatchObject({ status: 204 });
+    return ticket;
+  }
+
+  it('uploads through a presigned POST to LocalStack; the validator makes it ready, and the emulator serves it', async () => {
+    const ticket = await upload('photos/new.jpg', await photo(640, 480), 'image/jpeg');
+    expect(ticket.url).toMatch(/^http:\/\/(127\.0\.0\.1|localhost)/);
+    expect(ticket.fields.key).toBe('_uploads/photos/new.jpg');
+
+    // Staged, not validated yet: pending, and not served.
+    expect((await call('GET', '/images/photos%2Fnew.jpg')).body).toMatchObject({ status: 'pending' });
+    expect((await served('/photos/new.jpg?width=100')).status).toBe(404);
+
+    await emulator.settled();
+    const status = await call('GET', '/images/photos%2Fnew.jpg');
+    expect(status).toMatchObject({
+      status: 200,
+      body: { key: 'photos/new.jpg', status: 'ready', width: 640, height: 480, format: 'jpeg' },
+    });
+    const image = await served('/photos/new.jpg?width=100');
+    expect(image.status).toBe(200);
+    expect(await sharp(Buffer.from(await image.arrayBuffer())).metadata()).toMatchObject({ width: 100, height: 75 });
+    expect(lines).toContain('upload photos/new.jpg: ready (640x480 jpeg)');
+
+    const listed = await call('GET', '/images?prefix=photos/&limit=10');
+    expect(listed.status).toBe(200);
+    expect(listed.body.images.map((entry: { key: string }) => entry.key)).toEqual(['photos/new.jpg']);
+  }, 60_000);
+
+  it('quarantines a hostile upload (an HTML page named .jpg) with its reason, and never serves it', async () => {
+    await upload('evil.jpg', '<html><script>alert(1)</script></html>', 'image/jpeg');
+    await emulator.settled();
+    const status = await call('GET', '/images/evil.jpg');
+    expect(status).toMatchObject({ status: 200, body: { key: 'evil.jpg', status: 'quarantined', reason: 'unsupported_media_type' } });
+    for (const path of ['/evil.jpg', '/evil.jpg?width=100', '/_quarantine/evil.jpg', '/_uploads/evil.jpg']) {
+      expect((await served(path)).status, path).toBe(404);
+    }
+  }, 60_000);
+
+  it('makes eager presets of a ready upload, and nothing of a staged or quarantined one', async () => {
+    const cached = await listKeys(buckets.s3, buckets.cacheBucket);
+    // The preset `thumb` (width=80) was made when the upload was moved to its key, not asked for.
+    expect(cached).toContain('photos/new.jpg/width=80');
+    expect(cached.filter((key) => /_uploads|_quarantine|evil/.test(key))).toEqual([]);
+    expect(lines.filter((line) => line.startsWith('invalidated') && /_uploads|_quarantine/.test(line))).toEqual([]);
+  });
+
+  it('deletes a batch (200), and the image is no longer served', async () => {
+    const answer = await call('DELETE', '/images', { body: { keys: ['photos/new.jpg', 'gone.jpg'] } });
+    expect(answer).toMatchObject({ status: 200, body: { succeeded_count: 2, failed_count: 0 } });
+    await emulator.settled();
+    expect((await served('/photos/new.jpg?width=100')).status).toBe(404);
+    expect((await call('GET', '/images/photos%2Fnew.jpg')).status).toBe(404);
+  }, 60_000);
+
+  it('refuses, with a 403 and without running the handler, an unsigned call, a wrong secret, a tampered body, an old signature', async () => {
+    const keep = { keys: ['seed.jpg'] };
+    const refusals: [string, Call, string][] = [
+      ['unsigned', { body: keep, unsigned: true }, 'missing_signature'],
+      ['wrong secret', { body: keep, secret: 'not-test' }, 'invalid_signature'],
+      ['tampered body', { body: { keys: ['other.jpg'] }, sentBody: JSON.stringify(keep) }, 'invalid_signature'],
+      [
+        'tampered body, hash not sent',
+        { body: { keys: ['other.jpg'] }, sentBody: JSON.stringify(keep), applyChecksum: false },
+        'invalid_signature',
+      ],
+      ['20 minutes old', { body: keep, signingDate: new Date(Date.now() - 20 * 60_000) }, 'request_expired'],
+    ];
+    for (const [name, options, error] of refusals) {
+      const answer = await call('DELETE', '/images', options);
+      expect(answer.status, name).toBe(403);
+      expect(answer.body, name).toMatchObject({ error, message: expect.any(String) });
+    }
+    await emulator.settled();
+    expect((await served('/seed.jpg?width=50')).status).toBe(200);
+    // The path and the query are signed too: changed after signing, they are refused.
+    expect(await call('GET', '/images?prefix=a', { sentPath: '/images?prefix=b' })).toMatchObject({
+      status: 403,
+      body: { error: 'invalid_signature' },
+    });
+    expect(await call('GET', '/images/a.jpg', { sentPath: '/images/b.jpg' })).toMatchObject({
+      status: 403,
+      body: { error: 'invalid_signature' },
+    });
+  }, 60_000);
+
+  it('accepts a signature without x-amz-content-sha256, over the body as sent', async () => {
+    const answer = await call('DELETE', '/images', { body: { keys: ['never-there.jpg'] }, applyChecksum: false });
+    expect(answer).toMatchObject({ status: 200, body: { succeeded_files: ['never-there.jpg'] } });
+  });
+
+  it('answers the handler’s own refusals once signed: an unknown route, a bad body', async () => {
+    expect(await call('GET', '/nothing')).toMatchObject({ status: 404, body: { error: 'route_not_found' } });
+    expect(await call('POST', '/uploads', { body: { key: '_uploads/x.jpg', contentType: 'image/jpeg', contentLength: 10 } })).toMatchObject(
+      { status: 400, body: { error: 'reserved_key' } },
+    );
+  });
+});
