@@ -13,6 +13,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadTicket } from '../../../lambda/manage/uploads';
+import { MAX_MANAGE_BODY_BYTES } from '../../../local/emulator/manage-route';
 import { startEmulator, type RunningEmulator } from '../../../local/emulator/start';
 import { postUpload } from '../../manage/support';
 import { createTestBuckets, listKeys, type TestBuckets } from '../../support/s3';
@@ -197,6 +198,16 @@ describe('npm start: the management API under /_manage/', () => {
       body: { error: 'invalid_signature' },
     });
   }, 60_000);
+
+  it('refuses a body over 1 MiB with a JSON 413, before reading the rest of it', async () => {
+    const answer = await fetch(`${emulator.url}/_manage/images`, {
+      method: 'DELETE',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.alloc(MAX_MANAGE_BODY_BYTES + 1, 0x20),
+    });
+    expect(answer.status).toBe(413);
+    expect(await answer.json()).toMatchObject({ error: 'body_too_large' });
+  });
 
   it('accepts a signature without x-amz-content-sha256, over the body as sent', async () => {
     const answer = await call('DELETE', '/images', { body: { keys: ['never-there.jpg'] }, applyChecksum: false });
