@@ -219,14 +219,16 @@ describe('the packed package in a fresh CDK app', () => {
     return join(app, 'cdk.out', assets.files[hash].source.path);
   }
 
+  /** The platforms of sharp's builds beside a bundle. */
+  const sharpBuilds = (asset: string): string[] =>
+    readdirSync(join(asset, 'node_modules', '@img'))
+      .filter((name) => name.startsWith('sharp-'))
+      .sort();
+
   it("bundles the management API's validator with sharp for linux-arm64 and no face detector, and its API Lambda with neither", () => {
     const validator = originAsset(functionOf(template, 'edge-image-transformer upload validator'));
     expect(existsSync(join(validator, 'index.js'))).toBe(true);
-    expect(
-      readdirSync(join(validator, 'node_modules', '@img'))
-        .filter((name) => name.startsWith('sharp-'))
-        .sort(),
-    ).toEqual(['sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
+    expect(sharpBuilds(validator)).toEqual(['sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
     expect(existsSync(join(validator, 'node_modules', 'onnxruntime-node'))).toBe(false);
     const api = originAsset(functionOf(template, 'edge-image-transformer management API'));
     expect(existsSync(join(api, 'index.js'))).toBe(true);
@@ -236,11 +238,7 @@ describe('the packed package in a fresh CDK app', () => {
   it("bundles the origin with sharp's linux-arm64 binaries and no other platform's", () => {
     const asset = originAsset();
     expect(existsSync(join(asset, 'index.js'))).toBe(true);
-    expect(
-      readdirSync(join(asset, 'node_modules', '@img'))
-        .filter((name) => name.startsWith('sharp-'))
-        .sort(),
-    ).toEqual(['sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
+    expect(sharpBuilds(asset)).toEqual(['sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
   });
 
   it("bundles the face detector: onnxruntime-node's linux-arm64 build only, and the model with its licence", () => {
