@@ -10,6 +10,10 @@
 //             (purge the source's variants, invalidate CloudFront, eager presets)
 //             ─ an event still failing after Lambda's retries ─▶ failure queue (SQS),
 //               alarmed, replayed with `npm run replay-invalidations`
+//   caller (SigV4) ─▶ management HTTP API (IAM, throttled) ─▶ its Lambda: presigned
+//             uploads to source bucket _uploads/, status, listing, bulk delete
+//   source bucket _uploads/ ─ EventBridge: Object Created ─▶ validator Lambda
+//             ─▶ the upload to its key (ready), or to _quarantine/ with its reason
 //
 // Operating it (lib/monitoring.ts): the origin's metrics in Embedded Metric
 // Format, a dashboard, alarms (optionally to SNS), and CodeDeploy canaries
@@ -19,6 +23,7 @@
 // resolves them once, and each part in lib/parts/ builds its resources.
 
 import type { CustomResource } from 'aws-cdk-lib';
+import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as codedeploy from 'aws-cdk-lib/aws-codedeploy';
@@ -33,6 +38,7 @@ import { buildBuckets } from './parts/buckets';
 import { buildDelivery } from './parts/delivery';
 import { buildEdgeFunctions } from './parts/edge-functions';
 import { buildInvalidation } from './parts/invalidation';
+import { buildManageApi } from './parts/manage';
 import { buildOperations } from './parts/operations';
 import { buildOriginFunction } from './parts/origin-function';
 import { deploymentPlan } from './plan';
@@ -69,6 +75,15 @@ export class ImageTransformer extends Construct {
    * the error). Kept 14 days; `npm run replay-invalidations` runs them again.
    */
   public readonly invalidationFailureQueue: sqs.Queue;
+  /**
+   * The management API (docs/manage.md): an HTTP API, IAM-authorised on every route, its
+   * `$default` stage at `apiEndpoint` (stack output ManageApiUrl); only when `manageApi` is on.
+   */
+  public readonly manageApi?: apigwv2.HttpApi;
+  /** The Lambda behind the management API's routes; only when `manageApi` is on. */
+  public readonly manageFunction?: nodejs.NodejsFunction;
+  /** The Lambda that validates each upload staged under `_uploads/`; only when `manageApi` is on. */
+  public readonly uploadValidatorFunction?: nodejs.NodejsFunction;
   /** The viewer-request CloudFront Function. */
   public readonly viewerRequestFunction: cloudfront.Function;
   /** The viewer-response CloudFront Function that gives viewers browserMaxAge. */
@@ -138,6 +153,13 @@ export class ImageTransformer extends Construct {
     });
     this.invalidationFunction = invalidation.function;
     this.invalidationFailureQueue = invalidation.failureQueue;
+
+    if (settings.manageApi) {
+      const manage = buildManageApi(this, { ...settings, plan, sourceBucket: this.sourceBucket });
+      this.manageApi = manage.api;
+      this.manageFunction = manage.apiFunction;
+      this.uploadValidatorFunction = manage.validator;
+    }
 
     const operations = buildOperations(this, {
       ...settings,

@@ -23,6 +23,7 @@ import {
   deploymentConfig,
   flag,
   integer,
+  list,
   oneOf,
   priceClass,
   seconds,
@@ -154,6 +155,18 @@ export const SETTINGS = {
     doc: "false: the created source bucket's objects over 128 KB stay in S3 Standard, not moved to Intelligent-Tiering (default true).",
     resolve: (tiering = true) => tiering,
   }),
+  manageApi: setting({
+    prop: 'manageApi',
+    read: flag,
+    doc: 'false: no management API (uploads validated on arrival, status, listing, bulk delete) and no validator (default true).',
+    resolve: (manageApi = true) => manageApi,
+  }),
+  manageCorsOrigins: setting({
+    prop: 'manageCorsOrigins',
+    read: list,
+    doc: 'Web origins allowed to upload from a browser with the management API, comma-separated, "*" for any (default: none).',
+    resolve: (origins = [], props) => checkManageCorsOrigins(origins, props),
+  }),
   accessLogging: setting({
     prop: 'accessLogging',
     read: flag,
@@ -240,6 +253,32 @@ export const SETTINGS = {
     resolve: (additional = true) => additional,
   }),
 };
+
+/** The source bucket's CORS origins for uploads: each `*` or a web origin, only with the API, on a bucket made here. */
+function checkManageCorsOrigins(origins: string[], props: Props): string[] {
+  if (origins.length === 0) return origins;
+  if (props.manageApi === false) throw new ImageTransformerConfigError('manageCorsOrigins is only used with manageApi: true.');
+  if (props.sourceBucket) {
+    throw new ImageTransformerConfigError(
+      "manageCorsOrigins sets the CORS of a source bucket this construct creates; an existing sourceBucket's CORS is its owner's to set.",
+    );
+  }
+  for (const origin of origins) {
+    if (origin === '*' || Token.isUnresolved(origin)) continue;
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw new ImageTransformerConfigError(
+        mustBe('manageCorsOrigins', 'web origins such as https://app.example.com (no path), or *', origin),
+      );
+    }
+  }
+  return origins;
+}
 
 type Rows = typeof SETTINGS;
 export type TableKey = keyof Rows;

@@ -45,6 +45,12 @@ export class ImageTransformerStack extends Stack {
         value: t.originConcurrencyCap.getAttString('Message'),
       });
     }
+    if (t.manageApi) {
+      new CfnOutput(this, 'ManageApiUrl', {
+        description: 'Management API (IAM: SigV4, service execute-api): POST /uploads, GET /images, DELETE /images',
+        value: `${t.manageApi.apiEndpoint}/`,
+      });
+    }
     if (t.dashboard) new CfnOutput(this, 'DashboardName', { description: 'CloudWatch dashboard', value: t.dashboard.dashboardName });
     if (t.deploymentGroup) {
       new CfnOutput(this, 'OriginDeploymentApplication', {

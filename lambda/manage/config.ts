@@ -1,19 +1,27 @@
 // What the management handlers need of a deployment: the source bucket, the
 // key routes (which bucket serves a key), the origin's limits (the size an
 // upload may have, and what the validator decodes within), and the prefixes
-// uploads are kept under until they are validated.
+// uploads are kept under until they are validated. readManageConfig and
+// manageEnvironment are each other's inverse (test/manage/config.test.ts):
+// the Lambdas' environment is the part of the origin's that these settings
+// come from, written and read by the origin's own writer and readers.
 
+import type { Env } from '../common/env';
 import { QUARANTINE_PREFIX, STAGING_PREFIX } from '../common/staging';
-import type { Limits, OriginConfig } from '../origin/config';
-import { MAX_SVG_BYTES } from '../origin/image/input';
-import { bucketObjectOf, sourceRoutes, type SourceRoute } from '../origin/sources';
+import { NUMBER_SETTINGS, originEnvironment, readLimits, readSources, type Limits, type OriginConfig } from '../origin/config';
+import { MAX_SVG_BYTES } from '../origin/image/svg';
+import { bucketObjectOf, SOURCE_SETTINGS, sourceRoutes, type SourceRoute } from '../origin/sources';
 
 export interface ManageConfig {
   /** The default source bucket: where uploads land, are validated and are kept. */
   sourceBucket: string;
   /** The routes of the deployment's sources: a key under another bucket's prefix is read and deleted there. */
   routes: SourceRoute[];
-  /** The origin's limits, which an upload must meet to be ready. */
+  /**
+   * The origin's limits, which an upload must meet to be ready. Deployed, the
+   * memory size is the function's own: the validator's, which the construct
+   * gives the origin's memory, so that it prices a decode as the origin would.
+   */
   limits: Limits;
   stagingPrefix: string;
   quarantinePrefix: string;
@@ -35,6 +43,38 @@ export function manageConfig(origin: OriginConfig): ManageConfig {
       memorySizeMb: origin.memorySizeMb,
       svgPolicy: origin.svgPolicy,
     },
+    stagingPrefix: STAGING_PREFIX,
+    quarantinePrefix: QUARANTINE_PREFIX,
+  };
+}
+
+/** The origin's variables the management Lambdas read: the sources' and the limits' (but the memory size, Lambda's own). */
+const MANAGE_VARIABLES = new Set([
+  'SOURCE_BUCKET',
+  'SOURCE_BUCKETS',
+  ...SOURCE_SETTINGS.map((setting) => setting.env),
+  ...Object.values(NUMBER_SETTINGS).map((setting) => setting.env),
+  'MAX_DIMENSION',
+  'TIME_BUDGET_MS',
+  'SVG_POLICY',
+]);
+
+/**
+ * The environment of the management Lambdas of a deployment whose origin has
+ * `origin`'s settings, as originEnvironment writes it (values may be CDK tokens).
+ */
+export function manageEnvironment(origin: Omit<OriginConfig, 'memorySizeMb'>): Record<string, string> {
+  const environment = originEnvironment(origin, {});
+  return Object.fromEntries(Object.entries(environment).filter(([name]) => MANAGE_VARIABLES.has(name)));
+}
+
+/** The management API's settings, read once from a Lambda's environment (manageEnvironment's). */
+export function readManageConfig(env: Env): ManageConfig {
+  const sources = readSources(env);
+  return {
+    sourceBucket: sources.sourceBucket,
+    routes: sourceRoutes(sources),
+    limits: readLimits(env),
     stagingPrefix: STAGING_PREFIX,
     quarantinePrefix: QUARANTINE_PREFIX,
   };

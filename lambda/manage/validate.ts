@@ -21,7 +21,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 import type { Readable } from 'node:stream';
-import { decodeEventKey } from '../invalidate/events';
+import { decodeEventKey, isBridgeEvent, type S3BridgeEvent } from '../invalidate/events';
 import type { Limits } from '../origin/config';
 import { HttpError, type ErrorCode } from '../origin/errors';
 import { budgetFor, previewsFit } from '../origin/image/budget';
@@ -214,18 +214,31 @@ export async function validateUpload(clients: { s3: S3Client }, config: ManageCo
     : { status: 'quarantined', key, reason: refusal!.code, message: refusal!.message };
 }
 
+/** What the validator is invoked with: an S3 notification (the emulator's, the tests'), or an S3 event through EventBridge (deployed). */
+export type UploadEvent = S3Event | S3BridgeEvent;
+
 /**
- * Validates each upload an S3 notification names (ObjectCreated under the
- * staging prefix of the source bucket), one after another; other records
- * are not uploads and are passed over.
+ * The staged uploads an event names, in its order: ObjectCreated (through
+ * EventBridge, "Object Created") under the staging prefix of the source
+ * bucket. A notification's keys are decoded; EventBridge's are taken as they
+ * are, as the invalidation Lambda takes them. Other records are no uploads.
  */
-export async function validateEvent(clients: { s3: S3Client }, config: ManageConfig, event: S3Event): Promise<UploadOutcome[]> {
+export function stagedKeys(config: ManageConfig, event: UploadEvent): string[] {
+  const objects = isBridgeEvent(event)
+    ? [{ created: event['detail-type'] === 'Object Created', bucket: event.detail?.bucket?.name, key: event.detail?.object?.key }]
+    : (event.Records ?? []).map((record) => ({
+        created: record.eventName.startsWith('ObjectCreated'),
+        bucket: record.s3.bucket.name,
+        key: decodeEventKey(record.s3.object.key),
+      }));
+  return objects
+    .filter(({ created, bucket, key }) => created && bucket === config.sourceBucket && key?.startsWith(config.stagingPrefix))
+    .map(({ key }) => key as string);
+}
+
+/** Validates each upload an event names (stagedKeys), one after another. */
+export async function validateEvent(clients: { s3: S3Client }, config: ManageConfig, event: UploadEvent): Promise<UploadOutcome[]> {
   const outcomes: UploadOutcome[] = [];
-  for (const record of event.Records ?? []) {
-    const key = decodeEventKey(record.s3.object.key);
-    const created = record.eventName.startsWith('ObjectCreated');
-    if (!created || record.s3.bucket.name !== config.sourceBucket || !key.startsWith(config.stagingPrefix)) continue;
-    outcomes.push(await validateUpload(clients, config, key));
-  }
+  for (const key of stagedKeys(config, event)) outcomes.push(await validateUpload(clients, config, key));
   return outcomes;
 }

@@ -103,11 +103,13 @@ export const DEFAULT_FAILURE_TTL_SECONDS = 300;
 const configError = (message: string) => new Error(`Invalid origin Lambda configuration: ${message}`);
 const { required, positiveInteger, oneOf, flag, jsonObject } = envReaders(configError);
 
-export function readConfig(env: Env): OriginConfig {
+/**
+ * The limits as originEnvironment writes them, the memory size being the
+ * function's own (Lambda's AWS_LAMBDA_FUNCTION_MEMORY_SIZE). The management
+ * API's validator reads them too, with the origin's memory size.
+ */
+export function readLimits(env: Env): Limits {
   return {
-    sourceBucket: required(env, 'SOURCE_BUCKET'),
-    sourceBuckets: readSourceBuckets(env, configError),
-    cacheBucket: required(env, 'CACHE_BUCKET'),
     ...(Object.fromEntries(
       Object.entries(NUMBER_SETTINGS).map(([name, setting]) => [name, positiveInteger(env, setting.env, setting.default)]),
     ) as NumberSettings),
@@ -115,12 +117,28 @@ export function readConfig(env: Env): OriginConfig {
     timeBudgetMs: positiveInteger(env, 'TIME_BUDGET_MS', DEFAULT_LIMITS.timeBudgetMs),
     memorySizeMb: positiveInteger(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE', DEFAULT_LIMITS.memorySizeMb),
     svgPolicy: oneOf(env, 'SVG_POLICY', SVG_POLICIES, DEFAULT_LIMITS.svgPolicy),
+  };
+}
+
+/** Where the keys are read from: the default bucket, the buckets mapped to prefixes and the other source kinds' settings. */
+export function readSources(env: Env): Pick<OriginConfig, 'sourceBucket' | 'sourceBuckets' | keyof SourceKindSettings> {
+  return {
+    sourceBucket: required(env, 'SOURCE_BUCKET'),
+    sourceBuckets: readSourceBuckets(env, configError),
+    ...bySourceSetting((setting) => setting.check(jsonObject(env, setting.env), setting.env, configError)),
+  };
+}
+
+export function readConfig(env: Env): OriginConfig {
+  return {
+    ...readSources(env),
+    cacheBucket: required(env, 'CACHE_BUCKET'),
+    ...readLimits(env),
     cacheControl: env.CACHE_CONTROL || DEFAULT_CACHE_CONTROL,
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
     watermarkDefinitions: packagedWatermarks(jsonObject(env, 'WATERMARKS') as Record<string, WatermarkDefinition>, env.LAMBDA_TASK_ROOT),
     requireWatermark: jsonObject(env, 'REQUIRE_WATERMARK') as Record<string, string>,
     fallbackImage: env.FALLBACK_IMAGE ? resolve(env.LAMBDA_TASK_ROOT ?? '.', env.FALLBACK_IMAGE) : undefined,
-    ...bySourceSetting((setting) => setting.check(jsonObject(env, setting.env), setting.env, configError)),
   };
 }
 

@@ -1,5 +1,5 @@
 // The buckets: the source (created here, its larger objects moved to
-// Intelligent-Tiering, or imported and left as it is), the cache of variants
+// Intelligent-Tiering, with the management API's upload CORS, or imported and left as it is), the cache of variants
 // (not tiered: their lives are too short to pay for it, docs/cost.md), and the
 // access log bucket. Built in the ImageTransformer's own scope, so their
 // logical IDs are those of a construct with no parts.
@@ -21,6 +21,8 @@ export type BucketsProps = Pick<
   | 'removalPolicy'
   | 'autoDeleteObjects'
   | 'webOrigins'
+  | 'manageApi'
+  | 'manageCorsOrigins'
 >;
 
 /**
@@ -35,6 +37,18 @@ const TIER_SOURCES: s3.LifecycleRule = {
   objectSizeGreaterThan: TIERING_MIN_OBJECT_BYTES,
   transitions: [{ storageClass: s3.StorageClass.INTELLIGENT_TIERING, transitionAfter: Duration.days(0) }],
 };
+
+/**
+ * A browser's upload straight to the source bucket with a presigned POST of the
+ * management API, from `origins`: a form POST, whose answer (204, its ETag) the page may read.
+ */
+const uploadCors = (origins: string[]): s3.CorsRule => ({
+  id: 'manage-uploads',
+  allowedMethods: [s3.HttpMethods.POST],
+  allowedOrigins: origins,
+  exposedHeaders: ['ETag'],
+  maxAge: 3600,
+});
 
 export interface Buckets {
   /** The originals: props.sourceBucket, or a new private bucket (tiered with sourceTiering). */
@@ -84,6 +98,7 @@ export function buildBuckets(scope: Construct, props: BucketsProps): Buckets {
       ...privateBucket,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       ...(props.sourceTiering ? { lifecycleRules: [TIER_SOURCES] } : {}),
+      ...(props.manageApi && props.manageCorsOrigins.length > 0 ? { cors: [uploadCors(props.manageCorsOrigins)] } : {}),
       ...serverAccessLogs('s3/source/'),
     });
 

@@ -1,4 +1,4 @@
-// What the project's own Lambdas (origin, invalidation, concurrency cap, edge data) share:
+// What the project's own Lambdas (origin, invalidation, concurrency cap, edge data, management) share:
 // bundled at synth from their TypeScript sources (a checkout's, or those the package
 // ships), on arm64, each with its own log group and a role of its own that writes only there.
 
@@ -25,9 +25,9 @@ export { PROJECT_ROOT };
 const LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
 const BUNDLING_ROOT = existsSync(LOCK_FILE) ? { projectRoot: PROJECT_ROOT, depsLockFilePath: LOCK_FILE } : {};
 
-/** The entry file of one of the project's Lambdas, e.g. `lambdaEntry('origin')`. */
-export const lambdaEntry = (name: 'origin' | 'invalidate' | 'concurrency' | 'edge-data'): string =>
-  join(PROJECT_ROOT, 'lambda', name, 'index.ts');
+/** The entry file of one of the project's Lambdas, e.g. `lambdaEntry('origin')`, or `lambdaEntry('manage', 'api')` for one of a folder's several. */
+export const lambdaEntry = (name: 'origin' | 'invalidate' | 'concurrency' | 'edge-data' | 'manage', file = 'index'): string =>
+  join(PROJECT_ROOT, 'lambda', name, `${file}.ts`);
 
 /** The newest Node.js Lambda runtime in aws-cdk-lib 2.276 (nodejs24.x). */
 const RUNTIME = lambda.Runtime.NODEJS_24_X;

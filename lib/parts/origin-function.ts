@@ -97,7 +97,10 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     logGroup,
     reservedConcurrentExecutions: props.reservedConcurrency,
     environment: originEnvironment(plan.origin(buckets), plan.originMetrics),
-    bundling: originBundling([...watermarkFiles(props.watermarks), ...(props.fallbackImage ? [props.fallbackImage] : [])]),
+    bundling: sharpBundling({
+      packagedFiles: [...watermarkFiles(props.watermarks), ...(props.fallbackImage ? [props.fallbackImage] : [])],
+      faceDetector: true,
+    }),
     ...props.originFunctionProps,
   });
 
@@ -168,8 +171,18 @@ function grantOriginAccess(role: iam.Role, props: OriginFunctionProps, ownRecord
   for (const bucket of [sourceBucket, ...prefixBuckets]) bucket.encryptionKey?.grantDecrypt(role);
 }
 
-/** How the origin's code is bundled: minified with the SDK in it, sharp and the face detector installed for linux arm64 beside it. */
-function originBundling(packagedFiles: PackagedFile[]): nodejs.BundlingOptions {
+/**
+ * How a Lambda that runs sharp is bundled (the origin, the management API's
+ * validator): minified with the SDK in it, sharp (and with `faceDetector`, the
+ * face detector) installed for linux arm64 beside it, and `packagedFiles` copied in.
+ */
+export function sharpBundling({
+  packagedFiles,
+  faceDetector,
+}: {
+  packagedFiles: PackagedFile[];
+  faceDetector: boolean;
+}): nodejs.BundlingOptions {
   const arm64SharpVersion = sharpVersion();
   return {
     minify: true,
@@ -200,7 +213,7 @@ function originBundling(packagedFiles: PackagedFile[]): nodejs.BundlingOptions {
           `cd ${shellQuote(outputDir)}`,
           'test -f package.json',
           `npm install --no-save --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc sharp@${arm64SharpVersion}`,
-          ...faceDetectorCommands(),
+          ...(faceDetector ? faceDetectorCommands() : []),
           'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
           'test -d node_modules/@img/sharp-linux-arm64',
           'test -d node_modules/@img/sharp-libvips-linux-arm64',

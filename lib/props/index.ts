@@ -5,6 +5,7 @@
 // section. lib/resolved-settings.ts checks them and fills in the defaults.
 
 import type { CloudFrontProps } from './cloudfront';
+import type { ManageProps } from './manage';
 import type { OperationsProps } from './operations';
 import type { OriginLambdaProps } from './origin-lambda';
 import type { OverrideProps } from './overrides';
@@ -16,4 +17,4 @@ export type { WebOriginProps } from './url-grammar';
 
 /** The props of the ImageTransformer construct; every one is optional. */
 export interface ImageTransformerProps
-  extends StorageProps, UrlGrammarProps, OriginLambdaProps, CloudFrontProps, OperationsProps, OverrideProps {}
+  extends StorageProps, UrlGrammarProps, OriginLambdaProps, CloudFrontProps, ManageProps, OperationsProps, OverrideProps {}

@@ -225,6 +225,7 @@ describe('bin/app.ts', () => {
           'DistributionDomainName',
           'DistributionId',
           'InvalidationFailureQueueUrl',
+          'ManageApiUrl',
           'OriginConcurrencyCap',
           'OriginDeploymentApplication',
           'OriginDeploymentGroup',

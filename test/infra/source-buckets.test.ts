@@ -57,6 +57,10 @@ describe('sourceBuckets in the template', () => {
           // ...and CDK's notifications handler (deploy time only) adds EventBridge delivery to the bucket's notifications.
           ['Allow', 's3:PutBucketNotification', bucketArn(name)],
           ['Allow', 's3:GetBucketNotification', bucketArn(name)],
+          // The management API reports, lists and deletes the sources of a key under the bucket's prefix (test/infra/manage.test.ts).
+          ['Allow', 's3:ListBucket', expect.arrayContaining([bucketArn(name)])],
+          ['Allow', 's3:GetObject', expect.arrayContaining([objectsOf(name)])],
+          ['Allow', 's3:DeleteObject', expect.arrayContaining([objectsOf(name)])],
         ].sort(),
       );
     }
@@ -108,7 +112,11 @@ describe('sourceBuckets in the template', () => {
   });
 
   it('routes their Object Created and Object Deleted events to the invalidation Lambda, by one rule, with permission from that rule only', () => {
-    const rules = resources(buckets, 'AWS::Events::Rule');
+    const invalidation = logicalId(buckets, buckets.stack.transformer.invalidationFunction);
+    // The other rule is the management API's, of the default bucket's uploads (test/infra/manage.test.ts).
+    const rules = resources(buckets, 'AWS::Events::Rule').filter(([, r]) =>
+      r.Properties.Targets.some((t: Json) => refs(t.Arn).includes(invalidation)),
+    );
     expect(rules).toHaveLength(1);
     const [ruleId, rule] = rules[0]!;
     expect(rule.Properties.EventPattern).toEqual({
@@ -117,16 +125,18 @@ describe('sourceBuckets in the template', () => {
       detail: { bucket: { name: ['my-archive', 'my-press-kit'] } },
     });
     expect(rule.Properties.State).toBe('ENABLED');
-    const invalidation = logicalId(buckets, buckets.stack.transformer.invalidationFunction);
     expect(rule.Properties.Targets.map((target: Json) => refs(target.Arn))).toEqual([[invalidation]]);
-    const fromEvents = resources(buckets, 'AWS::Lambda::Permission').filter(([, p]) => p.Properties.Principal === 'events.amazonaws.com');
+    const fromEvents = resources(buckets, 'AWS::Lambda::Permission').filter(
+      ([, p]) => p.Properties.Principal === 'events.amazonaws.com' && refs(p.Properties.FunctionName).includes(invalidation),
+    );
     expect(fromEvents.map(([, p]) => [refs(p.Properties.FunctionName), refs(p.Properties.SourceArn)])).toEqual([
       [[invalidation], [ruleId]],
     ]);
   });
 
   it('leaves a stack without the prop as it was: no rule, no SOURCE_BUCKETS, the same template as with none mapped', () => {
-    expect(resources(base, 'AWS::Events::Rule')).toEqual([]);
+    const invalidation = logicalId(base, base.stack.transformer.invalidationFunction);
+    expect(resources(base, 'AWS::Events::Rule').filter(([, r]) => JSON.stringify(r).includes(invalidation))).toEqual([]);
     expect(originFunction(base).Properties.Environment.Variables).not.toHaveProperty('SOURCE_BUCKETS');
     expect(invalidationFunction(base).Properties.Environment.Variables).not.toHaveProperty('SOURCE_BUCKETS');
     expect(synth(() => ({ sourceBuckets: {} })).json).toEqual(base.json);

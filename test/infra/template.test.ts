@@ -57,12 +57,13 @@ describe('custom resources', () => {
 describe('Lambdas', () => {
   it('run on arm64 with Node.js 22 or newer', () => {
     for (const [s, count] of [
-      [base, 4],
-      [full, 3],
-      [imported, 4],
+      [base, 6],
+      [full, 5],
+      [imported, 6],
     ] as const) {
       const functions = projectFunctions(s);
-      // Origin, invalidation, the edge data writer, and (without a fixed originReservedConcurrency: not full) the concurrency cap.
+      // Origin, invalidation, the edge data writer, the management API's and the upload validator,
+      // and (without a fixed originReservedConcurrency: not full) the concurrency cap.
       expect(functions).toHaveLength(count);
       for (const [id, fn] of functions) {
         expect(fn.Properties.Architectures, id).toEqual(['arm64']);
@@ -84,9 +85,9 @@ describe('Lambdas', () => {
         const [groupId] = refs(fn.Properties.LoggingConfig.LogGroup);
         expect(s.json.Resources[groupId!].Properties.RetentionInDays).toBe(days);
       }
-      // One log group each, the only ones this construct makes.
+      // One log group each, the only ones this construct makes but the management API's access logs.
       expect(new Set(functions.map(([, fn]) => refs(fn.Properties.LoggingConfig.LogGroup)[0])).size).toBe(functions.length);
-      expect(resources(s, 'AWS::Logs::LogGroup')).toHaveLength(functions.length);
+      expect(resources(s, 'AWS::Logs::LogGroup')).toHaveLength(functions.length + 1);
     }
   });
 });
@@ -102,6 +103,7 @@ describe('stack outputs', () => {
         'DistributionId',
         'InvalidationFailureQueueUrl',
         'LogBucketName',
+        'ManageApiUrl',
         'OriginConcurrencyCap',
         'OriginDeploymentApplication',
         'OriginDeploymentGroup',
@@ -213,6 +215,11 @@ describe('cdk-nag AwsSolutions', () => {
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/.failures/*]`,
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*/.faces.*]`,
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${source}.Arn>/*]`,
+        `ImageTransformer/ManageApiRole AwsSolutions-IAM5[Resource::<${source}.Arn>/_uploads/*]`,
+        `ImageTransformer/ManageApiRole AwsSolutions-IAM5[Resource::<${source}.Arn>/*]`,
+        `ImageTransformer/ManageValidatorRole AwsSolutions-IAM5[Resource::<${source}.Arn>/_uploads/*]`,
+        `ImageTransformer/ManageValidatorRole AwsSolutions-IAM5[Resource::<${source}.Arn>/_quarantine/*]`,
+        `ImageTransformer/ManageValidatorRole AwsSolutions-IAM5[Resource::<${source}.Arn>/*]`,
         'ImageTransformer/OriginDeployment/ServiceRole AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
       ].sort(),
     );

@@ -12,7 +12,9 @@ import { heifMetadata } from './heif-metadata';
 import { MAX_JPEG_SCANS, walkJpeg } from './jpeg';
 import { gainMapOf, type GainMap } from './gain-map';
 import type { SourceMetadata } from './metadata';
-import { svgRefusal } from './svg';
+import { MAX_SVG_BYTES, svgRefusal } from './svg';
+
+export { MAX_SVG_BYTES };
 
 export interface SourceInfo {
   format: SourceFormat;
@@ -52,12 +54,6 @@ export interface OpenedSource {
   /** A JPEG's gain map as the file holds it, when its header read as one an output can keep (info.gainMap). */
   gainMapJpeg?: Buffer;
 }
-
-/**
- * Largest SVG source rendered (SVG_POLICY=rasterize), below MAX_SOURCE_BYTES: the XML
- * parser and the renderer hold and walk the whole document, whatever size is asked for.
- */
-export const MAX_SVG_BYTES = 1024 * 1024;
 
 /**
  * `warning` refuses truncated and corrupt data instead of serving a half-grey image.

@@ -4,6 +4,13 @@
 // it holds (a regular expression with nested repeats took minutes on a few
 // hundred bytes of comments).
 
+/**
+ * Largest SVG source rendered (SVG_POLICY=rasterize), below MAX_SOURCE_BYTES: the XML
+ * parser and the renderer hold and walk the whole document, whatever size is asked for.
+ * Kept here, in a module that does not import sharp: the management API's Lambda reads it and has no sharp.
+ */
+export const MAX_SVG_BYTES = 1024 * 1024;
+
 /** White space as the earlier expressions' `\s` read it, within Latin-1. */
 const isSpace = (code: number) => code === 0x20 || (code >= 0x09 && code <= 0x0d) || code === 0xa0;
 
