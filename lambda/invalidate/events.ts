@@ -3,8 +3,8 @@
 // object keys S3 writes form-encoded (a space is '+', a literal '+' is '%2B',
 // other bytes are UTF-8 percent escapes), decoded here before anything else
 // sees them; and EventBridge's "Object Created" / "Object Deleted" events from
-// the buckets mapped to prefixes, one object each, its key as it is. An
-// object is mapped back to its URL key (lambda/common/sources.ts).
+// the buckets mapped to prefixes, one object each, its key encoded the same
+// way. An object is mapped back to its URL key (lambda/common/sources.ts).
 
 import type { S3EventRecord } from 'aws-lambda';
 import { isGrammarError, validateKey } from '../grammar';
@@ -57,12 +57,17 @@ export interface IgnoredRecord {
   reason: string;
 }
 
-/** Decodes an S3 event key: `+` is a space and `%XX` are UTF-8 bytes, as in a form. */
+/**
+ * Decodes an S3 event key: `+` is a space and `%XX` are UTF-8 bytes, as in a
+ * form. EventBridge's S3 events spell keys as the notifications do (AWS's
+ * Powertools for Lambda decodes both alike).
+ */
 export function decodeEventKey(rawKey: string): string {
   return decodeURIComponent(rawKey.replace(/\+/g, '%20'));
 }
 
-function decodedOrUndefined(rawKey: string): string | undefined {
+/** decodeEventKey, or undefined for a key that is not valid percent-encoded UTF-8. */
+export function decodedEventKey(rawKey: string): string | undefined {
   try {
     return decodeEventKey(rawKey);
   } catch {
@@ -72,9 +77,15 @@ function decodedOrUndefined(rawKey: string): string | undefined {
 
 function notices(event: SourceEvent | undefined): ObjectNotice[] {
   if (isBridgeEvent(event)) {
-    const key = event.detail?.object?.key ?? '';
+    const rawKey = event.detail?.object?.key ?? '';
     return [
-      { eventName: event['detail-type'] ?? '', bucket: event.detail?.bucket?.name ?? '', rawKey: key, objectKey: key, bridged: true },
+      {
+        eventName: event['detail-type'] ?? '',
+        bucket: event.detail?.bucket?.name ?? '',
+        rawKey,
+        objectKey: decodedEventKey(rawKey),
+        bridged: true,
+      },
     ];
   }
   return ((event as { Records?: S3EventRecord[] } | undefined)?.Records ?? []).map((record) => {
@@ -83,7 +94,7 @@ function notices(event: SourceEvent | undefined): ObjectNotice[] {
       eventName: record.eventName ?? '',
       bucket: record.s3?.bucket?.name ?? '',
       rawKey,
-      objectKey: decodedOrUndefined(rawKey),
+      objectKey: decodedEventKey(rawKey),
       bridged: false,
     };
   });

@@ -21,7 +21,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
 import type { Readable } from 'node:stream';
-import { decodeEventKey, isBridgeEvent, type S3BridgeEvent } from '../invalidate/events';
+import { decodedEventKey, isBridgeEvent, type S3BridgeEvent } from '../invalidate/events';
 import type { Limits } from '../origin/config';
 import { HttpError, type ErrorCode } from '../origin/errors';
 import { budgetFor, previewsFit } from '../origin/image/budget';
@@ -220,20 +220,21 @@ export type UploadEvent = S3Event | S3BridgeEvent;
 /**
  * The staged uploads an event names, in its order: ObjectCreated (through
  * EventBridge, "Object Created") under the staging prefix of the source
- * bucket. A notification's keys are decoded; EventBridge's are taken as they
- * are, as the invalidation Lambda takes them. Other records are no uploads.
+ * bucket, each key decoded as the invalidation Lambda decodes it (a key that
+ * is not valid percent-encoding is passed over). Other records are no uploads.
  */
 export function stagedKeys(config: ManageConfig, event: UploadEvent): string[] {
   const objects = isBridgeEvent(event)
-    ? [{ created: event['detail-type'] === 'Object Created', bucket: event.detail?.bucket?.name, key: event.detail?.object?.key }]
+    ? [{ created: event['detail-type'] === 'Object Created', bucket: event.detail?.bucket?.name, rawKey: event.detail?.object?.key }]
     : (event.Records ?? []).map((record) => ({
         created: record.eventName.startsWith('ObjectCreated'),
         bucket: record.s3.bucket.name,
-        key: decodeEventKey(record.s3.object.key),
+        rawKey: record.s3.object.key,
       }));
   return objects
-    .filter(({ created, bucket, key }) => created && bucket === config.sourceBucket && key?.startsWith(config.stagingPrefix))
-    .map(({ key }) => key as string);
+    .filter(({ created, bucket }) => created && bucket === config.sourceBucket)
+    .map(({ rawKey }) => decodedEventKey(rawKey ?? ''))
+    .filter((key): key is string => key?.startsWith(config.stagingPrefix) === true);
 }
 
 /** Validates each upload an event names (stagedKeys), one after another. */

@@ -6,9 +6,9 @@
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3Event } from 'aws-lambda';
-import { decodeEventKey, isBridgeEvent, type SourceEvent } from '../../lambda/invalidate/events';
+import { isBridgeEvent, type SourceEvent } from '../../lambda/invalidate/events';
 import type { ManageConfig } from '../../lambda/manage/config';
-import { validateEvent, type UploadOutcome } from '../../lambda/manage/validate';
+import { stagedKeys, validateEvent, type UploadOutcome } from '../../lambda/manage/validate';
 import { runningWork } from './emulator';
 
 export interface UploadValidator {
@@ -36,9 +36,7 @@ export function createUploadValidator(s3: S3Client, config: ManageConfig, log: (
   let seen = 0;
   return {
     onEvent(event) {
-      if (isBridgeEvent(event)) return;
-      const staged = (event.Records ?? []).some((record) => decodeEventKey(record.s3.object.key).startsWith(config.stagingPrefix));
-      if (!staged) return;
+      if (isBridgeEvent(event) || stagedKeys(config, event as S3Event).length === 0) return;
       started++;
       // A storage failure is logged: the staged upload stays pending, and is validated when it is uploaded again.
       void track(

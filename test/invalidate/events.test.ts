@@ -55,7 +55,7 @@ describe('sourceChanges', () => {
 describe('sourceChanges with buckets mapped to prefixes', () => {
   const buckets = { 'archive/': 'old-photos', 'press/kit/': 'press-bucket' };
 
-  it('maps an EventBridge event of a mapped bucket to prefix + key, the key taken as it is', () => {
+  it("maps an EventBridge event of a mapped bucket to prefix + key, the key decoded as a notification's", () => {
     expect(sourceChanges(bridgeEvent('Object Created', 'old-photos', '2020/a b+c%.jpg'), 'cache', buckets).changes).toEqual([
       { key: 'archive/2020/a b+c%.jpg', change: 'created', events: ['Object Created'] },
     ]);

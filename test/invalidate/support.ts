@@ -63,7 +63,7 @@ export function s3Event(records: RecordSpec[]): S3Event {
   };
 }
 
-/** An S3 event as EventBridge delivers it to a rule's Lambda target: one object, its key not encoded. */
+/** An S3 event as EventBridge delivers it to a rule's Lambda target: one object, its key encoded as S3 would (s3EventKey). */
 export function bridgeEvent(detailType: string, bucket: string, key: string): S3BridgeEvent {
   return {
     version: '0',
@@ -77,7 +77,7 @@ export function bridgeEvent(detailType: string, bucket: string, key: string): S3
     detail: {
       version: '0',
       bucket: { name: bucket },
-      object: { key, size: 1024, etag: '0123456789abcdef0123456789abcdef', sequencer: '00617F08299329D189' },
+      object: { key: s3EventKey(key), size: 1024, etag: '0123456789abcdef0123456789abcdef', sequencer: '00617F08299329D189' },
       'request-id': 'N4N7GDK58NMKJ12R',
       requester: '123456789012',
       reason: detailType === 'Object Created' ? 'PutObject' : 'DeleteObject',

@@ -60,7 +60,7 @@ describe('readManageConfig', () => {
 describe('stagedKeys', () => {
   const config = manageConfig(originConfig(buckets));
 
-  it("names an EventBridge Object Created event's staged upload, its key as EventBridge gives it", () => {
+  it("names an EventBridge Object Created event's staged upload, its key decoded", () => {
     expect(stagedKeys(config, bridgeEvent('Object Created', 'originals', '_uploads/photos/cat 1.jpg'))).toEqual([
       '_uploads/photos/cat 1.jpg',
     ]);
