@@ -14,7 +14,8 @@
 // Storage: the mean variant the bench made, a month in S3 Standard. Data transfer
 // to viewers is left out, as it is from the per-transform prices compared.
 // Then storage tiering (scripts/cost/tiering.ts): what Intelligent-Tiering saves
-// on the source bucket at a stated access pattern, and why the cache bucket is not tiered.
+// on the source bucket at a stated access pattern, and why the cache bucket is not tiered;
+// and managing images (scripts/cost/manage.ts): uploads validated, keys deleted.
 
 import { readFileSync } from 'node:fs';
 import { DEFAULT_LIMITS } from '../lambda/origin/config';
@@ -22,6 +23,7 @@ import { commandLine, UsageError } from '../local/harness/command-line';
 import { dollars, markdownTable } from './bench/stats';
 import { BENCH_2026_11_23, type Measured } from './cost/measured';
 import { CLOUDFRONT_PRICES, COMPARISON_PRICES, PRICES_DATE, REGION_PRICES, type RegionPrices } from './cost/prices';
+import { MANAGE_BENCH_2026_12_05, manageReport } from './cost/manage';
 import { tieringReport } from './cost/tiering';
 import { consoleOutput, runIfMain, type Output } from './operator-command';
 
@@ -145,8 +147,13 @@ function largestVariant(measured: Measured): number | undefined {
   return sizes.length ? Math.max(...sizes) : undefined;
 }
 
-/** What `npm run cost` prints: the requests (the README's), then storage tiering (docs/cost.md's). */
-export const fullReport = (options: CostOptions) => costReport(options) + '\n' + tieringReport(largestVariant(options.measured));
+/** What `npm run cost` prints: the requests (the README's), then storage tiering and managing images (docs/cost.md's). */
+export const fullReport = (options: CostOptions) =>
+  costReport(options) +
+  '\n' +
+  tieringReport(largestVariant(options.measured)) +
+  '\n' +
+  manageReport(MANAGE_BENCH_2026_12_05, regionPrices(options.region), options.memoryMb);
 
 export function parseCostArgs(argv: string[]): CostOptions | undefined {
   const values = commandLine(USAGE, { region: { type: 'string' }, memory: { type: 'string' }, bench: { type: 'string' } }, argv);

@@ -52,6 +52,16 @@ export const REGION_PRICES: Record<string, RegionPrices> = {
  */
 export const CLOUDFRONT_PRICES = { request: 0.01 / 10_000, functionInvocation: 0.1 * PER_MILLION };
 
+/** CloudFront invalidation: dollars per path (a wildcard is one path) beyond the first 1,000 paths a month, account-wide. Same page. */
+export const INVALIDATION_PRICES = { path: 0.005, freePathsPerMonth: 1000 };
+
+/**
+ * API Gateway HTTP APIs, us-east-1, first 300 million requests a month, dollars per request (each
+ * 512 KB or part of it): https://aws.amazon.com/api-gateway/pricing/. The management API's price,
+ * written down on 2026-12-05 from AWS's long-published figure, not a fresh read of the page.
+ */
+export const HTTP_API_PRICES = { request: 1.0 * PER_MILLION };
+
 /**
  * Per-transform list prices of the services a team would move from, dollars per transform.
  * Cloudflare Images: https://developers.cloudflare.com/images/pricing/ ($0.50 per 1,000 unique

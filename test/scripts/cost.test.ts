@@ -1,6 +1,7 @@
 // `npm run cost`: the arithmetic on figures chosen by hand against the dated
 // list prices, the options, and the README's table and docs/cost.md's storage
-// tiering, which must be what the command prints for the default settings.
+// tiering and managing images, which must be what the command prints for the
+// default settings.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +9,15 @@ import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../lib/project-root';
 import { costReport, fullReport, hitCosts, main, operationCosts, parseCostArgs } from '../../scripts/cost';
 import type { Measured } from '../../scripts/cost/measured';
-import { TIERING_PRICES } from '../../scripts/cost/prices';
+import {
+  deleteCost,
+  invalidationCost,
+  MANAGE_BENCH_2026_12_05,
+  manageReport,
+  type ManageMeasured,
+  uploadCost,
+} from '../../scripts/cost/manage';
+import { REGION_PRICES, TIERING_PRICES } from '../../scripts/cost/prices';
 import { breakEvenBytes, type SourceScenario, sourceTiering, tieringReport, variantTiering } from '../../scripts/cost/tiering';
 
 const MB = 1024 * 1024;
@@ -116,5 +125,44 @@ describe('npm run cost: storage tiering', () => {
     expect(ninety.breakEvenWrittenTieredBytes).toBeLessThan(ninety.breakEvenBytes);
     // At a year, Archive Instant Access from day 90.
     expect(variantTiering(365).savedPerGb).toBeCloseTo((60 * 0.0105 + 275 * 0.019) / 30, 12);
+  });
+});
+
+describe('npm run cost: managing images', () => {
+  const prices = REGION_PRICES['us-east-1']!;
+  const measured: ManageMeasured = {
+    source: 'by hand',
+    ticketMs: 0.5,
+    validationMs: 999.2,
+    validationP95Ms: 2000,
+    deleteMs: 40,
+    deleteBatch: 50,
+  };
+
+  it('prices an upload: two API calls, the API Lambda for both, a second of the validator, a POST, a GET and a COPY', () => {
+    const cost = uploadCost(measured, prices, 1024);
+    expect(cost.api).toBeCloseTo(2 * 1.0, 9);
+    // Each ticket bills 1 ms at 256 MB; the validator 1,000 ms at 1 GB; three requests at $0.20 a million.
+    expect(cost.lambda).toBeCloseTo(1e6 * (3 * 0.2e-6 + (2 * 0.001 * 0.25 + 1) * 0.0000133334), 6);
+    expect(cost.s3).toBeCloseTo(2 * 5 + 0.4, 9);
+    expect(cost.total).toBeCloseTo(cost.api + cost.lambda + cost.s3, 9);
+  });
+
+  it('prices deletions by the call of 100 keys, S3 deletes being free', () => {
+    // 10,000 calls, each 80 ms (0.8 ms a key) at 256 MB.
+    expect(deleteCost(measured, prices)).toMatchObject({ api: expect.closeTo(0.01, 9), s3: 0 });
+    expect(deleteCost(measured, prices).lambda).toBeCloseTo(10_000 * (0.2e-6 + 0.08 * 0.25 * 0.0000133334), 9);
+  });
+
+  it('prices invalidations beyond the free thousand paths a month', () => {
+    expect(invalidationCost(1000)).toBe(0);
+    expect(invalidationCost(4_000_000)).toBeCloseTo(3_999_000 * 0.005, 6);
+  });
+
+  it('is what docs/cost.md shows for the default settings', () => {
+    const options = parseCostArgs([])!;
+    const report = manageReport(MANAGE_BENCH_2026_12_05, prices, options.memoryMb);
+    expect(fullReport(options)).toContain(report);
+    expect(readFileSync(join(PROJECT_ROOT, 'docs/cost.md'), 'utf8')).toContain(report.trim());
   });
 });
