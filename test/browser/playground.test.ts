@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { imageUrl, srcset } from '../../lambda/client';
 import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
-import { testS3Client } from '../support/s3';
+import { putObject, testS3Client } from '../support/s3';
 import { chromiumMissing, launchChromium, playgroundSettled as settled } from './chromium';
 import type { PageDocument, PageElement, PageImage } from './page-globals';
 
@@ -16,6 +16,8 @@ import type { PageDocument, PageElement, PageImage } from './page-globals';
 declare const document: PageDocument;
 declare const Image: new () => PageImage;
 declare const devicePixelRatio: number;
+declare const DataTransfer: new () => { items: { add(file: unknown): void } };
+declare const File: new (parts: unknown[], name: string, options: { type: string }) => unknown;
 
 const missing = chromiumMissing();
 const CI = process.env.CI === 'true';
@@ -353,4 +355,42 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     expect(refused).toMatch(/^Upload failed: unsupported_content_type: .*text\/plain/);
     expect(await sourceKeys(page)).not.toContain('uploads/notes.txt');
   }, 60_000);
+
+  it('uploads a dropped file under the key given, and shows it once ready', async () => {
+    const { page, errors } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
+    const png = await sharp({ create: { width: 300, height: 200, channels: 4, background: { r: 20, g: 140, b: 90, alpha: 0.5 } } })
+      .png()
+      .toBuffer();
+    await page.fill('#upload-key', 'dropped/tile.png');
+    const dataTransfer = await page.evaluateHandle(
+      ({ bytes, name }) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([new Uint8Array(bytes)], name, { type: 'image/png' }));
+        return transfer;
+      },
+      { bytes: [...png], name: 'tile.png' },
+    );
+    await page.dispatchEvent('#drop', 'drop', { dataTransfer });
+    await page.waitForSelector('#upload-status.good, #upload-status.bad', { timeout: 30_000 });
+    expect(await page.textContent('#upload-status')).toBe('dropped/tile.png: ready, 300 × 200 png.');
+    expect(await page.inputValue('#source')).toBe('dropped/tile.png');
+    await waitForResult(page, '300 × 200 px'); // width=800 does not enlarge past the source
+    expect(await page.$eval('#original-image', (image) => (image as PageImage).naturalWidth)).toBe(300);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('shows the contract’s JSON error, not a broken image, for a source that is no image (put in the bucket past the API)', async () => {
+    const { page } = await newPage();
+    await putObject(testS3Client(), emulator.sourceBucket, 'notes/not-an-image.jpg', 'not an image', 'image/jpeg');
+    await page.goto(`${emulator.url}/#source=${encodeURIComponent('notes/not-an-image.jpg')}&width=800`);
+    await page.waitForSelector('#result-frame .error');
+    await settled(page);
+    const error = await page.textContent('#result-frame .error');
+    expect(error).toMatch(/^415 Unsupported Media Type/);
+    expect(error).toContain('unsupported_media_type');
+    expect(await page.$$('#result-frame img')).toHaveLength(0);
+    expect(await page.$$('#original-frame img')).toHaveLength(0);
+  });
 });
