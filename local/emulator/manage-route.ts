@@ -95,9 +95,11 @@ export function createManageRoute(options: {
 /**
  * The source bucket's CORS for the playground's upload: the construct's rule for
  * `manageCorsOrigins`, here for the emulator's own origins, so that a page it
- * serves may post a presigned upload straight to LocalStack's S3 and read the answer.
+ * serves may post a presigned upload straight to LocalStack's S3 and read the
+ * answer. An S3 without bucket CORS (some S3-compatible servers) only costs the
+ * playground its upload: logged, not fatal.
  */
-export async function allowUploadsFrom(s3: S3Client, bucket: string, origins: string[]): Promise<void> {
+export async function allowUploadsFrom(s3: S3Client, bucket: string, origins: string[], log: (line: string) => void): Promise<void> {
   const rule = UPLOAD_CORS_RULE;
   const CORSRules = [
     {
@@ -108,7 +110,11 @@ export async function allowUploadsFrom(s3: S3Client, bucket: string, origins: st
       MaxAgeSeconds: rule.maxAgeSeconds,
     },
   ];
-  await s3.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules } }));
+  try {
+    await s3.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules } }));
+  } catch (error) {
+    log(`the playground cannot upload: S3 refused the CORS of bucket ${bucket} (${(error as Error).message})`);
+  }
 }
 
 /** A request body over the limit: refused before it is read to its end, and not signed-checked. */

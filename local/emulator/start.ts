@@ -391,7 +391,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   });
   const port = await listen(server, options.port);
   const url = `http://127.0.0.1:${port}`;
-  await allowUploadsFrom(s3, sourceBucket, ownOrigins(port));
+  await allowUploadsFrom(s3, sourceBucket, ownOrigins(port), log);
   // Eager presets are warmed through the emulator itself, as a deployment warms them through its distribution.
   const validator = createUploadValidator(s3, manage, log);
   watchers = await watchInvalidations(

@@ -347,11 +347,7 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
 
     // Refused by the API before anything reaches S3: its message is shown.
     await page.fill('#upload-key', '');
-    const refused = await uploadThroughPage(
-      page,
-      { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image') },
-      'failed',
-    );
+    const refused = await uploadThroughPage(page, { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image') });
     expect(refused).toMatch(/^Upload failed: unsupported_content_type: .*text\/plain/);
     expect(await sourceKeys(page)).not.toContain('uploads/notes.txt');
   }, 60_000);

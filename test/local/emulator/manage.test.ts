@@ -14,7 +14,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadTicket } from '../../../lambda/manage/uploads';
-import { MAX_MANAGE_BODY_BYTES } from '../../../local/emulator/manage-route';
+import { allowUploadsFrom, MAX_MANAGE_BODY_BYTES } from '../../../local/emulator/manage-route';
 import { startEmulator, type RunningEmulator } from '../../../local/emulator/start';
 import { postUpload } from '../../manage/support';
 import { createTestBuckets, listKeys, type TestBuckets } from '../../support/s3';
@@ -192,6 +192,11 @@ describe('npm start: the management API under /_manage/', () => {
     expect(await post(origins[1]!)).toEqual({ status: 204, allowed: origins[1] });
     expect(await post('http://127.0.0.1:1')).toEqual({ status: 204, allowed: null });
     await emulator.settled();
+
+    // An S3 that refuses bucket CORS costs the playground its upload, not the emulator its start.
+    const logged: string[] = [];
+    await allowUploadsFrom(buckets.s3, `${buckets.sourceBucket}-none`, origins, (line) => logged.push(line));
+    expect(logged).toEqual([expect.stringMatching(/^the playground cannot upload: S3 refused the CORS of bucket .*-none \(/)]);
   }, 60_000);
 
   it('refuses, with a 403 and without running the handler, an unsigned call, a wrong secret, a tampered body, an old signature', async () => {
