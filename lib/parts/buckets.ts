@@ -40,14 +40,17 @@ const TIER_SOURCES: s3.LifecycleRule = {
 
 /**
  * A browser's upload straight to the source bucket with a presigned POST of the
- * management API, from `origins`: a form POST, whose answer (204, its ETag) the page may read.
+ * management API: a form POST, whose answer (204, its ETag) the page may read.
+ * The emulator sets the same rule for its own origins (local/emulator/manage-route.ts).
  */
+export const UPLOAD_CORS_RULE = { id: 'manage-uploads', method: 'POST', exposedHeaders: ['ETag'], maxAgeSeconds: 3600 } as const;
+
 const uploadCors = (origins: string[]): s3.CorsRule => ({
-  id: 'manage-uploads',
-  allowedMethods: [s3.HttpMethods.POST],
+  id: UPLOAD_CORS_RULE.id,
+  allowedMethods: [s3.HttpMethods[UPLOAD_CORS_RULE.method]],
   allowedOrigins: origins,
-  exposedHeaders: ['ETag'],
-  maxAge: 3600,
+  exposedHeaders: [...UPLOAD_CORS_RULE.exposedHeaders],
+  maxAge: UPLOAD_CORS_RULE.maxAgeSeconds,
 });
 
 export interface Buckets {

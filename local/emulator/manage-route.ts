@@ -4,13 +4,15 @@
 // with the emulator's credentials (sigv4.ts; a refusal is a 403 and the
 // handler never runs), then handed to the same handler (lambda/manage) as an
 // HTTP API event of payload 2.0, built with the emulator's S3 client and the
-// deployment's source bucket, prefixes and limits.
+// deployment's source bucket, prefixes and limits. The source bucket's CORS
+// lets the playground's page post its uploads to LocalStack's S3.
 
-import type { S3Client } from '@aws-sdk/client-s3';
+import { PutBucketCorsCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { Logger } from '../../lambda/common/log';
 import type { ManageConfig } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
+import { UPLOAD_CORS_RULE } from '../../lib/parts/buckets';
 import { functionUrlEvent } from './function-url';
 import { EMULATOR_CREDENTIALS, verifySigV4, type ArrivedRequest, type SigV4Credentials } from './sigv4';
 
@@ -88,6 +90,31 @@ export function createManageRoute(options: {
     const response = await handle(manageEvent(request));
     return { status: response.statusCode, headers: response.headers, body: response.body };
   };
+}
+
+/**
+ * The source bucket's CORS for the playground's upload: the construct's rule for
+ * `manageCorsOrigins`, here for the emulator's own origins, so that a page it
+ * serves may post a presigned upload straight to LocalStack's S3 and read the
+ * answer. An S3 without bucket CORS (some S3-compatible servers) only costs the
+ * playground its upload: logged, not fatal.
+ */
+export async function allowUploadsFrom(s3: S3Client, bucket: string, origins: string[], log: (line: string) => void): Promise<void> {
+  const rule = UPLOAD_CORS_RULE;
+  const CORSRules = [
+    {
+      ID: rule.id,
+      AllowedMethods: [rule.method],
+      AllowedOrigins: origins,
+      ExposeHeaders: [...rule.exposedHeaders],
+      MaxAgeSeconds: rule.maxAgeSeconds,
+    },
+  ];
+  try {
+    await s3.send(new PutBucketCorsCommand({ Bucket: bucket, CORSConfiguration: { CORSRules } }));
+  } catch (error) {
+    log(`the playground cannot upload: S3 refused the CORS of bucket ${bucket} (${(error as Error).message})`);
+  }
 }
 
 /** A request body over the limit: refused before it is read to its end, and not signed-checked. */

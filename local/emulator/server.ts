@@ -65,6 +65,9 @@ function sendJson(response: ServerResponse, status: number, value: unknown) {
 /** The names the emulator answers for, with its port: a Host header is one of these or refused. */
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 
+/** The origins of the emulator's own pages (the playground's), at each of its loopback names. */
+export const ownOrigins = (port: number): string[] => LOOPBACK_NAMES.map((name) => `http://${name}${port === 80 ? '' : `:${port}`}`);
+
 /** Whether `host` names this emulator. A page that rebinds its own name to 127.0.0.1 sends that name instead. */
 function isOwnHost(host: string | undefined, port: number): boolean {
   const name = host?.toLowerCase();

@@ -9,6 +9,7 @@ import { buildSync } from 'esbuild';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, readdir, stat, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
@@ -31,9 +32,9 @@ import { contentTypeOf } from './content-types';
 import { startDemoSite } from './demo-site';
 import { localDeployment } from './deployment';
 import { createEmulator, type Emulator } from './emulator';
-import { createManageRoute } from './manage-route';
+import { allowUploadsFrom, createManageRoute } from './manage-route';
 import { generateSamples, sampleWatermark, type Sample } from './samples';
-import { createEmulatorServer } from './server';
+import { createEmulatorServer, ownOrigins } from './server';
 import { watchSources, type Delivery, type SourceWatcher } from './source-watcher';
 import { createUploadValidator, type UploadValidator } from './upload-validator';
 import type { PrefixBuckets } from '../../lambda/common/sources';
@@ -319,6 +320,15 @@ async function watchInvalidations(
   ]);
 }
 
+/** The port `server` listens on, on 127.0.0.1: `port`, or the one picked for 0. */
+async function listen(server: Server, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
 export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
   const { s3, log } = options;
   const prefixes = Object.entries(options.prefixFolders ?? {});
@@ -379,11 +389,9 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     webSources: demoSite ? generated.map((sample) => ({ key: DEMO_WEB_PREFIX + sample.key, bytes: sample.body.length })) : [],
     manage: createManageRoute({ s3, config: manage, log: (entry) => log(JSON.stringify(entry)) }),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => resolve());
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = await listen(server, options.port);
+  const url = `http://127.0.0.1:${port}`;
+  await allowUploadsFrom(s3, sourceBucket, ownOrigins(port), log);
   // Eager presets are warmed through the emulator itself, as a deployment warms them through its distribution.
   const validator = createUploadValidator(s3, manage, log);
   watchers = await watchInvalidations(

@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { imageUrl, srcset } from '../../lambda/client';
 import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
-import { testS3Client } from '../support/s3';
+import { listKeys, putObject, testS3Client } from '../support/s3';
 import { chromiumMissing, launchChromium, playgroundSettled as settled } from './chromium';
 import type { PageDocument, PageElement, PageImage } from './page-globals';
 
@@ -16,6 +16,8 @@ import type { PageDocument, PageElement, PageImage } from './page-globals';
 declare const document: PageDocument;
 declare const Image: new () => PageImage;
 declare const devicePixelRatio: number;
+declare const DataTransfer: new () => { items: { add(file: unknown): void } };
+declare const File: new (parts: unknown[], name: string, options: { type: string }) => unknown;
 
 const missing = chromiumMissing();
 const CI = process.env.CI === 'true';
@@ -296,24 +298,90 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     expect(again.errors).toEqual([]);
   });
 
-  it('uploads a file through the file input and shows it; a file that is no image gets the service error', async () => {
+  /** Chooses `file` in the playground's file input, and waits for the upload's outcome: its status, ended good or bad. */
+  async function uploadThroughPage(page: Page, file: { name: string; mimeType: string; buffer: Buffer }) {
+    // The change event starts the upload, which clears the status's kind before setInputFiles returns.
+    await page.setInputFiles('#upload', file);
+    // The emulator's watcher finds a staged upload within 2 s; then the validator runs.
+    await page.waitForSelector('#upload-status.good, #upload-status.bad', { timeout: 30_000 });
+    return (await page.textContent('#upload-status')) ?? '';
+  }
+
+  const sourceKeys = (page: Page) =>
+    page.$$eval('#source option', (options) => options.map((o) => (o as unknown as { value: string }).value));
+
+  it('uploads a JPEG through the management API: signed in the page, posted to S3, ready, then shown transformed', async () => {
+    const { page, errors } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
+
+    const jpeg = await sharp({ create: { width: 1000, height: 500, channels: 3, background: '#2a6f97' } })
+      .jpeg()
+      .toBuffer();
+    const status = await uploadThroughPage(page, { name: 'browser photo + #1.jpg', mimeType: 'image/jpeg', buffer: jpeg });
+    const key = 'uploads/browser photo + #1.jpg';
+    expect(status).toBe(`${key}: ready, 1000 × 500 jpeg.`);
+    expect(await sourceKeys(page)).toContain(key);
+    expect(await page.inputValue('#source')).toBe(key);
+    // The default width=800 of the 1000 x 500 upload, served through the emulated CloudFront.
+    await waitForResult(page, '800 × 400 px');
+    expect(await page.$eval('#result-image', (image) => (image as PageImage).naturalWidth)).toBe(800);
+    expect(await stats(page, '#original-stats')).toMatchObject({ dimensions: '1000 × 500 px', format: 'image/jpeg', status: '200' });
+    expect(await page.textContent('#url')).toBe(imageUrl(emulator.url, key, { width: 800 }));
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it('shows a hostile upload quarantined with its reason, never served; and the API’s refusal of a type it does not take', async () => {
     const { page } = await newPage();
     await page.goto(`${emulator.url}/`);
     await waitForResult(page, '800 × 533 px');
 
+    const html = Buffer.from('<!doctype html><script>alert(document.cookie)</script>');
+    await page.fill('#upload-key', 'hostile/page.jpg');
+    const status = await uploadThroughPage(page, { name: 'page.jpg', mimeType: 'image/jpeg', buffer: html });
+    expect(status).toBe('hostile/page.jpg: quarantined (unsupported_media_type), never served.');
+    const stored = await listKeys(testS3Client(), emulator.sourceBucket);
+    expect(stored.filter((key) => key.endsWith('hostile/page.jpg'))).toEqual(['_quarantine/hostile/page.jpg']);
+    expect(await page.inputValue('#source')).toBe(PHOTO);
+    for (const path of ['/hostile/page.jpg', '/hostile/page.jpg?width=100'])
+      expect((await fetch(emulator.url + path)).status, path).toBe(404);
+
+    // Refused by the API before anything reaches S3: its message is shown.
+    await page.fill('#upload-key', '');
+    const refused = await uploadThroughPage(page, { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image') });
+    expect(refused).toMatch(/^Upload failed: unsupported_content_type: .*text\/plain/);
+    expect((await listKeys(testS3Client(), emulator.sourceBucket)).filter((key) => key.includes('notes.txt'))).toEqual([]);
+  }, 60_000);
+
+  it('uploads a dropped file under the key given, and shows it once ready', async () => {
+    const { page, errors } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
     const png = await sharp({ create: { width: 300, height: 200, channels: 4, background: { r: 20, g: 140, b: 90, alpha: 0.5 } } })
       .png()
       .toBuffer();
-    await page.setInputFiles('#upload', { name: 'my upload + #1.png', mimeType: 'image/png', buffer: png });
-    await page.waitForFunction(() => document.querySelector('#upload-status')?.textContent?.startsWith('Uploaded'));
-    expect(await page.inputValue('#source')).toBe('uploads/my upload + #1.png');
+    await page.fill('#upload-key', 'dropped/tile.png');
+    const dataTransfer = await page.evaluateHandle(
+      ({ bytes, name }) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([new Uint8Array(bytes)], name, { type: 'image/png' }));
+        return transfer;
+      },
+      { bytes: [...png], name: 'tile.png' },
+    );
+    await page.dispatchEvent('#drop', 'drop', { dataTransfer });
+    await page.waitForSelector('#upload-status.good, #upload-status.bad', { timeout: 30_000 });
+    expect(await page.textContent('#upload-status')).toBe('dropped/tile.png: ready, 300 × 200 png.');
+    expect(await page.inputValue('#source')).toBe('dropped/tile.png');
     await waitForResult(page, '300 × 200 px'); // width=800 does not enlarge past the source
-    expect(await stats(page, '#original-stats')).toMatchObject({ dimensions: '300 × 200 px', format: 'image/png' });
     expect(await page.$eval('#original-image', (image) => (image as PageImage).naturalWidth)).toBe(300);
+    expect(errors).toEqual([]);
+  }, 60_000);
 
-    // Not an image: the result is the contract's JSON error, not a broken image.
-    await page.setInputFiles('#upload', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('not an image') });
-    await page.waitForFunction(() => document.querySelector('#upload-status')?.textContent === 'Uploaded as uploads/notes.txt.');
+  it('shows the contract’s JSON error, not a broken image, for a source that is no image (put in the bucket past the API)', async () => {
+    const { page } = await newPage();
+    await putObject(testS3Client(), emulator.sourceBucket, 'notes/not-an-image.jpg', 'not an image', 'image/jpeg');
+    await page.goto(`${emulator.url}/#source=${encodeURIComponent('notes/not-an-image.jpg')}&width=800`);
     await page.waitForSelector('#result-frame .error');
     await settled(page);
     const error = await page.textContent('#result-frame .error');

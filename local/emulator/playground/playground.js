@@ -10,8 +10,9 @@ import { showHelperError, showOriginal, showResult } from './comparison.js';
 import { $, el, errorBox, wireCopyButtons } from './dom.js';
 import { applyConfigToForm, DEFAULTS, describePreset, readHash, readParams, saveHash, wireForm, writeParams } from './form.js';
 import { page } from './page-state.js';
-import { loadSources, wireUploads } from './sources.js';
+import { loadSources } from './sources.js';
 import { describeDemoOnResize, showDemo } from './srcset-demo.js';
+import { wireUploads } from './upload.js';
 import { base, getJson, helperCall, onEmulator, signed } from './urls.js';
 
 // 1x1 images (made by sharp) to learn which formats this browser decodes, and
@@ -102,7 +103,10 @@ function wire() {
   $('#accept').addEventListener('change', () => void update());
   $('#lifetime').addEventListener('change', () => void update());
   for (const id of ['#widths', '#sizes-attr', '#base']) $(id).addEventListener('input', scheduleUpdate);
-  wireUploads(() => update({ reloadOriginal: true }));
+  wireUploads(async (key) => {
+    await loadSources(key);
+    await update({ reloadOriginal: true });
+  });
   wireCopyButtons();
 }
 

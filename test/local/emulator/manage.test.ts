@@ -9,11 +9,12 @@ import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GetBucketCorsCommand } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadTicket } from '../../../lambda/manage/uploads';
-import { MAX_MANAGE_BODY_BYTES } from '../../../local/emulator/manage-route';
+import { allowUploadsFrom, MAX_MANAGE_BODY_BYTES } from '../../../local/emulator/manage-route';
 import { startEmulator, type RunningEmulator } from '../../../local/emulator/start';
 import { postUpload } from '../../manage/support';
 import { createTestBuckets, listKeys, type TestBuckets } from '../../support/s3';
@@ -166,6 +167,36 @@ describe('npm start: the management API under /_manage/', () => {
     await emulator.settled();
     expect((await served('/photos/new.jpg?width=100')).status).toBe(404);
     expect((await call('GET', '/images/photos%2Fnew.jpg')).status).toBe(404);
+    // The variants made while it was ready (width=100 served, the preset `thumb` warmed) are gone from the cache bucket.
+    expect((await listKeys(buckets.s3, buckets.cacheBucket)).filter((key) => key.startsWith('photos/new.jpg/'))).toEqual([]);
+  }, 60_000);
+
+  it('lets the pages it serves post an upload to LocalStack: the construct’s CORS rule, for its own origins only', async () => {
+    const port = new URL(emulator.url).port;
+    const origins = ['127.0.0.1', 'localhost', '[::1]'].map((name) => `http://${name}:${port}`);
+    const { CORSRules } = await buckets.s3.send(new GetBucketCorsCommand({ Bucket: buckets.sourceBucket }));
+    expect(CORSRules).toEqual([
+      { ID: 'manage-uploads', AllowedMethods: ['POST'], AllowedOrigins: origins, ExposeHeaders: ['ETag'], MaxAgeSeconds: 3600 },
+    ]);
+    // What the browser checks: S3's answer to the page's origin allows it to be read; another origin's does not.
+    const file = await photo(40, 30);
+    const answer = await call('POST', '/uploads', { body: { key: 'cors/a.jpg', contentType: 'image/jpeg', contentLength: file.length } });
+    const ticket = answer.body as UploadTicket;
+    const post = async (origin: string) => {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(ticket.fields)) form.append(name, value);
+      form.append('file', new Blob([new Uint8Array(file)]), 'a.jpg');
+      const response = await fetch(ticket.url, { method: 'POST', body: form, headers: { origin } });
+      return { status: response.status, allowed: response.headers.get('access-control-allow-origin') };
+    };
+    expect(await post(origins[1]!)).toEqual({ status: 204, allowed: origins[1] });
+    expect(await post('http://127.0.0.1:1')).toEqual({ status: 204, allowed: null });
+    await emulator.settled();
+
+    // An S3 that refuses bucket CORS costs the playground its upload, not the emulator its start.
+    const logged: string[] = [];
+    await allowUploadsFrom(buckets.s3, `${buckets.sourceBucket}-none`, origins, (line) => logged.push(line));
+    expect(logged).toEqual([expect.stringMatching(/^the playground cannot upload: S3 refused the CORS of bucket .*-none \(/)]);
   }, 60_000);
 
   it('refuses, with a 403 and without running the handler, an unsigned call, a wrong secret, a tampered body, an old signature', async () => {
