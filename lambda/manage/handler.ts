@@ -112,7 +112,10 @@ export function createManageHandler(clients: ManageClients, config: ManageConfig
       const route = routePath(path, base) ?? '';
       const byMethod = table[route] ?? (route.startsWith('/images/') && route.length > '/images/'.length ? table['/images/*'] : undefined);
       if (!byMethod) {
-        throw new ManageError('route_not_found', `No route is ${path}; the API has ${base}/uploads, ${base}/images and ${base}/images/{key}.`);
+        throw new ManageError(
+          'route_not_found',
+          `No route is ${path}; the API has ${base}/uploads, ${base}/images and ${base}/images/{key}.`,
+        );
       }
       const handle = byMethod[method];
       if (!handle) {

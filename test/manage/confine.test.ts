@@ -74,11 +74,13 @@ describe('a JWT caller confined to users/{sub}/', () => {
       const refused = await manage.call('GET', '/user/images', undefined, { ...alice, sub });
       expect(refused.status, JSON.stringify(sub)).toBe(403);
       expect(refused.body.error).toBe('forbidden_claim');
-      expect(refused.body.message).toMatch(/^The token's claim "sub" (is missing|is not a string|is ".*"), so it names no prefix of users\/\{sub\}\/\.$/);
+      expect(refused.body.message).toMatch(
+        /^The token's claim "sub" (is missing|is not a string|is ".*"), so it names no prefix of users\/\{sub\}\/\.$/,
+      );
     }
   });
 
-  it("reaches only the JWT routes, and an IAM caller only the others", async () => {
+  it('reaches only the JWT routes, and an IAM caller only the others', async () => {
     const jwtOnIam = await manage.call('GET', '/images', undefined, alice);
     expect(jwtOnIam).toMatchObject({ status: 404, body: { error: 'route_not_found' } });
     expect(jwtOnIam.body.message).toContain('/user/uploads, /user/images and /user/images/{key}');

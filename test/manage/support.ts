@@ -51,11 +51,7 @@ export function withClaims(event: APIGatewayProxyEventV2, claims: Record<string,
 }
 
 /** Buckets and a handler of their own; `jwtPrefix` confines the calls made with claims. */
-export async function createTestManage(
-  label: string,
-  overrides: Partial<OriginConfig> = {},
-  jwtPrefix?: string,
-): Promise<TestManage> {
+export async function createTestManage(label: string, overrides: Partial<OriginConfig> = {}, jwtPrefix?: string): Promise<TestManage> {
   const buckets = await createTestBuckets(label);
   afterAll(() => buckets.cleanup());
   const config: ManageConfig = { ...manageConfig(originConfig(buckets, overrides)), ...(jwtPrefix ? { jwtPrefix } : {}) };
