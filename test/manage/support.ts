@@ -5,6 +5,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll } from 'vitest';
 import { functionUrlEvent } from '../../local/emulator/function-url';
+import { withJwtClaims } from '../../local/emulator/manage-route';
 import { originConfig, type OriginConfig } from '../../lambda/origin/config';
 import { manageConfig, type ManageConfig } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
@@ -45,11 +46,6 @@ export function apiEvent(method: string, pathAndQuery: string, body?: string): A
   return { ...event, ...query, body };
 }
 
-/** `event` as the JWT authoriser passes it on, having verified a token with `claims`. */
-export function withClaims(event: APIGatewayProxyEventV2, claims: Record<string, unknown>): APIGatewayProxyEventV2 {
-  return { ...event, requestContext: { ...event.requestContext, authorizer: { jwt: { claims, scopes: null } } } } as APIGatewayProxyEventV2;
-}
-
 /** Buckets and a handler of their own; `jwtPrefix` confines the calls made with claims. */
 export async function createTestManage(label: string, overrides: Partial<OriginConfig> = {}, jwtPrefix?: string): Promise<TestManage> {
   const buckets = await createTestBuckets(label);
@@ -61,7 +57,7 @@ export async function createTestManage(label: string, overrides: Partial<OriginC
   const call: TestManage['call'] = async (method, path, body, claims) => {
     const text = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
     const event = apiEvent(method, path, text);
-    const response = await handle(claims ? withClaims(event, claims) : event);
+    const response = await handle(claims ? withJwtClaims(event, claims) : event);
     return { status: response.statusCode, headers: response.headers, body: JSON.parse(response.body) };
   };
   return {
