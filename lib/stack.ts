@@ -50,6 +50,10 @@ export class ImageTransformerStack extends Stack {
         description: 'Management API (IAM: SigV4, service execute-api): POST /uploads, GET /images, DELETE /images',
         value: `${t.manageApi.apiEndpoint}/`,
       });
+      new CfnOutput(this, 'UploadValidationFailureQueueUrl', {
+        description: 'Uploads whose validation failed for good (still pending): npm run revalidate -- --bucket <SourceBucketName>',
+        value: t.uploadValidationFailureQueue!.queueUrl,
+      });
     }
     if (t.dashboard) new CfnOutput(this, 'DashboardName', { description: 'CloudWatch dashboard', value: t.dashboard.dashboardName });
     if (t.deploymentGroup) {

@@ -109,6 +109,7 @@ describe('stack outputs', () => {
         'OriginDeploymentGroup',
         'OriginFunctionName',
         'SourceBucketName',
+        'UploadValidationFailureQueueUrl',
       ].sort(),
     );
     expect(outputs(full)).toContain('AlarmTopicArn');
