@@ -4,7 +4,7 @@
 // HS256 with one documented secret (EMULATOR_JWT_SECRET), where a deployment's
 // are signed by its issuer's keys; the claims are checked as API Gateway
 // checks them: the issuer, an audience (`aud`, else `client_id`), `exp`
-// (required) and `nbf`.
+// (required), `nbf` and `iat`.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
@@ -67,6 +67,7 @@ export function verifyJwt(
   const seconds = now / 1000;
   if (typeof claims.exp !== 'number' || claims.exp <= seconds) return refuse('token_expired', 'The token has no exp, or it has passed.');
   if (typeof claims.nbf === 'number' && claims.nbf > seconds) return refuse('token_expired', 'The token is not valid yet (nbf).');
+  if (typeof claims.iat === 'number' && claims.iat > seconds) return refuse('token_expired', 'The token is issued in the future (iat).');
   if (claims.iss !== settings.issuer) return refuse('wrong_issuer', `The token's iss is not ${JSON.stringify(settings.issuer)}.`);
   const audiences = [claims.aud ?? claims.client_id].flat();
   if (!audiences.some((audience) => settings.audience.includes(audience as string))) {

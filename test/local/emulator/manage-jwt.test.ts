@@ -106,6 +106,7 @@ describe('npm start: JWT callers under /_manage/user/', () => {
       [`Bearer ${token({ exp: now - 1 })}`, 'token_expired'],
       [`Bearer ${token({ exp: undefined })}`, 'token_expired'],
       [`Bearer ${token({ nbf: now + 600 })}`, 'token_expired'],
+      [`Bearer ${token({ iat: now + 600 })}`, 'token_expired'],
       [`Bearer ${token({ iss: 'https://elsewhere.example.com' })}`, 'wrong_issuer'],
       [`Bearer ${token({ aud: 'another-app' })}`, 'wrong_audience'],
     ];
