@@ -1,7 +1,8 @@
 // The management API part (lib/parts/manage.ts) as synthesized: the HTTP API
-// with IAM on every route, its stage's throttle and access logs, the
-// validator's EventBridge rule, both Lambdas' IAM, the upload CORS, and
-// nothing of it with manageApi: false.
+// with IAM on every route (and, with a JWT issuer, the same routes under /user
+// with its JWT authoriser), its stage's throttle and access logs, the
+// validator's EventBridge rule and failure queue, both Lambdas' IAM, the
+// upload CORS, and nothing of it with manageApi: false.
 
 import type { Stack } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
