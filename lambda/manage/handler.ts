@@ -2,7 +2,8 @@
 // in, a JSON answer out. It routes to the handlers of uploads.ts, images.ts
 // and delete.ts, which take their clients as arguments; every refusal is a
 // precise status with `{error, message}`, an unknown path a 404 and a known
-// path's other methods a 405 that says which it allows.
+// path's other methods a 405 that says which it allows. A JWT caller's routes
+// are the same under /user, and each confines it to its prefix (confine.ts).
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -10,7 +11,7 @@ import { errorStack, type Logger } from '../common/log';
 import { readBody } from './body';
 import type { ManageConfig } from './config';
 import { DELETE_FIELDS, deleteImages, readDeleteKeys } from './delete';
-import { callerOf, confineKey, confinePrefix, JWT_ROUTE_PREFIX, UNCONFINED, type Caller } from './confine';
+import { callerOf, confineKey, confinePrefix, JWT_ROUTE_PREFIX, type Caller } from './confine';
 import { ManageError } from './errors';
 import { imageStatus, listImages } from './images';
 import { createUpload, readUploadRequest, UPLOAD_FIELDS } from './uploads';
@@ -93,7 +94,7 @@ function routes(clients: ManageClients, config: ManageConfig): Record<string, Re
  * authoriser's routes) and not for an IAM caller, so neither reaches the
  * other's routes: such a path is an unknown route.
  */
-const routesBase = (caller: Caller): string => (caller === UNCONFINED ? '' : JWT_ROUTE_PREFIX);
+const routesBase = (caller: Caller): string => (caller.prefix === undefined ? '' : JWT_ROUTE_PREFIX);
 
 /** The route's path of `path` (`/images/{key}`'s as is) for a caller whose routes are under `base`, or undefined. */
 function routePath(path: string, base: string): string | undefined {
