@@ -47,7 +47,8 @@ export class ImageTransformerStack extends Stack {
     }
     if (t.manageApi) {
       new CfnOutput(this, 'ManageApiUrl', {
-        description: 'Management API (IAM: SigV4, service execute-api): POST /uploads, GET /images, DELETE /images',
+        description:
+          'Management API (IAM: SigV4, service execute-api; with manageJwtIssuer, a JWT under /user/): POST /uploads, GET /images, DELETE /images',
         value: `${t.manageApi.apiEndpoint}/`,
       });
       new CfnOutput(this, 'UploadValidationFailureQueueUrl', {
