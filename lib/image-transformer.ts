@@ -84,6 +84,11 @@ export class ImageTransformer extends Construct {
   public readonly manageFunction?: nodejs.NodejsFunction;
   /** The Lambda that validates each upload staged under `_uploads/`; only when `manageApi` is on. */
   public readonly uploadValidatorFunction?: nodejs.NodejsFunction;
+  /**
+   * Where an upload's event goes when its validation still fails after Lambda's two
+   * retries (the upload stays staged, pending), kept 14 days; only when `manageApi` is on.
+   */
+  public readonly uploadValidationFailureQueue?: sqs.Queue;
   /** The viewer-request CloudFront Function. */
   public readonly viewerRequestFunction: cloudfront.Function;
   /** The viewer-response CloudFront Function that gives viewers browserMaxAge. */
@@ -159,6 +164,7 @@ export class ImageTransformer extends Construct {
       this.manageApi = manage.api;
       this.manageFunction = manage.apiFunction;
       this.uploadValidatorFunction = manage.validator;
+      this.uploadValidationFailureQueue = manage.validatorFailureQueue;
     }
 
     const operations = buildOperations(this, {
@@ -168,6 +174,7 @@ export class ImageTransformer extends Construct {
       originAlias: this.originAlias,
       invalidationFunction: this.invalidationFunction,
       invalidationFailureQueue: this.invalidationFailureQueue,
+      uploadValidationFailureQueue: this.uploadValidationFailureQueue,
     });
     this.alarmTopic = operations.alarmTopic;
     this.dashboard = operations.monitoring.dashboard;

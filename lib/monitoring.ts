@@ -42,12 +42,16 @@ export const ALARM_THRESHOLDS = {
   invalidationErrors: 1,
   /** Source-change events in the invalidation failure queue (given up on after Lambda's retries), over 5 minutes. */
   invalidationFailuresQueued: 1,
+  /** Upload events in the validator's failure queue (given up on after Lambda's retries), over 5 minutes. */
+  uploadValidationFailuresQueued: 1,
 } as const;
 
 /** The values the OutputFormat dimension takes: the subtypes of the Content-Types the origin answers with. */
 const OUTPUT_FORMATS = Object.values(CONTENT_TYPES).map(formatOf);
 
 const MINUTE = Duration.minutes(1);
+
+const UPLOAD_FAILURES = 'An upload failed validation for good; it stays pending. See docs/manage.md: "When a validation fails".';
 
 export interface ImageTransformerAlarms {
   /** Origin 5xx answers plus crashed invocations (timeouts, out of memory), as a share of origin requests. */
@@ -62,6 +66,8 @@ export interface ImageTransformerAlarms {
   readonly invalidationErrors: cloudwatch.Alarm;
   /** A source change failed for good (after Lambda's retries) and waits in the failure queue for a replay. */
   readonly invalidationFailuresQueued: cloudwatch.Alarm;
+  /** An upload's validation failed for good and waits in the validator's failure queue (only with the management API). */
+  readonly uploadValidationFailuresQueued?: cloudwatch.Alarm;
 }
 
 export interface MonitoringProps {
@@ -71,6 +77,8 @@ export interface MonitoringProps {
   readonly invalidationFunction: lambda.IFunction;
   /** The invalidation Lambda's on-failure destination. */
   readonly invalidationFailureQueue: sqs.IQueue;
+  /** The upload validator's failure queue (only with the management API). */
+  readonly uploadValidationFailureQueue?: sqs.IQueue;
   /** Namespace of the origin's EMF metrics. */
   readonly namespace: string;
   /** Whether the origin publishes its EMF metrics. */
@@ -266,21 +274,14 @@ export class ImageTransformerMonitoring extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
-    const invalidationFailuresQueued = new cloudwatch.Alarm(this, 'InvalidationFailuresQueued', {
-      alarmName: this.alarmNamePrefix + 'InvalidationFailuresQueued',
-      alarmDescription:
-        'A source change still failed after Lambda retried it twice and waits in the invalidation failure queue: viewers ' +
+    const invalidationFailuresQueued = this.queueAlarm(
+      'invalidationFailuresQueued',
+      props.invalidationFailureQueue,
+      'A source change still failed after Lambda retried it twice and waits in the invalidation failure queue: viewers ' +
         'may get the old image until it is replayed. See docs/operations.md: "InvalidationFailuresQueued" (npm run replay-invalidations).',
-      metric: props.invalidationFailureQueue.metricApproximateNumberOfMessagesVisible({
-        statistic: 'Maximum',
-        period: Duration.minutes(5),
-      }),
-      threshold: t.invalidationFailuresQueued,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      datapointsToAlarm: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    );
+    const uploadQueue = props.uploadValidationFailureQueue;
+    const uploadValidationFailuresQueued = uploadQueue && this.queueAlarm('uploadValidationFailuresQueued', uploadQueue, UPLOAD_FAILURES);
 
     const alarms: ImageTransformerAlarms = {
       originErrorRate,
@@ -289,6 +290,7 @@ export class ImageTransformerMonitoring extends Construct {
       cloudFront5xxErrorRate,
       invalidationErrors,
       invalidationFailuresQueued,
+      uploadValidationFailuresQueued,
     };
     if (props.topic) {
       const action = new actions.SnsAction(props.topic);
@@ -299,6 +301,21 @@ export class ImageTransformerMonitoring extends Construct {
       }
     }
     return alarms;
+  }
+
+  /** In ALARM while `queue` has had its threshold of messages in the last 5 minutes: something failed for good and waits there. */
+  private queueAlarm(name: 'invalidationFailuresQueued' | 'uploadValidationFailuresQueued', queue: sqs.IQueue, description: string) {
+    const id = name[0]!.toUpperCase() + name.slice(1);
+    return new cloudwatch.Alarm(this, id, {
+      alarmName: this.alarmNamePrefix + id,
+      alarmDescription: description,
+      metric: queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(5) }),
+      threshold: ALARM_THRESHOLDS[name],
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
   }
 
   // ---------------------------------------------------------------- dashboard

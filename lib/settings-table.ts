@@ -30,6 +30,7 @@ import {
   text,
   type Lookup,
 } from './context-readers';
+import { prefixTemplateProblem } from '../lambda/manage/confine';
 import { packageFallbackImage } from './fallback-image';
 import type { ImageTransformerProps } from './props';
 import { checkedInteger, checkRegion, ImageTransformerConfigError } from './settings';
@@ -167,6 +168,39 @@ export const SETTINGS = {
     doc: 'Web origins allowed to upload from a browser with the management API, comma-separated, "*" for any (default: none).',
     resolve: (origins = [], props) => checkManageCorsOrigins(origins, props),
   }),
+  manageJwtIssuer: setting({
+    prop: 'manageJwtIssuer',
+    read: text,
+    doc: "Issuer (https:// URL) of the JWTs browsers call the management API's /user routes with, each confined to manageJwtPrefix (default: none, IAM only).",
+    resolve: (issuer, props) => checkJwtIssuer(issuer, props),
+  }),
+  manageJwtAudience: setting({
+    prop: 'manageJwtAudience',
+    read: list,
+    doc: 'Audiences a JWT must name one of, comma-separated; required with manageJwtIssuer.',
+    resolve: (audience = [], props) => {
+      if (props.manageJwtIssuer === undefined && audience.length > 0) throw jwtOnly('manageJwtAudience');
+      if (props.manageJwtIssuer !== undefined && audience.length === 0) {
+        throw new ImageTransformerConfigError('manageJwtAudience is required with manageJwtIssuer: a token must be meant for this API.');
+      }
+      return audience;
+    },
+  }),
+  manageJwtPrefix: setting({
+    prop: 'manageJwtPrefix',
+    read: text,
+    doc: 'Key prefix a JWT caller is confined to, naming one claim, ending with / (default users/{sub}/ with manageJwtIssuer).',
+    resolve: (template, props) => {
+      if (props.manageJwtIssuer === undefined) {
+        if (template !== undefined) throw jwtOnly('manageJwtPrefix');
+        return undefined;
+      }
+      const prefix = template ?? DEFAULT_JWT_PREFIX;
+      const problem = prefixTemplateProblem(prefix);
+      if (problem) throw new ImageTransformerConfigError(mustBe('manageJwtPrefix', problem, prefix));
+      return prefix;
+    },
+  }),
   accessLogging: setting({
     prop: 'accessLogging',
     read: flag,
@@ -278,6 +312,21 @@ function checkManageCorsOrigins(origins: string[], props: Props): string[] {
     }
   }
   return origins;
+}
+
+/** The JWT callers' prefix when manageJwtPrefix is not given. */
+export const DEFAULT_JWT_PREFIX = 'users/{sub}/';
+
+const jwtOnly = (name: string) => new ImageTransformerConfigError(`${name} is only used with manageJwtIssuer.`);
+
+/** The JWT issuer: an https:// URL, only with the API. */
+function checkJwtIssuer(issuer: string | undefined, props: Props): string | undefined {
+  if (issuer === undefined) return undefined;
+  if (props.manageApi === false) throw new ImageTransformerConfigError('manageJwtIssuer is only used with manageApi: true.');
+  if (!Token.isUnresolved(issuer) && !/^https:\/\/[^\s/?#]+[^\s?#]*$/.test(issuer)) {
+    throw new ImageTransformerConfigError(mustBe('manageJwtIssuer', "an https:// URL, the tokens' iss", issuer));
+  }
+  return issuer;
 }
 
 type Rows = typeof SETTINGS;

@@ -47,8 +47,13 @@ export class ImageTransformerStack extends Stack {
     }
     if (t.manageApi) {
       new CfnOutput(this, 'ManageApiUrl', {
-        description: 'Management API (IAM: SigV4, service execute-api): POST /uploads, GET /images, DELETE /images',
+        description:
+          'Management API (IAM: SigV4, service execute-api; with manageJwtIssuer, a JWT under /user/): POST /uploads, GET /images, DELETE /images',
         value: `${t.manageApi.apiEndpoint}/`,
+      });
+      new CfnOutput(this, 'UploadValidationFailureQueueUrl', {
+        description: 'Uploads whose validation failed for good (still pending): npm run revalidate -- --bucket <SourceBucketName>',
+        value: t.uploadValidationFailureQueue!.queueUrl,
       });
     }
     if (t.dashboard) new CfnOutput(this, 'DashboardName', { description: 'CloudWatch dashboard', value: t.dashboard.dashboardName });

@@ -6,10 +6,12 @@
 // the Lambdas' environment is the part of the origin's that these settings
 // come from, written and read by the origin's own writer and readers.
 
+import { mustBe } from '../common/checks';
 import type { Env } from '../common/env';
 import { QUARANTINE_PREFIX, STAGING_PREFIX } from '../common/staging';
 import { NUMBER_SETTINGS, originEnvironment, readLimits, readSources, type Limits, type OriginConfig } from '../origin/config';
 import { MAX_SVG_BYTES } from '../origin/image/svg';
+import { prefixTemplateProblem } from './confine';
 import { bucketObjectOf, SOURCE_SETTINGS, sourceRoutes, type SourceRoute } from '../origin/sources';
 
 export interface ManageConfig {
@@ -25,7 +27,12 @@ export interface ManageConfig {
   limits: Limits;
   stagingPrefix: string;
   quarantinePrefix: string;
+  /** The prefix template a JWT caller is confined to (`users/{sub}/`); none: no JWT caller is served (confine.ts). */
+  jwtPrefix?: string;
 }
+
+/** The API Lambda's variable of the JWT callers' prefix template, set only with the JWT authoriser. */
+export const JWT_PREFIX_VARIABLE = 'MANAGE_JWT_PREFIX';
 
 /** The management API's settings of a deployment whose origin has `origin`'s. */
 export function manageConfig(origin: OriginConfig): ManageConfig {
@@ -68,15 +75,19 @@ export function manageEnvironment(origin: Omit<OriginConfig, 'memorySizeMb'>): R
   return Object.fromEntries(Object.entries(environment).filter(([name]) => MANAGE_VARIABLES.has(name)));
 }
 
-/** The management API's settings, read once from a Lambda's environment (manageEnvironment's). */
+/** The management API's settings, read once from a Lambda's environment (manageEnvironment's, and the JWT prefix's). */
 export function readManageConfig(env: Env): ManageConfig {
   const sources = readSources(env);
+  const jwtPrefix = env[JWT_PREFIX_VARIABLE] || undefined;
+  const problem = jwtPrefix === undefined ? undefined : prefixTemplateProblem(jwtPrefix);
+  if (problem) throw new Error(mustBe(JWT_PREFIX_VARIABLE, problem, jwtPrefix));
   return {
     sourceBucket: sources.sourceBucket,
     routes: sourceRoutes(sources),
     limits: readLimits(env),
     stagingPrefix: STAGING_PREFIX,
     quarantinePrefix: QUARANTINE_PREFIX,
+    ...(jwtPrefix === undefined ? {} : { jwtPrefix }),
   };
 }
 

@@ -2,7 +2,8 @@
 // in, a JSON answer out. It routes to the handlers of uploads.ts, images.ts
 // and delete.ts, which take their clients as arguments; every refusal is a
 // precise status with `{error, message}`, an unknown path a 404 and a known
-// path's other methods a 405 that says which it allows.
+// path's other methods a 405 that says which it allows. A JWT caller's routes
+// are the same under /user, and each confines it to its prefix (confine.ts).
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -10,6 +11,7 @@ import { errorStack, type Logger } from '../common/log';
 import { readBody } from './body';
 import type { ManageConfig } from './config';
 import { DELETE_FIELDS, deleteImages, readDeleteKeys } from './delete';
+import { callerOf, confineKey, confinePrefix, JWT_ROUTE_PREFIX, type Caller } from './confine';
 import { ManageError } from './errors';
 import { imageStatus, listImages } from './images';
 import { createUpload, readUploadRequest, UPLOAD_FIELDS } from './uploads';
@@ -32,7 +34,7 @@ export const jsonResponse = (statusCode: number, body: unknown, headers: Record<
 const errorResponse = (error: ManageError, headers?: Record<string, string>) =>
   jsonResponse(error.status, { error: error.code, message: error.message }, headers);
 
-type Route = (event: APIGatewayProxyEventV2, path: string) => Promise<ManageResponse>;
+type Route = (event: APIGatewayProxyEventV2, path: string, caller: Caller) => Promise<ManageResponse>;
 
 /** The key of a `/images/{key}` path, percent-decoded. */
 function pathKey(path: string): string {
@@ -56,28 +58,48 @@ function query(event: APIGatewayProxyEventV2, names: readonly string[]): Record<
 function routes(clients: ManageClients, config: ManageConfig): Record<string, Record<string, Route>> {
   return {
     '/uploads': {
-      POST: async (event) => {
+      POST: async (event, _path, caller) => {
         const request = readUploadRequest(readBody(event.body, event.isBase64Encoded, UPLOAD_FIELDS), config);
+        confineKey(caller, request.key);
         return jsonResponse(200, await createUpload(clients, config, request));
       },
     },
     '/images': {
-      GET: async (event) => jsonResponse(200, await listImages(clients, config, query(event, ['prefix', 'limit', 'cursor']))),
-      DELETE: async (event) => {
+      GET: async (event, _path, caller) => {
+        const listing = query(event, ['prefix', 'limit', 'cursor']);
+        return jsonResponse(200, await listImages(clients, config, { ...listing, prefix: confinePrefix(caller, listing.prefix) }));
+      },
+      DELETE: async (event, _path, caller) => {
         const keys = readDeleteKeys(readBody(event.body, event.isBase64Encoded, DELETE_FIELDS), config);
+        keys.forEach((key, index) => confineKey(caller, key, `keys[${index}]`));
         const report = await deleteImages(clients, config, keys);
         return jsonResponse(report.failed_count === 0 ? 200 : 207, report);
       },
     },
     '/images/*': {
-      GET: async (event, path) => {
+      GET: async (event, path, caller) => {
         query(event, []);
-        const status = await imageStatus(clients, config, pathKey(path));
+        const key = pathKey(path);
+        confineKey(caller, key);
+        const status = await imageStatus(clients, config, key);
         if (status) return jsonResponse(200, status);
-        throw new ManageError('not_found', `No image, upload or quarantined upload has the key ${JSON.stringify(pathKey(path))}.`);
+        throw new ManageError('not_found', `No image, upload or quarantined upload has the key ${JSON.stringify(key)}.`);
       },
     },
   };
+}
+
+/**
+ * The routes' paths are under JWT_ROUTE_PREFIX for a JWT caller (the JWT
+ * authoriser's routes) and not for an IAM caller, so neither reaches the
+ * other's routes: such a path is an unknown route.
+ */
+const routesBase = (caller: Caller): string => (caller.prefix === undefined ? '' : JWT_ROUTE_PREFIX);
+
+/** The route's path of `path` (`/images/{key}`'s as is) for a caller whose routes are under `base`, or undefined. */
+function routePath(path: string, base: string): string | undefined {
+  if (base === '') return path.startsWith(JWT_ROUTE_PREFIX + '/') ? undefined : path;
+  return path.startsWith(base + '/') ? path.slice(base.length) : undefined;
 }
 
 export function createManageHandler(clients: ManageClients, config: ManageConfig, log: Logger = () => {}): ManageHandler {
@@ -85,17 +107,25 @@ export function createManageHandler(clients: ManageClients, config: ManageConfig
   return async (event) => {
     const method = event.requestContext.http.method;
     const path = event.rawPath;
-    const byMethod = table[path] ?? (path.startsWith('/images/') && path.length > '/images/'.length ? table['/images/*'] : undefined);
     try {
-      if (!byMethod) throw new ManageError('route_not_found', `No route is ${path}; the API has /uploads, /images and /images/{key}.`);
-      const route = byMethod[method];
-      if (!route) {
+      const caller = callerOf(event, config.jwtPrefix);
+      const base = routesBase(caller);
+      const route = routePath(path, base) ?? '';
+      const byMethod = table[route] ?? (route.startsWith('/images/') && route.length > '/images/'.length ? table['/images/*'] : undefined);
+      if (!byMethod) {
+        throw new ManageError(
+          'route_not_found',
+          `No route is ${path}; the API has ${base}/uploads, ${base}/images and ${base}/images/{key}.`,
+        );
+      }
+      const handle = byMethod[method];
+      if (!handle) {
         const allowed = Object.keys(byMethod).join(', ');
         return errorResponse(new ManageError('method_not_allowed', `${method} is not allowed on ${path}; use ${allowed}.`), {
           allow: allowed,
         });
       }
-      return await route(event, path);
+      return await handle(event, route, caller);
     } catch (error) {
       if (error instanceof ManageError) {
         if (error.status >= 500) log({ level: 'error', event: 'manage_error', method, path, code: error.code, detail: error.detail });

@@ -13,22 +13,25 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { QUARANTINE_PREFIX, STAGING_PREFIX } from '../../lambda/common/staging';
 import { manageEnvironment } from '../../lambda/manage/config';
 import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
 import { bucketNames } from './buckets';
+import { addJwtRoutes, jwtCorsPreflight, jwtEnvironment, jwtPath, type ManageJwtSettings } from './manage-jwt';
 import { PROJECT_FUNCTION, SMALL_BUNDLING, lambdaEntry, ownLogsAndRole } from './lambda-project';
 import { acknowledge, wildcardFinding } from './nag';
 import { sharpBundling } from './origin-function';
 
 export interface ManageApiProps extends Pick<
   ResolvedSettings,
-  'sourceBuckets' | 'memorySize' | 'timeout' | 'logRetention' | 'removalPolicy'
+  'sourceBuckets' | 'memorySize' | 'timeout' | 'logRetention' | 'removalPolicy' | keyof ManageJwtSettings
 > {
   /** Where uploads are staged, validated and kept; its EventBridge delivery is turned on. */
   readonly sourceBucket: s3.IBucket;
@@ -43,6 +46,8 @@ export interface ManageApi {
   readonly apiFunction: nodejs.NodejsFunction;
   /** The Lambda that validates each upload staged under `_uploads/`. */
   readonly validator: nodejs.NodejsFunction;
+  /** Where an upload's event goes when its validation failed for good: its upload stays staged (pending). */
+  readonly validatorFailureQueue: sqs.Queue;
 }
 
 /**
@@ -74,6 +79,9 @@ const API_FUNCTION = { memorySize: 256, timeout: Duration.seconds(15) };
  */
 const VALIDATOR_EXTRA_SECONDS = 30;
 
+/** EventBridge's retries of delivering an upload's event to Lambda (its defaults, written out): a day, at most 185 tries. */
+const VALIDATOR_DELIVERY = { maxEventAge: Duration.hours(24), retryAttempts: 185 };
+
 /** The routes, each to the API Lambda. A key has slashes: `{key+}` takes the rest of the path. */
 const ROUTES: [apigwv2.HttpMethod, string][] = [
   [apigwv2.HttpMethod.POST, '/uploads'],
@@ -89,6 +97,8 @@ const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(
     time: '$context.requestTime',
     ip: '$context.identity.sourceIp',
     caller: '$context.identity.userArn',
+    // A JWT caller's subject (the JWT routes).
+    subject: '$context.authorizer.claims.sub',
     routeKey: '$context.routeKey',
     path: '$context.path',
     status: '$context.status',
@@ -102,7 +112,8 @@ const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(
 /**
  * Creates in `scope`: `ManageApiLogs`, `ManageApiRole`, `ManageApiFunction`, the HTTP API `ManageApi`
  * with its `ManageApiStage` and `ManageApiAccessLogs`; `ManageValidatorLogs`, `ManageValidatorRole`,
- * `ManageValidatorFunction` and the EventBridge rule `ManageUploadEvents`.
+ * `ManageValidatorFunction`, the EventBridge rule `ManageUploadEvents` and the queue `ManageValidatorFailures`;
+ * with a JWT issuer, `ManageJwtAuthorizer` and its routes.
  */
 export function buildManageApi(scope: Construct, props: ManageApiProps): ManageApi {
   const { sourceBucket } = props;
@@ -115,7 +126,7 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
     description: 'edge-image-transformer management API: uploads, status, listing, bulk delete',
     roleDescription: 'edge-image-transformer management API: sign uploads, read, list and delete sources, write its own logs',
     grant: (role) => grantApiAccess(role, props),
-    function: { environment, ...API_FUNCTION, bundling: SMALL_BUNDLING },
+    function: { environment: { ...environment, ...jwtEnvironment(props) }, ...API_FUNCTION, bundling: SMALL_BUNDLING },
   });
   // The origin's memory and more than its timeout: the validator prices and makes one decode of an
   // upload as large as the origin's limits allow, in its own memory (lambda/manage/config.ts).
@@ -131,11 +142,11 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
       bundling: sharpBundling({ packagedFiles: [], faceDetector: false }),
     },
   });
-  validateUploadsOnArrival(scope, sourceBucket, validator);
+  const validatorFailureQueue = validateUploadsOnArrival(scope, props, validator);
 
   const api = buildHttpApi(scope, props, apiFunction);
   acknowledgeManageFindings(scope, props, apiFunction.role!, validator.role!);
-  return { api, apiFunction, validator };
+  return { api, apiFunction, validator, validatorFailureQueue };
 }
 
 /**
@@ -165,16 +176,23 @@ function manageFunction(
   });
 }
 
-/** The HTTP API: IAM on every route, to `apiFunction`; its `$default` stage throttled and access-logged. */
+/**
+ * The HTTP API: IAM on every route, to `apiFunction`, and the same routes under /user with
+ * the JWT authoriser when there is one; its `$default` stage throttled and access-logged.
+ */
 function buildHttpApi(scope: Construct, props: ManageApiProps, apiFunction: nodejs.NodejsFunction): apigwv2.HttpApi {
   const api = new apigwv2.HttpApi(scope, 'ManageApi', {
     description: 'edge-image-transformer management API (IAM-authorised): uploads, status, listing, bulk delete',
     defaultAuthorizer: new HttpIamAuthorizer(),
     // Its stage is made below, with a throttle and access logs.
     createDefaultStage: false,
+    corsPreflight: jwtCorsPreflight(props),
   });
   const integration = new HttpLambdaIntegration('ManageApiIntegration', apiFunction);
-  const routes = ROUTES.flatMap(([method, path]) => api.addRoutes({ path, methods: [method], integration }));
+  const routes = [
+    ...ROUTES.flatMap(([method, path]) => api.addRoutes({ path, methods: [method], integration })),
+    ...addJwtRoutes(api, integration, ROUTES, props),
+  ];
 
   const accessLogs = new logs.LogGroup(scope, 'ManageApiAccessLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
   const stage = new apigwv2.HttpStage(scope, 'ManageApiStage', {
@@ -184,12 +202,9 @@ function buildHttpApi(scope: Construct, props: ManageApiProps, apiFunction: node
     accessLogSettings: { destination: new apigwv2.LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
   });
   const cfnStage = stage.node.defaultChild as apigwv2.CfnStage;
-  cfnStage.routeSettings = {
-    'DELETE /images': {
-      ThrottlingRateLimit: MANAGE_DELETE_THROTTLE.rateLimit,
-      ThrottlingBurstLimit: MANAGE_DELETE_THROTTLE.burstLimit,
-    },
-  };
+  const deleteThrottle = { ThrottlingRateLimit: MANAGE_DELETE_THROTTLE.rateLimit, ThrottlingBurstLimit: MANAGE_DELETE_THROTTLE.burstLimit };
+  const deletes = ['/images', ...(props.manageJwtIssuer === undefined ? [] : [jwtPath('/images')])];
+  cfnStage.routeSettings = Object.fromEntries(deletes.map((path) => [`DELETE ${path}`, deleteThrottle]));
   // A route's settings name a route that must exist first.
   for (const route of routes) stage.node.addDependency(route);
   return api;
@@ -200,10 +215,26 @@ function buildHttpApi(scope: Construct, props: ManageApiProps, apiFunction: node
  * validator. Not an S3 notification: the invalidation Lambda's ObjectCreated notification
  * of the bucket covers every key, and S3 refuses two configurations whose prefixes
  * overlap. Turning EventBridge delivery on adds to the bucket's notifications, keeping
- * them. EventBridge invokes the Lambda asynchronously: a failure is tried twice more.
+ * them. Returns `ManageValidatorFailures`, the queue of the events that failed for good.
  */
-function validateUploadsOnArrival(scope: Construct, sourceBucket: s3.IBucket, validator: nodejs.NodejsFunction): void {
+function validateUploadsOnArrival(
+  scope: Construct,
+  props: Pick<ManageApiProps, 'sourceBucket' | 'removalPolicy'>,
+  validator: nodejs.NodejsFunction,
+): sqs.Queue {
+  const { sourceBucket } = props;
   sourceBucket.enableEventBridgeNotification();
+  const failures = new sqs.Queue(scope, 'ManageValidatorFailures', {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+    removalPolicy: props.removalPolicy,
+  });
+  // EventBridge invokes the validator asynchronously: Lambda queues the event and runs it, so a
+  // validation that throws, times out or runs out of memory is Lambda's to retry (twice), then
+  // its on-failure destination's. EventBridge's own retries and dead-letter queue catch only an
+  // event Lambda never accepted (the function gone, its permission missing).
+  validator.configureAsyncInvoke({ onFailure: new destinations.SqsDestination(failures), retryAttempts: 2 });
   new events.Rule(scope, 'ManageUploadEvents', {
     description: 'edge-image-transformer: uploads staged under _uploads/ of the source bucket, to the validator',
     eventPattern: {
@@ -211,8 +242,15 @@ function validateUploadsOnArrival(scope: Construct, sourceBucket: s3.IBucket, va
       detailType: ['Object Created'],
       detail: { bucket: { name: [sourceBucket.bucketName] }, object: { key: events.Match.prefix(STAGING_PREFIX) } },
     },
-    targets: [new targets.LambdaFunction(validator)],
+    targets: [new targets.LambdaFunction(validator, { deadLetterQueue: failures, ...VALIDATOR_DELIVERY })],
   });
+  acknowledge(
+    failures,
+    'AwsSolutions-SQS3',
+    "This queue is itself the end of the line for uploads whose validation failed for good (the validator's on-failure " +
+      "destination and its EventBridge target's dead-letter queue); a message is left in it, alarmed, and its upload revalidated by an operator.",
+  );
+  return failures;
 }
 
 /**

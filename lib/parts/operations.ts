@@ -36,6 +36,7 @@ export interface OperationsProps extends Pick<
   readonly originAlias: lambda.Alias;
   readonly invalidationFunction: lambda.IFunction;
   readonly invalidationFailureQueue: sqs.IQueue;
+  readonly uploadValidationFailureQueue?: sqs.IQueue;
 }
 
 export interface Operations {
@@ -68,6 +69,7 @@ export function buildOperations(scope: Construct, props: OperationsProps): Opera
     originAlias: props.originAlias,
     invalidationFunction: props.invalidationFunction,
     invalidationFailureQueue: props.invalidationFailureQueue,
+    uploadValidationFailureQueue: props.uploadValidationFailureQueue,
     namespace: props.metricsNamespace,
     originMetrics: props.originMetrics,
     cloudFrontAdditionalMetrics: props.cloudFrontAdditionalMetrics,

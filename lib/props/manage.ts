@@ -26,4 +26,35 @@ export interface ManageProps {
    * @default - none: no CORS rule (a browser's fetch of an upload fails; a server's works)
    */
   readonly manageCorsOrigins?: string[];
+
+  /**
+   * The issuer of the JSON Web Tokens that browsers call the management API
+   * with (an OpenID Connect provider's `https://` URL, such as a Cognito user
+   * pool's `https://cognito-idp.<region>.amazonaws.com/<pool id>`): a JWT
+   * authoriser on a second set of the API's routes, under `/user`
+   * (`/user/uploads`, `/user/images`, `/user/images/{key}`), which confine each
+   * caller to the prefix `manageJwtPrefix` makes of its token's claim. The
+   * routes without `/user` stay IAM's, unconfined. With `manageCorsOrigins`,
+   * the API answers those origins' CORS preflights too.
+   * @default - none: IAM callers only
+   */
+  readonly manageJwtIssuer?: string;
+
+  /**
+   * The audiences a token must name one of (its `aud`, or for an access token
+   * without one its `client_id`), such as the app client's id. Required with `manageJwtIssuer`.
+   * @default - none
+   */
+  readonly manageJwtAudience?: string[];
+
+  /**
+   * The key prefix a JWT caller is confined to: a template naming exactly one
+   * claim of its token, `{claim}`, ending with `/` (`users/{sub}/`,
+   * `tenants/{custom:tenant}/`). Every key such a caller names (an upload, a
+   * status, a deletion, a listing's prefix) must lie under it with the claim's
+   * value filled in; a claim value that is empty, holds `/`, is `.` or `..`,
+   * or has a control character refuses the call (403).
+   * @default 'users/{sub}/' (with manageJwtIssuer)
+   */
+  readonly manageJwtPrefix?: string;
 }

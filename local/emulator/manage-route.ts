@@ -4,16 +4,20 @@
 // with the emulator's credentials (sigv4.ts; a refusal is a 403 and the
 // handler never runs), then handed to the same handler (lambda/manage) as an
 // HTTP API event of payload 2.0, built with the emulator's S3 client and the
-// deployment's source bucket, prefixes and limits. The source bucket's CORS
-// lets the playground's page post its uploads to LocalStack's S3.
+// deployment's source bucket, prefixes and limits. With a JWT issuer, the
+// `/_manage/user/` routes take a Bearer token (jwt.ts) in place of SigV4.
+// The source bucket's CORS lets the playground's page post its uploads to
+// LocalStack's S3.
 
 import { PutBucketCorsCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { Logger } from '../../lambda/common/log';
 import type { ManageConfig } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
+import { JWT_ROUTE_PREFIX } from '../../lambda/manage/confine';
 import { UPLOAD_CORS_RULE } from '../../lib/parts/buckets';
 import { functionUrlEvent } from './function-url';
+import { verifyJwt, type JwtSettings } from './jwt';
 import { EMULATOR_CREDENTIALS, verifySigV4, type ArrivedRequest, type SigV4Credentials } from './sigv4';
 
 /** Where the routes are on the emulator's port: `/_manage/uploads` is the API's `/uploads`. */
@@ -64,8 +68,14 @@ export function manageEvent(request: ArrivedRequest): APIGatewayProxyEventV2 {
   };
 }
 
-const forbidden = (error: string, message: string): ManageAnswer => ({
-  status: 403,
+/** `event` as API Gateway's JWT authoriser hands it on, having verified a token with `claims`. */
+export function withJwtClaims(event: APIGatewayProxyEventV2, claims: Record<string, unknown>): APIGatewayProxyEventV2 {
+  const requestContext = { ...event.requestContext, authorizer: { jwt: { claims, scopes: null } } };
+  return { ...event, requestContext } as APIGatewayProxyEventV2;
+}
+
+const refused = (status: 401 | 403, error: string, message: string): ManageAnswer => ({
+  status,
   headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
   body: JSON.stringify({ error, message }),
 });
@@ -73,21 +83,32 @@ const forbidden = (error: string, message: string): ManageAnswer => ({
 /**
  * The `/_manage/` routes: a signed request answered by the management handler,
  * any other a 403 `{error, message}` saying what is wrong with its signature.
+ * With `jwt`, the `/_manage/user/` routes take a Bearer token instead, as the
+ * deployed JWT authoriser's do: one it refuses is a 401 `{error, message}`.
  */
 export function createManageRoute(options: {
   s3: S3Client;
   config: ManageConfig;
   credentials?: SigV4Credentials;
+  jwt?: JwtSettings;
   log?: Logger;
-  /** The time signatures are checked against (tests). */
+  /** The time signatures and tokens are checked against (tests). */
   now?: () => number;
 }): ManageRoute {
   const credentials = options.credentials ?? EMULATOR_CREDENTIALS;
   const handle = createManageHandler({ s3: options.s3 }, options.config, options.log);
   return async (request) => {
-    const refusal = verifySigV4(request, credentials, options.now?.() ?? Date.now());
-    if (refusal) return forbidden(refusal.error, refusal.message);
-    const response = await handle(manageEvent(request));
+    const now = options.now?.() ?? Date.now();
+    let event = manageEvent(request);
+    if (options.jwt && request.path.startsWith(MANAGE_PREFIX + JWT_ROUTE_PREFIX + '/')) {
+      const verified = verifyJwt(event.headers.authorization, options.jwt, now);
+      if ('refusal' in verified) return refused(401, verified.refusal.error, verified.refusal.message);
+      event = withJwtClaims(event, verified.claims);
+    } else {
+      const refusal = verifySigV4(request, credentials, now);
+      if (refusal) return refused(403, refusal.error, refusal.message);
+    }
+    const response = await handle(event);
     return { status: response.statusCode, headers: response.headers, body: response.body };
   };
 }

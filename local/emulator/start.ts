@@ -26,12 +26,14 @@ import type { WebOrigin } from '../../lambda/origin/web/origins';
 import { SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import type { ImageTransformerProps } from '../../lib/props';
+import type { ResolvedSettings } from '../../lib/resolved-settings';
 import { viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import type { WatermarkProps } from '../../lib/watermarks';
 import { contentTypeOf } from './content-types';
 import { startDemoSite } from './demo-site';
 import { localDeployment } from './deployment';
 import { createEmulator, type Emulator } from './emulator';
+import { EMULATOR_JWT_SECRET, type JwtSettings } from './jwt';
 import { allowUploadsFrom, createManageRoute } from './manage-route';
 import { generateSamples, sampleWatermark, type Sample } from './samples';
 import { createEmulatorServer, ownOrigins } from './server';
@@ -215,6 +217,12 @@ async function demonstration(options: EmulatorStartOptions): Promise<ImageTransf
   };
 }
 
+/** The JWT callers' settings of the deployment, checked with the emulator's secret; none without an issuer. */
+const emulatorJwt = (settings: ResolvedSettings): JwtSettings | undefined =>
+  settings.manageJwtIssuer === undefined
+    ? undefined
+    : { issuer: settings.manageJwtIssuer, audience: settings.manageJwtAudience, secret: EMULATOR_JWT_SECRET };
+
 /** What the emulator itself sets, beside a deployment's settings: its own sources and the options of `startEmulator`. */
 async function localProps(options: EmulatorStartOptions, webOrigins: Record<string, WebOrigin>): Promise<ImageTransformerProps> {
   return {
@@ -276,7 +284,8 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
       allowLoopbackWebOrigins: true,
     }),
   });
-  return { emulator, settings, plan, buckets, transforms, manage: manageConfig(origin) };
+  const jwtPrefix = settings.manageJwtPrefix;
+  return { emulator, settings, plan, buckets, transforms, manage: { ...manageConfig(origin), ...(jwtPrefix ? { jwtPrefix } : {}) } };
 }
 
 /**
@@ -387,7 +396,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     clientScript: clientScript(),
     maxUploadBytes: settings.maxSourceBytes,
     webSources: demoSite ? generated.map((sample) => ({ key: DEMO_WEB_PREFIX + sample.key, bytes: sample.body.length })) : [],
-    manage: createManageRoute({ s3, config: manage, log: (entry) => log(JSON.stringify(entry)) }),
+    manage: createManageRoute({ s3, config: manage, jwt: emulatorJwt(settings), log: (entry) => log(JSON.stringify(entry)) }),
   });
   const port = await listen(server, options.port);
   const url = `http://127.0.0.1:${port}`;

@@ -232,6 +232,7 @@ describe('bin/app.ts', () => {
           'OriginFunctionName',
           'SigningKeyValueStoreArn',
           'SourceBucketName',
+          'UploadValidationFailureQueueUrl',
         ].sort(),
       );
       // The sizes reach the edge through its store (in its data), which the EdgeData custom resource writes.

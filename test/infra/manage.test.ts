@@ -1,18 +1,21 @@
 // The management API part (lib/parts/manage.ts) as synthesized: the HTTP API
-// with IAM on every route, its stage's throttle and access logs, the
-// validator's EventBridge rule, both Lambdas' IAM, the upload CORS, and
-// nothing of it with manageApi: false.
+// with IAM on every route (and, with a JWT issuer, the same routes under /user
+// with its JWT authoriser), its stage's throttle and access logs, the
+// validator's EventBridge rule and failure queue, both Lambdas' IAM, the
+// upload CORS, and nothing of it with manageApi: false.
 
 import type { Stack } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
 import { MANAGE_DELETE_THROTTLE, MANAGE_THROTTLE } from '../../lib/parts/manage';
+import type { ImageTransformerProps } from '../../lib/props';
 import {
   actionsOf,
   type Json,
   logicalId,
   only,
   originFunction,
+  JWT_ISSUER,
   refs,
   resources,
   roleActions,
@@ -46,7 +49,7 @@ function allowed(s: Synthesized, role: Parameters<typeof roleActions>[1], bucket
 describe('the management HTTP API', () => {
   it('has the four routes, each IAM-authorised (SigV4), each to the API Lambda', () => {
     for (const s of [base, full, imported, buckets]) {
-      const routes = resources(s, 'AWS::ApiGatewayV2::Route');
+      const routes = resources(s, 'AWS::ApiGatewayV2::Route').filter(([, route]) => !route.Properties.RouteKey.includes(' /user/'));
       expect(routes.map(([, route]) => route.Properties.RouteKey).sort()).toEqual(
         ['DELETE /images', 'GET /images', 'GET /images/{key+}', 'POST /uploads'].sort(),
       );
@@ -56,6 +59,59 @@ describe('the management HTTP API', () => {
       expect(refs(integration.Properties.IntegrationUri)).toEqual([logicalId(s, manage(s).apiFunction)]);
       for (const [, route] of routes) expect(JSON.stringify(route.Properties.Target)).toContain(integrationId);
       expect(only(s, 'AWS::ApiGatewayV2::Api')[1].Properties.ProtocolType).toBe('HTTP');
+    }
+    expect(resources(base, 'AWS::ApiGatewayV2::Authorizer')).toEqual([]);
+    expect(only(base, 'AWS::ApiGatewayV2::Api')[1].Properties).not.toHaveProperty('CorsConfiguration');
+  });
+
+  it('with manageJwtIssuer, has the same routes under /user, each with the JWT authoriser of its issuer and audiences', () => {
+    const [authorizerId, authorizer] = only(full, 'AWS::ApiGatewayV2::Authorizer');
+    expect(authorizer.Properties).toMatchObject({
+      AuthorizerType: 'JWT',
+      IdentitySource: ['$request.header.Authorization'],
+      JwtConfiguration: { Issuer: JWT_ISSUER, Audience: ['app-client-id'] },
+    });
+    const jwtRoutes = resources(full, 'AWS::ApiGatewayV2::Route').filter(([, route]) => route.Properties.RouteKey.includes(' /user/'));
+    expect(jwtRoutes.map(([, route]) => route.Properties.RouteKey).sort()).toEqual(
+      ['DELETE /user/images', 'GET /user/images', 'GET /user/images/{key+}', 'POST /user/uploads'].sort(),
+    );
+    const [integrationId] = only(full, 'AWS::ApiGatewayV2::Integration');
+    for (const [id, route] of jwtRoutes) {
+      expect(route.Properties, id).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
+      expect(JSON.stringify(route.Properties.Target)).toContain(integrationId);
+    }
+    // The Lambda confines those callers to the default prefix; the validator has nothing to confine.
+    expect(fn(full, manage(full).apiFunction).Properties.Environment.Variables.MANAGE_JWT_PREFIX).toBe('users/{sub}/');
+    expect(fn(full, manage(full).validator).Properties.Environment.Variables).not.toHaveProperty('MANAGE_JWT_PREFIX');
+    expect(fn(base, manage(base).apiFunction).Properties.Environment.Variables).not.toHaveProperty('MANAGE_JWT_PREFIX');
+    // Browsers from the upload origins may call it: API Gateway answers their preflights.
+    expect(only(full, 'AWS::ApiGatewayV2::Api')[1].Properties.CorsConfiguration).toEqual({
+      AllowOrigins: ['https://app.example.com'],
+      AllowMethods: ['GET', 'POST', 'DELETE'],
+      AllowHeaders: ['authorization', 'content-type'],
+      MaxAge: 3600,
+    });
+    const format = JSON.parse(only(full, 'AWS::ApiGatewayV2::Stage')[1].Properties.AccessLogSettings.Format);
+    expect(format.subject).toBe('$context.authorizer.claims.sub');
+  });
+
+  it('takes a prefix template naming one claim, and refuses JWT settings that do not make one', () => {
+    const jwt = { manageJwtIssuer: JWT_ISSUER, manageJwtAudience: ['app'] };
+    const tenants = synth(() => ({ ...jwt, manageJwtPrefix: 'tenants/{custom:tenant}/' }));
+    expect(fn(tenants, manage(tenants).apiFunction).Properties.Environment.Variables.MANAGE_JWT_PREFIX).toBe('tenants/{custom:tenant}/');
+    const refused: [ImageTransformerProps, RegExp][] = [
+      [{ ...jwt, manageJwtPrefix: 'users/' }, /manageJwtPrefix must be exactly one \{claim\}/],
+      [{ ...jwt, manageJwtPrefix: 'users/{sub}' }, /manageJwtPrefix must be a key prefix ending with \//],
+      [{ ...jwt, manageJwtPrefix: '_quarantine/{sub}/' }, /manageJwtPrefix must be a safe key prefix/],
+      [{ ...jwt, manageJwtPrefix: 'users/../{sub}/' }, /manageJwtPrefix must be a safe key prefix/],
+      [{ manageJwtIssuer: JWT_ISSUER }, /manageJwtAudience is required with manageJwtIssuer/],
+      [{ ...jwt, manageJwtIssuer: 'http://issuer.example.com' }, /manageJwtIssuer must be an https:\/\/ URL/],
+      [{ ...jwt, manageApi: false }, /manageJwtIssuer is only used with manageApi: true/],
+      [{ manageJwtAudience: ['app'] }, /manageJwtAudience is only used with manageJwtIssuer/],
+      [{ manageJwtPrefix: 'users/{sub}/' }, /manageJwtPrefix is only used with manageJwtIssuer/],
+    ];
+    for (const [props, error] of refused) {
+      expect(() => synth(() => props), JSON.stringify(props)).toThrow(error);
     }
   });
 
@@ -76,6 +132,9 @@ describe('the management HTTP API', () => {
           },
         },
       });
+      expect(Object.keys(stage.Properties.RouteSettings)).toEqual(
+        s === full ? ['DELETE /images', 'DELETE /user/images'] : ['DELETE /images'],
+      );
       const [groupId] = refs(stage.Properties.AccessLogSettings.DestinationArn);
       expect(s.json.Resources[groupId!].Properties.RetentionInDays).toBe(days);
       const format = JSON.parse(stage.Properties.AccessLogSettings.Format);
@@ -100,7 +159,7 @@ describe('the management Lambdas', () => {
   it("read the origin's sources and limits, not its cache bucket; the validator has the origin's memory and more than its timeout", () => {
     const { apiFunction, validator } = manage(full);
     const origin = originFunction(full).Properties;
-    const env = fn(full, apiFunction).Properties.Environment.Variables;
+    const { MANAGE_JWT_PREFIX: _jwtPrefix, ...env } = fn(full, apiFunction).Properties.Environment.Variables;
     expect(fn(full, validator).Properties.Environment.Variables).toEqual(env);
     expect(env).toMatchObject({
       SOURCE_BUCKET: origin.Environment.Variables.SOURCE_BUCKET,
@@ -187,6 +246,41 @@ describe('validation on arrival', () => {
       const invalidation = logicalId(s, s.stack.transformer.invalidationFunction);
       for (const config of configuration.LambdaFunctionConfigurations) expect(refs(config.LambdaFunctionArn)).toEqual([invalidation]);
     }
+  });
+});
+
+describe("the validator's failures", () => {
+  it('go to one encrypted, TLS-only queue kept 14 days: Lambda retries a failed validation twice, then puts it there', () => {
+    for (const s of [base, imported]) {
+      const queue = logicalId(s, s.stack.transformer.uploadValidationFailureQueue!);
+      const validator = logicalId(s, manage(s).validator);
+      expect(s.json.Resources[queue].Properties).toEqual({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
+      const [, policy] = resources(s, 'AWS::SQS::QueuePolicy').find(([, p]) => refs(p.Properties.Queues).includes(queue))!;
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+      const [, invoke] = resources(s, 'AWS::Lambda::EventInvokeConfig').find(([, c]) =>
+        refs(c.Properties.FunctionName).includes(validator),
+      )!;
+      expect(invoke.Properties.MaximumRetryAttempts).toBe(2);
+      expect(refs(invoke.Properties.DestinationConfig.OnFailure.Destination)).toEqual([queue]);
+      const sends = roleActions(s, manage(s).validator.role!).filter((st) => actionsOf(st).includes('sqs:SendMessage'));
+      expect(sends.map((st) => refs(st.Resource))).toEqual([[queue]]);
+    }
+  });
+
+  it("and an event EventBridge could not hand to Lambda goes there too, after EventBridge's retries (a day)", () => {
+    const queue = logicalId(base, base.stack.transformer.uploadValidationFailureQueue!);
+    const validator = logicalId(base, manage(base).validator);
+    const [, rule] = resources(base, 'AWS::Events::Rule').find(([, r]) => refs(r.Properties.Targets).includes(validator))!;
+    expect(rule.Properties.Targets[0]).toMatchObject({
+      RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
+    });
+    expect(refs(rule.Properties.Targets[0].DeadLetterConfig.Arn)).toEqual([queue]);
+    const [, policy] = resources(base, 'AWS::SQS::QueuePolicy').find(([, p]) => refs(p.Properties.Queues).includes(queue))!;
+    expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+      expect.objectContaining({ Effect: 'Allow', Action: 'sqs:SendMessage', Principal: { Service: 'events.amazonaws.com' } }),
+    );
   });
 });
 

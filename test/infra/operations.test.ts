@@ -236,6 +236,26 @@ describe('alarms', () => {
     });
   });
 
+  it("validator failure queue: any upload's event waiting in it, as the invalidation queue's; none without the API", () => {
+    expect(alarmProps(base, 'uploadValidationFailuresQueued')).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::GetAtt': [logicalId(base, base.stack.transformer.uploadValidationFailureQueue!), 'QueueName'] },
+        },
+      ],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+    });
+    expect(alarmProps(base, 'uploadValidationFailuresQueued').AlarmDescription).toContain('docs/manage.md');
+    expect(synth(() => ({ manageApi: false })).stack.transformer.alarms!.uploadValidationFailuresQueued).toBeUndefined();
+  });
+
   it("CloudFront 5xx: above 1% for 3 minutes, in a us-east-1 stack (CloudFront's metrics are there), and said so elsewhere", () => {
     expect(alarmProps(imported, 'cloudFront5xxErrorRate')).toMatchObject({
       Namespace: 'AWS/CloudFront',
@@ -251,8 +271,8 @@ describe('alarms', () => {
       EvaluationPeriods: 3,
       DatapointsToAlarm: 3,
     });
-    expect(resources(imported, 'AWS::CloudWatch::Alarm')).toHaveLength(6);
-    expect(resources(base, 'AWS::CloudWatch::Alarm')).toHaveLength(5);
+    expect(resources(imported, 'AWS::CloudWatch::Alarm')).toHaveLength(7);
+    expect(resources(base, 'AWS::CloudWatch::Alarm')).toHaveLength(6);
     expect(base.stack.transformer.alarms!.cloudFront5xxErrorRate).toBeUndefined();
     Annotations.fromStack(base.stack).hasInfo('*', Match.stringLikeRegexp('No CloudFront 5xx alarm.*us-east-1.*eu-west-1'));
   });
@@ -265,6 +285,7 @@ describe('alarms', () => {
       'Images-ImageTransformer-OriginThrottles',
       'Images-ImageTransformer-InvalidationErrors',
       'Images-ImageTransformer-InvalidationFailuresQueued',
+      'Images-ImageTransformer-UploadValidationFailuresQueued',
     ]);
     expect(names(imported)).toContain('Images-ImageTransformer-CloudFront5xxErrorRate');
   });
@@ -281,7 +302,7 @@ describe('alarms', () => {
     expect(resources(base, 'AWS::SNS::Topic')).toHaveLength(0);
     // An email address: a topic of its own (TLS only), subscribed.
     const [topicId] = only(full, 'AWS::SNS::Topic');
-    expect(actions(full)).toHaveLength(5);
+    expect(actions(full)).toHaveLength(6);
     for (const [alarm, ok] of actions(full)) {
       expect(alarm).toEqual([{ Ref: topicId }]);
       expect(ok).toEqual([{ Ref: topicId }]);

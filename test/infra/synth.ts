@@ -36,6 +36,8 @@ export function synth(props: (stack: Stack) => ImageTransformerProps = () => ({}
   return { app, stack, template, json: template.toJSON() };
 }
 
+export const JWT_ISSUER = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example';
+
 /** Props for a deployment that turns on everything optional. */
 export const FULL = (stack: Stack): ImageTransformerProps => ({
   sizes: [1280, 320, 640],
@@ -73,6 +75,9 @@ export const FULL = (stack: Stack): ImageTransformerProps => ({
   metricsNamespace: 'Photos/Images',
   deploymentConfig: codedeploy.LambdaDeploymentConfig.LINEAR_10PERCENT_EVERY_1MINUTE,
   webOrigins: { 'shop/': { url: 'https://shop.example.com/images/', revalidateAfter: Duration.hours(1) } },
+  manageCorsOrigins: ['https://app.example.com'],
+  manageJwtIssuer: JWT_ISSUER,
+  manageJwtAudience: ['app-client-id'],
 });
 
 export const ALARM_TOPIC_ARN = 'arn:aws:sns:us-east-1:123456789012:paging';

@@ -109,6 +109,7 @@ describe('stack outputs', () => {
         'OriginDeploymentGroup',
         'OriginFunctionName',
         'SourceBucketName',
+        'UploadValidationFailureQueueUrl',
       ].sort(),
     );
     expect(outputs(full)).toContain('AlarmTopicArn');
@@ -209,6 +210,7 @@ describe('cdk-nag AwsSolutions', () => {
         `ImageTransformer/EdgeDataRole AwsSolutions-IAM5[Resource::<${logicalId(base, handler('EdgeData'))}.Arn>:*]`,
         'ImageTransformer/Distribution AwsSolutions-CFR4',
         'ImageTransformer/InvalidationFailures AwsSolutions-SQS3',
+        'ImageTransformer/ManageValidatorFailures AwsSolutions-SQS3',
         `ImageTransformer/InvalidationRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
         'ImageTransformer/LogBucket AwsSolutions-S1',
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,

@@ -55,6 +55,14 @@ describe('readManageConfig', () => {
     expect(() => readManageConfig({})).toThrow(/SOURCE_BUCKET is required/);
     expect(() => readManageConfig({ SOURCE_BUCKET: 'originals', MAX_SOURCE_BYTES: 'many' })).toThrow(/MAX_SOURCE_BYTES/);
   });
+
+  it("reads the JWT callers' prefix template, and refuses one that is not", () => {
+    expect(readManageConfig({ SOURCE_BUCKET: 'originals', MANAGE_JWT_PREFIX: 'users/{sub}/' }).jwtPrefix).toBe('users/{sub}/');
+    expect(readManageConfig({ SOURCE_BUCKET: 'originals' }).jwtPrefix).toBeUndefined();
+    expect(() => readManageConfig({ SOURCE_BUCKET: 'originals', MANAGE_JWT_PREFIX: 'users/' })).toThrow(
+      /MANAGE_JWT_PREFIX must be exactly one \{claim\}/,
+    );
+  });
 });
 
 describe('stagedKeys', () => {

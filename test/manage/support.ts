@@ -5,6 +5,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll } from 'vitest';
 import { functionUrlEvent } from '../../local/emulator/function-url';
+import { withJwtClaims } from '../../local/emulator/manage-route';
 import { originConfig, type OriginConfig } from '../../lambda/origin/config';
 import { manageConfig, type ManageConfig } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
@@ -21,8 +22,11 @@ export interface ManageAnswer {
 export interface TestManage extends TestBuckets {
   config: ManageConfig;
   logs: Record<string, unknown>[];
-  /** Calls the handler as API Gateway would: `path` may carry a query. `body` is sent as JSON unless a string. */
-  call(method: string, path: string, body?: unknown): Promise<ManageAnswer>;
+  /**
+   * Calls the handler as API Gateway would: `path` may carry a query. `body` is sent as JSON unless a string.
+   * With `claims`, as the JWT authoriser would, having verified a token that has them.
+   */
+  call(method: string, path: string, body?: unknown, claims?: Record<string, unknown>): Promise<ManageAnswer>;
   /** Asks for an upload of `key`, expecting a 200, and returns its ticket. */
   ticket(key: string, contentType: string, contentLength: number): Promise<UploadTicket>;
   /** Runs the validator on `key`'s staged upload, as its S3 event would. */
@@ -42,16 +46,18 @@ export function apiEvent(method: string, pathAndQuery: string, body?: string): A
   return { ...event, ...query, body };
 }
 
-export async function createTestManage(label: string, overrides: Partial<OriginConfig> = {}): Promise<TestManage> {
+/** Buckets and a handler of their own; `jwtPrefix` confines the calls made with claims. */
+export async function createTestManage(label: string, overrides: Partial<OriginConfig> = {}, jwtPrefix?: string): Promise<TestManage> {
   const buckets = await createTestBuckets(label);
   afterAll(() => buckets.cleanup());
-  const config = manageConfig(originConfig(buckets, overrides));
+  const config: ManageConfig = { ...manageConfig(originConfig(buckets, overrides)), ...(jwtPrefix ? { jwtPrefix } : {}) };
   const clients = { s3: buckets.s3 };
   const logs: Record<string, unknown>[] = [];
   const handle = createManageHandler(clients, config, (entry) => logs.push(entry));
-  const call: TestManage['call'] = async (method, path, body) => {
+  const call: TestManage['call'] = async (method, path, body, claims) => {
     const text = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
-    const response = await handle(apiEvent(method, path, text));
+    const event = apiEvent(method, path, text);
+    const response = await handle(claims ? withJwtClaims(event, claims) : event);
     return { status: response.statusCode, headers: response.headers, body: JSON.parse(response.body) };
   };
   return {
