@@ -7,12 +7,14 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { errorStack, type Logger } from '../common/log';
+import { DELETE_BODY, LIST_QUERY, UPLOAD_BODY } from './api-schema';
 import { readBody } from './body';
 import type { ManageConfig } from './config';
-import { DELETE_FIELDS, deleteImages, readDeleteKeys } from './delete';
+import { deleteImages, readDeleteKeys } from './delete';
 import { ManageError } from './errors';
 import { imageStatus, listImages } from './images';
-import { createUpload, readUploadRequest, UPLOAD_FIELDS } from './uploads';
+import type { Field } from './schema';
+import { createUpload, readUploadRequest } from './uploads';
 
 export interface ManageClients {
   s3: S3Client;
@@ -43,8 +45,9 @@ function pathKey(path: string): string {
   }
 }
 
-/** The query's parameters, none but `names`. */
-function query(event: APIGatewayProxyEventV2, names: readonly string[]): Record<string, string | undefined> {
+/** The query's parameters, none but those `declared`. */
+function query(event: APIGatewayProxyEventV2, declared: readonly Field[] = []): Record<string, string | undefined> {
+  const names = declared.map((field) => field.name);
   const parameters = event.queryStringParameters ?? {};
   const unknown = Object.keys(parameters).find((name) => !names.includes(name));
   if (unknown !== undefined)
@@ -57,21 +60,21 @@ function routes(clients: ManageClients, config: ManageConfig): Record<string, Re
   return {
     '/uploads': {
       POST: async (event) => {
-        const request = readUploadRequest(readBody(event.body, event.isBase64Encoded, UPLOAD_FIELDS), config);
+        const request = readUploadRequest(readBody(event.body, event.isBase64Encoded, UPLOAD_BODY), config);
         return jsonResponse(200, await createUpload(clients, config, request));
       },
     },
     '/images': {
-      GET: async (event) => jsonResponse(200, await listImages(clients, config, query(event, ['prefix', 'limit', 'cursor']))),
+      GET: async (event) => jsonResponse(200, await listImages(clients, config, query(event, LIST_QUERY))),
       DELETE: async (event) => {
-        const keys = readDeleteKeys(readBody(event.body, event.isBase64Encoded, DELETE_FIELDS), config);
+        const keys = readDeleteKeys(readBody(event.body, event.isBase64Encoded, DELETE_BODY), config);
         const report = await deleteImages(clients, config, keys);
         return jsonResponse(report.failed_count === 0 ? 200 : 207, report);
       },
     },
     '/images/*': {
       GET: async (event, path) => {
-        query(event, []);
+        query(event);
         const status = await imageStatus(clients, config, pathKey(path));
         if (status) return jsonResponse(200, status);
         throw new ManageError('not_found', `No image, upload or quarantined upload has the key ${JSON.stringify(pathKey(path))}.`);
