@@ -7,7 +7,7 @@
 // stderr (a bar on a terminal, plain lines otherwise).
 
 import { parseArgs } from 'node:util';
-import { UsageError } from '../../../local/harness/command-line';
+import { UsageError } from '../../common/usage-error';
 import { COMMANDS, type CliIo, type Command } from './commands';
 import { createManageClient, ManageApiError } from './index';
 
@@ -72,6 +72,9 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
       io.stderr.write(`${name}: the API answered ${error.status} ${error.code}: ${error.message}\n`);
       return 1;
     }
-    throw error;
+    // No credentials, no connection: the words of the SDK or of fetch, and what caused them.
+    const cause = (error as { cause?: unknown }).cause;
+    io.stderr.write(`${name}: ${(error as Error).message}${cause instanceof Error ? ` (${cause.message})` : ''}\n`);
+    return 1;
   }
 }

@@ -5,7 +5,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { UsageError } from '../../../local/harness/command-line';
+import { UsageError } from '../../common/usage-error';
 import { contentTypeOf } from '../../../local/emulator/content-types';
 import { IMPORT_BODY } from '../api-schema';
 import type { ImportStarted, ImportStatus, ManageClient } from './index';

@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createManageClient } from '../../../lambda/manage/client';
 import { runCli } from '../../../lambda/manage/client/cli';
 import { COMMANDS, type CliIo } from '../../../lambda/manage/client/commands';
+import { unreachableS3Endpoint } from '../../support/s3';
 import { EMULATOR_CREDENTIALS, photo, recordingFetch, useManageEmulator } from './support';
 
 const manage = useManageEmulator('manage-cli');
@@ -139,10 +140,12 @@ describe('edge-image-transformer (the command line)', () => {
     expect((await manage().sourceKeys()).filter((key) => key.startsWith('cli-bulk/'))).toEqual([]);
   }, 30_000);
 
-  it("exits 1 with the API's refusal: a bad key, or a wrong signature", async () => {
+  it("exits 1 with the API's refusal (a bad key, a wrong signature) or when the API cannot be reached", async () => {
     const bad = await cli(['delete', 'fine.jpg', 'a/../b.jpg']);
     expect(bad).toMatchObject({ status: 1, calls: [] });
     expect(bad.err).toMatch(/^delete: the API answered 400 invalid_key: keys\[1\] "a\/\.\.\/b\.jpg" is not a source key/);
+    const unreachable = await cli(['list'], { env: { EDGE_IMAGE_MANAGE_URL: `${await unreachableS3Endpoint()}/_manage` } });
+    expect(unreachable).toMatchObject({ status: 1, err: expect.stringMatching(/^list: fetch failed \(.*ECONNREFUSED/) });
     const unsigned = await cli(['list'], { secret: 'wrong' });
     expect(unsigned).toMatchObject({ status: 1, err: expect.stringMatching(/^list: the API answered 403 invalid_signature/) });
   });
