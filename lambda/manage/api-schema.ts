@@ -226,14 +226,11 @@ export const ERROR_BODY = [
 
 export type UploadTicket = InferFields<typeof UPLOAD_TICKET>;
 export type ImageStatus = InferFields<typeof IMAGE_STATUS>;
-export type ImageState = ImageStatus['status'];
 export type ImageListing = InferFields<typeof IMAGE_LISTING>;
 export type DeleteReport = InferFields<typeof DELETE_REPORT>;
 export type ImportItem = InferFields<typeof IMPORT_ITEM>;
-export type ImportRequest = InferFields<typeof IMPORT_BODY>;
 export type ImportStarted = InferFields<typeof IMPORT_STARTED>;
 export type ImportStatus = InferFields<typeof IMPORT_STATUS>;
-export type ImageListQuery = InferFields<typeof LIST_QUERY>;
 
 /** A route as the OpenAPI document describes it. */
 export interface RouteSpec {

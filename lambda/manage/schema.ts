@@ -63,10 +63,3 @@ export type InferFields<F extends readonly Field[]> = Simplify<
     [K in F[number] as K extends { required: true } ? never : K['name']]?: Infer<K['schema']>;
   }
 >;
-
-/** The field named `name` of an object schema's fields; a name it lacks is a programming error. */
-export function fieldOf(fields: readonly Field[], name: string): Field {
-  const field = fields.find((candidate) => candidate.name === name);
-  if (!field) throw new Error(`No field ${name} is declared.`);
-  return field;
-}

@@ -46,7 +46,7 @@ export class Sha256 {
 }
 
 /** How often a throttled or unavailable call is tried, and the first pause (doubled each time). */
-export const RETRIES = { attempts: 4, firstPauseMs: 500 } as const;
+const RETRIES = { attempts: 4, firstPauseMs: 500 } as const;
 
 export interface SignedFetchOptions {
   /** The API's URL (the stack's ManageApiUrl), or the emulator's `http://127.0.0.1:3000/_manage`. */

@@ -4,9 +4,11 @@
 // validator; listings page by cursor; a delete of more than 100 keys sent in
 // batches whose 200 and 207 reports are merged.
 
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { ManageApiError } from '../../../lambda/manage/client';
+import { createManageClient, ManageApiError } from '../../../lambda/manage/client';
 import { photo, recordingFetch, useManageEmulator } from './support';
 
 const manage = useManageEmulator('manage-client');
@@ -108,4 +110,39 @@ describe('the management client', () => {
     });
     expect((await sourceKeys()).filter((key) => key.startsWith('bulk/'))).toEqual([]);
   });
+});
+
+describe('the management client, throttled', () => {
+  /** An API that answers each call with the next of `statuses` (its last one from then on), counting the calls. */
+  async function answering(statuses: number[]) {
+    let calls = 0;
+    const server = createServer((_request, response) => {
+      const status = statuses[Math.min(calls++, statuses.length - 1)]!;
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(status === 200 ? { images: [] } : { message: 'Too Many Requests' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = createManageClient({
+      endpoint: `http://127.0.0.1:${port}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    });
+    return { client, calls: () => calls, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  it('tries a 429 or a 503 again after a pause, and gives up after 4 calls with the last refusal', async () => {
+    const throttled = await answering([429, 503, 200]);
+    expect(await throttled.client.list()).toEqual({ images: [] });
+    expect(throttled.calls()).toBe(3);
+    await throttled.close();
+
+    const down = await answering([429]);
+    const started = Date.now();
+    await expect(down.client.list()).rejects.toMatchObject({ status: 429, code: 'http_429', message: 'Too Many Requests' });
+    expect(down.calls()).toBe(4);
+    // Pauses of 0.5, 1 and 2 s between the calls.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
+    await down.close();
+  }, 20_000);
 });
