@@ -28,10 +28,10 @@ export interface Command {
   run(values: CliValues, positionals: string[], client: ManageClient, io: CliIo): Promise<number>;
 }
 
-const COMMON = `  --endpoint URL   the API's URL: the stack's ManageApiUrl output, or the emulator's
-                   http://127.0.0.1:3000/_manage (or $EDGE_IMAGE_MANAGE_URL)
-  --region REGION  the API's region (default: an execute-api URL's own, else $AWS_REGION)
-  -h, --help       this text
+const COMMON = `  --endpoint URL      the API's URL: the stack's ManageApiUrl output, or the emulator's
+                      http://127.0.0.1:3000/_manage (or $EDGE_IMAGE_MANAGE_URL)
+  --region REGION     the API's region (default: an execute-api URL's own, else $AWS_REGION)
+  -h, --help          this text
 
 Calls are signed with the AWS SDK's credential chain (AWS_PROFILE, AWS_ACCESS_KEY_ID...).
 exit status: 0 when every item succeeded, 1 when any failed or the API refused, 2 on a usage error.`;
@@ -48,7 +48,7 @@ const deleteCommand: Command = {
 Deletes images (their variants go by the deployment's invalidation path), 100 keys a call.
 Every key is checked before anything is deleted.
 
-  --from-file FILE  the keys, one a line
+  --from-file FILE    the keys, one a line
 ${COMMON}`,
   options: { 'from-file': { type: 'string' } },
   async run(values, positionals, client, io) {
@@ -73,9 +73,9 @@ const listCommand: Command = {
 
 Lists the ready images, one a line: key, bytes, uploadedAt (tab-separated).
 
-  --prefix P   only keys that start with P
-  --limit N    at most N images (default: all)
-  --json       one JSON object a line: {key, status, bytes, etag, uploadedAt}
+  --prefix P          only keys that start with P
+  --limit N           at most N images (default: all)
+  --json              one JSON object a line: {key, status, bytes, etag, uploadedAt}
 ${COMMON}`,
   options: { prefix: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
   async run(values, _positionals, client, io) {
@@ -114,8 +114,8 @@ const uploadCommand: Command = {
 Uploads each file through a presigned POST, to the key P + the file's name; the
 validator then makes it ready or quarantines it. ${UPLOADS_AT_ONCE} files at a time.
 
-  --prefix P  the keys' prefix, e.g. photos/2026/
-  --wait      wait for each file's verdict (at most 60 s each): a quarantined file fails
+  --prefix P          the keys' prefix, e.g. photos/2026/
+  --wait              wait for each file's verdict (at most 60 s each): a quarantined file fails
 ${COMMON}`,
   options: { prefix: { type: 'string' }, wait: { type: 'boolean' } },
   async run(values, files, client, io) {
