@@ -57,6 +57,14 @@ describe('the management client', () => {
     expect(refused).toMatchObject({ status: 403, code: 'invalid_signature' });
   });
 
+  it('signs a key with spaces, a plus and accents, in the path and in the query', async () => {
+    const { client, put } = manage();
+    const key = 'odd/my cat+dog é.jpg';
+    await put([key]);
+    expect(await client().status(key)).toMatchObject({ key, status: 'ready' });
+    expect((await client().list({ prefix: 'odd/my cat+' })).images.map((image) => image.key)).toEqual([key]);
+  });
+
   it('lists a prefix page by page with the cursor, and iterates over every page', async () => {
     const { client, put } = manage();
     const keys = ['many/a.jpg', 'many/b.jpg', 'many/c.jpg', 'many/d.jpg', 'many/e.jpg'];
