@@ -1,6 +1,7 @@
 // `npm pack`'s build (its prepack script): compiles the package's entries
 // (tsconfig.build.json: the construct, the client, signing, the Next.js loader)
-// into dist/ as ES modules with declarations, keeping the source tree's layout.
+// into dist/ as ES modules with declarations, keeping the source tree's layout,
+// and writes the management API's OpenAPI document there (scripts/openapi.ts).
 //
 // The sources import each other without file extensions (module "preserve",
 // resolved by bundlers and tsx), which Node's ES module loader and TypeScript's
@@ -15,6 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { writeOpenApi } from './openapi';
 import { runIfMain } from './operator-command';
 import { PROJECT_ROOT } from '../lib/project-root';
 
@@ -55,6 +57,7 @@ export async function main(): Promise<number> {
   for (const file of files) {
     writeFileSync(file, addExtensions(readFileSync(file, 'utf8'), dirname(file), relative(PROJECT_ROOT, file)));
   }
+  writeOpenApi(join(DIST, 'manage-openapi.json'));
   // On stderr: `npm pack --json` prints its report on stdout.
   process.stderr.write(`build-package: ${files.length} files in ${relative(PROJECT_ROOT, DIST)}/\n`);
   return 0;

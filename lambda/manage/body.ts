@@ -6,13 +6,15 @@ import { isGrammarError, validateKey } from '../grammar';
 import { isObject } from '../common/checks';
 import { isUnservedKey, QUARANTINE_PREFIX, STAGING_PREFIX } from '../common/staging';
 import { ManageError } from './errors';
+import type { Field } from './schema';
 
-/** The body of a request as an object of no other fields than `fields`. */
+/** The body of a request as an object of no other fields than those `declared`. */
 export function readBody(
   body: string | undefined,
   isBase64Encoded: boolean | undefined,
-  fields: readonly string[],
+  declared: readonly Field[],
 ): Record<string, unknown> {
+  const fields = declared.map((field) => field.name);
   const text = body === undefined ? '' : isBase64Encoded ? Buffer.from(body, 'base64').toString('utf8') : body;
   let parsed: unknown;
   try {
@@ -28,24 +30,38 @@ export function readBody(
   return parsed;
 }
 
-/** The field `name` of `body`, which must be present. */
-export function required(body: Record<string, unknown>, name: string): unknown {
-  if (body[name] === undefined) throw new ManageError('missing_field', `The field ${JSON.stringify(name)} is required.`);
-  return body[name];
-}
-
-/** `value` as a string, or a refusal naming `name`. */
-export function stringField(value: unknown, name: string): string {
-  if (typeof value !== 'string') throw new ManageError('invalid_field', `The field ${JSON.stringify(name)} must be a string.`);
+/** The value of `field` in `body`: a refusal when it is required and missing. */
+export function fieldValue(body: Record<string, unknown>, field: Field): unknown {
+  const value = body[field.name];
+  if (value === undefined && field.required) throw new ManageError('missing_field', `The field ${JSON.stringify(field.name)} is required.`);
   return value;
 }
 
-/** `value` as a whole number, or a refusal naming `name`. */
-export function integerField(value: unknown, name: string): number {
+type Read<F extends Field, T> = F extends { required: true } ? T : T | undefined;
+
+/** A string field's value, or a refusal naming it. */
+export function stringField<F extends Field>(body: Record<string, unknown>, field: F): Read<F, string> {
+  const value = fieldValue(body, field);
+  if (value !== undefined && typeof value !== 'string') {
+    throw new ManageError('invalid_field', `The field ${JSON.stringify(field.name)} must be a string.`);
+  }
+  return value as Read<F, string>;
+}
+
+/** An integer field's value (its default when absent), within its schema's range, or a refusal naming it. */
+export function integerField<F extends Field & { schema: { type: 'integer' } }>(body: Record<string, unknown>, field: F): Read<F, number> {
+  const { name, schema } = field;
+  const value = fieldValue(body, field) ?? schema.default;
+  if (value === undefined) return undefined as Read<F, number>;
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
     throw new ManageError('invalid_field', `The field ${JSON.stringify(name)} must be a whole number, not ${JSON.stringify(value)}.`);
   }
-  return value;
+  const { minimum = -Infinity, maximum = Infinity } = schema;
+  if (value < minimum || value > maximum) {
+    const range = maximum === Infinity ? `at least ${minimum}` : `from ${minimum} to ${maximum}${schema.unit ? ` ${schema.unit}` : ''}`;
+    throw new ManageError(field.rangeCode ?? 'invalid_field', `The field ${JSON.stringify(name)} must be ${range}, not ${value}.`);
+  }
+  return value as Read<F, number>;
 }
 
 /**

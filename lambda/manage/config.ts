@@ -8,6 +8,7 @@
 
 import { mustBe } from '../common/checks';
 import type { Env } from '../common/env';
+import { RASTER_TYPES, SVG_TYPE } from './api-schema';
 import { QUARANTINE_PREFIX, STAGING_PREFIX } from '../common/staging';
 import { NUMBER_SETTINGS, originEnvironment, readLimits, readSources, type Limits, type OriginConfig } from '../origin/config';
 import { MAX_SVG_BYTES } from '../origin/image/svg';
@@ -90,11 +91,6 @@ export function readManageConfig(env: Env): ManageConfig {
     ...(jwtPrefix === undefined ? {} : { jwtPrefix }),
   };
 }
-
-/** The raster types the origin reads, as an upload declares them. */
-const RASTER_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'image/avif', 'image/heic', 'image/heif', 'image/gif', 'image/tiff'];
-
-export const SVG_TYPE = 'image/svg+xml';
 
 /** The Content-Types an upload may declare: the formats the origin reads, SVG only when it renders SVG. */
 export const uploadTypes = (limits: Limits): string[] => (limits.svgPolicy === 'rasterize' ? [...RASTER_TYPES, SVG_TYPE] : RASTER_TYPES);

@@ -12,25 +12,21 @@
 // way (the console, the CLI) is purged alike.
 
 import { DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
-import { required, sourceKey } from './body';
+import { DELETE_BODY, type DeleteReport } from './api-schema';
+import { fieldValue, sourceKey } from './body';
 import { objectOf, type ManageConfig } from './config';
 import { ManageError, type S3Failure } from './errors';
 
+const [KEYS] = DELETE_BODY;
+
 /** Most keys a DELETE /images takes. */
-export const MAX_DELETE_KEYS = 100;
+export const MAX_DELETE_KEYS = KEYS.schema.maxItems;
 
-export const DELETE_FIELDS = ['keys'] as const;
-
-export interface DeleteReport {
-  failed_count: number;
-  failed_files: { key: string; reason: string }[];
-  succeeded_count: number;
-  succeeded_files: string[];
-}
+export type { DeleteReport };
 
 /** The keys of a DELETE /images body, each a source key of a bucket, without repeats; any refusal refuses the whole batch. */
 export function readDeleteKeys(body: Record<string, unknown>, config: ManageConfig): string[] {
-  const keys = required(body, 'keys');
+  const keys = fieldValue(body, KEYS);
   if (!Array.isArray(keys) || keys.length === 0) {
     throw new ManageError('invalid_field', 'The field "keys" must be an array of at least one source key.');
   }

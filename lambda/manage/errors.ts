@@ -30,6 +30,10 @@ const MANAGE_STATUSES = {
 
 export type ManageErrorCode = keyof typeof MANAGE_STATUSES;
 
+/** The codes of the refusals of `status`, in their order above. */
+export const errorCodesOf = (status: number): ManageErrorCode[] =>
+  (Object.keys(MANAGE_STATUSES) as ManageErrorCode[]).filter((code) => MANAGE_STATUSES[code] === status);
+
 export class ManageError extends Error {
   readonly status: number;
 

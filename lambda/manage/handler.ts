@@ -8,13 +8,15 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { errorStack, type Logger } from '../common/log';
+import { DELETE_BODY, LIST_QUERY, UPLOAD_BODY } from './api-schema';
 import { readBody } from './body';
 import type { ManageConfig } from './config';
-import { DELETE_FIELDS, deleteImages, readDeleteKeys } from './delete';
+import { deleteImages, readDeleteKeys } from './delete';
 import { callerOf, confineKey, confinePrefix, JWT_ROUTE_PREFIX, type Caller } from './confine';
 import { ManageError } from './errors';
 import { imageStatus, listImages } from './images';
-import { createUpload, readUploadRequest, UPLOAD_FIELDS } from './uploads';
+import type { Field } from './schema';
+import { createUpload, readUploadRequest } from './uploads';
 
 export interface ManageClients {
   s3: S3Client;
@@ -45,8 +47,9 @@ function pathKey(path: string): string {
   }
 }
 
-/** The query's parameters, none but `names`. */
-function query(event: APIGatewayProxyEventV2, names: readonly string[]): Record<string, string | undefined> {
+/** The query's parameters, none but those `declared`. */
+function query(event: APIGatewayProxyEventV2, declared: readonly Field[] = []): Record<string, string | undefined> {
+  const names = declared.map((field) => field.name);
   const parameters = event.queryStringParameters ?? {};
   const unknown = Object.keys(parameters).find((name) => !names.includes(name));
   if (unknown !== undefined)
@@ -59,18 +62,18 @@ function routes(clients: ManageClients, config: ManageConfig): Record<string, Re
   return {
     '/uploads': {
       POST: async (event, _path, caller) => {
-        const request = readUploadRequest(readBody(event.body, event.isBase64Encoded, UPLOAD_FIELDS), config);
+        const request = readUploadRequest(readBody(event.body, event.isBase64Encoded, UPLOAD_BODY), config);
         confineKey(caller, request.key);
         return jsonResponse(200, await createUpload(clients, config, request));
       },
     },
     '/images': {
       GET: async (event, _path, caller) => {
-        const listing = query(event, ['prefix', 'limit', 'cursor']);
+        const listing = query(event, LIST_QUERY);
         return jsonResponse(200, await listImages(clients, config, { ...listing, prefix: confinePrefix(caller, listing.prefix) }));
       },
       DELETE: async (event, _path, caller) => {
-        const keys = readDeleteKeys(readBody(event.body, event.isBase64Encoded, DELETE_FIELDS), config);
+        const keys = readDeleteKeys(readBody(event.body, event.isBase64Encoded, DELETE_BODY), config);
         keys.forEach((key, index) => confineKey(caller, key, `keys[${index}]`));
         const report = await deleteImages(clients, config, keys);
         return jsonResponse(report.failed_count === 0 ? 200 : 207, report);
@@ -78,7 +81,7 @@ function routes(clients: ManageClients, config: ManageConfig): Record<string, Re
     },
     '/images/*': {
       GET: async (event, path, caller) => {
-        query(event, []);
+        query(event);
         const key = pathKey(path);
         confineKey(caller, key);
         const status = await imageStatus(clients, config, key);

@@ -4,27 +4,13 @@
 
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { isUnservedKey } from '../common/staging';
+import { LIST_QUERY, type ImageListing, type ImageStatus } from './api-schema';
 import { sourceKey } from './body';
 import { objectOf, type ManageConfig } from './config';
 import { isMissing, ManageError, storageUnavailable, type S3Failure } from './errors';
 import { READY_METADATA, type QuarantineRecord } from './records';
 
-export type ImageState = 'ready' | 'pending' | 'quarantined';
-
-export interface ImageStatus {
-  key: string;
-  status: ImageState;
-  /** A quarantined upload's: the origin's error code. */
-  reason?: string;
-  /** A ready source's, when it was uploaded through the API (the validator wrote them). */
-  width?: number;
-  height?: number;
-  format?: string;
-  bytes: number;
-  etag: string;
-  /** When the object arrived, ISO 8601: its upload's time, else its Last-Modified. */
-  uploadedAt: string;
-}
+export type { ImageListing, ImageStatus };
 
 /** An object's HEAD, or undefined when it is not there. */
 async function head(s3: S3Client, bucket: string, key: string) {
@@ -84,30 +70,24 @@ export async function imageStatus(clients: { s3: S3Client }, config: ManageConfi
   return { key, status: 'ready', ...fields, bytes: ready.ContentLength ?? 0, etag: ready.ETag ?? '', uploadedAt: readyAt! };
 }
 
-export interface ImageListing {
-  images: Pick<ImageStatus, 'key' | 'status' | 'bytes' | 'etag' | 'uploadedAt'>[];
-  /** S3's continuation token, opaque: the next page's `cursor`; absent on the last page. */
-  cursor?: string;
-}
-
 export interface ListQuery {
   prefix?: string;
   limit?: string;
   cursor?: string;
 }
 
-export const LIST_LIMIT = { min: 1, max: 1000, default: 100 } as const;
+const LIMIT = LIST_QUERY[1].schema;
 
 /** Listings a page may take: past the staging and quarantine objects, which are never listed. */
 const LISTINGS_PER_PAGE = 5;
 
 function readLimit(text: string | undefined): number {
-  if (text === undefined) return LIST_LIMIT.default;
+  if (text === undefined) return LIMIT.default;
   const limit = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
-  if (!(limit >= LIST_LIMIT.min && limit <= LIST_LIMIT.max)) {
+  if (!(limit >= LIMIT.minimum && limit <= LIMIT.maximum)) {
     throw new ManageError(
       'invalid_query',
-      `The limit must be a whole number from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}, not ${JSON.stringify(text)}.`,
+      `The limit must be a whole number from ${LIMIT.minimum} to ${LIMIT.maximum}, not ${JSON.stringify(text)}.`,
     );
   }
   return limit;

@@ -9,59 +9,40 @@
 
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
-import { integerField, required, sourceKey, stringField } from './body';
+import { UPLOAD_BODY, type UploadTicket } from './api-schema';
+import { integerField, sourceKey, stringField } from './body';
 import { maxUploadBytes, objectOf, uploadTypes, type ManageConfig } from './config';
 import { ManageError } from './errors';
 
-/** How long an upload's policy may be used, in seconds. */
-export const UPLOAD_EXPIRY = { min: 120, max: 6 * 60 * 60, default: 900 } as const;
+const [KEY, CONTENT_TYPE, CONTENT_LENGTH, EXPIRES_IN] = UPLOAD_BODY;
 
-/** The fields of a POST /uploads body. */
-export const UPLOAD_FIELDS = ['key', 'contentType', 'contentLength', 'expiresIn'] as const;
+export type { UploadTicket };
 
 export interface UploadRequest {
   key: string;
   contentType: string;
   contentLength: number;
-  /** Seconds; UPLOAD_EXPIRY.default when absent. */
+  /** Seconds; the field's default when absent. */
   expiresIn: number;
-}
-
-export interface UploadTicket {
-  /** Where the form is posted (the bucket's URL). */
-  url: string;
-  /** The form's fields, sent before the file (`key`, `Content-Type`, the policy and its signature). */
-  fields: Record<string, string>;
-  /** The source key the upload will have once ready. */
-  key: string;
-  /** When the policy stops working, ISO 8601. */
-  expiresAt: string;
 }
 
 /** A POST /uploads body, every field checked: a refusal names the first that is wrong. */
 export function readUploadRequest(body: Record<string, unknown>, config: ManageConfig): UploadRequest {
-  const key = sourceKey(stringField(required(body, 'key'), 'key'));
+  const key = sourceKey(stringField(body, KEY));
   if (objectOf(config, key)?.bucket !== config.sourceBucket) {
     throw new ManageError('key_not_uploadable', `The key ${JSON.stringify(key)} is served from another source than the source bucket.`);
   }
   const types = uploadTypes(config.limits);
-  const contentType = stringField(required(body, 'contentType'), 'contentType');
+  const contentType = stringField(body, CONTENT_TYPE);
   if (!types.includes(contentType)) {
     throw new ManageError('unsupported_content_type', `The content type ${JSON.stringify(contentType)} is not one of ${types.join(', ')}.`);
   }
-  const contentLength = integerField(required(body, 'contentLength'), 'contentLength');
+  const contentLength = integerField(body, CONTENT_LENGTH);
   const max = maxUploadBytes(config.limits, contentType);
-  if (contentLength < 1) throw new ManageError('invalid_field', `The field "contentLength" must be at least 1, not ${contentLength}.`);
   if (contentLength > max) {
     throw new ManageError('too_large', `The upload's ${contentLength} bytes are over the ${max}-byte limit for ${contentType}.`);
   }
-  const expiresIn = body.expiresIn === undefined ? UPLOAD_EXPIRY.default : integerField(body.expiresIn, 'expiresIn');
-  if (expiresIn < UPLOAD_EXPIRY.min || expiresIn > UPLOAD_EXPIRY.max) {
-    throw new ManageError(
-      'invalid_expiry',
-      `The field "expiresIn" must be from ${UPLOAD_EXPIRY.min} to ${UPLOAD_EXPIRY.max} seconds, not ${expiresIn}.`,
-    );
-  }
+  const expiresIn = integerField(body, EXPIRES_IN)!;
   return { key, contentType, contentLength, expiresIn };
 }
 

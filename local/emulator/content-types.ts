@@ -1,5 +1,6 @@
 // Content-Types by file extension, for the playground's files and for the
-// sources `--images` uploads (as `aws s3 sync` guesses them from the name).
+// sources `--images` uploads (as `aws s3 sync` guesses them from the name),
+// and for the files the management command line uploads.
 
 import { extname } from 'node:path';
 
@@ -9,6 +10,8 @@ const BY_EXTENSION: Record<string, string> = {
   '.png': 'image/png',
   '.webp': 'image/webp',
   '.avif': 'image/avif',
+  '.heic': 'image/heic',
+  '.heif': 'image/heif',
   '.gif': 'image/gif',
   '.tif': 'image/tiff',
   '.tiff': 'image/tiff',

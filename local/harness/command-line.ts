@@ -6,13 +6,11 @@
 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { errorStack } from '../../lambda/common/log';
+import { UsageError } from '../../lambda/common/usage-error';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** A usage error: exit status 2 and the usage text. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { UsageError };
 
 /** The parsed option values, or undefined after --help printed the usage (the command then does nothing); throws UsageError. */
 export function commandLine<T extends Options>(usage: string, options: T, argv: string[] = process.argv.slice(2)) {

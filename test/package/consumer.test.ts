@@ -145,6 +145,10 @@ describe('the packed package in a fresh CDK app', () => {
       'dist/lambda/client/index.js',
       'dist/lambda/client/sign.js',
       'dist/lambda/client/next-loader.js',
+      'dist/lambda/manage/client/index.js',
+      'dist/lambda/manage/client/index.d.ts',
+      'dist/lambda/manage/client/bin.js',
+      'dist/manage-openapi.json',
     ]) {
       expect(paths).toContain(entry);
     }
@@ -153,9 +157,10 @@ describe('the packed package in a fresh CDK app', () => {
     expect(paths.filter((path) => !/^(dist|lambda)\/|^(package\.json|README\.md)$/.test(path))).toEqual([]);
     // No binaries: sharp's linux-arm64 build is installed at the consumer's synth.
     expect(paths.filter((path) => /\.(node|so[.\d]*)$/.test(path))).toEqual([]);
-    // Sources and compiled entries only (458 KB packed with the management API's construct part and its
-    // Lambdas' entries, 400 KB before this wave's faces, finishing and dialects): a model or photo would be megabytes.
-    expect(pack.size).toBeLessThan(500_000);
+    // Sources and compiled entries only (499 KB packed with the management client, its command line and
+    // OpenAPI document, 458 KB before them, 400 KB before this wave's faces, finishing and dialects): a model
+    // or photo would be megabytes.
+    expect(pack.size).toBeLessThan(600_000);
   });
 
   it('type-checks the consumer against the declarations (misuses are type errors) and runs it as CommonJS', () => {
@@ -169,6 +174,29 @@ describe('the packed package in a fresh CDK app', () => {
       signed: signedImageUrl(base, 'photos/cat.jpg', { width: 320 }, 'a secret'),
       next: imageUrl(base, 'photos/cat.jpg', { width: 640, quality: 70 }),
     });
+  });
+
+  it('installs the command line, which runs from the package (its usage; a call with no credentials is exit 1)', () => {
+    const bin = join(app, 'node_modules', '.bin', 'edge-image-transformer');
+    expect(run(bin, ['--help'], app).stdout).toMatch(/^usage: edge-image-transformer <command>/);
+    const env = {
+      AWS_ACCESS_KEY_ID: '',
+      AWS_SECRET_ACCESS_KEY: '',
+      AWS_PROFILE: 'none-such',
+      AWS_CONFIG_FILE: '/dev/null',
+      AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+      AWS_EC2_METADATA_DISABLED: 'true',
+    };
+    const call = spawnSync(bin, ['list', '--endpoint', 'https://abc123.execute-api.eu-west-1.amazonaws.com/'], {
+      cwd: app,
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    });
+    expect(call.status).toBe(1);
+    expect(call.stderr).toMatch(/^list: .*credentials/i);
+    // The OpenAPI document as an export of the package.
+    const document = JSON.parse(readFileSync(join(app, 'node_modules', 'edge-image-transformer', 'dist', 'manage-openapi.json'), 'utf8'));
+    expect(document.openapi).toBe('3.1.0');
   });
 
   it('synthesizes the origin group, the buckets and the origin as the props ask', () => {

@@ -5,7 +5,6 @@
 // finds it and runs the validator, which settled() waits for; the image is
 // then served at its URL, or, refused, never.
 
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,25 +13,11 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UploadTicket } from '../../../lambda/manage/uploads';
+import { Sha256 } from '../../../lambda/manage/client/signed-fetch';
 import { allowUploadsFrom, MAX_MANAGE_BODY_BYTES } from '../../../local/emulator/manage-route';
 import { startEmulator, type RunningEmulator } from '../../../local/emulator/start';
 import { postUpload } from '../../manage/support';
 import { createTestBuckets, listKeys, type TestBuckets } from '../../support/s3';
-
-/** The SHA-256 SignatureV4 takes, on node:crypto: a hash, or an HMAC when given a secret. */
-class Sha256 {
-  private readonly hash: Hash | Hmac;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    const key = secret instanceof ArrayBuffer ? new Uint8Array(secret) : secret;
-    this.hash = key === undefined ? createHash('sha256') : createHmac('sha256', key as string | Uint8Array);
-  }
-  update(data: string | Uint8Array) {
-    this.hash.update(data);
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.hash.digest());
-  }
-}
 
 const photo = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: '#3a7' } })

@@ -5,6 +5,7 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { ImageTransformer, type ImageTransformerProps } from 'edge-image-transformer';
 import { imageUrl, srcset } from 'edge-image-transformer/client';
+import { createManageClient, ManageApiError, type DeleteReport, type ImageStatus } from 'edge-image-transformer/manage';
 import { nextImageLoader } from 'edge-image-transformer/next';
 import { signedImageUrl } from 'edge-image-transformer/sign';
 
@@ -26,6 +27,18 @@ export function misuses(scope: Stack): void {
   new ImageTransformer(scope, 'Wrong', { memorySize: '2048' });
   // @ts-expect-error an unknown image parameter
   imageUrl('img.example.com', 'a.jpg', { widht: 640 });
+}
+
+// The management client's declarations: its answers are the API's types.
+export async function manageImages(): Promise<void> {
+  const manage = createManageClient({ endpoint: 'https://abc123.execute-api.eu-west-1.amazonaws.com/' });
+  const status: ImageStatus = await manage.status('photos/cat.jpg');
+  // @ts-expect-error a status is ready, pending or quarantined
+  const wrong: typeof status.status = 'deleted';
+  const report: DeleteReport = await manage.delete(['photos/cat.jpg']);
+  // @ts-expect-error an upload declares its content type
+  await manage.upload('photos/cat.jpg', new Uint8Array(1), {});
+  console.log(wrong, report.failed_files.map(({ key, reason }) => `${key}: ${reason}`), new ManageApiError(400, 'invalid_key', 'bad').code);
 }
 
 // What the helpers build, for the test to compare with the checkout's.
