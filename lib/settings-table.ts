@@ -167,6 +167,15 @@ export const SETTINGS = {
     doc: 'Web origins allowed to upload from a browser with the management API, comma-separated, "*" for any (default: none).',
     resolve: (origins = [], props) => checkManageCorsOrigins(origins, props),
   }),
+  manageStripLocation: setting({
+    prop: 'manageStripLocation',
+    read: flag,
+    doc: "true: the upload validator stores each original with its location removed, its pixels untouched (default false).",
+    resolve: (strip = false, props) => {
+      if (strip && props.manageApi === false) throw new ImageTransformerConfigError('manageStripLocation is only used with manageApi: true.');
+      return strip;
+    },
+  }),
   accessLogging: setting({
     prop: 'accessLogging',
     read: flag,

@@ -6,7 +6,7 @@
 // the Lambdas' environment is the part of the origin's that these settings
 // come from, written and read by the origin's own writer and readers.
 
-import type { Env } from '../common/env';
+import { envReaders, type Env } from '../common/env';
 import { QUARANTINE_PREFIX, STAGING_PREFIX } from '../common/staging';
 import { NUMBER_SETTINGS, originEnvironment, readLimits, readSources, type Limits, type OriginConfig } from '../origin/config';
 import { MAX_SVG_BYTES } from '../origin/image/svg';
@@ -25,10 +25,19 @@ export interface ManageConfig {
   limits: Limits;
   stagingPrefix: string;
   quarantinePrefix: string;
+  /** Store each upload with its location removed (strip-location.ts): `manageStripLocation`. */
+  stripLocation: boolean;
 }
 
+/** The management API's own settings, beside the origin's. */
+export interface ManageSettings {
+  stripLocation: boolean;
+}
+
+const STRIP_LOCATION = 'MANAGE_STRIP_LOCATION';
+
 /** The management API's settings of a deployment whose origin has `origin`'s. */
-export function manageConfig(origin: OriginConfig): ManageConfig {
+export function manageConfig(origin: OriginConfig, settings: ManageSettings = { stripLocation: false }): ManageConfig {
   const { sourceBucket } = origin;
   return {
     sourceBucket,
@@ -45,6 +54,7 @@ export function manageConfig(origin: OriginConfig): ManageConfig {
     },
     stagingPrefix: STAGING_PREFIX,
     quarantinePrefix: QUARANTINE_PREFIX,
+    stripLocation: settings.stripLocation,
   };
 }
 
@@ -63,10 +73,15 @@ const MANAGE_VARIABLES = new Set([
  * The environment of the management Lambdas of a deployment whose origin has
  * `origin`'s settings, as originEnvironment writes it (values may be CDK tokens).
  */
-export function manageEnvironment(origin: Omit<OriginConfig, 'memorySizeMb'>): Record<string, string> {
+export function manageEnvironment(origin: Omit<OriginConfig, 'memorySizeMb'>, settings: ManageSettings): Record<string, string> {
   const environment = originEnvironment(origin, {});
-  return Object.fromEntries(Object.entries(environment).filter(([name]) => MANAGE_VARIABLES.has(name)));
+  return {
+    ...Object.fromEntries(Object.entries(environment).filter(([name]) => MANAGE_VARIABLES.has(name))),
+    ...(settings.stripLocation ? { [STRIP_LOCATION]: 'true' } : {}),
+  };
 }
+
+const { flag } = envReaders((message) => new Error(`Invalid management Lambda configuration: ${message}`));
 
 /** The management API's settings, read once from a Lambda's environment (manageEnvironment's). */
 export function readManageConfig(env: Env): ManageConfig {
@@ -77,6 +92,7 @@ export function readManageConfig(env: Env): ManageConfig {
     limits: readLimits(env),
     stagingPrefix: STAGING_PREFIX,
     quarantinePrefix: QUARANTINE_PREFIX,
+    stripLocation: flag(env, STRIP_LOCATION, false),
   };
 }
 

@@ -28,7 +28,7 @@ import { sharpBundling } from './origin-function';
 
 export interface ManageApiProps extends Pick<
   ResolvedSettings,
-  'sourceBuckets' | 'memorySize' | 'timeout' | 'logRetention' | 'removalPolicy'
+  'sourceBuckets' | 'memorySize' | 'timeout' | 'logRetention' | 'removalPolicy' | 'manageStripLocation'
 > {
   /** Where uploads are staged, validated and kept; its EventBridge delivery is turned on. */
   readonly sourceBucket: s3.IBucket;
@@ -109,6 +109,7 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
   // The management Lambdas read the origin's sources and limits; the cache bucket is not theirs (manageEnvironment leaves it out).
   const environment = manageEnvironment(
     props.plan.origin({ sourceBucket: sourceBucket.bucketName, sourceBuckets: bucketNames(props.sourceBuckets), cacheBucket: '' }),
+    { stripLocation: props.manageStripLocation },
   );
 
   const apiFunction = manageFunction(scope, props, 'Api', {

@@ -275,7 +275,7 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
       allowLoopbackWebOrigins: true,
     }),
   });
-  return { emulator, settings, plan, buckets, transforms, manage: manageConfig(origin) };
+  return { emulator, settings, plan, buckets, transforms, manage: manageConfig(origin, { stripLocation: settings.manageStripLocation }) };
 }
 
 /**
