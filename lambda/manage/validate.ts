@@ -30,7 +30,9 @@ import { readBounded } from '../origin/storage';
 import type { ManageConfig } from './config';
 import { sourceKey } from './body';
 import { isMissing, ManageError, storageUnavailable, type S3Failure } from './errors';
+import { NotStrippable } from './location-blocks';
 import { READY_METADATA, type QuarantineRecord } from './records';
+import { stripLocation } from './strip-location';
 
 /** The side of the copy the validator decodes (shrunk on load where the format can), in pixels. */
 const DECODED_SIDE = 64;
@@ -97,6 +99,16 @@ export async function checkImage(bytes: Buffer, limits: Limits): Promise<SourceI
     throw error instanceof HttpError ? error : decodeError(error, limits);
   }
   return info;
+}
+
+/** The image without its location (strip-location.ts), or the refusal of one whose structure it does not read. */
+function strippedOrRefused(bytes: Buffer, info: SourceInfo): Buffer {
+  try {
+    return stripLocation(bytes, info.format);
+  } catch (error) {
+    if (!(error instanceof NotStrippable)) throw error;
+    throw new HttpError('unsupported_media_type', `Its location cannot be removed: ${error.message}.`);
+  }
 }
 
 /** Whether a conditional copy found the source changed (412) or gone. */
@@ -178,18 +190,24 @@ export async function validateUpload(clients: { s3: S3Client }, config: ManageCo
   if (!staged) return { status: 'gone', key };
   let refusal = staged.refusal ?? keyRefusal(key);
   let info: SourceInfo | undefined;
+  let stripped: Buffer | undefined;
   if (!refusal) {
     try {
       info = await checkImage(staged.body!, limits);
+      if (config.stripLocation) stripped = strippedOrRefused(staged.body!, info);
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
       refusal = error;
+      info = undefined;
     }
   }
   const uploadedAt = staged.uploadedAt.toISOString();
   if (info) {
     const metadata = { ...staged.metadata, ...READY_METADATA.write(info, uploadedAt) };
-    if (!(await copyStaged(s3, bucket, stagingKey, staged, key, metadata))) return { status: 'superseded', key };
+    const stored = { Bucket: bucket, Key: key, ContentType: staged.contentType, Metadata: metadata };
+    // Not a conditional copy: the bytes stored are those read and validated, whatever was staged since (its own event validates it).
+    if (stripped && !stripped.equals(staged.body!)) await guarded(() => s3.send(new PutObjectCommand({ ...stored, Body: stripped })));
+    else if (!(await copyStaged(s3, bucket, stagingKey, staged, key, metadata))) return { status: 'superseded', key };
     // A key once quarantined is ready now: its old record would say otherwise.
     const records = [quarantinePrefix + key, quarantinePrefix + key + '.json'].map((Key) => ({ Key }));
     await guarded(() => s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: records, Quiet: true } })));

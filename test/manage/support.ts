@@ -6,7 +6,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll } from 'vitest';
 import { functionUrlEvent } from '../../local/emulator/function-url';
 import { originConfig, type OriginConfig } from '../../lambda/origin/config';
-import { manageConfig, type ManageConfig } from '../../lambda/manage/config';
+import { manageConfig, type ManageConfig, type ManageSettings } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
 import type { UploadTicket } from '../../lambda/manage/uploads';
 import { validateUpload } from '../../lambda/manage/validate';
@@ -42,10 +42,14 @@ export function apiEvent(method: string, pathAndQuery: string, body?: string): A
   return { ...event, ...query, body };
 }
 
-export async function createTestManage(label: string, overrides: Partial<OriginConfig> = {}): Promise<TestManage> {
+export async function createTestManage(
+  label: string,
+  overrides: Partial<OriginConfig> = {},
+  settings?: ManageSettings,
+): Promise<TestManage> {
   const buckets = await createTestBuckets(label);
   afterAll(() => buckets.cleanup());
-  const config = manageConfig(originConfig(buckets, overrides));
+  const config = manageConfig(originConfig(buckets, overrides), settings);
   const clients = { s3: buckets.s3 };
   const logs: Record<string, unknown>[] = [];
   const handle = createManageHandler(clients, config, (entry) => logs.push(entry));

@@ -1,0 +1,161 @@
+// The metadata blocks that carry a photo's location, rewritten in place for
+// the stored original (strip-location.ts): the same bytes, the same length,
+// so no offset in the container around them moves (a HEIF's iloc, a JPEG's
+// MPF index of its gain map, a TIFF's strips).
+// - EXIF (a TIFF structure): each GPS IFD is emptied and the bytes its
+//   entries point to are zeroed; the maker note, where some vendors keep
+//   GPS of their own, is zeroed; everything else stays.
+// - XMP: rebuilt with what `metadata=keep` keeps (xmp.ts, an allowlist that
+//   holds no place), padded with spaces to the old packet's length, as XMP's
+//   own padding is; a packet that would not fit is left empty.
+// - IPTC-IIM: the datasets `metadata=keep` keeps (metadata.ts).
+// Each walk reads an IFD's entries once and zeroes the union of what they
+// point to, so its time is linear in the block, whatever the entries say.
+
+import { keptMetadata, MAX_METADATA_BYTES } from '../origin/image/metadata';
+import { keptXmp } from '../origin/image/xmp';
+
+/** The GPS IFD's pointer, the Exif IFD's, and the maker note in the Exif IFD. */
+export const TIFF_TAGS = { gps: 0x8825, exif: 0x8769, makerNote: 0x927c, xmp: 700, iptc: 33723, photoshop: 34377 } as const;
+
+/** Bytes of one value of each TIFF field type (BYTE, ASCII, SHORT, LONG, RATIONAL, SBYTE, UNDEFINED, SSHORT, SLONG, SRATIONAL, FLOAT, DOUBLE, IFD). */
+const TYPE_BYTES: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4 };
+
+/** One IFD entry: where it is, its tag, and where its value is (in the entry, or where it points). */
+export interface IfdEntry {
+  at: number;
+  tag: number;
+  type: number;
+  count: number;
+  start: number;
+  size: number;
+}
+
+/** A file whose location cannot be removed as it stands (its structure is not one read here, or its walk would outgrow it). */
+export class NotStrippable extends Error {}
+
+/**
+ * A TIFF structure's byte order and readers; undefined when it is none (or
+ * BigTIFF, which is not read). Its IFDs may read at most one entry per 12
+ * bytes of the block in all, which entries that do not overlap never exceed:
+ * a chain of IFDs laid over each other would otherwise cost its length squared.
+ */
+export function tiffReader(tiff: Buffer) {
+  if (tiff.length < 8) return undefined;
+  const order = tiff.toString('latin1', 0, 2);
+  if (order !== 'II' && order !== 'MM') return undefined;
+  const little = order === 'II';
+  const u16 = (at: number) => (little ? tiff.readUInt16LE(at) : tiff.readUInt16BE(at));
+  const u32 = (at: number) => (little ? tiff.readUInt32LE(at) : tiff.readUInt32BE(at));
+  if (u16(2) !== 42) return undefined;
+  const writeU32 = (value: number, at: number) => (little ? tiff.writeUInt32LE(value, at) : tiff.writeUInt32BE(value, at));
+  let budget = Math.ceil(tiff.length / 12);
+  /** The entries of the IFD at `at` that lie within the block, and where its next-IFD pointer is (undefined: none). */
+  const entries = (at: number): { entries: IfdEntry[]; next?: number } => {
+    if (at < 8 || at + 2 > tiff.length) return { entries: [] };
+    const count = Math.min(u16(at), Math.floor((tiff.length - at - 2) / 12));
+    budget -= count;
+    if (budget < 0) throw new NotStrippable('its IFDs overlap: they hold more entries than its bytes can');
+    const list: IfdEntry[] = [];
+    for (let entry = at + 2; entry < at + 2 + count * 12; entry += 12) {
+      const [tag, type, values] = [u16(entry), u16(entry + 2), u32(entry + 4)];
+      const size = (TYPE_BYTES[type] ?? 0) * values;
+      const start = size > 4 ? u32(entry + 8) : entry + 8;
+      list.push({ at: entry, tag, type, count: values, start, size: start + size > tiff.length ? 0 : size });
+    }
+    const next = at + 2 + count * 12;
+    return { entries: list, next: next + 4 <= tiff.length ? next : undefined };
+  };
+  return { u16, u32, writeU32, entries, firstIfd: u32(4) };
+}
+
+/** Zeroes the union of `ranges` of `bytes`: each byte once, however the ranges overlap. */
+function zeroRanges(bytes: Buffer, ranges: [number, number][]): void {
+  let reached = 0;
+  for (const [start, end] of ranges.sort((a, b) => a[0] - b[0])) {
+    const from = Math.max(start, reached);
+    if (end > from) bytes.fill(0, from, end);
+    reached = Math.max(reached, end);
+  }
+}
+
+/** Empties the IFD at `at` (no entries, no next IFD) and zeroes what its entries point to. */
+function emptyIfd(tiff: Buffer, reader: NonNullable<ReturnType<typeof tiffReader>>, at: number): void {
+  const { entries, next } = reader.entries(at);
+  const pointed = entries.filter((entry) => entry.size > 4).map((entry): [number, number] => [entry.start, entry.start + entry.size]);
+  zeroRanges(tiff, [...pointed, [at, (next ?? at + 2 + entries.length * 12) + (next === undefined ? 0 : 4)]]);
+}
+
+/**
+ * Strips an EXIF block in place: every IFD of IFD0's chain (a TIFF's pages,
+ * an EXIF's thumbnail) has its GPS IFD emptied and its Exif IFD's maker note
+ * zeroed; `visit` sees each of those IFDs' entries (a TIFF file's XMP and
+ * IPTC are entries of its pages). False when the block is not one it reads.
+ */
+export function stripExif(tiff: Buffer, visit: (entry: IfdEntry, reader: NonNullable<ReturnType<typeof tiffReader>>) => void = () => {}): boolean {
+  const reader = tiffReader(tiff);
+  if (!reader) return false;
+  const seen = new Set<number>();
+  for (let at: number | undefined = reader.firstIfd; at && !seen.has(at) && at < tiff.length;) {
+    seen.add(at);
+    const { entries, next } = reader.entries(at);
+    for (const entry of entries) {
+      const pointer = entry.size === 4 ? reader.u32(entry.start) : undefined;
+      if (entry.tag === TIFF_TAGS.gps && pointer !== undefined && !seen.has(pointer)) {
+        seen.add(pointer);
+        emptyIfd(tiff, reader, pointer);
+      } else if (entry.tag === TIFF_TAGS.exif && pointer !== undefined && !seen.has(pointer)) {
+        seen.add(pointer);
+        for (const field of reader.entries(pointer).entries)
+          if (field.tag === TIFF_TAGS.makerNote && field.size > 4) tiff.fill(0, field.start, field.start + field.size);
+      } else visit(entry, reader);
+    }
+    at = next === undefined ? undefined : reader.u32(next);
+  }
+  return true;
+}
+
+const EMPTY_XMP = '<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"/>';
+const XMP_END = '<?xpacket end="w"?>';
+
+/**
+ * An XMP packet of exactly `packet`'s length holding what `metadata=keep`
+ * keeps of it, padded with spaces before its end; empty when that would not
+ * fit, spaces alone when not even an empty packet would.
+ */
+export function strippedXmp(packet: Buffer): Buffer {
+  const kept = packet.length <= MAX_METADATA_BYTES.xmp ? keptXmp(packet.toString('utf8'), 'keep') : undefined;
+  for (const text of [kept, EMPTY_XMP + XMP_END]) {
+    if (text === undefined) continue;
+    const body = Buffer.from(text.slice(0, -XMP_END.length), 'utf8');
+    const room = packet.length - body.length - XMP_END.length;
+    if (room >= 0) return Buffer.concat([body, Buffer.alloc(room, 0x20), Buffer.from(XMP_END, 'latin1')]);
+  }
+  return Buffer.alloc(packet.length, 0x20);
+}
+
+/** Writes strippedXmp of `bytes[start, end)` over it. */
+export function stripXmpAt(bytes: Buffer, start: number, end: number): void {
+  strippedXmp(bytes.subarray(start, end)).copy(bytes, start);
+}
+
+/** A Photoshop resource block (`Photoshop 3.0\0`, 8BIM resources) with only the IPTC-IIM datasets `metadata=keep` keeps; undefined when none. */
+export function keptPhotoshop(block: Buffer): Buffer | undefined {
+  return keptMetadata({ iptc: block }, 'keep')?.iptc;
+}
+
+const PHOTOSHOP_PREFIX = 'Photoshop 3.0\0';
+/** The header of keptPhotoshop's one resource: `8BIM`, its id, an empty name, its size. */
+const RESOURCE_HEADER_BYTES = 12;
+
+/** Bare IPTC-IIM datasets (a TIFF's IPTC-NAA tag) with only those `metadata=keep` keeps; empty when none. */
+export function keptIim(iim: Buffer): Buffer {
+  const header = Buffer.alloc(RESOURCE_HEADER_BYTES);
+  header.write('8BIM', 0, 'latin1');
+  header.writeUInt16BE(0x0404, 4);
+  header.writeUInt32BE(iim.length, 8);
+  const kept = keptPhotoshop(Buffer.concat([Buffer.from(PHOTOSHOP_PREFIX, 'latin1'), header, iim, Buffer.alloc(iim.length & 1)]));
+  if (!kept) return Buffer.alloc(0);
+  const start = PHOTOSHOP_PREFIX.length + RESOURCE_HEADER_BYTES;
+  return kept.subarray(start, start + kept.readUInt32BE(start - 4));
+}
