@@ -170,9 +170,10 @@ export const SETTINGS = {
   manageStripLocation: setting({
     prop: 'manageStripLocation',
     read: flag,
-    doc: "true: the upload validator stores each original with its location removed, its pixels untouched (default false).",
+    doc: 'true: the upload validator stores each original with its location removed, its pixels untouched (default false).',
     resolve: (strip = false, props) => {
-      if (strip && props.manageApi === false) throw new ImageTransformerConfigError('manageStripLocation is only used with manageApi: true.');
+      if (strip && props.manageApi === false)
+        throw new ImageTransformerConfigError('manageStripLocation is only used with manageApi: true.');
       return strip;
     },
   }),

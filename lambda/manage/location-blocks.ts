@@ -40,7 +40,7 @@ export class NotStrippable extends Error {}
  * bytes of the block in all, which entries that do not overlap never exceed:
  * a chain of IFDs laid over each other would otherwise cost its length squared.
  */
-export function tiffReader(tiff: Buffer) {
+function tiffReader(tiff: Buffer) {
   if (tiff.length < 8) return undefined;
   const order = tiff.toString('latin1', 0, 2);
   if (order !== 'II' && order !== 'MM') return undefined;
@@ -69,6 +69,8 @@ export function tiffReader(tiff: Buffer) {
   return { u16, u32, writeU32, entries, firstIfd: u32(4) };
 }
 
+export type TiffReader = NonNullable<ReturnType<typeof tiffReader>>;
+
 /** Zeroes the union of `ranges` of `bytes`: each byte once, however the ranges overlap. */
 function zeroRanges(bytes: Buffer, ranges: [number, number][]): void {
   let reached = 0;
@@ -79,39 +81,49 @@ function zeroRanges(bytes: Buffer, ranges: [number, number][]): void {
   }
 }
 
-/** Empties the IFD at `at` (no entries, no next IFD) and zeroes what its entries point to. */
-function emptyIfd(tiff: Buffer, reader: NonNullable<ReturnType<typeof tiffReader>>, at: number): void {
-  const { entries, next } = reader.entries(at);
-  const pointed = entries.filter((entry) => entry.size > 4).map((entry): [number, number] => [entry.start, entry.start + entry.size]);
-  zeroRanges(tiff, [...pointed, [at, (next ?? at + 2 + entries.length * 12) + (next === undefined ? 0 : 4)]]);
-}
+/** The tags whose values are metadata blocks of their own, rewritten by stripExif's caller. */
+const BLOCK_TAGS = new Set<number>([TIFF_TAGS.xmp, TIFF_TAGS.iptc, TIFF_TAGS.photoshop]);
 
 /**
  * Strips an EXIF block in place: every IFD of IFD0's chain (a TIFF's pages,
- * an EXIF's thumbnail) has its GPS IFD emptied and its Exif IFD's maker note
- * zeroed; `visit` sees each of those IFDs' entries (a TIFF file's XMP and
- * IPTC are entries of its pages). False when the block is not one it reads.
+ * an EXIF's thumbnail) has its GPS IFD emptied (its entries and what they
+ * point to zeroed: no entries, no next IFD) and its Exif IFD's maker note
+ * zeroed; `rewrite` is given each XMP, IPTC-NAA and Photoshop value of those
+ * IFDs (a TIFF file's, or one an EXIF carries). Bytes are zeroed as one union
+ * and values rewritten in order, one overlapping another zeroed instead, so
+ * that no byte is worked twice however the entries point. False when the
+ * block is not one it reads.
  */
-export function stripExif(tiff: Buffer, visit: (entry: IfdEntry, reader: NonNullable<ReturnType<typeof tiffReader>>) => void = () => {}): boolean {
+export function stripExif(tiff: Buffer, rewrite: (entry: IfdEntry, reader: TiffReader) => void = () => {}): boolean {
   const reader = tiffReader(tiff);
   if (!reader) return false;
   const seen = new Set<number>();
-  for (let at: number | undefined = reader.firstIfd; at && !seen.has(at) && at < tiff.length;) {
-    seen.add(at);
+  const fresh = (pointer: number) => !seen.has(pointer) && Boolean(seen.add(pointer));
+  const zeroed: [number, number][] = [];
+  const pointed = (entries: IfdEntry[]) => entries.filter((e) => e.size > 4).map((e): [number, number] => [e.start, e.start + e.size]);
+  const blocks: IfdEntry[] = [];
+  for (let at: number | undefined = reader.firstIfd; at && at < tiff.length && fresh(at);) {
     const { entries, next } = reader.entries(at);
     for (const entry of entries) {
       const pointer = entry.size === 4 ? reader.u32(entry.start) : undefined;
-      if (entry.tag === TIFF_TAGS.gps && pointer !== undefined && !seen.has(pointer)) {
-        seen.add(pointer);
-        emptyIfd(tiff, reader, pointer);
-      } else if (entry.tag === TIFF_TAGS.exif && pointer !== undefined && !seen.has(pointer)) {
-        seen.add(pointer);
-        for (const field of reader.entries(pointer).entries)
-          if (field.tag === TIFF_TAGS.makerNote && field.size > 4) tiff.fill(0, field.start, field.start + field.size);
-      } else visit(entry, reader);
+      if (entry.tag === TIFF_TAGS.gps && pointer !== undefined && fresh(pointer)) {
+        const gps = reader.entries(pointer);
+        zeroed.push(...pointed(gps.entries), [pointer, gps.next === undefined ? pointer + 2 + gps.entries.length * 12 : gps.next + 4]);
+      } else if (entry.tag === TIFF_TAGS.exif && pointer !== undefined && fresh(pointer)) {
+        zeroed.push(...pointed(reader.entries(pointer).entries.filter((field) => field.tag === TIFF_TAGS.makerNote)));
+      } else if (BLOCK_TAGS.has(entry.tag) && entry.size > 0) blocks.push(entry);
     }
     at = next === undefined ? undefined : reader.u32(next);
   }
+  zeroRanges(tiff, zeroed);
+  let reached = 0;
+  const overlapping: [number, number][] = [];
+  for (const entry of blocks.sort((a, b) => a.start - b.start)) {
+    if (entry.start < reached) overlapping.push([entry.start, entry.start + entry.size]);
+    else rewrite(entry, reader);
+    reached = Math.max(reached, entry.start + entry.size);
+  }
+  zeroRanges(tiff, overlapping);
   return true;
 }
 

@@ -20,7 +20,7 @@ import { HeifDamaged } from '../origin/image/heif-boxes';
 import { heifMeta, itemRanges, itemTypes } from '../origin/image/heif-items';
 import type { SourceFormat } from '../origin/image/detect';
 import { crc32 } from 'node:zlib';
-import { keptIim, keptPhotoshop, NotStrippable, stripExif, stripXmpAt, TIFF_TAGS, type IfdEntry, type tiffReader } from './location-blocks';
+import { keptIim, keptPhotoshop, NotStrippable, stripExif, stripXmpAt, TIFF_TAGS, type IfdEntry, type TiffReader } from './location-blocks';
 
 const EXIF_ID = 'Exif\0\0';
 const XMP_ID = 'http://ns.adobe.com/xap/1.0/\0';
@@ -31,7 +31,7 @@ const MARKER = { app1: 0xe1, app13: 0xed, comment: 0xfe, scan: 0xda, end: 0xd9 }
 const startsWith = (bytes: Buffer, text: string) => bytes.toString('latin1', 0, text.length) === text;
 
 /** A TIFF page's (or an EXIF's IFD0's) XMP, IPTC-NAA and Photoshop tags, each rewritten in its own bytes, its count shortened to what is kept. */
-function stripTiffTag(tiff: Buffer, entry: IfdEntry, reader: NonNullable<ReturnType<typeof tiffReader>>): void {
+function stripTiffTag(tiff: Buffer, entry: IfdEntry, reader: TiffReader): void {
   if (entry.size === 0) return;
   const end = entry.start + entry.size;
   if (entry.tag === TIFF_TAGS.xmp) return stripXmpAt(tiff, entry.start, end);
@@ -96,7 +96,7 @@ const PNG_XMP = 'XML:com.adobe.xmp\0';
 /** The PNG's chunks up to IEND, its eXIf and uncompressed XMP stripped in place, its other text chunks left out. */
 function stripPng(png: Buffer): Buffer {
   const kept: Buffer[] = [png.subarray(0, 8)];
-  for (let at = 8; ; ) {
+  for (let at = 8; ;) {
     if (at + 12 > png.length) throw new NotStrippable('the PNG ends before its IEND chunk');
     const length = png.readUInt32BE(at);
     const type = png.toString('latin1', at + 4, at + 8);
@@ -144,12 +144,15 @@ function stripHeif(heif: Buffer): void {
       if (type === 'Exif') kinds.set(item, 'exif');
       else if (type === 'mime' && contentType === 'application/rdf+xml') kinds.set(item, 'xmp');
     }
-    for (const [item, ranges] of itemRanges(meta, new Set(kinds.keys()))) {
+    // Every item's ranges, so that a metadata item sharing bytes with a picture is refused, never rewritten.
+    const located = itemRanges(meta);
+    for (const [item, kind] of kinds) {
+      const ranges = located.get(item) ?? [];
       const data = Buffer.concat(ranges.map(([start, end]) => heif.subarray(start, end)));
       // An Exif item starts with the offset of its TIFF header past that field.
-      const tiffAt = kinds.get(item) === 'exif' && data.length >= 4 ? 4 + data.readUInt32BE(0) : undefined;
+      const tiffAt = kind === 'exif' && data.length >= 4 ? 4 + data.readUInt32BE(0) : undefined;
       if (tiffAt !== undefined && tiffAt < data.length) stripTiff(data.subarray(tiffAt));
-      if (kinds.get(item) === 'xmp') stripXmpAt(data, 0, data.length);
+      if (kind === 'xmp') stripXmpAt(data, 0, data.length);
       let from = 0;
       for (const [start, end] of ranges) from += data.copy(heif, start, from, from + end - start);
     }
@@ -179,7 +182,8 @@ function stripGif(gif: Buffer): Buffer {
     else if (gif[at] === 0x21) at = subBlocks(at + 2);
     else throw new NotStrippable(`a GIF block of unknown kind 0x${gif[at]!.toString(16)}`);
     const label = gif[start + 1];
-    const dropped = gif[start] === 0x21 && (label === 0xfe || (label === 0xff && !GIF_KEPT.includes(gif.toString('latin1', start + 3, start + 14))));
+    const dropped =
+      gif[start] === 0x21 && (label === 0xfe || (label === 0xff && !GIF_KEPT.includes(gif.toString('latin1', start + 3, start + 14))));
     if (!dropped) kept.push(gif.subarray(start, at));
   }
   kept.push(Buffer.from([0x3b]));

@@ -10,8 +10,9 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeHeif } from '../../lambda/origin/image/heif';
-import { heicOf, heifEncMissing } from '../support/heic';
+import { heicOf, heifEncMissing, heifOfItems, hevcPictureOf, ispe } from '../support/heic';
 import { COPYRIGHT, exiftoolMissing, placesIn, readTags, withCatalogue } from '../support/location-catalogue';
+import { ultraHdrJpeg } from '../support/ultra-hdr';
 import { createTestManage, type TestManage } from './support';
 
 const missing = exiftoolMissing() ?? heifEncMissing();
@@ -54,7 +55,9 @@ async function stored(manage: TestManage, key: string): Promise<Buffer> {
 /** The decoded pixels, as stored (no orientation applied). */
 async function pixels(format: Format, bytes: Buffer): Promise<Buffer> {
   if (format === 'heic') return (await decodeHeif(bytes)).data;
-  return sharp(bytes, { animated: format === 'gif' }).raw().toBuffer();
+  return sharp(bytes, { animated: format === 'gif' })
+    .raw()
+    .toBuffer();
 }
 
 async function upload(manage: TestManage, format: Format): Promise<Buffer> {
@@ -95,6 +98,39 @@ describe.skipIf(missing !== undefined)('manageStripLocation', () => {
     for (const [index, format] of FORMATS.entries()) if (format !== 'gif') expect(tags[index]!['XMP-dc:Rights'], format).toBe(COPYRIGHT);
     expect(tags[FORMATS.indexOf('jpeg')]!['IPTC:CopyrightNotice']).toBe(COPYRIGHT);
     expect(tags[FORMATS.indexOf('jpeg')]!['IFD0:Orientation']).toBe(6);
+  });
+
+  it("keeps an Ultra HDR JPEG's gain map where its MPF index says", { timeout: 60_000 }, async () => {
+    const [source] = withCatalogue([{ name: 'hdr.jpg', bytes: await ultraHdrJpeg(320, 240) }]);
+    const before = (await sharp(source!).metadata()).gainMap?.image;
+    expect(before).toBeDefined();
+    await stripping.put('_uploads/hdr/photo.jpg', source!, 'image/jpeg');
+    expect(await stripping.validate('hdr/photo.jpg')).toMatchObject({ status: 'ready' });
+    const bytes = await stored(stripping, 'hdr/photo.jpg');
+    expect(bytes.length).toBe(source!.length);
+    expect((await sharp(bytes).metadata()).gainMap?.image.equals(before!)).toBe(true);
+    const [tags] = readTags([{ name: 'hdr.jpg', bytes }]);
+    expect(placesIn(bytes, tags!)).toEqual([]);
+  });
+
+  it("quarantines an upload whose metadata it cannot rewrite alone (an Exif item on the picture's bytes), rather than store it unstripped", async () => {
+    const png = await sharp({ create: { width: 256, height: 256, channels: 3, background: '#808080' } })
+      .png()
+      .toBuffer();
+    const picture = hevcPictureOf(heicOf(png));
+    const shared = heifOfItems(1, [
+      { id: 1, type: 'hvc1', properties: [picture.hvcC, ispe(picture.width, picture.height)], data: picture.data },
+      { id: 2, type: 'Exif', data: picture.data, references: [{ type: 'cdsc', to: [1] }] },
+    ]);
+    await keeping.put('_uploads/shared/photo.heic', shared, 'image/heic');
+    expect(await keeping.validate('shared/photo.heic')).toMatchObject({ status: 'ready' });
+    await stripping.put('_uploads/shared/photo.heic', shared, 'image/heic');
+    expect(await stripping.validate('shared/photo.heic')).toMatchObject({
+      status: 'quarantined',
+      reason: 'unsupported_media_type',
+      message: expect.stringContaining('Its location cannot be removed: its metadata items cannot be read: two items share their data'),
+    });
+    expect(await stripping.sourceKeys()).not.toContain('shared/photo.heic');
   });
 
   it('off (the default), stores each upload byte for byte', { timeout: 60_000 }, async () => {

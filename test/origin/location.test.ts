@@ -12,16 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalUri, DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri } from '../../lambda/grammar';
 import { documentedMetadata } from '../docs/metadata-doc';
 import { heicOf, heifEncMissing } from '../support/heic';
-import {
-  COPYRIGHT,
-  CREATOR,
-  exiftoolMissing,
-  KEYWORD,
-  MAKE,
-  placesIn,
-  readTags,
-  withCatalogue,
-} from '../support/location-catalogue';
+import { COPYRIGHT, CREATOR, exiftoolMissing, KEYWORD, MAKE, placesIn, readTags, withCatalogue } from '../support/location-catalogue';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
 const missing = exiftoolMissing() ?? heifEncMissing();

@@ -129,12 +129,13 @@ export function referencesTo(meta: HeifMeta, type: string, to: number): number[]
 }
 
 /**
- * Where the bytes of each of `items` are, every extent in order, as ranges of
- * the file (in it, or in meta's idat). Data in another file or built from
- * other items is refused, and so are items that share a byte: libde265 would
- * decode the same bytes once for each, which their count alone does not show.
+ * Where the bytes of each of `items` (of every item, without it) are, every
+ * extent in order, as ranges of the file (in it, or in meta's idat). Data in
+ * another file or built from other items is refused, and so are items that
+ * share a byte: libde265 would decode the same bytes once for each, which
+ * their count alone does not show.
  */
-export function itemRanges(meta: HeifMeta, items: Set<number>): Map<number, [number, number][]> {
+export function itemRanges(meta: HeifMeta, items?: Set<number>): Map<number, [number, number][]> {
   const { bytes, iloc, idat } = meta;
   const ranges = new Map<number, [number, number][]>();
   for (const location of itemLocations(bytes, iloc, items)) {
@@ -160,7 +161,7 @@ export function itemRanges(meta: HeifMeta, items: Set<number>): Map<number, [num
     if (at < reached) throw new HeifDamaged('two items share their data');
     reached = Math.max(reached, until);
   }
-  for (const item of items) if (!ranges.has(item)) throw new HeifDamaged(`item ${item} has no location`);
+  for (const item of items ?? []) if (!ranges.has(item)) throw new HeifDamaged(`item ${item} has no location`);
   return ranges;
 }
 
