@@ -449,12 +449,12 @@ function claimingPng(side: number): Promise<Buffer> {
     });
 }
 
-/** `jpeg` with comment segments after its start marker, `bytes` long in all: the largest source, most of it for the strip to blank. */
+/** `jpeg` with comment segments of `x` after its start marker, `bytes` long in all: the largest source, most of it for the strip to blank and store. */
 function paddedJpeg(jpeg: Buffer, bytes: number): Buffer {
   const segments: Buffer[] = [];
   for (let room = bytes - jpeg.length; room >= 4;) {
     const size = Math.min(room, 0xffff + 2);
-    const segment = Buffer.alloc(size, 0x20);
+    const segment = Buffer.alloc(size, 0x78);
     segment.writeUInt16BE(0xfffe, 0);
     segment.writeUInt16BE(size - 2, 2);
     segments.push(segment);
