@@ -15,8 +15,8 @@
 import { keptMetadata, MAX_METADATA_BYTES } from '../origin/image/metadata';
 import { keptXmp } from '../origin/image/xmp';
 
-/** The GPS IFD's pointer, the Exif IFD's, and the maker note in the Exif IFD. */
-export const TIFF_TAGS = { gps: 0x8825, exif: 0x8769, makerNote: 0x927c, xmp: 700, iptc: 33723, photoshop: 34377 } as const;
+/** The GPS IFD's pointer, the Exif IFD's, the maker note in the Exif IFD, and the tags whose values are metadata blocks. */
+export const TIFF_TAGS = { gps: 0x8825, exif: 0x8769, makerNote: 0x927c, xmp: 700, iptc: 33723, photoshop: 34377, c2pa: 0xcd41 } as const;
 
 /** Bytes of one value of each TIFF field type (BYTE, ASCII, SHORT, LONG, RATIONAL, SBYTE, UNDEFINED, SSHORT, SLONG, SRATIONAL, FLOAT, DOUBLE, IFD). */
 const TYPE_BYTES: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4 };
@@ -82,13 +82,13 @@ function zeroRanges(bytes: Buffer, ranges: [number, number][]): void {
 }
 
 /** The tags whose values are metadata blocks of their own, rewritten by stripExif's caller. */
-const BLOCK_TAGS = new Set<number>([TIFF_TAGS.xmp, TIFF_TAGS.iptc, TIFF_TAGS.photoshop]);
+const BLOCK_TAGS = new Set<number>([TIFF_TAGS.xmp, TIFF_TAGS.iptc, TIFF_TAGS.photoshop, TIFF_TAGS.c2pa]);
 
 /**
  * Strips an EXIF block in place: every IFD of IFD0's chain (a TIFF's pages,
  * an EXIF's thumbnail) has its GPS IFD emptied (its entries and what they
  * point to zeroed: no entries, no next IFD) and its Exif IFD's maker note
- * zeroed; `rewrite` is given each XMP, IPTC-NAA and Photoshop value of those
+ * zeroed; `rewrite` is given each XMP, IPTC-NAA, Photoshop and C2PA value of those
  * IFDs (a TIFF file's, or one an EXIF carries). Bytes are zeroed as one union
  * and values rewritten in order, one overlapping another zeroed instead, so
  * that no byte is worked twice however the entries point. False when the

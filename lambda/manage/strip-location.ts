@@ -4,19 +4,21 @@
 // the end of the bytes) and rewritten by location-blocks.ts, in place where
 // the container has offsets that must not move:
 // - JPEG: the segments before the first scan: EXIF (APP1), XMP (APP1) and the
-//   Photoshop resources' IPTC (APP13) in place; extended XMP and comments
-//   become comments of spaces. A gain map after the primary image is kept.
+//   Photoshop resources' IPTC (APP13) in place; extended XMP, C2PA's JUMBF
+//   (APP11) and comments become comments of spaces. A gain map after the
+//   primary image is kept.
 // - PNG: eXIf and an uncompressed XMP iTXt in place; every other text chunk
-//   (tEXt, zTXt, iTXt: comments, exiftool's raw EXIF and IPTC profiles) and
-//   anything after IEND dropped.
-// - WebP: the EXIF and XMP chunks in place.
-// - AVIF, HEIC: the Exif items and XMP (`mime` application/rdf+xml) items in place.
-// - TIFF: every page's GPS IFD, maker note, XMP, IPTC-NAA and Photoshop tags.
+//   (tEXt, zTXt, iTXt: comments, exiftool's raw EXIF and IPTC profiles),
+//   C2PA's caBX and anything after IEND dropped.
+// - WebP: the EXIF and XMP chunks in place, the C2PA chunk zeroed.
+// - AVIF, HEIC: the Exif items and XMP (`mime` application/rdf+xml) items in
+//   place; top-level uuid boxes (C2PA's) zeroed.
+// - TIFF: every page's GPS IFD, maker note, XMP, IPTC-NAA, Photoshop and C2PA tags.
 // - GIF: comments and application extensions dropped, but the loop count's and the ICC profile's.
 // - SVG: stored as it came (location-blocks.ts has nothing to read in it).
 // The ICC profile, the orientation and every other EXIF field are kept.
 
-import { HeifDamaged } from '../origin/image/heif-boxes';
+import { eachBox, HeifDamaged } from '../origin/image/heif-boxes';
 import { heifMeta, itemRanges, itemTypes } from '../origin/image/heif-items';
 import type { SourceFormat } from '../origin/image/detect';
 import { crc32 } from 'node:zlib';
@@ -26,7 +28,7 @@ const EXIF_ID = 'Exif\0\0';
 const XMP_ID = 'http://ns.adobe.com/xap/1.0/\0';
 const EXTENDED_XMP_ID = 'http://ns.adobe.com/xmp/extension/\0';
 const PHOTOSHOP_ID = 'Photoshop 3.0\0';
-const MARKER = { app1: 0xe1, app13: 0xed, comment: 0xfe, scan: 0xda, end: 0xd9 };
+const MARKER = { app1: 0xe1, app11: 0xeb, app13: 0xed, comment: 0xfe, scan: 0xda, end: 0xd9 };
 
 const startsWith = (bytes: Buffer, text: string) => bytes.toString('latin1', 0, text.length) === text;
 
@@ -35,6 +37,7 @@ function stripTiffTag(tiff: Buffer, entry: IfdEntry, reader: TiffReader): void {
   if (entry.size === 0) return;
   const end = entry.start + entry.size;
   if (entry.tag === TIFF_TAGS.xmp) return stripXmpAt(tiff, entry.start, end);
+  if (entry.tag === TIFF_TAGS.c2pa) return void tiff.fill(0, entry.start, end);
   if (entry.tag !== TIFF_TAGS.iptc && entry.tag !== TIFF_TAGS.photoshop) return;
   const value = tiff.subarray(entry.start, end);
   const kept = entry.tag === TIFF_TAGS.iptc ? keptIim(value) : (keptPhotoshop(value) ?? Buffer.alloc(0));
@@ -85,12 +88,14 @@ function stripJpeg(jpeg: Buffer): void {
     if (marker === MARKER.app1 && startsWith(content, EXIF_ID)) stripTiff(content.subarray(EXIF_ID.length));
     else if (marker === MARKER.app1 && startsWith(content, XMP_ID)) stripXmpAt(jpeg, at + 4 + XMP_ID.length, end);
     else if (marker === MARKER.app13 && startsWith(content, PHOTOSHOP_ID)) stripPhotoshopSegment(jpeg, at, end);
-    else if (marker === MARKER.comment || (marker === MARKER.app1 && startsWith(content, EXTENDED_XMP_ID))) blankSegment(jpeg, at, end);
+    else if (marker === MARKER.comment || marker === MARKER.app11 || (marker === MARKER.app1 && startsWith(content, EXTENDED_XMP_ID)))
+      blankSegment(jpeg, at, end);
     at = end;
   }
 }
 
-const PNG_TEXT = new Set(['tEXt', 'zTXt', 'iTXt']);
+/** The PNG chunks left out: text, and C2PA's manifest store (whose assertions may hold EXIF with GPS). */
+const PNG_DROPPED = new Set(['tEXt', 'zTXt', 'iTXt', 'caBX']);
 const PNG_XMP = 'XML:com.adobe.xmp\0';
 
 /** The PNG's chunks up to IEND, its eXIf and uncompressed XMP stripped in place, its other text chunks left out. */
@@ -108,7 +113,7 @@ function stripPng(png: Buffer): Buffer {
     if (type === 'eXIf') stripTiff(startsWith(data, EXIF_ID) ? data.subarray(EXIF_ID.length) : data);
     if (xmpText !== undefined) stripXmpAt(data, xmpText, data.length);
     if (type === 'eXIf' || xmpText !== undefined) png.writeUInt32BE(crc32(png.subarray(at + 4, at + 8 + length)), at + 8 + length);
-    if (!PNG_TEXT.has(type) || xmpText !== undefined) kept.push(png.subarray(at, end));
+    if (!PNG_DROPPED.has(type) || xmpText !== undefined) kept.push(png.subarray(at, end));
     if (type === 'IEND') return Buffer.concat(kept);
     at = end;
   }
@@ -130,6 +135,7 @@ function stripWebp(webp: Buffer): void {
     const data = webp.subarray(at + 8, end);
     if (type === 'EXIF') stripTiff(startsWith(data, EXIF_ID) ? data.subarray(EXIF_ID.length) : data);
     if (type === 'XMP ') stripXmpAt(webp, at + 8, end);
+    if (type === 'C2PA') data.fill(0);
     at = end + (end & 1);
   }
 }
@@ -156,6 +162,8 @@ function stripHeif(heif: Buffer): void {
       let from = 0;
       for (const [start, end] of ranges) from += data.copy(heif, start, from, from + end - start);
     }
+    // Top-level uuid boxes (a C2PA manifest store, some writers' XMP) are no picture's: zeroed, their UUID too.
+    eachBox(heif, 0, heif.length, (box) => void (box.type === 'uuid' && heif.fill(0, box.start, box.end)));
   } catch (error) {
     if (error instanceof HeifDamaged) throw new NotStrippable(`its metadata items cannot be read: ${error.message}`);
     throw error;

@@ -7,6 +7,7 @@
 // kept. With the setting off, the stored original is the upload, byte for byte.
 
 import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeHeif } from '../../lambda/origin/image/heif';
@@ -46,6 +47,37 @@ beforeAll(async () => {
   const made = withCatalogue(FORMATS.map((format) => ({ name: `catalogue.${format}`, bytes: plain[format] })));
   for (const [index, format] of FORMATS.entries()) sources.set(format, made[index]!);
 }, 120_000);
+
+/** What a C2PA manifest store's EXIF assertion may tell: a place. */
+const MANIFEST_TEXT = 'jumb c2pa stds.exif GPSLatitude 47.123456 Zzyzxcity';
+const C2PA_UUID = Buffer.from('d8fec3d61b0e483c92975828877ec481', 'hex');
+
+/** `image` with a C2PA manifest store (a stand-in holding MANIFEST_TEXT) where `format` keeps one. */
+function withManifest(format: Format, image: Buffer): Buffer {
+  const text = Buffer.from(MANIFEST_TEXT, 'latin1');
+  const u32 = (value: number, little = false) => {
+    const bytes = Buffer.alloc(4);
+    if (little) bytes.writeUInt32LE(value);
+    else bytes.writeUInt32BE(value);
+    return bytes;
+  };
+  if (format === 'jpeg') {
+    const segment = Buffer.concat([Buffer.from([0xff, 0xeb, 0, text.length + 2]), text]);
+    return Buffer.concat([image.subarray(0, 2), segment, image.subarray(2)]);
+  }
+  if (format === 'png') {
+    const chunk = Buffer.concat([Buffer.from('caBX', 'latin1'), text]);
+    const end = image.length - 12; // IEND
+    return Buffer.concat([image.subarray(0, end), u32(text.length), chunk, u32(crc32(chunk)), image.subarray(end)]);
+  }
+  if (format === 'webp') {
+    const padded = Buffer.concat([text, Buffer.alloc(text.length & 1)]);
+    const riff = Buffer.concat([image, Buffer.from('C2PA', 'latin1'), u32(text.length, true), padded]);
+    riff.writeUInt32LE(riff.length - 8, 4);
+    return riff;
+  }
+  return Buffer.concat([image, u32(8 + 16 + text.length), Buffer.from('uuid', 'latin1'), C2PA_UUID, text]);
+}
 
 async function stored(manage: TestManage, key: string): Promise<Buffer> {
   const response = await manage.s3.send(new GetObjectCommand({ Bucket: manage.sourceBucket, Key: key }));
@@ -131,6 +163,23 @@ describe.skipIf(missing !== undefined)('manageStripLocation', () => {
       message: expect.stringContaining('Its location cannot be removed: its metadata items cannot be read: two items share their data'),
     });
     expect(await stripping.sourceKeys()).not.toContain('shared/photo.heic');
+  });
+
+  it('removes C2PA manifest stores, whose assertions may hold EXIF with GPS', { timeout: 60_000 }, async () => {
+    const formats = ['jpeg', 'png', 'webp', 'avif', 'heic'] as const;
+    const outputs = [];
+    for (const format of formats) {
+      const source = withManifest(format, sources.get(format)!);
+      expect(source.toString('latin1'), format).toContain(MANIFEST_TEXT);
+      const key = `c2pa/photo.${format}`;
+      await stripping.put('_uploads/' + key, source, `image/${format}`);
+      expect(await stripping.validate(key), format).toMatchObject({ status: 'ready' });
+      const bytes = await stored(stripping, key);
+      expect((await pixels(format, bytes)).equals(await pixels(format, source)), `${format}: pixels`).toBe(true);
+      outputs.push({ name: `c2pa.${format}`, bytes });
+    }
+    const tags = readTags(outputs);
+    for (const [index, format] of formats.entries()) expect(placesIn(outputs[index]!.bytes, tags[index]!), format).toEqual([]);
   });
 
   it('off (the default), stores each upload byte for byte', { timeout: 60_000 }, async () => {
