@@ -6,13 +6,15 @@
 //   entries point to are zeroed; the maker note, where some vendors keep
 //   GPS of their own, is zeroed; everything else stays.
 // - XMP: rebuilt with what `metadata=keep` keeps (xmp.ts, an allowlist that
-//   holds no place), padded with spaces to the old packet's length, as XMP's
-//   own padding is; a packet that would not fit is left empty.
+//   holds no place) and an HDR gain map's parameters, padded with spaces to
+//   the old packet's length, as XMP's own padding is; a packet that would not
+//   fit is left empty.
 // - IPTC-IIM: the datasets `metadata=keep` keeps (metadata.ts).
 // Each walk reads an IFD's entries once and zeroes the union of what they
 // point to, so its time is linear in the block, whatever the entries say.
 
 import { keptMetadata, MAX_METADATA_BYTES } from '../origin/image/metadata';
+import type { XmpNamespace } from '../origin/image/metadata-fields';
 import { keptXmp } from '../origin/image/xmp';
 
 /** The GPS IFD's pointer, the Exif IFD's, the maker note in the Exif IFD, and the tags whose values are metadata blocks. */
@@ -127,21 +129,55 @@ export function stripExif(tiff: Buffer, rewrite: (entry: IfdEntry, reader: TiffR
   return true;
 }
 
+/** Ultra HDR's gain map parameters (hdrgm), kept beside `keep`'s so that an HDR photo stays one: numbers, no place. */
+const GAIN_MAP_XMP: XmpNamespace = {
+  prefix: 'hdrgm',
+  uri: 'http://ns.adobe.com/hdr-gain-map/1.0/',
+  copyright: [],
+  keep: [
+    'Version',
+    'BaseRenditionIsHDR',
+    'GainMapMin',
+    'GainMapMax',
+    'Gamma',
+    'OffsetSDR',
+    'OffsetHDR',
+    'HDRCapacityMin',
+    'HDRCapacityMax',
+  ],
+};
+
+/** The MP Entry tag of an MPF index: 16 bytes an image, its size at 4 and its offset (from the index) at 8. */
+const MP_ENTRY = 0xb002;
+
+/** The images an MPF index (the TIFF structure after `MPF\0`) lists, as [offset from the index, size]; the first, the primary, has offset 0. */
+export function mpfImages(index: Buffer): [number, number][] {
+  const reader = tiffReader(index);
+  const entry = reader?.entries(reader.firstIfd).entries.find(({ tag }) => tag === MP_ENTRY);
+  if (!reader || !entry) return [];
+  const images: [number, number][] = [];
+  for (let at = entry.start; at + 16 <= entry.start + entry.size; at += 16) images.push([reader.u32(at + 8), reader.u32(at + 4)]);
+  return images;
+}
+
 const EMPTY_XMP = '<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"/>';
 const XMP_END = '<?xpacket end="w"?>';
 
 /**
  * An XMP packet of exactly `packet`'s length holding what `metadata=keep`
- * keeps of it, padded with spaces before its end; empty when that would not
- * fit, spaces alone when not even an empty packet would.
+ * keeps of it (and its gain map parameters), padded with spaces before its
+ * end: in a packet's usual form, or else its shortest; an empty packet when
+ * neither fits, spaces when not even that does.
  */
 export function strippedXmp(packet: Buffer): Buffer {
-  const kept = packet.length <= MAX_METADATA_BYTES.xmp ? keptXmp(packet.toString('utf8'), 'keep') : undefined;
-  for (const text of [kept, EMPTY_XMP + XMP_END]) {
-    if (text === undefined) continue;
-    const body = Buffer.from(text.slice(0, -XMP_END.length), 'utf8');
-    const room = packet.length - body.length - XMP_END.length;
-    if (room >= 0) return Buffer.concat([body, Buffer.alloc(room, 0x20), Buffer.from(XMP_END, 'latin1')]);
+  const text = packet.length <= MAX_METADATA_BYTES.xmp ? packet.toString('utf8') : undefined;
+  const forms = text === undefined ? [] : [false, true].map((compact) => keptXmp(text, 'keep', { also: [GAIN_MAP_XMP], compact }));
+  for (const form of [...forms, EMPTY_XMP + XMP_END]) {
+    if (form === undefined) continue;
+    const ending = form.endsWith(XMP_END) ? XMP_END : '';
+    const body = Buffer.from(form.slice(0, form.length - ending.length), 'utf8');
+    const room = packet.length - body.length - ending.length;
+    if (room >= 0) return Buffer.concat([body, Buffer.alloc(room, 0x20), Buffer.from(ending, 'latin1')]);
   }
   return Buffer.alloc(packet.length, 0x20);
 }

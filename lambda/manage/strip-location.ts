@@ -5,8 +5,8 @@
 // the container has offsets that must not move:
 // - JPEG: the segments before the first scan: EXIF (APP1), XMP (APP1) and the
 //   Photoshop resources' IPTC (APP13) in place; extended XMP, C2PA's JUMBF
-//   (APP11) and comments become comments of spaces. A gain map after the
-//   primary image is kept.
+//   (APP11) and comments become comments of spaces; the same in each further
+//   image of its MPF index (an HDR gain map, a depth map), which are kept.
 // - PNG: eXIf and an uncompressed XMP iTXt in place; every other text chunk
 //   (tEXt, zTXt, iTXt: comments, exiftool's raw EXIF and IPTC profiles),
 //   C2PA's caBX and anything after IEND dropped.
@@ -22,13 +22,23 @@ import { eachBox, HeifDamaged } from '../origin/image/heif-boxes';
 import { heifMeta, itemRanges, itemTypes } from '../origin/image/heif-items';
 import type { SourceFormat } from '../origin/image/detect';
 import { crc32 } from 'node:zlib';
-import { keptIim, keptPhotoshop, NotStrippable, stripExif, stripXmpAt, TIFF_TAGS, type IfdEntry, type TiffReader } from './location-blocks';
+import {
+  keptIim,
+  keptPhotoshop,
+  mpfImages,
+  NotStrippable,
+  stripExif,
+  stripXmpAt,
+  TIFF_TAGS,
+  type IfdEntry,
+  type TiffReader,
+} from './location-blocks';
 
 const EXIF_ID = 'Exif\0\0';
 const XMP_ID = 'http://ns.adobe.com/xap/1.0/\0';
 const EXTENDED_XMP_ID = 'http://ns.adobe.com/xmp/extension/\0';
 const PHOTOSHOP_ID = 'Photoshop 3.0\0';
-const MARKER = { app1: 0xe1, app11: 0xeb, app13: 0xed, comment: 0xfe, scan: 0xda, end: 0xd9 };
+const MARKER = { app1: 0xe1, app2: 0xe2, app11: 0xeb, app13: 0xed, comment: 0xfe, scan: 0xda, end: 0xd9 };
 
 const startsWith = (bytes: Buffer, text: string) => bytes.toString('latin1', 0, text.length) === text;
 
@@ -72,8 +82,11 @@ function stripPhotoshopSegment(jpeg: Buffer, at: number, end: number): void {
   jpeg.fill(0x20, filler + 4, end);
 }
 
-/** The JPEG's segments before its first scan, each stripped in place. */
-function stripJpeg(jpeg: Buffer): void {
+const MPF_ID = 'MPF\0';
+
+/** The JPEG's segments before its first scan, each stripped in place; where its MPF index starts, if it has one. */
+function stripJpegHeader(jpeg: Buffer): number | undefined {
+  let mpf: number | undefined;
   for (let at = 2; at + 4 <= jpeg.length;) {
     const marker = jpeg[at + 1]!;
     if (jpeg[at] !== 0xff) throw new NotStrippable('a JPEG segment does not start with a marker');
@@ -81,7 +94,7 @@ function stripJpeg(jpeg: Buffer): void {
       at += 1; // a fill byte
       continue;
     }
-    if (marker === MARKER.scan || marker === MARKER.end) return;
+    if (marker === MARKER.scan || marker === MARKER.end) return mpf;
     const end = at + 2 + jpeg.readUInt16BE(at + 2);
     if (end > jpeg.length || end < at + 4) throw new NotStrippable('a JPEG segment runs past the file');
     const content = jpeg.subarray(at + 4, end);
@@ -90,7 +103,27 @@ function stripJpeg(jpeg: Buffer): void {
     else if (marker === MARKER.app13 && startsWith(content, PHOTOSHOP_ID)) stripPhotoshopSegment(jpeg, at, end);
     else if (marker === MARKER.comment || marker === MARKER.app11 || (marker === MARKER.app1 && startsWith(content, EXTENDED_XMP_ID)))
       blankSegment(jpeg, at, end);
+    else if (marker === MARKER.app2 && startsWith(content, MPF_ID)) mpf ??= at + 4 + MPF_ID.length;
     at = end;
+  }
+  return mpf;
+}
+
+/**
+ * The JPEG's header stripped, and the header of each further image its MPF
+ * index lists (a gain map, a depth map, a second camera's picture), each
+ * once: images that overlap one before them are passed over.
+ */
+function stripJpeg(jpeg: Buffer): void {
+  const mpf = stripJpegHeader(jpeg);
+  if (mpf === undefined) return;
+  let reached = 0;
+  for (const [offset, size] of mpfImages(jpeg.subarray(mpf)).sort((a, b) => a[0] - b[0])) {
+    const start = mpf + offset;
+    if (offset === 0 || start < reached || start + size > jpeg.length) continue;
+    reached = start + size;
+    const image = jpeg.subarray(start, reached);
+    if (image[0] === 0xff && image[1] === 0xd8) stripJpegHeader(image);
   }
 }
 

@@ -69,16 +69,22 @@ describe('stripExif', () => {
 });
 
 describe('strippedXmp', () => {
-  it("keeps the packet's length: what keep keeps, padded; an empty packet when that does not fit; spaces when nothing fits", () => {
-    const rights = `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/" photoshop:City="Zzyzxcity"><dc:rights><rdf:Alt><rdf:li xml:lang="x-default">(c) Ann</rdf:li></rdf:Alt></dc:rights></rdf:Description></rdf:RDF></x:xmpmeta>`;
-    const roomy = Buffer.from(rights + ' '.repeat(600));
-    const kept = strippedXmp(roomy);
-    expect(kept.length).toBe(roomy.length);
-    expect(kept.toString()).toContain('(c) Ann');
-    expect(kept.toString()).not.toContain('Zzyzx');
-    const tight = strippedXmp(Buffer.from(rights));
-    expect(tight.length).toBe(Buffer.byteLength(rights));
-    expect(tight.toString()).toMatch(/^<\?xpacket begin.*<x:xmpmeta xmlns:x="adobe:ns:meta\/"\/> +<\?xpacket end="w"\?>$/s);
+  const rights = `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/" photoshop:City="Zzyzxcity"><dc:rights><rdf:Alt><rdf:li xml:lang="x-default">(c) Ann</rdf:li></rdf:Alt></dc:rights></rdf:Description></rdf:RDF></x:xmpmeta>`;
+  const stripped = (extra: number) => strippedXmp(Buffer.from(rights + ' '.repeat(Math.max(0, extra))).subarray(0, rights.length + extra));
+
+  it("keeps the packet's length, with what keep keeps: in the usual form where it fits, else the shortest", () => {
+    for (const extra of [600, 0]) {
+      const kept = stripped(extra);
+      expect(kept.length).toBe(rights.length + extra);
+      expect(kept.toString()).toContain('(c) Ann');
+      expect(kept.toString()).not.toContain('Zzyzx');
+    }
+    expect(stripped(600).toString()).toMatch(/^<\?xpacket begin.* +<\?xpacket end="w"\?>$/s);
+    expect(stripped(0).toString()).toMatch(/^<x:xmpmeta xmlns:x="adobe:ns:meta\/"><rdf:RDF .*<\/x:xmpmeta> *$/s);
+  });
+
+  it('is an empty packet when what is kept does not fit, and spaces when not even that does', () => {
+    expect(stripped(-200).toString()).toMatch(/^<\?xpacket begin.*<x:xmpmeta xmlns:x="adobe:ns:meta\/"\/> +<\?xpacket end="w"\?>$/s);
     expect(strippedXmp(Buffer.from('<x:xmpmeta/>')).toString()).toBe(' '.repeat(12));
   });
 });

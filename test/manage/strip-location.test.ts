@@ -12,8 +12,8 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeHeif } from '../../lambda/origin/image/heif';
 import { heicOf, heifEncMissing, heifOfItems, hevcPictureOf, ispe } from '../support/heic';
-import { COPYRIGHT, exiftoolMissing, placesIn, readTags, withCatalogue } from '../support/location-catalogue';
-import { ultraHdrJpeg } from '../support/ultra-hdr';
+import { CATALOGUE_XMP, COPYRIGHT, exiftoolMissing, placesIn, readTags, withCatalogue } from '../support/location-catalogue';
+import { joinUltraHdr } from '../support/ultra-hdr';
 import { createTestManage, type TestManage } from './support';
 
 const missing = exiftoolMissing() ?? heifEncMissing();
@@ -132,17 +132,38 @@ describe.skipIf(missing !== undefined)('manageStripLocation', () => {
     expect(tags[FORMATS.indexOf('jpeg')]!['IFD0:Orientation']).toBe(6);
   });
 
-  it("keeps an Ultra HDR JPEG's gain map where its MPF index says", { timeout: 60_000 }, async () => {
-    const [source] = withCatalogue([{ name: 'hdr.jpg', bytes: await ultraHdrJpeg(320, 240) }]);
-    const before = (await sharp(source!).metadata()).gainMap?.image;
-    expect(before).toBeDefined();
-    await stripping.put('_uploads/hdr/photo.jpg', source!, 'image/jpeg');
+  it("strips an Ultra HDR JPEG's gain map too, keeping it where its MPF index says, with its parameters", { timeout: 60_000 }, async () => {
+    const grey = sharp({ create: { width: 80, height: 60, channels: 3, background: '#808080' } }).grayscale();
+    const gainMapJpeg = await grey
+      .withXmp(CATALOGUE_XMP)
+      .withExif({ IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '47/1 7/1 2444/100' } })
+      .jpeg()
+      .toBuffer();
+    const primary = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#c0783c' } })
+      .jpeg()
+      .toBuffer();
+    // The catalogue in the primary, then the Ultra HDR directory (hdrgm, the container) before it, as a phone writes them.
+    const source = joinUltraHdr(withCatalogue([{ name: 'primary.jpg', bytes: primary }])[0]!, gainMapJpeg);
+    const gainMapOf = async (file: Buffer) => (await sharp(file).metadata()).gainMap!.image;
+    expect((await gainMapOf(source)).toString('latin1')).toContain('Zzyzxcity');
+    await stripping.put('_uploads/hdr/photo.jpg', source, 'image/jpeg');
     expect(await stripping.validate('hdr/photo.jpg')).toMatchObject({ status: 'ready' });
     const bytes = await stored(stripping, 'hdr/photo.jpg');
-    expect(bytes.length).toBe(source!.length);
-    expect((await sharp(bytes).metadata()).gainMap?.image.equals(before!)).toBe(true);
-    const [tags] = readTags([{ name: 'hdr.jpg', bytes }]);
-    expect(placesIn(bytes, tags!)).toEqual([]);
+    expect(bytes.length).toBe(source.length);
+    const [gainMap, before] = [await gainMapOf(bytes), await gainMapOf(source)];
+    expect((await sharp(gainMap).raw().toBuffer()).equals(await sharp(before).raw().toBuffer())).toBe(true);
+    const [tags, mapTags] = readTags([
+      { name: 'hdr.jpg', bytes },
+      { name: 'map.jpg', bytes: gainMap },
+    ]);
+    // HDRCapacityMin and -Max are no place, though their names hold "city".
+    const placeless = (all: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(all).filter(([name]) => !/HDRCapacity/.test(name)));
+    expect(placesIn(bytes, placeless(tags!))).toEqual([]);
+    expect(placesIn(gainMap, placeless(mapTags!))).toEqual([]);
+    expect(Number(tags!['XMP-hdrgm:Version'])).toBe(1);
+    expect(Number(mapTags!['XMP-hdrgm:Version'])).toBe(1);
+    expect(mapTags).toMatchObject({ 'XMP-hdrgm:GainMapMax': 2, 'XMP-hdrgm:HDRCapacityMax': 2, 'XMP-hdrgm:OffsetSDR': 0.015625 });
   });
 
   it("quarantines an upload whose metadata it cannot rewrite alone (an Exif item on the picture's bytes), rather than store it unstripped", async () => {
