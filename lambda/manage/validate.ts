@@ -6,16 +6,19 @@
 // `format=json` previews (image/budget.ts), and makes it: the first frame
 // shrunk on load to a small copy, which a truncated or corrupt file fails.
 // Then the object is copied to its key (ready: its Content-Type kept, and
-// its size and format in its user metadata) or to the quarantine prefix with
-// a record of why, and the staged object is deleted. Every copy is
-// conditional on the ETag that was read, so a file replaced meanwhile is
-// never copied unread: its own event validates it.
+// its size and format in its user metadata; with manageStripLocation, its
+// bytes without their location put there instead: strip-location.ts) or to
+// the quarantine prefix with a record of why, and the staged object is deleted.
+// Every copy (and the stripped put) is conditional on the ETag that was
+// read, so a file replaced meanwhile is never stored unread: its own event
+// validates it.
 
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -142,6 +145,30 @@ async function copyStaged(
   }
 }
 
+/**
+ * Puts the stripped bytes of the staged object (as read: its ETag) at `to`;
+ * false when the staged object changed or went meanwhile, as copyStaged.
+ * The check is a conditional HEAD just before: a put has no condition on another object.
+ */
+async function putStripped(
+  s3: S3Client,
+  { bucket, from, to }: { bucket: string; from: string; to: string },
+  staged: Staged,
+  Body: Buffer,
+  metadata: Record<string, string>,
+): Promise<boolean> {
+  try {
+    await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: from, IfMatch: staged.etag }));
+  } catch (error) {
+    if (lostRace(error)) return false;
+    throw storageUnavailable(error);
+  }
+  await guarded(() =>
+    s3.send(new PutObjectCommand({ Bucket: bucket, Key: to, Body, ContentType: staged.contentType, Metadata: metadata })),
+  );
+  return true;
+}
+
 /** An S3 call whose failure is the storage's. */
 async function guarded(call: () => Promise<unknown>): Promise<void> {
   try {
@@ -204,10 +231,11 @@ export async function validateUpload(clients: { s3: S3Client }, config: ManageCo
   const uploadedAt = staged.uploadedAt.toISOString();
   if (info) {
     const metadata = { ...staged.metadata, ...READY_METADATA.write(info, uploadedAt) };
-    const stored = { Bucket: bucket, Key: key, ContentType: staged.contentType, Metadata: metadata };
-    // Not a conditional copy: the bytes stored are those read and validated, whatever was staged since (its own event validates it).
-    if (stripped && !stripped.equals(staged.body!)) await guarded(() => s3.send(new PutObjectCommand({ ...stored, Body: stripped })));
-    else if (!(await copyStaged(s3, bucket, stagingKey, staged, key, metadata))) return { status: 'superseded', key };
+    const moved =
+      stripped && !stripped.equals(staged.body!)
+        ? await putStripped(s3, { bucket, from: stagingKey, to: key }, staged, stripped, metadata)
+        : await copyStaged(s3, bucket, stagingKey, staged, key, metadata);
+    if (!moved) return { status: 'superseded', key };
     // A key once quarantined is ready now: its old record would say otherwise.
     const records = [quarantinePrefix + key, quarantinePrefix + key + '.json'].map((Key) => ({ Key }));
     await guarded(() => s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: records, Quiet: true } })));

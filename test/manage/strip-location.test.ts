@@ -10,6 +10,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { validateUpload } from '../../lambda/manage/validate';
 import { decodeHeif } from '../../lambda/origin/image/heif';
 import { heicOf, heifEncMissing, heifOfItems, hevcPictureOf, ispe } from '../support/heic';
 import { CATALOGUE_XMP, COPYRIGHT, exiftoolMissing, placesIn, readTags, withCatalogue } from '../support/location-catalogue';
@@ -205,5 +206,32 @@ describe.skipIf(missing !== undefined)('manageStripLocation', () => {
 
   it('off (the default), stores each upload byte for byte', { timeout: 60_000 }, async () => {
     for (const format of FORMATS) expect((await upload(keeping, format)).equals(sources.get(format)!), format).toBe(true);
+  });
+});
+
+describe.skipIf(missing !== undefined)('manageStripLocation, an upload replaced while it is read', () => {
+  it('is superseded: neither version is stored, the newer left staged for its own event', async () => {
+    const key = 'raced/photo.jpeg';
+    const newer = await sharp({ create: { width: 30, height: 20, channels: 3, background: '#102030' } })
+      .jpeg()
+      .toBuffer();
+    let replaced = false;
+    // The real client, whose first HEAD (the put's check) comes after another upload of the key: a race, on LocalStack.
+    const racing = Object.create(stripping.s3, {
+      send: {
+        value: async (command: { constructor: { name: string } }) => {
+          if (command.constructor.name === 'HeadObjectCommand' && !replaced) {
+            replaced = true;
+            await stripping.put('_uploads/' + key, newer, 'image/jpeg');
+          }
+          return stripping.s3.send(command as never);
+        },
+      },
+    });
+    await stripping.put('_uploads/' + key, sources.get('jpeg')!, 'image/jpeg');
+    expect(await validateUpload({ s3: racing }, stripping.config, '_uploads/' + key)).toEqual({ status: 'superseded', key });
+    const keys = await stripping.sourceKeys();
+    expect(keys).not.toContain(key);
+    expect((await stored(stripping, '_uploads/' + key)).equals(newer)).toBe(true);
   });
 });
