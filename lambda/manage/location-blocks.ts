@@ -7,8 +7,8 @@
 //   GPS of their own, is zeroed; everything else stays.
 // - XMP: rebuilt with what `metadata=keep` keeps (xmp.ts, an allowlist that
 //   holds no place) and an HDR gain map's parameters, padded with spaces to
-//   the old packet's length, as XMP's own padding is; a packet that would not
-//   fit is left empty.
+//   the old packet's length, as XMP's own padding is; a packet whose kept
+//   part would not fit, or of more than the outputs read (256 KB), is emptied.
 // - IPTC-IIM: the datasets `metadata=keep` keeps (metadata.ts).
 // Each walk reads an IFD's entries once and zeroes the union of what they
 // point to, so its time is linear in the block, whatever the entries say.
