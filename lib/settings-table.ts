@@ -201,6 +201,16 @@ export const SETTINGS = {
       return prefix;
     },
   }),
+  manageStripLocation: setting({
+    prop: 'manageStripLocation',
+    read: flag,
+    doc: 'true: the upload validator stores each original with its location removed, its pixels untouched (default false).',
+    resolve: (strip = false, props) => {
+      if (strip && props.manageApi === false)
+        throw new ImageTransformerConfigError('manageStripLocation is only used with manageApi: true.');
+      return strip;
+    },
+  }),
   accessLogging: setting({
     prop: 'accessLogging',
     read: flag,

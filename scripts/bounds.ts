@@ -11,17 +11,20 @@
 // planned, which must be nil), and in the handler (the planned variant or
 // failure write). The last line says whether every case kept to the bounds:
 // peak at most 75% of the memory size, an answer within the time budget,
-// under 1 CPU-second of unplanned work after any answer.
+// under 1 CPU-second of unplanned work after any answer. The upload
+// validator's cases (`--only validator`) are measured in the same way, in
+// their own process (scripts/bounds-validator.ts).
 
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { originConfig, type OriginConfig } from '../lambda/origin/config';
+import { DEFAULT_LIMITS, originConfig, type OriginConfig } from '../lambda/origin/config';
 import { createOriginHandler } from '../lambda/origin/handler';
 import type { FunctionUrlResponse } from '../lambda/origin/responses';
 import { MEMORY_SHARE } from '../lambda/origin/image/budget';
@@ -36,6 +39,7 @@ import { gifWithFrame, layeredSvg, tiffPages, useBomb, webpFrameBeyondCanvas } f
 import { fakeHevcPicture, heicGrid, heicOf, heicWithMetadata, hevcPictureOf } from '../test/support/heic';
 import { joinUltraHdr } from '../test/support/ultra-hdr';
 import { cpuSecondsOf } from './bench/proc-stat';
+import { isValidation, measureValidation, peakMb, VALIDATE, VALIDATE_STRIPPING } from './bounds-validator';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
@@ -424,14 +428,82 @@ const FACE_CASES: Case[] = [
   { name: 'faces: a crowd of 120 on a 4000x3000 JPEG', make: crowdPhoto, asks: [FACE_CROP, 'format=json'] },
 ];
 
-/** Peak resident set (VmHWM) of a process in MB, or undefined once it is gone. */
-function peakMb(pid: number | 'self'): number | undefined {
-  try {
-    return Number(/VmHWM:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
-  } catch {
-    return undefined;
-  }
+/** A PNG of one colour whose `side`^2 pixels, at the pixel limit, fit in a few hundred KB: a decompression bomb within the limits. */
+const flatPng = (side: number) =>
+  sharp({ create: { width: side, height: side, channels: 3, background: '#336699' } })
+    .png({ compressionLevel: 9 })
+    .toBuffer();
+
+/** A PNG whose header claims `side`^2 pixels over a few bytes of data. */
+function claimingPng(side: number): Promise<Buffer> {
+  return sharp({ create: { width: 8, height: 8, channels: 3, background: '#336699' } })
+    .png()
+    .toBuffer()
+    .then((png) => {
+      const claimed = Buffer.from(png);
+      claimed.writeUInt32BE(side, 16);
+      claimed.writeUInt32BE(side, 20);
+      // The IHDR's CRC, so that the header is refused for its size, not for its checksum.
+      claimed.writeUInt32BE(crc32(claimed.subarray(12, 29)), 29);
+      return claimed;
+    });
 }
+
+/** `jpeg` with comment segments of `x` after its start marker, `bytes` long in all: the largest source, most of it for the strip to blank and store. */
+function paddedJpeg(jpeg: Buffer, bytes: number): Buffer {
+  const segments: Buffer[] = [];
+  for (let room = bytes - jpeg.length; room >= 4;) {
+    const size = Math.min(room, 0xffff + 2);
+    const segment = Buffer.alloc(size, 0x78);
+    segment.writeUInt16BE(0xfffe, 0);
+    segment.writeUInt16BE(size - 2, 2);
+    segments.push(segment);
+    room -= size;
+  }
+  return Buffer.concat([jpeg.subarray(0, 2), ...segments, jpeg.subarray(2)]);
+}
+
+/**
+ * The upload validator on hostile uploads at the limits (scripts/bounds-validator.ts):
+ * each validated as uploaded and, where it carries metadata, with its location stripped.
+ */
+const VALIDATOR_CASES: Case[] = [
+  { name: 'validator: 8192x8192 JPEG photo', make: () => photo('jpeg'), asks: [VALIDATE, VALIDATE_STRIPPING] },
+  {
+    name: 'validator: 8192x8192 JPEG photo padded with comments to the source limit',
+    make: async () => paddedJpeg(await photo('jpeg'), DEFAULT_LIMITS.maxSourceBytes),
+    asks: [VALIDATE, VALIDATE_STRIPPING],
+  },
+  {
+    name: 'validator: TIFF 100 MP, 16-bit RGBA, orientation 6',
+    make: () => deepImage('tiff', 10_000, 10_000, { bands: 4, bits: 16, orientation: 6 }),
+    asks: [VALIDATE, VALIDATE_STRIPPING],
+  },
+  { name: 'validator: PNG 10000x10000 of one colour (a decompression bomb)', make: () => flatPng(10_000), asks: [VALIDATE] },
+  { name: 'validator: PNG whose header claims 100000x100000', make: () => claimingPng(100_000), asks: [VALIDATE] },
+  {
+    name: 'validator: HEIC 64x64 grid over one 16384x16384 tile',
+    make: async () => heicGrid({ width: 64, height: 64, rows: 1, columns: 1, picture: fakeHevcPicture(16384, 16384) }),
+    asks: [VALIDATE],
+  },
+  { name: 'validator: GIF 10x10 screen whose frame is 8192x8192', make: async () => gifWithFrame(10, 8192), asks: [VALIDATE] },
+  { name: 'validator: GIF 200 frames of 500x500', make: () => animatedGif(200, 500, 500), asks: [VALIDATE, VALIDATE_STRIPPING] },
+  {
+    name: 'validator: JPEG with an EXIF bomb, a deep XMP, 10,000 IPTC datasets and 26 MB of extended XMP',
+    make: () => metadataBombJpeg(),
+    asks: [VALIDATE_STRIPPING],
+  },
+  {
+    name: 'validator: PNG with a 30 MB XMP packet and a 1 MB EXIF block',
+    make: () => metadataBombPng(30_000_000, 1_000_000),
+    asks: [VALIDATE_STRIPPING],
+  },
+  {
+    name: 'validator: HEIC with a 30 MB XMP item and a 1 MB Exif item',
+    make: async () => heicWithMetadata(await noisePicture(512), Buffer.alloc(1_000_000), Buffer.alloc(30_000_000, 0x20)),
+    asks: [VALIDATE_STRIPPING],
+  },
+];
 
 /** 200: the type served; 302: a variant too large to return inline, stored and redirected to; else the error code. */
 function answerOf({ statusCode, headers, body }: FunctionUrlResponse): string {
@@ -482,6 +554,10 @@ const s3Client = (endpoint: string) =>
 
 async function measure({ endpoint, config, name, key, ask }: Measurement): Promise<Row> {
   const s3 = s3Client(endpoint);
+  if (isValidation(ask)) {
+    const row = await measureValidation(s3, config, key, ask);
+    return { case: name, ask, ...row, childCpuPlanned: 0, childCpuAfter: 0, handlerCpuAfter: 0 };
+  }
   const transforms = transformProcesses();
   await transforms.ready();
   const handle = createOriginHandler({ s3, config, log: () => {}, metrics: { enabled: false }, transforms });
@@ -544,7 +620,15 @@ async function main() {
     await s3.send(new CreateBucketCommand({ Bucket: buckets.sourceBucket }));
     await s3.send(new CreateBucketCommand({ Bucket: buckets.cacheBucket }));
     const rows: Row[] = [];
-    for (const [index, item] of [...CASES, ...COPIES_AND_JSON_CASES, ...OP_CASES, ...GAIN_MAP_CASES, ...FALLBACK_CASES, ...FACE_CASES]
+    for (const [index, item] of [
+      ...CASES,
+      ...COPIES_AND_JSON_CASES,
+      ...OP_CASES,
+      ...GAIN_MAP_CASES,
+      ...FALLBACK_CASES,
+      ...FACE_CASES,
+      ...VALIDATOR_CASES,
+    ]
       .filter((c) => c.name.includes(args.only))
       .entries()) {
       const key = `case-${index}`;

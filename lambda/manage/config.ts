@@ -7,7 +7,7 @@
 // come from, written and read by the origin's own writer and readers.
 
 import { mustBe } from '../common/checks';
-import type { Env } from '../common/env';
+import { envReaders, type Env } from '../common/env';
 import { RASTER_TYPES, SVG_TYPE } from './api-schema';
 import { QUARANTINE_PREFIX, STAGING_PREFIX } from '../common/staging';
 import { NUMBER_SETTINGS, originEnvironment, readLimits, readSources, type Limits, type OriginConfig } from '../origin/config';
@@ -30,13 +30,22 @@ export interface ManageConfig {
   quarantinePrefix: string;
   /** The prefix template a JWT caller is confined to (`users/{sub}/`); none: no JWT caller is served (confine.ts). */
   jwtPrefix?: string;
+  /** Store each upload with its location removed (strip-location.ts): `manageStripLocation`. */
+  stripLocation: boolean;
 }
 
 /** The API Lambda's variable of the JWT callers' prefix template, set only with the JWT authoriser. */
 export const JWT_PREFIX_VARIABLE = 'MANAGE_JWT_PREFIX';
 
+/** The management API's own settings, beside the origin's. */
+export interface ManageSettings {
+  stripLocation: boolean;
+}
+
+const STRIP_LOCATION = 'MANAGE_STRIP_LOCATION';
+
 /** The management API's settings of a deployment whose origin has `origin`'s. */
-export function manageConfig(origin: OriginConfig): ManageConfig {
+export function manageConfig(origin: OriginConfig, settings: ManageSettings = { stripLocation: false }): ManageConfig {
   const { sourceBucket } = origin;
   return {
     sourceBucket,
@@ -53,6 +62,7 @@ export function manageConfig(origin: OriginConfig): ManageConfig {
     },
     stagingPrefix: STAGING_PREFIX,
     quarantinePrefix: QUARANTINE_PREFIX,
+    stripLocation: settings.stripLocation,
   };
 }
 
@@ -71,10 +81,15 @@ const MANAGE_VARIABLES = new Set([
  * The environment of the management Lambdas of a deployment whose origin has
  * `origin`'s settings, as originEnvironment writes it (values may be CDK tokens).
  */
-export function manageEnvironment(origin: Omit<OriginConfig, 'memorySizeMb'>): Record<string, string> {
+export function manageEnvironment(origin: Omit<OriginConfig, 'memorySizeMb'>, settings: ManageSettings): Record<string, string> {
   const environment = originEnvironment(origin, {});
-  return Object.fromEntries(Object.entries(environment).filter(([name]) => MANAGE_VARIABLES.has(name)));
+  return {
+    ...Object.fromEntries(Object.entries(environment).filter(([name]) => MANAGE_VARIABLES.has(name))),
+    ...(settings.stripLocation ? { [STRIP_LOCATION]: 'true' } : {}),
+  };
 }
+
+const { flag } = envReaders((message) => new Error(`Invalid management Lambda configuration: ${message}`));
 
 /** The management API's settings, read once from a Lambda's environment (manageEnvironment's, and the JWT prefix's). */
 export function readManageConfig(env: Env): ManageConfig {
@@ -89,6 +104,7 @@ export function readManageConfig(env: Env): ManageConfig {
     stagingPrefix: STAGING_PREFIX,
     quarantinePrefix: QUARANTINE_PREFIX,
     ...(jwtPrefix === undefined ? {} : { jwtPrefix }),
+    stripLocation: flag(env, STRIP_LOCATION, false),
   };
 }
 

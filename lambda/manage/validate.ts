@@ -6,16 +6,19 @@
 // `format=json` previews (image/budget.ts), and makes it: the first frame
 // shrunk on load to a small copy, which a truncated or corrupt file fails.
 // Then the object is copied to its key (ready: its Content-Type kept, and
-// its size and format in its user metadata) or to the quarantine prefix with
-// a record of why, and the staged object is deleted. Every copy is
-// conditional on the ETag that was read, so a file replaced meanwhile is
-// never copied unread: its own event validates it.
+// its size and format in its user metadata; with manageStripLocation, its
+// bytes without their location put there instead: strip-location.ts) or to
+// the quarantine prefix with a record of why, and the staged object is deleted.
+// Every copy (and the stripped put) is conditional on the ETag that was
+// read, so a file replaced meanwhile is never stored unread: its own event
+// validates it.
 
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -30,7 +33,9 @@ import { readBounded } from '../origin/storage';
 import type { ManageConfig } from './config';
 import { sourceKey } from './body';
 import { isMissing, ManageError, storageUnavailable, type S3Failure } from './errors';
+import { NotStrippable } from './location-blocks';
 import { READY_METADATA, type QuarantineRecord } from './records';
+import { stripLocation } from './strip-location';
 
 /** The side of the copy the validator decodes (shrunk on load where the format can), in pixels. */
 const DECODED_SIDE = 64;
@@ -99,6 +104,16 @@ export async function checkImage(bytes: Buffer, limits: Limits): Promise<SourceI
   return info;
 }
 
+/** The image without its location (strip-location.ts), or the refusal of one whose structure it does not read. */
+function strippedOrRefused(bytes: Buffer, info: SourceInfo): Buffer {
+  try {
+    return stripLocation(bytes, info.format);
+  } catch (error) {
+    if (!(error instanceof NotStrippable)) throw error;
+    throw new HttpError('unsupported_media_type', `Its location cannot be removed: ${error.message}.`);
+  }
+}
+
 /** Whether a conditional copy found the source changed (412) or gone. */
 const lostRace = (error: unknown) => (error as S3Failure).$metadata?.httpStatusCode === 412 || isMissing(error);
 
@@ -128,6 +143,30 @@ async function copyStaged(
     if (lostRace(error)) return false;
     throw storageUnavailable(error);
   }
+}
+
+/**
+ * Puts the stripped bytes of the staged object (as read: its ETag) at `to`;
+ * false when the staged object changed or went meanwhile, as copyStaged.
+ * The check is a conditional HEAD just before: a put has no condition on another object.
+ */
+async function putStripped(
+  s3: S3Client,
+  { bucket, from, to }: { bucket: string; from: string; to: string },
+  staged: Staged,
+  Body: Buffer,
+  metadata: Record<string, string>,
+): Promise<boolean> {
+  try {
+    await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: from, IfMatch: staged.etag }));
+  } catch (error) {
+    if (lostRace(error)) return false;
+    throw storageUnavailable(error);
+  }
+  await guarded(() =>
+    s3.send(new PutObjectCommand({ Bucket: bucket, Key: to, Body, ContentType: staged.contentType, Metadata: metadata })),
+  );
+  return true;
 }
 
 /** An S3 call whose failure is the storage's. */
@@ -178,18 +217,25 @@ export async function validateUpload(clients: { s3: S3Client }, config: ManageCo
   if (!staged) return { status: 'gone', key };
   let refusal = staged.refusal ?? keyRefusal(key);
   let info: SourceInfo | undefined;
+  let stripped: Buffer | undefined;
   if (!refusal) {
     try {
       info = await checkImage(staged.body!, limits);
+      if (config.stripLocation) stripped = strippedOrRefused(staged.body!, info);
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
       refusal = error;
+      info = undefined;
     }
   }
   const uploadedAt = staged.uploadedAt.toISOString();
   if (info) {
     const metadata = { ...staged.metadata, ...READY_METADATA.write(info, uploadedAt) };
-    if (!(await copyStaged(s3, bucket, stagingKey, staged, key, metadata))) return { status: 'superseded', key };
+    const moved =
+      stripped && !stripped.equals(staged.body!)
+        ? await putStripped(s3, { bucket, from: stagingKey, to: key }, staged, stripped, metadata)
+        : await copyStaged(s3, bucket, stagingKey, staged, key, metadata);
+    if (!moved) return { status: 'superseded', key };
     // A key once quarantined is ready now: its old record would say otherwise.
     const records = [quarantinePrefix + key, quarantinePrefix + key + '.json'].map((Key) => ({ Key }));
     await guarded(() => s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: records, Quiet: true } })));

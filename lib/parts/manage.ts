@@ -31,7 +31,7 @@ import { sharpBundling } from './origin-function';
 
 export interface ManageApiProps extends Pick<
   ResolvedSettings,
-  'sourceBuckets' | 'memorySize' | 'timeout' | 'logRetention' | 'removalPolicy' | keyof ManageJwtSettings
+  'sourceBuckets' | 'memorySize' | 'timeout' | 'logRetention' | 'removalPolicy' | 'manageStripLocation' | keyof ManageJwtSettings
 > {
   /** Where uploads are staged, validated and kept; its EventBridge delivery is turned on. */
   readonly sourceBucket: s3.IBucket;
@@ -120,6 +120,7 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
   // The management Lambdas read the origin's sources and limits; the cache bucket is not theirs (manageEnvironment leaves it out).
   const environment = manageEnvironment(
     props.plan.origin({ sourceBucket: sourceBucket.bucketName, sourceBuckets: bucketNames(props.sourceBuckets), cacheBucket: '' }),
+    { stripLocation: props.manageStripLocation },
   );
 
   const apiFunction = manageFunction(scope, props, 'Api', {

@@ -57,4 +57,15 @@ export interface ManageProps {
    * @default 'users/{sub}/' (with manageJwtIssuer)
    */
   readonly manageJwtPrefix?: string;
+
+  /**
+   * Store each upload validated by the management API with its location
+   * removed, its pixels untouched (no re-encode): GPS in EXIF, every XMP
+   * property but those `metadata=keep` keeps, IPTC-IIM but its kept datasets,
+   * and the containers' other text blocks, each format as docs/manage.md
+   * lists; the orientation and the colour profile are kept. Off, an upload is
+   * stored byte for byte as it came. The outputs never carry a location either way.
+   * @default false
+   */
+  readonly manageStripLocation?: boolean;
 }

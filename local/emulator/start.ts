@@ -285,7 +285,8 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
     }),
   });
   const jwtPrefix = settings.manageJwtPrefix;
-  return { emulator, settings, plan, buckets, transforms, manage: { ...manageConfig(origin), ...(jwtPrefix ? { jwtPrefix } : {}) } };
+  const manage = { ...manageConfig(origin, { stripLocation: settings.manageStripLocation }), ...(jwtPrefix ? { jwtPrefix } : {}) };
+  return { emulator, settings, plan, buckets, transforms, manage };
 }
 
 /**

@@ -177,6 +177,13 @@ describe('the management Lambdas', () => {
     expect(fn(base, manage(base).apiFunction).Properties).toMatchObject({ MemorySize: 256, Timeout: 15 });
   });
 
+  it('tell the validator to strip location only with manageStripLocation, which needs the API', () => {
+    const stripping = synth(() => ({ manageStripLocation: true }));
+    expect(fn(stripping, manage(stripping).validator).Properties.Environment.Variables).toMatchObject({ MANAGE_STRIP_LOCATION: 'true' });
+    expect(fn(base, manage(base).validator).Properties.Environment.Variables).not.toHaveProperty('MANAGE_STRIP_LOCATION');
+    expect(() => synth(() => ({ manageApi: false, manageStripLocation: true }))).toThrow(/only used with manageApi/);
+  });
+
   it('the API may sign uploads under _uploads/ only, read, list and delete sources, and never delete an upload', () => {
     const source = logicalId(base, base.stack.transformer.sourceBucket);
     expect(allowed(base, manage(base).apiFunction.role!, source)).toEqual([

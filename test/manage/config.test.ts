@@ -24,7 +24,7 @@ describe('readManageConfig', () => {
       svgPolicy: 'rasterize',
       memorySizeMb: 3008,
     });
-    const environment = manageEnvironment(origin);
+    const environment = manageEnvironment(origin, { stripLocation: true });
     // Nothing of the origin's that the management Lambdas do not read: not the cache bucket, not the watermarks.
     expect(Object.keys(environment).sort()).toEqual(
       [
@@ -38,10 +38,12 @@ describe('readManageConfig', () => {
         'MAX_DIMENSION',
         'TIME_BUDGET_MS',
         'SVG_POLICY',
+        'MANAGE_STRIP_LOCATION',
       ].sort(),
     );
     const read = readManageConfig({ ...environment, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '3008' });
-    expect(JSON.parse(JSON.stringify(read))).toEqual(JSON.parse(JSON.stringify(manageConfig(origin))));
+    expect(JSON.parse(JSON.stringify(read))).toEqual(JSON.parse(JSON.stringify(manageConfig(origin, { stripLocation: true }))));
+    expect(read.stripLocation).toBe(true);
     expect(read.routes.map((route) => [route.kind, route.prefix])).toEqual([
       ['bucket', 'archive/'],
       ['web', 'shop/'],
@@ -52,8 +54,11 @@ describe('readManageConfig', () => {
   it('takes the defaults, and names what is missing or wrong', () => {
     const read = readManageConfig({ SOURCE_BUCKET: 'originals' });
     expect(read).toEqual(manageConfig(originConfig(buckets)));
+    expect(read.stripLocation).toBe(false);
+    expect(manageEnvironment(originConfig(buckets), { stripLocation: false })).not.toHaveProperty('MANAGE_STRIP_LOCATION');
     expect(() => readManageConfig({})).toThrow(/SOURCE_BUCKET is required/);
     expect(() => readManageConfig({ SOURCE_BUCKET: 'originals', MAX_SOURCE_BYTES: 'many' })).toThrow(/MAX_SOURCE_BYTES/);
+    expect(() => readManageConfig({ SOURCE_BUCKET: 'originals', MANAGE_STRIP_LOCATION: 'yes' })).toThrow(/MANAGE_STRIP_LOCATION/);
   });
 
   it("reads the JWT callers' prefix template, and refuses one that is not", () => {

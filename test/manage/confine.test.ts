@@ -12,7 +12,7 @@ let manage: TestManage;
 const alice = { sub: 'alice', iss: 'https://issuer.example.com', aud: 'app' };
 
 beforeAll(async () => {
-  manage = await createTestManage('manage-jwt', {}, 'users/{sub}/');
+  manage = await createTestManage('manage-jwt', {}, { jwtPrefix: 'users/{sub}/' });
   await Promise.all(['users/alice/a.jpg', 'users/alice/b.jpg', 'users/alicia/c.jpg', 'users/bob/d.jpg'].map((key) => manage.put(key, 'x')));
 });
 

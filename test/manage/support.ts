@@ -7,7 +7,7 @@ import { afterAll } from 'vitest';
 import { functionUrlEvent } from '../../local/emulator/function-url';
 import { withJwtClaims } from '../../local/emulator/manage-route';
 import { originConfig, type OriginConfig } from '../../lambda/origin/config';
-import { manageConfig, type ManageConfig } from '../../lambda/manage/config';
+import { manageConfig, type ManageConfig, type ManageSettings } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
 import type { UploadTicket } from '../../lambda/manage/uploads';
 import { validateUpload } from '../../lambda/manage/validate';
@@ -47,10 +47,17 @@ export function apiEvent(method: string, pathAndQuery: string, body?: string): A
 }
 
 /** Buckets and a handler of their own; `jwtPrefix` confines the calls made with claims. */
-export async function createTestManage(label: string, overrides: Partial<OriginConfig> = {}, jwtPrefix?: string): Promise<TestManage> {
+export async function createTestManage(
+  label: string,
+  overrides: Partial<OriginConfig> = {},
+  { jwtPrefix, ...settings }: Partial<ManageSettings> & { jwtPrefix?: string } = {},
+): Promise<TestManage> {
   const buckets = await createTestBuckets(label);
   afterAll(() => buckets.cleanup());
-  const config: ManageConfig = { ...manageConfig(originConfig(buckets, overrides)), ...(jwtPrefix ? { jwtPrefix } : {}) };
+  const config: ManageConfig = {
+    ...manageConfig(originConfig(buckets, overrides), { stripLocation: settings.stripLocation ?? false }),
+    ...(jwtPrefix ? { jwtPrefix } : {}),
+  };
   const clients = { s3: buckets.s3 };
   const logs: Record<string, unknown>[] = [];
   const handle = createManageHandler(clients, config, (entry) => logs.push(entry));

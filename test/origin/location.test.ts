@@ -12,19 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalUri, DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri } from '../../lambda/grammar';
 import { documentedMetadata } from '../docs/metadata-doc';
 import { heicOf, heifEncMissing } from '../support/heic';
-import {
-  COPYRIGHT,
-  CREATOR,
-  exiftoolMissing,
-  KEYWORD,
-  MAKE,
-  PLACE_NAMES,
-  PLACE_NUMBERS,
-  PLACE_STRINGS,
-  PLACE_TEXT,
-  readTags,
-  withCatalogue,
-} from '../support/location-catalogue';
+import { COPYRIGHT, CREATOR, exiftoolMissing, KEYWORD, MAKE, placesIn, readTags, withCatalogue } from '../support/location-catalogue';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
 const missing = exiftoolMissing() ?? heifEncMissing();
@@ -47,28 +35,6 @@ const READS: Record<(typeof SOURCES)[number], Block[]> = {
   tiff: ['xmp'],
   heic: ['exif', 'xmp'],
 };
-
-/** Tag names that speak of place, in any case. */
-const PLACE_TAG = /gps|locat|city|country|state(?!ment)|province|region|latitude|longitude|altitude|coverage|drone|locality/i;
-
-/** What in an image (its bytes, and its tags as exiftool reads them) tells a place: empty for every output. */
-function placesIn(bytes: Buffer, tags: Record<string, unknown>): string[] {
-  const found: string[] = [];
-  const raw = bytes.toString('latin1').toLowerCase();
-  for (const text of [PLACE_TEXT, ...PLACE_STRINGS, ...PLACE_NAMES]) if (raw.includes(text)) found.push(`bytes: ${text}`);
-  for (const [name, value] of Object.entries(tags)) {
-    // exiftool's own and the file system's: the temporary file's name and dates.
-    if (name === 'SourceFile' || name.startsWith('System:') || name.startsWith('ExifTool:')) continue;
-    const text = JSON.stringify(value).toLowerCase();
-    const numbers = (text.match(/-?\d+(?:\.\d+)?/g) ?? []).map(Number);
-    const placed =
-      PLACE_TAG.test(name) ||
-      [PLACE_TEXT, ...PLACE_STRINGS].some((place) => text.includes(place)) ||
-      numbers.some((number) => PLACE_NUMBERS.some((place) => Math.abs(Math.abs(number) - place) < 0.001));
-    if (placed) found.push(`${name}: ${text}`);
-  }
-  return found;
-}
 
 /** The tags exiftool reads of an output that `mode` keeps from a source whose `blocks` the origin reads, by the docs. */
 function expectedTags(mode: 'copyright' | 'keep', blocks: Block[], output: string): Record<string, unknown> {

@@ -146,6 +146,28 @@ const EXIFTOOL_ASSIGNMENTS = [
   `-IPTC:Keywords=${KEYWORD}`,
 ];
 
+/** Tag names that speak of place, in any case. */
+const PLACE_TAG = /gps|locat|city|country|state(?!ment)|province|region|latitude|longitude|altitude|coverage|drone|locality/i;
+
+/** What in an image (its bytes, and its tags as exiftool reads them) tells a place: empty for every output. */
+export function placesIn(bytes: Buffer, tags: Record<string, unknown>): string[] {
+  const found: string[] = [];
+  const raw = bytes.toString('latin1').toLowerCase();
+  for (const text of [PLACE_TEXT, ...PLACE_STRINGS, ...PLACE_NAMES]) if (raw.includes(text)) found.push(`bytes: ${text}`);
+  for (const [name, value] of Object.entries(tags)) {
+    // exiftool's own and the file system's: the temporary file's name and dates.
+    if (name === 'SourceFile' || name.startsWith('System:') || name.startsWith('ExifTool:')) continue;
+    const text = JSON.stringify(value).toLowerCase();
+    const numbers = (text.match(/-?\d+(?:\.\d+)?/g) ?? []).map(Number);
+    const placed =
+      PLACE_TAG.test(name) ||
+      [PLACE_TEXT, ...PLACE_STRINGS].some((place) => text.includes(place)) ||
+      numbers.some((number) => PLACE_NUMBERS.some((place) => Math.abs(Math.abs(number) - place) < 0.001));
+    if (placed) found.push(`${name}: ${text}`);
+  }
+  return found;
+}
+
 /** `files` written to a temporary folder, `run` given their paths, the folder removed after. */
 function inFolder<T>(files: { name: string; bytes: Buffer }[], run: (dir: string, paths: string[]) => T): T {
   const dir = mkdtempSync(join(tmpdir(), 'catalogue-'));

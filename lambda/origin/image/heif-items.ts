@@ -36,8 +36,8 @@ export interface ItemType {
   contentType?: string;
 }
 
-/** The type of each of `items` (an item described twice is refused: which description libheif keeps is its own choice). */
-export function itemTypes(meta: HeifMeta, items: Set<number>): Map<number, ItemType> {
+/** The type of each of `items`, every item's without it (an item described twice is refused: which description libheif keeps is its own choice). */
+export function itemTypes(meta: HeifMeta, items?: Set<number>): Map<number, ItemType> {
   const { bytes, iinf } = meta;
   const countSize = reader(bytes, iinf).fullBox().version === 0 ? 2 : 4;
   const types = new Map<number, ItemType>();
@@ -47,7 +47,7 @@ export function itemTypes(meta: HeifMeta, items: Set<number>): Map<number, ItemT
     const { version } = entry.fullBox();
     if (version < 2) return; // versions 0 and 1 describe files, not images
     const item = entry.uint(version === 2 ? 2 : 4);
-    if (!items.has(item)) return;
+    if (items && !items.has(item)) return;
     if (types.has(item)) throw new HeifDamaged(`item ${item} is described twice`);
     entry.uint(2); // protection index
     const type = entry.type();
@@ -129,13 +129,13 @@ export function referencesTo(meta: HeifMeta, type: string, to: number): number[]
 }
 
 /**
- * The bytes of each of `items`, every extent in order, where iloc puts them
- * (in the file, or in meta's idat). Data in another file or built from other
- * items is refused, and so are items that share a byte: libde265 would
- * decode the same bytes once for each, which their count alone does not show.
- * An item of more than `maxBytes` is left out of the answer, never copied.
+ * Where the bytes of each of `items` (of every item, without it) are, every
+ * extent in order, as ranges of the file (in it, or in meta's idat). Data in
+ * another file or built from other items is refused, and so are items that
+ * share a byte: libde265 would decode the same bytes once for each, which
+ * their count alone does not show.
  */
-export function itemData(meta: HeifMeta, items: Set<number>, maxBytes = Infinity): Map<number, Buffer> {
+export function itemRanges(meta: HeifMeta, items?: Set<number>): Map<number, [number, number][]> {
   const { bytes, iloc, idat } = meta;
   const ranges = new Map<number, [number, number][]>();
   for (const location of itemLocations(bytes, iloc, items)) {
@@ -161,12 +161,18 @@ export function itemData(meta: HeifMeta, items: Set<number>, maxBytes = Infinity
     if (at < reached) throw new HeifDamaged('two items share their data');
     reached = Math.max(reached, until);
   }
+  for (const item of items ?? []) if (!ranges.has(item)) throw new HeifDamaged(`item ${item} has no location`);
+  return ranges;
+}
+
+/** The bytes of each of `items` (itemRanges'); an item of more than `maxBytes` is left out of the answer, never copied. */
+export function itemData(meta: HeifMeta, items: Set<number>, maxBytes = Infinity): Map<number, Buffer> {
+  const ranges = itemRanges(meta, items);
   const data = new Map<number, Buffer>();
   for (const item of items) {
-    const own = ranges.get(item);
-    if (!own) throw new HeifDamaged(`item ${item} has no location`);
+    const own = ranges.get(item)!;
     if (own.reduce((sum, [at, until]) => sum + until - at, 0) > maxBytes) continue;
-    data.set(item, Buffer.concat(own.map(([at, until]) => bytes.subarray(at, until))));
+    data.set(item, Buffer.concat(own.map(([at, until]) => meta.bytes.subarray(at, until))));
   }
   return data;
 }

@@ -148,9 +148,12 @@ const LANGUAGE = /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8}){0,8}$/;
  * plain XML an XMP packet is (a DOCTYPE, unbalanced tags). A value with a
  * reference XML does not define is left out.
  */
-function readProperties(xmp: string, mode: KeepingMode): XmpProperty[] | undefined {
+function readProperties(xmp: string, mode: KeepingMode, also: XmpNamespace[]): XmpProperty[] | undefined {
+  const table = also.length
+    ? new Map([...WANTED[mode], ...also.map((namespace) => [namespace.uri, { namespace, names: new Set(namespace.keep) }] as const)])
+    : WANTED[mode];
   const wanted = (uri: string | undefined, local: string) => {
-    const found = uri === undefined ? undefined : WANTED[mode].get(uri);
+    const found = uri === undefined ? undefined : table.get(uri);
     return found?.names.has(local) ? found.namespace : undefined;
   };
   const scopes = new Scopes();
@@ -218,31 +221,50 @@ function readProperties(xmp: string, mode: KeepingMode): XmpProperty[] | undefin
 
 const escaped = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** A fresh packet holding `properties` alone, each namespace declared under the table's prefix. */
-function xmpPacket(properties: XmpProperty[]): string {
-  const namespaces = [...new Set(properties.map(({ namespace }) => namespace))];
-  const declarations = namespaces.map(({ prefix, uri }) => `\n    xmlns:${prefix}="${uri}"`).join('');
-  const values = properties.map(({ namespace, name, array, items }) => {
-    const qualified = `${namespace.prefix}:${name}`;
-    if (!array) return `   <${qualified}>${escaped(items[0]!.text)}</${qualified}>`;
-    const lis = items.map(({ text, lang }) => `<rdf:li${lang ? ` xml:lang="${escaped(lang)}"` : ''}>${escaped(text)}</rdf:li>`);
-    return `   <${qualified}><rdf:${array}>${lis.join('')}</rdf:${array}></${qualified}>`;
-  });
-  return [
-    '<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?>',
-    '<x:xmpmeta xmlns:x="adobe:ns:meta/">',
-    ` <rdf:RDF xmlns:rdf="${RDF}">`,
-    `  <rdf:Description rdf:about=""${declarations}>`,
-    ...values,
-    '  </rdf:Description>',
-    ' </rdf:RDF>',
-    '</x:xmpmeta>',
-    '<?xpacket end="w"?>',
-  ].join('\n');
+/** How keptXmp writes its packet. */
+export interface PacketOptions {
+  /** Namespaces kept beside the mode's (each its `keep` names); their texts written as attributes, as their readers expect. */
+  also?: XmpNamespace[];
+  /** The shortest form: no packet wrapper, no whitespace, no rdf:about, a description with no elements closed on itself. */
+  compact?: boolean;
 }
 
-/** The packet of what `mode` keeps of `xmp`; undefined when nothing, or when `xmp` is not plain XML. */
-export function keptXmp(xmp: string, mode: KeepingMode): string | undefined {
-  const properties = readProperties(xmp, mode);
-  return properties?.length ? xmpPacket(properties) : undefined;
+/** A fresh packet holding `properties` alone, each namespace declared under the table's prefix. */
+function xmpPacket(properties: XmpProperty[], { also = [], compact = false }: PacketOptions): string {
+  const namespaces = [...new Set(properties.map(({ namespace }) => namespace))];
+  const [line, indent] = compact ? ['', ' '] : ['\n', '\n    '];
+  const declarations = namespaces.map(({ prefix, uri }) => `${indent}xmlns:${prefix}="${uri}"`).join('');
+  const attribute = (property: XmpProperty) => !property.array && also.includes(property.namespace);
+  const attributes = properties
+    .filter(attribute)
+    .map(({ namespace, name, items }) => `${indent}${namespace.prefix}:${name}="${escaped(items[0]!.text)}"`)
+    .join('');
+  const values = properties
+    .filter((property) => !attribute(property))
+    .map(({ namespace, name, array, items }) => {
+      const qualified = `${compact ? '' : '   '}<${namespace.prefix}:${name}>`;
+      const close = `</${namespace.prefix}:${name}>`;
+      if (!array) return `${qualified}${escaped(items[0]!.text)}${close}`;
+      const lis = items.map(({ text, lang }) => `<rdf:li${lang ? ` xml:lang="${escaped(lang)}"` : ''}>${escaped(text)}</rdf:li>`);
+      return `${qualified}<rdf:${array}>${lis.join('')}</rdf:${array}>${close}`;
+    });
+  const description = `<rdf:Description${compact ? '' : ' rdf:about=""'}${declarations}${attributes}`;
+  const lines = [
+    ...(compact ? [] : ['<?xpacket begin="\uFEFF" id="W5M0MpCehiHzreSzNTczkc9d"?>']),
+    '<x:xmpmeta xmlns:x="adobe:ns:meta/">',
+    `${compact ? '' : ' '}<rdf:RDF xmlns:rdf="${RDF}">`,
+    ...(compact && values.length === 0
+      ? [`${description}/>`]
+      : [`${compact ? '' : '  '}${description}>`, ...values, `${compact ? '' : '  '}</rdf:Description>`]),
+    `${compact ? '' : ' '}</rdf:RDF>`,
+    '</x:xmpmeta>',
+    ...(compact ? [] : ['<?xpacket end="w"?>']),
+  ];
+  return lines.join(line);
+}
+
+/** The packet of what `mode` keeps of `xmp` (and `options.also`'s); undefined when nothing, or when `xmp` is not plain XML. */
+export function keptXmp(xmp: string, mode: KeepingMode, options: PacketOptions = {}): string | undefined {
+  const properties = readProperties(xmp, mode, options.also ?? []);
+  return properties?.length ? xmpPacket(properties, options) : undefined;
 }

@@ -8,7 +8,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetBucketCorsCommand } from '@aws-sdk/client-s3';
+import { GetBucketCorsCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import { Sha256 } from '../../../lambda/manage/client/signed-fetch';
 import { allowUploadsFrom, MAX_MANAGE_BODY_BYTES } from '../../../local/emulator/manage-route';
 import { startEmulator, type RunningEmulator } from '../../../local/emulator/start';
 import { postUpload } from '../../manage/support';
+import { exifTags, exifText } from '../../support/metadata';
 import { createTestBuckets, listKeys, type TestBuckets } from '../../support/s3';
 
 const photo = (width: number, height: number) =>
@@ -55,7 +56,7 @@ describe('npm start: the management API under /_manage/', () => {
       edgeCache: false,
       // Nothing is seen until settled() polls: a staged upload stays pending until then.
       watchIntervalMs: 600_000,
-      context: { presets: '{"thumb":{"width":"80"}}', eagerPresets: 'thumb' },
+      context: { presets: '{"thumb":{"width":"80"}}', eagerPresets: 'thumb', manageStripLocation: 'true' },
       log: (line) => lines.push(line),
     });
   }, 120_000);
@@ -126,6 +127,22 @@ describe('npm start: the management API under /_manage/', () => {
     const listed = await call('GET', '/images?prefix=photos/&limit=10');
     expect(listed.status).toBe(200);
     expect(listed.body.images.map((entry: { key: string }) => entry.key)).toEqual(['photos/new.jpg']);
+  }, 60_000);
+
+  it('stores an upload without its location with -c manageStripLocation=true, its pixels as uploaded', async () => {
+    const tagged = await sharp(await photo(64, 48))
+      .withExif({ IFD0: { Copyright: '(c) Ann' }, IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '47/1 7/1 2444/100' } })
+      .jpeg()
+      .toBuffer();
+    expect(exifTags((await sharp(tagged).metadata()).exif)).toContain('GPS:0x0002');
+    await upload('located/photo.jpg', tagged, 'image/jpeg');
+    await emulator.settled();
+    const response = await buckets.s3.send(new GetObjectCommand({ Bucket: buckets.sourceBucket, Key: 'located/photo.jpg' }));
+    const stored = Buffer.from(await response.Body!.transformToByteArray());
+    const exif = (await sharp(stored).metadata()).exif;
+    expect(exifTags(exif).filter((tag) => tag.startsWith('GPS:'))).toEqual([]);
+    expect(exifText(exif, 0x8298)).toBe('(c) Ann');
+    expect((await sharp(stored).raw().toBuffer()).equals(await sharp(tagged).raw().toBuffer())).toBe(true);
   }, 60_000);
 
   it('quarantines a hostile upload (an HTML page named .jpg) with its reason, and never serves it', async () => {
