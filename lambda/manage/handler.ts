@@ -1,6 +1,7 @@
 // The management API's handler: an API Gateway HTTP API event (payload 2.0)
-// in, a JSON answer out. It routes to the handlers of uploads.ts, images.ts
-// and delete.ts, which take their clients as arguments; every refusal is a
+// in, a JSON answer out. It routes to the handlers of uploads.ts, images.ts,
+// delete.ts and imports/jobs.ts, which take their clients as arguments (an
+// import's job runner among them); every refusal is a
 // precise status with `{error, message}`, an unknown path a 404 and a known
 // path's other methods a 405 that says which it allows.
 
@@ -12,10 +13,13 @@ import type { ManageConfig } from './config';
 import { DELETE_FIELDS, deleteImages, readDeleteKeys } from './delete';
 import { ManageError } from './errors';
 import { imageStatus, listImages } from './images';
+import { createImport, IMPORT_FIELDS, importStatus, type ImportJobs } from './imports/jobs';
 import { createUpload, readUploadRequest, UPLOAD_FIELDS } from './uploads';
 
 export interface ManageClients {
   s3: S3Client;
+  /** Runs imports (in the emulator, a loop in its process); without it, the API has no /imports routes. */
+  imports?: ImportJobs;
 }
 
 export type ManageResponse = APIGatewayProxyStructuredResultV2 & { statusCode: number; body: string; headers: Record<string, string> };
@@ -34,10 +38,10 @@ const errorResponse = (error: ManageError, headers?: Record<string, string>) =>
 
 type Route = (event: APIGatewayProxyEventV2, path: string) => Promise<ManageResponse>;
 
-/** The key of a `/images/{key}` path, percent-decoded. */
-function pathKey(path: string): string {
+/** The key of a `/images/{key}` path (or the id of an `/imports/{id}` one), percent-decoded. */
+function pathKey(path: string, route = '/images/'): string {
   try {
-    return decodeURIComponent(path.slice('/images/'.length));
+    return decodeURIComponent(path.slice(route.length));
   } catch {
     throw new ManageError('invalid_key', 'The key in the path is not valid percent-encoded UTF-8.');
   }
@@ -77,7 +81,28 @@ function routes(clients: ManageClients, config: ManageConfig): Record<string, Re
         throw new ManageError('not_found', `No image, upload or quarantined upload has the key ${JSON.stringify(pathKey(path))}.`);
       },
     },
+    ...(clients.imports && importRoutes(clients.s3, config, clients.imports)),
   };
+}
+
+function importRoutes(s3: S3Client, config: ManageConfig, imports: ImportJobs): Record<string, Record<string, Route>> {
+  return {
+    '/imports': {
+      POST: async (event) => jsonResponse(202, await createImport(s3, config, imports, readBody(event.body, event.isBase64Encoded, IMPORT_FIELDS))),
+    },
+    '/imports/*': {
+      GET: async (event, path) => {
+        query(event, []);
+        return jsonResponse(200, await importStatus(imports, pathKey(path, '/imports/')));
+      },
+    },
+  };
+}
+
+/** The routes of `path`: its own, or its pattern's (`/images/*`, `/imports/*`). */
+function routesOf(table: ReturnType<typeof routes>, path: string): Record<string, Route> | undefined {
+  const pattern = ['/images/', '/imports/'].find((prefix) => path.startsWith(prefix) && path.length > prefix.length);
+  return table[path] ?? (pattern === undefined ? undefined : table[pattern + '*']);
 }
 
 export function createManageHandler(clients: ManageClients, config: ManageConfig, log: Logger = () => {}): ManageHandler {
@@ -85,9 +110,12 @@ export function createManageHandler(clients: ManageClients, config: ManageConfig
   return async (event) => {
     const method = event.requestContext.http.method;
     const path = event.rawPath;
-    const byMethod = table[path] ?? (path.startsWith('/images/') && path.length > '/images/'.length ? table['/images/*'] : undefined);
+    const byMethod = routesOf(table, path);
     try {
-      if (!byMethod) throw new ManageError('route_not_found', `No route is ${path}; the API has /uploads, /images and /images/{key}.`);
+      if (!byMethod) {
+        const paths = Object.keys(table).map((known) => known.replace('/images/*', '/images/{key}').replace('/imports/*', '/imports/{id}'));
+        throw new ManageError('route_not_found', `No route is ${path}; the API has ${paths.join(', ')}.`);
+      }
       const route = byMethod[method];
       if (!route) {
         const allowed = Object.keys(byMethod).join(', ');
