@@ -8,6 +8,8 @@ import { functionUrlEvent } from '../../local/emulator/function-url';
 import { originConfig, type OriginConfig } from '../../lambda/origin/config';
 import { manageConfig, type ManageConfig } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
+import type { ImportFetchRules } from '../../lambda/manage/imports/import-item';
+import { createLocalImportJobs, type LocalImportJobs } from '../../lambda/manage/imports/local-jobs';
 import type { UploadTicket } from '../../lambda/manage/uploads';
 import { validateUpload } from '../../lambda/manage/validate';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
@@ -21,6 +23,8 @@ export interface ManageAnswer {
 export interface TestManage extends TestBuckets {
   config: ManageConfig;
   logs: Record<string, unknown>[];
+  /** The emulator's import runner, fetching with `importRules`. */
+  imports: LocalImportJobs;
   /** Calls the handler as API Gateway would: `path` may carry a query. `body` is sent as JSON unless a string. */
   call(method: string, path: string, body?: unknown): Promise<ManageAnswer>;
   /** Asks for an upload of `key`, expecting a 200, and returns its ticket. */
@@ -42,13 +46,18 @@ export function apiEvent(method: string, pathAndQuery: string, body?: string): A
   return { ...event, ...query, body };
 }
 
-export async function createTestManage(label: string, overrides: Partial<OriginConfig> = {}): Promise<TestManage> {
+export async function createTestManage(
+  label: string,
+  overrides: Partial<OriginConfig> = {},
+  importRules: ImportFetchRules = {},
+): Promise<TestManage> {
   const buckets = await createTestBuckets(label);
   afterAll(() => buckets.cleanup());
   const config = manageConfig(originConfig(buckets, overrides));
   const clients = { s3: buckets.s3 };
   const logs: Record<string, unknown>[] = [];
-  const handle = createManageHandler(clients, config, (entry) => logs.push(entry));
+  const imports = createLocalImportJobs(clients, config, { rules: importRules, log: (entry) => logs.push(entry) });
+  const handle = createManageHandler({ ...clients, imports }, config, (entry) => logs.push(entry));
   const call: TestManage['call'] = async (method, path, body) => {
     const text = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
     const response = await handle(apiEvent(method, path, text));
@@ -58,6 +67,7 @@ export async function createTestManage(label: string, overrides: Partial<OriginC
     ...buckets,
     config,
     logs,
+    imports,
     call,
     ticket: async (key, contentType, contentLength) => {
       const answer = await call('POST', '/uploads', { key, contentType, contentLength });
