@@ -88,7 +88,8 @@ function routes(clients: ManageClients, config: ManageConfig): Record<string, Re
 function importRoutes(s3: S3Client, config: ManageConfig, imports: ImportJobs): Record<string, Record<string, Route>> {
   return {
     '/imports': {
-      POST: async (event) => jsonResponse(202, await createImport(s3, config, imports, readBody(event.body, event.isBase64Encoded, IMPORT_FIELDS))),
+      POST: async (event) =>
+        jsonResponse(202, await createImport(s3, config, imports, readBody(event.body, event.isBase64Encoded, IMPORT_FIELDS))),
     },
     '/imports/*': {
       GET: async (event, path) => {

@@ -172,7 +172,12 @@ export type Verdict = { info: SourceInfo; refusal?: undefined } | { info?: undef
  * the byte limit), for a key that is no source key, or by checkImage. Uploads
  * and imports are judged by this one function.
  */
-export async function judgeImage(key: string, body: Buffer | undefined, readRefusal: HttpError | undefined, limits: Limits): Promise<Verdict> {
+export async function judgeImage(
+  key: string,
+  body: Buffer | undefined,
+  readRefusal: HttpError | undefined,
+  limits: Limits,
+): Promise<Verdict> {
   const refusal = readRefusal ?? keyRefusal(key);
   if (refusal) return { refusal };
   try {

@@ -98,14 +98,20 @@ describe('an import of inline items', () => {
     ] as const) {
       expect(keys).not.toContain(key);
       expect((await manage.call('GET', '/images/' + key)).body).toMatchObject({ key, status: 'quarantined', reason });
-      expect(result.status.failures).toContainEqual({ key, url: expect.any(String), reason: expect.stringMatching(new RegExp(`^${reason}: `)) });
+      expect(result.status.failures).toContainEqual({
+        key,
+        url: expect.any(String),
+        reason: expect.stringMatching(new RegExp(`^${reason}: `)),
+      });
     }
     // The bomb's bytes were read whole (its header lies, not its size): they are kept in quarantine.
     expect(keys).toContain('_quarantine/legacy/bomb.png');
   });
 
   it('refuses private and metadata addresses with the SSRF guard, and reports a missing page; nothing stored', async () => {
-    const reasons = Object.fromEntries(result.status.failures.map((failure: { key: string; reason: string }) => [failure.key, failure.reason]));
+    const reasons = Object.fromEntries(
+      result.status.failures.map((failure: { key: string; reason: string }) => [failure.key, failure.reason]),
+    );
     expect(reasons['legacy/secret.jpg']).toMatch(/^source_not_allowed: .*10\.1\.2\.3.*private/);
     expect(reasons['legacy/metadata.jpg']).toMatch(/^source_not_allowed: .*169\.254\.169\.254.*link-local/);
     expect(reasons['legacy/gone.jpg']).toMatch(/^not_found: /);
@@ -118,22 +124,29 @@ describe('an import of inline items', () => {
   it('writes every failure to the report', async () => {
     const report = (await body(result.status.reportKey)).bytes.toString('utf8').trim().split('\n');
     expect(report[0]).toBe('key,url,reason');
-    expect(report.slice(1).map((line) => line.split(',')[0]).sort()).toEqual(
-      ['legacy/bomb.png', 'legacy/gone.jpg', 'legacy/metadata.jpg', 'legacy/page.jpg', 'legacy/secret.jpg'].sort(),
-    );
+    expect(
+      report
+        .slice(1)
+        .map((line) => line.split(',')[0])
+        .sort(),
+    ).toEqual(['legacy/bomb.png', 'legacy/gone.jpg', 'legacy/metadata.jpg', 'legacy/page.jpg', 'legacy/secret.jpg'].sort());
   });
 });
 
 describe('an import of a manifest in the source bucket', () => {
-  const put = (key: string, text: string) =>
-    manage.s3.send(new PutObjectCommand({ Bucket: manage.sourceBucket, Key: key, Body: text }));
+  const put = (key: string, text: string) => manage.s3.send(new PutObjectCommand({ Bucket: manage.sourceBucket, Key: key, Body: text }));
 
   it('reads a CSV of url,key lines (a header and a bad row allowed: the row fails alone)', async () => {
-    await put('_imports/old-site.csv', `url,key\n${base}/a.jpg,csv/a.jpg\n${base}/b.png,csv/b, with a comma.png\nhttp://${HOST}/a.jpg,csv/plain.jpg\n`);
+    await put(
+      '_imports/old-site.csv',
+      `url,key\n${base}/a.jpg,csv/a.jpg\n${base}/b.png,csv/b, with a comma.png\nhttp://${HOST}/a.jpg,csv/plain.jpg\n`,
+    );
     const { started, status } = await imported({ manifestKey: '_imports/old-site.csv' });
     expect(started.total).toBe(3);
     expect(status).toMatchObject({ status: 'complete', succeeded: 2, failed: 1 });
-    expect(status.failures).toEqual([{ key: 'csv/plain.jpg', url: `http://${HOST}/a.jpg`, reason: expect.stringMatching(/^invalid_url: .*https/) }]);
+    expect(status.failures).toEqual([
+      { key: 'csv/plain.jpg', url: `http://${HOST}/a.jpg`, reason: expect.stringMatching(/^invalid_url: .*https/) },
+    ]);
     expect((await manage.call('GET', '/images/' + encodeURIComponent('csv/b, with a comma.png'))).body.status).toBe('ready');
   });
 
@@ -157,14 +170,24 @@ describe('refusals', () => {
     ['more than 10,000 items', { items: many }, 'too_many_items', /10001 items; at most 10000/],
     ['an item that is not an object', { items: [item('a.jpg'), 'b.jpg'] }, 'invalid_item', /^items\[1\] must be an object/],
     ['an item with another field', { items: [{ ...item('a.jpg'), size: 1 }] }, 'invalid_item', /items\[0\] has the field "size"/],
-    ['a key twice', { items: [item('a.jpg'), item('b.jpg'), item('a.jpg')] }, 'duplicate_key', /items\[2\]\.key "a\.jpg" is items\[0\]\.key/],
+    [
+      'a key twice',
+      { items: [item('a.jpg'), item('b.jpg'), item('a.jpg')] },
+      'duplicate_key',
+      /items\[2\]\.key "a\.jpg" is items\[0\]\.key/,
+    ],
     ['a non-https URL', { items: [item('a.jpg', 'http://old.example.com/a.jpg')] }, 'invalid_url', /items\[0\]\.url must be https/],
     ['a URL that is not one', { items: [item('a.jpg', 'old.example.com/a.jpg')] }, 'invalid_url', /items\[0\]\.url .* is not a URL/],
     ['a URL with credentials', { items: [item('a.jpg', 'https://me:pw@old.example.com/a.jpg')] }, 'invalid_url', /credentials/],
     ['a traversing key', { items: [item('a/../../b.jpg')] }, 'invalid_key', /items\[0\]\.key/],
     ['a key that is no string', { items: [{ url: 'https://old.example.com/a.jpg', key: 7 }] }, 'invalid_field', /items\[0\]\.key/],
     ['a reserved key', { items: [item('ok.jpg'), item('_imports/x.jpg')] }, 'reserved_key', /items\[1\]\.key/],
-    ['an item too long for a Batch Operations manifest', { items: [item('a.jpg', `https://old.example.com/${'x'.repeat(1000)}`)] }, 'invalid_item', /items\[0\] is too long/],
+    [
+      'an item too long for a Batch Operations manifest',
+      { items: [item('a.jpg', `https://old.example.com/${'x'.repeat(1000)}`)] },
+      'invalid_item',
+      /items\[0\] is too long/,
+    ],
     ['a manifest outside _imports/', { manifestKey: 'photos/list.csv' }, 'invalid_manifest', /under _imports\//],
     ['a manifest that is not there', { manifestKey: '_imports/nothing.csv' }, 'manifest_not_found', /_imports\/nothing\.csv/],
   ];
@@ -196,16 +219,26 @@ describe('the Batch Operations answer (invocation schema 2.0), from the per-key 
     invocationSchemaVersion: '2.0',
     invocationId: 'invocation-1',
     job: { id: 'job-1' },
-    tasks: keys.map((s3Key, index) => ({ taskId: `task-${index}`, s3Key, s3VersionId: null, s3BucketArn: `arn:aws:s3:::${manage.sourceBucket}` })),
+    tasks: keys.map((s3Key, index) => ({
+      taskId: `task-${index}`,
+      s3Key,
+      s3VersionId: null,
+      s3BucketArn: `arn:aws:s3:::${manage.sourceBucket}`,
+    })),
   });
 
   it('answers a result per task: Succeeded, PermanentFailure with the reason, TemporaryFailure for a server that failed', async () => {
-    const result = await runBatchTasks({ s3: manage.s3 }, manage.config, event([
-      taskKey({ url: `${base}/a.jpg`, key: 'batch/a.jpg' }),
-      taskKey({ url: `${base}/page.jpg`, key: 'batch/page.jpg' }),
-      taskKey({ url: `${base}/busy.jpg`, key: 'batch/busy.jpg' }),
-      'not-an-item',
-    ]), { allowLoopback: true, resolve, trustedCertificates: certificate.cert });
+    const result = await runBatchTasks(
+      { s3: manage.s3 },
+      manage.config,
+      event([
+        taskKey({ url: `${base}/a.jpg`, key: 'batch/a.jpg' }),
+        taskKey({ url: `${base}/page.jpg`, key: 'batch/page.jpg' }),
+        taskKey({ url: `${base}/busy.jpg`, key: 'batch/busy.jpg' }),
+        'not-an-item',
+      ]),
+      { allowLoopback: true, resolve, trustedCertificates: certificate.cert },
+    );
     expect(result).toEqual({
       invocationSchemaVersion: '2.0',
       treatMissingKeysAs: 'PermanentFailure',
@@ -221,11 +254,16 @@ describe('the Batch Operations answer (invocation schema 2.0), from the per-key 
   });
 
   it('reads a task key Batch Operations passes decoded as well as encoded', async () => {
-    const result = await runBatchTasks({ s3: manage.s3 }, manage.config, event([JSON.stringify({ url: `${base}/b.png`, key: 'batch/b.png' })]), {
-      allowLoopback: true,
-      resolve,
-      trustedCertificates: certificate.cert,
-    });
+    const result = await runBatchTasks(
+      { s3: manage.s3 },
+      manage.config,
+      event([JSON.stringify({ url: `${base}/b.png`, key: 'batch/b.png' })]),
+      {
+        allowLoopback: true,
+        resolve,
+        trustedCertificates: certificate.cert,
+      },
+    );
     expect(result.results[0]).toMatchObject({ resultCode: 'Succeeded', resultString: 'ready: 30x20 png' });
   });
 });

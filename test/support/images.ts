@@ -373,4 +373,3 @@ export function claimedPng(width: number, height: number): Buffer {
     pngChunk('IEND', Buffer.alloc(0)),
   ]);
 }
-

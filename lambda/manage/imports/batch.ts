@@ -28,5 +28,10 @@ export async function runBatchTasks(
 ): Promise<S3BatchResult> {
   const results: S3BatchResultResult[] = [];
   for (const task of event.tasks) results.push(taskResult(task.taskId, await importItem(clients, config, taskItem(task.s3Key), rules)));
-  return { invocationSchemaVersion: event.invocationSchemaVersion, treatMissingKeysAs: 'PermanentFailure', invocationId: event.invocationId, results };
+  return {
+    invocationSchemaVersion: event.invocationSchemaVersion,
+    treatMissingKeysAs: 'PermanentFailure',
+    invocationId: event.invocationId,
+    results,
+  };
 }

@@ -61,7 +61,12 @@ async function fetchItem(item: ImportItem, config: ManageConfig, rules: ImportFe
   const url = new URL(item.url);
   try {
     // Redirects stay on the item's host: the caller named that server, not others.
-    const options = { ...rules, allowedHosts: [url.hostname], maxBytes: config.limits.maxSourceBytes, signal: AbortSignal.timeout(IMPORT_FETCH_MS) };
+    const options = {
+      ...rules,
+      allowedHosts: [url.hostname],
+      maxBytes: config.limits.maxSourceBytes,
+      signal: AbortSignal.timeout(IMPORT_FETCH_MS),
+    };
     const result = await fetchWebSource(url, options);
     if (result.status !== 'fetched') throw new HttpError('source_unavailable', 'The server answered 304 to an unconditional request.');
     return { bytes: result.bytes };

@@ -28,7 +28,8 @@ export const taskKey = (item: ImportItem): string => encodeURIComponent(JSON.str
 export function checkItem(config: ManageConfig, value: unknown, what: string): ImportItem {
   if (!isObject(value)) throw new ManageError('invalid_item', `${what} must be an object {url, key}.`);
   const extra = Object.keys(value).find((name) => name !== 'url' && name !== 'key');
-  if (extra !== undefined) throw new ManageError('invalid_item', `${what} has the field ${JSON.stringify(extra)}; an item has url and key.`);
+  if (extra !== undefined)
+    throw new ManageError('invalid_item', `${what} has the field ${JSON.stringify(extra)}; an item has url and key.`);
   const url = stringField(value.url, `${what}.url`);
   const key = sourceKey(stringField(value.key, `${what}.key`), `${what}.key`);
   let parsed: URL;
@@ -53,13 +54,17 @@ export function checkItems(config: ManageConfig, value: unknown): ImportItem[] {
   if (!Array.isArray(value)) throw new ManageError('invalid_field', 'The field "items" must be a list of {url, key}.');
   if (value.length === 0) throw new ManageError('no_items', 'The field "items" is empty; list 1 to 10000 items.');
   if (value.length > MAX_IMPORT_ITEMS) {
-    throw new ManageError('too_many_items', `The field "items" lists ${value.length} items; at most ${MAX_IMPORT_ITEMS}, or use a manifest (manifestKey).`);
+    throw new ManageError(
+      'too_many_items',
+      `The field "items" lists ${value.length} items; at most ${MAX_IMPORT_ITEMS}, or use a manifest (manifestKey).`,
+    );
   }
   const seen = new Map<string, number>();
   return value.map((entry, index) => {
     const item = checkItem(config, entry, `items[${index}]`);
     const first = seen.get(item.key);
-    if (first !== undefined) throw new ManageError('duplicate_key', `items[${index}].key ${JSON.stringify(item.key)} is items[${first}].key too.`);
+    if (first !== undefined)
+      throw new ManageError('duplicate_key', `items[${index}].key ${JSON.stringify(item.key)} is items[${first}].key too.`);
     seen.set(item.key, index);
     return item;
   });

@@ -65,7 +65,8 @@ async function readImportSource(s3: S3Client, config: ManageConfig, body: Record
   try {
     await s3.send(new HeadObjectCommand({ Bucket: config.sourceBucket, Key: manifestKey }));
   } catch (error) {
-    if (isMissing(error)) throw new ManageError('manifest_not_found', `No manifest is at ${JSON.stringify(manifestKey)} in the source bucket.`);
+    if (isMissing(error))
+      throw new ManageError('manifest_not_found', `No manifest is at ${JSON.stringify(manifestKey)} in the source bucket.`);
     throw storageUnavailable(error);
   }
   return { manifestKey };

@@ -16,7 +16,10 @@ export interface CreateJobInput {
   AccountId: string;
   ConfirmationRequired: boolean;
   Operation: { LambdaInvoke: { FunctionArn: string; InvocationSchemaVersion: '2.0'; UserArguments: Record<string, string> } };
-  Manifest: { Spec: { Format: 'S3BatchOperations_CSV_20180820'; Fields: ['Bucket', 'Key'] }; Location: { ObjectArn: string; ETag: string } };
+  Manifest: {
+    Spec: { Format: 'S3BatchOperations_CSV_20180820'; Fields: ['Bucket', 'Key'] };
+    Location: { ObjectArn: string; ETag: string };
+  };
   Report: { Enabled: true; Bucket: string; Prefix: string; Format: 'Report_CSV_20180820'; ReportScope: 'FailedTasksOnly' };
   ClientRequestToken: string;
   Priority: number;
@@ -56,7 +59,9 @@ interface JobRecord {
 
 /** A completion report's CSV line: bucket, key, version, task status, error code, HTTP status, result message. */
 function reportFailure(line: string): ImportFailure | undefined {
-  const fields = line.match(/("([^"]|"")*"|[^,]*)(,|$)/g)?.map((field) => field.replace(/,$/, '').replace(/^"|"$/g, '').replace(/""/g, '"'));
+  const fields = line
+    .match(/("([^"]|"")*"|[^,]*)(,|$)/g)
+    ?.map((field) => field.replace(/,$/, '').replace(/^"|"$/g, '').replace(/""/g, '"'));
   const item = taskItem(fields?.[1] ?? '') as Partial<ImportItem> | undefined;
   if (!fields || item?.key === undefined) return undefined;
   return { key: item.key, url: item.url ?? '', reason: fields.slice(6).join(',') || fields[4] || 'failed' };
@@ -111,7 +116,13 @@ export function s3ControlJobs(s3: S3Client, control: S3ControlCalls, config: Man
           Spec: { Format: 'S3BatchOperations_CSV_20180820', Fields: ['Bucket', 'Key'] },
           Location: { ObjectArn: `${settings.bucketArn}/${manifestKey}`, ETag: written.ETag ?? '' },
         },
-        Report: { Enabled: true, Bucket: settings.bucketArn, Prefix: importFolder(id) + 'report', Format: 'Report_CSV_20180820', ReportScope: 'FailedTasksOnly' },
+        Report: {
+          Enabled: true,
+          Bucket: settings.bucketArn,
+          Prefix: importFolder(id) + 'report',
+          Format: 'Report_CSV_20180820',
+          ReportScope: 'FailedTasksOnly',
+        },
         ClientRequestToken: id,
         Priority: 10,
         RoleArn: settings.roleArn,

@@ -256,7 +256,10 @@ describe('npm start: the management API under /_manage/', () => {
     expect(image.status).toBe(200);
     expect(await sharp(Buffer.from(await image.arrayBuffer())).metadata()).toMatchObject({ width: 150, height: 100 });
     expect((await served('/legacy/page.jpg')).status).toBe(404);
-    expect((await call('GET', '/images/legacy%2Fpage.jpg')).body).toMatchObject({ status: 'quarantined', reason: 'unsupported_media_type' });
+    expect((await call('GET', '/images/legacy%2Fpage.jpg')).body).toMatchObject({
+      status: 'quarantined',
+      reason: 'unsupported_media_type',
+    });
     const kept = (await listKeys(buckets.s3, buckets.sourceBucket)).filter((key) => key.startsWith(`_imports/${started.body.id}/`));
     expect(kept.sort()).toEqual([`_imports/${started.body.id}/failures.csv`, `_imports/${started.body.id}/status.json`]);
     // Nothing under _imports/ is served.
