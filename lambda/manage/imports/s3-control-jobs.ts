@@ -57,14 +57,31 @@ interface JobRecord {
   total: number | null;
 }
 
+/** The fields of a CSV line, quoted ones unquoted. */
+function csvFields(line: string): string[] {
+  const fields: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let at = 0; at < line.length; at++) {
+    const char = line[at];
+    if (quoted && char === '"' && line[at + 1] === '"') {
+      field += '"';
+      at++;
+    } else if (char === '"') quoted = !quoted;
+    else if (char === ',' && !quoted) {
+      fields.push(field);
+      field = '';
+    } else field += char;
+  }
+  return [...fields, field];
+}
+
 /** A completion report's CSV line: bucket, key, version, task status, error code, HTTP status, result message. */
 function reportFailure(line: string): ImportFailure | undefined {
-  const fields = line
-    .match(/("([^"]|"")*"|[^,]*)(,|$)/g)
-    ?.map((field) => field.replace(/,$/, '').replace(/^"|"$/g, '').replace(/""/g, '"'));
-  const item = taskItem(fields?.[1] ?? '') as Partial<ImportItem> | undefined;
-  if (!fields || item?.key === undefined) return undefined;
-  return { key: item.key, url: item.url ?? '', reason: fields.slice(6).join(',') || fields[4] || 'failed' };
+  const fields = csvFields(line);
+  const item = taskItem(fields[1] ?? '') as Partial<ImportItem> | undefined;
+  if (item?.key === undefined) return undefined;
+  return { key: item.key, url: item.url ?? '', reason: fields[6] || fields[4] || 'failed' };
 }
 
 export function s3ControlJobs(s3: S3Client, control: S3ControlCalls, config: ManageConfig, settings: BatchJobSettings): ImportJobs {
