@@ -23,6 +23,7 @@ import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
 import { bucketNames } from './buckets';
 import { PROJECT_FUNCTION, SMALL_BUNDLING, lambdaEntry, ownLogsAndRole } from './lambda-project';
+import { buildManageImports } from './manage-imports';
 import { acknowledge, wildcardFinding } from './nag';
 import { sharpBundling } from './origin-function';
 
@@ -43,6 +44,8 @@ export interface ManageApi {
   readonly apiFunction: nodejs.NodejsFunction;
   /** The Lambda that validates each upload staged under `_uploads/`. */
   readonly validator: nodejs.NodejsFunction;
+  /** The per-key Lambda of imports, which S3 Batch Operations invokes. */
+  readonly importer: nodejs.NodejsFunction;
 }
 
 /**
@@ -119,6 +122,7 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
   });
   // The origin's memory and more than its timeout: the validator prices and makes one decode of an
   // upload as large as the origin's limits allow, in its own memory (lambda/manage/config.ts).
+  const validatorBundling = sharpBundling({ packagedFiles: [], faceDetector: false });
   const validator = manageFunction(scope, props, 'Validator', {
     description: 'edge-image-transformer upload validator: an upload staged under _uploads/ to its key, or to quarantine',
     roleDescription:
@@ -128,14 +132,20 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
       environment,
       memorySize: props.memorySize,
       timeout: props.timeout.plus(Duration.seconds(VALIDATOR_EXTRA_SECONDS)),
-      bundling: sharpBundling({ packagedFiles: [], faceDetector: false }),
+      bundling: validatorBundling,
     },
   });
   validateUploadsOnArrival(scope, sourceBucket, validator);
+  const { importer } = buildManageImports(scope, {
+    ...props,
+    apiFunction,
+    makeImporter: (made) =>
+      manageFunction(scope, props, 'Importer', { ...made, function: { environment, ...made.function, bundling: validatorBundling } }),
+  });
 
   const api = buildHttpApi(scope, props, apiFunction);
   acknowledgeManageFindings(scope, props, apiFunction.role!, validator.role!);
-  return { api, apiFunction, validator };
+  return { api, apiFunction, validator, importer };
 }
 
 /**
@@ -145,7 +155,7 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
 function manageFunction(
   scope: Construct,
   settings: Pick<ResolvedSettings, 'logRetention' | 'removalPolicy'>,
-  name: 'Api' | 'Validator',
+  name: 'Api' | 'Validator' | 'Importer',
   made: {
     description: string;
     roleDescription: string;
