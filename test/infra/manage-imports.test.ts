@@ -11,7 +11,6 @@ import {
   type Json,
   logicalId,
   originFunction,
-  refs,
   resources,
   roleActions,
   synth,
