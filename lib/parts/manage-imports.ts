@@ -62,10 +62,24 @@ export function buildManageImports(scope: Construct, props: ManageImportsProps):
   return { importer, batchRole };
 }
 
-/** The importer stores a source at any key, or its quarantine and record, and clears a key's earlier quarantine. */
+/**
+ * The importer stores a source at any key, or its quarantine and record, and
+ * clears a key's earlier quarantine; it reads a manifest under `_imports/` and
+ * writes it again for Batch Operations there, in parts (an upload it gives up
+ * is aborted).
+ */
 function grantImporterAccess(role: iam.Role, sourceBucket: s3.IBucket): void {
   role.addToPolicy(
     new iam.PolicyStatement({ sid: 'StoreImports', actions: ['s3:PutObject'], resources: [sourceBucket.arnForObjects('*')] }),
+  );
+  const imports = sourceBucket.arnForObjects(IMPORTS_PREFIX + '*');
+  role.addToPolicy(
+    new iam.PolicyStatement({ sid: 'ConvertManifests', actions: ['s3:GetObject', 's3:AbortMultipartUpload'], resources: [imports] }),
+  );
+  acknowledge(
+    role,
+    wildcardFinding(role, imports),
+    'Under _imports/ only: the importer reads a manifest put there and writes it again, in parts, for Batch Operations.',
   );
   const quarantined = sourceBucket.arnForObjects(QUARANTINE_PREFIX + '*');
   role.addToPolicy(new iam.PolicyStatement({ sid: 'ClearQuarantine', actions: ['s3:DeleteObject'], resources: [quarantined] }));
@@ -107,8 +121,9 @@ function buildBatchRole(scope: Construct, sourceBucket: s3.IBucket, importer: no
 
 /**
  * The API Lambda writes an import's manifest and record under `_imports/`,
- * creates its job with the batch role (passed to Batch Operations only), and
- * describes it. s3:CreateJob has no resource to name: it is the account's.
+ * invokes the importer to convert a manifest, creates the job with the batch
+ * role (passed to Batch Operations only), and describes it. s3:CreateJob has
+ * no resource to name: it is the account's.
  */
 function grantJobControl(
   apiFunction: nodejs.NodejsFunction,
@@ -120,6 +135,9 @@ function grantJobControl(
   const imports = sourceBucket.arnForObjects(IMPORTS_PREFIX + '*');
   const jobs = Stack.of(apiFunction).formatArn({ service: 's3', resource: 'job', resourceName: '*' });
   role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'WriteImports', actions: ['s3:PutObject'], resources: [imports] }));
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({ sid: 'ConvertManifests', actions: ['lambda:InvokeFunction'], resources: [importer.functionArn] }),
+  );
   role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'CreateImportJobs', actions: ['s3:CreateJob'], resources: ['*'] }));
   role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'DescribeImportJobs', actions: ['s3:DescribeJob'], resources: [jobs] }));
   role.addToPrincipalPolicy(

@@ -6,17 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { IMPORT_FETCH_MS } from '../../lambda/manage/imports/import-item';
-import {
-  actionsOf,
-  type Json,
-  logicalId,
-  originFunction,
-  resources,
-  roleActions,
-  synth,
-  type Synthesized,
-  synthesize,
-} from './synth';
+import { actionsOf, type Json, logicalId, originFunction, resources, roleActions, synth, type Synthesized, synthesize } from './synth';
 
 const { base, full } = synthesize('base', 'full');
 const off = synth(() => ({ manageApi: false }));
@@ -48,10 +38,11 @@ describe('the importer (the per-key Lambda)', () => {
     }
   });
 
-  it('may put any source key and clear a quarantine, nothing else of S3 (no read, no list)', () => {
+  it('may put any source key, clear a quarantine, and read and rewrite manifests under _imports/; nothing else of S3', () => {
     const s3 = policyOf(base, 'ManageImporterRole').filter((st) => actionsOf(st).some((action) => action.startsWith('s3:')));
     expect(s3.map((st) => [st.Effect, actionsOf(st), st.Resource])).toEqual([
       ['Allow', ['s3:PutObject'], under(base, '')],
+      ['Allow', ['s3:GetObject', 's3:AbortMultipartUpload'], under(base, '_imports/')],
       ['Allow', ['s3:DeleteObject'], under(base, '_quarantine/')],
     ]);
   });
@@ -81,7 +72,7 @@ describe('the S3 Batch Operations role', () => {
 });
 
 describe('the API Lambda', () => {
-  it('may pass the batch role, to Batch Operations only, and knows it and the importer', () => {
+  it('may pass the batch role, to Batch Operations only, invoke the importer (a manifest to convert), and knows them', () => {
     const api = base.stack.transformer.manageFunction!;
     const [roleId] = batchRole(base);
     const [importerId] = importer(base);
@@ -95,6 +86,8 @@ describe('the API Lambda', () => {
         Condition: { StringEquals: { 'iam:PassedToService': 'batchoperations.s3.amazonaws.com' } },
       },
     ]);
+    const invoke = roleActions(base, api.role!).filter((st) => actionsOf(st).includes('lambda:InvokeFunction'));
+    expect(invoke.map((st) => st.Resource)).toEqual([{ 'Fn::GetAtt': [importerId, 'Arn'] }]);
     const env = base.json.Resources[logicalId(base, api)].Properties.Environment.Variables;
     expect(env).toMatchObject({
       IMPORT_FUNCTION_ARN: { 'Fn::GetAtt': [importerId, 'Arn'] },

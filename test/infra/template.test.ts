@@ -227,6 +227,7 @@ describe('cdk-nag AwsSolutions', () => {
         'ImageTransformer/ManageApiRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:eu-west-1:123456789012:job/*]',
         `ImageTransformer/ManageImporterRole AwsSolutions-IAM5[Resource::<${source}.Arn>/*]`,
         `ImageTransformer/ManageImporterRole AwsSolutions-IAM5[Resource::<${source}.Arn>/_quarantine/*]`,
+        `ImageTransformer/ManageImporterRole AwsSolutions-IAM5[Resource::<${source}.Arn>/_imports/*]`,
         `ImageTransformer/ManageImportsBatchRole AwsSolutions-IAM5[Resource::<${source}.Arn>/_imports/*]`,
         'ImageTransformer/OriginDeployment/ServiceRole AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
       ].sort(),

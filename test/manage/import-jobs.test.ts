@@ -1,28 +1,36 @@
 // The deployment's import runner against this run's LocalStack S3, with S3
-// Control's two calls recorded (S3 Batch Operations does not run in
-// LocalStack): the manifest it writes in Batch Operations' CSV, the CreateJob
-// request (LambdaInvoke with invocation schema 2.0, the report of failed
-// tasks under the import's folder), and the status it reads back from
-// DescribeJob and from a completion report written as Batch Operations
-// writes one.
+// Control's two calls and the importer's asynchronous invocation recorded
+// (S3 Batch Operations does not run in LocalStack): the manifest it writes in
+// Batch Operations' CSV, the CreateJob request (LambdaInvoke with invocation
+// schema 2.0, the report of failed tasks under the import's folder), the
+// status it reads back from DescribeJob and from a completion report written
+// as Batch Operations writes one; and a manifest converted in parts by the
+// importer (prepareManifest, on LocalStack), its job created once it is.
 
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { taskItem, taskKey } from '../../lambda/manage/imports/items';
-import { s3ControlJobs, type CreateJobInput, type JobDescription, type S3ControlCalls } from '../../lambda/manage/imports/s3-control-jobs';
+import { PART_BYTES, prepareManifest, type PrepareImportEvent } from '../../lambda/manage/imports/prepare';
+import { s3ControlJobs, type CreateJobInput, type JobDescription, type JobServices } from '../../lambda/manage/imports/s3-control-jobs';
 import { createTestManage, type TestManage } from './support';
 
 let manage: TestManage;
 const created: CreateJobInput[] = [];
 let description: JobDescription = {};
 
-const control: S3ControlCalls = {
-  async createJob(input) {
-    created.push(input);
-    return { JobId: `job-${created.length}` };
+const prepared: PrepareImportEvent[] = [];
+const services: JobServices = {
+  control: {
+    async createJob(input) {
+      created.push(input);
+      return { JobId: `job-${created.length}` };
+    },
+    async describeJob() {
+      return { Job: description };
+    },
   },
-  async describeJob() {
-    return { Job: description };
+  async prepare(event) {
+    prepared.push(event);
   },
 };
 
@@ -50,7 +58,7 @@ const items = [
 
 describe('an S3 Batch Operations job', () => {
   it('is created for a manifest written in its own CSV, each item in the key column', async () => {
-    const jobs = s3ControlJobs(manage.s3, control, manage.config, settings);
+    const jobs = s3ControlJobs(manage.s3, services, manage.config, settings);
     expect(await jobs.start(id, { items })).toEqual({ total: 2 });
     const manifest = await read(`_imports/${id}/manifest.csv`);
     const lines = manifest.trim().split('\n');
@@ -89,13 +97,13 @@ describe('an S3 Batch Operations job', () => {
   });
 
   it('is running while Batch Operations says so, with its progress', async () => {
-    const jobs = s3ControlJobs(manage.s3, control, manage.config, settings);
+    const jobs = s3ControlJobs(manage.s3, services, manage.config, settings);
     description = { Status: 'Active', ProgressSummary: { TotalNumberOfTasks: 2, NumberOfTasksSucceeded: 1, NumberOfTasksFailed: 0 } };
     expect(await jobs.status(id)).toEqual({ id, status: 'running', total: 2, succeeded: 1, failed: 0, failures: [] });
   });
 
   it('is complete with the failures of its completion report', async () => {
-    const jobs = s3ControlJobs(manage.s3, control, manage.config, settings);
+    const jobs = s3ControlJobs(manage.s3, services, manage.config, settings);
     const folder = `_imports/${id}/report/job-job-1`;
     const failed = `${folder}/results/3f1c.csv`;
     await put(
@@ -122,23 +130,77 @@ describe('an S3 Batch Operations job', () => {
     });
   });
 
-  it('converts a manifest of url,key lines, counting its rows', async () => {
-    await put('_imports/list.csv', 'url,key\nhttps://old.example.com/a.jpg,a.jpg\nnot a url,b.jpg\n');
-    const jobs = s3ControlJobs(manage.s3, control, manage.config, settings);
+  it('for a manifest, has the importer convert it (total null, running), then is created once it is', async () => {
+    const rows = 60_000; // converted, more than one part of PART_BYTES
+    const lines = [
+      'url,key',
+      ...Array.from({ length: rows }, (_, i) => `https://old.example.com/photos/${i}/IMG_${i}.jpg,legacy/photos/${i}/IMG_${i}.jpg`),
+    ];
+    await put('_imports/big.csv', lines.join('\r\n') + '\r\n\r\n');
+    const jobs = s3ControlJobs(manage.s3, services, manage.config, settings);
     const other = '1b6f2d1e-4a1c-4f7e-9d59-3c2a1b0e9f11';
-    expect(await jobs.start(other, { manifestKey: '_imports/list.csv' })).toEqual({ total: 2 });
-    const keys = (await read(`_imports/${other}/manifest.csv`))
+    const before = created.length;
+    expect(await jobs.start(other, { manifestKey: '_imports/big.csv' })).toEqual({ total: null });
+    expect(prepared).toEqual([{ prepareImport: { id: other, manifestKey: '_imports/big.csv' } }]);
+    expect(await jobs.status(other)).toEqual({ id: other, status: 'running', total: null, succeeded: 0, failed: 0, failures: [] });
+    expect(created).toHaveLength(before);
+
+    const result = (await prepareManifest({ s3: manage.s3 }, manage.config, prepared[0]!)) as { total: number; etag: string };
+    expect(result).toEqual({ total: rows, etag: expect.stringMatching(/-\d+"?$/) });
+    const converted = await read(`_imports/${other}/manifest.csv`);
+    expect(Buffer.byteLength(converted)).toBeGreaterThan(PART_BYTES);
+    const convertedLines = converted.trim().split('\n');
+    expect(convertedLines).toHaveLength(rows);
+    expect(taskItem(convertedLines[rows - 1]!.split(',')[1]!)).toEqual({
+      url: `https://old.example.com/photos/${rows - 1}/IMG_${rows - 1}.jpg`,
+      key: `legacy/photos/${rows - 1}/IMG_${rows - 1}.jpg`,
+    });
+
+    description = { Status: 'Active', ProgressSummary: { TotalNumberOfTasks: rows, NumberOfTasksSucceeded: 0, NumberOfTasksFailed: 0 } };
+    expect(await jobs.status(other)).toMatchObject({ status: 'running', total: rows });
+    expect(created.slice(before)).toEqual([
+      expect.objectContaining({
+        ClientRequestToken: other,
+        Manifest: expect.objectContaining({
+          Location: { ObjectArn: `${settings.bucketArn}/_imports/${other}/manifest.csv`, ETag: result.etag },
+        }),
+      }),
+    ]);
+    // Asked again, the job is not created again.
+    await jobs.status(other);
+    expect(created).toHaveLength(before + 1);
+  }, 60_000);
+
+  it('converts a JSON manifest, carrying a bad row as it is; a manifest that is not one fails the import', async () => {
+    await put('_imports/list.json', JSON.stringify([{ url: 'https://old.example.com/a.jpg', key: 'a.jpg' }, 'b.jpg']));
+    const json = await prepareManifest({ s3: manage.s3 }, manage.config, {
+      prepareImport: { id: 'json', manifestKey: '_imports/list.json' },
+    });
+    expect(json).toMatchObject({ total: 2 });
+    const keys = (await read('_imports/json/manifest.csv'))
       .trim()
       .split('\n')
       .map((line) => taskItem(line.split(',')[1]!));
-    // A bad row is carried as it is: the per-key function reports it as failed.
-    expect(keys).toEqual([
-      { url: 'https://old.example.com/a.jpg', key: 'a.jpg' },
-      { url: 'not a url', key: 'b.jpg' },
-    ]);
+    expect(keys).toEqual([{ url: 'https://old.example.com/a.jpg', key: 'a.jpg' }, {}]);
+
+    const broken = '3b6f2d1e-4a1c-4f7e-9d59-3c2a1b0e9f11';
+    await put('_imports/broken.json', '[{"url": ');
+    const jobs = s3ControlJobs(manage.s3, services, manage.config, settings);
+    await jobs.start(broken, { manifestKey: '_imports/broken.json' });
+    expect(await prepareManifest({ s3: manage.s3 }, manage.config, prepared.at(-1)!)).toEqual({ error: expect.stringMatching(/not JSON/) });
+    expect(await jobs.status(broken)).toEqual({
+      id: broken,
+      status: 'failed',
+      total: null,
+      succeeded: 0,
+      failed: 0,
+      failures: [{ key: '_imports/broken.json', url: '', reason: expect.stringMatching(/^invalid_manifest: The manifest is not JSON/) }],
+    });
   });
 
   it('is unknown (undefined, a 404) without its record', async () => {
-    expect(await s3ControlJobs(manage.s3, control, manage.config, settings).status('2b6f2d1e-4a1c-4f7e-9d59-3c2a1b0e9f11')).toBeUndefined();
+    expect(
+      await s3ControlJobs(manage.s3, services, manage.config, settings).status('2b6f2d1e-4a1c-4f7e-9d59-3c2a1b0e9f11'),
+    ).toBeUndefined();
   });
 });

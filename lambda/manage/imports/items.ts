@@ -22,7 +22,8 @@ export const MAX_IMPORT_ITEMS = 10_000;
 export const MAX_TASK_CHARS = 1024;
 
 /** An item as a Batch Operations manifest's key column: its JSON, percent-encoded. */
-export const taskKey = (item: ImportItem): string => encodeURIComponent(JSON.stringify({ url: item.url, key: item.key }));
+export const taskKey = (item: Partial<Record<keyof ImportItem, unknown>>): string =>
+  encodeURIComponent(JSON.stringify({ url: item.url, key: item.key }));
 
 /** `value` as an import item for `config`'s source bucket, or a ManageError naming `what` (`items[3]`, a manifest's line). */
 export function checkItem(config: ManageConfig, value: unknown, what: string): ImportItem {
@@ -70,13 +71,23 @@ export function checkItems(config: ManageConfig, value: unknown): ImportItem[] {
   });
 }
 
+/** Whether a manifest's text is JSON (a list), not CSV lines. */
+export const isJsonManifest = (text: string): boolean => text.trimStart().startsWith('[');
+
+/** The row of a CSV manifest's line `url,key` (the key is all after the first comma); undefined for a blank line or the header `url,key`. */
+export function csvRow(line: string): unknown {
+  const trimmed = line.trim();
+  if (trimmed === '' || trimmed.toLowerCase() === 'url,key') return undefined;
+  const comma = trimmed.indexOf(',');
+  return comma < 0 ? { url: trimmed } : { url: trimmed.slice(0, comma).trim(), key: trimmed.slice(comma + 1).trim() };
+}
+
 /**
  * The rows of a manifest, unchecked (each is checked as it is imported): a
- * JSON list of {url, key}, or CSV lines `url,key` (the key is all after the
- * first comma; a first line `url,key` is a header; blank lines are skipped).
+ * JSON list of {url, key}, or CSV lines `url,key` (csvRow).
  */
 export function parseManifest(text: string): unknown[] {
-  if (text.trimStart().startsWith('[')) {
+  if (isJsonManifest(text)) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -86,16 +97,17 @@ export function parseManifest(text: string): unknown[] {
     if (!Array.isArray(parsed)) throw new ManageError('invalid_manifest', 'A JSON manifest must be a list of {url, key}.');
     return parsed;
   }
-  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '');
-  if (lines[0]?.trim().toLowerCase() === 'url,key') lines.shift();
-  return lines.map((line) => {
-    const comma = line.indexOf(',');
-    return comma < 0 ? { url: line } : { url: line.slice(0, comma).trim(), key: line.slice(comma + 1).trim() };
+  return text.split(/\r?\n/).flatMap((line) => {
+    const row = csvRow(line);
+    return row === undefined ? [] : [row];
   });
 }
 
-/** Batch Operations' CSV manifest of `items`: `bucket,<item>` per line (taskKey). */
-export const batchManifest = (bucket: string, items: ImportItem[]): string => items.map((item) => `${bucket},${taskKey(item)}\n`).join('');
+/** A line of Batch Operations' CSV manifest: `bucket,<item>` (taskKey). A row that is no item is carried as it is, for the per-key function to report. */
+export const batchLine = (bucket: string, row: unknown): string => `${bucket},${taskKey(isObject(row) ? row : {})}\n`;
+
+/** Batch Operations' CSV manifest of `rows`. */
+export const batchManifest = (bucket: string, rows: unknown[]): string => rows.map((row) => batchLine(bucket, row)).join('');
 
 /** The item a Batch Operations task carries in its key, percent-encoded or not. */
 export function taskItem(s3Key: string): unknown {
