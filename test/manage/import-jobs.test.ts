@@ -131,12 +131,13 @@ describe('an S3 Batch Operations job', () => {
   });
 
   it('for a manifest, has the importer convert it (total null, running), then is created once it is', async () => {
-    const rows = 60_000; // converted, more than one part of PART_BYTES
+    const rows = 110_000; // over 8 MiB: read in two ranges (a line cut between them), written in two parts
     const lines = [
       'url,key',
       ...Array.from({ length: rows }, (_, i) => `https://old.example.com/photos/${i}/IMG_${i}.jpg,legacy/photos/${i}/IMG_${i}.jpg`),
     ];
     await put('_imports/big.csv', lines.join('\r\n') + '\r\n\r\n');
+    expect(lines.join('\r\n').length).toBeGreaterThan(8 * 1024 * 1024);
     const jobs = s3ControlJobs(manage.s3, services, manage.config, settings);
     const other = '1b6f2d1e-4a1c-4f7e-9d59-3c2a1b0e9f11';
     const before = created.length;
@@ -151,11 +152,13 @@ describe('an S3 Batch Operations job', () => {
     expect(Buffer.byteLength(converted)).toBeGreaterThan(PART_BYTES);
     const convertedLines = converted.trim().split('\n');
     expect(convertedLines).toHaveLength(rows);
-    expect(taskItem(convertedLines[rows - 1]!.split(',')[1]!)).toEqual({
-      url: `https://old.example.com/photos/${rows - 1}/IMG_${rows - 1}.jpg`,
-      key: `legacy/photos/${rows - 1}/IMG_${rows - 1}.jpg`,
-    });
-
+    // Every row whole and in its place, the one cut between two ranges too.
+    const wrong = convertedLines.findIndex(
+      (line, i) =>
+        JSON.stringify(taskItem(line.split(',')[1]!)) !==
+        JSON.stringify({ url: `https://old.example.com/photos/${i}/IMG_${i}.jpg`, key: `legacy/photos/${i}/IMG_${i}.jpg` }),
+    );
+    expect(wrong).toBe(-1);
     description = { Status: 'Active', ProgressSummary: { TotalNumberOfTasks: rows, NumberOfTasksSucceeded: 0, NumberOfTasksFailed: 0 } };
     expect(await jobs.status(other)).toMatchObject({ status: 'running', total: rows });
     expect(created.slice(before)).toEqual([
@@ -171,7 +174,7 @@ describe('an S3 Batch Operations job', () => {
     expect(created).toHaveLength(before + 1);
   }, 60_000);
 
-  it('converts a JSON manifest, carrying a bad row as it is; a manifest that is not one fails the import', async () => {
+  it('converts a JSON manifest, carrying a bad row as it is; an empty manifest, or one that is not one, fails the import', async () => {
     await put('_imports/list.json', JSON.stringify([{ url: 'https://old.example.com/a.jpg', key: 'a.jpg' }, 'b.jpg']));
     const json = await prepareManifest({ s3: manage.s3 }, manage.config, {
       prepareImport: { id: 'json', manifestKey: '_imports/list.json' },
@@ -182,6 +185,17 @@ describe('an S3 Batch Operations job', () => {
       .split('\n')
       .map((line) => taskItem(line.split(',')[1]!));
     expect(keys).toEqual([{ url: 'https://old.example.com/a.jpg', key: 'a.jpg' }, {}]);
+
+    for (const [name, text] of [
+      ['empty.csv', ''],
+      ['header.csv', 'url,key\n\n'],
+    ] as const) {
+      await put(`_imports/${name}`, text);
+      const prepared = await prepareManifest({ s3: manage.s3 }, manage.config, {
+        prepareImport: { id: name, manifestKey: `_imports/${name}` },
+      });
+      expect(prepared, name).toEqual({ error: `The manifest _imports/${name} lists no items.` });
+    }
 
     const broken = '3b6f2d1e-4a1c-4f7e-9d59-3c2a1b0e9f11';
     await put('_imports/broken.json', '[{"url": ');
