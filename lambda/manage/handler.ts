@@ -56,7 +56,7 @@ function query(event: APIGatewayProxyEventV2, names: readonly string[]): Record<
   return parameters;
 }
 
-/** The routes by path (a `/images/{key}` path is `/images/*`), then by method. */
+/** The routes by path (a `/images/{key}` path is `/images/*`, an `/imports/{id}` one `/imports/*`), then by method. */
 function routes(clients: ManageClients, config: ManageConfig): Record<string, Record<string, Route>> {
   return {
     '/uploads': {
@@ -85,6 +85,7 @@ function routes(clients: ManageClients, config: ManageConfig): Record<string, Re
   };
 }
 
+/** `/imports` and `/imports/{id}`, run by `imports`. */
 function importRoutes(s3: S3Client, config: ManageConfig, imports: ImportJobs): Record<string, Record<string, Route>> {
   return {
     '/imports': {

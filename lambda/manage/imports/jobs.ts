@@ -7,7 +7,7 @@
 import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { randomUUID } from 'node:crypto';
 import { IMPORTS_PREFIX } from '../../common/staging';
-import { required, stringField } from '../body';
+import { stringField } from '../body';
 import type { ManageConfig } from '../config';
 import { isMissing, ManageError, storageUnavailable } from '../errors';
 import { checkItems, type ImportItem } from './items';
@@ -53,10 +53,14 @@ const ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 /** The source a request body names: `items` or `manifestKey`, exactly one. */
 async function readImportSource(s3: S3Client, config: ManageConfig, body: Record<string, unknown>): Promise<ImportSource> {
-  if ((body.items === undefined) === (body.manifestKey === undefined)) {
-    if (body.items === undefined) required(body, 'items');
-    throw new ManageError('invalid_body', 'The body has "items" or "manifestKey", not both.');
+  const [items, manifest] = [body.items !== undefined, body.manifestKey !== undefined];
+  if (!items && !manifest) {
+    throw new ManageError(
+      'missing_field',
+      'The field "items" (1 to 10000 {url, key}) or "manifestKey" (a manifest under _imports/) is required.',
+    );
   }
+  if (items && manifest) throw new ManageError('invalid_body', 'The body has "items" or "manifestKey", not both.');
   if (body.items !== undefined) return { items: checkItems(config, body.items) };
   const manifestKey = stringField(body.manifestKey, 'manifestKey');
   if (!manifestKey.startsWith(IMPORTS_PREFIX) || manifestKey.includes('..')) {
