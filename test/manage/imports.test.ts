@@ -73,13 +73,15 @@ describe('an import of inline items', () => {
         { url: `${base}/gone.jpg`, key: 'legacy/gone.jpg' },
         { url: 'https://intranet.example.com/secret.jpg', key: 'legacy/secret.jpg' },
         { url: 'https://169.254.169.254/latest/meta-data/iam', key: 'legacy/metadata.jpg' },
+        // A port nothing listens on: the server is unreachable.
+        { url: `https://${HOST}:1/a.jpg`, key: 'legacy/unreachable.jpg' },
       ],
     });
   });
 
   it('answers 202 running with its total, then complete with its counts', () => {
-    expect(result.started).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'running', total: 7 });
-    expect(result.status).toMatchObject({ id: result.started.id, status: 'complete', total: 7, succeeded: 2, failed: 5 });
+    expect(result.started).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'running', total: 8 });
+    expect(result.status).toMatchObject({ id: result.started.id, status: 'complete', total: 8, succeeded: 2, failed: 6 });
     expect(result.status.reportKey).toBe(`_imports/${result.started.id}/failures.csv`);
   });
 
@@ -108,15 +110,16 @@ describe('an import of inline items', () => {
     expect(keys).toContain('_quarantine/legacy/bomb.png');
   });
 
-  it('refuses private and metadata addresses with the SSRF guard, and reports a missing page; nothing stored', async () => {
+  it('refuses private and metadata addresses with the SSRF guard, and reports a missing page and an unreachable server; nothing stored', async () => {
     const reasons = Object.fromEntries(
       result.status.failures.map((failure: { key: string; reason: string }) => [failure.key, failure.reason]),
     );
     expect(reasons['legacy/secret.jpg']).toMatch(/^source_not_allowed: .*10\.1\.2\.3.*private/);
     expect(reasons['legacy/metadata.jpg']).toMatch(/^source_not_allowed: .*169\.254\.169\.254.*link-local/);
     expect(reasons['legacy/gone.jpg']).toMatch(/^not_found: /);
+    expect(reasons['legacy/unreachable.jpg']).toMatch(/^source_unavailable: .*ECONNREFUSED/);
     const keys = await manage.sourceKeys();
-    for (const key of ['legacy/secret.jpg', 'legacy/metadata.jpg', 'legacy/gone.jpg']) {
+    for (const key of ['legacy/secret.jpg', 'legacy/metadata.jpg', 'legacy/gone.jpg', 'legacy/unreachable.jpg']) {
       expect(keys.filter((stored) => stored.includes(key))).toEqual([]);
     }
   });
@@ -129,7 +132,16 @@ describe('an import of inline items', () => {
         .slice(1)
         .map((line) => line.split(',')[0])
         .sort(),
-    ).toEqual(['legacy/bomb.png', 'legacy/gone.jpg', 'legacy/metadata.jpg', 'legacy/page.jpg', 'legacy/secret.jpg'].sort());
+    ).toEqual(
+      [
+        'legacy/bomb.png',
+        'legacy/gone.jpg',
+        'legacy/metadata.jpg',
+        'legacy/page.jpg',
+        'legacy/secret.jpg',
+        'legacy/unreachable.jpg',
+      ].sort(),
+    );
   });
 });
 
