@@ -160,7 +160,7 @@ export function sourceChanges(
     }
     if (mapped === objectKey && isUnservedKey(objectKey)) {
       // The management API's staging and quarantine objects: the origin serves no variant of them, and none is warmed.
-      ignore('the key is an upload under the staging or quarantine prefix, not a source');
+      ignore('the key is under the staging, quarantine or imports prefix, not a source');
       continue;
     }
     let key: string;

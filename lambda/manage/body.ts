@@ -4,7 +4,7 @@
 
 import { isGrammarError, validateKey } from '../grammar';
 import { isObject } from '../common/checks';
-import { isUnservedKey, QUARANTINE_PREFIX, STAGING_PREFIX } from '../common/staging';
+import { isUnservedKey, UNSERVED_PREFIXES } from '../common/staging';
 import { ManageError } from './errors';
 import type { Field } from './schema';
 
@@ -82,7 +82,7 @@ export function sourceKey(key: string, what = 'The key'): string {
   if (isUnservedKey(key)) {
     throw new ManageError(
       'reserved_key',
-      `${what} ${JSON.stringify(key)} is under ${STAGING_PREFIX} or ${QUARANTINE_PREFIX}, which hold uploads, not sources.`,
+      `${what} ${JSON.stringify(key)} is under ${UNSERVED_PREFIXES.join(', ')}, which hold uploads and imports, not sources.`,
     );
   }
   return key;

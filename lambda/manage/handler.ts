@@ -1,6 +1,7 @@
 // The management API's handler: an API Gateway HTTP API event (payload 2.0)
-// in, a JSON answer out. It routes to the handlers of uploads.ts, images.ts
-// and delete.ts, which take their clients as arguments; every refusal is a
+// in, a JSON answer out. It routes to the handlers of uploads.ts, images.ts,
+// delete.ts and imports/jobs.ts, which take their clients as arguments (an
+// import's job runner among them); every refusal is a
 // precise status with `{error, message}`, an unknown path a 404 and a known
 // path's other methods a 405 that says which it allows. A JWT caller's routes
 // are the same under /user, and each confines it to its prefix (confine.ts).
@@ -8,18 +9,21 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { errorStack, type Logger } from '../common/log';
-import { DELETE_BODY, LIST_QUERY, UPLOAD_BODY } from './api-schema';
+import { DELETE_BODY, IMPORT_BODY, LIST_QUERY, UPLOAD_BODY } from './api-schema';
 import { readBody } from './body';
 import type { ManageConfig } from './config';
 import { deleteImages, readDeleteKeys } from './delete';
-import { callerOf, confineKey, confinePrefix, JWT_ROUTE_PREFIX, type Caller } from './confine';
+import { callerOf, confineKey, confinePrefix, JWT_ROUTE_PREFIX, refuseConfined, type Caller } from './confine';
 import { ManageError } from './errors';
 import { imageStatus, listImages } from './images';
+import { createImport, importStatus, type ImportJobs } from './imports/jobs';
 import type { Field } from './schema';
 import { createUpload, readUploadRequest } from './uploads';
 
 export interface ManageClients {
   s3: S3Client;
+  /** Runs imports (in the emulator, a loop in its process); without it, the API has no /imports routes. */
+  imports?: ImportJobs;
 }
 
 export type ManageResponse = APIGatewayProxyStructuredResultV2 & { statusCode: number; body: string; headers: Record<string, string> };
@@ -38,10 +42,10 @@ const errorResponse = (error: ManageError, headers?: Record<string, string>) =>
 
 type Route = (event: APIGatewayProxyEventV2, path: string, caller: Caller) => Promise<ManageResponse>;
 
-/** The key of a `/images/{key}` path, percent-decoded. */
-function pathKey(path: string): string {
+/** The key of a `/images/{key}` path (or the id of an `/imports/{id}` one), percent-decoded. */
+function pathKey(path: string, route = '/images/'): string {
   try {
-    return decodeURIComponent(path.slice('/images/'.length));
+    return decodeURIComponent(path.slice(route.length));
   } catch {
     throw new ManageError('invalid_key', 'The key in the path is not valid percent-encoded UTF-8.');
   }
@@ -57,7 +61,7 @@ function query(event: APIGatewayProxyEventV2, declared: readonly Field[] = []): 
   return parameters;
 }
 
-/** The routes by path (a `/images/{key}` path is `/images/*`), then by method. */
+/** The routes by path (a `/images/{key}` path is `/images/*`, an `/imports/{id}` one `/imports/*`), then by method. */
 function routes(clients: ManageClients, config: ManageConfig): Record<string, Record<string, Route>> {
   return {
     '/uploads': {
@@ -89,6 +93,26 @@ function routes(clients: ManageClients, config: ManageConfig): Record<string, Re
         throw new ManageError('not_found', `No image, upload or quarantined upload has the key ${JSON.stringify(key)}.`);
       },
     },
+    ...(clients.imports && importRoutes(clients.s3, config, clients.imports)),
+  };
+}
+
+/** `/imports` and `/imports/{id}`, run by `imports`; a JWT caller's never (its prefix could not bound a manifest's keys). */
+function importRoutes(s3: S3Client, config: ManageConfig, imports: ImportJobs): Record<string, Record<string, Route>> {
+  return {
+    '/imports': {
+      POST: async (event, _path, caller) => {
+        refuseConfined(caller, 'Imports');
+        return jsonResponse(202, await createImport(s3, config, imports, readBody(event.body, event.isBase64Encoded, IMPORT_BODY)));
+      },
+    },
+    '/imports/*': {
+      GET: async (event, path, caller) => {
+        refuseConfined(caller, 'Imports');
+        query(event);
+        return jsonResponse(200, await importStatus(imports, pathKey(path, '/imports/')));
+      },
+    },
   };
 }
 
@@ -105,6 +129,12 @@ function routePath(path: string, base: string): string | undefined {
   return path.startsWith(base + '/') ? path.slice(base.length) : undefined;
 }
 
+/** The routes of a route's path: its own, or its pattern's (`/images/*`, `/imports/*`). */
+function routesOf(table: ReturnType<typeof routes>, route: string): Record<string, Route> | undefined {
+  const pattern = ['/images/', '/imports/'].find((prefix) => route.startsWith(prefix) && route.length > prefix.length);
+  return table[route] ?? (pattern === undefined ? undefined : table[pattern + '*']);
+}
+
 export function createManageHandler(clients: ManageClients, config: ManageConfig, log: Logger = () => {}): ManageHandler {
   const table = routes(clients, config);
   return async (event) => {
@@ -114,12 +144,12 @@ export function createManageHandler(clients: ManageClients, config: ManageConfig
       const caller = callerOf(event, config.jwtPrefix);
       const base = routesBase(caller);
       const route = routePath(path, base) ?? '';
-      const byMethod = table[route] ?? (route.startsWith('/images/') && route.length > '/images/'.length ? table['/images/*'] : undefined);
+      const byMethod = routesOf(table, route);
       if (!byMethod) {
-        throw new ManageError(
-          'route_not_found',
-          `No route is ${path}; the API has ${base}/uploads, ${base}/images and ${base}/images/{key}.`,
+        const paths = Object.keys(table).map(
+          (known) => base + known.replace('/images/*', '/images/{key}').replace('/imports/*', '/imports/{id}'),
         );
+        throw new ManageError('route_not_found', `No route is ${path}; the API has ${paths.join(', ')}.`);
       }
       const handle = byMethod[method];
       if (!handle) {

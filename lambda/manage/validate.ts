@@ -203,6 +203,54 @@ function keyRefusal(key: string): HttpError | undefined {
   }
 }
 
+/** The origin's verdict on an image to be stored at `key`: its size and format, or why it is refused. */
+export type Verdict =
+  /** `stored`: the bytes to keep, the body itself or, with stripLocation, the body without its location. */
+  { info: SourceInfo; stored: Buffer; refusal?: undefined } | { info?: undefined; refusal: HttpError };
+
+/**
+ * The verdict on `body` for `key`: refused as it was read (`readRefusal`: over
+ * the byte limit), for a key that is no source key, by checkImage, or (with
+ * `stripLocation`) by a location it cannot remove. Uploads and imports are
+ * judged by this one function.
+ */
+export async function judgeImage(
+  key: string,
+  body: Buffer | undefined,
+  readRefusal: HttpError | undefined,
+  limits: Limits,
+  stripLocation = false,
+): Promise<Verdict> {
+  const refusal = readRefusal ?? keyRefusal(key);
+  if (refusal) return { refusal };
+  try {
+    const info = await checkImage(body!, limits);
+    return { info, stored: stripLocation ? strippedOrRefused(body!, info) : body! };
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    return { refusal: error };
+  }
+}
+
+/** A key once quarantined is ready now: its quarantined copy and record would say otherwise. */
+export async function clearQuarantine(s3: S3Client, config: ManageConfig, key: string): Promise<void> {
+  const records = [config.quarantinePrefix + key, config.quarantinePrefix + key + '.json'].map((Key) => ({ Key }));
+  await guarded(() => s3.send(new DeleteObjectsCommand({ Bucket: config.sourceBucket, Delete: { Objects: records, Quiet: true } })));
+}
+
+/** Writes the record of `key`'s quarantine beside its quarantined copy. */
+export async function writeQuarantineRecord(s3: S3Client, config: ManageConfig, key: string, record: QuarantineRecord): Promise<void> {
+  const Key = config.quarantinePrefix + key + '.json';
+  const Body = JSON.stringify(record);
+  await guarded(() => s3.send(new PutObjectCommand({ Bucket: config.sourceBucket, Key, Body, ContentType: 'application/json' })));
+}
+
+/** The outcome of a verdict on `key`, once stored. */
+export const outcomeOf = (key: string, verdict: Verdict): UploadOutcome =>
+  verdict.info
+    ? { status: 'ready', key, width: verdict.info.width, height: verdict.info.height, format: verdict.info.format }
+    : { status: 'quarantined', key, reason: verdict.refusal.code, message: verdict.refusal.message };
+
 /**
  * Validates the upload at `stagingKey` and moves it to its key or to quarantine.
  * A storage failure throws (the event is delivered again); the image's own
@@ -215,49 +263,22 @@ export async function validateUpload(clients: { s3: S3Client }, config: ManageCo
   const key = stagingKey.slice(stagingPrefix.length);
   const staged = await readStaged(s3, bucket, stagingKey, limits.maxSourceBytes);
   if (!staged) return { status: 'gone', key };
-  let refusal = staged.refusal ?? keyRefusal(key);
-  let info: SourceInfo | undefined;
-  let stripped: Buffer | undefined;
-  if (!refusal) {
-    try {
-      info = await checkImage(staged.body!, limits);
-      if (config.stripLocation) stripped = strippedOrRefused(staged.body!, info);
-    } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      refusal = error;
-      info = undefined;
-    }
-  }
+  const verdict = await judgeImage(key, staged.body, staged.refusal, limits, config.stripLocation);
   const uploadedAt = staged.uploadedAt.toISOString();
-  if (info) {
-    const metadata = { ...staged.metadata, ...READY_METADATA.write(info, uploadedAt) };
-    const moved =
-      stripped && !stripped.equals(staged.body!)
-        ? await putStripped(s3, { bucket, from: stagingKey, to: key }, staged, stripped, metadata)
-        : await copyStaged(s3, bucket, stagingKey, staged, key, metadata);
+  if (verdict.info) {
+    const metadata = { ...staged.metadata, ...READY_METADATA.write(verdict.info, uploadedAt) };
+    const moved = !verdict.stored.equals(staged.body!)
+      ? await putStripped(s3, { bucket, from: stagingKey, to: key }, staged, verdict.stored, metadata)
+      : await copyStaged(s3, bucket, stagingKey, staged, key, metadata);
     if (!moved) return { status: 'superseded', key };
-    // A key once quarantined is ready now: its old record would say otherwise.
-    const records = [quarantinePrefix + key, quarantinePrefix + key + '.json'].map((Key) => ({ Key }));
-    await guarded(() => s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: records, Quiet: true } })));
+    await clearQuarantine(s3, config, key);
   } else {
-    const quarantined = quarantinePrefix + key;
-    if (!(await copyStaged(s3, bucket, stagingKey, staged, quarantined, staged.metadata))) return { status: 'superseded', key };
-    const record: QuarantineRecord = {
-      reason: refusal!.code,
-      message: refusal!.message,
-      uploadedAt,
-      bytes: staged.bytes,
-      etag: staged.etag,
-    };
-    const Body = JSON.stringify(record);
-    await guarded(() =>
-      s3.send(new PutObjectCommand({ Bucket: bucket, Key: quarantined + '.json', Body, ContentType: 'application/json' })),
-    );
+    if (!(await copyStaged(s3, bucket, stagingKey, staged, quarantinePrefix + key, staged.metadata))) return { status: 'superseded', key };
+    const { code: reason, message } = verdict.refusal;
+    await writeQuarantineRecord(s3, config, key, { reason, message, uploadedAt, bytes: staged.bytes, etag: staged.etag });
   }
   await deleteStaged(s3, bucket, stagingKey);
-  return info
-    ? { status: 'ready', key, width: info.width, height: info.height, format: info.format }
-    : { status: 'quarantined', key, reason: refusal!.code, message: refusal!.message };
+  return outcomeOf(key, verdict);
 }
 
 /** What the validator is invoked with: an S3 notification (the emulator's, the tests'), or an S3 event through EventBridge (deployed). */

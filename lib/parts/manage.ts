@@ -26,6 +26,7 @@ import type { ResolvedSettings } from '../resolved-settings';
 import { bucketNames } from './buckets';
 import { addJwtRoutes, jwtCorsPreflight, jwtEnvironment, jwtPath, type ManageJwtSettings } from './manage-jwt';
 import { PROJECT_FUNCTION, SMALL_BUNDLING, lambdaEntry, ownLogsAndRole } from './lambda-project';
+import { buildManageImports } from './manage-imports';
 import { acknowledge, wildcardFinding } from './nag';
 import { sharpBundling } from './origin-function';
 
@@ -48,6 +49,8 @@ export interface ManageApi {
   readonly validator: nodejs.NodejsFunction;
   /** Where an upload's event goes when its validation failed for good: its upload stays staged (pending). */
   readonly validatorFailureQueue: sqs.Queue;
+  /** The per-key Lambda of imports, which S3 Batch Operations invokes. */
+  readonly importer: nodejs.NodejsFunction;
 }
 
 /**
@@ -131,6 +134,7 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
   });
   // The origin's memory and more than its timeout: the validator prices and makes one decode of an
   // upload as large as the origin's limits allow, in its own memory (lambda/manage/config.ts).
+  const validatorBundling = sharpBundling({ packagedFiles: [], faceDetector: false });
   const validator = manageFunction(scope, props, 'Validator', {
     description: 'edge-image-transformer upload validator: an upload staged under _uploads/ to its key, or to quarantine',
     roleDescription:
@@ -140,14 +144,20 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
       environment,
       memorySize: props.memorySize,
       timeout: props.timeout.plus(Duration.seconds(VALIDATOR_EXTRA_SECONDS)),
-      bundling: sharpBundling({ packagedFiles: [], faceDetector: false }),
+      bundling: validatorBundling,
     },
   });
   const validatorFailureQueue = validateUploadsOnArrival(scope, props, validator);
+  const { importer } = buildManageImports(scope, {
+    ...props,
+    apiFunction,
+    makeImporter: (made) =>
+      manageFunction(scope, props, 'Importer', { ...made, function: { environment, ...made.function, bundling: validatorBundling } }),
+  });
 
   const api = buildHttpApi(scope, props, apiFunction);
   acknowledgeManageFindings(scope, props, apiFunction.role!, validator.role!);
-  return { api, apiFunction, validator, validatorFailureQueue };
+  return { api, apiFunction, validator, validatorFailureQueue, importer };
 }
 
 /**
@@ -157,7 +167,7 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
 function manageFunction(
   scope: Construct,
   settings: Pick<ResolvedSettings, 'logRetention' | 'removalPolicy'>,
-  name: 'Api' | 'Validator',
+  name: 'Api' | 'Validator' | 'Importer',
   made: {
     description: string;
     roleDescription: string;

@@ -7,7 +7,9 @@
 // deployment's source bucket, prefixes and limits. With a JWT issuer, the
 // `/_manage/user/` routes take a Bearer token (jwt.ts) in place of SigV4.
 // The source bucket's CORS lets the playground's page post its uploads to
-// LocalStack's S3.
+// LocalStack's S3. Imports run in this process (S3 Batch Operations does not
+// run in LocalStack): the same per-key function over the items, a few at a
+// time (lambda/manage/imports/local-jobs.ts).
 
 import { PutBucketCorsCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -16,6 +18,7 @@ import type { ManageConfig } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
 import { JWT_ROUTE_PREFIX } from '../../lambda/manage/confine';
 import { UPLOAD_CORS_RULE } from '../../lib/parts/buckets';
+import type { ImportJobs } from '../../lambda/manage/imports/jobs';
 import { functionUrlEvent } from './function-url';
 import { verifyJwt, type JwtSettings } from './jwt';
 import { EMULATOR_CREDENTIALS, verifySigV4, type ArrivedRequest, type SigV4Credentials } from './sigv4';
@@ -23,8 +26,8 @@ import { EMULATOR_CREDENTIALS, verifySigV4, type ArrivedRequest, type SigV4Crede
 /** Where the routes are on the emulator's port: `/_manage/uploads` is the API's `/uploads`. */
 export const MANAGE_PREFIX = '/_manage';
 
-/** The largest request body read: a batch of 100 keys of 1024 bytes, JSON-escaped, with room to spare. */
-export const MAX_MANAGE_BODY_BYTES = 1024 * 1024;
+/** The largest request body read: Lambda's for a synchronous invocation (6 MB), which the deployed API's bodies pass through; 10,000 import items of about 600 bytes fit. */
+export const MAX_MANAGE_BODY_BYTES = 6 * 1024 * 1024;
 
 export interface ManageAnswer {
   status: number;
@@ -89,6 +92,8 @@ const refused = (status: 401 | 403, error: string, message: string): ManageAnswe
 export function createManageRoute(options: {
   s3: S3Client;
   config: ManageConfig;
+  /** The emulator's import runner. */
+  imports: ImportJobs;
   credentials?: SigV4Credentials;
   jwt?: JwtSettings;
   log?: Logger;
@@ -96,7 +101,7 @@ export function createManageRoute(options: {
   now?: () => number;
 }): ManageRoute {
   const credentials = options.credentials ?? EMULATOR_CREDENTIALS;
-  const handle = createManageHandler({ s3: options.s3 }, options.config, options.log);
+  const handle = createManageHandler({ s3: options.s3, imports: options.imports }, options.config, options.log);
   return async (request) => {
     const now = options.now?.() ?? Date.now();
     let event = manageEvent(request);

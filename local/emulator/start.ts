@@ -35,6 +35,8 @@ import { localDeployment } from './deployment';
 import { createEmulator, type Emulator } from './emulator';
 import { EMULATOR_JWT_SECRET, type JwtSettings } from './jwt';
 import { allowUploadsFrom, createManageRoute } from './manage-route';
+import { createLocalImportJobs } from '../../lambda/manage/imports/local-jobs';
+import type { ImportFetchRules } from '../../lambda/manage/imports/import-item';
 import { generateSamples, sampleWatermark, type Sample } from './samples';
 import { createEmulatorServer, ownOrigins } from './server';
 import { watchSources, type Delivery, type SourceWatcher } from './source-watcher';
@@ -76,6 +78,8 @@ export interface EmulatorStartOptions {
    * any, the playground's demonstration (its presets and watermark).
    */
   context?: Record<string, unknown>;
+  /** Tests only: how imports reach a local https server (a resolver, its certificate). Loopback is allowed, as for web origins. */
+  importRules?: ImportFetchRules;
   log(line: string): void;
 }
 
@@ -90,7 +94,8 @@ export interface RunningEmulator {
   /**
    * Resolves when every source change made so far has been seen and invalidated, both passes, every
    * upload staged so far validated (and its move to its key or to quarantine seen in turn), and
-   * the variants of the misses answered so far are stored (the origin answers before it stores).
+   * the variants of the misses answered so far are stored (the origin answers before it stores),
+   * and every import started so far complete.
    */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -339,6 +344,24 @@ async function listen(server: Server, port: number): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+/** Creates the bucket of each prefix and uploads its folder into it; the URL keys of what was uploaded. */
+async function seedPrefixBuckets(
+  { s3, log }: EmulatorStartOptions,
+  prefixes: [prefix: string, folder: string][],
+  sourceBuckets: PrefixBuckets,
+): Promise<string[]> {
+  const prefixSources: string[] = [];
+  for (const [prefix, folder] of prefixes) {
+    const bucket = sourceBuckets[prefix]!;
+    const files = await filesIn(folder);
+    await createBucket(s3, bucket);
+    await uploadAll(s3, bucket, files);
+    prefixSources.push(...files.map((file) => prefix + file.key));
+    log(`seeded ${files.length} files from ${folder} into bucket ${bucket}, served under ${prefix}`);
+  }
+  return prefixSources;
+}
+
 export async function startEmulator(options: EmulatorStartOptions): Promise<RunningEmulator> {
   const { s3, log } = options;
   const prefixes = Object.entries(options.prefixFolders ?? {});
@@ -357,15 +380,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   await uploadAll(s3, sourceBucket, sources);
   log(`seeded ${sources.length} ${options.images ? `files from ${options.images}` : 'generated samples'} into bucket ${sourceBucket}`);
 
-  const prefixSources: string[] = [];
-  for (const [prefix, folder] of prefixes) {
-    const bucket = sourceBuckets[prefix]!;
-    const files = await filesIn(folder);
-    await createBucket(s3, bucket);
-    await uploadAll(s3, bucket, files);
-    prefixSources.push(...files.map((file) => prefix + file.key));
-    log(`seeded ${files.length} files from ${folder} into bucket ${bucket}, served under ${prefix}`);
-  }
+  const prefixSources = await seedPrefixBuckets(options, prefixes, sourceBuckets);
 
   // With the generated samples and no site given, a site on loopback serves them too, under `web/`.
   const siteGiven = options.webOrigins !== undefined || options.context?.webOrigins !== undefined;
@@ -385,6 +400,8 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
   if (overlap) throw new UsageError(overlap);
 
   let watchers: SourceWatcher[] = [];
+  const manageLog = (entry: Record<string, unknown>) => log(JSON.stringify(entry));
+  const imports = createLocalImportJobs({ s3 }, manage, { rules: { allowLoopback: true, ...options.importRules }, log: manageLog });
   const routes = plan.routes(buckets);
   const server = createEmulatorServer({
     emulator,
@@ -397,7 +414,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     clientScript: clientScript(),
     maxUploadBytes: settings.maxSourceBytes,
     webSources: demoSite ? generated.map((sample) => ({ key: DEMO_WEB_PREFIX + sample.key, bytes: sample.body.length })) : [],
-    manage: createManageRoute({ s3, config: manage, jwt: emulatorJwt(settings), log: (entry) => log(JSON.stringify(entry)) }),
+    manage: createManageRoute({ s3, config: manage, jwt: emulatorJwt(settings), imports, log: manageLog }),
   });
   const port = await listen(server, options.port);
   const url = `http://127.0.0.1:${port}`;
@@ -420,6 +437,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     // The default bucket's keys under another route's prefix are not served.
     sources: [...sources.map((source) => source.key).filter((key) => routeFor(key, routes).prefix === ''), ...prefixSources],
     async settled() {
+      await imports.settled();
       // Polled now, not at the watcher's next tick: a change is seen before settled() resolves.
       await pollAll();
       // A validated upload is copied to its key (or to quarantine): that change is seen by polling again.
@@ -428,6 +446,7 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     },
     async close() {
       for (const watcher of watchers) watcher.stop();
+      await imports.settled();
       await validator.settled();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -159,7 +159,13 @@ describe('the management Lambdas', () => {
   it("read the origin's sources and limits, not its cache bucket; the validator has the origin's memory and more than its timeout", () => {
     const { apiFunction, validator } = manage(full);
     const origin = originFunction(full).Properties;
-    const { MANAGE_JWT_PREFIX: _jwtPrefix, ...env } = fn(full, apiFunction).Properties.Environment.Variables;
+    const {
+      MANAGE_JWT_PREFIX: _jwtPrefix,
+      IMPORT_FUNCTION_ARN,
+      IMPORT_ROLE_ARN,
+      ...env
+    } = fn(full, apiFunction).Properties.Environment.Variables;
+    expect([IMPORT_FUNCTION_ARN, IMPORT_ROLE_ARN]).toEqual([expect.anything(), expect.anything()]);
     expect(fn(full, validator).Properties.Environment.Variables).toEqual(env);
     expect(env).toMatchObject({
       SOURCE_BUCKET: origin.Environment.Variables.SOURCE_BUCKET,
@@ -184,7 +190,7 @@ describe('the management Lambdas', () => {
     expect(() => synth(() => ({ manageApi: false, manageStripLocation: true }))).toThrow(/only used with manageApi/);
   });
 
-  it('the API may sign uploads under _uploads/ only, read, list and delete sources, and never delete an upload', () => {
+  it('the API may sign uploads under _uploads/ only, read, list and delete sources, never delete an upload; write imports, run their jobs', () => {
     const source = logicalId(base, base.stack.transformer.sourceBucket);
     expect(allowed(base, manage(base).apiFunction.role!, source)).toEqual([
       ['Allow', 's3:PutObject', { 'Fn::Join': ['', ['<bucket>', '/_uploads/*']] }],
@@ -196,6 +202,9 @@ describe('the management Lambdas', () => {
         's3:DeleteObject',
         [{ 'Fn::Join': ['', ['<bucket>', '/_uploads/*']] }, { 'Fn::Join': ['', ['<bucket>', '/_quarantine/*']] }],
       ],
+      ['Allow', 's3:PutObject', { 'Fn::Join': ['', ['<bucket>', '/_imports/*']] }],
+      ['Allow', 's3:CreateJob', '*'],
+      ['Allow', 's3:DescribeJob', { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:eu-west-1:123456789012:job/*']] }],
     ]);
     // Keys under a mapped prefix are read and deleted in their bucket.
     const api = roleActions(buckets, manage(buckets).apiFunction.role!);

@@ -79,11 +79,12 @@ describe('sourceChanges with buckets mapped to prefixes', () => {
     ]);
   });
 
-  it("ignores the default bucket's uploads under the staging and quarantine prefixes, not a mapped bucket's keys", () => {
+  it("ignores the default bucket's keys under the staging, quarantine and imports prefixes, not a mapped bucket's keys", () => {
     const { changes, ignored } = sourceChanges(
       s3Event([
         { eventName: 'ObjectCreated:Post', rawKey: '_uploads/a.jpg' },
         { eventName: 'ObjectCreated:Copy', rawKey: '_quarantine/a.jpg' },
+        { eventName: 'ObjectCreated:Put', rawKey: '_imports/0b6f2d1e/manifest.csv' },
         { eventName: 'ObjectCreated:Copy', rawKey: 'a.jpg' },
       ]),
       'cache',
@@ -91,8 +92,9 @@ describe('sourceChanges with buckets mapped to prefixes', () => {
     );
     expect(changes.map((change) => change.key)).toEqual(['a.jpg']);
     expect(ignored.map((record) => [record.rawKey, record.reason])).toEqual([
-      ['_uploads/a.jpg', 'the key is an upload under the staging or quarantine prefix, not a source'],
-      ['_quarantine/a.jpg', 'the key is an upload under the staging or quarantine prefix, not a source'],
+      ['_uploads/a.jpg', 'the key is under the staging, quarantine or imports prefix, not a source'],
+      ['_quarantine/a.jpg', 'the key is under the staging, quarantine or imports prefix, not a source'],
+      ['_imports/0b6f2d1e/manifest.csv', 'the key is under the staging, quarantine or imports prefix, not a source'],
     ]);
     const mapped = sourceChanges(bridgeEvent('Object Created', 'old-photos', '_uploads/a.jpg'), 'cache', buckets);
     expect(mapped.changes.map((change) => change.key)).toEqual(['archive/_uploads/a.jpg']);

@@ -9,6 +9,8 @@ import { withJwtClaims } from '../../local/emulator/manage-route';
 import { originConfig, type OriginConfig } from '../../lambda/origin/config';
 import { manageConfig, type ManageConfig, type ManageSettings } from '../../lambda/manage/config';
 import { createManageHandler } from '../../lambda/manage/handler';
+import type { ImportFetchRules } from '../../lambda/manage/imports/import-item';
+import { createLocalImportJobs, type LocalImportJobs } from '../../lambda/manage/imports/local-jobs';
 import type { UploadTicket } from '../../lambda/manage/uploads';
 import { validateUpload } from '../../lambda/manage/validate';
 import { createTestBuckets, listKeys, putObject, type TestBuckets } from '../support/s3';
@@ -22,6 +24,8 @@ export interface ManageAnswer {
 export interface TestManage extends TestBuckets {
   config: ManageConfig;
   logs: Record<string, unknown>[];
+  /** The emulator's import runner, fetching with `importRules`. */
+  imports: LocalImportJobs;
   /**
    * Calls the handler as API Gateway would: `path` may carry a query. `body` is sent as JSON unless a string.
    * With `claims`, as the JWT authoriser would, having verified a token that has them.
@@ -46,11 +50,11 @@ export function apiEvent(method: string, pathAndQuery: string, body?: string): A
   return { ...event, ...query, body };
 }
 
-/** Buckets and a handler of their own; `jwtPrefix` confines the calls made with claims. */
+/** Buckets and a handler of their own; `jwtPrefix` confines the calls made with claims, `importRules` are the imports' fetch seams. */
 export async function createTestManage(
   label: string,
   overrides: Partial<OriginConfig> = {},
-  { jwtPrefix, ...settings }: Partial<ManageSettings> & { jwtPrefix?: string } = {},
+  { jwtPrefix, importRules = {}, ...settings }: Partial<ManageSettings> & { jwtPrefix?: string; importRules?: ImportFetchRules } = {},
 ): Promise<TestManage> {
   const buckets = await createTestBuckets(label);
   afterAll(() => buckets.cleanup());
@@ -60,7 +64,8 @@ export async function createTestManage(
   };
   const clients = { s3: buckets.s3 };
   const logs: Record<string, unknown>[] = [];
-  const handle = createManageHandler(clients, config, (entry) => logs.push(entry));
+  const imports = createLocalImportJobs(clients, config, { rules: importRules, log: (entry) => logs.push(entry) });
+  const handle = createManageHandler({ ...clients, imports }, config, (entry) => logs.push(entry));
   const call: TestManage['call'] = async (method, path, body, claims) => {
     const text = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
     const event = apiEvent(method, path, text);
@@ -71,6 +76,7 @@ export async function createTestManage(
     ...buckets,
     config,
     logs,
+    imports,
     call,
     ticket: async (key, contentType, contentLength) => {
       const answer = await call('POST', '/uploads', { key, contentType, contentLength });

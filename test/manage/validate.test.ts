@@ -6,8 +6,7 @@
 
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { deflateSync } from 'node:zlib';
-import { gradientJpeg, opaquePng, pngChunk } from '../support/images';
+import { claimedPng, gradientJpeg, opaquePng } from '../support/images';
 import { validateEvent } from '../../lambda/manage/validate';
 import { s3Event, s3EventKey } from '../invalidate/support';
 import { createTestManage, type TestManage } from './support';
@@ -19,21 +18,6 @@ beforeAll(async () => {
 });
 
 const stage = (key: string, body: Buffer | string, contentType = 'image/jpeg') => manage.put('_uploads/' + key, body, contentType);
-
-/** A PNG whose header claims `width` x `height` grey pixels, with a few rows of data: a header that lies about its size. */
-function claimedPng(width: number, height: number): Buffer {
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 1; // bit depth
-  const rows = Buffer.alloc((1 + Math.ceil(width / 8)) * 4);
-  return Buffer.concat([
-    Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'),
-    pngChunk('IHDR', header),
-    pngChunk('IDAT', deflateSync(rows)),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 async function record(key: string) {
   const response = await manage.s3.send(new GetObjectCommand({ Bucket: manage.sourceBucket, Key: `_quarantine/${key}.json` }));

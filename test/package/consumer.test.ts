@@ -253,11 +253,13 @@ describe('the packed package in a fresh CDK app', () => {
       .filter((name) => name.startsWith('sharp-'))
       .sort();
 
-  it("bundles the management API's validator with sharp for linux-arm64 and no face detector, and its API Lambda with neither", () => {
-    const validator = originAsset(functionOf(template, 'edge-image-transformer upload validator'));
-    expect(existsSync(join(validator, 'index.js'))).toBe(true);
-    expect(sharpBuilds(validator)).toEqual(['sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
-    expect(existsSync(join(validator, 'node_modules', 'onnxruntime-node'))).toBe(false);
+  it("bundles the management API's validator and importer with sharp for linux-arm64 and no face detector, and its API Lambda with neither", () => {
+    for (const description of ['edge-image-transformer upload validator', 'edge-image-transformer importer']) {
+      const bundle = originAsset(functionOf(template, description));
+      expect(existsSync(join(bundle, 'index.js')), description).toBe(true);
+      expect(sharpBuilds(bundle), description).toEqual(['sharp-libvips-linux-arm64', 'sharp-linux-arm64']);
+      expect(existsSync(join(bundle, 'node_modules', 'onnxruntime-node')), description).toBe(false);
+    }
     const api = originAsset(functionOf(template, 'edge-image-transformer management API'));
     expect(existsSync(join(api, 'index.js'))).toBe(true);
     expect(existsSync(join(api, 'node_modules'))).toBe(false);

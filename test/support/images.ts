@@ -359,3 +359,17 @@ function tiffWithOrientation(tiff: Buffer, orientation: Orientation): Buffer {
   copy.writeUInt32LE(start, 4);
   return copy;
 }
+/** A PNG whose header claims `width` x `height` grey pixels, with a few rows of data: a header that lies about its size. */
+export function claimedPng(width: number, height: number): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header[8] = 1; // bit depth
+  const rows = Buffer.alloc((1 + Math.ceil(width / 8)) * 4);
+  return Buffer.concat([
+    Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'),
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', deflateSync(rows)),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}

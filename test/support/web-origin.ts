@@ -2,8 +2,12 @@
 // handler listens on 127.0.0.1 and on ::1, and counts every connection it
 // accepts, so a test can show that a refused fetch reached nothing.
 
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 type Server = ReturnType<typeof createServer>;
 
@@ -59,4 +63,14 @@ export async function startWebOrigin(handler: Handler): Promise<WebOrigin> {
       }
     },
   };
+}
+
+/** A self-signed certificate for `host`, made by openssl: valid for the name, trusted by nobody unless told. */
+export function selfSignedCertificate(host: string): { key: Buffer; cert: Buffer } {
+  const folder = mkdtempSync(join(tmpdir(), 'web-origin-tls-'));
+  const [key, cert] = [join(folder, 'key.pem'), join(folder, 'cert.pem')];
+  const subject = ['-subj', `/CN=${host}`, '-addext', `subjectAltName=DNS:${host}`];
+  const keyPair = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key];
+  execFileSync('openssl', ['req', '-x509', '-days', '1', ...subject, ...keyPair, '-out', cert], { stdio: 'ignore' });
+  return { key: readFileSync(key), cert: readFileSync(cert) };
 }

@@ -20,6 +20,8 @@ export interface WebFetchOptions extends DestinationRules {
   signal: AbortSignal;
   /** The validators of the copy we have, for a conditional request. */
   validators?: { etag?: string; lastModified?: string };
+  /** Test-only: the certificates trusted instead of Node's (a local https server's self-signed one). Set only by code, never from the environment. */
+  trustedCertificates?: string | Buffer;
 }
 
 export type WebFetchResult = { status: 'fetched'; bytes: Buffer; etag?: string; lastModified?: string } | { status: 'not-modified' };
@@ -69,7 +71,7 @@ async function beforeDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise
   }
 }
 
-function get(url: URL, addresses: LookupAddress[], headers: OutgoingHttpHeaders, signal: AbortSignal): Promise<IncomingMessage> {
+function get(url: URL, addresses: LookupAddress[], headers: OutgoingHttpHeaders, options: WebFetchOptions): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
     // A fresh connection each time (no agent's pool), to the checked addresses; Node keeps the
@@ -77,7 +79,8 @@ function get(url: URL, addresses: LookupAddress[], headers: OutgoingHttpHeaders,
     // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment may turn off. Each checked address is
     // tried in turn (an IPv6 one first is no use where there is no IPv6 route, as in Lambda).
     const connection = { agent: false, lookup: pinnedLookup(addresses), autoSelectFamily: true, rejectUnauthorized: true } as const;
-    const request = client.request(url, { headers, signal, ...connection }, resolve);
+    const trust = options.trustedCertificates === undefined ? {} : { ca: options.trustedCertificates };
+    const request = client.request(url, { headers, signal: options.signal, ...connection, ...trust }, resolve);
     request.on('error', reject);
     request.end();
   });
@@ -124,7 +127,7 @@ export async function fetchWebSource(url: URL, options: WebFetchOptions): Promis
     const addresses = await beforeDeadline(checkedAddresses(current, options), signal);
     let response: IncomingMessage | undefined;
     try {
-      response = await get(current, addresses, headers, signal);
+      response = await get(current, addresses, headers, options);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
       if (REDIRECT_STATUSES.has(status) && location !== undefined) {

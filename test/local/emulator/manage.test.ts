@@ -3,8 +3,11 @@
 // SDK's SignatureV4 and the emulator's credentials. An upload is a real
 // presigned POST to this run's LocalStack; the emulator's source watcher
 // finds it and runs the validator, which settled() waits for; the image is
-// then served at its URL, or, refused, never.
+// then served at its URL, or, refused, never. An import runs the per-key
+// function in the emulator's process, from a legacy https server on loopback.
 
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +22,7 @@ import { startEmulator, type RunningEmulator } from '../../../local/emulator/sta
 import { postUpload } from '../../manage/support';
 import { exifTags, exifText } from '../../support/metadata';
 import { createTestBuckets, listKeys, type TestBuckets } from '../../support/s3';
+import { selfSignedCertificate } from '../../support/web-origin';
 
 const photo = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: '#3a7' } })
@@ -43,8 +47,20 @@ describe('npm start: the management API under /_manage/', () => {
   let buckets: TestBuckets;
   let emulator: RunningEmulator;
   const lines: string[] = [];
+  /** The legacy server of imports: https on loopback, its name resolved there, its certificate trusted by the emulator's imports only. */
+  const legacyHost = 'old.example.com';
+  const certificate = selfSignedCertificate(legacyHost);
+  let legacy: Server;
+  let legacyBase: string;
 
   beforeAll(async () => {
+    const legacyPhoto = await photo(300, 200);
+    legacy = createHttpsServer(certificate, (request, response) => {
+      if (request.url === '/photo.jpg') response.writeHead(200, { 'content-type': 'image/jpeg' }).end(legacyPhoto);
+      else response.writeHead(200, { 'content-type': 'image/jpeg' }).end('<html>not an image</html>');
+    });
+    await new Promise<void>((done) => legacy.listen(0, '127.0.0.1', done));
+    legacyBase = `https://${legacyHost}:${(legacy.address() as AddressInfo).port}`;
     buckets = await createTestBuckets('emulator-manage');
     const images = await mkdtemp(join(tmpdir(), 'manage-images-'));
     await writeFile(join(images, 'seed.jpg'), await photo(320, 240));
@@ -57,6 +73,7 @@ describe('npm start: the management API under /_manage/', () => {
       // Nothing is seen until settled() polls: a staged upload stays pending until then.
       watchIntervalMs: 600_000,
       context: { presets: '{"thumb":{"width":"80"}}', eagerPresets: 'thumb', manageStripLocation: 'true' },
+      importRules: { resolve: async () => [{ address: '127.0.0.1', family: 4 }], trustedCertificates: certificate.cert },
       log: (line) => lines.push(line),
     });
   }, 120_000);
@@ -64,6 +81,7 @@ describe('npm start: the management API under /_manage/', () => {
   afterAll(async () => {
     await emulator?.close();
     await buckets?.cleanup();
+    legacy?.close();
   });
 
   /** A call to `/_manage<path>`, signed as a server signs one for the deployed API, and its JSON answer. */
@@ -232,7 +250,7 @@ describe('npm start: the management API under /_manage/', () => {
     });
   }, 60_000);
 
-  it('refuses a body over 1 MiB with a JSON 413, before reading the rest of it', async () => {
+  it('refuses a body over 6 MiB with a JSON 413, before reading the rest of it', async () => {
     const answer = await fetch(`${emulator.url}/_manage/images`, {
       method: 'DELETE',
       headers: { 'content-type': 'application/json' },
@@ -253,4 +271,31 @@ describe('npm start: the management API under /_manage/', () => {
       { status: 400, body: { error: 'reserved_key' } },
     );
   });
+
+  it('imports from a legacy server: the good image ready and served, the page quarantined and listed; the status kept under _imports/', async () => {
+    const items = [
+      { url: `${legacyBase}/photo.jpg`, key: 'legacy/photo.jpg' },
+      { url: `${legacyBase}/page.jpg`, key: 'legacy/page.jpg' },
+    ];
+    const started = await call('POST', '/imports', { body: { items } });
+    expect(started).toMatchObject({ status: 202, body: { status: 'running', total: 2 } });
+    await emulator.settled();
+    const status = await call('GET', `/imports/${started.body.id}`);
+    expect(status).toMatchObject({ status: 200, body: { status: 'complete', total: 2, succeeded: 1, failed: 1 } });
+    expect(status.body.failures).toEqual([
+      { key: 'legacy/page.jpg', url: `${legacyBase}/page.jpg`, reason: expect.stringMatching(/^unsupported_media_type: /) },
+    ]);
+    const image = await served('/legacy/photo.jpg?width=150');
+    expect(image.status).toBe(200);
+    expect(await sharp(Buffer.from(await image.arrayBuffer())).metadata()).toMatchObject({ width: 150, height: 100 });
+    expect((await served('/legacy/page.jpg')).status).toBe(404);
+    expect((await call('GET', '/images/legacy%2Fpage.jpg')).body).toMatchObject({
+      status: 'quarantined',
+      reason: 'unsupported_media_type',
+    });
+    const kept = (await listKeys(buckets.s3, buckets.sourceBucket)).filter((key) => key.startsWith(`_imports/${started.body.id}/`));
+    expect(kept.sort()).toEqual([`_imports/${started.body.id}/failures.csv`, `_imports/${started.body.id}/status.json`]);
+    // Nothing under _imports/ is served.
+    expect((await served(`/_imports/${started.body.id}/status.json`)).status).toBe(404);
+  }, 60_000);
 });

@@ -4,19 +4,15 @@
 // ends slow, endless, oversized and mislabelled bodies. Host names are
 // answered by an injected resolver, as DNS would answer them.
 
-import { execFileSync } from 'node:child_process';
 import type { LookupAddress } from 'node:dns';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HttpError } from '../../../lambda/origin/errors';
 import { fetchWebSource, MAX_REDIRECTS, redirectTarget, USER_AGENT, type WebFetchOptions } from '../../../lambda/origin/web/fetch';
 import { opaquePng } from '../../support/images';
-import { startWebOrigin, type WebOrigin } from '../../support/web-origin';
+import { selfSignedCertificate, startWebOrigin, type WebOrigin } from '../../support/web-origin';
 
 const HOST = 'images.example.com';
 const MAX_BYTES = 256 * 1024;
@@ -358,13 +354,7 @@ describe('bodies', () => {
 describe('https', () => {
   let certificate: { key: Buffer; cert: Buffer } | undefined;
   beforeAll(() => {
-    const folder = mkdtempSync(join(tmpdir(), 'web-origin-tls-'));
-    const [key, cert] = [join(folder, 'key.pem'), join(folder, 'cert.pem')];
-    // A self-signed certificate for the host: valid for the name, trusted by nobody.
-    const subject = ['-subj', `/CN=${HOST}`, '-addext', `subjectAltName=DNS:${HOST}`];
-    const keyPair = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key];
-    execFileSync('openssl', ['req', '-x509', '-days', '1', ...subject, ...keyPair, '-out', cert], { stdio: 'ignore' });
-    certificate = { key: readFileSync(key), cert: readFileSync(cert) };
+    certificate = selfSignedCertificate(HOST);
   });
 
   it('names the host in TLS (SNI) while connecting to the checked address, and checks the certificate', async () => {
@@ -396,6 +386,24 @@ describe('https', () => {
       expect(requests).toBe(0);
     } finally {
       delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      server.close();
+    }
+  });
+
+  it('trusts a self-signed certificate only when code passes it (trustedCertificates, for tests)', async () => {
+    const server = createHttpsServer(certificate!, (_request, response) => image(response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = new URL(`https://${HOST}:${(server.address() as AddressInfo).port}/a.png`);
+    try {
+      const result = await fetchWebSource(url, options({ trustedCertificates: certificate!.cert }));
+      expect(result).toMatchObject({ status: 'fetched', bytes: png });
+      // Another name on the same certificate is still refused: the host name is checked.
+      const other = await failure(new URL(url.href.replace(HOST, 'other.example.com')), {
+        allowedHosts: ['other.example.com'],
+        trustedCertificates: certificate!.cert,
+      });
+      expect(other).toMatchObject({ code: 'source_unavailable', detail: expect.stringMatching(/altnames|hostname/i) });
+    } finally {
       server.close();
     }
   });
