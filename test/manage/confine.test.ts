@@ -83,7 +83,7 @@ describe('a JWT caller confined to users/{sub}/', () => {
   it('reaches only the JWT routes, and an IAM caller only the others', async () => {
     const jwtOnIam = await manage.call('GET', '/images', undefined, alice);
     expect(jwtOnIam).toMatchObject({ status: 404, body: { error: 'route_not_found' } });
-    expect(jwtOnIam.body.message).toContain('/user/uploads, /user/images and /user/images/{key}');
+    expect(jwtOnIam.body.message).toContain('/user/uploads, /user/images, /user/images/{key}');
     const iamOnJwt = await manage.call('GET', '/user/images');
     expect(iamOnJwt).toMatchObject({ status: 404, body: { error: 'route_not_found' } });
     // An IAM caller is not confined.
