@@ -93,6 +93,12 @@ const ROUTES: [apigwv2.HttpMethod, string][] = [
   [apigwv2.HttpMethod.DELETE, '/images'],
 ];
 
+/** The imports' routes: IAM callers' only (a JWT caller's prefix could not bound a manifest's keys), none under /user. */
+const IMPORT_ROUTES: [apigwv2.HttpMethod, string][] = [
+  [apigwv2.HttpMethod.POST, '/imports'],
+  [apigwv2.HttpMethod.GET, '/imports/{id}'],
+];
+
 /** One JSON line per request: who called (the IAM principal), what, and how it went. */
 const ACCESS_LOG_FORMAT = apigateway.AccessLogFormat.custom(
   JSON.stringify({
@@ -201,7 +207,7 @@ function buildHttpApi(scope: Construct, props: ManageApiProps, apiFunction: node
   });
   const integration = new HttpLambdaIntegration('ManageApiIntegration', apiFunction);
   const routes = [
-    ...ROUTES.flatMap(([method, path]) => api.addRoutes({ path, methods: [method], integration })),
+    ...[...ROUTES, ...IMPORT_ROUTES].flatMap(([method, path]) => api.addRoutes({ path, methods: [method], integration })),
     ...addJwtRoutes(api, integration, ROUTES, props),
   ];
 

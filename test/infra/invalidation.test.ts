@@ -26,7 +26,7 @@ describe('invalidation Lambda', () => {
       const t = s.stack.transformer;
       // The management API's validator has a failure queue of its own (test/infra/manage.test.ts).
       const functionId = logicalId(s, t.invalidationFunction);
-      const [[, config]] = resources(s, 'AWS::Lambda::EventInvokeConfig').filter(([, c]) => refs(c.Properties.FunctionName)[0] === functionId);
+      const [, config] = resources(s, 'AWS::Lambda::EventInvokeConfig').find(([, c]) => refs(c.Properties.FunctionName)[0] === functionId)!;
       expect(config.Properties).toMatchObject({
         FunctionName: { Ref: functionId },
         MaximumRetryAttempts: 2,
@@ -35,7 +35,7 @@ describe('invalidation Lambda', () => {
       const queueId = logicalId(s, t.invalidationFailureQueue);
       const queue = s.json.Resources[queueId];
       expect(queue.Properties).toEqual({ MessageRetentionPeriod: 14 * 24 * 3600, SqsManagedSseEnabled: true });
-      const [[, policy]] = resources(s, 'AWS::SQS::QueuePolicy').filter(([, p]) => refs(p.Properties.Queues).includes(queueId));
+      const [, policy] = resources(s, 'AWS::SQS::QueuePolicy').find(([, p]) => refs(p.Properties.Queues).includes(queueId))!;
       expect(refs(policy.Properties.Queues)).toEqual([queueId]);
       expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
         expect.objectContaining({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),

@@ -47,11 +47,11 @@ function allowed(s: Synthesized, role: Parameters<typeof roleActions>[1], bucket
 }
 
 describe('the management HTTP API', () => {
-  it('has the four routes, each IAM-authorised (SigV4), each to the API Lambda', () => {
+  it('has the six routes, imports among them, each IAM-authorised (SigV4), each to the API Lambda', () => {
     for (const s of [base, full, imported, buckets]) {
       const routes = resources(s, 'AWS::ApiGatewayV2::Route').filter(([, route]) => !route.Properties.RouteKey.includes(' /user/'));
       expect(routes.map(([, route]) => route.Properties.RouteKey).sort()).toEqual(
-        ['DELETE /images', 'GET /images', 'GET /images/{key+}', 'POST /uploads'].sort(),
+        ['DELETE /images', 'GET /images', 'GET /images/{key+}', 'POST /uploads', 'POST /imports', 'GET /imports/{id}'].sort(),
       );
       for (const [id, route] of routes) expect(route.Properties.AuthorizationType, id).toBe('AWS_IAM');
       const [integrationId, integration] = only(s, 'AWS::ApiGatewayV2::Integration');
