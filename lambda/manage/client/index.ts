@@ -112,7 +112,12 @@ async function postForm(send: typeof fetch, ticket: UploadTicket, file: Uint8Arr
   const response = await send(ticket.url, { method: 'POST', body: form });
   if (response.ok) return void (await response.body?.cancel());
   const xml = await response.text();
-  const tag = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1];
+  // S3's error is XML with flat <Code> and <Message>; read by position, in linear time.
+  const tag = (name: string) => {
+    const start = xml.indexOf(`<${name}>`);
+    const end = start < 0 ? -1 : xml.indexOf(`</${name}>`, start);
+    return end < 0 ? undefined : xml.slice(start + name.length + 2, end);
+  };
   throw new ManageApiError(response.status, tag('Code') ?? `http_${response.status}`, `S3 refused the upload: ${tag('Message') ?? xml}`);
 }
 

@@ -93,7 +93,8 @@ export function signedFetch(options: SignedFetchOptions): SignedCall {
     service: 'execute-api',
     sha256: Sha256,
   });
-  const base = options.endpoint.replace(/\/+$/, '');
+  let base = options.endpoint;
+  while (base.endsWith('/')) base = base.slice(0, -1);
   const send = options.fetch ?? fetch;
   return async (method, path, { query = {}, body } = {}) => {
     const url = new URL(base + path);
@@ -112,7 +113,7 @@ export function signedFetch(options: SignedFetchOptions): SignedCall {
       });
       // fetch sets Host itself, to the same value.
       const { host: _host, ...headers } = signed.headers;
-      const response = await send(url.href.replace(/[?#].*$/, '') + (search ? `?${search}` : ''), { method, headers, body: text });
+      const response = await send(url.origin + url.pathname + (search ? `?${search}` : ''), { method, headers, body: text });
       if (response.ok) return { status: response.status, body: (await response.json()) as never };
       if ((response.status === 429 || response.status === 503) && attempt < RETRIES.attempts) {
         await response.body?.cancel();
