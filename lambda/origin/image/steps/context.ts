@@ -10,6 +10,7 @@ import { decodeError, type SourceInfo } from '../input';
 import type { KeptMetadata } from '../metadata';
 import type { EncodedFormat, FrameTiming, OutputPlan } from '../output';
 import type { FaceBox } from '../faces';
+import type { Subject } from '../subject';
 
 export interface StepInput {
   ops: Ops;
@@ -21,6 +22,8 @@ export interface StepInput {
   metadata?: KeptMetadata;
   /** With `position=face`, the faces found, in fractions of the source as displayed (none found: the crop is `attention`'s). */
   faces?: FaceBox[];
+  /** With `position=auto` or `segment=foreground`, the salient subject of the source as displayed (subject.ts); absent when unknown. */
+  subject?: Subject;
 }
 
 /** A point of an image in pixels, from its top-left corner (not rounded: a pixel's centre is at .5). */
