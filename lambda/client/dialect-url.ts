@@ -99,7 +99,7 @@ function offset(name: string, factor: number): string {
 }
 
 const IMGIX_WRITES =
-  'width height fit enlarge position fp fill background format quality rotate flip flop trim blur brightness contrast saturation';
+  'width height fit enlarge position fp fill segment background format quality rotate flip flop trim blur brightness contrast saturation';
 
 function imgixParams(ops: Ops): Written {
   if (ops.width === 'auto' || ops.dpr === 'auto') throw cannot('imgix', 'width=auto or dpr=auto');
@@ -110,6 +110,8 @@ function imgixParams(ops: Ops): Written {
   const fit = box('imgix', ops, push, 'w', 'h');
   imgixCrop(ops, fit === 'crop').forEach((pair) => written.push(pair));
   push('fill', ops.fill);
+  // imgix's cut-out, whose bg is the colour it is flattened on.
+  push('bg-remove', ops.segment != null ? 'true' : undefined);
   const padded = fit === 'fill' || fit === 'fillmax';
   if (padded && ops.background == null) throw cannot('imgix', 'fit=contain without a background (imgix fills with white)');
   // imgix's hex colours put the alpha first.
@@ -141,7 +143,7 @@ function gravity(ops: Ops, crops: boolean): string | undefined {
 }
 
 const CLOUDFLARE_WRITES =
-  'width height fit enlarge position fp background format quality rotate flip flop blur sharpen brightness contrast saturation gamma metadata';
+  'width height fit enlarge position fp segment background format quality rotate flip flop blur sharpen brightness contrast saturation gamma metadata';
 
 function cloudflareOptions(ops: Ops): Written {
   if (ops.dpr === 'auto') throw cannot('cloudflare', 'dpr=auto');
@@ -154,7 +156,7 @@ function cloudflareOptions(ops: Ops): Written {
   const fit = box('cloudflare', ops, push, 'width', 'height');
   push('gravity', gravity(ops, fit === 'cover' || fit === 'crop'));
   push('format', ops.format || 'auto');
-  ['quality', 'sharpen', 'brightness', 'contrast', 'saturation', 'gamma', 'metadata', 'rotate'].forEach((name) => push(name, ops[name]));
+  ['segment', 'quality', 'sharpen', 'brightness', 'contrast', 'saturation', 'gamma', 'metadata', 'rotate'].forEach((name) => push(name, ops[name]));
   push('blur', blur);
   push('background', ops.background != null ? '%23' + (ops.background as string) : undefined);
   // Cloudflare mirrors before it turns, as we do.

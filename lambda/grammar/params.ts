@@ -65,6 +65,10 @@ export type Rotation = 90 | 180 | 270;
 export const METADATA_MODES = ['none', 'copyright', 'keep'] as const;
 export type MetadataMode = (typeof METADATA_MODES)[number];
 
+/** What `segment` cuts out of the image: its salient subject (Cloudflare's word); the rest becomes transparent. */
+export const SEGMENTS = ['foreground'] as const;
+export type Segment = (typeof SEGMENTS)[number];
+
 /** What a JPEG output does with a source's HDR gain map: keeps it, fitted to the output, or drops it (the SDR image alone). */
 export const HDR_MODES = ['keep', 'drop'] as const;
 export type HdrMode = (typeof HDR_MODES)[number];
@@ -102,6 +106,11 @@ export interface Ops {
   trim?: number;
   /** `x,y,width,height`, fractions of the image as it stands after orientation, turns and trim. */
   crop?: string;
+  /**
+   * `foreground`: a cut-out, the output's alpha the salient subject's mask
+   * (lambda/origin/image/steps/segment.ts); JPEG or a `background` flattens it.
+   */
+  segment?: Segment;
   grayscale?: boolean;
   blur?: number;
   sharpen?: number;
@@ -260,6 +269,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   flop: { kind: 'boolean', none: false },
   trim: { kind: 'integer', low: 0, high: 255, bare: DEFAULT_TRIM },
   crop: { kind: 'region', none: '0,0,1,1' },
+  segment: { kind: 'choice', choices: SEGMENTS },
   grayscale: { aliases: ['greyscale'], kind: 'boolean', none: false },
   blur: { kind: 'number', low: 0.3, high: 100 },
   sharpen: { kind: 'number', low: 0.5, high: 10 },
@@ -309,6 +319,7 @@ export const FORM_PLACES: { [name in keyof ViewerParams]-?: { group: (typeof FOR
   rotate: { group: 'Effects' },
   trim: { group: 'Effects', note: 'threshold' },
   crop: { group: 'Effects' },
+  segment: { group: 'Effects', note: 'cut-out' },
   border: { group: 'Effects' },
   brightness: { group: 'Effects' },
   contrast: { group: 'Effects' },

@@ -48,6 +48,8 @@ const SAID_BY_BOTH: ImageParams[] = [
   { rotate: 270, flop: true, flip: true },
   { rotate: 180, flop: true },
   { blur: 4, brightness: 1.25, contrast: 0.5, saturation: 0 },
+  { width: 640, segment: 'foreground' },
+  { width: 300, height: 200, enlarge: true, segment: 'foreground', background: 'ffffff' },
 ];
 
 describe.each(['imgix', 'cloudflare'] as UrlDialect[])('dialectImageUrl(%s)', (dialect) => {
@@ -83,6 +85,20 @@ describe('each dialect’s own words', () => {
     expect(dialectImageUrl('cloudflare', BASE, 'photos/my cat.jpg', { width: 640, height: 480, gamma: 1.5, background: 'fff' })).toBe(
       BASE + '/cdn-cgi/image/width=640,height=480,fit=crop,format=auto,gamma=1.5,background=%23ffffff/photos/my%20cat.jpg',
     );
+  });
+
+  it('a cut-out in each word: imgix bg-remove, Cloudflare segment; DIT has none', () => {
+    expect(dialectImageUrl('imgix', BASE, 'a.jpg', { width: 640, segment: 'foreground', format: 'png' })).toBe(
+      BASE + '/a.jpg?w=640&fit=max&bg-remove=true&fm=png',
+    );
+    expect(dialectImageUrl('cloudflare', BASE, 'a.jpg', { segment: 'foreground' })).toBe(
+      BASE + '/cdn-cgi/image/format=auto,segment=foreground/a.jpg',
+    );
+    for (const dialect of ['dit-json', 'thumbor'] as const) {
+      expect(() => dialectImageUrl(dialect, BASE, 'a.jpg', { width: 640, segment: 'foreground' })).toThrow(
+        `The ${dialect} dialect cannot say segment=foreground.`,
+      );
+    }
   });
 
   it('what only one of them can say', () => {

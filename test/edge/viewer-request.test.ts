@@ -144,6 +144,19 @@ describe('normalisation', () => {
     );
   });
 
+  it('spells a cut-out one way, after the crop, in the canonical URI and so the cache key', async () => {
+    expect(await uriOf(anySize, '/a.jpg', 'SEGMENT=Foreground&crop=0,0,.5,1&w=200&bg=fff')).toBe(
+      '/a.jpg/width=200,crop=0,0,0.5,1,segment=foreground,background=ffffff',
+    );
+    expect(await uriOf(anySize, '/a.jpg', 'segment=foreground&w=200')).not.toBe(await uriOf(anySize, '/a.jpg', 'w=200'));
+    expectError(
+      await anySize.handler(viewerEvent('/a.jpg', 'segment=subject')),
+      400,
+      'invalid_parameter',
+      /^Invalid segment "subject": expected one of foreground\.$/,
+    );
+  });
+
   it('keeps a focal point only where it places a cover crop, which it places instead of a position', async () => {
     expect(await uriOf(anySize, '/a.jpg', 'w=200&h=100&gravity=top&FP=.25,0.7500')).toBe('/a.jpg/width=200,height=100,fp=0.25,0.75');
     expect(await uriOf(anySize, '/a.jpg', 'w=200&h=100&fit=contain&pos=top&fp=0.25,0.75')).toBe(
@@ -946,6 +959,7 @@ describe('rejections', () => {
     flop: ['flop=2', '2', 'true, false, 1 or 0'],
     trim: ['trim=256', '256', 'an integer from 0 to 255'],
     crop: ['crop=0.5,0,0.6,1', '0.5,0,0.6,1', 'x,y,width,height: fractions of the image, the region inside it'],
+    segment: ['segment=background', 'background', 'one of foreground'],
     grayscale: ['greyscale=on', 'on', 'true, false, 1 or 0'],
     blur: ['blur=0.2', '0.2', 'a number from 0.3 to 100 with at most one decimal'],
     sharpen: ['sharpen=11', '11', 'a number from 0.5 to 10 with at most one decimal'],

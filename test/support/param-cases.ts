@@ -223,6 +223,14 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     wrongType: ['0,0,1', 'a,b,c,d', '0;0;1;1'],
     outOfRange: ['0.5,0,0.6,1', '0,0,0,1', '1,0,0,1'],
   },
+  segment: {
+    value: choice('foreground'),
+    spell: anyCase,
+    noOps: [],
+    samples: ['foreground', 'Foreground'],
+    wrongType: ['background', '1', 'true', 'subject'],
+    outOfRange: [],
+  },
   grayscale: { ...BOOLEAN_CASE, wrongType: ['grey'], outOfRange: ['3'] },
   blur: {
     value: tenths(0.3, 100),

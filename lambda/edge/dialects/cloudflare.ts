@@ -29,7 +29,8 @@ const CROPS = 'fit=cover|crop';
  * Options passed on as they are, under the same name (our grammar reads and
  * bounds them); fit modes as our fit, enlarged or not (aspect-crop crops
  * small sources to the aspect ratio, which ours does not); gravity words as
- * our position (auto: our saliency crop); formats as ours (baseline-jpeg: the
+ * our position (auto: our saliency crop); segment=foreground, the cut-out, as
+ * ours; formats as ours (baseline-jpeg: the
  * same pixels, sequential rather than progressive); options that change
  * nothing we serve (`onerror=redirect` acts only when the transform fails,
  * `anim=true` and `zoom=0` are the defaults, sharpen and gamma 0 none).
@@ -90,6 +91,7 @@ export const CLOUDFLARE_BOOK: RuleBook = /* @__PURE__ */ (() => ({
       ['0', ''],
       ['.*', 'gamma=$0'],
     ],
+    segment: [['foreground', 'segment=foreground']],
     onerror: [['redirect', '']],
     anim: [['true', '']],
     zoom: [['0', '']],

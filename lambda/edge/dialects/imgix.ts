@@ -40,12 +40,13 @@ const RADIUS = '1?\\d{1,3}(\\.\\d+)?|2000';
  * the same pixels; crop strategies (with fit=crop) as our position
  * (focalpoint: our fp); auto=compress is imgix's documented quality 45 when
  * no `q` is given; bri, con and sat are offsets (0 unchanged) as our factors
- * (1 unchanged), and -100 brightness or contrast, black or flat, is not ours.
+ * (1 unchanged), and -100 brightness or contrast, black or flat, is not ours;
+ * bg-remove is our cut-out (segment=foreground), and bg its background.
  * Built by a call the edge's bundle drops: the store holds the book.
  */
 export const IMGIX_BOOK: RuleBook = /* @__PURE__ */ (() => ({
   title: 'imgix',
-  spellings: { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or' },
+  spellings: { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or', 'background-remove': 'bg-remove' },
   refused:
     '^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|t(a|cl?|f|l|p|sh|sz|t)?|lp-blur|fps|frame|interval|reverse|skip|rott|rasterize-bypass|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim.|fill-|bg-re|background-re|upscale|face-|license-plate|object-removal|rot-?type).*|.*64)$',
   defaults: { fit: 'clip' },
@@ -147,6 +148,16 @@ export const IMGIX_BOOK: RuleBook = /* @__PURE__ */ (() => ({
       [RADIUS, 'blur=sigma($0,20)'],
       ['.*', '!blur'],
     ],
+    // A cut-out that cannot be made is an error here: imgix's fallback to the original is not ours.
+    'bg-remove': [
+      ['true|1', 'segment=foreground'],
+      ['false|0', ''],
+    ],
+    'bg-remove-fallback': [
+      ['false|0', ''],
+      ['true|1', '!original', 'bg-remove=true|1'],
+      ['true|1', ''],
+    ],
     bri: [
       [OFFSET, 'brightness=factor($0)'],
       ['.*', '!offset'],
@@ -170,6 +181,7 @@ export const IMGIX_BOOK: RuleBook = /* @__PURE__ */ (() => ({
     offset: 'expected -99 to 100',
     rotation: 'only 0 and 180 turn the image as ours does',
     blur: 'expected 0 to 2000',
+    original: 'a cut-out that cannot be made is an error here, never the original',
   },
 }))();
 

@@ -49,6 +49,8 @@ const IMGIX_FIT = 'https://docs.imgix.com/apis/rendering/size/resize-fit-mode';
 const IMGIX_CROP = 'https://docs.imgix.com/en-US/apis/rendering/size/crop-mode';
 const IMGIX_AUTO = 'https://docs.imgix.com/apis/rendering/auto/auto';
 const IMGIX_FILL_MAX = 'https://docs.imgix.com/apis/rendering/fill/fill-max';
+const IMGIX_BG_REMOVE = 'https://docs.imgix.com/apis/rendering/background/bg-remove';
+const IMGIX_BG_REMOVE_FALLBACK = 'https://docs.imgix.com/apis/rendering/background/background-removal-fallback';
 const IMGIX_BLUEPRINT = 'https://github.com/imgix/imgix-blueprint#url-parameters';
 const IMGIX_PYTHON = 'https://github.com/imgix/imgix-python#signed-urls';
 
@@ -97,6 +99,18 @@ export const IMGIX_EXAMPLES: DialectExample[] = [
     source: IMGIX_CROP,
     url: '/photo.jpg?fit=crop&w=300&h=300&crop=focalpoint&fp-x=0.25&fp-y=0.75&fp-z=2',
     refused: /^imgix fp-z=2: not supported\.$/,
+  },
+  { source: IMGIX_BG_REMOVE, url: '/woman.jpeg?bg-remove=true', native: '/woman.jpeg?segment=foreground' },
+  {
+    source: IMGIX_BG_REMOVE,
+    url: '/woman.jpeg?bg-remove=true&bg=DB2BBBD9&auto=compress,format&w=620',
+    native: '/woman.jpeg?w=620&enlarge=1&segment=foreground&bg=2bbbd9db&q=45',
+  },
+  { source: IMGIX_BG_REMOVE_FALLBACK, url: '/woman.jpeg?bg-remove=true&bg-remove-fallback=false', native: '/woman.jpeg?segment=foreground' },
+  {
+    source: IMGIX_BG_REMOVE_FALLBACK,
+    url: '/woman.jpeg?bg-remove=true&bg-remove-fallback=true',
+    refused: /^imgix bg-remove-fallback=true: a cut-out that cannot be made is an error here, never the original\.$/,
   },
   { source: IMGIX_AUTO, url: '/photo.jpg?auto=compress', native: '/photo.jpg?quality=45' },
   { source: IMGIX_AUTO, url: '/photo.jpg?auto=compress&auto=format', native: '/photo.jpg?format=auto&quality=45' },
@@ -193,6 +207,8 @@ export const CLOUDFLARE_EXAMPLES: DialectExample[] = [
   { source: cf('metadata'), url: '/cdn-cgi/image/metadata=none/a.jpg', native: '/a.jpg' },
   { source: cf('trim'), url: '/cdn-cgi/image/trim=20;30;20;0/a.jpg', refused: /^cloudflare trim=20;30;20;0: not supported\.$/ },
   { source: cf('trim'), url: '/cdn-cgi/image/trim.width=678/a.jpg', refused: /^cloudflare trim\.width=678: not supported\.$/ },
+  { source: cf('segment'), url: '/cdn-cgi/image/segment=foreground,format=png/a.jpg', native: '/a.jpg?segment=foreground&format=png' },
+  { source: cf('segment'), url: '/cdn-cgi/image/segment=background/a.jpg', refused: /^cloudflare segment=background: not supported\.$/ },
   { source: cf('width'), url: '/cdn-cgi/image/w=250/a.jpg', native: '/a.jpg?width=250' },
   { source: cf('width'), url: '/cdn-cgi/image/width=auto/a.jpg', native: '/a.jpg?width=auto' },
 ];
