@@ -41,19 +41,21 @@ const ACCEPTED: Record<NegotiatedFormat, EncodedFormat[]> = { avif: ['avif', 'we
 /**
  * An explicit format is the only candidate. A negotiated one (`accept`) lists
  * what the viewer accepts, then the source's own family: GIF for animations,
- * PNG with alpha, JPEG otherwise; with neither, the family alone. An old edge
+ * PNG with alpha (a cut-out's included), JPEG otherwise; with neither, the family alone. An old edge
  * still writes `format=avif` for a negotiated request during a deploy: that
  * counts as explicit. An animation stays animated in WebP or GIF; libvips
  * cannot write animated AVIF, so AVIF becomes WebP there. JPEG and PNG, and
  * a step libvips cannot apply frame by frame (quarter turns, trim, a blurred
- * fill, a watermark: each says so in its record under steps/), give the
+ * fill, a watermark, a cut-out: each says so in its record under steps/), give the
  * first frame. A source whose HDR gain map is kept (gain-map.ts) stays JPEG,
  * the one format that carries it here.
  */
 export function planOutput(ops: Ops, info: SourceInfo): OutputPlan {
   if (info.gainMap) return { format: 'jpeg', candidates: ['jpeg'], animated: false };
   const animatedSource = info.frames > 1 && !firstFrameOnly(ops);
-  const family: EncodedFormat = animatedSource ? 'gif' : info.hasAlpha ? 'png' : 'jpeg';
+  // A cut-out has alpha unless an opaque background fills it (an rrggbbaa one is translucent).
+  const cutOut = ops.segment !== undefined && (ops.background === undefined || ops.background.length === 8);
+  const family: EncodedFormat = animatedSource ? 'gif' : info.hasAlpha || cutOut ? 'png' : 'jpeg';
   const wanted: EncodedFormat[] =
     ops.format !== undefined && ops.format !== 'json' ? [ops.format] : (ops.accept ? ACCEPTED[ops.accept] : []).concat(family);
   const candidates: EncodedFormat[] = [];

@@ -47,7 +47,7 @@ export const NO_MIRRORS: Mirrors = { flip: false, flop: false };
 export interface StepContext extends StepInput {
   /** The image's size as the next step sees it: displayed and turned, then trimmed (the crop region is a part of it). */
   size: [number, number];
-  /** The part of the image kept, as displayed: recorded by crop, cut by resize (sharp takes one extract before its resize). */
+  /** The part of the image kept, as displayed: recorded by crop, cut by resize (sharp takes one extract before its resize), with any cut of its own. */
   region?: Region;
   /** The mirrors sharp makes after its extract rather than before (none with a turn): the extracted region is mirrored to match. */
   mirrorsAfterExtract: Mirrors;
@@ -55,6 +55,14 @@ export interface StepContext extends StepInput {
   focus?: Point;
   /** With `position=face`, each face's corners and eyes in the image of `size`, followed like `focus`. */
   facePoints?: FacePoints[];
+  /**
+   * With `segment=foreground`, where the corners of the image as displayed are
+   * in the image of `size` (top-left, top-right, bottom-left), followed like
+   * `focus`: the subject's mask is mapped through them.
+   */
+  frame?: [Point, Point, Point];
+  /** Where a cover crop that resize placed itself (on a focal point, or faces) cut its box from the image scaled, in its pixels. */
+  coverOffset?: Point;
   /** An animation's timing, once its frames are pixels in memory, which carry none. */
   timing?: FrameTiming;
   /** The variant, when the output step had to encode it to know its size (max_bytes). */

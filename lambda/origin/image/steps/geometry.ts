@@ -41,9 +41,10 @@ const mirrorPoint = ([x, y]: Point, [width, height]: [number, number], { flip, f
   flip ? height - y : y,
 ];
 
-/** Moves the focal point and the faces' points as a step moves the image's pixels. */
+/** Moves the focal point, the faces' points and the displayed image's corners as a step moves the image's pixels. */
 function follow(context: StepContext, move: (point: Point) => Point): void {
   if (context.focus) context.focus = move(context.focus);
+  if (context.frame) context.frame = context.frame.map(move) as [Point, Point, Point];
   if (context.facePoints) context.facePoints = context.facePoints.map(([a, b, eyes]) => [move(a), move(b), move(eyes)]);
 }
 
@@ -56,6 +57,11 @@ export function pointsOf(input: StepInput): FacePoints[] | undefined {
     [(face.x + face.width) * width, (face.y + face.height) * height],
     [face.eyes.x * width, face.eyes.y * height],
   ]);
+}
+
+/** With a cut-out, the corners of the image as displayed (see StepContext.frame). */
+export function frameOf({ ops, info }: StepInput): [Point, Point, Point] | undefined {
+  return ops.segment === undefined ? undefined : [[0, 0], [info.width, 0], [0, info.height]];
 }
 
 /** The focal point of `fp` in the image as displayed. */

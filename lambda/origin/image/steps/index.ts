@@ -11,9 +11,10 @@ import type { Ops } from '../../../grammar';
 import { borderStep, flattenStep, watermarkStep } from './composition';
 import { NO_MIRRORS, type EncodedVariant, type PricedWork, type Step, type StepContext, type StepInput } from './context';
 import { outputStep } from './encode';
-import { cropStep, focusOf, mirrorStep, orientStep, pointsOf, rotateStep, trimStep, turnedSize } from './geometry';
+import { cropStep, focusOf, frameOf, mirrorStep, orientStep, pointsOf, rotateStep, trimStep, turnedSize } from './geometry';
 import { gainMapStep } from './hdr';
 import { fillStep, resizeStep } from './resize';
+import { segmentStep } from './segment';
 import { adjustStep, blurStep, colourStep, sharpenStep } from './tone-colour';
 
 export { borderWidth, roomFor } from './composition';
@@ -21,6 +22,7 @@ export type { EncodedVariant } from './context';
 export { MAX_BYTES_ENCODES } from './encode';
 export { cropRegion, turnedSize } from './geometry';
 export { scaledSize } from './resize';
+export { SubjectUnknownError } from './segment';
 
 /** The pipeline, in order. Orientation first, so every later step sees the image as displayed. */
 const STEPS: Step[] = [
@@ -31,6 +33,7 @@ const STEPS: Step[] = [
   cropStep,
   flattenStep,
   resizeStep,
+  segmentStep,
   fillStep,
   blurStep,
   sharpenStep,
@@ -62,6 +65,7 @@ export async function applySteps(image: Sharp, input: StepInput): Promise<{ pipe
     mirrorsAfterExtract: NO_MIRRORS,
     focus: focusOf(input.ops, input.info),
     facePoints: pointsOf(input),
+    frame: frameOf(input),
   };
   let current = image;
   for (const step of STEPS) current = (await step.apply(current, context)) ?? current;

@@ -46,6 +46,12 @@ function requestedBox(ops: Ops, room: number): [number | undefined, number | und
   return [side(ops.width), side(ops.height)];
 }
 
+/** contain's box, the requested one within maxDimension (border included). */
+export const containBox = (ops: Ops, maxDimension: number) => requestedBox(ops, roomFor(ops, maxDimension)) as [number, number];
+
+/** Whether contain's padding is drawn after the image is in memory: a blurred fill's, or a cut-out's (steps/segment.ts). */
+const padsLater = (ops: Ops) => ops.fill === 'blur' || (ops.segment !== undefined && ops.fit === 'contain');
+
 /** The size sharp would produce, for the fits that scale rather than fill a box. */
 export function scaledSize(ops: Ops, width: number, height: number): [number, number] | undefined {
   const scales: number[] = [];
@@ -94,19 +100,17 @@ function focusedCover(
   [boxWidth, boxHeight]: [number, number],
   focus: Point,
   enlarge: boolean,
-): void {
+): Point {
   const scale = Math.min(Math.max(boxWidth / width, boxHeight / height), enlarge ? Infinity : 1);
   const scaledWidth = Math.max(1, Math.round(width * scale));
   const scaledHeight = Math.max(1, Math.round(height * scale));
   // Without enlargement a small source keeps its size and the box shrinks to it, as in sharp's cover.
   const cropWidth = Math.min(boxWidth, scaledWidth);
   const cropHeight = Math.min(boxHeight, scaledHeight);
-  image.resize({ width: scaledWidth, height: scaledHeight, fit: 'fill' }).extract({
-    left: centredOn(focus[0] * scale, cropWidth, scaledWidth),
-    top: centredOn(focus[1] * scale, cropHeight, scaledHeight),
-    width: cropWidth,
-    height: cropHeight,
-  });
+  const left = centredOn(focus[0] * scale, cropWidth, scaledWidth);
+  const top = centredOn(focus[1] * scale, cropHeight, scaledHeight);
+  image.resize({ width: scaledWidth, height: scaledHeight, fit: 'fill' }).extract({ left, top, width: cropWidth, height: cropHeight });
+  return [left, top];
 }
 
 /** The part of a `width` x `height` image a cover crop to `box` keeps, in the image's pixels (as focusedCover cuts it). */
@@ -176,6 +180,7 @@ export const resizeStep: Step = {
     const focus = focusIn(context, [width, height], room);
     const crop = preCrop(ops, width, height, focus);
     const region = within(cropped, crop);
+    context.region = region;
     if (region) image.extract(unmirrored(region, context));
     const scaled = scaledSize(ops, width, height);
     // Keep the output within maxDimension even when the request leaves a side to the aspect ratio.
@@ -196,14 +201,14 @@ export const resizeStep: Step = {
     }
     // A focal point comes only with a cover crop (the grammar drops it elsewhere).
     if (focus) {
-      focusedCover(image, [width, height], [boxWidth!, boxHeight!], focus, Boolean(ops.enlarge));
+      context.coverOffset = focusedCover(image, [width, height], [boxWidth!, boxHeight!], focus, Boolean(ops.enlarge));
       return;
     }
     image.resize({
       width: boxWidth,
       height: boxHeight,
-      // A blurred fill is drawn under the image by the next step.
-      fit: ops.fill === 'blur' ? 'inside' : (ops.fit ?? 'cover'),
+      // A blurred fill, or a cut-out's padding, is drawn around the image by a later step.
+      fit: padsLater(ops) ? 'inside' : (ops.fit ?? 'cover'),
       position: SHARP_POSITIONS[ops.position ?? 'center'],
       withoutEnlargement: !ops.enlarge,
       background: background(context),
@@ -225,7 +230,7 @@ export const fillStep: Step = {
   async apply(image, context) {
     const { ops, limits } = context;
     if (ops.fill !== 'blur') return undefined;
-    const [width, height] = requestedBox(ops, roomFor(ops, limits.maxDimension)) as [number, number];
+    const [width, height] = containBox(ops, limits.maxDimension);
     const inner = await pixels(image, limits);
     // Blurring a small copy and scaling it up to the box costs the same at any size, and the scaling smooths it further.
     const scale = BACKDROP_SIDE / Math.max(width, height);
