@@ -15,15 +15,23 @@ import { along, background, FREE, perMegapixel, pipelineOf, pixels, type Point, 
 import { containBox } from './resize';
 
 /**
- * CPU seconds per megapixel on one libvips thread: of the output, for the
- * pass that applies the matte and the canvas it may be drawn on; of the
- * filter's copy (at most MATTE_SIDE a side), for the guided filter.
+ * CPU seconds per megapixel on one thread, measured on noise with
+ * `npx tsx scripts/bench/segment-price.ts` (fresh processes, so V8's first
+ * compilation included): of the output, for the pass that applies the matte
+ * and the canvas it may be drawn on; of the filter's copy (at most MATTE_SIDE
+ * a side), for the guided filter.
  */
-const RATES = { output: 0.1, filter: 0.25 };
+const RATES = { output: 0.06, filter: 0.35 };
 
-/** Float planes the guided filter holds at once at its size (matte.ts), and output-sized copies of 8-bit RGBA. */
+/**
+ * What it holds: float planes of the filter's copy at once (matte.ts),
+ * output-sized copies of 8-bit RGBA (the pixels, a canvas), and the heap V8
+ * grows for the filter whatever the size (measured as above: 23 MB at
+ * 512x512, 57 MB at 1024x1024, 147 MB at 4096x4096 with a background).
+ */
 const FILTER_PLANES = 12;
-const OUTPUT_COPIES = 3;
+const OUTPUT_COPIES = 2;
+const HEAP_BYTES = 16 * 2 ** 20;
 
 /** The filter's radius in the mask's pixels as they land on the filter's copy: an edge is looked for within this of the mask's. */
 const RADIUS_CELLS = 2;
@@ -155,7 +163,7 @@ export const segmentStep: Step = {
     const filtered = Math.min(outputPixels, MATTE_SIDE * MATTE_SIDE);
     return {
       seconds: perMegapixel(RATES.output, outputPixels) + perMegapixel(RATES.filter, filtered),
-      bytes: OUTPUT_COPIES * 4 * outputPixels + FILTER_PLANES * 4 * filtered,
+      bytes: OUTPUT_COPIES * 4 * outputPixels + FILTER_PLANES * 4 * filtered + HEAP_BYTES,
     };
   },
   carriesGainMap: (ops) => ops.segment === undefined,
