@@ -11,7 +11,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { originEnvironment } from '../../lambda/origin/config';
-import { FACES_SEGMENT, FAILURES_PREFIX } from '../../lambda/origin/cache-keys';
+import { FACES_SEGMENT, FAILURES_PREFIX, SUBJECT_SEGMENT } from '../../lambda/origin/cache-keys';
 import { recordPrefixes } from '../../lambda/origin/sources';
 import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
@@ -78,7 +78,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
   const { sourceBucket, sourceBuckets, cacheBucket, plan } = props;
   const buckets = { sourceBucket: sourceBucket.bucketName, sourceBuckets: bucketNames(sourceBuckets), cacheBucket: cacheBucket.bucketName };
   // The faces of a source are remembered beside its variants, whatever its key (face-memory.ts).
-  const ownRecords = [FAILURES_PREFIX, ...recordPrefixes(plan.routes(buckets)), '*' + FACES_SEGMENT];
+  const ownRecords = [FAILURES_PREFIX, ...recordPrefixes(plan.routes(buckets)), '*' + FACES_SEGMENT, '*' + SUBJECT_SEGMENT];
   const { logGroup, role } = ownLogsAndRole(
     scope,
     'Origin',
