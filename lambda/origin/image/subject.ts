@@ -42,13 +42,14 @@ export const SUBJECT_MASK_SIDE = 320;
 
 /**
  * What one finding costs (the square input made from the search copy, the
- * inference, the mask): CPU seconds on one thread, and bytes held beyond the
- * child's footprint with the model loaded. Measured by scripts/bench/subjects-cost.ts.
+ * inference, the mask): CPU seconds on one thread, and the bytes the
+ * runtime's layers hold at their peak beyond the child's footprint with the
+ * model loaded. Measured by scripts/bench/subject-cost.ts.
  */
-export const SUBJECT_FINDING_COST = { seconds: 0.45, bytes: 96 * 1024 * 1024 };
+export const SUBJECT_FINDING_COST = { seconds: 0.45, bytes: 272 * 1024 * 1024 };
 
-/** Loading the model once per transform child: CPU seconds, and the resident bytes it adds (measured likewise). */
-export const SUBJECT_MODEL_LOAD_COST = { seconds: 0.15, bytes: 48 * 1024 * 1024 };
+/** Loading the model once per transform child: CPU seconds, and the resident bytes it adds after a first finding (measured likewise). */
+export const SUBJECT_MODEL_LOAD_COST = { seconds: 0.1, bytes: 88 * 1024 * 1024 };
 
 /**
  * The model's answer at or above which a pixel is the subject (the map is a
