@@ -436,10 +436,18 @@ const FACE_CASES: Case[] = [
  */
 const AUTO_CROP = `width=1024,height=1024,position=auto,${NEGOTIATED}`;
 const SUBJECT_CASES: Case[] = [
-  { name: 'subject: 8192x8192 JPEG photo', make: () => photo('jpeg'), asks: [AUTO_CROP, `width=${LARGEST},height=2048,position=auto,format=jpeg`] },
+  {
+    name: 'subject: 8192x8192 JPEG photo',
+    make: () => photo('jpeg'),
+    asks: [AUTO_CROP, `width=${LARGEST},height=2048,position=auto,format=jpeg`],
+  },
   {
     name: 'subject: 8192x8192 CMYK JPEG',
-    make: async () => sharp(await photo('jpeg')).toColourspace('cmyk').jpeg({ quality: 75 }).toBuffer(),
+    make: async () =>
+      sharp(await photo('jpeg'))
+        .toColourspace('cmyk')
+        .jpeg({ quality: 75 })
+        .toBuffer(),
     asks: [AUTO_CROP],
   },
   {
@@ -447,7 +455,11 @@ const SUBJECT_CASES: Case[] = [
     make: () => deepImage('png', 10_000, 10_000, { bands: 2, bits: 16, orientation: 8 }),
     asks: [AUTO_CROP, 'format=json'],
   },
-  { name: 'subject: 200 frames of 500x500 GIF', make: () => animatedGif(200, 500, 500), asks: ['width=240,height=240,position=auto,format=webp'] },
+  {
+    name: 'subject: 200 frames of 500x500 GIF',
+    make: () => animatedGif(200, 500, 500),
+    asks: ['width=240,height=240,position=auto,format=webp'],
+  },
 ];
 
 /** A PNG of one colour whose `side`^2 pixels, at the pixel limit, fit in a few hundred KB: a decompression bomb within the limits. */

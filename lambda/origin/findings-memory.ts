@@ -69,7 +69,15 @@ export async function remembered(
 }
 
 /** Keeps what was found of `kind` in the source version `etag` at `key` (a version without an ETag is not remembered). */
-export async function remember(s3: S3Client, bucket: string, kind: Kind, key: string, etag: string, found: unknown, abortSignal?: AbortSignal): Promise<void> {
+export async function remember(
+  s3: S3Client,
+  bucket: string,
+  kind: Kind,
+  key: string,
+  etag: string,
+  found: unknown,
+  abortSignal?: AbortSignal,
+): Promise<void> {
   if (!etag) return;
   await s3.send(
     new PutObjectCommand({
@@ -95,7 +103,9 @@ export async function recallFindings(ctx: RequestContext, sourcing: Sourcing, fe
   );
   const { s3, config } = ctx.services;
   const read = (kind: Kind) =>
-    KINDS[kind].wanted(ops) ? remembered(s3, config.cacheBucket, kind, recordKey(sourcing, kind), etag, ctx.deadline.endSignal()) : undefined;
+    KINDS[kind].wanted(ops)
+      ? remembered(s3, config.cacheBucket, kind, recordKey(sourcing, kind), etag, ctx.deadline.endSignal())
+      : undefined;
   const [faces, subject] = await Promise.all([read('faces'), read('subject')]);
   return { ...(faces ? { faces: faces as FaceBox[] } : {}), ...(subject ? { subject: subject as PackedSubject } : {}) };
 }

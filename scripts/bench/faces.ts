@@ -36,8 +36,6 @@ import {
 const THIS_FILE = fileURLToPath(import.meta.url);
 const require = createRequire(THIS_FILE);
 
-
-
 /** What the arm64 Lambda needs of the runtime and the model: the linux-arm64 binaries, the JS, and the ONNX file. */
 function bundleBytes(): Record<string, number> {
   const runtime = dirname(require.resolve('onnxruntime-node/package.json'));
@@ -64,7 +62,6 @@ async function coldChild(): Promise<void> {
   await faces.detectFaces({ data: new Uint8Array(640 * 640 * 3), width: 640, height: 640 });
   process.send!({ ...loaded, afterFirstRssBytes: process.memoryUsage.rss() - rssBefore });
 }
-
 
 /** CPU and wall time per detection of `copy`, and the most memory one detection took above where it started. */
 async function warm(name: string, copy: RgbPixels) {
@@ -105,7 +102,6 @@ async function main(): Promise<void> {
     console.log(`  ${name.padEnd(48)} ${matched}/${faces.length}${found.length > matched ? `, ${found.length - matched} others` : ''}`);
   }
 }
-
 
 /** Whether `inner` lies whole in `outer`, within a pixel of the quarter-size search. */
 const holds = (outer: Box, inner: Box, slack: number) =>
@@ -203,7 +199,6 @@ async function recall(cases: FaceCase[], share: number): Promise<void> {
   }
   console.log(`format=json's faces: ${found} of the ${total} faces of at least ${share * 100}% of the short side found`);
 }
-
 
 /** A warm miss of a 1600 px source with position=face, searched and remembered, against the same crop with attention. */
 async function warmMiss(source: Buffer): Promise<void> {

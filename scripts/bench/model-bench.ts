@@ -96,12 +96,17 @@ export function printMisses(title: string, results: Awaited<ReturnType<typeof mi
       name === baseline!.name
         ? ''
         : `  added: wall ${row(p50 - baseline!.p50, tail - baseline!.p95)}; CPU ${row(cpuP50 - baseline!.cpuP50, cpuP95 - baseline!.cpuP95)}`;
-    console.log(`  ${name.padEnd(20)} wall ${row(p50, tail)}  child CPU ${row(cpuP50, cpuP95)}  ${((gb * p50) / 1000).toFixed(3)} GB-s${added}`);
+    console.log(
+      `  ${name.padEnd(20)} wall ${row(p50, tail)}  child CPU ${row(cpuP50, cpuP95)}  ${((gb * p50) / 1000).toFixed(3)} GB-s${added}`,
+    );
   }
 }
 
 /** CPU ms per run of `work` over `runs` (after one to warm up), the median wall ms, and the most memory one run took above where it started. */
-export async function warmRuns(work: () => Promise<unknown>, runs = 10): Promise<{ cpuMs: number; wallMedianMs: number; peakBytes: number }> {
+export async function warmRuns(
+  work: () => Promise<unknown>,
+  runs = 10,
+): Promise<{ cpuMs: number; wallMedianMs: number; peakBytes: number }> {
   await work();
   const walls: number[] = [];
   let peak = 0;

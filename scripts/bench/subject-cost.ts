@@ -33,7 +33,9 @@ async function coldChild(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`Bundle for the Lambda: u2netp.onnx ${mb(statSync(subjectModelPath()).size)} MB (onnxruntime-node is the face detector's, shared)`);
+  console.log(
+    `Bundle for the Lambda: u2netp.onnx ${mb(statSync(subjectModelPath()).size)} MB (onnxruntime-node is the face detector's, shared)`,
+  );
   const cold = await coldLoad(THIS_FILE);
   console.log(
     `Cold load (import + model, fresh process after sharp): wall ${cold.wallMs.toFixed(0)} ms, CPU ${cold.cpuMs.toFixed(0)} ms, +${mb(cold.addedRssBytes)} MB resident, +${mb(cold.afterFirstRssBytes)} MB after a first finding`,

@@ -46,7 +46,10 @@ describe('subjectBox', () => {
 });
 
 describe('packed subjects', () => {
-  const subject = { box: { x: 0.1, y: 0.2, width: 0.3, height: 0.4 }, mask: { width: 4, height: 2, data: Uint8Array.from([0, 1, 2, 3, 250, 251, 252, 255]) } };
+  const subject = {
+    box: { x: 0.1, y: 0.2, width: 0.3, height: 0.4 },
+    mask: { width: 4, height: 2, data: Uint8Array.from([0, 1, 2, 3, 250, 251, 252, 255]) },
+  };
 
   it('travel and are remembered as JSON, whole', () => {
     expect(unpackSubject(JSON.parse(JSON.stringify(packSubject(subject))))).toEqual(subject);
@@ -110,10 +113,13 @@ describe.skipIf(!photos)('format=json subject, remembered', () => {
     const kept = await record('planted.png');
     const elsewhere = { ...kept, subject: { ...kept.subject, box: { x: 0, y: 0, width: 0.1, height: 0.1 } } };
     const put = (body: unknown) =>
-      origin.s3.send(new PutObjectCommand({ Bucket: origin.cacheBucket, Key: subjectKey('planted.png', false), Body: JSON.stringify(body) }));
+      origin.s3.send(
+        new PutObjectCommand({ Bucket: origin.cacheBucket, Key: subjectKey('planted.png', false), Body: JSON.stringify(body) }),
+      );
     await put(elsewhere);
     // json has one variant a source: deleted, the next request is a miss, which reads the record rather than the model.
-    const forget = () => origin.s3.send(new DeleteObjectCommand({ Bucket: origin.cacheBucket, Key: variantKey('planted.png', { format: 'json' }) }));
+    const forget = () =>
+      origin.s3.send(new DeleteObjectCommand({ Bucket: origin.cacheBucket, Key: variantKey('planted.png', { format: 'json' }) }));
     await forget();
     expect((await describeSource('planted.png')).subject).toEqual({ x: 0, y: 0, width: 0.1, height: 0.1 });
     await put({ ...kept, subject: { ...kept.subject, box: { x: 0.9, y: 0, width: 0.5, height: 1 } } });

@@ -13,7 +13,6 @@ import { findSubject, subjectModelLoaded, type Subject } from './subject';
 import { isCutOut, wantsFaces, wantsSubject, type Findings } from './findings';
 import { packSubject, unpackSubject } from './subject-record';
 
-
 /**
  * What the rest of the transform knows of the source, the budget left and the
  * source it reads (the copy searched, when format=json keeps it), and what was
@@ -26,7 +25,6 @@ export interface Found {
   source: OpenedSource;
   searched: Findings;
 }
-
 
 /** The budget of a job in a child that holds the models this request loads, or an earlier one did. */
 export function heldBudget(ops: Ops, granted: Budget): Budget {

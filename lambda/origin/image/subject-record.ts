@@ -27,7 +27,8 @@ function isBox(box: unknown): box is SubjectBox | null {
   return [x, y, width, height].every(isFraction) && x + width <= 1 + ROUNDING && y + height <= 1 + ROUNDING;
 }
 
-const isSide = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 1 && (value as number) <= SUBJECT_MASK_SIDE;
+const isSide = (value: unknown): value is number =>
+  Number.isInteger(value) && (value as number) >= 1 && (value as number) <= SUBJECT_MASK_SIDE;
 
 /** The subject `value` holds, or undefined when it is not one packSubject could have written. */
 export function unpackSubject(value: unknown): Subject | undefined {

@@ -142,7 +142,10 @@ async function maskAtAspect(map: Float32Array, copy: RgbPixels): Promise<Subject
  * The parts of the mask at or above the threshold, by 4-neighbour flood fill
  * (each pixel visited once): each part's size and bounds.
  */
-function maskParts({ data, width, height }: SubjectMask, cut: number): { size: number; left: number; top: number; right: number; bottom: number }[] {
+function maskParts(
+  { data, width, height }: SubjectMask,
+  cut: number,
+): { size: number; left: number; top: number; right: number; bottom: number }[] {
   const seen = new Uint8Array(width * height);
   const stack = new Int32Array(width * height);
   const parts = [];

@@ -1,19 +1,11 @@
 // Source bytes + canonical ops -> variant bytes. One decode of the source,
 // and no decode at all before the plan has been priced against the budget.
 
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
 import { coverCrop, type Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
-import {
-  anyFits,
-  chooseFormat,
-  describeWork,
-  predictBytes,
-  predictSeconds,
-  previewsFit,
-  type Budget,
-} from './budget';
+import { anyFits, chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, type Budget } from './budget';
 import { describe, PREVIEW_SIZE } from './describe';
 import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
 import type { Findings } from './findings';
@@ -102,7 +94,10 @@ function placedBy(ops: Ops, faces: FaceBox[] | undefined, subject: Subject | und
 
 /** A cut-out whose subject could not be found within the budget: refused, never served whole. */
 function cutOutTooCostly(): HttpError {
-  return new HttpError('too_costly', 'Finding the subject for segment=foreground in this source would exceed the budget; ask for a smaller source or no cut-out.');
+  return new HttpError(
+    'too_costly',
+    'Finding the subject for segment=foreground in this source would exceed the budget; ask for a smaller source or no cut-out.',
+  );
 }
 
 /** Turns a decoder's failure into the contract's error (decodeError). */

@@ -76,7 +76,14 @@ export function webSourcing(ctx: RequestContext, web: WebSource): Sourcing {
     return { source: { bytes: fetched.bytes, etag: fetched.etag ?? fetched.lastModified ?? '', metadata: {} } };
   }
 
-  return { fetch, store, cacheControl: freshCacheControl, redirectsLarge: false, facesKey: facesKey(ctx.request.key, true), subjectKey: subjectKey(ctx.request.key, true) };
+  return {
+    fetch,
+    store,
+    cacheControl: freshCacheControl,
+    redirectsLarge: false,
+    facesKey: facesKey(ctx.request.key, true),
+    subjectKey: subjectKey(ctx.request.key, true),
+  };
 }
 
 /** Answers with a stored web variant and logs it; then renews the stored copy if the source confirmed it. */
