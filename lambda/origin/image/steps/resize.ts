@@ -137,9 +137,7 @@ const hasArea = (box: { left: number; top: number; right: number; bottom: number
 /** Faces given by their points, as regions of the part `cropped` of the image (all of it without one), clipped to it; those left outside dropped. */
 function facesIn(faces: FacePoints[], cropped: Region | undefined, size: [number, number]): FaceRegion[] {
   const [left, top] = originOf(cropped);
-  return faces
-    .map(([a, b, eyes]) => ({ ...boxIn(a, b, cropped, size), eyes: [eyes[0] - left, eyes[1] - top] as Point }))
-    .filter(hasArea);
+  return faces.map(([a, b, eyes]) => ({ ...boxIn(a, b, cropped, size), eyes: [eyes[0] - left, eyes[1] - top] as Point })).filter(hasArea);
 }
 
 /** The subject given by its points as a region of the part `cropped` of the image, clipped to it (its centre within what is left); undefined when none is left. */
