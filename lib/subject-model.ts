@@ -9,7 +9,7 @@
 // each member's sizes and sha256.
 
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
@@ -281,8 +281,17 @@ export function subjectModelCommands(quote: (text: string) => string): string[] 
   return [[...runner, THIS_FILE, '.'].map(quote).join(' '), `test -f ${SUBJECT_MODEL_FILE}`];
 }
 
+/** Whether this process was started to run `path` (through any symlink); false when it names no file. */
+function runs(path: string | undefined): boolean {
+  try {
+    return path !== undefined && realpathSync(path) === realpathSync(THIS_FILE);
+  } catch {
+    return false;
+  }
+}
+
 // Run as a script (by subjectModelCommands): `<runner> subject-model <folder>`.
-if (process.argv[1] && resolve(process.argv[1]) === THIS_FILE) {
+if (runs(process.argv[1])) {
   copySubjectModel(resolve(process.argv[2] ?? '.')).catch((error: Error) => {
     process.stderr.write(`edge-image-transformer: ${error.message}\n`);
     process.exitCode = 1;
