@@ -256,10 +256,17 @@ export async function copySubjectModel(folder: string): Promise<void> {
  * already. In CI a failure throws; elsewhere `warn` is told why, and only
  * what needs the model fails.
  */
-export async function provideSubjectModel(warn: (line: string) => void, ci = process.env.CI === 'true'): Promise<void> {
+export async function provideSubjectModel(
+  warn: (line: string) => void,
+  {
+    ci = process.env.CI === 'true',
+    folder = SUBJECT_MODEL_CACHE,
+    download = fetch,
+  }: { ci?: boolean; folder?: string; download?: typeof fetch } = {},
+): Promise<void> {
   if (process.env[SUBJECT_MODEL_ENV]) return;
   try {
-    process.env[SUBJECT_MODEL_ENV] = (await ensureSubjectModel()).model;
+    process.env[SUBJECT_MODEL_ENV] = (await ensureSubjectModel(folder, download)).model;
   } catch (error) {
     if (ci || !(error instanceof SubjectModelError)) throw error;
     warn(`The subject model is missing, so position=auto and segment=foreground will fail: ${error.message}`);

