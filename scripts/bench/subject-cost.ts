@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   );
   console.log(`  declared: ${SUBJECT_FINDING_COST.seconds * 1000} ms, ${mb(SUBJECT_FINDING_COST.bytes)} MB`);
   const crop: Ops = { width: 400, height: 800, format: 'jpeg' };
-  const auto = { ...crop, position: 'auto' } as unknown as Ops;
+  const auto: Ops = { ...crop, position: 'auto' };
   const results = await missTimes(
     source,
     [

@@ -12,7 +12,7 @@ export interface Findings {
   subject?: PackedSubject;
 }
 
-const isAuto = (ops: Ops) => (ops.position as string) === 'auto' && coverCrop(ops);
+const isAuto = (ops: Ops) => ops.position === 'auto' && coverCrop(ops);
 
 /** A cut-out: its alpha is the subject's mask. */
 export const isCutOut = (ops: Ops) => (ops as { segment?: string }).segment === 'foreground';

@@ -88,7 +88,7 @@ async function withKeptGainMap({ info, gainMapJpeg }: OpenedSource, ops: Ops, li
  */
 function placedBy(ops: Ops, faces: FaceBox[] | undefined, subject: Subject | undefined): Ops {
   if (ops.position === 'face' && coverCrop(ops) && !faces?.length) return { ...ops, position: 'attention' };
-  if ((ops.position as string) === 'auto' && coverCrop(ops) && !faces?.length && !subject?.box) return { ...ops, position: 'attention' };
+  if (ops.position === 'auto' && coverCrop(ops) && !faces?.length && !subject?.box) return { ...ops, position: 'attention' };
   return ops;
 }
 
