@@ -428,6 +428,40 @@ const FACE_CASES: Case[] = [
   { name: 'faces: a crowd of 120 on a 4000x3000 JPEG', make: crowdPhoto, asks: [FACE_CROP, 'format=json'] },
 ];
 
+/**
+ * The subject model at its limits: position=auto (faces first, then the
+ * subject) and format=json on the largest sources of each kind the model
+ * reads (a copy at most 640 px long, squeezed to 320x320), an animation's
+ * first frame, an alpha channel flattened, CMYK and 16-bit made sRGB.
+ */
+const AUTO_CROP = `width=1024,height=1024,position=auto,${NEGOTIATED}`;
+const SUBJECT_CASES: Case[] = [
+  {
+    name: 'subject: 8192x8192 JPEG photo',
+    make: () => photo('jpeg'),
+    asks: [AUTO_CROP, `width=${LARGEST},height=2048,position=auto,format=jpeg`],
+  },
+  {
+    name: 'subject: 8192x8192 CMYK JPEG',
+    make: async () =>
+      sharp(await photo('jpeg'))
+        .toColourspace('cmyk')
+        .jpeg({ quality: 75 })
+        .toBuffer(),
+    asks: [AUTO_CROP],
+  },
+  {
+    name: 'subject: PNG 100 MP, 16-bit grey + alpha, orientation 8',
+    make: () => deepImage('png', 10_000, 10_000, { bands: 2, bits: 16, orientation: 8 }),
+    asks: [AUTO_CROP, 'format=json'],
+  },
+  {
+    name: 'subject: 200 frames of 500x500 GIF',
+    make: () => animatedGif(200, 500, 500),
+    asks: ['width=240,height=240,position=auto,format=webp'],
+  },
+];
+
 /** A PNG of one colour whose `side`^2 pixels, at the pixel limit, fit in a few hundred KB: a decompression bomb within the limits. */
 const flatPng = (side: number) =>
   sharp({ create: { width: side, height: side, channels: 3, background: '#336699' } })
@@ -627,6 +661,7 @@ async function main() {
       ...GAIN_MAP_CASES,
       ...FALLBACK_CASES,
       ...FACE_CASES,
+      ...SUBJECT_CASES,
       ...VALIDATOR_CASES,
     ]
       .filter((c) => c.name.includes(args.only))

@@ -15,7 +15,8 @@
 // to viewers is left out, as it is from the per-transform prices compared.
 // Then storage tiering (scripts/cost/tiering.ts): what Intelligent-Tiering saves
 // on the source bucket at a stated access pattern, and why the cache bucket is not tiered;
-// and managing images (scripts/cost/manage.ts): uploads validated, keys deleted.
+// managing images (scripts/cost/manage.ts): uploads validated, keys deleted;
+// and subjects (scripts/cost/subjects.ts): what the models add to a miss.
 
 import { readFileSync } from 'node:fs';
 import { DEFAULT_LIMITS } from '../lambda/origin/config';
@@ -24,6 +25,7 @@ import { dollars, markdownTable } from './bench/stats';
 import { BENCH_2026_11_23, type Measured } from './cost/measured';
 import { CLOUDFRONT_PRICES, COMPARISON_PRICES, PRICES_DATE, REGION_PRICES, type RegionPrices } from './cost/prices';
 import { MANAGE_BENCH_2026_12_05, manageReport } from './cost/manage';
+import { SUBJECT_BENCH_2026_12_05, subjectsReport } from './cost/subjects';
 import { tieringReport } from './cost/tiering';
 import { consoleOutput, runIfMain, type Output } from './operator-command';
 
@@ -153,7 +155,9 @@ export const fullReport = (options: CostOptions) =>
   '\n' +
   tieringReport(largestVariant(options.measured)) +
   '\n' +
-  manageReport(MANAGE_BENCH_2026_12_05, regionPrices(options.region), options.memoryMb);
+  manageReport(MANAGE_BENCH_2026_12_05, regionPrices(options.region), options.memoryMb) +
+  '\n' +
+  subjectsReport(SUBJECT_BENCH_2026_12_05, regionPrices(options.region), options.memoryMb);
 
 export function parseCostArgs(argv: string[]): CostOptions | undefined {
   const values = commandLine(USAGE, { region: { type: 'string' }, memory: { type: 'string' }, bench: { type: 'string' } }, argv);

@@ -74,7 +74,10 @@ const mirrorWord = (flop: unknown, flip: unknown): string => (flop ? 'h' : '') +
 /** What a box's fit word makes of the image's place in it: the side words both dialects share. */
 const SIDES = /^(top|bottom|left|right)$/;
 
-/** imgix's crop (with fit=crop): a focal point, faces, entropy, or sides (`top,left`). */
+/** Our crop strategies in imgix's crop words (imgix has no `attention`). */
+const IMGIX_STRATEGIES: { [position: string]: string } = { face: 'faces', entropy: 'entropy', auto: 'auto' };
+
+/** imgix's crop (with fit=crop): a focal point, faces, entropy, its subject crop, or sides (`top,left`). */
 function imgixCrop(ops: Ops, crops: boolean): Written {
   if ((ops.fp != null || ops.position != null) && !crops) throw cannot('imgix', `position=${ops.position || ops.fp} outside fit=crop`);
   if (ops.fp != null) {
@@ -87,7 +90,7 @@ function imgixCrop(ops: Ops, crops: boolean): Written {
   }
   const position = ops.position as string | undefined;
   if (position == null) return [];
-  const strategy = position === 'face' ? 'faces' : position === 'entropy' ? 'entropy' : undefined;
+  const strategy = IMGIX_STRATEGIES[position];
   if (!strategy && !position.split('-').every((side) => SIDES.test(side))) throw cannot('imgix', `position=${position}`);
   return [['crop', strategy || position.replace('-', ',')]];
 }
@@ -131,14 +134,13 @@ function imgixParams(ops: Ops): Written {
   return written;
 }
 
-/** Cloudflare's gravity (with fit=cover or crop): a point `XxY`, face, auto (our attention) or a side. */
+/** Cloudflare's gravity (with fit=cover or crop): a point `XxY`, face, auto (its saliency crop, our auto) or a side. */
 function gravity(ops: Ops, crops: boolean): string | undefined {
   if ((ops.fp != null || ops.position != null) && !crops)
     throw cannot('cloudflare', `position=${ops.position || ops.fp} outside a cover crop`);
   if (ops.fp != null) return (ops.fp as string).replace(',', 'x');
   const position = ops.position as string | undefined;
-  if (position == null || position === 'face' || SIDES.test(position)) return position;
-  if (position === 'attention') return 'auto';
+  if (position == null || position === 'face' || position === 'auto' || SIDES.test(position)) return position;
   throw cannot('cloudflare', `position=${position}`);
 }
 

@@ -36,6 +36,11 @@ function refuseLoneFace(dialect: 'dit-json' | 'thumbor', ops: Ops): void {
   if (ops.position === 'face' && (ops.width == null || ops.height == null)) throw cannot(dialect, 'position=face without width and height');
 }
 
+/** DIT's smartCrop is Rekognition's faces alone (its label crops name the object sought): it has no word for a salient-subject crop. */
+function refuseSubjectCrop(dialect: 'dit-json' | 'thumbor', ops: Ops): void {
+  if (ops.position === 'auto') throw cannot(dialect, "position=auto (DIT's smart crop is faces alone)");
+}
+
 /** Our hex background (`rrggbb`, `rrggbbaa`) as sharp's `{ r, g, b, alpha }`, alpha from 0 to 1. */
 function sharpColour(hex: string): { [channel: string]: number } {
   const channel = (at: number) => parseInt(hex.slice(at, at + 2), 16);
@@ -52,6 +57,7 @@ function ditEdits(ops: Ops): { [edit: string]: unknown } {
   refuseAutos('dit-json', ops);
   refuseUnsaid('dit-json', ops, DIT_JSON_WRITES);
   refuseLoneFace('dit-json', ops);
+  refuseSubjectCrop('dit-json', ops);
   if (ops.quality != null && QUALITY_FORMATS.indexOf(ops.format as string) < 0) {
     throw cannot('dit-json', `quality=${ops.quality} with format=${ops.format} (DIT's quality is one output format's)`);
   }
@@ -99,6 +105,7 @@ function thumborOptions(ops: Ops): { fitIn: boolean; filters: string[] } {
   refuseAutos('thumbor', ops);
   refuseUnsaid('thumbor', ops, THUMBOR_WRITES);
   refuseLoneFace('thumbor', ops);
+  refuseSubjectCrop('thumbor', ops);
   if (ops.position != null && ops.position !== 'face') throw cannot('thumbor', `position=${ops.position} (DIT ignores halign and valign)`);
   if (ops.fit === 'outside') throw cannot('thumbor', 'fit=outside (DIT reads full-fit-in as fit-in)');
   if (ops.fit === 'contain' && ops.background == null)

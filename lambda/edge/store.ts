@@ -77,6 +77,7 @@ export const DATA_FIELDS: { [field: string]: string } = {
   patterns: 'g',
   booleans: 'i',
   synonyms: 'j',
+  cropStrategies: 'e',
   defaultQuality: 'q',
   autoWidths: 'x',
   autoWidth: 'y',

@@ -45,10 +45,14 @@ export const POSITIONS = [
   'entropy',
   'attention',
   'face',
+  'auto',
 ] as const;
 export type Position = (typeof POSITIONS)[number];
-/** The positions that choose a cover crop from the image's content: they place nothing else. */
-export const CROP_STRATEGIES: Position[] = ['entropy', 'attention', 'face'];
+/**
+ * The positions that choose a cover crop from the image's content: they place
+ * nothing else. `auto` keeps the salient subject (faces first), docs/subjects.md.
+ */
+export const CROP_STRATEGIES: Position[] = ['entropy', 'attention', 'face', 'auto'];
 
 /** Formats a canonical URI can name. Absent means "the source's own family". */
 export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'json'] as const;
@@ -230,12 +234,13 @@ export interface ParamRecord extends ValueRule {
 
 /**
  * The grammar's data: the parameters in op order, what the readers read (the
- * words of refusals among it), and the numbers its code reads from here rather
- * than holds (at the edge, from the store): DEFAULT_QUALITY, AUTO_WIDTHS,
- * AUTO_FALLBACK_WIDTH and SAVE_DATA_QUALITY.
+ * words of refusals among it), and the values its code reads from here rather
+ * than holds (at the edge, from the store): CROP_STRATEGIES, DEFAULT_QUALITY,
+ * AUTO_WIDTHS, AUTO_FALLBACK_WIDTH and SAVE_DATA_QUALITY.
  */
 export interface GrammarData extends ReaderData {
   params: { [name: string]: ParamRecord };
+  cropStrategies: string[];
   defaultQuality: { [format: string]: number };
   autoWidths: number[];
   autoWidth: number;
@@ -339,6 +344,7 @@ export const GRAMMAR_DATA: GrammarData = {
   booleans: BOOLEANS,
   synonyms: SYNONYMS,
   params: PARAM_TABLE,
+  cropStrategies: CROP_STRATEGIES,
   defaultQuality: DEFAULT_QUALITY,
   autoWidths: AUTO_WIDTHS,
   autoWidth: AUTO_FALLBACK_WIDTH,
@@ -357,7 +363,7 @@ const MATTERS: { [name in keyof ParsedParams]?: (ops: Ops) => boolean } = {
   fit: (ops) => bothSides(ops) && !coverCrop(ops),
   fill: contained,
   // Cover crops (where any position matters, unless a focal point places them); contain only places the image.
-  position: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && CROP_STRATEGIES.indexOf(ops.position!) < 0),
+  position: (ops) => (coverCrop(ops) ? !ops.fp : contained(ops) && DATA.cropStrategies.indexOf(ops.position!) < 0),
   // A point that places a cover crop; it wins over position (above).
   fp: coverCrop,
   enlarge: (ops) => ops.width != null || ops.height != null,

@@ -47,7 +47,7 @@
 // person asks for it (`npm run purge -- --everything`).
 
 import { encodeKeyPath } from '../grammar';
-import { isFacesKey } from '../origin/cache-keys';
+import { isFindingsKey } from '../origin/cache-keys';
 
 /** CloudFront's limit on wildcard paths in progress at once. */
 export const MAX_WILDCARD_PATHS = 15;
@@ -105,7 +105,7 @@ function exactPaths({ key, variants }: FoundVariants): string[] | undefined {
   const distinct = new Set(variants);
   if (!variants || distinct.size > MAX_EXACT_VARIANTS_PER_SOURCE) return undefined;
   // A source's remembered faces are no URI: CloudFront holds nothing of them.
-  const paths = [...distinct].filter((variant) => !isFacesKey(variant)).map((variant) => variantPaths(key, variant));
+  const paths = [...distinct].filter((variant) => !isFindingsKey(variant)).map((variant) => variantPaths(key, variant));
   return paths.every((path) => path !== undefined) ? (paths as string[][]).flat() : undefined;
 }
 

@@ -7,12 +7,13 @@
 //                                  empty segment, so no viewer's URI reaches it (web/variants.ts)
 //   .failures/<sha256 of URI>      a remembered failure (failures.ts)
 //   .avif-claims/<sha256 of URI>-<window>   a claim on making an AVIF (avif-claims.ts)
-//   <source key>/.faces.<detector> the faces found in a source version (face-memory.ts),
+//   <source key>/.faces.<detector> the faces found in a source version (findings-memory.ts),
 //                                  and /<source key>/.faces.<detector> a web source's
+//   <source key>/.subject.<finder> the subject found in a source version, likewise
 //
 // The failures and claims have no ops segment, which every canonical URI has,
 // so no viewer's request maps to them; the construct expires both prefixes.
-// A faces record's last segment is neither `original` nor holds a `=`, as
+// A findings record's (faces or subject) last segment is neither `original` nor holds a `=`, as
 // every ops segment does, so no canonical URI names it either; it is one level
 // below its source key, as the variants are, so the purge deletes it with them.
 
@@ -67,5 +68,17 @@ export const FACES_SEGMENT = '/.faces.';
 /** Where the faces found in the source `key` (a web source's when `web`) are remembered, by the detector that found them. */
 export const facesKey = (key: string, web: boolean) => (web ? webVariantPrefix(key) : key) + FACES_SEGMENT + FACE_DETECTOR;
 
-/** Whether a cache-bucket key is a faces record (its last segment is one), not a variant. */
-export const isFacesKey = (key: string) => key.slice(key.lastIndexOf('/')).startsWith(FACES_SEGMENT);
+/** Names the subject model and what its records hold (image/subject.ts), as FACE_DETECTOR names the detector. */
+export const SUBJECT_FINDER = 'u2netp-1';
+
+/** The last segment of every subject record's key begins with this (the origin may read back only such keys). */
+export const SUBJECT_SEGMENT = '/.subject.';
+
+/** Where the subject found in the source `key` (a web source's when `web`) is remembered, by the model that found it. */
+export const subjectKey = (key: string, web: boolean) => (web ? webVariantPrefix(key) : key) + SUBJECT_SEGMENT + SUBJECT_FINDER;
+
+/** Whether a cache-bucket key is a findings record, faces or subject (its last segment is one), not a variant. */
+export const isFindingsKey = (key: string) => {
+  const last = key.slice(key.lastIndexOf('/'));
+  return last.startsWith(FACES_SEGMENT) || last.startsWith(SUBJECT_SEGMENT);
+};

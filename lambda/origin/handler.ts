@@ -12,7 +12,7 @@ import type { OriginConfig } from './config';
 import { deadlineOf, type InvocationContext } from './deadline';
 import { answerFallback, fallbackImageOf } from './fallback';
 import { lookUpFailure } from './failures';
-import { keepFaces, recallFaces } from './face-memory';
+import { keepFindings, recallFindings } from './findings-memory';
 import { requestMetrics, type MetricsOptions } from './metrics';
 import {
   answerError,
@@ -68,26 +68,26 @@ async function serve(ctx: RequestContext): Promise<FunctionUrlResponse> {
   const sourcing = sourcingFor(ctx);
   const fetching = sourcing.fetch();
   // Read beside the source: a later size of an image searched before costs no search.
-  const recalled = recallFaces(ctx, sourcing.facesKey, fetching);
+  const recalled = recallFindings(ctx, sourcing, fetching);
   const fetched = await fetching;
   if ('stored' in fetched) return answerStored(ctx, fetched.stored);
   ctx.measured.sourceBytes = fetched.source.bytes.length;
   const transform = await transformerFor(ctx, fetched.source);
   const remembered = await recalled;
-  let made = await makeVariant(ctx, transform, { deferAvif: ctx.request.ops.accept === 'avif', faces: remembered });
-  const faces = remembered ?? made.variant.faces;
-  const remembering = keepFaces(ctx, sourcing.facesKey, fetched.source.etag, made.variant.faces);
+  let made = await makeVariant(ctx, transform, { deferAvif: ctx.request.ops.accept === 'avif', remembered });
+  const known = { ...remembered, ...made.variant.searched };
+  const remembering = keepFindings(ctx, sourcing, fetched.source.etag, made.variant.searched ?? {});
   if (made.variant.avifDeferred && fitsInline(ctx, sourcing, made.variant.body)) {
     // The first viewer gets WebP at once, which browsers keep briefly and shared caches not
     // at all; the AVIF follows the response and is stored for the next viewer.
     const sent = ctx.respond(variantResponse(made.variant, { ...answerOf(ctx), cacheControl: DEFERRED_AVIF_CACHE_CONTROL }));
-    const avif = await followWithAvif(ctx, () => transform({ faces }));
+    const avif = await followWithAvif(ctx, () => transform({ remembered: known }));
     await remembering;
     if (!avif) return logVariant(ctx, sent, { stored: 'none', bytes: made.variant.body.length });
     made = avif;
   } else if (made.variant.avifDeferred) {
     // Too large to answer inline, the WebP could only be stored under the AVIF's key: the AVIF is made now.
-    made = await makeVariant(ctx, transform, { faces });
+    made = await makeVariant(ctx, transform, { remembered: known });
   }
   const variant = { body: made.variant.body, contentType: made.variant.contentType, sourceEtag: fetched.source.etag };
   ctx.measured.transformRssMb = made.report.peakRssMb;

@@ -25,8 +25,9 @@ export interface Sourcing {
    * cache-keys.ts) answers them inline, whichever behavior the request came by.
    */
   redirectsLarge: boolean;
-  /** Where the source's faces are remembered (face-memory.ts). */
+  /** Where the source's faces and subject are remembered (findings-memory.ts). */
   facesKey: string;
+  subjectKey: string;
 }
 
 /** The request's source: the one of the route that serves its key (sources/index.ts). */

@@ -24,7 +24,7 @@ export interface WatermarkPlacement {
 
 /** Placements are positions without the content-aware ones. */
 export const WATERMARK_POSITIONS = POSITIONS.filter((position) => !CROP_STRATEGIES.includes(position));
-export type WatermarkPosition = Exclude<Position, 'entropy' | 'attention' | 'face'>;
+export type WatermarkPosition = Exclude<Position, 'entropy' | 'attention' | 'face' | 'auto'>;
 
 export const DEFAULT_PLACEMENT: WatermarkPlacement = { position: 'bottom-right', margin: 0.03, size: 0.25, opacity: 1 };
 

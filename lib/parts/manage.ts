@@ -140,7 +140,7 @@ export function buildManageApi(scope: Construct, props: ManageApiProps): ManageA
   });
   // The origin's memory and more than its timeout: the validator prices and makes one decode of an
   // upload as large as the origin's limits allow, in its own memory (lambda/manage/config.ts).
-  const validatorBundling = sharpBundling({ packagedFiles: [], faceDetector: false });
+  const validatorBundling = sharpBundling({ packagedFiles: [], models: false });
   const validator = manageFunction(scope, props, 'Validator', {
     description: 'edge-image-transformer upload validator: an upload staged under _uploads/ to its key, or to quarantine',
     roleDescription:

@@ -11,7 +11,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { originEnvironment } from '../../lambda/origin/config';
-import { FACES_SEGMENT, FAILURES_PREFIX } from '../../lambda/origin/cache-keys';
+import { FACES_SEGMENT, FAILURES_PREFIX, SUBJECT_SEGMENT } from '../../lambda/origin/cache-keys';
 import { recordPrefixes } from '../../lambda/origin/sources';
 import type { DeploymentPlan } from '../plan';
 import type { ResolvedSettings } from '../resolved-settings';
@@ -23,6 +23,7 @@ import { acknowledge, wildcardFinding } from './nag';
 import { packagingCommands, type PackagedFile } from '../image-files';
 import { watermarkFiles } from '../watermarks';
 import { FACE_DETECTOR_EXTERNALS, faceDetectorCommands } from '../face-detector';
+import { subjectModelCommands } from '../subject-model';
 import { ORIGIN_ALIAS_NAME } from './origin-alias';
 
 export interface OriginFunctionProps extends Pick<
@@ -78,7 +79,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
   const { sourceBucket, sourceBuckets, cacheBucket, plan } = props;
   const buckets = { sourceBucket: sourceBucket.bucketName, sourceBuckets: bucketNames(sourceBuckets), cacheBucket: cacheBucket.bucketName };
   // The faces of a source are remembered beside its variants, whatever its key (face-memory.ts).
-  const ownRecords = [FAILURES_PREFIX, ...recordPrefixes(plan.routes(buckets)), '*' + FACES_SEGMENT];
+  const ownRecords = [FAILURES_PREFIX, ...recordPrefixes(plan.routes(buckets)), '*' + FACES_SEGMENT, '*' + SUBJECT_SEGMENT];
   const { logGroup, role } = ownLogsAndRole(
     scope,
     'Origin',
@@ -99,7 +100,7 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     environment: originEnvironment(plan.origin(buckets), plan.originMetrics),
     bundling: sharpBundling({
       packagedFiles: [...watermarkFiles(props.watermarks), ...(props.fallbackImage ? [props.fallbackImage] : [])],
-      faceDetector: true,
+      models: true,
     }),
     ...props.originFunctionProps,
   });
@@ -173,16 +174,11 @@ function grantOriginAccess(role: iam.Role, props: OriginFunctionProps, ownRecord
 
 /**
  * How a Lambda that runs sharp is bundled (the origin, the management API's
- * validator): minified with the SDK in it, sharp (and with `faceDetector`, the
- * face detector) installed for linux arm64 beside it, and `packagedFiles` copied in.
+ * validator): minified with the SDK in it, sharp (and with `models`, the face
+ * detector and the subject model) installed for linux arm64 beside it, and
+ * `packagedFiles` copied in.
  */
-export function sharpBundling({
-  packagedFiles,
-  faceDetector,
-}: {
-  packagedFiles: PackagedFile[];
-  faceDetector: boolean;
-}): nodejs.BundlingOptions {
+export function sharpBundling({ packagedFiles, models }: { packagedFiles: PackagedFile[]; models: boolean }): nodejs.BundlingOptions {
   const arm64SharpVersion = sharpVersion();
   return {
     minify: true,
@@ -213,7 +209,7 @@ export function sharpBundling({
           `cd ${shellQuote(outputDir)}`,
           'test -f package.json',
           `npm install --no-save --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc sharp@${arm64SharpVersion}`,
-          ...(faceDetector ? faceDetectorCommands() : []),
+          ...(models ? [...faceDetectorCommands(), ...subjectModelCommands(shellQuote)] : []),
           'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
           'test -d node_modules/@img/sharp-linux-arm64',
           'test -d node_modules/@img/sharp-libvips-linux-arm64',

@@ -27,6 +27,7 @@ import { SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import type { ImageTransformerProps } from '../../lib/props';
 import type { ResolvedSettings } from '../../lib/resolved-settings';
+import { provideSubjectModel } from '../../lib/subject-model';
 import { viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import type { WatermarkProps } from '../../lib/watermarks';
 import { contentTypeOf } from './content-types';
@@ -264,6 +265,8 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
     }),
   );
 
+  // The transform processes find the subject model through the environment they inherit.
+  await provideSubjectModel(log);
   // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
   const transforms = transformProcesses(availableParallelism());
   // The watermarks are read from where they are, rather than from a package folder.

@@ -10,20 +10,15 @@
 // CPU times are the process's own (user + system), which a shared machine
 // disturbs less than wall-clock times; both are printed.
 
-import { fork } from 'node:child_process';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import type { Ops, Position } from '../../lambda/grammar';
-import { DEFAULT_LIMITS, originConfig } from '../../lambda/origin/config';
-import { budgetFor } from '../../lambda/origin/image/budget';
 import { detectFaces, faceSearchCopy, loadFaceModel, searchWindows, type RgbPixels } from '../../lambda/origin/image/faces';
 import { transform } from '../../lambda/origin/image/transform';
-import { transformProcesses } from '../../lambda/origin/transform-process';
-import { maxRssBytes } from './rss';
-import { median, p95 } from './stats';
+import { budget, coldLoad, cpuMs, folderBytes, LIMITS, mb, missTimes, printMisses, warmRuns } from './model-bench';
 import {
   closePortrait,
   crowdOf,
@@ -40,18 +35,6 @@ import {
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 const require = createRequire(THIS_FILE);
-
-const cpuMs = (since: NodeJS.CpuUsage) => {
-  const used = process.cpuUsage(since);
-  return (used.user + used.system) / 1000;
-};
-const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-
-function folderBytes(path: string): number {
-  return statSync(path).isDirectory()
-    ? readdirSync(path).reduce((sum, name) => sum + folderBytes(join(path, name)), 0)
-    : statSync(path).size;
-}
 
 /** What the arm64 Lambda needs of the runtime and the model: the linux-arm64 binaries, the JS, and the ONNX file. */
 function bundleBytes(): Record<string, number> {
@@ -80,33 +63,12 @@ async function coldChild(): Promise<void> {
   process.send!({ ...loaded, afterFirstRssBytes: process.memoryUsage.rss() - rssBefore });
 }
 
-function coldLoad(): Promise<{ wallMs: number; cpuMs: number; addedRssBytes: number; afterFirstRssBytes: number }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(THIS_FILE, ['--cold'], { execArgv: ['--import', 'tsx'] });
-    child.once('message', (message) => resolve(message as never));
-    child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`cold child exited with ${code}`))));
-  });
-}
-
-/** CPU and wall time per detection of `copy` over `runs`, and the most memory one of them took above where it started. */
-async function warm(name: string, copy: RgbPixels, runs = 10) {
-  await detectFaces(copy);
-  const walls: number[] = [];
-  let peak = 0;
-  const cpu = process.cpuUsage();
-  for (let i = 0; i < runs; i++) {
-    writeFileSync('/proc/self/clear_refs', '5');
-    const startRss = process.memoryUsage.rss();
-    const start = performance.now();
-    await detectFaces(copy);
-    walls.push(performance.now() - start);
-    peak = Math.max(peak, maxRssBytes() - startRss);
-  }
-  const perDetection = cpuMs(cpu) / runs;
-  walls.sort((a, b) => a - b);
+/** CPU and wall time per detection of `copy`, and the most memory one detection took above where it started. */
+async function warm(name: string, copy: RgbPixels) {
+  const { cpuMs: perDetection, wallMedianMs, peakBytes } = await warmRuns(() => detectFaces(copy));
   const windows = searchWindows(copy.width, copy.height).length;
   console.log(
-    `  ${name.padEnd(38)} ${`${copy.width}x${copy.height}`.padEnd(9)} ${String(windows).padStart(2)} window${windows === 1 ? ' ' : 's'} CPU ${perDetection.toFixed(0).padStart(4)} ms  wall median ${walls[runs >> 1]!.toFixed(0).padStart(4)} ms  peak +${mb(peak)} MB`,
+    `  ${name.padEnd(38)} ${`${copy.width}x${copy.height}`.padEnd(9)} ${String(windows).padStart(2)} window${windows === 1 ? ' ' : 's'} CPU ${perDetection.toFixed(0).padStart(4)} ms  wall median ${wallMedianMs.toFixed(0).padStart(4)} ms  peak +${mb(peakBytes)} MB`,
   );
 }
 
@@ -116,7 +78,7 @@ async function main(): Promise<void> {
   for (const [part, bytes] of Object.entries(bundle)) console.log(`  ${part.padEnd(40)} ${mb(bytes).padStart(6)} MB`);
   console.log(`  ${'total'.padEnd(40)} ${mb(Object.values(bundle).reduce((a, b) => a + b, 0)).padStart(6)} MB`);
 
-  const cold = await coldLoad();
+  const cold = await coldLoad(THIS_FILE);
   console.log(
     `Cold load (import + model, fresh process after sharp): wall ${cold.wallMs.toFixed(0)} ms, CPU ${cold.cpuMs.toFixed(0)} ms, +${mb(cold.addedRssBytes)} MB resident, +${mb(cold.afterFirstRssBytes)} MB after a first detection`,
   );
@@ -140,9 +102,6 @@ async function main(): Promise<void> {
     console.log(`  ${name.padEnd(48)} ${matched}/${faces.length}${found.length > matched ? `, ${found.length - matched} others` : ''}`);
   }
 }
-
-const LIMITS = originConfig({ sourceBucket: 'bench', cacheBucket: 'bench' });
-const budget = (bytes: Buffer) => budgetFor(DEFAULT_LIMITS.memorySizeMb, DEFAULT_LIMITS.timeBudgetMs, bytes.length);
 
 /** Whether `inner` lies whole in `outer`, within a pixel of the quarter-size search. */
 const holds = (outer: Box, inner: Box, slack: number) =>
@@ -241,38 +200,6 @@ async function recall(cases: FaceCase[], share: number): Promise<void> {
   console.log(`format=json's faces: ${found} of the ${total} faces of at least ${share * 100}% of the short side found`);
 }
 
-/** Wall ms and the child's CPU ms, p50 and p95, of `runs` transforms of each job through a warm transform child. */
-async function missTimes(bytes: Buffer, jobs: { name: string; ops: Ops; faces?: boolean }[], runs: number) {
-  const transforms = transformProcesses();
-  await transforms.ready();
-  const walls: Record<string, number[]> = {};
-  const cpu: Record<string, number[]> = {};
-  const remembered = (await transform(bytes, { format: 'json' }, LIMITS, budget(bytes))).faces;
-  try {
-    for (let run = -1; run < runs; run++) {
-      for (const { name, ops, faces } of jobs) {
-        const start = performance.now();
-        const { report } = await transforms.run(
-          { bytes, ops, limits: LIMITS, budget: budget(bytes), options: faces ? { faces: remembered } : {} },
-          performance.now() + 60_000,
-        );
-        if (run < 0) continue; // the first round loads the model: the cold start is measured apart
-        (walls[name] ??= []).push(performance.now() - start);
-        (cpu[name] ??= []).push(report.cpuSeconds * 1000);
-      }
-    }
-  } finally {
-    transforms.close();
-  }
-  return jobs.map(({ name }) => ({
-    name,
-    p50: median(walls[name]!),
-    p95: p95(walls[name]!),
-    cpuP50: median(cpu[name]!),
-    cpuP95: p95(cpu[name]!),
-  }));
-}
-
 /** A warm miss of a 1600 px source with position=face, searched and remembered, against the same crop with attention. */
 async function warmMiss(source: Buffer): Promise<void> {
   const { width, height } = await sharp(source).metadata();
@@ -282,25 +209,11 @@ async function warmMiss(source: Buffer): Promise<void> {
     [
       { name: 'attention', ops: { ...crop, position: 'attention' } },
       { name: 'face, searched', ops: { ...crop, position: 'face' } },
-      { name: 'face, remembered', ops: { ...crop, position: 'face' }, faces: true },
+      { name: 'face, remembered', ops: { ...crop, position: 'face' }, remembered: true },
     ],
     30,
   );
-  const [attention] = results;
-  const gb = DEFAULT_LIMITS.memorySizeMb / 1024;
-  console.log(
-    `Warm miss, ${width}x${height} JPEG to 400x400 JPEG, 30 runs each, through a transform child (GB-s at ${DEFAULT_LIMITS.memorySizeMb} MB over the transform's p50):`,
-  );
-  const row = (p50: number, tail: number) => `p50 ${p50.toFixed(0).padStart(4)} ms, p95 ${tail.toFixed(0).padStart(4)} ms`;
-  for (const { name, p50, p95: tail, cpuP50, cpuP95 } of results) {
-    const added =
-      name === 'attention'
-        ? ''
-        : `  added: wall ${row(p50 - attention!.p50, tail - attention!.p95)}; CPU ${row(cpuP50 - attention!.cpuP50, cpuP95 - attention!.cpuP95)}`;
-    console.log(
-      `  ${name.padEnd(17)} wall ${row(p50, tail)}  child CPU ${row(cpuP50, cpuP95)}  ${((gb * p50) / 1000).toFixed(3)} GB-s${added}`,
-    );
-  }
+  printMisses(`Warm miss, ${width}x${height} JPEG to 400x400 JPEG, 30 runs each, through a transform child`, results);
 }
 
 async function cropBench(): Promise<void> {

@@ -39,6 +39,7 @@ const SAID_BY_BOTH: ImageParams[] = [
   { width: 300, height: 200, fit: 'inside', enlarge: true },
   { width: 300, height: 200, enlarge: true },
   { width: 300, height: 200, enlarge: true, position: 'face' },
+  { width: 300, height: 200, enlarge: true, position: 'auto' },
   { width: 300, height: 200, enlarge: true, position: 'top' },
   { width: 300, height: 200, enlarge: true, fp: '0.25,0.75' },
   { width: 300, height: 200, fit: 'contain', enlarge: true, background: 'ff000080' },
@@ -118,6 +119,22 @@ describe('each dialect’s own words', () => {
       'fills with white',
     );
   });
+
+  it('the content-aware crops: auto in both, entropy in imgix only, attention in neither', () => {
+    const crop = { width: 300, height: 200, enlarge: true } as const;
+    expect(dialectImageUrl('imgix', BASE, 'a.jpg', { ...crop, position: 'auto' })).toContain('&crop=auto&');
+    expect(dialectImageUrl('cloudflare', BASE, 'a.jpg', { ...crop, position: 'auto' })).toContain(',gravity=auto,');
+    const entropy = dialectImageUrl('imgix', BASE, 'a.jpg', { ...crop, position: 'entropy' });
+    expect(dialectCanonicalUri(imgix, local(entropy))).toBe(nativeCanonicalUri('/a.jpg?w=300&h=200&enlarge=1&position=entropy'));
+    expect(() => dialectImageUrl('cloudflare', BASE, 'a.jpg', { ...crop, position: 'entropy' })).toThrow(
+      'The cloudflare dialect cannot say position=entropy.',
+    );
+    for (const dialect of ['imgix', 'cloudflare'] as const) {
+      expect(() => dialectImageUrl(dialect, BASE, 'a.jpg', { ...crop, position: 'attention' })).toThrow(
+        `The ${dialect} dialect cannot say position=attention.`,
+      );
+    }
+  });
 });
 
 describe("DIT's forms", () => {
@@ -193,6 +210,7 @@ describe("DIT's forms", () => {
       { width: 'auto' },
       { gamma: 1.5 },
       { metadata: 'keep' },
+      { width: 300, height: 200, position: 'auto', enlarge: true },
       ...REFUSED_BY[dialect],
     ] as ImageParams[])('%o throws, naming the dialect', (params) => {
       expect(() => dialectImageUrl(dialect, BASE, 'a.jpg', params)).toThrow(`The ${dialect} dialect cannot say`);

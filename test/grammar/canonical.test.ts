@@ -80,6 +80,8 @@ describe('defaults and no-ops are dropped', () => {
     ['w=640&h=480&fit=outside&pos=bottom-right', 'width=640,height=480,fit=outside'],
     ['w=640&h=480&fit=contain&pos=entropy', 'width=640,height=480,fit=contain'],
     ['w=640&h=480&fit=contain&pos=attention', 'width=640,height=480,fit=contain'],
+    ['w=640&h=480&fit=contain&gravity=auto', 'width=640,height=480,fit=contain'],
+    ['w=640&position=auto', 'width=640'],
     ['w=640&h=480&fit=contain&gravity=face', 'width=640,height=480,fit=contain'],
     ['w=640&gravity=face', 'width=640'],
     ['w=640&pos=top', 'width=640'],
@@ -105,6 +107,8 @@ describe('defaults and no-ops are dropped', () => {
     ['w=640&h=480&pos=entropy', 'width=640,height=480,position=entropy'],
     ['w=640&h=480&fit=cover&pos=attention', 'width=640,height=480,position=attention'],
     ['w=640&h=480&gravity=face', 'width=640,height=480,position=face'],
+    ['w=640&h=480&gravity=auto', 'width=640,height=480,position=auto'],
+    ['w=640&h=480&fit=cover&pos=AUTO', 'width=640,height=480,position=auto'],
     ['h=480&enlarge=1', 'height=480,enlarge=1'],
     ['q=80&fm=avif', 'quality=80,format=avif'],
     // Before format=auto is negotiated (what a signature covers), no quality is a known default.

@@ -172,7 +172,7 @@ describe('boundaries', () => {
 
 const INTEGER_WIDTH = 'an integer from 1 to 8192';
 const FORMATS = 'one of auto, jpeg, jpg, png, webp, avif, gif, json';
-const POSITIONS = 'one of center, top, right, bottom, left, top-left, top-right, bottom-left, bottom-right, entropy, attention, face';
+const POSITIONS = 'one of center, top, right, bottom, left, top-left, top-right, bottom-left, bottom-right, entropy, attention, face, auto';
 const BOOLEAN = 'true, false, 1 or 0';
 const COLOUR = 'a hex colour rgb, rrggbb or rrggbbaa';
 
@@ -433,6 +433,7 @@ describe('fp: the focal point of a cover crop', () => {
     ['w=200&h=100&gravity=top-left&fp=0.5,0.5', '/cat.jpg/width=200,height=100,fp=0.5,0.5'],
     ['w=200&h=100&fp=0.5,0.5&position=attention', '/cat.jpg/width=200,height=100,fp=0.5,0.5'],
     ['w=200&h=100&fp=0.5,0.5&pos=face', '/cat.jpg/width=200,height=100,fp=0.5,0.5'],
+    ['w=200&h=100&fp=0.5,0.5&gravity=auto', '/cat.jpg/width=200,height=100,fp=0.5,0.5'],
     // In op order, after position.
     ['rotate=90&fp=0.1,0.9&crop=0,0,0.5,1&h=10&w=10', '/cat.jpg/width=10,height=10,fp=0.1,0.9,rotate=90,crop=0,0,0.5,1'],
     // Contain places the image with position; a focal point has nothing to crop.

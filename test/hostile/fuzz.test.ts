@@ -434,9 +434,9 @@ const BEFORE_STORE_NAMES = [
   'p',
 ];
 const BEFORE_STORE_UNKNOWN = KNOWN_SPELLINGS.filter((name) => !BEFORE_STORE_NAMES.includes(name));
-/** The fits and positions those files know (`pad` and `face` came later, and with each the list in a bad value's message). */
+/** The fits and positions those files know (`pad`, `face` and `auto` came later, and with each the list in a bad value's message). */
 const BEFORE_STORE_FITS = ['cover', 'contain', 'fill', 'inside', 'outside'];
-const BEFORE_STORE_POSITIONS: string[] = POSITIONS.filter((position) => position !== 'face');
+const BEFORE_STORE_POSITIONS: string[] = POSITIONS.filter((position) => position !== 'face' && position !== 'auto');
 const BEFORE_STORE_CHOICES = new Map([
   ['fit', BEFORE_STORE_FITS],
   ['position', BEFORE_STORE_POSITIONS],

@@ -20,7 +20,7 @@ import { gradientJpeg } from '../support/images';
 import type { OriginResponse, TestOrigin } from '../support/origin';
 import { browserCacheControl, DEFAULT_BROWSER_MAX_AGE_SECONDS } from '../../lib/viewer-response-function';
 import { createTestBuckets, listKeys, putObject, testS3Client } from '../support/s3';
-import { isFacesKey } from '../../lambda/origin/cache-keys';
+import { isFindingsKey } from '../../lambda/origin/cache-keys';
 
 // ------------------------------------------------------------------ sources
 
@@ -422,7 +422,7 @@ export async function expectEmulatorStillServing(emulator: HostileEmulator, succ
   succeeded.add('ok/fine.jpg/width=33,quality=61,accept=webp');
   expect(emulator.logs.filter((entry) => entry.event === 'unexpected')).toEqual([]);
   // Beside the variants, the faces that format=json searched (no variant: no URI names them).
-  const stored = (await emulator.cachedKeys()).filter((key) => !isFacesKey(key));
+  const stored = (await emulator.cachedKeys()).filter((key) => !isFindingsKey(key));
   expect(stored.filter((key) => !succeeded.has(key))).toEqual([]);
   expect(stored).toContain('ok/fine.jpg/width=33,quality=61,accept=webp');
 }

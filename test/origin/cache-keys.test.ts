@@ -12,7 +12,7 @@ import {
   avifClaimKey,
   facesKey,
   failureKey,
-  isFacesKey,
+  isFindingsKey,
   variantKey,
   variantPrefix,
   webVariantKey,
@@ -49,7 +49,7 @@ describe('the cache bucket key layout', () => {
     expect(FACES_SEGMENT).toBe('/.faces.');
     expect(facesKey(KEY, false)).toBe('my photos/cat.jpg/.faces.blazeface-back-2');
     expect(facesKey('shop/a.jpg', true)).toBe('/shop/a.jpg/.faces.blazeface-back-2');
-    expect([facesKey(KEY, false), facesKey('a/.faces.x/b.jpg', true)].every(isFacesKey)).toBe(true);
-    expect(isFacesKey(variantKey('a/.faces.x/b.jpg', OPS))).toBe(false);
+    expect([facesKey(KEY, false), facesKey('a/.faces.x/b.jpg', true)].every(isFindingsKey)).toBe(true);
+    expect(isFindingsKey(variantKey('a/.faces.x/b.jpg', OPS))).toBe(false);
   });
 });

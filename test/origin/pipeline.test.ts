@@ -412,6 +412,7 @@ describe('format=json', () => {
       thumbhash: null,
       dominantColor: null,
       faces: null,
+      subject: null,
     });
     expect(performance.now() - started, 'answered from the header (ms)').toBeLessThan(500);
     const small = (await hurried.request('/small.png/format=json')).json();

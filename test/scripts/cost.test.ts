@@ -18,6 +18,8 @@ import {
   uploadCost,
 } from '../../scripts/cost/manage';
 import { REGION_PRICES, TIERING_PRICES } from '../../scripts/cost/prices';
+import { SUBJECT_BENCH_2026_12_05, type SubjectMeasured, subjectsReport } from '../../scripts/cost/subjects';
+import { dollars } from '../../scripts/bench/stats';
 import { breakEvenBytes, type SourceScenario, sourceTiering, tieringReport, variantTiering } from '../../scripts/cost/tiering';
 
 const MB = 1024 * 1024;
@@ -162,6 +164,26 @@ describe('npm run cost: managing images', () => {
   it('is what docs/cost.md shows for the default settings', () => {
     const options = parseCostArgs([])!;
     const report = manageReport(MANAGE_BENCH_2026_12_05, prices, options.memoryMb);
+    expect(fullReport(options)).toContain(report);
+    expect(readFileSync(join(PROJECT_ROOT, 'docs/cost.md'), 'utf8')).toContain(report.trim());
+  });
+});
+
+describe('npm run cost: subjects', () => {
+  const prices = REGION_PRICES['us-east-1']!;
+  const measured: SubjectMeasured = { source: 'by hand', firstMissAddedMs: 499.5, firstMissAddedP95Ms: 700, laterSizeAddedMs: 0 };
+
+  it("prices a first miss's added time at the memory size with the two records written and read, and a later size's reads", () => {
+    const report = subjectsReport(measured, prices, 1024);
+    // 500 ms at 1 GB, two GETs and two PUTs a miss; a later size reads the two records only.
+    const first = 1e6 * (0.5 * 0.0000133334 + 2 * 0.4e-6 + 2 * 5e-6);
+    expect(report).toContain(`**${dollars(first)}**`);
+    expect(report).toContain(`**${dollars(1e6 * 2 * 0.4e-6)}**`);
+  });
+
+  it('is what docs/cost.md shows for the default settings', () => {
+    const options = parseCostArgs([])!;
+    const report = subjectsReport(SUBJECT_BENCH_2026_12_05, prices, options.memoryMb);
     expect(fullReport(options)).toContain(report);
     expect(readFileSync(join(PROJECT_ROOT, 'docs/cost.md'), 'utf8')).toContain(report.trim());
   });

@@ -29,6 +29,8 @@ const CREATE = DOCS + 'create-and-use-image-requests.html';
 const FILTERS = DOCS + 'use-filters.html';
 const QUERY = DOCS + 'use-supported-query-param-edits.html';
 const SMART_CROP = DOCS + 'smart-cropping.html';
+/** DIT 8.1's smart crop of the ECS architecture: Rekognition labels (named objects), text and custom models beside the faces. */
+const SMART_CROP_ECS = DOCS + 'ecs-architecture-features.html';
 const MAPPER = 'DIT source, image-handler/thumbor-mapper.ts';
 const REQUEST = 'DIT source, image-handler/image-request.ts';
 
@@ -263,6 +265,13 @@ export const DIT_CASES: DialectCase[] = [
     source: SMART_CROP + ' (padding)',
     path: ditRequest({ key: KEY, edits: { smartCrop: { faceIndex: 0, padding: 40 }, resize: { width: 300, height: 300 } } }),
     refused: { status: 400, message: /^DIT edits\.smartCrop\.padding: expected none\.$/ },
+  },
+  {
+    // A label names the object sought (Shoe, Car): our subject crop finds whatever stands out, so it is not position=auto.
+    grammar: 'dit-json',
+    source: SMART_CROP_ECS + ' (label detection)',
+    path: ditRequest({ key: KEY, edits: { smartCrop: { labels: ['Shoe'] }, resize: { width: 300, height: 300 } } }),
+    refused: { status: 400, message: /^DIT edits\.smartCrop\.labels\.0: not supported here\.$/ },
   },
   {
     grammar: 'dit-json',

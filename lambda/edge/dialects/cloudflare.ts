@@ -29,8 +29,8 @@ const CROPS = 'fit=cover|crop';
  * Options passed on as they are, under the same name (our grammar reads and
  * bounds them); fit modes as our fit, enlarged or not (aspect-crop crops
  * small sources to the aspect ratio, which ours does not); gravity words as
- * our position (auto: our saliency crop); segment=foreground, the cut-out, as
- * ours; formats as ours (baseline-jpeg: the
+ * our position (auto, Cloudflare's saliency crop: our subject crop, docs/subjects.md); segment=foreground,
+ * the cut-out, as ours; formats as ours (baseline-jpeg: the
  * same pixels, sequential rather than progressive); options that change
  * nothing we serve (`onerror=redirect` acts only when the transform fails,
  * `anim=true` and `zoom=0` are the defaults, sharpen and gamma 0 none).
@@ -61,7 +61,7 @@ export const CLOUDFLARE_BOOK: RuleBook = /* @__PURE__ */ (() => ({
     ],
     gravity: [
       ['([\\d.]+)x([\\d.]+)', 'fp=$1,$2', CROPS],
-      ['auto', 'position=attention', CROPS],
+      ['auto', 'position=auto', CROPS],
       ['face|center|left|right|top|bottom', 'position=$0', CROPS],
       ['.*', '!', CROPS],
       ['.*', ''],

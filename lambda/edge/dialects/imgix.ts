@@ -38,7 +38,8 @@ const RADIUS = '1?\\d{1,3}(\\.\\d+)?|2000';
  * or extend as ours does not); `or` (EXIF values and degrees clockwise) and
  * `rot` (half turns only) sum to our rotate; `pjpg` is a progressive JPEG,
  * the same pixels; crop strategies (with fit=crop) as our position
- * (focalpoint: our fp); auto=compress is imgix's documented quality 45 when
+ * (focalpoint: our fp; auto, its subject crop, our auto; edges and object
+ * classes refused, docs/subjects.md); auto=compress is imgix's documented quality 45 when
  * no `q` is given; bri, con and sat are offsets (0 unchanged) as our factors
  * (1 unchanged), and -100 brightness or contrast, black or flat, is not ours;
  * bg-remove is our cut-out (segment=foreground), and bg its background.
@@ -72,10 +73,13 @@ export const IMGIX_BOOK: RuleBook = /* @__PURE__ */ (() => ({
       ['fillmax', 'fit=contain'],
     ],
     crop: [
+      // Faces, else the subject: what our auto does.
+      ['faces,auto', 'position=auto', 'fit=crop'],
       // At most one strategy means anything: a list after one is refused.
-      ['(faces|entropy|focalpoint),.*', '!fallback', 'fit=crop'],
+      ['(faces|entropy|focalpoint|auto),.*', '!fallback', 'fit=crop'],
       ['faces', 'position=face', 'fit=crop'],
       ['entropy', 'position=entropy', 'fit=crop'],
+      ['auto', 'position=auto', 'fit=crop'],
       ['focalpoint', 'fp=$1,$2', 'fit=crop', 'fp-x=(.+)', 'fp-y=(.+)'],
       ['focalpoint', 'fp=$1,0.5', 'fit=crop', 'fp-x=(.+)'],
       ['focalpoint', 'fp=0.5,$1', 'fit=crop', 'fp-y=(.+)'],

@@ -12,6 +12,7 @@ import { HttpError } from '../errors';
 import type { SourceInfo } from './input';
 import type { EncodedFormat } from './output';
 import { FACE_DETECTION_COST, FACE_MODEL_LOAD_COST, FACE_SEARCH_SIDE } from './faces';
+import { SUBJECT_FINDING_COST, SUBJECT_MODEL_LOAD_COST } from './subject';
 import { borderWidth, cropRegion, decodesWhole, roomFor, scaledSize, stepPrices, turnedSize } from './steps';
 
 export interface Budget {
@@ -276,25 +277,44 @@ function shrinkOnLoad(format: SourceInfo['format'], reduction: number, ops: Ops)
   return shrink >= 8 ? 8 : shrink >= 4 ? 4 : shrink >= 2 ? 2 : 1;
 }
 
-/**
- * The budget of a job in a child that holds the face model (loaded by an
- * earlier job, or about to be by this one): its resident bytes are the
- * child's from then on, beyond the base every budget counts.
- */
-export const withFaceModel = (budget: Budget): Budget => ({ ...budget, memoryBytes: budget.memoryBytes - FACE_MODEL_LOAD_COST.bytes });
+/** A model run on the search copy: one inference, and its load once per child. */
+export interface ModelPrice {
+  detection: { seconds: number; bytes: number };
+  load: { seconds: number; bytes: number };
+}
+
+export const FACE_MODEL: ModelPrice = { detection: FACE_DETECTION_COST, load: FACE_MODEL_LOAD_COST };
+export const SUBJECT_MODEL: ModelPrice = { detection: SUBJECT_FINDING_COST, load: SUBJECT_MODEL_LOAD_COST };
 
 /**
- * What is left of `budget` (already withFaceModel) once the faces are found,
- * or undefined when finding them does not fit: the first frame decoded to the
- * search copy (shrunk on load where the format can, priced as a small JPEG's
- * work, a little above the raw copy's), the detection, and the model's load
- * in a child that has not loaded it. Its memory is freed before the transform
- * decodes; its CPU time is not given back.
+ * The budget of a job in a child that holds `models` (loaded by an earlier
+ * job, or about to be by this one): their resident bytes are the child's
+ * from then on, beyond the base every budget counts.
  */
-export function afterFaces(info: SourceInfo, budget: Budget, maxDimension: number, modelLoaded: boolean): Budget | undefined {
+export const withModels = (budget: Budget, models: ModelPrice[]): Budget => ({
+  ...budget,
+  memoryBytes: budget.memoryBytes - models.reduce((sum, model) => sum + model.load.bytes, 0),
+});
+
+/** A model a search runs, and whether this child has loaded it already. */
+export interface ModelRun {
+  model: ModelPrice;
+  loaded: boolean;
+}
+
+/**
+ * What is left of `budget` (already withModels) once `runs` have searched the
+ * image, or undefined when they do not fit: the first frame decoded to the
+ * search copy once (shrunk on load where the format can, priced as a small
+ * JPEG's work, a little above the raw copy's), each inference one after the
+ * other, and each model's load in a child that has not loaded it. Their
+ * memory is freed before the transform decodes; their CPU time is not given back.
+ */
+export function afterSearch(info: SourceInfo, budget: Budget, maxDimension: number, runs: ModelRun[]): Budget | undefined {
   const work = describeWork(info, { width: FACE_SEARCH_SIDE, height: FACE_SEARCH_SIDE, fit: 'inside' }, 1, maxDimension);
-  const seconds = predictSeconds(work, info, 'jpeg') + FACE_DETECTION_COST.seconds + (modelLoaded ? 0 : FACE_MODEL_LOAD_COST.seconds);
-  const bytes = predictBytes(work, 'jpeg') + FACE_DETECTION_COST.bytes;
+  const inference = runs.reduce((sum, { model, loaded }) => sum + model.detection.seconds + (loaded ? 0 : model.load.seconds), 0);
+  const seconds = predictSeconds(work, info, 'jpeg') + inference;
+  const bytes = predictBytes(work, 'jpeg') + Math.max(0, ...runs.map(({ model }) => model.detection.bytes));
   if (seconds * SAFETY > budget.seconds || bytes * SAFETY > budget.memoryBytes) return undefined;
   return { ...budget, seconds: budget.seconds - seconds * SAFETY };
 }

@@ -9,6 +9,7 @@
 import sharp from 'sharp';
 import { rgbaToThumbHash } from 'thumbhash';
 import type { FaceBox } from './faces';
+import type { SubjectBox } from './subject';
 import type { OpenedSource } from './input';
 
 /** Longest side of the placeholder, in pixels; a page stretches and blurs it further with CSS. */
@@ -36,6 +37,11 @@ export interface Description {
    * eyes that a crop places are the origin's own.
    */
   faces: Omit<FaceBox, 'eyes'>[] | null;
+  /**
+   * The salient subject's box, in fractions of the image as displayed (subject.ts):
+   * null when the model found no subject, or when its search did not fit the budget.
+   */
+  subject: SubjectBox | null;
 }
 
 type Previews = Pick<Description, 'placeholder' | 'thumbhash' | 'dominantColor'>;
@@ -74,7 +80,12 @@ async function previews(firstFrame: OpenedSource['firstFrame']): Promise<Preview
 }
 
 /** The source as its header tells, with its previews when `affordable` (their decode priced within the budget), and its faces. */
-export async function describe({ info, firstFrame }: OpenedSource, affordable: boolean, faces: FaceBox[] | null): Promise<Description> {
+export async function describe(
+  { info, firstFrame }: OpenedSource,
+  affordable: boolean,
+  faces: FaceBox[] | null,
+  subject: SubjectBox | null,
+): Promise<Description> {
   return {
     width: info.width,
     height: info.height,
@@ -84,5 +95,6 @@ export async function describe({ info, firstFrame }: OpenedSource, affordable: b
     frames: info.frames,
     ...(affordable ? await previews(firstFrame) : NO_PREVIEWS),
     faces: faces && faces.map(({ x, y, width, height, confidence }) => ({ x, y, width, height, confidence })),
+    subject,
   };
 }

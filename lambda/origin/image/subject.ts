@@ -7,6 +7,11 @@
 // map calls subject. docs/subjects.md has the choice of model and the measurements.
 // A change of model, input or of what is kept changes SUBJECT_FINDER (cache-keys.ts).
 
+import type { InferenceSession, Tensor } from 'onnxruntime-node';
+import sharp from 'sharp';
+import type { RgbPixels } from './faces';
+import { subjectModelPath } from './subject-model';
+
 /** The subject's box, in fractions of the image as displayed (0 to 1 from its top-left corner). */
 export interface SubjectBox {
   x: number;
@@ -34,3 +39,175 @@ export interface Subject {
 
 /** The model's input side, and the long side of the mask kept. */
 export const SUBJECT_MASK_SIDE = 320;
+
+/**
+ * What one finding costs (the square input made from the search copy, the
+ * inference, the mask): CPU seconds on one thread, and the bytes the
+ * runtime's layers hold at their peak beyond the child's footprint with the
+ * model loaded. Measured by scripts/bench/subject-cost.ts.
+ */
+export const SUBJECT_FINDING_COST = { seconds: 0.45, bytes: 272 * 1024 * 1024 };
+
+/** Loading the model once per transform child: CPU seconds, and the resident bytes it adds after a first finding (measured likewise). */
+export const SUBJECT_MODEL_LOAD_COST = { seconds: 0.1, bytes: 88 * 1024 * 1024 };
+
+/**
+ * The model's answer at or above which a pixel is the subject (the map is a
+ * probability); half the map's peak when that is lower, since a subject the
+ * model is unsure of (a small one in a busy scene) still stands out of it.
+ */
+const SUBJECT_THRESHOLD = 0.5;
+
+/** A map whose peak is below this holds no subject (a pattern, a landscape). */
+const MIN_PEAK = 0.2;
+
+/** Parts of the map smaller than this share of its largest part are specks, not the subject. */
+const SPECK_SHARE = 0.1;
+
+/** A largest part smaller than this share of the map is no subject at all. */
+const MIN_SUBJECT_SHARE = 0.0004;
+
+/** The normalisation the model was trained with (ImageNet's mean and deviation per channel, over pixels scaled by their maximum). */
+const MEAN = [0.485, 0.456, 0.406];
+const DEVIATION = [0.229, 0.224, 0.225];
+
+interface SubjectModel {
+  session: InferenceSession;
+  Tensor: typeof Tensor;
+}
+
+let loaded: Promise<SubjectModel> | undefined;
+
+/** Whether this process has begun loading the model: its resident bytes are then the process's (budget.ts). */
+export const subjectModelLoaded = () => loaded !== undefined;
+
+/**
+ * Loads the runtime and the model, once per process. One thread, and no
+ * memory arena: the arena keeps the largest layer's buffers for every layer,
+ * tripling what the process holds for a tenth less time.
+ */
+export function loadSubjectModel(): Promise<SubjectModel> {
+  loaded ??= (async () => {
+    const ort = await import('onnxruntime-node');
+    const session = await ort.InferenceSession.create(subjectModelPath(), {
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      enableCpuMemArena: false,
+      enableMemPattern: false,
+      logSeverityLevel: 3,
+    });
+    return { session, Tensor: ort.Tensor };
+  })();
+  loaded.catch(() => (loaded = undefined));
+  return loaded;
+}
+
+/** `copy` squeezed to the model's square, as planar floats normalised as the model was trained. */
+async function modelInput(copy: RgbPixels): Promise<Float32Array> {
+  const side = SUBJECT_MASK_SIDE;
+  const square = await sharp(copy.data, { raw: { width: copy.width, height: copy.height, channels: 3 } })
+    .resize({ width: side, height: side, fit: 'fill', kernel: 'lanczos3' })
+    .raw()
+    .toBuffer();
+  let brightest = 1;
+  for (const value of square) brightest = Math.max(brightest, value);
+  const input = new Float32Array(3 * side * side);
+  for (let channel = 0; channel < 3; channel++) {
+    const plane = channel * side * side;
+    for (let i = 0; i < side * side; i++) {
+      input[plane + i] = ((square[i * 3 + channel] as number) / brightest - MEAN[channel]!) / DEVIATION[channel]!;
+    }
+  }
+  return input;
+}
+
+/** The square map back at the copy's aspect, long side SUBJECT_MASK_SIDE at most, one byte a pixel. */
+async function maskAtAspect(map: Float32Array, copy: RgbPixels): Promise<SubjectMask> {
+  const side = SUBJECT_MASK_SIDE;
+  const bytes = Buffer.alloc(side * side);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Math.round(Math.min(1, Math.max(0, map[i] as number)) * 255);
+  const scale = Math.min(1, side / Math.max(copy.width, copy.height));
+  const width = Math.max(1, Math.round(copy.width * scale));
+  const height = Math.max(1, Math.round(copy.height * scale));
+  const { data, info } = await sharp(bytes, { raw: { width: side, height: side, channels: 1 } })
+    .resize({ width, height, fit: 'fill' })
+    .extractChannel(0)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height };
+}
+
+/**
+ * The parts of the mask at or above the threshold, by 4-neighbour flood fill
+ * (each pixel visited once): each part's size and bounds.
+ */
+function maskParts(
+  { data, width, height }: SubjectMask,
+  cut: number,
+): { size: number; left: number; top: number; right: number; bottom: number }[] {
+  const seen = new Uint8Array(width * height);
+  const stack = new Int32Array(width * height);
+  const parts = [];
+  for (let start = 0; start < data.length; start++) {
+    if (seen[start] || (data[start] as number) < cut) continue;
+    const part = { size: 0, left: width, top: height, right: 0, bottom: 0 };
+    let depth = 0;
+    stack[depth++] = start;
+    seen[start] = 1;
+    while (depth > 0) {
+      const at = stack[--depth] as number;
+      const x = at % width;
+      const y = (at - x) / width;
+      part.size++;
+      part.left = Math.min(part.left, x);
+      part.right = Math.max(part.right, x + 1);
+      part.top = Math.min(part.top, y);
+      part.bottom = Math.max(part.bottom, y + 1);
+      const neighbours = [x > 0 ? at - 1 : -1, x < width - 1 ? at + 1 : -1, y > 0 ? at - width : -1, y < height - 1 ? at + width : -1];
+      for (const next of neighbours) {
+        if (next < 0 || seen[next] || (data[next] as number) < cut) continue;
+        seen[next] = 1;
+        stack[depth++] = next;
+      }
+    }
+    parts.push(part);
+  }
+  return parts;
+}
+
+/** The box around the mask's parts that are not specks, in fractions of the mask; null when no part is large enough. */
+export function subjectBox(mask: SubjectMask): SubjectBox | null {
+  let peak = 0;
+  for (const value of mask.data) peak = Math.max(peak, value);
+  if (peak < MIN_PEAK * 255) return null;
+  const parts = maskParts(mask, Math.min(SUBJECT_THRESHOLD * 255, peak / 2));
+  const largest = Math.max(0, ...parts.map((part) => part.size));
+  if (largest < MIN_SUBJECT_SHARE * mask.width * mask.height) return null;
+  const kept = parts.filter((part) => part.size >= SPECK_SHARE * largest);
+  const left = Math.min(...kept.map((part) => part.left));
+  const top = Math.min(...kept.map((part) => part.top));
+  const right = Math.max(...kept.map((part) => part.right));
+  const bottom = Math.max(...kept.map((part) => part.bottom));
+  const round = (value: number) => Math.round(value * 1e4) / 1e4;
+  return {
+    x: round(left / mask.width),
+    y: round(top / mask.height),
+    width: round((right - left) / mask.width),
+    height: round((bottom - top) / mask.height),
+  };
+}
+
+/** The subject of `copy` (faceSearchCopy's: the image as displayed, RGB, at most FACE_SEARCH_SIDE long). */
+export async function findSubject(copy: RgbPixels): Promise<Subject> {
+  if (copy.data.length !== copy.width * copy.height * 3)
+    throw new Error(`findSubject needs RGB pixels: ${copy.data.length} bytes for ${copy.width}x${copy.height}`);
+  const model = await loadSubjectModel();
+  const side = SUBJECT_MASK_SIDE;
+  const input = new model.Tensor('float32', await modelInput(copy), [1, 3, side, side]);
+  const results = await model.session.run({ [model.session.inputNames[0]!]: input });
+  // The first output is the fused map; the others are the side maps it was fused from.
+  const map = results[model.session.outputNames[0]!]!.data as Float32Array;
+  const mask = await maskAtAspect(map, copy);
+  return { box: subjectBox(mask), mask };
+}

@@ -1,29 +1,24 @@
 // Source bytes + canonical ops -> variant bytes. One decode of the source,
 // and no decode at all before the plan has been priced against the budget.
 
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
 import { coverCrop, type Ops } from '../../grammar';
 import type { Limits } from '../config';
 import type { Variant } from '../storage';
-import {
-  afterFaces,
-  anyFits,
-  chooseFormat,
-  describeWork,
-  predictBytes,
-  predictSeconds,
-  previewsFit,
-  withFaceModel,
-  type Budget,
-} from './budget';
+import { anyFits, chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, type Budget } from './budget';
 import { describe, PREVIEW_SIZE } from './describe';
-import { detectFaces, FACE_SEARCH_SIDE, faceModelLoaded, faceSearchCopy, roundedFace, type FaceBox } from './faces';
 import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
+import type { Findings } from './findings';
+import { heldBudget, searchSource } from './search';
 import { CONTENT_TYPES, planOutput } from './output';
 import { iptcAfterEncode, keptMetadata, withIptc } from './metadata';
 import { applySteps, stepsCarryGainMap, type EncodedVariant } from './steps';
 import { asksGainMap, gainMapDecodes, withoutGainMap, withSourceHeld } from './gain-map';
 import type { WatermarkImage } from '../watermarks';
+import { HttpError } from '../errors';
+import type { FaceBox } from './faces';
+import { isCutOut } from './findings';
+import type { Subject } from './subject';
 
 export interface TransformedVariant extends Variant {
   width: number;
@@ -34,8 +29,8 @@ export interface TransformedVariant extends Variant {
   encodes?: number;
   /** What the model predicted for the chosen format (budget.ts), for the log and the bounds report. */
   predicted?: { bytes: number; seconds: number };
-  /** The faces this transform searched the source for (none remembered): the handler remembers them. */
-  faces?: FaceBox[];
+  /** What this transform searched the source for (none remembered): the handler remembers it. */
+  searched?: Findings;
 }
 
 /**
@@ -49,59 +44,8 @@ export interface TransformOptions {
   deferAvif?: boolean;
   /** The image `ops.watermark` names, read by the handler. */
   watermark?: WatermarkImage;
-  /** The source's faces as remembered from an earlier search (the handler reads them): no search then. */
-  faces?: FaceBox[];
-}
-
-/**
- * The source's faces, and the budget left for the rest of the transform. `searched`: found now, not remembered.
- * `source`: what the rest of the transform reads, the copy searched when the search kept it (`keepCopy`).
- */
-interface FoundFaces {
-  faces?: FaceBox[];
-  searched: boolean;
-  budget: Budget;
-  source: OpenedSource;
-}
-
-/**
- * `source` with its first frame decoded once, as displayed, at most
- * FACE_SEARCH_SIDE on its long side (sRGB, alpha kept): format=json searches
- * this copy and makes its previews from it, so the source is not decoded twice.
- */
-async function firstFrameCopy(source: OpenedSource): Promise<OpenedSource> {
-  const { data, info } = await (
-    await source.firstFrame()
-  )
-    .autoOrient()
-    .resize({ width: FACE_SEARCH_SIDE, height: FACE_SEARCH_SIDE, fit: 'inside', withoutEnlargement: true })
-    .toColourspace('srgb')
-    .ensureAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const raw = { raw: { width: info.width, height: info.height, channels: 4 as const } };
-  return { ...source, firstFrame: async () => sharp(data, raw) };
-}
-
-/**
- * The faces of the source's first frame as displayed: those remembered, else
- * searched in a small copy when that fits `budget` and leaves what the rest
- * of the request needs (`leaves`); else unknown (undefined).
- */
-async function findFaces(
-  source: OpenedSource,
-  limits: Limits,
-  budget: Budget,
-  remembered: FaceBox[] | undefined,
-  leaves: (rest: Budget) => boolean,
-  keepCopy: boolean,
-): Promise<FoundFaces> {
-  if (remembered) return { faces: remembered, searched: false, budget, source };
-  const left = afterFaces(source.info, budget, limits.maxDimension, faceModelLoaded());
-  if (!left || !leaves(left)) return { searched: false, budget, source };
-  const searched = keepCopy ? await firstFrameCopy(source).catch(undecodableBy(limits)) : source;
-  const copy = await faceSearchCopy((await searched.firstFrame()).autoOrient()).catch(undecodableBy(limits));
-  return { faces: (await detectFaces(copy)).map(roundedFace), searched: true, budget: left, source: searched };
+  /** What an earlier search of the source found (the handler reads the records): no search for it then. */
+  remembered?: Findings;
 }
 
 /**
@@ -136,6 +80,26 @@ async function withKeptGainMap({ info, gainMapJpeg }: OpenedSource, ops: Ops, li
   return gainMapJpeg && (await gainMapDecodes(gainMapJpeg)) ? info : sdr;
 }
 
+/**
+ * The crop strategy that places the cover crop with what was found: without
+ * a face, `position=face` is `attention`; `position=auto` is the faces' crop
+ * when there are faces, the subject's when it has one, else `attention`
+ * (steps/resize.ts), and priced as it.
+ */
+function placedBy(ops: Ops, faces: FaceBox[] | undefined, subject: Subject | undefined): Ops {
+  if (ops.position === 'face' && coverCrop(ops) && !faces?.length) return { ...ops, position: 'attention' };
+  if (ops.position === 'auto' && coverCrop(ops) && !faces?.length && !subject?.box) return { ...ops, position: 'attention' };
+  return ops;
+}
+
+/** A cut-out whose subject could not be found within the budget: refused, never served whole. */
+function cutOutTooCostly(): HttpError {
+  return new HttpError(
+    'too_costly',
+    'Finding the subject for segment=foreground in this source would exceed the budget; ask for a smaller source or no cut-out.',
+  );
+}
+
 /** Turns a decoder's failure into the contract's error (decodeError). */
 const undecodableBy =
   (limits: Limits) =>
@@ -159,23 +123,20 @@ export async function transform(
 ): Promise<TransformedVariant> {
   const opened = await openSource(bytes, limits);
   const undecodable = undecodableBy(limits);
-  const facesWanted = ops.format === 'json' || (ops.position === 'face' && coverCrop(ops));
-  // A child that holds the face model has that much less for any job; one about to load it, too.
-  const held = facesWanted || faceModelLoaded() ? withFaceModel(granted) : granted;
+  // A child that holds a model has that much less for any job; one about to load it, too.
+  const held = heldBudget(ops, granted);
   const leaves = roomAfterSearch(opened.info, ops, limits, held);
-  const found = facesWanted
-    ? await findFaces(opened, limits, held, options.faces, leaves, ops.format === 'json')
-    : { searched: false, budget: held, source: opened };
-  const { budget, source } = found;
-  const searched = found.searched ? { faces: found.faces } : {};
+  const found = await searchSource(opened, ops, limits, held, options.remembered ?? {}, leaves);
+  const { budget, source, faces, subject } = found;
+  const searched = Object.keys(found.searched).length > 0 ? { searched: found.searched } : {};
   if (ops.format === 'json') {
     const affordable = previewsFit(source.info, PREVIEW_SIZE, budget, limits.maxDimension);
-    const description = await describe(source, affordable, found.faces ?? null).catch(undecodable);
+    const description = await describe(source, affordable, faces ?? null, subject?.box ?? null).catch(undecodable);
     const body = Buffer.from(JSON.stringify(description));
     return { body, contentType: CONTENT_TYPES.json, width: description.width, height: description.height, ...searched };
   }
-  // Without a face found, `position=face` is `attention` (steps/resize.ts), and priced as it.
-  if (facesWanted && !found.faces?.length) ops = { ...ops, position: 'attention' };
+  if (isCutOut(ops) && !subject) throw cutOutTooCostly();
+  ops = placedBy(ops, faces, subject);
   const info = await withKeptGainMap(source, ops, limits, budget);
   const candidates = planOutput(ops, info);
   const frames = candidates.animated ? framesToLoad(info, limits) : 1;
@@ -197,7 +158,8 @@ export async function transform(
     limits,
     watermark: options.watermark,
     metadata,
-    faces: found.faces,
+    faces,
+    subject,
   });
   try {
     const made = encoded ?? (await (info.gainMap ? withSourceHeld(() => variantOf(pipeline)) : variantOf(pipeline)));

@@ -6,7 +6,7 @@
 // management API's staging and quarantine objects are refused as missing.
 
 import { isUnservedKey } from '../../common/staging';
-import { facesKey, variantKey } from '../cache-keys';
+import { facesKey, subjectKey, variantKey } from '../cache-keys';
 import { HttpError } from '../errors';
 import { timed } from '../request';
 import { fetchSource, storeVariant } from '../storage';
@@ -50,6 +50,7 @@ export const bucketSource: SourceKind<BucketRoute> = {
       cacheControl: config.cacheControl,
       redirectsLarge: true,
       facesKey: facesKey(key, false),
+      subjectKey: subjectKey(key, false),
     };
   },
 };

@@ -4,7 +4,7 @@
 // and replaces it, and an unreachable source leaves the stored copy served
 // briefly.
 
-import { facesKey, webVariantKey } from '../cache-keys';
+import { facesKey, subjectKey, webVariantKey } from '../cache-keys';
 import { HttpError } from '../errors';
 import { answerOf, failureDetail, timed, type RequestContext } from '../request';
 import { variantResponse, type FunctionUrlResponse } from '../responses';
@@ -76,7 +76,14 @@ export function webSourcing(ctx: RequestContext, web: WebSource): Sourcing {
     return { source: { bytes: fetched.bytes, etag: fetched.etag ?? fetched.lastModified ?? '', metadata: {} } };
   }
 
-  return { fetch, store, cacheControl: freshCacheControl, redirectsLarge: false, facesKey: facesKey(ctx.request.key, true) };
+  return {
+    fetch,
+    store,
+    cacheControl: freshCacheControl,
+    redirectsLarge: false,
+    facesKey: facesKey(ctx.request.key, true),
+    subjectKey: subjectKey(ctx.request.key, true),
+  };
 }
 
 /** Answers with a stored web variant and logs it; then renews the stored copy if the source confirmed it. */

@@ -47,6 +47,8 @@ export function dialectCanonicalUri(
 
 const IMGIX_FIT = 'https://docs.imgix.com/apis/rendering/size/resize-fit-mode';
 const IMGIX_CROP = 'https://docs.imgix.com/en-US/apis/rendering/size/crop-mode';
+/** The crop page as it stands since imgix added its subject crop, `crop=auto` (and COCO object classes). */
+const IMGIX_CROP_AUTO = 'https://docs.imgix.com/en-US/apis/rendering/size/crop';
 const IMGIX_AUTO = 'https://docs.imgix.com/apis/rendering/auto/auto';
 const IMGIX_FILL_MAX = 'https://docs.imgix.com/apis/rendering/fill/fill-max';
 const IMGIX_BG_REMOVE = 'https://docs.imgix.com/apis/rendering/background/bg-remove';
@@ -90,6 +92,20 @@ export const IMGIX_EXAMPLES: DialectExample[] = [
     refused: /^imgix crop=faces,edges: a fallback after faces/,
   },
   { source: IMGIX_CROP, url: '/photo.jpg?fit=crop&w=300&h=300&crop=edges', refused: /^imgix crop=edges: not supported\.$/ },
+  { source: IMGIX_CROP, url: '/photo.jpg?fit=crop&w=300&h=300&crop=entropy', native: '/photo.jpg?w=300&h=300&position=entropy&enlarge=1' },
+  { source: IMGIX_CROP_AUTO, url: '/photo.jpg?fit=crop&w=300&h=300&crop=auto', native: '/photo.jpg?w=300&h=300&position=auto&enlarge=1' },
+  {
+    source: IMGIX_CROP_AUTO + ' (a fallback chain: faces, else the subject)',
+    url: '/photo.jpg?fit=crop&w=300&h=300&crop=faces,auto',
+    native: '/photo.jpg?w=300&h=300&position=auto&enlarge=1',
+  },
+  {
+    source: IMGIX_CROP_AUTO,
+    url: '/photo.jpg?fit=crop&w=300&h=300&crop=auto,entropy',
+    refused: /^imgix crop=auto,entropy: a fallback after auto/,
+  },
+  { source: IMGIX_CROP_AUTO, url: '/photo.jpg?fit=crop&w=300&h=300&crop=car', refused: /^imgix crop=car: not supported\.$/ },
+  { source: IMGIX_CROP_AUTO, url: '/photo.jpg?w=300&h=300&crop=auto', native: '/photo.jpg?width=300&height=300&fit=inside&enlarge=1' },
   {
     source: IMGIX_CROP,
     url: '/photo.jpg?fit=crop&w=300&h=300&crop=focalpoint&fp-x=0.25&fp-y=0.75',
@@ -165,7 +181,17 @@ export const CLOUDFLARE_EXAMPLES: DialectExample[] = [
   {
     source: cf('gravity'),
     url: '/cdn-cgi/image/w=300,h=300,fit=cover,gravity=auto/a.jpg',
-    native: '/a.jpg?w=300&h=300&enlarge=1&position=attention',
+    native: '/a.jpg?w=300&h=300&enlarge=1&position=auto',
+  },
+  {
+    source: cf('gravity'),
+    url: '/cdn-cgi/image/w=300,h=300,fit=crop,g=auto/a.jpg',
+    native: '/a.jpg?w=300&h=300&gravity=auto',
+  },
+  {
+    source: cf('gravity') + ' (gravity places only a crop)',
+    url: '/cdn-cgi/image/w=300,h=300,fit=pad,gravity=auto/a.jpg',
+    native: '/a.jpg?w=300&h=300&fit=pad&enlarge=1',
   },
   { source: cf('gravity'), url: '/cdn-cgi/image/w=300,h=300,fit=cover,g=left/a.jpg', native: '/a.jpg?w=300&h=300&enlarge=1&position=left' },
   { source: cf('gravity'), url: '/cdn-cgi/image/w=300,h=300,fit=cover,gravity=0x1/a.jpg', native: '/a.jpg?w=300&h=300&enlarge=1&fp=0,1' },

@@ -1,9 +1,10 @@
 // The image's frame: turned upright and as asked, mirrored, trimmed, and the
-// crop region recorded (resize cuts it). The focal point and the faces'
-// points are followed through each of these, so the cover crop finds them.
+// crop region recorded (resize cuts it). The focal point, the faces' and the
+// subject's points are followed through each of these, so the cover crop finds them.
 
 import type { Ops } from '../../../grammar';
 import type { SourceInfo } from '../input';
+import { weightedCentre } from '../subject-crop';
 import {
   FREE,
   NO_MIRRORS,
@@ -15,6 +16,7 @@ import {
   type Point,
   type Region,
   type Step,
+  type SubjectPoints,
   type StepContext,
   type StepInput,
 } from './context';
@@ -41,11 +43,12 @@ const mirrorPoint = ([x, y]: Point, [width, height]: [number, number], { flip, f
   flip ? height - y : y,
 ];
 
-/** Moves the focal point, the faces' points and the displayed image's corners as a step moves the image's pixels. */
+/** Moves the focal point, the faces' and the subject's points, and the displayed image's corners, as a step moves the image's pixels. */
 function follow(context: StepContext, move: (point: Point) => Point): void {
   if (context.focus) context.focus = move(context.focus);
   if (context.frame) context.frame = context.frame.map(move) as [Point, Point, Point];
   if (context.facePoints) context.facePoints = context.facePoints.map(([a, b, eyes]) => [move(a), move(b), move(eyes)]);
+  if (context.subjectPoints) context.subjectPoints = context.subjectPoints.map(move) as SubjectPoints;
 }
 
 /** The faces' corners and eyes in the image as displayed; none found: the crop falls back to `attention` (transform.ts). */
@@ -62,6 +65,18 @@ export function pointsOf(input: StepInput): FacePoints[] | undefined {
 /** With a cut-out, the corners of the image as displayed (see StepContext.frame). */
 export function frameOf({ ops, info }: StepInput): [Point, Point, Point] | undefined {
   return ops.segment === undefined ? undefined : [[0, 0], [info.width, 0], [0, info.height]];
+}
+
+/** With `position=auto`, the subject's box and weighted centre in the image as displayed; none without a subject found (the crop is then `attention`'s). */
+export function subjectPointsOf({ ops, subject, info }: StepInput): SubjectPoints | undefined {
+  if (ops.position !== 'auto' || !subject?.box) return undefined;
+  const { x, y, width, height } = subject.box;
+  const [centreX, centreY] = weightedCentre(subject, subject.box);
+  return [
+    [x * info.width, y * info.height],
+    [(x + width) * info.width, (y + height) * info.height],
+    [centreX * info.width, centreY * info.height],
+  ];
 }
 
 /** The focal point of `fp` in the image as displayed. */

@@ -11,7 +11,7 @@ import type { Ops } from '../../../grammar';
 import { borderStep, flattenStep, watermarkStep } from './composition';
 import { NO_MIRRORS, type EncodedVariant, type PricedWork, type Step, type StepContext, type StepInput } from './context';
 import { outputStep } from './encode';
-import { cropStep, focusOf, frameOf, mirrorStep, orientStep, pointsOf, rotateStep, trimStep, turnedSize } from './geometry';
+import { cropStep, focusOf, frameOf, mirrorStep, orientStep, pointsOf, rotateStep, subjectPointsOf, trimStep, turnedSize } from './geometry';
 import { gainMapStep } from './hdr';
 import { fillStep, resizeStep } from './resize';
 import { segmentStep } from './segment';
@@ -66,6 +66,7 @@ export async function applySteps(image: Sharp, input: StepInput): Promise<{ pipe
     focus: focusOf(input.ops, input.info),
     facePoints: pointsOf(input),
     frame: frameOf(input),
+    subjectPoints: subjectPointsOf(input),
   };
   let current = image;
   for (const step of STEPS) current = (await step.apply(current, context)) ?? current;

@@ -1,10 +1,11 @@
 // The image into the box asked for: the crop region cut, scaled by its fit,
-// a cover crop placed at its position, on the focal point or on the faces,
-// and a blurred fill drawn under a contained image.
+// a cover crop placed at its position, on the focal point, on the faces or
+// on the subject, and a blurred fill drawn under a contained image.
 
 import type { Sharp } from 'sharp';
 import { coverCrop, type Ops, type Position } from '../../../grammar';
 import { centredOn, faceFocus, type FaceRegion } from '../face-crop';
+import { subjectFocus, type SubjectRegion } from '../subject-crop';
 import { roomFor } from './composition';
 import {
   along,
@@ -18,6 +19,7 @@ import {
   type Region,
   type Step,
   type StepContext,
+  type SubjectPoints,
 } from './context';
 
 /** CPU seconds per megapixel of the output (context.ts). */
@@ -36,6 +38,7 @@ const SHARP_POSITIONS: Record<Position, string> = {
   entropy: 'entropy',
   attention: 'attention',
   face: 'attention', // without a face found (transform.ts); with faces, the crop is centred on them
+  auto: 'attention', // without a face or a subject found; with either, the crop is centred on it
 };
 
 /** The requested box, scaled down when a border would take the output past maxDimension; a side not asked for stays undefined. */
@@ -119,29 +122,49 @@ function coverWindow([width, height]: [number, number], [boxWidth, boxHeight]: [
   return [Math.min(width, boxWidth / scale), Math.min(height, boxHeight / scale)];
 }
 
+/** The origin of the part `cropped` of the image (all of it without one). */
+const originOf = (cropped: Region | undefined): Point => (cropped ? [cropped.left, cropped.top] : [0, 0]);
+
+/** The box between corners `a` and `b` as a region of the part `cropped` of the image of `size`, clipped to it. */
+function boxIn(a: Point, b: Point, cropped: Region | undefined, [width, height]: [number, number]) {
+  const [left, top] = originOf(cropped);
+  return {
+    left: Math.max(0, Math.min(a[0], b[0]) - left),
+    top: Math.max(0, Math.min(a[1], b[1]) - top),
+    right: Math.min(width, Math.max(a[0], b[0]) - left),
+    bottom: Math.min(height, Math.max(a[1], b[1]) - top),
+  };
+}
+
+const hasArea = (box: { left: number; top: number; right: number; bottom: number }) => box.right > box.left && box.bottom > box.top;
+
 /** Faces given by their points, as regions of the part `cropped` of the image (all of it without one), clipped to it; those left outside dropped. */
-function facesIn(faces: FacePoints[], cropped: Region | undefined, [width, height]: [number, number]): FaceRegion[] {
-  const [left, top] = cropped ? [cropped.left, cropped.top] : [0, 0];
-  return faces
-    .map(([a, b, eyes]) => ({
-      left: Math.max(0, Math.min(a[0], b[0]) - left),
-      top: Math.max(0, Math.min(a[1], b[1]) - top),
-      right: Math.min(width, Math.max(a[0], b[0]) - left),
-      bottom: Math.min(height, Math.max(a[1], b[1]) - top),
-      eyes: [eyes[0] - left, eyes[1] - top] as Point,
-    }))
-    .filter((face) => face.right > face.left && face.bottom > face.top);
+function facesIn(faces: FacePoints[], cropped: Region | undefined, size: [number, number]): FaceRegion[] {
+  const [left, top] = originOf(cropped);
+  return faces.map(([a, b, eyes]) => ({ ...boxIn(a, b, cropped, size), eyes: [eyes[0] - left, eyes[1] - top] as Point })).filter(hasArea);
+}
+
+/** The subject given by its points as a region of the part `cropped` of the image, clipped to it (its centre within what is left); undefined when none is left. */
+function subjectIn([a, b, centre]: SubjectPoints, cropped: Region | undefined, size: [number, number]): SubjectRegion | undefined {
+  const [left, top] = originOf(cropped);
+  const box = boxIn(a, b, cropped, size);
+  if (!hasArea(box)) return undefined;
+  const within = (at: number, low: number, high: number) => Math.min(high, Math.max(low, at));
+  return { ...box, centre: [within(centre[0] - left, box.left, box.right), within(centre[1] - top, box.top, box.bottom)] };
 }
 
 /**
  * The point a cover crop is centred on, in the part of the image kept (the
  * crop region, or all of it) of `size`: the focal point, or the faces' (with
- * faces, a window of the box's shape is placed on them).
+ * faces, a window of the box's shape is placed on them), else the subject's
+ * (position=auto, placed alike). Undefined: sharp places the crop.
  */
-function focusIn({ ops, facePoints, focus, region }: StepContext, size: [number, number], room: number): Point | undefined {
-  if (facePoints && ops.width !== undefined && ops.height !== undefined) {
+function focusIn({ ops, facePoints, subjectPoints, focus, region }: StepContext, size: [number, number], room: number): Point | undefined {
+  if ((facePoints || subjectPoints) && ops.width !== undefined && ops.height !== undefined) {
     const window = coverWindow(size, requestedBox(ops, room) as [number, number], Boolean(ops.enlarge));
-    return faceFocus(facesIn(facePoints, region, size), size, window);
+    const faces = facePoints && faceFocus(facesIn(facePoints, region, size), size, window);
+    const subject = !faces && subjectPoints && subjectIn(subjectPoints, region, size);
+    return faces || (subject ? subjectFocus(subject, window) : undefined);
   }
   return focus && region ? [focus[0] - region.left, focus[1] - region.top] : focus;
 }
