@@ -158,7 +158,9 @@ function cloudflareOptions(ops: Ops): Written {
   const fit = box('cloudflare', ops, push, 'width', 'height');
   push('gravity', gravity(ops, fit === 'cover' || fit === 'crop'));
   push('format', ops.format || 'auto');
-  ['segment', 'quality', 'sharpen', 'brightness', 'contrast', 'saturation', 'gamma', 'metadata', 'rotate'].forEach((name) => push(name, ops[name]));
+  ['segment', 'quality', 'sharpen', 'brightness', 'contrast', 'saturation', 'gamma', 'metadata', 'rotate'].forEach((name) =>
+    push(name, ops[name]),
+  );
   push('blur', blur);
   push('background', ops.background != null ? '%23' + (ops.background as string) : undefined);
   // Cloudflare mirrors before it turns, as we do.

@@ -30,7 +30,9 @@ async function runOne(side: number, query: string): Promise<void> {
   sharp.concurrency(1);
   const noise = Buffer.alloc(side * side * 3);
   for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
-  const png = await sharp(noise, { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+  const png = await sharp(noise, { raw: { width: side, height: side, channels: 3 } })
+    .png({ compressionLevel: 0 })
+    .toBuffer();
   const ops = canonicalRequest('/a.png', splitQuery(query), DEFAULT_GRAMMAR_OPTIONS, {}).ops;
   const { info, firstFrame } = await openSource(png, DEFAULT_LIMITS);
   const image = await firstFrame();
@@ -47,15 +49,22 @@ async function runOne(side: number, query: string): Promise<void> {
 async function main(): Promise<void> {
   if (process.argv[2] === '--one') return runOne(Number(process.argv[3]), process.argv[4]!);
   const sides = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [512, 1024, 2048, 4096];
-  console.log('| side | MP | seconds without | with | s per MP added | peak MB without | with | bytes per pixel added |\n|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log(
+    '| side | MP | seconds without | with | s per MP added | peak MB without | with | bytes per pixel added |\n|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
   for (const side of sides) {
     const run = (query: string) =>
-      execFileSync('npx', ['tsx', fileURLToPath(import.meta.url), '--one', String(side), query], { encoding: 'utf8' }).trim().split(' ').map(Number) as [number, number];
+      execFileSync('npx', ['tsx', fileURLToPath(import.meta.url), '--one', String(side), query], { encoding: 'utf8' })
+        .trim()
+        .split(' ')
+        .map(Number) as [number, number];
     const [without, withCut] = [run('format=png'), run('format=png&segment=foreground')];
     const mp = (side * side) / 1e6;
     const perMp = (withCut[0] - without[0]) / mp;
     const perPixel = ((withCut[1] - without[1]) * 2 ** 20) / (side * side);
-    console.log(`| ${side} | ${mp.toFixed(2)} | ${without[0].toFixed(3)} | ${withCut[0].toFixed(3)} | ${perMp.toFixed(3)} | ${without[1].toFixed(0)} | ${withCut[1].toFixed(0)} | ${perPixel.toFixed(1)} |`);
+    console.log(
+      `| ${side} | ${mp.toFixed(2)} | ${without[0].toFixed(3)} | ${withCut[0].toFixed(3)} | ${perMp.toFixed(3)} | ${without[1].toFixed(0)} | ${withCut[1].toFixed(0)} | ${perPixel.toFixed(1)} |`,
+    );
   }
 }
 

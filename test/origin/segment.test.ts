@@ -36,7 +36,7 @@ function discCover(x: number, y: number, side: number, frame = 0): number {
 /** A random number from 0 to 1, the same sequence every run. */
 function seeded(seed: number): () => number {
   let state = seed;
-  return () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 /** The scene, WIDTH x HEIGHT: a light blue gradient with noise, and the red disc with noise, its edge anti-aliased. */
@@ -54,7 +54,9 @@ async function scene(frame = 0): Promise<Buffer> {
       for (let c = 0; c < 3; c++) data[at + c] = Math.round(ground[c]! * (1 - cover) + disc[c]! * cover);
     }
   }
-  return sharp(data, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  return sharp(data, { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
 /** The subject as the model would give it: the disc at MASK_SIDE on the long side, and its box (of the scene in a `frame`). */
@@ -73,7 +75,8 @@ function subject(frame = 0): Subject {
   return { box, mask: { data, width, height } };
 }
 
-const ops = (query: string): Ops => canonicalRequest('/a.png', splitQuery(query), DEFAULT_GRAMMAR_OPTIONS, {}).ops;
+const GRAMMAR = { ...DEFAULT_GRAMMAR_OPTIONS, watermarks: { logo: '1a2b3c4d' } };
+const ops = (query: string): Ops => canonicalRequest('/a.png', splitQuery(query), GRAMMAR, {}).ops;
 
 interface Made {
   data: Buffer;
@@ -96,7 +99,8 @@ async function made(source: Buffer, query: string, found: Subject | null = subje
 }
 
 type Rgba = [number, number, number, number];
-const pixel = ({ data, width }: Made, x: number, y: number): Rgba => [...data.subarray((y * width + x) * 4, (y * width + x) * 4 + 4)] as Rgba;
+const pixel = ({ data, width }: Made, x: number, y: number): Rgba =>
+  [...data.subarray((y * width + x) * 4, (y * width + x) * 4 + 4)] as Rgba;
 const isDisc = ([r, g, b]: Rgba) => r > 150 && g < 90 && b < 100;
 const isGround = ([r, , b]: Rgba) => b > 180 && r < 200;
 
@@ -197,6 +201,7 @@ describe('segment=foreground: the alpha is the subject', () => {
       'width=120&height=200&position=left&flop=1',
       'width=160&height=160&fp=0.8,0.3',
       'width=160&height=160&position=attention',
+      'width=120&height=220&position=auto',
       'width=100&height=250&position=entropy&flop=1',
       'width=600&height=200&enlarge=1&rotate=90',
     ]) {
@@ -242,7 +247,7 @@ describe('segment=foreground: the alpha is the subject', () => {
       .png()
       .toBuffer();
     const placement = { ...DEFAULT_PLACEMENT, position: 'top-left' as const, size: 0.2 };
-    const marked = await made(await source, 'segment=foreground&watermark=logo.1a2b3c4d', subject(), { bytes: mark, placement });
+    const marked = await made(await source, 'segment=foreground&watermark=logo', subject(), { bytes: mark, placement });
     const margin = Math.round(0.03 * HEIGHT);
     expect(pixel(marked, margin + 10, margin + 10)).toEqual([0, 0, 0, 255]);
     expect(pixel(marked, WIDTH - 5, HEIGHT - 5)[3]).toBe(0);

@@ -122,7 +122,11 @@ export const IMGIX_EXAMPLES: DialectExample[] = [
     url: '/woman.jpeg?bg-remove=true&bg=DB2BBBD9&auto=compress,format&w=620',
     native: '/woman.jpeg?w=620&enlarge=1&segment=foreground&bg=2bbbd9db&q=45',
   },
-  { source: IMGIX_BG_REMOVE_FALLBACK, url: '/woman.jpeg?bg-remove=true&bg-remove-fallback=false', native: '/woman.jpeg?segment=foreground' },
+  {
+    source: IMGIX_BG_REMOVE_FALLBACK,
+    url: '/woman.jpeg?bg-remove=true&bg-remove-fallback=false',
+    native: '/woman.jpeg?segment=foreground',
+  },
   {
     source: IMGIX_BG_REMOVE_FALLBACK,
     url: '/woman.jpeg?bg-remove=true&bg-remove-fallback=true',

@@ -64,7 +64,13 @@ export function pointsOf(input: StepInput): FacePoints[] | undefined {
 
 /** With a cut-out, the corners of the image as displayed (see StepContext.frame). */
 export function frameOf({ ops, info }: StepInput): [Point, Point, Point] | undefined {
-  return ops.segment === undefined ? undefined : [[0, 0], [info.width, 0], [0, info.height]];
+  return ops.segment === undefined
+    ? undefined
+    : [
+        [0, 0],
+        [info.width, 0],
+        [0, info.height],
+      ];
 }
 
 /** With `position=auto`, the subject's box and weighted centre in the image as displayed; none without a subject found (the crop is then `attention`'s). */

@@ -11,7 +11,18 @@ import type { Ops } from '../../../grammar';
 import { borderStep, flattenStep, watermarkStep } from './composition';
 import { NO_MIRRORS, type EncodedVariant, type PricedWork, type Step, type StepContext, type StepInput } from './context';
 import { outputStep } from './encode';
-import { cropStep, focusOf, frameOf, mirrorStep, orientStep, pointsOf, rotateStep, subjectPointsOf, trimStep, turnedSize } from './geometry';
+import {
+  cropStep,
+  focusOf,
+  frameOf,
+  mirrorStep,
+  orientStep,
+  pointsOf,
+  rotateStep,
+  subjectPointsOf,
+  trimStep,
+  turnedSize,
+} from './geometry';
 import { gainMapStep } from './hdr';
 import { fillStep, resizeStep } from './resize';
 import { segmentStep } from './segment';

@@ -67,13 +67,17 @@ const gravityOffset = (position: string, low: string, high: string, room: number
  * cut at the offset resize chose, sharp reported (attention, entropy) or
  * sharp's rule places (a named position).
  */
-function outputToImage({ ops, size, region, coverOffset }: StepContext, { width, height, cropOffsetLeft, cropOffsetTop }: OutputInfo): Affine {
+function outputToImage(
+  { ops, size, region, coverOffset }: StepContext,
+  { width, height, cropOffsetLeft, cropOffsetTop }: OutputInfo,
+): Affine {
   const kept = region ?? { left: 0, top: 0, width: size[0], height: size[1] };
   if (!coverCrop(ops)) return [kept.width / width, 0, kept.left, 0, kept.height / height, kept.top];
   const scale = Math.max(width / kept.width, height / kept.height);
   const room = [Math.round(kept.width * scale) - width, Math.round(kept.height * scale) - height] as const;
   const position = ops.position ?? 'center';
-  const offset: Point = coverOffset ??
+  const offset: Point =
+    coverOffset ??
     (cropOffsetLeft !== undefined
       ? [-cropOffsetLeft, -(cropOffsetTop ?? 0)]
       : [gravityOffset(position, 'left', 'right', room[0]), gravityOffset(position, 'top', 'bottom', room[1])]);
