@@ -10,10 +10,12 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { canonicalRequest, DEFAULT_GRAMMAR_OPTIONS, isGrammarError, splitQuery, type Ops } from '../../lambda/grammar';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
+import { budgetFor } from '../../lambda/origin/image/budget';
 import { openSource } from '../../lambda/origin/image/input';
 import { planOutput } from '../../lambda/origin/image/output';
 import { applySteps, stepPrices, SubjectUnknownError } from '../../lambda/origin/image/steps';
 import type { Subject } from '../../lambda/origin/image/subject';
+import { transform } from '../../lambda/origin/image/transform';
 import { DEFAULT_PLACEMENT, type WatermarkImage } from '../../lambda/origin/watermarks';
 
 const [WIDTH, HEIGHT] = [400, 300];
@@ -287,6 +289,16 @@ describe('segment=foreground: the alpha is the subject', () => {
     expect(small.seconds).toBeGreaterThan(0);
     // The filter's part stops growing past its size: the rest is linear in the output.
     expect(large.bytes / small.bytes).toBeLessThan(16);
+  });
+
+  it('cuts out with the model itself through the transform: the disc kept, the ground cleared', async () => {
+    const budget = budgetFor(DEFAULT_LIMITS.memorySizeMb, DEFAULT_LIMITS.timeBudgetMs, 0);
+    const variant = await transform(await source, ops('segment=foreground&width=300'), DEFAULT_LIMITS, budget);
+    expect(variant.contentType).toBe('image/png');
+    const { data, info } = await sharp(variant.body).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const alpha = alphaByColour({ data, width: info.width, height: info.height, channels: 4, format: 'png' });
+    expect(alpha.disc).toBeGreaterThanOrEqual(0.5);
+    expect(alpha.ground).toBeLessThanOrEqual(0.2);
   });
 
   it('refuses any other segment with a precise 400', () => {
