@@ -77,12 +77,19 @@ async function cutOuts(cases: SubjectCase[]): Promise<string[]> {
     return [];
   }
   const failures: string[] = [];
-  console.log(`segment=foreground, mean alpha on the subject's box (>= ${CUT_OUT.subject}) and on the border away from it (<= ${CUT_OUT.border}):`);
+  console.log(
+    `segment=foreground, mean alpha on the subject's box (>= ${CUT_OUT.subject}) and on the border away from it (<= ${CUT_OUT.border}):`,
+  );
   for (const subjectCase of cases.filter(({ whole }) => whole)) {
     const means = await cutOutMeans(await transformed(subjectCase.image, ops), subjectCase.subject);
     const fine = means.subject >= CUT_OUT.subject && means.border <= CUT_OUT.border;
-    if (!fine) failures.push(`${subjectCase.name}: cut-out alpha ${means.subject.toFixed(2)} on the subject, ${means.border.toFixed(2)} on the border`);
-    console.log(`  ${subjectCase.name.padEnd(26)} subject ${means.subject.toFixed(2)}  border ${means.border.toFixed(2)}${fine ? '' : '  FAILS'}`);
+    if (!fine)
+      failures.push(
+        `${subjectCase.name}: cut-out alpha ${means.subject.toFixed(2)} on the subject, ${means.border.toFixed(2)} on the border`,
+      );
+    console.log(
+      `  ${subjectCase.name.padEnd(26)} subject ${means.subject.toFixed(2)}  border ${means.border.toFixed(2)}${fine ? '' : '  FAILS'}`,
+    );
   }
   return failures;
 }

@@ -161,7 +161,9 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     const { page, errors } = await newPage();
     await page.goto(`${emulator.url}/`);
     await waitForResult(page, '800 × 533 px');
-    const offered = await page.$$eval('select[name=position] option', (options) => options.map((o) => (o as unknown as { value: string }).value));
+    const offered = await page.$$eval('select[name=position] option', (options) =>
+      options.map((o) => (o as unknown as { value: string }).value),
+    );
     expect(offered).toEqual(['', ...POSITIONS.filter((position) => position !== 'center')]);
     // The controls are made from the grammar: a segment control appears with its parameter.
     if ('segment' in GRAMMAR_DATA.params) {
@@ -204,7 +206,10 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
       width: width / figure!.width,
       height: height / figure!.height,
     }));
-    for (const [drawn, expected] of [[inFractions[0]!, face], [inFractions[1]!, subject]] as const) {
+    for (const [drawn, expected] of [
+      [inFractions[0]!, face],
+      [inFractions[1]!, subject],
+    ] as const) {
       for (const side of ['x', 'y', 'width', 'height'] as const) expect(drawn[side]).toBeCloseTo(expected[side], 2);
     }
     expect(errors).toEqual([]);

@@ -79,25 +79,31 @@ describe.skipIf(!photos)('the subject set', () => {
   it.runIf(typeof auto === 'string')('position=auto: the grammar refuses it until it is built', () => {
     expect(auto).toMatch(/Invalid position "auto"/);
   });
-  it.runIf(typeof auto !== 'string')('position=auto keeps the subject in all crops but one at most, and never fewer than attention', async () => {
-    const kept = await keptCount('auto');
-    expect(kept).toBeGreaterThanOrEqual(cases.length * CROPS.length - 1);
-    expect(kept).toBeGreaterThanOrEqual(await keptCount('attention'));
-  });
+  it.runIf(typeof auto !== 'string')(
+    'position=auto keeps the subject in all crops but one at most, and never fewer than attention',
+    async () => {
+      const kept = await keptCount('auto');
+      expect(kept).toBeGreaterThanOrEqual(cases.length * CROPS.length - 1);
+      expect(kept).toBeGreaterThanOrEqual(await keptCount('attention'));
+    },
+  );
 
   const cutOut = cutOutOps();
   it.runIf(typeof cutOut === 'string')('segment=foreground: the grammar does not read it until it is built', () => {
     expect(cutOut).toBe('the grammar has no segment parameter yet');
   });
-  it.runIf(typeof cutOut !== 'string')('segment=foreground leaves the whole subjects opaque and the border away from them transparent', async () => {
-    const whole = cases.filter(({ whole }) => whole);
-    expect(whole.length).toBeGreaterThanOrEqual(2);
-    for (const subjectCase of whole) {
-      const means = await cutOutMeans(await transformed(subjectCase.image, cutOut as Ops), subjectCase.subject);
-      expect(means.subject, subjectCase.name).toBeGreaterThanOrEqual(0.5);
-      expect(means.border, subjectCase.name).toBeLessThanOrEqual(0.2);
-    }
-  });
+  it.runIf(typeof cutOut !== 'string')(
+    'segment=foreground leaves the whole subjects opaque and the border away from them transparent',
+    async () => {
+      const whole = cases.filter(({ whole }) => whole);
+      expect(whole.length).toBeGreaterThanOrEqual(2);
+      for (const subjectCase of whole) {
+        const means = await cutOutMeans(await transformed(subjectCase.image, cutOut as Ops), subjectCase.subject);
+        expect(means.subject, subjectCase.name).toBeGreaterThanOrEqual(0.5);
+        expect(means.border, subjectCase.name).toBeLessThanOrEqual(0.2);
+      }
+    },
+  );
 });
 
 describe('the scoring', () => {

@@ -15,14 +15,7 @@
 // (docs/subjects.md, "The subject set and how it is scored").
 
 import sharp from 'sharp';
-import {
-  canonicalOps,
-  DEFAULT_GRAMMAR_OPTIONS,
-  isGrammarError,
-  parseViewerParams,
-  splitQuery,
-  type Ops,
-} from '../../lambda/grammar';
+import { canonicalOps, DEFAULT_GRAMMAR_OPTIONS, isGrammarError, parseViewerParams, splitQuery, type Ops } from '../../lambda/grammar';
 import { DEFAULT_LIMITS, originConfig } from '../../lambda/origin/config';
 import { budgetFor } from '../../lambda/origin/image/budget';
 import { transform } from '../../lambda/origin/image/transform';
@@ -100,9 +93,21 @@ const CASES: CaseSpec[] = [
     whole: false,
   },
   // Her face from the brows to the chin, between the ears: above the wide crop's centre.
-  { name: 'Grace Hopper, face', photo: 'grace_hopper.jpg', cut: { left: 0, top: 0, width: 512, height: 600 }, box: [169, 132, 379, 330], whole: false },
+  {
+    name: 'Grace Hopper, face',
+    photo: 'grace_hopper.jpg',
+    cut: { left: 0, top: 0, width: 512, height: 600 },
+    box: [169, 132, 379, 330],
+    whole: false,
+  },
   // The cat's face from the brows to the chin and between the cheeks, right of centre once the left 60 px are cut.
-  { name: 'cat, face right', photo: 'chelsea.png', cut: { left: 60, top: 0, width: 391, height: 300 }, box: [126, 75, 352, 270], whole: false },
+  {
+    name: 'cat, face right',
+    photo: 'chelsea.png',
+    cut: { left: 60, top: 0, width: 391, height: 300 },
+    box: [126, 75, 352, 270],
+    whole: false,
+  },
 ];
 
 /** The set, cut from the fetched photos. */

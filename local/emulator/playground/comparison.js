@@ -112,7 +112,10 @@ async function showMetadata(frame, m) {
   $('#json').textContent = JSON.stringify(metadata, null, 2);
   const figure = metadataFigure(metadata);
   frame.replaceChildren(figure.childElementCount > 0 ? figure : el('p', { class: 'hint', text: 'Metadata only: see below.' }));
-  await figure.querySelector('img')?.decode().catch(() => {});
+  await figure
+    .querySelector('img')
+    ?.decode()
+    .catch(() => {});
   return { width: metadata.width, height: metadata.height, note: '(the source, as displayed)' };
 }
 
