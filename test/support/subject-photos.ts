@@ -4,7 +4,8 @@
 // test/support/wheel-files.ts, never committed:
 // - scikit-image 0.26.0: rocket.jpg (SpaceX, public domain), coffee.png
 //   (Rachel Michetti, CC0), astronaut.png (NASA, public domain), chelsea.png
-//   (Stefan van der Walt, CC0), as its skimage/data docstrings state;
+//   (Stefan van der Walt, CC0), clock_motion.png (Stefan van der Walt, public
+//   domain), as its skimage/data docstrings state;
 // - scikit-learn 1.9.1: flower.jpg (vultilion on Flickr, CC BY 2.0, as
 //   sklearn/datasets/images/README.txt states);
 // - matplotlib 3.11.2: grace_hopper.jpg (US Navy, public domain).
@@ -30,13 +31,15 @@ const WHEELS: Wheel[] = [
       'skimage/data/coffee.png': 'coffee.png',
       'skimage/data/astronaut.png': 'astronaut.png',
       'skimage/data/chelsea.png': 'chelsea.png',
+      'skimage/data/clock_motion.png': 'clock_motion.png',
     },
   },
   { requirement: 'scikit-learn==1.9.1', files: { 'sklearn/datasets/images/flower.jpg': 'flower.jpg' } },
   { requirement: 'matplotlib==3.11.2', files: { 'matplotlib/mpl-data/sample_data/grace_hopper.jpg': 'grace_hopper.jpg' } },
 ];
 
-type SubjectPhotoName = 'rocket.jpg' | 'coffee.png' | 'astronaut.png' | 'chelsea.png' | 'flower.jpg' | 'grace_hopper.jpg';
+type SubjectPhotoName =
+  'rocket.jpg' | 'coffee.png' | 'astronaut.png' | 'chelsea.png' | 'clock_motion.png' | 'flower.jpg' | 'grace_hopper.jpg';
 
 export type SubjectPhotos = WheelFiles<SubjectPhotoName>;
 
@@ -107,6 +110,14 @@ const CASES: CaseSpec[] = [
     cut: { left: 60, top: 0, width: 391, height: 300 },
     box: [126, 75, 352, 270],
     whole: false,
+  },
+  // The wall clock, blurred by the camera's move: a muted subject on a plain wall, low left once cut.
+  {
+    name: 'blurred clock, low left',
+    photo: 'clock_motion.png',
+    cut: { left: 120, top: 0, width: 280, height: 250 },
+    box: [140, 94, 282, 216],
+    whole: true,
   },
 ];
 
