@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { imageUrl, srcset } from '../../lambda/client';
+import { GRAMMAR_DATA, POSITIONS } from '../../lambda/grammar';
 import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
 import { listKeys, putObject, testS3Client } from '../support/s3';
 import { chromiumMissing, launchChromium, playgroundSettled as settled } from './chromium';
@@ -153,6 +154,64 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     expect(await page.inputValue('input[name=background]')).toBe('#336699');
     await page.fill('input[name=background]', 'f00');
     expect(await page.inputValue('input[type=color][data-for=background]')).toBe('#ff0000');
+    expect(errors).toEqual([]);
+  });
+
+  it('offers every position the grammar has (auto among them once it is built), a cut-out once segment is, and draws the faces and subject format=json finds', async () => {
+    const { page, errors } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
+    const offered = await page.$$eval('select[name=position] option', (options) =>
+      options.map((o) => (o as unknown as { value: string }).value),
+    );
+    expect(offered).toEqual(['', ...POSITIONS.filter((position) => position !== 'center')]);
+    // The controls are made from the grammar: a segment control appears with its parameter.
+    if ('segment' in GRAMMAR_DATA.params) {
+      await page.selectOption('select[name=segment]', 'foreground');
+      await page.waitForFunction(() => document.querySelector('#url')?.textContent?.includes('segment=foreground') === true);
+    } else expect(await page.$('[name=segment]')).toBeNull();
+
+    // The json view draws what the server answers: here its faces and subject as they come...
+    await page.selectOption('select[name=format]', 'json');
+    await waitForResult(page, 'application/json');
+    const metadata = JSON.parse((await page.textContent('#json')) ?? '');
+    expect(await page.$$('#json-figure .box.face')).toHaveLength(metadata.faces?.length ?? 0);
+    expect(await page.$$('#json-figure .box.subject')).toHaveLength(metadata.subject ? 1 : 0);
+
+    // ...and, with a subject and a face put in the JSON the page receives, each drawn where its fractions say.
+    const subject = { x: 0.5, y: 0.25, width: 0.25, height: 0.5 };
+    const face = { x: 0.1, y: 0.1, width: 0.2, height: 0.2, confidence: 0.9 };
+    await page.route(
+      (url) => url.href.includes('format=json'),
+      async (route) => {
+        const response = await route.fetch();
+        await route.fulfill({ response, json: { ...(await response.json()), faces: [face], subject } });
+      },
+    );
+    await page.fill('input[name=width]', '640');
+    await page.waitForFunction(() => document.querySelector('#json-figure .box.subject') !== null, undefined, { timeout: 15_000 });
+    const placed = await page.$$eval('#json-figure, #json-figure .box', (nodes) =>
+      nodes.map((node) => {
+        type Rect = { left: number; top: number; width: number; height: number };
+        const { left, top, width, height } = (node as unknown as { getBoundingClientRect(): Rect }).getBoundingClientRect();
+        return { left, top, width, height };
+      }),
+    );
+    const [figure, ...boxes] = placed;
+    // The figure has the photo's aspect (2400 x 1600).
+    expect(figure!.width / figure!.height).toBeCloseTo(1.5, 1);
+    const inFractions = boxes.map(({ left, top, width, height }) => ({
+      x: (left - figure!.left) / figure!.width,
+      y: (top - figure!.top) / figure!.height,
+      width: width / figure!.width,
+      height: height / figure!.height,
+    }));
+    for (const [drawn, expected] of [
+      [inFractions[0]!, face],
+      [inFractions[1]!, subject],
+    ] as const) {
+      for (const side of ['x', 'y', 'width', 'height'] as const) expect(drawn[side]).toBeCloseTo(expected[side], 2);
+    }
     expect(errors).toEqual([]);
   });
 

@@ -4,21 +4,14 @@
 // (astronaut.png, public domain), the cameraman (camera.png, CC0) and photos
 // with no face (coffee.png, CC0; rocket.jpg, public domain); matplotlib ships
 // the US Navy's portrait of Grace Hopper (grace_hopper.jpg, public domain).
-// The wheels are fetched for one fixed platform, whatever this machine is,
-// since only their data files are read. Without pip or the registry the
-// tests are skipped with a message, except in CI, where that is a failure.
+// test/support/wheel-files.ts fetches them.
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import sharp, { type OverlayOptions } from 'sharp';
 import { boxOverlap } from '../../lambda/origin/image/faces';
-
-const CACHE = fileURLToPath(new URL('../../.cache/face-photos', import.meta.url));
+import { wheelFiles, type Wheel, type WheelFiles } from './wheel-files';
 
 /** The wheels, each pinned, and the files read from it (path in the wheel, name here). */
-const WHEELS = [
+const WHEELS: Wheel[] = [
   {
     requirement: 'scikit-image==0.26.0',
     files: {
@@ -47,70 +40,11 @@ export interface Box {
   height: number;
 }
 
-function run(command: string, args: string[]): string | undefined {
-  const result = spawnSync(command, args, { encoding: 'utf8', timeout: 180_000 });
-  if (result.status === 0) return undefined;
-  return `${command} ${args.join(' ')}: ${result.error?.message ?? result.stderr.trim().split('\n').slice(-2).join(' ')}`;
-}
+export type FacePhotos = WheelFiles<PhotoName>;
 
-/** Python's zipfile takes the named members out of a wheel (a zip) into `to`, under their names here. */
-const EXTRACT = `
-import sys, zipfile, json, os
-wheel, to, files = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-with zipfile.ZipFile(wheel) as z:
-    for inside, name in files.items():
-        with open(os.path.join(to, name), 'wb') as out: out.write(z.read(inside))
-`;
-
-/** Downloads and extracts what is missing; the reason when it could not. */
-function fetchPhotos(): string | undefined {
-  for (const { requirement, files } of WHEELS) {
-    if (Object.values(files).every((name) => existsSync(join(CACHE, name)))) continue;
-    // One folder per requirement: the wheel in it is the one asked for.
-    const folder = join(CACHE, 'wheels', requirement);
-    mkdirSync(folder, { recursive: true });
-    const failed = run('python3', [
-      '-m',
-      'pip',
-      'download',
-      '--quiet',
-      '--no-deps',
-      '--only-binary=:all:',
-      '--python-version',
-      '3.11',
-      '--platform',
-      'manylinux_2_28_x86_64',
-      '--platform',
-      'manylinux2014_x86_64',
-      '--dest',
-      folder,
-      requirement,
-    ]);
-    if (failed) return failed;
-    const wheel = readdirSync(folder).find((file) => file.endsWith('.whl'));
-    if (!wheel) return `pip left no wheel for ${requirement} in ${folder}`;
-    const extracted = run('python3', ['-c', EXTRACT, join(folder, wheel), CACHE, JSON.stringify(files)]);
-    if (extracted) return extracted;
-  }
-  return undefined;
-}
-
-export interface FacePhotos {
-  read(name: PhotoName): Buffer;
-}
-
-/**
- * The photos, fetched once into .cache/face-photos; undefined (with a
- * message) when they cannot be had outside CI. In CI, a missing photo fails.
- */
+/** The photos, or undefined (with a message) when they cannot be had outside CI. */
 export function facePhotos(): FacePhotos | undefined {
-  const failure = fetchPhotos();
-  if (failure) {
-    if (process.env.CI) throw new Error(`The face test photos are needed in CI and could not be fetched: ${failure}`);
-    console.warn(`Skipping the face photo tests: could not fetch the photos (${failure}).`);
-    return undefined;
-  }
-  return { read: (name) => readFileSync(join(CACHE, name)) };
+  return wheelFiles<PhotoName>(WHEELS, 'face test photos');
 }
 
 /** `box` of an image placed at `left`, `top` with `scale` on a canvas of `width` x `height`, in fractions of the canvas. */

@@ -85,22 +85,37 @@ export async function showOriginal(key, signal) {
   }
 }
 
-/** The result of `format=json`: its metadata below, its placeholder (when it has one) in the frame. */
+/** A box in fractions of the image, as format=json's `faces` and `subject` give them, drawn over the figure. */
+function boxOver(box, kind) {
+  const percent = (value) => `${(value * 100).toFixed(3)}%`;
+  const style = `left: ${percent(box.x)}; top: ${percent(box.y)}; width: ${percent(box.width)}; height: ${percent(box.height)}`;
+  return el('div', { class: `box ${kind}`, style, title: kind });
+}
+
+/** The image's shape, its placeholder in it when it has one, and the faces and the subject format=json found drawn over it. */
+function metadataFigure(metadata) {
+  // As wide as the frame allows at the image's aspect, no taller than the frame: the boxes' fractions are the figure's.
+  const aspect = `${metadata.width} / ${metadata.height}`;
+  const style = `aspect-ratio: ${aspect}; width: min(100%, calc(var(--frame-height) * ${aspect}))`;
+  const figure = el('div', { class: 'figure', id: 'json-figure', style });
+  if (typeof metadata.placeholder === 'string' && metadata.placeholder.startsWith('data:image/')) {
+    figure.append(el('img', { src: metadata.placeholder, alt: 'placeholder from format=json', class: 'placeholder', id: 'result-image' }));
+  }
+  for (const face of metadata.faces ?? []) figure.append(boxOver(face, 'face'));
+  if (metadata.subject) figure.append(boxOver(metadata.subject, 'subject'));
+  return figure;
+}
+
+/** The result of `format=json`: its metadata below; in the frame, its placeholder (when it has one) with the boxes found. */
 async function showMetadata(frame, m) {
   const metadata = JSON.parse(await m.body.text());
   $('#json').textContent = JSON.stringify(metadata, null, 2);
-  if (typeof metadata.placeholder === 'string' && metadata.placeholder.startsWith('data:image/')) {
-    const image = el('img', {
-      src: metadata.placeholder,
-      alt: 'placeholder from format=json',
-      class: 'placeholder',
-      id: 'result-image',
-    });
-    frame.replaceChildren(image);
-    await image.decode().catch(() => {});
-  } else {
-    frame.replaceChildren(el('p', { class: 'hint', text: 'Metadata only: see below.' }));
-  }
+  const figure = metadataFigure(metadata);
+  frame.replaceChildren(figure.childElementCount > 0 ? figure : el('p', { class: 'hint', text: 'Metadata only: see below.' }));
+  await figure
+    .querySelector('img')
+    ?.decode()
+    .catch(() => {});
   return { width: metadata.width, height: metadata.height, note: '(the source, as displayed)' };
 }
 
