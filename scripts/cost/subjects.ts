@@ -21,8 +21,8 @@ export interface SubjectMeasured {
 export const SUBJECT_BENCH_2026_12_05: SubjectMeasured = {
   source:
     'npx tsx scripts/bench/subject-cost.ts --runs 8, 2026-12-05 16:20 UTC, coffee.png at 1600 px to 400x800, machine shared with four other sessions',
-  firstMissAddedMs: 810,
-  firstMissAddedP95Ms: 949,
+  firstMissAddedMs: 458,
+  firstMissAddedP95Ms: 483,
   laterSizeAddedMs: 0,
 };
 

@@ -49,7 +49,7 @@ export const SUBJECT_MASK_SIDE = 320;
 export const SUBJECT_FINDING_COST = { seconds: 0.45, bytes: 272 * 1024 * 1024 };
 
 /** Loading the model once per transform child: CPU seconds, and the resident bytes it adds after a first finding (measured likewise). */
-export const SUBJECT_MODEL_LOAD_COST = { seconds: 0.1, bytes: 88 * 1024 * 1024 };
+export const SUBJECT_MODEL_LOAD_COST = { seconds: 0.12, bytes: 88 * 1024 * 1024 };
 
 /**
  * The model's answer at or above which a pixel is the subject (the map is a
