@@ -66,10 +66,13 @@ function label(name: ParamName, rule: ParamRecord): string {
   return `${name}${aliases}${note ? ` <small>${escapeHtml(note)}</small>` : ''}`;
 }
 
-/** A choice's select: its empty option is the value the choice's absence means, its `none` or else its first choice (fit's cover, format's auto). */
+/**
+ * A choice's select: its empty option is the value the choice's absence means, its `none` or else its
+ * first choice (fit's cover, format's auto); a lone choice (segment's foreground) is something asked for, not a default.
+ */
 function choiceSelect(name: ParamName, rule: ParamRecord): string {
   const choices = rule.choices ?? [];
-  const absent = rule.none ?? choices[0];
+  const absent = rule.none ?? (choices.length > 1 ? choices[0] : undefined);
   // A synonym is the same choice spelled otherwise (pad, jpg).
   const offered = choices.filter((choice) => choice !== absent && !(String(choice) in DATA.synonyms));
   const options = offered.map((choice) => `<option>${escapeHtml(String(choice))}</option>`).join('');

@@ -180,7 +180,8 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
 
     // ...and, with a subject and a face put in the JSON the page receives, each drawn where its fractions say.
     const subject = { x: 0.5, y: 0.25, width: 0.25, height: 0.5 };
-    const face = { x: 0.1, y: 0.1, width: 0.2, height: 0.2, confidence: 0.9 };
+    // A confidence no real answer has, to know the page shows this JSON and not the one before it.
+    const face = { x: 0.1, y: 0.1, width: 0.2, height: 0.2, confidence: 0.4321 };
     await page.route(
       (url) => url.href.includes('format=json'),
       async (route) => {
@@ -189,7 +190,10 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
       },
     );
     await page.fill('input[name=width]', '640');
-    await page.waitForFunction(() => document.querySelector('#json-figure .box.subject') !== null, undefined, { timeout: 15_000 });
+    await page.waitForFunction(() => document.querySelector('#json')?.textContent?.includes('0.4321') === true, undefined, {
+      timeout: 15_000,
+    });
+    await page.waitForFunction(() => document.querySelector('#json-figure .box.face') !== null, undefined, { timeout: 15_000 });
     const placed = await page.$$eval('#json-figure, #json-figure .box', (nodes) =>
       nodes.map((node) => {
         type Rect = { left: number; top: number; width: number; height: number };

@@ -97,7 +97,7 @@ describe('origin Lambda', () => {
       ['s3:GetObject', [logicalId(base, t.sourceBucket)]],
       ['s3:ListBucket', [logicalId(base, t.sourceBucket)]],
       ['s3:PutObject', [logicalId(base, t.cacheBucket)]],
-      ['s3:GetObject', [logicalId(base, t.cacheBucket), logicalId(base, t.cacheBucket)]],
+      ['s3:GetObject', [logicalId(base, t.cacheBucket), logicalId(base, t.cacheBucket), logicalId(base, t.cacheBucket)]],
     ]);
     // Object actions on objects, the bucket action on the bucket.
     const resource = (sid: string) => JSON.stringify(allowed.find((st) => st.Sid === sid)!.Resource);
@@ -106,9 +106,10 @@ describe('origin Lambda', () => {
     expect(resource('TellMissingSourcesApart')).not.toContain('/*');
     // The cache bucket is read only where the origin keeps its remembered failures, and with
     // web origins their variants, which it serves itself: under `/`, a key no viewer's URI reaches.
-    // And each source's remembered faces, beside its variants, under a last segment no canonical URI has.
+    // And each source's remembered faces and subject, beside its variants, under a last segment no canonical URI has.
     expect(resource('ReadOwnRecords')).toMatch(/"\/\.failures\/\*"\]/);
     expect(resource('ReadOwnRecords')).toMatch(/"\/\*\/\.faces\.\*"\]/);
+    expect(resource('ReadOwnRecords')).toMatch(/"\/\*\/\.subject\.\*"\]/);
     const fullRead = roleActions(full, full.stack.transformer.originFunction.role!).find((st) => st.Sid === 'ReadOwnRecords')!;
     expect(JSON.stringify(fullRead.Resource)).toMatch(/\/\.failures\/\*".*"\/\/shop\/\*"/);
     expect(JSON.stringify(fullRead.Resource)).not.toMatch(/[^/]\/shop\/\*"/);

@@ -81,6 +81,7 @@ describe('sourceBuckets in the template', () => {
       { 'Fn::Join': ['', [cache, '/.failures/*']] },
       { 'Fn::Join': ['', [cache, '//shop/*']] },
       { 'Fn::Join': ['', [cache, '/*/.faces.*']] },
+      { 'Fn::Join': ['', [cache, '/*/.subject.*']] },
     ]);
     expect(originFunction(buckets).Properties.Environment.Variables.WEB_ORIGINS).toBe(
       JSON.stringify({ 'shop/': { url: 'https://shop.example.com/images/', revalidateSeconds: 86400 } }),

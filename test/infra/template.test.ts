@@ -218,6 +218,7 @@ describe('cdk-nag AwsSolutions', () => {
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*]`,
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/.failures/*]`,
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*/.faces.*]`,
+        `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${cache}.Arn>/*/.subject.*]`,
         `ImageTransformer/OriginRole AwsSolutions-IAM5[Resource::<${source}.Arn>/*]`,
         `ImageTransformer/ManageApiRole AwsSolutions-IAM5[Resource::<${source}.Arn>/_uploads/*]`,
         `ImageTransformer/ManageApiRole AwsSolutions-IAM5[Resource::<${source}.Arn>/*]`,

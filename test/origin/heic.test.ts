@@ -173,6 +173,7 @@ describe.skipIf(missing !== undefined)('HEIC sources', () => {
       thumbhash: null,
       dominantColor: null,
       faces: null,
+      subject: null,
     });
     // A child that loads libheif is replaced after its job (heif.ts): this one was not.
     expect(hurried.transforms.pids()).toEqual([child]);

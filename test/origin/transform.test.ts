@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { HttpError } from '../../lambda/origin/errors';
 import { budgetFor, type Budget } from '../../lambda/origin/image/budget';
 import { FACE_MODEL_LOAD_COST, faceModelLoaded } from '../../lambda/origin/image/faces';
+import { SUBJECT_MODEL_LOAD_COST, subjectModelLoaded } from '../../lambda/origin/image/subject';
 import { transform } from '../../lambda/origin/image/transform';
 import {
   ORIENTATION_CORNERS,
@@ -115,8 +116,9 @@ describe('transform', () => {
     const refusal = await transform(photo, opsOf('width=1000'), DEFAULT_LIMITS, tiny).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(HttpError);
     expect(refusal).toMatchObject({ code: 'too_costly', status: 413 });
-    // A process that has searched for faces (format=json above) holds the model: its budget counts it.
-    const allowed = Math.ceil((tiny.memoryBytes - (faceModelLoaded() ? FACE_MODEL_LOAD_COST.bytes : 0)) / 1024 / 1024);
+    // A process that has searched for faces and the subject (format=json above) holds both models: its budget counts them.
+    const held = (faceModelLoaded() ? FACE_MODEL_LOAD_COST.bytes : 0) + (subjectModelLoaded() ? SUBJECT_MODEL_LOAD_COST.bytes : 0);
+    const allowed = Math.ceil((tiny.memoryBytes - held) / 1024 / 1024);
     expect((refusal as Error).message).toContain(`over the ${allowed} MB allowed`);
   });
 });
