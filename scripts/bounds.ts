@@ -41,6 +41,7 @@ import { joinUltraHdr } from '../test/support/ultra-hdr';
 import { cpuSecondsOf } from './bench/proc-stat';
 import { isValidation, measureValidation, peakMb, VALIDATE, VALIDATE_STRIPPING } from './bounds-validator';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
+import { provideSubjectModel } from '../lib/subject-model';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
   --memory MB   the function's memory size the budgets derive from (default 2048)
@@ -646,6 +647,8 @@ async function main() {
   if (!Number.isInteger(timeBudgetMs) || timeBudgetMs < 1000)
     throw new UsageError(`--budget must be a whole number of ms, at least 1000, not "${args.budget}"`);
 
+  // The subject model as the tests have it, named by SUBJECT_MODEL_FILE for the origins measured.
+  await provideSubjectModel((line) => console.error(line));
   const localStack = await startLocalStack({ log: (line) => console.error(`[localstack] ${line}`) });
   try {
     const s3 = s3Client(localStack.endpoint);
