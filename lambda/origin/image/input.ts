@@ -79,6 +79,13 @@ export function decodeError(error: unknown, limits: Limits): HttpError {
   return new HttpError('undecodable_image', 'The source image is damaged or cannot be decoded.', detail);
 }
 
+/** decodeError as a promise's rejection handler: a decoder's failure rethrown as the contract's error. */
+export const undecodableBy =
+  (limits: Limits) =>
+  (error: unknown): never => {
+    throw decodeError(error, limits);
+  };
+
 /**
  * Whether a GIF stops before its trailer: an upload or copy cut short. libvips
  * decodes such a file without a warning, filling the missing part of the last

@@ -8,7 +8,7 @@ import type { Ops } from '../../grammar';
 import type { Limits } from '../config';
 import { afterSearch, FACE_MODEL, SUBJECT_MODEL, withModels, type Budget, type ModelRun } from './budget';
 import { detectFaces, FACE_SEARCH_SIDE, faceModelLoaded, faceSearchCopy, roundedFace, type FaceBox } from './faces';
-import { decodeError, type OpenedSource } from './input';
+import { undecodableBy, type OpenedSource } from './input';
 import { findSubject, subjectModelLoaded, type Subject } from './subject';
 import { isCutOut, wantsFaces, wantsSubject, type Findings } from './findings';
 import { packSubject, unpackSubject } from './subject-record';
@@ -51,12 +51,6 @@ async function firstFrameCopy(source: OpenedSource): Promise<OpenedSource> {
   const raw = { raw: { width: info.width, height: info.height, channels: 4 as const } };
   return { ...source, firstFrame: async () => sharp(data, raw) };
 }
-
-const undecodableBy =
-  (limits: Limits) =>
-  (error: unknown): never => {
-    throw decodeError(error, limits);
-  };
 
 /**
  * The source's faces and subject as the request needs them: remembered, else

@@ -7,7 +7,7 @@ import type { Limits } from '../config';
 import type { Variant } from '../storage';
 import { anyFits, chooseFormat, describeWork, predictBytes, predictSeconds, previewsFit, type Budget } from './budget';
 import { describe, PREVIEW_SIZE } from './describe';
-import { decodeError, framesToLoad, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
+import { framesToLoad, undecodableBy, openFrames, openSource, type OpenedSource, type SourceInfo } from './input';
 import type { Findings } from './findings';
 import { heldBudget, searchSource } from './search';
 import { CONTENT_TYPES, planOutput } from './output';
@@ -99,13 +99,6 @@ function cutOutTooCostly(): HttpError {
     'Finding the subject for segment=foreground in this source would exceed the budget; ask for a smaller source or no cut-out.',
   );
 }
-
-/** Turns a decoder's failure into the contract's error (decodeError). */
-const undecodableBy =
-  (limits: Limits) =>
-  (error: unknown): never => {
-    throw decodeError(error, limits);
-  };
 
 /** The variant a pipeline encodes, and its size (one frame). */
 async function variantOf(pipeline: Sharp): Promise<EncodedVariant> {
