@@ -14,7 +14,7 @@ import type { FaceBox } from '../../lambda/origin/image/faces';
 import { openSource } from '../../lambda/origin/image/input';
 import { planOutput } from '../../lambda/origin/image/output';
 import { applySteps } from '../../lambda/origin/image/steps';
-import { subjectFocus, weightedCentre } from '../../lambda/origin/image/subject-crop';
+import { subjectAnchor, subjectFocus, weightedCentre } from '../../lambda/origin/image/subject-crop';
 import { SUBJECT_MASK_SIDE, type Subject } from '../../lambda/origin/image/subject';
 
 /** A mask of `width` x `height` whose pixel (x, y) is `value(x, y)`. */
@@ -45,21 +45,35 @@ describe('weightedCentre: the centroid of the mask over the box', () => {
   });
 });
 
+describe("subjectAnchor: the box's top, and the centroid across", () => {
+  it('is the top of the box, at the weighted centre across', () => {
+    const box = { x: 0.5, y: 0.2, width: 0.5, height: 0.6 };
+    // Heavier at the right: the centroid leans right, the anchor stays on the box's top edge.
+    const mask = maskOf(10, 10, (x) => (x >= 8 ? 200 : 50));
+    const [x, y] = subjectAnchor({ box, mask }, box);
+    expect(x).toBeCloseTo(weightedCentre({ box, mask }, box)[0]);
+    expect(x).toBeGreaterThan(0.75);
+    expect(y).toBe(0.2);
+  });
+});
+
 describe('subjectFocus: where the window centres', () => {
-  const subject = { left: 100, top: 50, right: 300, bottom: 150, centre: [120, 140] as [number, number] };
+  const subject = { left: 100, top: 50, right: 300, bottom: 150, anchor: [120, 140] as [number, number] };
 
   it('holds the whole box, centred on it, along a side where the window is long enough', () => {
     expect(subjectFocus(subject, [200, 100])).toEqual([200, 100]);
     expect(subjectFocus(subject, [500, 400])).toEqual([200, 100]);
   });
 
-  it('centres a shorter window on the weighted centre, kept within the box', () => {
+  it('centres a shorter window on the anchor, kept within the box', () => {
     // Across: 120 would put the window's left edge at 20, outside the box: it starts at the box's left.
     expect(subjectFocus(subject, [100, 100])).toEqual([150, 100]);
     // Down: 140 would reach past the bottom (150): the window ends there.
     expect(subjectFocus(subject, [200, 40])).toEqual([200, 130]);
-    // A centre well inside the box is the window's centre.
-    expect(subjectFocus({ ...subject, centre: [210, 100] }, [100, 40])).toEqual([210, 100]);
+    // An anchor well inside the box is the window's centre.
+    expect(subjectFocus({ ...subject, anchor: [210, 100] }, [100, 40])).toEqual([210, 100]);
+    // An anchor on the box's top edge (subjectAnchor's): the window starts there.
+    expect(subjectFocus({ ...subject, anchor: [210, 50] }, [100, 40])).toEqual([210, 70]);
   });
 });
 
@@ -157,6 +171,32 @@ describe('position=auto through the steps, on a red object off the centre of a g
     const { width, height } = made.info;
     // Every column of the output holds red, 60 rows from the bottom (centre would keep the grey left of the object).
     for (let x = 0; x < width; x++) expect(isRed(made.data, ((height - 60) * width + x) * 3), `column ${x}`).toBe(true);
+  });
+
+  it("keeps the top of a subject taller than the window, the subject's own top after a mirror or a half turn", async () => {
+    // A 100x400 red object with a 40 px yellow cap, 600x600; a 300x100 crop keeps a 200-high band of it.
+    const plain = await scene(600, 600, [[250, 100, 100, 400]]);
+    const source = await sharp(plain)
+      .composite([{ input: { create: { width: 100, height: 40, channels: 3, background: '#ffff00' } }, left: 250, top: 100 }])
+      .png()
+      .toBuffer();
+    // The whole object is the subject, its cap too.
+    const subject = await redSubject(plain);
+    const yellowRows = async (ops: Ops) => {
+      const made = await output(source, { width: 300, height: 100, position: 'auto', ...ops }, { subject });
+      const { width, height } = made.info;
+      const rows: number[] = [];
+      for (let y = 0; y < height; y++) {
+        const i = (y * width + width / 2) * 3;
+        if (made.data[i]! > 200 && made.data[i + 1]! > 200 && made.data[i + 2]! < 60) rows.push(y);
+      }
+      return rows;
+    };
+    // Upright: the cap at the output's top (20 rows at the scale of 1/2); flipped or turned, at its bottom.
+    expect(await yellowRows({})).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    for (const ops of [{ flip: true }, { rotate: 180 }] as Ops[]) {
+      expect(await yellowRows(ops), JSON.stringify(ops)).toEqual(Array.from({ length: 20 }, (_, i) => 80 + i));
+    }
   });
 
   it('follows the subject through EXIF orientation, a turn, mirrors, trim and a crop region', async () => {

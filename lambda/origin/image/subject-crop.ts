@@ -1,19 +1,21 @@
 // Where `position=auto` centres a cover crop when the image has no face: on
 // the salient subject (subject.ts). Along each side, a window at least as long
 // as the subject's box holds all of it, centred on the box; a shorter one is
-// centred on the subject's weighted centre (the mask's centroid over the box),
-// kept within the box so that none of the window is spent beside the subject
-// while some of it is cut. The window is then held within the image (centredOn).
+// centred on the subject's anchor, kept within the box so that none of the
+// window is spent beside the subject while some of it is cut. The anchor
+// (subjectAnchor) is the box's top across and the mask's centroid along: a
+// window shorter than the subject keeps its top, as portrait croppers keep
+// heads. The window is then held within the image (centredOn).
 
 import type { Subject, SubjectBox } from './subject';
 
-/** The subject as a region of the image the crop is cut from, in its pixels, with its weighted centre. */
+/** The subject as a region of the image the crop is cut from, in its pixels, with its anchor (subjectAnchor). */
 export interface SubjectRegion {
   left: number;
   top: number;
   right: number;
   bottom: number;
-  centre: [number, number];
+  anchor: [number, number];
 }
 
 /**
@@ -39,16 +41,29 @@ export function weightedCentre({ mask }: Subject, box: SubjectBox): [number, num
   return [sumX / sum / width, sumY / sum / height];
 }
 
-/** Where a window of `window` pixels centres along a side on which the subject spans `low` to `high`, its weighted centre at `centre`. */
-function along(low: number, high: number, centre: number, window: number): number {
+/**
+ * The point a window shorter than the subject keeps, in fractions of the
+ * image as displayed: across, the mask's centroid over the box; down, the
+ * box's top. Things stand on what is below them (a cup on its saucer, an
+ * animal on its legs, a bottle on a table), and the map spreads down onto
+ * that support and its shadows while the top is where the subject ends
+ * against the background. It is followed through turns and mirrors like the
+ * box, so the subject's own top is kept whichever way the output shows it.
+ */
+export function subjectAnchor(subject: Subject, box: SubjectBox): [number, number] {
+  return [weightedCentre(subject, box)[0], box.y];
+}
+
+/** Where a window of `window` pixels centres along a side on which the subject spans `low` to `high`, its anchor at `anchor`. */
+function along(low: number, high: number, anchor: number, window: number): number {
   if (high - low <= window) return (low + high) / 2;
-  return Math.min(high - window / 2, Math.max(low + window / 2, centre));
+  return Math.min(high - window / 2, Math.max(low + window / 2, anchor));
 }
 
 /** The point to centre a window of `window` (width, height) on so that it keeps the subject: all of it along a side where it fits. */
 export function subjectFocus(subject: SubjectRegion, window: [number, number]): [number, number] {
   return [
-    along(subject.left, subject.right, subject.centre[0], window[0]),
-    along(subject.top, subject.bottom, subject.centre[1], window[1]),
+    along(subject.left, subject.right, subject.anchor[0], window[0]),
+    along(subject.top, subject.bottom, subject.anchor[1], window[1]),
   ];
 }

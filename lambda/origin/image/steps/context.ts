@@ -32,8 +32,8 @@ export type Point = [number, number];
 /** A face's opposite corners and the point between its eyes. */
 export type FacePoints = [corner: Point, opposite: Point, eyes: Point];
 
-/** The subject's box by opposite corners, and its weighted centre (subject-crop.ts). */
-export type SubjectPoints = [corner: Point, opposite: Point, centre: Point];
+/** The subject's box by opposite corners, and its anchor (subject-crop.ts: what a window shorter than the subject keeps). */
+export type SubjectPoints = [corner: Point, opposite: Point, anchor: Point];
 
 export interface Region {
   left: number;
@@ -66,7 +66,7 @@ export interface StepContext extends StepInput {
   frame?: [Point, Point, Point];
   /** Where a cover crop that resize placed itself (on a focal point, or faces) cut its box from the image scaled, in its pixels. */
   coverOffset?: Point;
-  /** With `position=auto` and a subject found, its box and weighted centre in the image of `size`, followed like `focus`. */
+  /** With `position=auto` and a subject found, its box and anchor in the image of `size`, followed like `focus`. */
   subjectPoints?: SubjectPoints;
   /** An animation's timing, once its frames are pixels in memory, which carry none. */
   timing?: FrameTiming;

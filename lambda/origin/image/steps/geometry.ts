@@ -4,7 +4,7 @@
 
 import type { Ops } from '../../../grammar';
 import type { SourceInfo } from '../input';
-import { weightedCentre } from '../subject-crop';
+import { subjectAnchor } from '../subject-crop';
 import {
   FREE,
   NO_MIRRORS,
@@ -73,15 +73,15 @@ export function frameOf({ ops, info }: StepInput): [Point, Point, Point] | undef
       ];
 }
 
-/** With `position=auto`, the subject's box and weighted centre in the image as displayed; none without a subject found (the crop is then `attention`'s). */
+/** With `position=auto`, the subject's box and anchor in the image as displayed; none without a subject found (the crop is then `attention`'s). */
 export function subjectPointsOf({ ops, subject, info }: StepInput): SubjectPoints | undefined {
   if (ops.position !== 'auto' || !subject?.box) return undefined;
   const { x, y, width, height } = subject.box;
-  const [centreX, centreY] = weightedCentre(subject, subject.box);
+  const [anchorX, anchorY] = subjectAnchor(subject, subject.box);
   return [
     [x * info.width, y * info.height],
     [(x + width) * info.width, (y + height) * info.height],
-    [centreX * info.width, centreY * info.height],
+    [anchorX * info.width, anchorY * info.height],
   ];
 }
 

@@ -144,13 +144,13 @@ function facesIn(faces: FacePoints[], cropped: Region | undefined, size: [number
   return faces.map(([a, b, eyes]) => ({ ...boxIn(a, b, cropped, size), eyes: [eyes[0] - left, eyes[1] - top] as Point })).filter(hasArea);
 }
 
-/** The subject given by its points as a region of the part `cropped` of the image, clipped to it (its centre within what is left); undefined when none is left. */
-function subjectIn([a, b, centre]: SubjectPoints, cropped: Region | undefined, size: [number, number]): SubjectRegion | undefined {
+/** The subject given by its points as a region of the part `cropped` of the image, clipped to it (its anchor within what is left); undefined when none is left. */
+function subjectIn([a, b, anchor]: SubjectPoints, cropped: Region | undefined, size: [number, number]): SubjectRegion | undefined {
   const [left, top] = originOf(cropped);
   const box = boxIn(a, b, cropped, size);
   if (!hasArea(box)) return undefined;
   const within = (at: number, low: number, high: number) => Math.min(high, Math.max(low, at));
-  return { ...box, centre: [within(centre[0] - left, box.left, box.right), within(centre[1] - top, box.top, box.bottom)] };
+  return { ...box, anchor: [within(anchor[0] - left, box.left, box.right), within(anchor[1] - top, box.top, box.bottom)] };
 }
 
 /**
