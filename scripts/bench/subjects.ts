@@ -3,11 +3,11 @@
 // and a wide (2:1) cover crop with position=center, attention and auto through
 // the real transform, and the share of the hand-drawn subject box each keeps
 // (kept: at least KEPT_SHARE); then segment=foreground's mean alpha over the
-// box and over the border frame away from it, for the photos whose box holds
-// the whole subject. Exits non-zero when the issue's criteria fail: auto keeps
-// the subject in all crops but one at most and never fewer than attention; a
-// cut-out's mean alpha is at least 0.5 on the subject and at most 0.2 on the
-// border. A position or parameter the grammar still refuses is skipped with a
+// subject's hand-drawn outline, over its box, and over the border frame away
+// from the box, for the photos whose outline is drawn (the whole subject).
+// Exits non-zero when the issue's criteria fail: auto keeps the subject in all
+// crops but one at most and never fewer than attention; a cut-out's mean alpha
+// is at least 0.5 on the subject (its outline) and at most 0.2 on the border. A position or parameter the grammar still refuses is skipped with a
 // note, and its criteria are not judged.
 //   npx tsx scripts/bench/subjects.ts
 
@@ -79,18 +79,15 @@ async function cutOuts(cases: SubjectCase[]): Promise<string[]> {
   }
   const failures: string[] = [];
   console.log(
-    `segment=foreground, mean alpha on the subject's box (>= ${CUT_OUT.subject}) and on the border away from it (<= ${CUT_OUT.border}):`,
+    `segment=foreground, mean alpha on the subject's outline (>= ${CUT_OUT.subject}), on its box, and on the border away from it (<= ${CUT_OUT.border}):`,
   );
-  for (const subjectCase of cases.filter(({ whole }) => whole)) {
-    const means = await cutOutMeans(await transformed(subjectCase.image, ops), subjectCase.subject);
-    const fine = means.subject >= CUT_OUT.subject && means.border <= CUT_OUT.border;
-    if (!fine)
-      failures.push(
-        `${subjectCase.name}: cut-out alpha ${means.subject.toFixed(2)} on the subject, ${means.border.toFixed(2)} on the border`,
-      );
-    console.log(
-      `  ${subjectCase.name.padEnd(26)} subject ${means.subject.toFixed(2)}  border ${means.border.toFixed(2)}${fine ? '' : '  FAILS'}`,
-    );
+  for (const { name, image, subject, outline } of cases) {
+    if (!outline) continue;
+    const means = await cutOutMeans(await transformed(image, ops), subject, outline);
+    const fine = means.outline >= CUT_OUT.subject && means.border <= CUT_OUT.border;
+    const [inside, box, border] = [means.outline, means.box, means.border].map((mean) => mean.toFixed(2));
+    if (!fine) failures.push(`${name}: cut-out alpha ${inside} on the subject, ${border} on the border`);
+    console.log(`  ${name.padEnd(26)} outline ${inside}  box ${box}  border ${border}${fine ? '' : '  FAILS'}`);
   }
   return failures;
 }

@@ -13,7 +13,9 @@
 // How the boxes were drawn: each cut photo was rendered with a 10% grid, the
 // subject's extremes read off in pixels of the photo, the box drawn over the
 // cut photo and looked at, and nudged until its sides touched the subject
-// (docs/subjects.md, "The subject set and how it is scored").
+// (docs/subjects.md, "The subject set and how it is scored"). The outlines
+// likewise: the photo enlarged with a 5 or 10 px grid, the subject's edge read
+// off at its corners and turns, the polygon drawn over the photo and looked at.
 
 import sharp from 'sharp';
 import { canonicalOps, DEFAULT_GRAMMAR_OPTIONS, isGrammarError, parseViewerParams, splitQuery, type Ops } from '../../lambda/grammar';
@@ -58,12 +60,15 @@ export interface SubjectCase {
   /** The hand-drawn box of the subject, in fractions of the cut photo. */
   subject: Box;
   /**
-   * Whether the box holds the whole subject, clear of the photo's edges, so
-   * that a cut-out should leave the border transparent; a face or a head in a
-   * portrait is what a crop must keep, but the body below it is subject too.
+   * The hand-drawn outline of the whole subject (a polygon, in fractions of
+   * the cut photo), where it lies clear of the photo's edges, so that a
+   * cut-out should leave the border transparent; none where the box is a face
+   * or a head, which a crop must keep, but whose body below is subject too.
    */
-  whole: boolean;
+  outline?: Point[];
 }
+
+type Point = [x: number, y: number];
 
 interface CaseSpec {
   name: string;
@@ -72,7 +77,8 @@ interface CaseSpec {
   cut: { left: number; top: number; width: number; height: number };
   /** The subject, in pixels of the photo as fetched (its extremes, read off by eye). */
   box: [left: number, top: number, right: number, bottom: number];
-  whole: boolean;
+  /** The whole subject's outline, x and y after x and y, in pixels of the photo as fetched (read off by eye), when it is clear of the edges. */
+  outline?: number[];
 }
 
 /**
@@ -81,19 +87,34 @@ interface CaseSpec {
  * off the centre of an axis, the centred window of that axis loses it.
  */
 const CASES: CaseSpec[] = [
-  // The rocket from its nose to its mount, low in the frame: the wide crop's centre cuts its base.
-  { name: 'rocket, low', photo: 'rocket.jpg', cut: { left: 0, top: 0, width: 640, height: 427 }, box: [288, 124, 358, 414], whole: true },
+  // The rocket from its nose to its mount, low in the frame: the wide crop's centre cuts its base. Its box is
+  // mostly sky beside the mount's open truss; its outline is the rocket itself, nose cone and body with the
+  // service tower's straps, down to the mount's deck.
+  {
+    name: 'rocket, low',
+    photo: 'rocket.jpg',
+    cut: { left: 0, top: 0, width: 640, height: 427 },
+    box: [288, 124, 358, 414],
+    outline: [
+      322, 126, 328, 130, 332, 137, 334, 145, 334, 178, 333, 181, 333, 407, 311, 407, 311, 181, 310, 178, 310, 145, 312, 137, 316, 130,
+    ],
+  },
   // The dahlia's petals, left of centre once the photo's left 100 px are cut: the portrait's centre cuts its left side.
-  { name: 'dahlia, left', photo: 'flower.jpg', cut: { left: 100, top: 0, width: 540, height: 427 }, box: [170, 83, 448, 357], whole: true },
+  {
+    name: 'dahlia, left',
+    photo: 'flower.jpg',
+    cut: { left: 100, top: 0, width: 540, height: 427 },
+    box: [170, 83, 448, 357],
+    outline: [315, 85, 390, 105, 435, 160, 446, 225, 430, 290, 385, 340, 315, 360, 240, 340, 185, 290, 170, 215, 190, 150, 240, 105],
+  },
   // The cup from its rim to its handle, with the spoon; the saucer around it is left out, so the cut-out is not scored.
-  { name: 'espresso cup', photo: 'coffee.png', cut: { left: 0, top: 0, width: 600, height: 400 }, box: [174, 16, 420, 324], whole: false },
+  { name: 'espresso cup', photo: 'coffee.png', cut: { left: 0, top: 0, width: 600, height: 400 }, box: [174, 16, 420, 324] },
   // Her head from the hair's top to the chin, in the top-left corner once the photo is cut to the right and the top.
   {
     name: 'astronaut, head top left',
     photo: 'astronaut.png',
     cut: { left: 100, top: 0, width: 412, height: 300 },
     box: [154, 10, 307, 174],
-    whole: false,
   },
   // Her face from the brows to the chin, between the ears: above the wide crop's centre.
   {
@@ -101,7 +122,6 @@ const CASES: CaseSpec[] = [
     photo: 'grace_hopper.jpg',
     cut: { left: 0, top: 0, width: 512, height: 600 },
     box: [169, 132, 379, 330],
-    whole: false,
   },
   // The cat's face from the brows to the chin and between the cheeks, right of centre once the left 60 px are cut.
   {
@@ -109,7 +129,6 @@ const CASES: CaseSpec[] = [
     photo: 'chelsea.png',
     cut: { left: 60, top: 0, width: 391, height: 300 },
     box: [126, 75, 352, 270],
-    whole: false,
   },
   // The wall clock, blurred by the camera's move: a muted subject on a plain wall, low left once cut.
   {
@@ -117,14 +136,17 @@ const CASES: CaseSpec[] = [
     photo: 'clock_motion.png',
     cut: { left: 120, top: 0, width: 280, height: 250 },
     box: [140, 94, 282, 216],
-    whole: true,
+    // The clock's rim, blur and all: an ellipse read off at its extremes and diagonals.
+    outline: [211, 95, 246, 103, 272, 125, 282, 155, 272, 185, 246, 207, 211, 215, 176, 207, 150, 185, 140, 155, 150, 125, 176, 103],
   },
 ];
+
+const pairs = (values: number[]): Point[] => Array.from({ length: values.length / 2 }, (_, i) => [values[2 * i]!, values[2 * i + 1]!]);
 
 /** The set, cut from the fetched photos. */
 export async function subjectCases(photos: SubjectPhotos): Promise<SubjectCase[]> {
   return Promise.all(
-    CASES.map(async ({ name, photo, cut, box: [left, top, right, bottom], whole }) => ({
+    CASES.map(async ({ name, photo, cut, box: [left, top, right, bottom], outline }) => ({
       name,
       image: await sharp(photos.read(photo)).extract(cut).toColourspace('srgb').png().toBuffer(),
       width: cut.width,
@@ -135,7 +157,7 @@ export async function subjectCases(photos: SubjectPhotos): Promise<SubjectCase[]
         width: (right - left) / cut.width,
         height: (bottom - top) / cut.height,
       },
-      whole,
+      outline: outline && pairs(outline).map(([x, y]): Point => [(x - cut.left) / cut.width, (y - cut.top) / cut.height]),
     })),
   );
 }
@@ -206,34 +228,50 @@ export function cutOutOps(): Ops | string {
   return ops;
 }
 
-/** Mean alpha (0 to 1) of a cut-out over the subject's box, and over the border frame away from it. */
+/** Mean alpha (0 to 1) of a cut-out over the subject's outline, over its box, and over the border frame away from the box. */
 export interface CutOutMeans {
-  subject: number;
+  outline: number;
+  box: number;
   border: number;
 }
 
 /** The border frame's depth, and how far from the box a border pixel must be, in fractions of the short side. */
 const FRAME = 0.1;
 
-/** The means of a cut-out's alpha (an RGBA image the size of the photo) over the subject's box and the frame. */
-export async function cutOutMeans(cutOut: Buffer, subject: Box): Promise<CutOutMeans> {
+/** Whether the point (x, y) lies inside `polygon` (even-odd rule: a ray to the right crosses its edges an odd number of times). */
+export function insidePolygon(x: number, y: number, polygon: Point[]): boolean {
+  let inside = false;
+  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+    const [[xi, yi], [xj, yj]] = [polygon[i]!, polygon[j]!];
+    if (yi > y !== yj > y && x < xj + ((y - yj) / (yi - yj)) * (xi - xj)) inside = !inside;
+  }
+  return inside;
+}
+
+/** The means of a cut-out's alpha (an RGBA image the size of the photo) over the subject's outline (in fractions), its box and the frame. */
+export async function cutOutMeans(cutOut: Buffer, subject: Box, outline: Point[]): Promise<CutOutMeans> {
   const { data, info } = await sharp(cutOut).ensureAlpha().extractChannel(3).raw().toBuffer({ resolveWithObject: true });
   const { width, height } = info;
   const depth = FRAME * Math.min(width, height);
   const [left, top] = [subject.x * width, subject.y * height];
   const [right, bottom] = [left + subject.width * width, top + subject.height * height];
-  const sums = { subject: [0, 0], border: [0, 0] };
+  const polygon = outline.map(([x, y]): Point => [x * width, y * height]);
+  const sums = { outline: [0, 0], box: [0, 0], border: [0, 0] };
+  const add = (sum: number[], alpha: number) => {
+    sum[0]! += alpha;
+    sum[1]! += 1;
+  };
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const alpha = data[y * width + x]! / 255;
       const inBox = x + 0.5 >= left && x + 0.5 <= right && y + 0.5 >= top && y + 0.5 <= bottom;
       const inFrame = Math.min(x, y, width - 1 - x, height - 1 - y) < depth;
       const awayFromBox = x < left - depth || x > right + depth || y < top - depth || y > bottom + depth;
-      const sum = inBox ? sums.subject : inFrame && awayFromBox ? sums.border : undefined;
-      if (!sum) continue;
-      sum[0]! += alpha;
-      sum[1]! += 1;
+      if (inBox) add(sums.box, alpha);
+      if (insidePolygon(x + 0.5, y + 0.5, polygon)) add(sums.outline, alpha);
+      if (inFrame && awayFromBox) add(sums.border, alpha);
     }
   }
-  return { subject: sums.subject[0]! / sums.subject[1]!, border: sums.border[0]! / Math.max(1, sums.border[1]!) };
+  const mean = ([sum, count]: number[]) => sum! / Math.max(1, count!);
+  return { outline: mean(sums.outline), box: mean(sums.box), border: mean(sums.border) };
 }
