@@ -12,29 +12,24 @@
 
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { MAX_FACES, type FaceBox } from './image/faces';
-import { wantsFaces, wantsSubject, type Findings } from './image/findings';
-import { unpackSubject, type PackedSubject } from './image/subject-record';
+import { isFraction, liesInImage, wantsFaces, wantsSubject, type Findings } from './image/findings';
+import { isPackedSubject, type PackedSubject } from './image/subject-record';
 import { failureDetail, type RequestContext } from './request';
 import type { Fetched, Sourcing } from './sourcing';
 
 /** What a record of each kind holds beside its ETag, and whether a request reads it. */
 const KINDS = {
   faces: { wanted: wantsFaces, valid: isFaces },
-  subject: { wanted: wantsSubject, valid: (value: unknown) => unpackSubject(value) !== undefined },
+  // Its mask is inflated where it is used (the transform child), and searched again when its bytes are not the mask.
+  subject: { wanted: wantsSubject, valid: isPackedSubject },
 } as const;
 
 type Kind = keyof typeof KINDS;
 
-/** What roundedFace's four decimals may add to a box's far edge. */
-const ROUNDING = 1e-4;
-
-const isFraction = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value <= 1;
-
 /** A box the detector could have written: fractions of the image, its far edges and its eyes within it. */
 function isBox(face: unknown): boolean {
-  const { x, y, width, height, confidence, eyes } = (face ?? {}) as FaceBox;
-  const fractions = [x, y, width, height, confidence, eyes?.x, eyes?.y];
-  return fractions.every(isFraction) && x + width <= 1 + ROUNDING && y + height <= 1 + ROUNDING;
+  const { confidence, eyes } = (face ?? {}) as FaceBox;
+  return liesInImage(face) && [confidence, eyes?.x, eyes?.y].every(isFraction);
 }
 
 /** Faces the detector could have written: at most MAX_FACES boxes, each inside the image (one out of bounds: searched again). */

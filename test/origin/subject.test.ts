@@ -9,8 +9,17 @@ import { deflateRawSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { subjectKey, variantKey } from '../../lambda/origin/cache-keys';
 import { faceSearchCopy } from '../../lambda/origin/image/faces';
-import { findSubject, subjectBox, SUBJECT_MASK_SIDE, type SubjectBox } from '../../lambda/origin/image/subject';
-import { packSubject, unpackSubject } from '../../lambda/origin/image/subject-record';
+import { HttpError } from '../../lambda/origin/errors';
+import {
+  findSubject,
+  loadSubjectModel,
+  subjectBox,
+  subjectModelLoaded,
+  SUBJECT_MASK_SIDE,
+  type SubjectBox,
+} from '../../lambda/origin/image/subject';
+import { isPackedSubject, packSubject, unpackSubject } from '../../lambda/origin/image/subject-record';
+import { SUBJECT_MODEL_ENV } from '../../lambda/origin/image/subject-model';
 import { facePhotos } from '../support/face-photos';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
 
@@ -64,6 +73,37 @@ describe('packed subjects', () => {
     const bomb = deflateRawSync(Buffer.alloc(100 * 1024 * 1024)).toString('base64');
     expect(unpackSubject({ ...packed, mask: { ...packed.mask, deflated: bomb } })).toBeUndefined();
     expect(unpackSubject(null)).toBeUndefined();
+  });
+
+  it('are checked in the handler by their shape alone: the bytes are inflated, and refused, where they are used', () => {
+    const packed = packSubject(subject);
+    expect(isPackedSubject(packed)).toBe(true);
+    expect(isPackedSubject({ ...packed, box: null })).toBe(true);
+    expect(isPackedSubject({ ...packed, mask: { ...packed.mask, deflated: 'not the mask' } })).toBe(true);
+    expect(isPackedSubject({ ...packed, box: { x: 0.9, y: 0, width: 0.5, height: 1 } })).toBe(false);
+    expect(isPackedSubject({ ...packed, mask: { ...packed.mask, deflated: 3 } })).toBe(false);
+    expect(isPackedSubject(undefined)).toBe(false);
+  });
+});
+
+describe('a missing model', () => {
+  it('fails with what is missing and how to put it there', async () => {
+    // Before any test of this file loads the model (this process would keep it).
+    expect(subjectModelLoaded()).toBe(false);
+    const set = process.env[SUBJECT_MODEL_ENV];
+    process.env[SUBJECT_MODEL_ENV] = '/nowhere/u2netp.onnx';
+    try {
+      const failure = await loadSubjectModel().catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(HttpError);
+      expect((failure as HttpError).status).toBe(500);
+      expect((failure as HttpError).message).toBe('The subject model is not installed on this origin.');
+      expect((failure as HttpError).detail).toMatch(
+        /^No subject model at \/nowhere\/u2netp\.onnx\..*lib\/subject-model\.ts <folder>.*SUBJECT_MODEL_FILE/,
+      );
+      expect(subjectModelLoaded(), 'a failed load is tried again').toBe(false);
+    } finally {
+      process.env[SUBJECT_MODEL_ENV] = set;
+    }
   });
 });
 
@@ -126,5 +166,13 @@ describe.skipIf(!photos)('format=json subject, remembered', () => {
     await forget();
     const searched = await describeSource('planted.png');
     expect(within(searched.subject!, CUP)).toBeGreaterThan(0.9);
+    // Bytes that are not the mask pass the handler (it does not inflate them) and are refused where they are used.
+    const elsewhereBomb = {
+      ...elsewhere.subject,
+      mask: { ...elsewhere.subject.mask, deflated: deflateRawSync(Buffer.alloc(1 << 20)).toString('base64') },
+    };
+    await put({ ...kept, subject: elsewhereBomb });
+    await forget();
+    expect(within((await describeSource('planted.png')).subject!, CUP)).toBeGreaterThan(0.9);
   });
 });

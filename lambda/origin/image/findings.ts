@@ -6,6 +6,19 @@ import { coverCrop, type Ops } from '../../grammar';
 import type { FaceBox } from './faces';
 import type { PackedSubject } from './subject-record';
 
+/** What rounding a box's fractions to four decimals (roundedFace, subjectBox) may add to its far edge. */
+const ROUNDING = 1e-4;
+
+/** A fraction of the image: 0 to 1. */
+export const isFraction = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value <= 1;
+
+/** Whether a remembered box, in fractions, lies in the image: each of its numbers a fraction, its far edges within the image (rounding allowed). */
+export function liesInImage(box: unknown): boolean {
+  const { x, y, width, height } = (box ?? {}) as Record<string, unknown>;
+  if (![x, y, width, height].every(isFraction)) return false;
+  return (x as number) + (width as number) <= 1 + ROUNDING && (y as number) + (height as number) <= 1 + ROUNDING;
+}
+
 /** What was found in a source: its faces and its subject (packed), each when searched for. */
 export interface Findings {
   faces?: FaceBox[];

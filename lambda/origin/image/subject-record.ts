@@ -5,6 +5,7 @@
 // it names, so a planted record costs what a real one does, or is ignored.
 
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { liesInImage } from './findings';
 import { SUBJECT_MASK_SIDE, type Subject, type SubjectBox } from './subject';
 
 export interface PackedSubject {
@@ -16,24 +17,19 @@ export function packSubject({ box, mask }: Subject): PackedSubject {
   return { box, mask: { width: mask.width, height: mask.height, deflated: deflateRawSync(mask.data).toString('base64') } };
 }
 
-const isFraction = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value <= 1;
-
-/** What rounding to four decimals may add to a box's far edge. */
-const ROUNDING = 1e-4;
-
-function isBox(box: unknown): box is SubjectBox | null {
-  if (box === null) return true;
-  const { x, y, width, height } = (box ?? {}) as SubjectBox;
-  return [x, y, width, height].every(isFraction) && x + width <= 1 + ROUNDING && y + height <= 1 + ROUNDING;
-}
-
 const isSide = (value: unknown): value is number =>
   Number.isInteger(value) && (value as number) >= 1 && (value as number) <= SUBJECT_MASK_SIDE;
 
+/** Whether `value` has the shape packSubject writes: a box in the image (or null), a mask's sides, its bytes as a string. */
+export function isPackedSubject(value: unknown): value is PackedSubject {
+  const { box, mask } = (value ?? {}) as PackedSubject;
+  return (box === null || liesInImage(box)) && isSide(mask?.width) && isSide(mask?.height) && typeof mask.deflated === 'string';
+}
+
 /** The subject `value` holds, or undefined when it is not one packSubject could have written. */
 export function unpackSubject(value: unknown): Subject | undefined {
-  const { box, mask } = (value ?? {}) as PackedSubject;
-  if (!isBox(box) || !isSide(mask?.width) || !isSide(mask?.height) || typeof mask.deflated !== 'string') return undefined;
+  if (!isPackedSubject(value)) return undefined;
+  const { box, mask } = value;
   const length = mask.width * mask.height;
   try {
     const data = inflateRawSync(Buffer.from(mask.deflated, 'base64'), { maxOutputLength: length });

