@@ -83,10 +83,24 @@ let loaded: Promise<SubjectModel> | undefined;
 /** Whether this process has begun loading the model: its resident bytes are then the process's (budget.ts). */
 export const subjectModelLoaded = () => loaded !== undefined;
 
+/** How the model runs (loadSubjectModel says why). */
+export const SUBJECT_SESSION_OPTIONS: InferenceSession.SessionOptions = {
+  intraOpNumThreads: 1,
+  interOpNumThreads: 1,
+  executionMode: 'sequential',
+  enableCpuMemArena: false,
+  enableMemPattern: false,
+  logSeverityLevel: 3,
+};
+
 /**
- * Loads the runtime and the model, once per process. One thread, and no
- * memory arena: the arena keeps the largest layer's buffers for every layer,
- * tripling what the process holds for a tenth less time.
+ * Loads the runtime and the model, once per process. One thread: a second
+ * halves the model's time on a free second core, but Lambda pays a whole
+ * second vCPU only from 3538 MB, and on a busy second core (this project's
+ * shared machine) two threads took a third more CPU and up to twice the time
+ * (scripts/bench/subject-cost.ts --threads). No memory arena: the arena keeps the
+ * largest layer's buffers for every layer, tripling what the process holds
+ * for a tenth less time.
  */
 export function loadSubjectModel(): Promise<SubjectModel> {
   loaded ??= (async () => {
@@ -95,14 +109,7 @@ export function loadSubjectModel(): Promise<SubjectModel> {
       throw missingModel(path);
     });
     const ort = await import('onnxruntime-node');
-    const session = await ort.InferenceSession.create(path, {
-      intraOpNumThreads: 1,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      enableCpuMemArena: false,
-      enableMemPattern: false,
-      logSeverityLevel: 3,
-    });
+    const session = await ort.InferenceSession.create(path, SUBJECT_SESSION_OPTIONS);
     return { session, Tensor: ort.Tensor };
   })();
   loaded.catch(() => (loaded = undefined));
