@@ -3,7 +3,7 @@
 // as the subject's box holds all of it, centred on the box; a shorter one is
 // centred on the subject's anchor, kept within the box so that none of the
 // window is spent beside the subject while some of it is cut. The anchor
-// (subjectAnchor) is the box's top across and the mask's centroid along: a
+// (subjectAnchor) is the mask's centroid across and the box's top down: a
 // window shorter than the subject keeps its top, as portrait croppers keep
 // heads. The window is then held within the image (centredOn).
 
