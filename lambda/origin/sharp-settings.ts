@@ -6,6 +6,16 @@ import sharp from 'sharp';
 const MB_PER_VCPU = 1769;
 
 /**
+ * The whole vCPUs the function's memory buys, at least one: Lambda shows two
+ * vCPUs at any size up to 3008 MB, but pays one vCPU-second a second per
+ * 1769 MB, so a thread beyond these runs on what the others leave.
+ */
+export function wholeVcpus(env: Record<string, string | undefined> = process.env): number {
+  const memoryMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE) || MB_PER_VCPU;
+  return Math.max(1, Math.floor(memoryMb / MB_PER_VCPU));
+}
+
+/**
  * sharp for a Lambda that serves one request at a time, as measured with
  * `npm run bench -- --settings` (docs/performance.md):
  * - no libvips operation cache: each miss reads a new source, so it never hits;
@@ -18,6 +28,5 @@ const MB_PER_VCPU = 1769;
  */
 export function configureSharp(env: Record<string, string | undefined> = process.env): void {
   sharp.cache(false);
-  const memoryMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE) || MB_PER_VCPU;
-  sharp.concurrency(Math.max(1, Math.floor(memoryMb / MB_PER_VCPU)));
+  sharp.concurrency(wholeVcpus(env));
 }

@@ -4,7 +4,7 @@
 // what position=auto adds to a miss over attention's through a real transform
 // child: a first miss (the source searched) and a later size (remembered).
 // With --threads, the model alone on one intra-op thread and on two, in turn
-// (the origin runs it on one: image/subject.ts says why).
+// (the origin runs it on one per whole vCPU its memory buys: image/subject.ts says why).
 //   npx tsx scripts/bench/subject-cost.ts [--runs 20] [--threads]
 // CPU times are the process's own (user + system), which a shared machine
 // disturbs less than wall-clock times; both are printed.

@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { subjectKey, variantKey } from '../../lambda/origin/cache-keys';
 import { faceSearchCopy } from '../../lambda/origin/image/faces';
 import { HttpError } from '../../lambda/origin/errors';
+import { wholeVcpus } from '../../lambda/origin/sharp-settings';
 import {
   findSubject,
   loadSubjectModel,
@@ -83,6 +84,13 @@ describe('packed subjects', () => {
     expect(isPackedSubject({ ...packed, box: { x: 0.9, y: 0, width: 0.5, height: 1 } })).toBe(false);
     expect(isPackedSubject({ ...packed, mask: { ...packed.mask, deflated: 3 } })).toBe(false);
     expect(isPackedSubject(undefined)).toBe(false);
+  });
+});
+
+describe("the model's threads", () => {
+  it('are the whole vCPUs the memory buys, as libvips has: one at the default 2048 MB, two from 3538 MB', () => {
+    const at = (memory?: string) => wholeVcpus({ AWS_LAMBDA_FUNCTION_MEMORY_SIZE: memory });
+    expect([at(), at('128'), at('2048'), at('3537'), at('3538'), at('10240')]).toEqual([1, 1, 1, 1, 2, 5]);
   });
 });
 

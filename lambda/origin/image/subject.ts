@@ -12,6 +12,7 @@ import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import sharp from 'sharp';
 import type { RgbPixels } from './faces';
 import { HttpError } from '../errors';
+import { wholeVcpus } from '../sharp-settings';
 import { SUBJECT_MODEL_ENV, SUBJECT_MODEL_FILE, subjectModelPath } from './subject-model';
 
 /** The subject's box, in fractions of the image as displayed (0 to 1 from its top-left corner). */
@@ -46,13 +47,18 @@ export const SUBJECT_MASK_SIDE = 320;
  * What one finding costs (the square input made from the search copy, the
  * inference, the mask): CPU seconds on one thread, and the bytes the
  * runtime's layers hold at their peak beyond the child's footprint with the
- * model loaded. Measured by scripts/bench/subject-cost.ts: 404 to 462 ms of
- * CPU on a 1600 px JPEG, the most on a machine busy with other work.
+ * model loaded. Measured by scripts/bench/subject-cost.ts: 404 to 484 ms of
+ * CPU on a 1600 px JPEG on one thread (two, from 3538 MB, take about half the
+ * time for up to 12% more CPU).
  */
-export const SUBJECT_FINDING_COST = { seconds: 0.48, bytes: 272 * 1024 * 1024 };
+export const SUBJECT_FINDING_COST = { seconds: 0.5, bytes: 272 * 1024 * 1024 };
 
-/** Loading the model once per transform child: CPU seconds, and the resident bytes it adds after a first finding (measured likewise). */
-export const SUBJECT_MODEL_LOAD_COST = { seconds: 0.12, bytes: 88 * 1024 * 1024 };
+/**
+ * Loading the model once per transform child: CPU seconds, and the resident
+ * bytes it adds after a first finding (measured likewise: 105 to 113 ms on one
+ * thread, 134 to 144 ms with a second thread's pool).
+ */
+export const SUBJECT_MODEL_LOAD_COST = { seconds: 0.15, bytes: 88 * 1024 * 1024 };
 
 /**
  * The model's answer at or above which a pixel is the subject (the map is a
@@ -84,9 +90,8 @@ let loaded: Promise<SubjectModel> | undefined;
 /** Whether this process has begun loading the model: its resident bytes are then the process's (budget.ts). */
 export const subjectModelLoaded = () => loaded !== undefined;
 
-/** How the model runs (loadSubjectModel says why). */
+/** How the model runs, beside its threads (loadSubjectModel says why). */
 export const SUBJECT_SESSION_OPTIONS: InferenceSession.SessionOptions = {
-  intraOpNumThreads: 1,
   interOpNumThreads: 1,
   executionMode: 'sequential',
   enableCpuMemArena: false,
@@ -95,13 +100,16 @@ export const SUBJECT_SESSION_OPTIONS: InferenceSession.SessionOptions = {
 };
 
 /**
- * Loads the runtime and the model, once per process. One thread: a second
- * halves the model's time on a free second core, but Lambda pays a whole
- * second vCPU only from 3538 MB, and on a busy second core (this project's
- * shared machine) two threads took a third more CPU and up to twice the time
- * (scripts/bench/subject-cost.ts --threads). No memory arena: the arena keeps the
- * largest layer's buffers for every layer, tripling what the process holds
- * for a tenth less time.
+ * Loads the runtime and the model, once per process. One thread per whole
+ * vCPU the function's memory buys (sharp-settings.ts), as libvips has: one
+ * at the default 2048 MB, two from 3538 MB. With a free second core two
+ * threads run the model in about half the time for a few percent more CPU;
+ * on a busy one (this project's shared machine) they took a quarter more CPU
+ * and up to twice the time, an operator waiting for its slower thread; at
+ * 2048 MB Lambda's second vCPU is paid for 0.16 of a second a second
+ * (scripts/bench/subject-cost.ts --threads). No memory arena: the arena
+ * keeps the largest layer's buffers for every layer, tripling what the
+ * process holds for a tenth less time.
  */
 export function loadSubjectModel(): Promise<SubjectModel> {
   loaded ??= (async () => {
@@ -110,7 +118,7 @@ export function loadSubjectModel(): Promise<SubjectModel> {
       throw missingModel(path);
     });
     const ort = await import('onnxruntime-node');
-    const session = await ort.InferenceSession.create(path, SUBJECT_SESSION_OPTIONS);
+    const session = await ort.InferenceSession.create(path, { ...SUBJECT_SESSION_OPTIONS, intraOpNumThreads: wholeVcpus() });
     return { session, Tensor: ort.Tensor };
   })();
   loaded.catch(() => (loaded = undefined));
