@@ -25,7 +25,7 @@ import { dollars, markdownTable } from './bench/stats';
 import { BENCH_2026_11_23, type Measured } from './cost/measured';
 import { CLOUDFRONT_PRICES, COMPARISON_PRICES, PRICES_DATE, REGION_PRICES, type RegionPrices } from './cost/prices';
 import { MANAGE_BENCH_2026_12_05, manageReport } from './cost/manage';
-import { SUBJECT_BENCH_2026_12_05, subjectsReport } from './cost/subjects';
+import { SUBJECT_BENCH_2026_12_06, subjectsReport } from './cost/subjects';
 import { tieringReport } from './cost/tiering';
 import { consoleOutput, runIfMain, type Output } from './operator-command';
 
@@ -157,7 +157,7 @@ export const fullReport = (options: CostOptions) =>
   '\n' +
   manageReport(MANAGE_BENCH_2026_12_05, regionPrices(options.region), options.memoryMb) +
   '\n' +
-  subjectsReport(SUBJECT_BENCH_2026_12_05, regionPrices(options.region), options.memoryMb);
+  subjectsReport(SUBJECT_BENCH_2026_12_06, regionPrices(options.region), options.memoryMb);
 
 export function parseCostArgs(argv: string[]): CostOptions | undefined {
   const values = commandLine(USAGE, { region: { type: 'string' }, memory: { type: 'string' }, bench: { type: 'string' } }, argv);

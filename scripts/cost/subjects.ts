@@ -18,11 +18,11 @@ export interface SubjectMeasured {
   laterSizeAddedMs: number;
 }
 
-export const SUBJECT_BENCH_2026_12_05: SubjectMeasured = {
+export const SUBJECT_BENCH_2026_12_06: SubjectMeasured = {
   source:
-    'npx tsx scripts/bench/subject-cost.ts --runs 8, 2026-12-05 16:20 UTC, coffee.png at 1600 px to 400x800, machine shared with four other sessions',
-  firstMissAddedMs: 458,
-  firstMissAddedP95Ms: 483,
+    'npx tsx scripts/bench/subject-cost.ts --runs 20, 2026-12-06 00:32 UTC, coffee.png at 1600 px to 400x800, one model thread (2048 MB), load average 1.2 on the shared 2-core machine',
+  firstMissAddedMs: 532,
+  firstMissAddedP95Ms: 552,
   laterSizeAddedMs: 0,
 };
 

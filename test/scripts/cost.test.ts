@@ -18,7 +18,7 @@ import {
   uploadCost,
 } from '../../scripts/cost/manage';
 import { REGION_PRICES, TIERING_PRICES } from '../../scripts/cost/prices';
-import { SUBJECT_BENCH_2026_12_05, type SubjectMeasured, subjectsReport } from '../../scripts/cost/subjects';
+import { SUBJECT_BENCH_2026_12_06, type SubjectMeasured, subjectsReport } from '../../scripts/cost/subjects';
 import { dollars } from '../../scripts/bench/stats';
 import { breakEvenBytes, type SourceScenario, sourceTiering, tieringReport, variantTiering } from '../../scripts/cost/tiering';
 
@@ -183,7 +183,7 @@ describe('npm run cost: subjects', () => {
 
   it('is what docs/cost.md shows for the default settings', () => {
     const options = parseCostArgs([])!;
-    const report = subjectsReport(SUBJECT_BENCH_2026_12_05, prices, options.memoryMb);
+    const report = subjectsReport(SUBJECT_BENCH_2026_12_06, prices, options.memoryMb);
     expect(fullReport(options)).toContain(report);
     expect(readFileSync(join(PROJECT_ROOT, 'docs/cost.md'), 'utf8')).toContain(report.trim());
   });
