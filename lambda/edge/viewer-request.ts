@@ -232,6 +232,7 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
         sizes: data.sizes,
         presets: {},
         watermarks: data.watermarks,
+        templates: data.templates,
         hdr: data.hdr,
       };
       if (!EDGE.translating && preset != null) {

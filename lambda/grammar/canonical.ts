@@ -185,15 +185,16 @@ const snap = (name: string, value: number, sizes: number[]): number => {
 };
 
 /**
- * `<name>.<version>` for a watermark the deployment names; a version the
- * viewer wrote (a word after a `.`) is replaced. Nothing else is cut off: the
- * value is signed as written, so a value holding `,quality=30` would be the
- * signed text of `watermark=...&quality=30` without its quality.
+ * `<name>.<version>` for a watermark or template the deployment names; a
+ * version the viewer wrote (a word after a `.`) is replaced. Nothing else is
+ * cut off: the value is signed as written, so a value holding `,quality=30`
+ * would be the signed text of `watermark=...&quality=30` without its quality.
  */
-const versionedWatermark = (value: string, watermarks: { [name: string]: string }): string => {
+const versioned = (param: 'watermark' | 'template', value: string, names: { [name: string]: string } | undefined): string => {
+  const table = names || {};
   const name = value.replace(/\.\w*$/, '');
-  if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, oneOf(Object.keys(watermarks).join(', '), 'watermarks'));
-  return name + '.' + watermarks[name];
+  if (!hasOwn(table, name)) throw invalidParameter(param, name, oneOf(Object.keys(table).join(', '), (param + 's') as 'templates'));
+  return name + '.' + table[name];
 };
 
 /** The ops that are sizes: `dpr` multiplies them, and the deployment's sizes bound them. */
@@ -277,9 +278,11 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   ops.format = params.format === 'auto' ? undefined : params.format;
   if (negotiation) {
     ops.accept = negotiateFormat(negotiation);
-    // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
+    // Versioned with the format: a signature covers the name only, so that a changed watermark or template keeps signed URLs valid.
     if ((typeof EDGE_READS_WATERMARK === 'undefined' || EDGE_READS_WATERMARK) && ops.watermark != null)
-      ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
+      ops.watermark = versioned('watermark', ops.watermark, options.watermarks);
+    if ((typeof EDGE_READS_TEMPLATE === 'undefined' || EDGE_READS_TEMPLATE) && ops.template != null)
+      ops.template = versioned('template', ops.template, options.templates);
     // The deployment's default written out, like the version: a changed default makes new keys, and signed URLs stay valid.
     if (ops.hdr == null) ops.hdr = options.hdr;
   }

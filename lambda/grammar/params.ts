@@ -133,6 +133,18 @@ export interface Ops {
    * in a canonical URI (the edge adds the version, so a changed watermark makes new keys).
    */
   watermark?: string;
+  /**
+   * A card template the deployment names (lambda/origin/templates.ts): `<name>`
+   * as a viewer asks, `<name>.<version>` in a canonical URI, versioned by the
+   * edge like a watermark. The URL's key fills its first image slot.
+   */
+  template?: string;
+  /**
+   * The template's other slots: a JSON object of slot names to texts or source
+   * keys, its UTF-8 bytes in hex; read at the origin (a case-insensitive
+   * encoding, so the edge's `named` reader lower-cases it without harm).
+   */
+  fills?: string;
   /** `<width>,<rrggbb or rrggbbaa>`: pixels around the output, and their colour. */
   border?: string;
   /** `rrggbb` or `rrggbbaa`, lower-case. */
@@ -198,6 +210,8 @@ export interface GrammarOptions {
   presetsOnly?: boolean;
   /** The deployment's watermarks, name to version: the edge writes `<name>.<version>` for `watermark=<name>`. */
   watermarks?: { [name: string]: string };
+  /** The deployment's card templates, name to version: the edge writes `<name>.<version>` for `template=<name>`. */
+  templates?: { [name: string]: string };
   /** What a URL without `hdr` means, which the edge writes into the canonical URI (absent: `keep`). */
   hdr?: HdrMode;
 }
@@ -284,6 +298,8 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   // sharp's gamma takes exponents from 1 to 3, one way or the other.
   gamma: { kind: 'factor', low: 0.34, high: 3, none: 1 },
   watermark: { aliases: ['wm'], kind: 'named' },
+  template: { kind: 'named' },
+  fills: { kind: 'named' },
   border: { kind: 'border' },
   background: { aliases: ['bg'], kind: 'colour' },
   quality: { aliases: ['q'], kind: 'integer', low: 1, high: 100, auto: true },
@@ -331,6 +347,8 @@ export const FORM_PLACES: { [name in keyof ViewerParams]-?: { group: (typeof FOR
   saturation: { group: 'Effects' },
   gamma: { group: 'Effects' },
   watermark: { group: 'Effects' },
+  template: { group: 'Effects', note: 'card (docs/templates.md)' },
+  fills: { group: 'Effects', note: 'hex of a JSON object' },
   grayscale: { group: 'Effects' },
   flip: { group: 'Effects', note: 'top–bottom' },
   flop: { group: 'Effects', note: 'left–right' },

@@ -27,6 +27,7 @@ export const WORDS = {
   point: 'x,y: fractions of the image',
   presets: 'one of (no presets are defined)',
   watermarks: 'one of (no watermarks are defined)',
+  templates: 'one of (no templates are defined)',
   repeated: 'a single value ($0 is given more than once)',
   presetsOnly: 'no parameter but preset (this deployment serves presets only)',
   largest: 'at most $0, the largest allowed size',
@@ -205,12 +206,13 @@ const KINDS: { [kind in KindName]: Reader } = {
       : unread,
   /**
    * A name the deployment defines (a watermark's: `logo`, or `logo.1a2b3c4d`
-   * with its version in a canonical URI), lower-case. It is checked where the
+   * with its version in a canonical URI), lower-case; or a card's fills, hex
+   * (lower-case too, so that one text has one spelling). It is checked where the
    * names are known: at the edge in its store (canonical.ts), at the origin in
    * its definitions.
    */
   named: (_rule, _name, raw) => raw.toLowerCase(),
 };
 
-/** What a parameter that names one of the deployment's presets or watermarks expects: `one of a, b`, or the word that none are defined. */
-export const oneOf = (names: string, none: 'presets' | 'watermarks') => (names ? say('choice', 0, 0, names) : say(none));
+/** What a parameter that names one of the deployment's presets, watermarks or templates expects: `one of a, b`, or the word that none are defined. */
+export const oneOf = (names: string, none: 'presets' | 'watermarks' | 'templates') => (names ? say('choice', 0, 0, names) : say(none));

@@ -10,6 +10,7 @@ const ERROR_STATUSES = {
   invalid_parameter: 400,
   invalid_key: 400,
   not_canonical: 400,
+  invalid_fill: 400,
   method_not_allowed: 405,
   not_found: 404,
   watermark_required: 403,
@@ -25,6 +26,7 @@ const ERROR_STATUSES = {
   source_not_allowed: 403,
   source_unavailable: 502,
   watermark_unavailable: 503,
+  template_unavailable: 503,
   timeout: 504,
 } as const;
 

@@ -123,9 +123,11 @@ const region = fc
 
 /** The watermarks the cases' deployment names. */
 const WATERMARKS = { logo: '1a2b3c4d', badge: '0f0f0f0f' };
+/** The card templates the cases' deployment names. */
+const TEMPLATES = { og: '5e6f7a8b', banner: '01234567' };
 
 /** Grammar options under which every case's value is valid. */
-export const CASE_OPTIONS: GrammarOptions = { maxDimension: 8192, watermarks: WATERMARKS };
+export const CASE_OPTIONS: GrammarOptions = { maxDimension: 8192, watermarks: WATERMARKS, templates: TEMPLATES };
 
 const BOOLEAN_CASE: Omit<ParamCase, 'outOfRange' | 'wrongType'> = {
   value: choice('0', '1'),
@@ -278,6 +280,23 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     noOps: [],
     samples: Object.keys(WATERMARKS),
     wrongType: ['nope', '__proto__'],
+    outOfRange: [],
+  },
+  template: {
+    value: choice(...Object.keys(TEMPLATES)),
+    spell: anyCase,
+    noOps: [],
+    samples: Object.keys(TEMPLATES),
+    wrongType: ['nope', '__proto__'],
+    outOfRange: [],
+  },
+  // The hex of a JSON object, read at the origin: the edge only lower-cases it.
+  fills: {
+    value: fc.integer({ min: 1, max: 40 }).chain((n) => hexDigits(2 * n)),
+    spell: anyCase,
+    noOps: [],
+    samples: ['7b227469746c65223a224869227d', '7B7D'],
+    wrongType: [],
     outOfRange: [],
   },
   border: {
