@@ -120,7 +120,10 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
 function resolveUrls(
   props: ImageTransformerProps,
   { signing }: Pick<TableSettings, 'signing'>,
-): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'templates' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'> {
+): Pick<
+  ResolvedSettings,
+  'grammar' | 'watermarks' | 'requireWatermark' | 'templates' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'
+> {
   const watermarks = packageWatermarks(props.watermarks);
   const templates = checkTemplates(props.templates);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);

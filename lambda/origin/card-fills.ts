@@ -3,7 +3,7 @@
 // Every refusal is a precise 4xx before any source is read; an origin that
 // does not have the version the URI names says so, as for a watermark.
 
-import { grammarError, isGrammarError, opsSegment, validateKey, type CanonicalRequest, type Ops } from '../grammar';
+import { isGrammarError, opsSegment, validateKey, type CanonicalRequest, type Ops } from '../grammar';
 import { HttpError } from './errors';
 import { keySlot, type TemplateDefinition } from './templates';
 
@@ -14,7 +14,7 @@ export interface CardFills {
 }
 
 /** The ops a card may carry beside its template and fills: its size and everything else are the template's. */
-const CARD_OPS: (keyof Ops)[] = ['template', 'fills', 'quality', 'max_bytes', 'hdr', 'format', 'accept'];
+const CARD_OPS: (keyof Ops)[] = ['template', 'fills', 'quality', 'hdr', 'format', 'accept'];
 
 /** S3's longest key, which a card's variant key must fit in (a web source's with its leading `/`). */
 const MAX_VARIANT_KEY_BYTES = 1023;
@@ -103,18 +103,17 @@ export function cardFills(request: CanonicalRequest, template: TemplateDefinitio
 export function checkCard(request: CanonicalRequest, templates: Record<string, TemplateDefinition>): CardFills | undefined {
   const { ops } = request;
   if (ops.template === undefined) {
-    if (ops.fills !== undefined) throw grammarErrorOf('fills', 'a template beside it (template=<name>)');
+    if (ops.fills !== undefined) throw new HttpError('invalid_parameter', 'fills go with a template: add template=<name>.');
     return undefined;
   }
   const other = (Object.keys(ops) as (keyof Ops)[]).find((op) => !CARD_OPS.includes(op));
-  if (other) throw grammarErrorOf(other, `no ${other} beside template: a card's size and looks are its template's`);
+  if (other)
+    throw new HttpError(
+      'invalid_parameter',
+      `A card takes no ${other}: its size and looks are its template's (beside template and fills: format and quality).`,
+    );
   if (Buffer.byteLength(`${request.key}/${opsSegment(ops)}`) > MAX_VARIANT_KEY_BYTES)
     throw invalidFill(`The card's key and fills take more than ${MAX_VARIANT_KEY_BYTES} bytes: shorten its texts.`);
   const template = templateOf(ops.template, templates);
   return cardFills(request, template, ops.template.split('.')[0]!);
-}
-
-function grammarErrorOf(param: string, expected: string): HttpError {
-  const error = grammarError('invalid_parameter', `Invalid ${param}: expected ${expected}.`);
-  return new HttpError(error.code, error.message);
 }

@@ -7,7 +7,7 @@
 
 import { createHash } from 'node:crypto';
 import { mustBe, isObject } from '../common/checks';
-import { FITS, POSITIONS, type Fit, type Position } from '../grammar';
+import { POSITIONS, type Fit, type Position } from '../grammar';
 
 /** A box on the canvas: left, top, width and height in pixels. */
 export type Box = [x: number, y: number, width: number, height: number];
