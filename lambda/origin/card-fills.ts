@@ -4,7 +4,7 @@
 // does not have the version the URI names says so, as for a watermark.
 
 import { isGrammarError, opsSegment, validateKey, type CanonicalRequest, type Ops } from '../grammar';
-import { HttpError } from './errors';
+import { deployedVersion, HttpError } from './errors';
 import { keySlot, type TemplateDefinition } from './templates';
 
 /** A card's fills as drawn: each text slot's text, each image slot's source key (the URL's key among them). */
@@ -22,19 +22,8 @@ const MAX_VARIANT_KEY_BYTES = 1023;
 const invalidFill = (message: string) => new HttpError('invalid_fill', message);
 
 /** The template `<name>.<version>` names; a 503 while the edge and this function disagree on the version (a deploy in progress). */
-export function templateOf(versioned: string, templates: Record<string, TemplateDefinition>): TemplateDefinition {
-  const [name, version] = versioned.split('.') as [string, string | undefined];
-  const template = Object.hasOwn(templates, name) ? templates[name] : undefined;
-  if (!template || template.version !== version) {
-    const quoted = name.length > 40 ? `${name.slice(0, 40)}…` : name;
-    throw new HttpError(
-      'template_unavailable',
-      `The template "${quoted}" is being deployed; try again shortly.`,
-      `asked ${versioned.slice(0, 80)}, have ${template?.version}`,
-    );
-  }
-  return template;
-}
+export const templateOf = (versioned: string, templates: Record<string, TemplateDefinition>): TemplateDefinition =>
+  deployedVersion(versioned, templates, 'template_unavailable', 'template');
 
 /** The JSON object `fills` (hex of its UTF-8 bytes) holds, its values strings. */
 function decodedFills(fills: string | undefined): Record<string, string> {
