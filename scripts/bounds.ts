@@ -42,6 +42,8 @@ import { cpuSecondsOf } from './bench/proc-stat';
 import { isValidation, measureValidation, peakMb, VALIDATE, VALIDATE_STRIPPING } from './bounds-validator';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
 import { provideSubjectModel } from '../lib/subject-model';
+import { PROJECT_ROOT } from '../lib/project-root';
+import { CARD_SLOT_KEYS, LARGEST_TEMPLATE, largestCardAsk, noiseJpeg } from './bounds-cards';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
   --memory MB   the function's memory size the budgets derive from (default 2048)
@@ -66,6 +68,10 @@ interface Case {
   svg?: OriginConfig['svgPolicy'];
   /** The deployment's fallback image (fallbackImage), answered in place of the case's error. */
   fallback?: () => Promise<Buffer>;
+  /** Other sources the case's asks name (a card's image slots), by key. */
+  others?: Record<string, () => Promise<Buffer>>;
+  /** The deployment's card templates. */
+  templates?: OriginConfig['templateDefinitions'];
 }
 
 /** XML-like text that is no image, at the largest source size: the sniffer must be linear. */
@@ -502,6 +508,25 @@ function paddedJpeg(jpeg: Buffer, bytes: number): Buffer {
  * The upload validator on hostile uploads at the limits (scripts/bounds-validator.ts):
  * each validated as uploaded and, where it carries metadata, with its location stripped.
  */
+/** Side of the noise JPEGs of the largest card: four of them (6.5 MB each) within MAX_SOURCE_BYTES together. */
+const CARD_NOISE_SIDE = 2800;
+const CARD_CASES: Case[] = [
+  {
+    name: 'card: the largest template (2500x1600, 4 noise images, 4 texts of 500 Korean characters)',
+    make: () => noiseJpeg(CARD_NOISE_SIDE),
+    others: Object.fromEntries(CARD_SLOT_KEYS.map((key) => [key, () => noiseJpeg(CARD_NOISE_SIDE)])),
+    templates: { largest: LARGEST_TEMPLATE },
+    asks: [largestCardAsk('format=jpeg'), largestCardAsk('format=png'), largestCardAsk('accept=webp'), largestCardAsk(NEGOTIATED)],
+  },
+  {
+    name: 'card: the largest template over 8192x8192 noise (its images too large together)',
+    make: fullNoise,
+    others: Object.fromEntries(CARD_SLOT_KEYS.map((key) => [key, fullNoise])),
+    templates: { largest: LARGEST_TEMPLATE },
+    asks: [largestCardAsk(NEGOTIATED)],
+  },
+];
+
 const VALIDATOR_CASES: Case[] = [
   { name: 'validator: 8192x8192 JPEG photo', make: () => photo('jpeg'), asks: [VALIDATE, VALIDATE_STRIPPING] },
   {
@@ -649,6 +674,8 @@ async function main() {
 
   // The subject model as the tests have it, named by SUBJECT_MODEL_FILE for the origins measured.
   await provideSubjectModel((line) => console.error(line));
+  // The packaged fonts as the text tests find them, for the cards' texts.
+  process.env.TEXT_FONTS_DIR ??= join(PROJECT_ROOT, '.cache', 'fonts');
   const localStack = await startLocalStack({ log: (line) => console.error(`[localstack] ${line}`) });
   try {
     const s3 = s3Client(localStack.endpoint);
@@ -665,15 +692,24 @@ async function main() {
       ...FALLBACK_CASES,
       ...FACE_CASES,
       ...SUBJECT_CASES,
+      ...CARD_CASES,
       ...VALIDATOR_CASES,
     ]
       .filter((c) => c.name.includes(args.only))
       .entries()) {
       const key = `case-${index}`;
       await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
+      for (const [other, make] of Object.entries(item.others ?? {}))
+        await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: other, Body: await make() }));
       const fallbackImage = item.fallback && join(mkdtempSync(join(tmpdir(), 'bounds-fallback-')), 'fallback.png');
       if (item.fallback && fallbackImage) writeFileSync(fallbackImage, await item.fallback());
-      const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse', fallbackImage });
+      const config = originConfig(buckets, {
+        memorySizeMb,
+        timeBudgetMs,
+        svgPolicy: item.svg ?? 'refuse',
+        fallbackImage,
+        templateDefinitions: item.templates ?? {},
+      });
       for (const ask of item.asks) {
         const row = await measureApart({ endpoint: localStack.endpoint, config, name: item.name, key, ask });
         console.error(`${item.name} ${ask}: ${row.status} ${row.answer} in ${row.ms.toFixed(0)} ms, peak ${row.peakMb.toFixed(0)} MB`);

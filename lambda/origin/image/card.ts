@@ -16,7 +16,7 @@ import { chooseFormat, describeWork, predictBytes, predictSeconds, type Budget, 
 import { encode } from './encoders';
 import { openSource, type SourceInfo } from './input';
 import { CONTENT_TYPES, type EncodedFormat } from './output';
-import { checkText, renderText, textPrice, type RenderedText, type TextSpec } from './text/render';
+import { predictedBox, renderText, textPrice, TextLimitError, type RenderedText, type TextSpec } from './text/render';
 import { transform, type TransformedVariant } from './transform';
 
 /** What the child is given to draw a card: its template, its texts, and its images in the order their bytes follow one another. */
@@ -77,8 +77,9 @@ async function partsPrice(job: CardJob, sources: Buffer[], limits: Limits): Prom
   }
   for (const [name, text] of Object.entries(job.texts)) {
     const slot = job.template.slots[name] as TextSlot;
-    const price = textPrice(textSpec(slot, text, slot.size[1]));
-    seconds += price.seconds * fitRenders(slot.size);
+    const price = textPrice(textSpec(slot, text, largestRendered(slot, text)));
+    // The search's renders, and the last at the smallest size when none fits.
+    seconds += price.seconds * (fitRenders(slot.size) + 1);
     bytes = Math.max(bytes, price.bytes);
   }
   return { seconds, bytes };
@@ -107,6 +108,32 @@ function cardFormat(
   return { format: chooseFormat(work, info, candidates, rest), work };
 }
 
+/**
+ * Whether a size is worth a render: its text's predicted height (lines as
+ * wrapped at the box's width, an estimate) at most twice the box's. What a
+ * fit renders, and so what it is priced at, stays within that area.
+ */
+const worthRendering = (slot: TextSlot, spec: TextSpec) => predictedBox(spec).height <= 2 * slot.box[3];
+
+/** The largest size a fit may render at: the price of each of its renders (fitRenders) is at most this size's. */
+function largestRendered(slot: TextSlot, text: string): number {
+  let size = slot.size[1];
+  while (size > slot.size[0] && !worthRendering(slot, textSpec(slot, text, size))) size = Math.max(slot.size[0], Math.floor(size * 0.9));
+  return size;
+}
+
+/** One render at `size`, or undefined when it cannot fit: predicted far too tall, or over a text limit at that size. */
+async function renderAt(slot: TextSlot, text: string, size: number): Promise<RenderedText | undefined> {
+  const spec = textSpec(slot, text, size);
+  if (size > slot.size[0] && !worthRendering(slot, spec)) return undefined;
+  try {
+    return await renderText(spec);
+  } catch (error) {
+    if (error instanceof TextLimitError && size > slot.size[0]) return undefined;
+    throw error;
+  }
+}
+
 /** The largest size of the slot's range at which its text fits the box (or the smallest, cut to the box). */
 async function fittedText(slot: TextSlot, text: string): Promise<RenderedText> {
   const [, , width, height] = slot.box;
@@ -114,17 +141,14 @@ async function fittedText(slot: TextSlot, text: string): Promise<RenderedText> {
   let best: RenderedText | undefined;
   while (low <= high) {
     const size = Math.floor((low + high + 1) / 2);
-    const spec = textSpec(slot, text, size);
-    checkText(spec);
-    const drawn = await renderText(spec);
-    if (drawn.width <= width && drawn.height <= height) {
+    const drawn = await renderAt(slot, text, size);
+    if (drawn && drawn.width <= width && drawn.height <= height) {
       best = drawn;
       low = size + 1;
-    } else if (size === slot.size[0]) {
-      return drawn; // too large even at the smallest size: cut to the box
     } else high = size - 1;
   }
-  return best as RenderedText;
+  // Too large even at the smallest size: drawn at it, cut to the box.
+  return best ?? ((await renderAt(slot, text, slot.size[0])) as RenderedText);
 }
 
 /** Where a drawn layer of `size` goes in `box`: a contained image centred, a text at the box's top by its alignment. */
