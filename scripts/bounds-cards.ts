@@ -1,11 +1,13 @@
-// The card cases of `npm run bounds` (scripts/bounds.ts): the largest template
+// The card cases of `npm run bounds` (scripts/bounds.ts): an Open Graph card
+// over a large photo; the largest template
 // a deployment may define (a canvas at MAX_CANVAS_PIXELS, MAX_SLOTS slots:
-// four images of large noise and four texts of MAX_TEXT_LENGTH characters
+// four images of large noise and four texts as long as a card's key allows,
 // over the widest size range), filled to its limits and drawn in each format;
 // and the same template filled with sources too large together.
 
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
+import { MAX_CARD_KEY_BYTES } from '../lambda/origin/card-fills';
 import { checkedTemplate, MAX_SIZE_RANGE, MAX_TEXT_LENGTH, type TemplateDefinition } from '../lambda/origin/templates';
 
 /** The source keys the largest card's other image slots name, beside the case's own key. */
@@ -35,20 +37,55 @@ export const LARGEST_TEMPLATE: TemplateDefinition = checkedTemplate(
   ['sans', 'sans-bold'],
 );
 
-/** Korean, whose wide glyphs make the largest render per character, MAX_TEXT_LENGTH of it in words. */
-const LONGEST_TEXT = Array.from({ length: MAX_TEXT_LENGTH }, (_, i) => (i % 6 === 5 ? ' ' : '한')).join('');
-
-/** The canonical ops of the largest card: its template, its fills (the hex of their JSON), then `tail`. */
-export function largestCardAsk(tail: string): string {
+/**
+ * The canonical ops of the largest card: its template, its fills (the hex of
+ * their JSON), then `tail`. Its texts are as long as the key allows (S3's
+ * 1,024 bytes hold the key and the ops, fills included), in words of Latin
+ * letters, which make the most glyphs per byte.
+ */
+export function largestCardAsk(key: string, tail: string): string {
   const fills: Record<string, string> = {};
-  CARD_SLOT_KEYS.forEach((key, index) => {
-    fills[`image${index + 1}`] = key;
+  CARD_SLOT_KEYS.forEach((slotKey, index) => {
+    fills[`image${index + 1}`] = slotKey;
   });
   QUADRANTS.forEach((_, index) => {
-    fills[`text${index}`] = LONGEST_TEXT;
+    fills[`text${index}`] = '';
   });
-  return `template=largest.${LARGEST_TEMPLATE.version},fills=${Buffer.from(JSON.stringify(fills)).toString('hex')},${tail}`;
+  const around = `${key}/template=largest.${LARGEST_TEMPLATE.version},fills=,${tail}`.length;
+  const each = Math.floor((Math.floor((MAX_CARD_KEY_BYTES - around) / 2) - JSON.stringify(fills).length) / QUADRANTS.length);
+  QUADRANTS.forEach((_, index) => {
+    fills[`text${index}`] = Array.from({ length: each }, (_, i) => (i % 8 === 7 ? ' ' : 'Wm'[i % 2])).join('');
+  });
+  return cardAsk('largest', LARGEST_TEMPLATE, fills, tail);
 }
+
+/** The canonical ops of a card of `template` with `fills`, then `tail`. */
+const cardAsk = (name: string, template: TemplateDefinition, fills: Record<string, string>, tail: string) =>
+  `template=${name}.${template.version},fills=${Buffer.from(JSON.stringify(fills)).toString('hex')},${tail}`;
+
+/** The card docs/templates.md shows: a photo on the left half, a bold title on the right. */
+export const OG_TEMPLATE: TemplateDefinition = checkedTemplate(
+  'og',
+  {
+    width: 1200,
+    height: 630,
+    background: '#101828',
+    slots: {
+      photo: { kind: 'image', box: [0, 0, 600, 630], position: 'attention' },
+      title: { kind: 'text', box: [640, 60, 520, 510], font: 'sans-bold', size: [32, 96], colour: '#ffffff', maxLength: 120 },
+    },
+  },
+  ['sans', 'sans-bold'],
+);
+
+/** An Open Graph card's ops with a title of 120 characters. */
+export const ogCardAsk = (tail: string) =>
+  cardAsk(
+    'og',
+    OG_TEMPLATE,
+    { title: 'Summer sale: forty per cent off every lens, bag and tripod in the shop, until Sunday night only. '.padEnd(120, '!') },
+    tail,
+  );
 
 /** A noise JPEG of `side` pixels: four of the largest that fit MAX_SOURCE_BYTES together. */
 export const noiseJpeg = (side: number) =>

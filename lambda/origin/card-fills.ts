@@ -17,7 +17,7 @@ export interface CardFills {
 const CARD_OPS: (keyof Ops)[] = ['template', 'fills', 'quality', 'hdr', 'format', 'accept'];
 
 /** S3's longest key, which a card's variant key must fit in (a web source's with its leading `/`). */
-const MAX_VARIANT_KEY_BYTES = 1023;
+export const MAX_CARD_KEY_BYTES = 1023;
 
 const invalidFill = (message: string) => new HttpError('invalid_fill', message);
 
@@ -101,8 +101,8 @@ export function checkCard(request: CanonicalRequest, templates: Record<string, T
       'invalid_parameter',
       `A card takes no ${other}: its size and looks are its template's (beside template and fills: format and quality).`,
     );
-  if (Buffer.byteLength(`${request.key}/${opsSegment(ops)}`) > MAX_VARIANT_KEY_BYTES)
-    throw invalidFill(`The card's key and fills take more than ${MAX_VARIANT_KEY_BYTES} bytes: shorten its texts.`);
+  if (Buffer.byteLength(`${request.key}/${opsSegment(ops)}`) > MAX_CARD_KEY_BYTES)
+    throw invalidFill(`The card's key and fills take more than ${MAX_CARD_KEY_BYTES} bytes: shorten its texts.`);
   const template = templateOf(ops.template, templates);
   return cardFills(request, template, ops.template.split('.')[0]!);
 }

@@ -77,9 +77,10 @@ async function partsPrice(job: CardJob, sources: Buffer[], limits: Limits): Prom
   }
   for (const [name, text] of Object.entries(job.texts)) {
     const slot = job.template.slots[name] as TextSlot;
-    const price = textPrice(textSpec(slot, text, largestRendered(slot, text)));
-    // The search's renders, and the last at the smallest size when none fits.
-    seconds += price.seconds * (fitRenders(slot.size) + 1);
+    const largest = largestRendered(slot, text);
+    const price = textPrice(textSpec(slot, text, largest));
+    // The search renders no size above `largest`; and once more at the smallest size when none fits.
+    seconds += price.seconds * (fitRenders([slot.size[0], largest]) + 1);
     bytes = Math.max(bytes, price.bytes);
   }
   return { seconds, bytes };
@@ -110,16 +111,21 @@ function cardFormat(
 
 /**
  * Whether a size is worth a render: its text's predicted height (lines as
- * wrapped at the box's width, an estimate) at most twice the box's. What a
+ * wrapped at the box's width, an estimate) at most 1.5 times the box's. What a
  * fit renders, and so what it is priced at, stays within that area.
  */
-const worthRendering = (slot: TextSlot, spec: TextSpec) => predictedBox(spec).height <= 2 * slot.box[3];
+const worthRendering = (slot: TextSlot, spec: TextSpec) => predictedBox(spec).height <= 1.5 * slot.box[3];
 
 /** The largest size a fit may render at: the price of each of its renders (fitRenders) is at most this size's. */
 function largestRendered(slot: TextSlot, text: string): number {
-  let size = slot.size[1];
-  while (size > slot.size[0] && !worthRendering(slot, textSpec(slot, text, size))) size = Math.max(slot.size[0], Math.floor(size * 0.9));
-  return size;
+  let [low, high] = slot.size;
+  // The predicted height grows with the size: the largest worth rendering, found without a render.
+  while (low < high) {
+    const size = Math.ceil((low + high) / 2);
+    if (worthRendering(slot, textSpec(slot, text, size))) low = size;
+    else high = size - 1;
+  }
+  return low;
 }
 
 /** One render at `size`, or undefined when it cannot fit: predicted far too tall, or over a text limit at that size. */
