@@ -79,8 +79,10 @@ async function partsPrice(job: CardJob, sources: Buffer[], limits: Limits): Prom
     const slot = job.template.slots[name] as TextSlot;
     const largest = largestRendered(slot, text);
     const price = textPrice(textSpec(slot, text, largest));
+    // What a render of nothing costs: the font's load, paid once in the process, not by each render.
+    const load = textPrice(textSpec(slot, '', slot.size[0])).seconds;
     // The search renders no size above `largest`; and once more at the smallest size when none fits.
-    seconds += price.seconds * (fitRenders([slot.size[0], largest]) + 1);
+    seconds += load + (price.seconds - load) * (fitRenders([slot.size[0], largest]) + 1);
     bytes = Math.max(bytes, price.bytes);
   }
   return { seconds, bytes };
