@@ -299,7 +299,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   gamma: { kind: 'factor', low: 0.34, high: 3, none: 1 },
   watermark: { aliases: ['wm'], kind: 'named' },
   template: { kind: 'named' },
-  fills: { kind: 'named' },
+  fills: { kind: 'named', none: '' },
   border: { kind: 'border' },
   background: { aliases: ['bg'], kind: 'colour' },
   quality: { aliases: ['q'], kind: 'integer', low: 1, high: 100, auto: true },

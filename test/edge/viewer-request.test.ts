@@ -968,6 +968,7 @@ describe('rejections', () => {
     saturation: ['saturation=-1', '-1', 'a number from 0 to 10 with at most two decimals'],
     gamma: ['gamma=0.3', '0.3', 'a number from 0.34 to 3 with at most two decimals'],
     watermark: ['wm=nope', 'nope', 'one of logo'],
+    template: ['template=nope', 'nope', 'one of og'],
     border: ['border=5,red', 'red', 'a hex colour rgb, rrggbb or rrggbbaa'],
     background: ['bg=%2312345', '#12345', 'a hex colour rgb, rrggbb or rrggbbaa'],
     quality: ['q=101', '101', 'an integer from 1 to 100'],
@@ -977,15 +978,25 @@ describe('rejections', () => {
     format: ['fm=tiff', 'tiff', `one of auto, jpeg, jpg, png, webp, avif, gif, json`],
   };
 
+  // A card's fills are read at the origin, against its template (docs/templates.md): the edge takes any value.
+  const readAtTheOrigin = ['fills'];
+
   it('has a refusal below for every parameter a viewer may give', () => {
-    expect(Object.keys(refusals).sort()).toEqual(VIEWER_PARAMS.map((param) => param.name as string).sort());
+    expect(Object.keys(refusals).sort()).toEqual(
+      VIEWER_PARAMS.map((param) => param.name as string)
+        .filter((name) => !readAtTheOrigin.includes(name))
+        .sort(),
+    );
   });
 
-  // The words come from the store's data, with or without watermarks in it.
-  const withStore = loadEdge({ ...ANY_SIZE, grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' } } });
+  // The words come from the store's data, with or without watermarks and templates in it.
+  const withStore = loadEdge({
+    ...ANY_SIZE,
+    grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' }, templates: { og: '5e6f7a8b' } },
+  });
   for (const [name, [query, value, allowed]] of Object.entries(refusals)) {
     it(`refuses a bad ${name} naming the parameter, the value and what is allowed, with or without watermarks in its data`, async () => {
-      for (const fn of name === 'watermark' ? [withStore] : [withStore, anySize]) {
+      for (const fn of name === 'watermark' || name === 'template' ? [withStore] : [withStore, anySize]) {
         const result = await fn.handler(viewerEvent('/a.jpg', query));
         expectError(result, 400, 'invalid_parameter');
         expect(JSON.parse(answered(result).body.data).message).toBe(`Invalid ${name} "${value}": expected ${allowed}.`);

@@ -294,8 +294,8 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
   fills: {
     value: fc.integer({ min: 1, max: 40 }).chain((n) => hexDigits(2 * n)),
     spell: anyCase,
-    noOps: [],
-    samples: ['7b227469746c65223a224869227d', '7B7D'],
+    noOps: [''],
+    samples: ['7b227469746c65223a224869227d', '7B7D', ''],
     wrongType: [],
     outOfRange: [],
   },
