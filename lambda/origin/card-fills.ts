@@ -101,8 +101,8 @@ export function checkCard(request: CanonicalRequest, templates: Record<string, T
       'invalid_parameter',
       `A card takes no ${other}: its size and looks are its template's (beside template and fills: format and quality).`,
     );
+  const template = templateOf(ops.template, templates);
   if (Buffer.byteLength(`${request.key}/${opsSegment(ops)}`) > MAX_CARD_KEY_BYTES)
     throw invalidFill(`The card's key and fills take more than ${MAX_CARD_KEY_BYTES} bytes: shorten its texts.`);
-  const template = templateOf(ops.template, templates);
   return cardFills(request, template, ops.template.split('.')[0]!);
 }
