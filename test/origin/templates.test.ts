@@ -167,6 +167,16 @@ describe('a signed card', () => {
     expect(await firstLineHeight(long.body)).toBeLessThan(shortLine * 0.8);
   });
 
+  it('is encoded at the quality asked, auto being the format default', async () => {
+    const fills = { title: 'Quality' };
+    const low = await get(signed('photos/beach.jpg', 'og', fills, { format: 'jpeg', quality: 30 }));
+    const high = await get(signed('photos/beach.jpg', 'og', fills, { format: 'jpeg', quality: 95 }));
+    const auto = await get(signed('photos/beach.jpg', 'og', fills, { format: 'jpeg', quality: 'auto' }));
+    expect([low.status, high.status, auto.status]).toEqual([200, 200, 200]);
+    expect(low.body.length).toBeLessThan(auto.body.length);
+    expect(auto.body.length).toBeLessThan(high.body.length);
+  });
+
   it('fills a second image slot from a key, contained in its box', async () => {
     const { status, body } = await get(signed('photos/beach.jpg', 'duo', { right: 'photos/beach.jpg' }, { format: 'png' }));
     expect(status, body.toString().slice(0, 200)).toBe(200);

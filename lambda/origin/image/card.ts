@@ -225,7 +225,7 @@ export async function renderCard(bytes: Buffer, ops: Ops, job: CardJob, limits: 
   const canvas = sharp({ create: { width, height, channels: 4, background: canvasColour(job.template.background, format) } }).composite(
     layers,
   );
-  const body = await encode(canvas, { format }, ops.quality as number | undefined).toBuffer();
+  const body = await encode(canvas, { format }, typeof ops.quality === 'number' ? ops.quality : undefined).toBuffer();
   const predicted = {
     bytes: predictBytes(work, format) + parts.bytes,
     seconds: predictSeconds(work, canvasInfo(job.template), format) + parts.seconds,
