@@ -41,6 +41,7 @@ import { joinUltraHdr } from '../test/support/ultra-hdr';
 import { cpuSecondsOf } from './bench/proc-stat';
 import { isValidation, measureValidation, peakMb, VALIDATE, VALIDATE_STRIPPING } from './bounds-validator';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
+import { provideFonts } from '../lib/fonts';
 import { provideSubjectModel } from '../lib/subject-model';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
@@ -647,8 +648,9 @@ async function main() {
   if (!Number.isInteger(timeBudgetMs) || timeBudgetMs < 1000)
     throw new UsageError(`--budget must be a whole number of ms, at least 1000, not "${args.budget}"`);
 
-  // The subject model as the tests have it, named by SUBJECT_MODEL_FILE for the origins measured.
+  // The subject model and the text fonts as the tests have them, named by SUBJECT_MODEL_FILE and TEXT_FONTS_DIR for the origins measured.
   await provideSubjectModel((line) => console.error(line));
+  await provideFonts((line) => console.error(line));
   const localStack = await startLocalStack({ log: (line) => console.error(`[localstack] ${line}`) });
   try {
     const s3 = s3Client(localStack.endpoint);
