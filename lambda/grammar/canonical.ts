@@ -303,7 +303,13 @@ const opEntries = (ops: UnresolvedOps, params: Param[]): [string, string][] =>
 /** `width=640,accept=avif`, or `original` when there are no ops. */
 export const opsSegment = (ops: UnresolvedOps): string =>
   opEntries(ops, PARAMS)
-    .map((entry) => entry[0] + '=' + entry[1])
+    // A text is percent-encoded, so that its commas and `=` stay within its op; S3 decodes it in the variant's key.
+    .map(
+      (entry) =>
+        entry[0] +
+        '=' +
+        ((typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT) && entry[0] == 'text' ? encodeURIComponent(entry[1]) : entry[1]),
+    )
     .join(',') || ORIGINAL;
 
 export const canonicalUri = (key: string, ops: UnresolvedOps): string => encodeKeyPath(key) + '/' + opsSegment(ops);
@@ -363,18 +369,29 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
     segment === ORIGINAL
       ? []
       : // Ops are comma-separated, and a value may hold commas (`crop=0,0,0.5,0.5`): an op starts at a name and `=`.
-        segment.split(/,(?=[a-z_]+=|$)/).map((op) => {
+        // Values are read decoded, as a viewer's are: a text is percent-encoded there.
+        segment.split(/,(?=[a-z_-]+=|$)/).map((op) => {
           const eq = op.indexOf('=');
-          return [op.slice(0, eq), op.slice(eq + 1)] as [string, string];
+          return [op.slice(0, eq), decodeQueryComponent(op.slice(eq + 1))] as [string, string];
         });
   // Re-serialising refuses aliases, defaults, dpr, format=auto, `accept` beside a format
   // and any other spelling. Presets are a viewer's shorthand: a canonical URI holds their expansion.
   const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes };
   const ops = canonicalOps(parseParams(pairs, canonicalOptions, canonicalParams()).params, canonicalOptions);
-  const canonical = canonicalUri(key, ops);
+  const canonical = encodable(uri, () => canonicalUri(key, ops));
   // `auto` is resolved at the edge, never stored.
   if (canonical !== uri || ops.width === 'auto' || ops.dpr) throw notCanonical(uri);
   return { key, ops: ops as Ops, uri: canonical };
+}
+
+/** `make()`, or not canonical when it cannot percent-encode a text (a lone surrogate, which no URL's bytes decode to). */
+function encodable(uri: string, make: () => string): string {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof URIError) throw notCanonical(uri);
+    throw error;
+  }
 }
 
 function notCanonical(uri: string) {

@@ -105,7 +105,7 @@ describe("a viewer's text", () => {
 
   it('refuses each limit with a 400 naming it', async () => {
     const refusals: [Partial<TextSpec> & { text?: string }, RegExp][] = [
-      [{ text: 'x'.repeat(TEXT_LIMITS.characters + 1) }, /501 characters, over the limit of 500/],
+      [{ text: 'x'.repeat(TEXT_LIMITS.characters + 1) }, /201 characters, over the limit of 200/],
       [
         {
           text: Array(TEXT_LIMITS.lines + 1)
@@ -114,13 +114,13 @@ describe("a viewer's text", () => {
         },
         /21 lines \(predicted\), over the limit of 20/,
       ],
-      [{ text: 'word '.repeat(60), width: 100 }, /lines \(predicted\), over the limit of 20/],
+      [{ text: 'word '.repeat(39), width: 100 }, /lines \(predicted\), over the limit of 20/],
       [{ size: TEXT_LIMITS.maxSize + 1 }, /text size 513 is outside 4 to 512 pixels/],
       [{ size: 3 }, /text size 3 is outside/],
       [{ shadow: TEXT_LIMITS.maxShadow + 1 }, /text shadow 65 is outside 0 to 64 pixels/],
       [{ lineHeight: 4 }, /line height 4 is outside 0.5 to 3/],
       [
-        { text: 'W'.repeat(400), size: 200 },
+        { text: 'W'.repeat(190), size: 400 },
         /would cover \d+ pixels \(predicted from its size, characters and lines\), over the limit of 8000000/,
       ],
       [{ font: 'comic' }, /font "comic" is not one of sans, sans-bold/],

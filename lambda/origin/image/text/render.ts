@@ -50,8 +50,8 @@ export interface RenderedText {
 
 /** The bounds of one render: each exceeded is a 400 naming it (TextLimitError). */
 export const TEXT_LIMITS = {
-  /** Characters (Unicode code points, line breaks included). */
-  characters: 500,
+  /** Characters (Unicode code points, line breaks included): at most 800 bytes of a variant's key, which S3 caps at 1,024. */
+  characters: 200,
   /** Lines, as given and as wrapped (predicted). */
   lines: 20,
   /** Font size in pixels. */
