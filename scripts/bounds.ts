@@ -343,6 +343,18 @@ const OP_CASES: Case[] = [
     ],
   },
   {
+    // The largest texts the limits allow (lambda/origin/image/text/render.ts): 200 characters, each at the largest size
+    // whose predicted area stays within TEXT_LIMITS.area, wrapped within the output, with the largest shadow or none.
+    // On the largest output the text's price makes it a 413; on 4096x4096 it is drawn.
+    name: 'ops, largest: text over a 64x64 noise JPEG enlarged',
+    make: tinyNoise,
+    asks: [
+      `${MAX},enlarge=1,text=${encodeURIComponent('鬱'.repeat(200))},text-size=105,text-shadow=64,format=jpeg`,
+      `width=4096,height=4096,enlarge=1,text=${encodeURIComponent('鬱'.repeat(200))},text-size=105,text-shadow=64,format=jpeg`,
+      `width=4096,height=4096,enlarge=1,text=${'W'.repeat(200)},text-size=140,format=jpeg`,
+    ],
+  },
+  {
     name: 'ops, largest: 8192x8192 CMYK photo',
     make: async () =>
       sharp(await photo('jpeg'))

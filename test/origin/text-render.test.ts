@@ -123,6 +123,7 @@ describe("a viewer's text", () => {
         { text: 'W'.repeat(190), size: 400 },
         /would cover \d+ pixels \(predicted from its size, characters and lines\), over the limit of 8000000/,
       ],
+      [{ text: '\ufdfd'.repeat(40), size: 100 }, /too large to draw/],
       [{ font: 'comic' }, /font "comic" is not one of sans, sans-bold/],
       [{ text: 'a\u0007b' }, /control character \(only a line break is allowed\)/],
     ];
