@@ -41,8 +41,8 @@ import { joinUltraHdr } from '../test/support/ultra-hdr';
 import { cpuSecondsOf } from './bench/proc-stat';
 import { isValidation, measureValidation, peakMb, VALIDATE, VALIDATE_STRIPPING } from './bounds-validator';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
+import { provideFonts } from '../lib/fonts';
 import { provideSubjectModel } from '../lib/subject-model';
-import { PROJECT_ROOT } from '../lib/project-root';
 import { CARD_SLOT_KEYS, LARGEST_TEMPLATE, largestCardAsk, noiseJpeg, OG_TEMPLATE, ogCardAsk } from './bounds-cards';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
@@ -345,6 +345,18 @@ const OP_CASES: Case[] = [
       'width=7744,height=7744,fit=contain,fill=blur,enlarge=1,format=jpeg',
       'width=2760,height=2760,enlarge=1,quality=auto,format=avif',
       'width=7593,height=7593,enlarge=1,brightness=10,contrast=10,saturation=10,gamma=0.34,format=jpeg',
+    ],
+  },
+  {
+    // The largest texts the limits allow (lambda/origin/image/text/render.ts): 200 characters, each at the largest size
+    // whose predicted area stays within TEXT_LIMITS.area, wrapped within the output, with the largest shadow or none.
+    // On the largest output the text's price makes it a 413; on 4096x4096 it is drawn.
+    name: 'ops, largest: text over a 64x64 noise JPEG enlarged',
+    make: tinyNoise,
+    asks: [
+      `${MAX},enlarge=1,text=${encodeURIComponent('鬱'.repeat(200))},text-size=105,text-shadow=64,format=jpeg`,
+      `width=4096,height=4096,enlarge=1,text=${encodeURIComponent('鬱'.repeat(200))},text-size=105,text-shadow=64,format=jpeg`,
+      `width=4096,height=4096,enlarge=1,text=${'W'.repeat(200)},text-size=140,format=jpeg`,
     ],
   },
   {
@@ -681,10 +693,9 @@ async function main() {
   if (!Number.isInteger(timeBudgetMs) || timeBudgetMs < 1000)
     throw new UsageError(`--budget must be a whole number of ms, at least 1000, not "${args.budget}"`);
 
-  // The subject model as the tests have it, named by SUBJECT_MODEL_FILE for the origins measured.
+  // The subject model and the text fonts as the tests have them, named by SUBJECT_MODEL_FILE and TEXT_FONTS_DIR for the origins measured.
   await provideSubjectModel((line) => console.error(line));
-  // The packaged fonts as the text tests find them, for the cards' texts.
-  process.env.TEXT_FONTS_DIR ??= join(PROJECT_ROOT, '.cache', 'fonts');
+  await provideFonts((line) => console.error(line));
   const localStack = await startLocalStack({ log: (line) => console.error(`[localstack] ${line}`) });
   try {
     const s3 = s3Client(localStack.endpoint);

@@ -23,6 +23,7 @@ export const WORDS = {
   choice: 'one of $2',
   boolean: 'true, false, 1 or 0',
   colour: 'a hex colour rgb, rrggbb or rrggbbaa',
+  text: 'no text (this URL form draws none)',
   region: 'x,y,width,height: fractions of the image, the region inside it',
   point: 'x,y: fractions of the image',
   presets: 'one of (no presets are defined)',
@@ -95,7 +96,7 @@ export const invalidParameter = (name: string, value: string, expected: string):
   grammarError('invalid_parameter', say('invalid', name, value.length > MAX_QUOTED ? value.slice(0, MAX_QUOTED) + '…' : value, expected));
 
 /** How a value may be written: each kind's reader, named in the rules. */
-export type KindName = 'integer' | 'number' | 'factor' | 'choice' | 'boolean' | 'colour' | 'region' | 'point' | 'border' | 'named';
+export type KindName = 'integer' | 'number' | 'factor' | 'choice' | 'boolean' | 'colour' | 'region' | 'point' | 'border' | 'named' | 'text';
 
 /**
  * Reads a value: what it reads as, or undefined (NaN for a number) when the
@@ -212,6 +213,12 @@ const KINDS: { [kind in KindName]: Reader } = {
    * its definitions.
    */
   named: (_rule, _name, raw) => raw.toLowerCase(),
+  /**
+   * A viewer's text, any: the origin refuses it for its length or a control
+   * character (lambda/origin/image/text/render.ts), with the precise word the
+   * edge has no room for. The canonical URI holds it percent-encoded (canonical.ts, opsSegment).
+   */
+  text: typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT ? (_rule, _name, raw) => raw : unread,
 };
 
 /** What a parameter that names one of the deployment's presets, watermarks or templates expects: `one of a, b`, or the word that none are defined. */

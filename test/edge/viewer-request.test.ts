@@ -976,10 +976,23 @@ describe('rejections', () => {
     metadata: ['metadata=all', 'all', 'one of none, copyright, keep'],
     hdr: ['hdr=sdr', 'sdr', 'one of keep, drop'],
     format: ['fm=tiff', 'tiff', `one of auto, jpeg, jpg, png, webp, avif, gif, json`],
+    'text-size': ['text-size=513', '513', 'an integer from 4 to 512'],
+    'text-color': ['text-color=white', 'white', 'a hex colour rgb, rrggbb or rrggbbaa'],
+    'text-font': ['text-font=comic', 'comic', 'one of sans, sans-bold'],
+    'text-align': ['text-align=justify', 'justify', 'one of left, center, right'],
+    'text-position': [
+      'text-position=face',
+      'face',
+      'one of center, top, right, bottom, left, top-left, top-right, bottom-left, bottom-right',
+    ],
+    'text-pad': ['text-pad=-1', '-1', 'an integer from 0 to 4096'],
+    'text-shadow': ['text-shadow=65', '65', 'an integer from 0 to 64'],
+    'text-width': ['text-width=0', '0', 'an integer from 1 to 8192'],
   };
 
-  // A card's fills are read at the origin, against its template (docs/templates.md): the edge takes any value.
-  const readAtTheOrigin = ['fills'];
+  // Read at the origin, which refuses them: a card's fills against its template (docs/templates.md), any text
+  // for its length or a control character (text-render.test.ts).
+  const readAtTheOrigin = ['fills', 'text'];
 
   it('has a refusal below for every parameter a viewer may give', () => {
     expect(Object.keys(refusals).sort()).toEqual(

@@ -240,7 +240,7 @@ describe('empty values', () => {
     // Negotiated, as at the edge: a watermark's name is checked when its version is added.
     const error = errorOf(`${name}=`, options, { accept: '' });
     expect(error.code).toBe('invalid_parameter');
-    expect(error.message).toMatch(/^Invalid [a-z_]+ "": expected .+\.$/);
+    expect(error.message).toMatch(/^Invalid [a-z_-]+ "": expected .+\.$/);
   });
 
   it.each(['grayscale', 'flip', 'width'])('a bare %s (no "=") is a 400 too', (name) => {

@@ -50,8 +50,8 @@ export interface RenderedText {
 
 /** The bounds of one render: each exceeded is a 400 naming it (TextLimitError). */
 export const TEXT_LIMITS = {
-  /** Characters (Unicode code points, line breaks included). */
-  characters: 500,
+  /** Characters (Unicode code points, line breaks included): at most 800 bytes of a variant's key, which S3 caps at 1,024. */
+  characters: 200,
   /** Lines, as given and as wrapped (predicted). */
   lines: 20,
   /** Font size in pixels. */
@@ -79,16 +79,21 @@ export class TextLimitError extends HttpError {
 }
 
 /**
- * What a render's size is predicted from, per font size: a character at most
- * WIDE em across when wide (CJK, Hangul, emoji) and NARROW em otherwise
- * (Noto Sans' widest letters are under 1 em), a line at most LINE em high
- * (Noto's CJK and Arabic fonts' natural line is under 1.5 em).
+ * What a render's size is predicted from, per font size, measured with the
+ * packaged fonts: a character at most NARROW em across (Noto Sans' widest
+ * letters are under 1 em, a missing glyph's box 1.2), WIDE when wide (CJK,
+ * Hangul, emoji: at most 1.3), VAST for the few far wider (Arabic's ligature
+ * ﷽ is 9.7 em, the three-em dash 2.8); a line at most LINE em high (Noto's
+ * CJK and Arabic fonts' natural line is under 1.5 em).
  */
-const EM = { narrow: 1, wide: 1.3, line: 1.5, wrapNarrow: 0.6 } as const;
+const EM = { narrow: 1.2, wide: 1.3, vast: 10, line: 1.5, wrapNarrow: 0.6 } as const;
 
 /** Code points drawn about 1 em wide or more: Hangul, CJK, kana, full-width forms, emoji and other symbols past the BMP. */
 const WIDE =
   /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]|[\ud800-\udbff]/;
+
+/** Code points drawn several em wide: the two- and three-em dashes, Arabic's widest ligatures (ﷺ ﷻ ﷽). */
+const VAST = /[\u2e3a\u2e3b\ufdfa\ufdfb\ufdfd]/;
 
 /** Control characters other than a line break, which Pango would draw as boxes or drop. */
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
@@ -100,9 +105,9 @@ const refuse = (limit: TextLimit, message: string): never => {
 /** The text's lines as given, each as its characters (code points). */
 const linesOf = (text: string) => text.split('\n').map((line) => [...line]);
 
-/** A line's width in em: an upper bound (`bound`), or the usual width of its letters, for wrapping's estimate. */
+/** A line's width in em: an upper bound (`narrow` at its most), or the usual width of its letters, for wrapping's estimate. */
 const emWidth = (characters: string[], narrow: number) =>
-  characters.reduce((sum, character) => sum + (WIDE.test(character) ? EM.wide : narrow), 0);
+  characters.reduce((sum, character) => sum + (VAST.test(character) ? EM.vast : WIDE.test(character) ? EM.wide : narrow), 0);
 
 /** The render's predicted box before any shadow: its width, an upper bound, and its lines as given and wrapped (an estimate). */
 export function predictedBox(spec: TextSpec): { width: number; height: number; lines: number } {
@@ -186,7 +191,7 @@ async function glyphMask(spec: TextSpec): Promise<{ data: Buffer; width: number;
   if (missing.length) throw new HttpError('internal_error', 'The text fonts are missing.', `Missing in ${folder}: ${missing.join(', ')}`);
   const lineHeight = spec.lineHeight ?? 1;
   const markup = lineHeight === 1 ? escapeMarkup(spec.text) : `<span line_height="${lineHeight}">${escapeMarkup(spec.text)}</span>`;
-  const { data, info } = await sharp({
+  const drawn = sharp({
     text: {
       text: markup,
       font: fontDescription(spec),
@@ -199,6 +204,10 @@ async function glyphMask(spec: TextSpec): Promise<{ data: Buffer; width: number;
     .extractChannel(0)
     .raw()
     .toBuffer({ resolveWithObject: true });
+  // Within the limits a render fails only past cairo's largest surface (32,767 pixels a side): the text's fault.
+  const { data, info } = await drawn.catch((error: Error) => {
+    throw new TextLimitError('area', `The text is too large to draw (${error.message.split('\n')[0]}).`);
+  });
   return { data, width: info.width, height: info.height };
 }
 
