@@ -3,7 +3,7 @@
 // Every refusal is a precise 4xx before any source is read; an origin that
 // does not have the version the URI names says so, as for a watermark.
 
-import { isGrammarError, opsSegment, validateKey, type CanonicalRequest, type Ops } from '../grammar';
+import { invalidParameter, isGrammarError, oneOf, opsSegment, validateKey, type CanonicalRequest, type Ops } from '../grammar';
 import { deployedVersion, HttpError } from './errors';
 import { keySlot, type TemplateDefinition } from './templates';
 
@@ -101,6 +101,9 @@ export function checkCard(request: CanonicalRequest, templates: Record<string, T
       'invalid_parameter',
       `A card takes no ${other}: its size and looks are its template's (beside template and fills: format and quality).`,
     );
+  // Without templates the edge leaves the name as it is (lib/edge-function.ts): refused here in its words.
+  if (Object.keys(templates).length === 0)
+    throw new HttpError('invalid_parameter', invalidParameter('template', ops.template, oneOf('', 'templates')).message);
   const template = templateOf(ops.template, templates);
   if (Buffer.byteLength(`${request.key}/${opsSegment(ops)}`) > MAX_CARD_KEY_BYTES)
     throw invalidFill(`The card's key and fills take more than ${MAX_CARD_KEY_BYTES} bytes: shorten its texts.`);

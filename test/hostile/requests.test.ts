@@ -59,7 +59,7 @@ interface ParamSpec {
   emptyIsValid: boolean;
   /** The handler's answer to a value it does not read, given once. */
   badValueAtOrigin: Expected;
-  /** Where a value it does not read is refused: a card's fills pass the edge, which reads no template's slots (docs/templates.md). */
+  /** Where a value it does not read is refused: a text's, and a card's, pass the edge (docs/text.md, docs/templates.md). */
   valueRefusedAt: 'edge' | 'origin';
 }
 
@@ -68,8 +68,6 @@ interface ParamSpec {
  * (they are deployed apart): it answers 503, to retry (test/origin/watermark.test.ts).
  */
 const WATERMARK_UNAVAILABLE = { status: 503, code: 'watermark_unavailable' } as const;
-/** The same for a card template's name (test/origin/templates.test.ts). */
-const TEMPLATE_UNAVAILABLE = { status: 503, code: 'template_unavailable' } as const;
 
 /** Every parameter a viewer may give, from the tests' parameter table, and the preset. */
 const PARAMS: ParamSpec[] = [
@@ -80,8 +78,10 @@ const PARAMS: ParamSpec[] = [
     wrongType,
     outOfRange,
     emptyIsValid: samples.includes(''),
-    badValueAtOrigin: name === 'watermark' ? WATERMARK_UNAVAILABLE : name === 'template' ? TEMPLATE_UNAVAILABLE : INVALID_PARAMETER,
-    valueRefusedAt: name === 'fills' ? ('origin' as const) : ('edge' as const),
+    badValueAtOrigin: name === 'watermark' ? WATERMARK_UNAVAILABLE : INVALID_PARAMETER,
+    // The edge reads any text, and a card's fills; a deployment without card templates (this one) leaves their
+    // names to its origin too. The origin refuses a text too long or with a control character, the rest as it does.
+    valueRefusedAt: ['text', 'fills', 'template'].includes(name) ? ('origin' as const) : ('edge' as const),
   })),
   {
     name: 'preset',
