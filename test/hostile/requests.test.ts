@@ -59,6 +59,8 @@ interface ParamSpec {
   emptyIsValid: boolean;
   /** The handler's answer to a value it does not read, given once. */
   badValueAtOrigin: Expected;
+  /** Whether the edge reads any value (a text): the origin refuses one too long or with a control character. */
+  anyValueAtEdge?: boolean;
 }
 
 /**
@@ -77,6 +79,7 @@ const PARAMS: ParamSpec[] = [
     outOfRange,
     emptyIsValid: samples.includes(''),
     badValueAtOrigin: name === 'watermark' ? WATERMARK_UNAVAILABLE : INVALID_PARAMETER,
+    anyValueAtEdge: name === 'text',
   })),
   {
     name: 'preset',
@@ -93,13 +96,20 @@ const enc = encodeURIComponent;
 
 function paramRows(spec: ParamSpec): Row[] {
   const { name, alias, valid } = spec;
-  const bad = (why: string, viewerQuery: string, canonicalOps: string, origin: Expected = spec.badValueAtOrigin): Row => ({
+  const bad = (
+    why: string,
+    viewerQuery: string,
+    canonicalOps: string,
+    origin: Expected = spec.badValueAtOrigin,
+    at: 'edge' | 'origin' = 'edge',
+  ): Row => ({
     name: `${name}: ${why}`,
     viewer: `${OK_PATH}?${viewerQuery}`,
     canonical: `${OK_PATH}/${canonicalOps}`,
-    edge: { ...INVALID_PARAMETER, at: 'edge' },
+    edge: { ...INVALID_PARAMETER, at },
     origin,
   });
+  const valueAt = spec.anyValueAtEdge ? 'origin' : 'edge';
   const rows: Row[] = [
     ...spec.wrongType.map((value) => bad(`wrong type ${JSON.stringify(value)}`, `${alias}=${enc(value)}`, `${name}=${enc(value)}`)),
     ...spec.outOfRange.map((value) => bad(`out of range ${value}`, `${alias}=${enc(value)}`, `${name}=${enc(value)}`)),
@@ -111,9 +121,9 @@ function paramRows(spec: ParamSpec): Row[] {
           // A name with no `=` at all: the handler reads the last character as a separator, never as a value.
           bad('bare, with no =', alias, name, NOT_CANONICAL),
         ]),
-    bad('10 KB of digits', `${alias}=${'9'.repeat(TEN_KB)}`, `${name}=${'9'.repeat(TEN_KB)}`),
-    bad('10 KB of letters', `${alias}=${'a'.repeat(TEN_KB)}`, `${name}=${'a'.repeat(TEN_KB)}`),
-    bad('a NUL', `${alias}=${valid}%00`, `${name}=${valid}%00`),
+    bad('10 KB of digits', `${alias}=${'9'.repeat(TEN_KB)}`, `${name}=${'9'.repeat(TEN_KB)}`, spec.badValueAtOrigin, valueAt),
+    bad('10 KB of letters', `${alias}=${'a'.repeat(TEN_KB)}`, `${name}=${'a'.repeat(TEN_KB)}`, spec.badValueAtOrigin, valueAt),
+    bad('a NUL', `${alias}=${valid}%00`, `${name}=${valid}%00`, spec.badValueAtOrigin, valueAt),
   ];
   if (alias !== name)
     rows.push(
