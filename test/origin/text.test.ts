@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalRequest, DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri, splitQuery, type Ops } from '../../lambda/grammar';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { budgetFor } from '../../lambda/origin/image/budget';
+import { escapeMarkup } from '../../lambda/origin/image/text/render';
 import { transform } from '../../lambda/origin/image/transform';
 import { animatedGif } from '../support/images';
 import { drawnDirectly, inkBox, inkOnly } from '../support/text';
@@ -48,11 +49,12 @@ describe('text through the transform', () => {
     expect(off).toBeLessThanOrEqual(1);
   });
 
-  it('draws markup as written: `<b>x</b>&amp;` is its escaped literal', async () => {
-    const out = await run(await white(500, 100), `text=${encodeURIComponent('<b>x</b>&amp;')}&text-size=40&format=png`);
+  it('draws markup as written: `<b>x<i>&amp;<span foreground="red">` is its escaped literal (a "/" is refused below)', async () => {
+    const markup = '<b>x<i>&amp;<span foreground="red">';
+    const out = await run(await white(900, 100), `text=${encodeURIComponent(markup)}&text-size=40&format=png`);
     const ours = await inkOnly(await inkOf(out.body));
-    const literal = await drawnDirectly('&lt;b&gt;x&lt;/b&gt;&amp;amp;', 'NotoSans_400Regular.ttf', 'Noto Sans');
-    expect(ours.width).toBe(literal.width);
+    const literal = await drawnDirectly(escapeMarkup(markup), 'NotoSans_400Regular.ttf', 'Noto Sans');
+    expect([ours.width, ours.height]).toEqual([literal.width, literal.height]);
   });
 
   it('places the box at its position, its pad from the edges, inside a border', async () => {
@@ -107,6 +109,7 @@ describe('text through the transform', () => {
       ['text=a%07b', /control character/],
       [`text=${'W'.repeat(190)}&text-size=400`, /over the limit of 8000000/],
       [`text=${Array(21).fill('a').join('%0A')}`, /21 lines \(predicted\), over the limit of 20/],
+      ['text=50%2F50', /contains a "\/", which a variant's key cannot hold/],
     ];
     for (const [query, message] of refusals) {
       const refusal = run(await white(50, 50), query);
