@@ -284,7 +284,7 @@ describe('imageUrl', () => {
     expect(() => imageUrl(BASE, 'a.jpg', { constructor: 1 } as ImageParams)).toThrow(/Unknown image parameter "constructor"/);
     // The edge writes accept from the Accept header; a page cannot choose it.
     expect(() => imageUrl(BASE, 'a.jpg', { accept: 'avif' } as ImageParams)).toThrow(
-      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, fp, enlarge, rotate, flip, flop, trim, crop, segment, grayscale, blur, sharpen, brightness, contrast, saturation, gamma, watermark, border, background, quality, max_bytes, metadata, hdr, format, preset\.$/,
+      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, fp, enlarge, rotate, flip, flop, trim, crop, segment, grayscale, blur, sharpen, brightness, contrast, saturation, gamma, watermark, text, text-size, text-color, text-font, text-align, text-position, text-pad, text-shadow, text-width, border, background, quality, max_bytes, metadata, hdr, format, preset\.$/,
     );
     expect(() => imageUrl(BASE, 'a.jpg', { sig: 'x' } as ImageParams)).toThrow(/signedImageUrl/);
     for (const base of [
