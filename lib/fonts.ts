@@ -17,12 +17,14 @@ import {
   downloadPinned,
   holds,
   PinnedFileError,
+  provideInEnvironment,
   scriptCommand,
   startedAs,
   verified,
   writeAtomically,
   type PinnedFile,
   type PinnedMember,
+  type ProvideOptions,
 } from './pinned-files';
 import { PROJECT_ROOT } from './project-root';
 
@@ -219,30 +221,15 @@ export async function copyFonts(folder: string): Promise<void> {
   for (const [file] of FONT_PACKAGES.flatMap(pinnedFiles)) copyFileSync(join(cache, file), join(into, file));
 }
 
-/** The bytes the fonts add to the bundle (fonts and licences). */
-export const FONTS_BYTES = FONT_PACKAGES.flatMap(pinnedFiles).reduce((sum, [, pin]) => sum + pin.bytes, 0);
-
 /**
  * For the tests and the emulator: the fonts cached, and TEXT_FONTS_DIR naming
- * their folder (transform children inherit the environment), unless it is set
- * already. In CI a failure throws; elsewhere `warn` is told why, and only text fails.
+ * their folder, unless it is set already (provideInEnvironment).
  */
-export async function provideFonts(
-  warn: (line: string) => void,
-  {
-    ci = process.env.CI === 'true',
-    folder = FONTS_CACHE,
-    download = fetch,
-  }: { ci?: boolean; folder?: string; download?: typeof fetch } = {},
-): Promise<void> {
-  if (process.env[TEXT_FONTS_ENV]) return;
-  try {
-    process.env[TEXT_FONTS_ENV] = await ensureFonts(folder, download);
-  } catch (error) {
-    if (ci || !(error instanceof PinnedFileError)) throw error;
-    warn(`The text fonts are missing, so text overlays will fail: ${error.message}`);
-  }
-}
+export const provideFonts = (warn: (line: string) => void, options: ProvideOptions = {}): Promise<void> =>
+  provideInEnvironment(TEXT_FONTS_ENV, ensureFonts, 'The text fonts are missing, so text overlays will fail', warn, {
+    folder: FONTS_CACHE,
+    ...options,
+  });
 
 /** This module's file: a .ts source in a checkout (run by tsx), compiled .js in the installed package. */
 const THIS_FILE = fileURLToPath(import.meta.url);

@@ -96,3 +96,32 @@ export function startedAs(file: string, command = process.argv[1]): boolean {
     return false;
   }
 }
+
+/** Where to cache a pinned file, how to fetch it, and whether a failure throws (in CI) or warns. */
+export interface ProvideOptions {
+  ci?: boolean;
+  folder?: string;
+  download?: typeof fetch;
+}
+
+/**
+ * For the tests and the emulator: `variable` set to what `ensure` returns
+ * (a path in `folder`, the cache), unless it is set already; transform
+ * children inherit the environment. In CI a failure throws; elsewhere `warn`
+ * is told `missing` and why, and only what needs the file fails.
+ */
+export async function provideInEnvironment(
+  variable: string,
+  ensure: (folder: string, download: typeof fetch) => Promise<string>,
+  missing: string,
+  warn: (line: string) => void,
+  { ci = process.env.CI === 'true', folder, download = fetch }: ProvideOptions & { folder: string },
+): Promise<void> {
+  if (process.env[variable]) return;
+  try {
+    process.env[variable] = await ensure(folder, download);
+  } catch (error) {
+    if (ci || !(error instanceof PinnedFileError)) throw error;
+    warn(`${missing}: ${error.message}`);
+  }
+}

@@ -18,11 +18,13 @@ import {
   holds,
   PinnedFileError,
   pinnedBytes,
+  provideInEnvironment,
   scriptCommand,
   startedAs,
   verified,
   writeAtomically,
   type PinnedMember,
+  type ProvideOptions,
 } from './pinned-files';
 import { PROJECT_ROOT } from './project-root';
 
@@ -213,26 +215,16 @@ export async function copySubjectModel(folder: string): Promise<void> {
 
 /**
  * For the tests and the emulator: the model cached, and SUBJECT_MODEL_FILE
- * naming it (transform children inherit the environment), unless it is set
- * already. In CI a failure throws; elsewhere `warn` is told why, and only
- * what needs the model fails.
+ * naming it, unless it is set already (provideInEnvironment).
  */
-export async function provideSubjectModel(
-  warn: (line: string) => void,
-  {
-    ci = process.env.CI === 'true',
-    folder = SUBJECT_MODEL_CACHE,
-    download = fetch,
-  }: { ci?: boolean; folder?: string; download?: typeof fetch } = {},
-): Promise<void> {
-  if (process.env[SUBJECT_MODEL_ENV]) return;
-  try {
-    process.env[SUBJECT_MODEL_ENV] = (await ensureSubjectModel(folder, download)).model;
-  } catch (error) {
-    if (ci || !(error instanceof PinnedFileError)) throw error;
-    warn(`The subject model is missing, so position=auto and segment=foreground will fail: ${error.message}`);
-  }
-}
+export const provideSubjectModel = (warn: (line: string) => void, options: ProvideOptions = {}): Promise<void> =>
+  provideInEnvironment(
+    SUBJECT_MODEL_ENV,
+    async (folder, download) => (await ensureSubjectModel(folder, download)).model,
+    'The subject model is missing, so position=auto and segment=foreground will fail',
+    warn,
+    { folder: SUBJECT_MODEL_CACHE, ...options },
+  );
 
 /** This module's file: a .ts source in a checkout (run by tsx), compiled .js in the installed package. */
 const THIS_FILE = fileURLToPath(import.meta.url);

@@ -372,10 +372,11 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
     segment === ORIGINAL
       ? []
       : // Ops are comma-separated, and a value may hold commas (`crop=0,0,0.5,0.5`): an op starts at a name and `=`.
-        // Values are read decoded, as a viewer's are: a text is percent-encoded there.
+        // A text is percent-encoded there (opsSegment): it is read decoded, as a viewer's is.
         segment.split(/,(?=[a-z_-]+=|$)/).map((op) => {
           const eq = op.indexOf('=');
-          return [op.slice(0, eq), decodeQueryComponent(op.slice(eq + 1))] as [string, string];
+          const value = op.slice(eq + 1);
+          return [op.slice(0, eq), op.slice(0, eq) === 'text' ? decodeQueryComponent(value) : value] as [string, string];
         });
   // Re-serialising refuses aliases, defaults, dpr, format=auto, `accept` beside a format
   // and any other spelling. Presets are a viewer's shorthand: a canonical URI holds their expansion.

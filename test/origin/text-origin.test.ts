@@ -44,7 +44,7 @@ const edgeUri = (key: string, query: string) => canonicalRequest(`/${key}`, spli
 
 describe('a text through the handler', () => {
   it('is drawn over the watermark, inside the border, and kept under the decoded key', async () => {
-    const text = 'Sale, 50% off = €20 / 안녕';
+    const text = 'Sale, 50% off = €20 ∕ 안녕';
     const uri = edgeUri(
       'card.png',
       `text=${encodeURIComponent(text)}&text-size=60&text-position=top-left&wm=logo&border=5,000000&format=png`,

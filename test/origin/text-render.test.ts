@@ -6,12 +6,12 @@
 
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { fontsFolder, TEXT_FONTS_ENV } from '../../lambda/origin/image/text/fonts';
+import { TEXT_FONTS_ENV } from '../../lambda/origin/image/text/fonts';
 import { renderText, TEXT_LIMITS, TextLimitError, type TextSpec } from '../../lambda/origin/image/text/render';
 import { FONTS_CACHE } from '../../lib/fonts';
+import { drawnDirectly, inkOnly } from '../support/text';
 
 const BLACK = { r: 0, g: 0, b: 0, alpha: 1 };
 const spec = (text: string, more: Partial<TextSpec> = {}): TextSpec => ({
@@ -30,27 +30,9 @@ const alphaOf = ({ data, width, height }: { data: Buffer; width: number; height:
     .raw()
     .toBuffer();
 
-/** `markup` drawn directly by sharp with one font file and family, at 40 px: its coverage, trimmed to the ink. */
-async function direct(markup: string, file: string, family: string) {
-  const mask = await sharp({ text: { text: markup, font: `${family} 40`, fontfile: join(fontsFolder(), file), dpi: 72 } })
-    .extractChannel(0)
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return trimmed(mask.data, mask.info.width, mask.info.height);
-}
-
-/** Coverage trimmed to its ink: the same glyphs compare equal whatever the line box around them. */
-async function trimmed(data: Buffer, width: number, height: number) {
-  const { data: out, info } = await sharp(data, { raw: { width, height, channels: 1 } })
-    .trim({ background: '#000000', threshold: 0 })
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { data: out, width: info.width, height: info.height };
-}
-
 async function renderedInk(text: string, more: Partial<TextSpec> = {}) {
   const rendered = await renderText(spec(text, more));
-  return trimmed(await alphaOf(rendered), rendered.width, rendered.height);
+  return inkOnly({ data: await alphaOf(rendered), width: rendered.width, height: rendered.height });
 }
 
 describe('each script, drawn with its packaged font', () => {
@@ -65,7 +47,7 @@ describe('each script, drawn with its packaged font', () => {
 
   it.each(cases)('%s: the pixels equal the font file drawn directly by sharp', async (_script, text, file, family) => {
     const ours = await renderedInk(text);
-    const theirs = await direct(text, file, family);
+    const theirs = await drawnDirectly(text, file, family);
     expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
     expect(ours.data.equals(theirs.data)).toBe(true);
   });
@@ -96,10 +78,10 @@ describe("a viewer's text", () => {
   it('draws markup characters as themselves: `<b>x</b>&amp;` is as wide as its escaped literal, not as a bold x&', async () => {
     const literal = '<b>x</b>&amp;';
     const ours = await renderedInk(literal);
-    const escaped = await direct('&lt;b&gt;x&lt;/b&gt;&amp;amp;', 'NotoSans_400Regular.ttf', 'Noto Sans');
+    const escaped = await drawnDirectly('&lt;b&gt;x&lt;/b&gt;&amp;amp;', 'NotoSans_400Regular.ttf', 'Noto Sans');
     expect(ours.width).toBe(escaped.width);
     expect(ours.data.equals(escaped.data)).toBe(true);
-    const interpreted = await direct('<b>x</b>&amp;', 'NotoSans_700Bold.ttf', 'Noto Sans');
+    const interpreted = await drawnDirectly('<b>x</b>&amp;', 'NotoSans_700Bold.ttf', 'Noto Sans');
     expect(ours.width).toBeGreaterThan(2 * interpreted.width);
   });
 

@@ -4,15 +4,15 @@
 // written; placement, pads, the border, wrapping, every output format, an
 // animation's first frame; and each limit a 400 when the step is priced.
 
-import { join } from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { canonicalRequest, DEFAULT_GRAMMAR_OPTIONS, parseCanonicalUri, splitQuery, type Ops } from '../../lambda/grammar';
 import { DEFAULT_LIMITS } from '../../lambda/origin/config';
 import { budgetFor } from '../../lambda/origin/image/budget';
-import { fontsFolder } from '../../lambda/origin/image/text/fonts';
+import { escapeMarkup } from '../../lambda/origin/image/text/render';
 import { transform } from '../../lambda/origin/image/transform';
 import { animatedGif } from '../support/images';
+import { drawnDirectly, inkBox, inkOnly } from '../support/text';
 
 /** The ops a viewer's query makes, through the canonical URI the origin parses. */
 const opsOf = (query: string): Ops =>
@@ -31,37 +31,6 @@ async function inkOf(image: Buffer) {
   return { data, width: info.width, height: info.height };
 }
 
-/** Where the ink is: its bounding box, from a coverage image. */
-function inkBox({ data, width, height }: { data: Buffer; width: number; height: number }) {
-  let [left, top, right, bottom] = [width, height, -1, -1];
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      if (data[y * width + x]! > 0)
-        [left, top, right, bottom] = [Math.min(left, x), Math.min(top, y), Math.max(right, x), Math.max(bottom, y)];
-    }
-  }
-  return { left, top, width: right - left + 1, height: bottom - top + 1 };
-}
-
-/** A coverage image cut to its ink. */
-async function trimmed(coverage: { data: Buffer; width: number; height: number }) {
-  const box = inkBox(coverage);
-  const { data, info } = await sharp(coverage.data, { raw: { width: coverage.width, height: coverage.height, channels: 1 } })
-    .extract(box)
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
-
-/** `markup` drawn directly by sharp at 40 px with one font file: its coverage cut to its ink. */
-async function direct(markup: string, file: string, family: string) {
-  const { data, info } = await sharp({ text: { text: markup, font: `${family} 40`, fontfile: join(fontsFolder(), file), dpi: 72 } })
-    .extractChannel(0)
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return trimmed({ data, width: info.width, height: info.height });
-}
-
 describe('text through the transform', () => {
   const cases = [
     ['Latin', 'Pack my box with five dozen', 'NotoSans_400Regular.ttf', 'Noto Sans'],
@@ -72,19 +41,20 @@ describe('text through the transform', () => {
 
   it.each(cases)('%s, black on white in a PNG, is the font drawn directly, pixel for pixel', async (_script, text, file, family) => {
     const out = await run(await white(700, 160), `text=${encodeURIComponent(text)}&text-size=40&format=png`);
-    const ours = await trimmed(await inkOf(out.body));
-    const theirs = await direct(text, file, family);
+    const ours = await inkOnly(await inkOf(out.body));
+    const theirs = await drawnDirectly(text, file, family);
     expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
     // Black at alpha a over white is 255 - a, rounded once.
     const off = ours.data.reduce((most, value, i) => Math.max(most, Math.abs(value - theirs.data[i]!)), 0);
     expect(off).toBeLessThanOrEqual(1);
   });
 
-  it('draws markup as written: `<b>x</b>&amp;` is its escaped literal', async () => {
-    const out = await run(await white(500, 100), `text=${encodeURIComponent('<b>x</b>&amp;')}&text-size=40&format=png`);
-    const ours = await trimmed(await inkOf(out.body));
-    const literal = await direct('&lt;b&gt;x&lt;/b&gt;&amp;amp;', 'NotoSans_400Regular.ttf', 'Noto Sans');
-    expect(ours.width).toBe(literal.width);
+  it('draws markup as written: `<b>x<i>&amp;<span foreground="red">` is its escaped literal (a "/" is refused below)', async () => {
+    const markup = '<b>x<i>&amp;<span foreground="red">';
+    const out = await run(await white(900, 100), `text=${encodeURIComponent(markup)}&text-size=40&format=png`);
+    const ours = await inkOnly(await inkOf(out.body));
+    const literal = await drawnDirectly(escapeMarkup(markup), 'NotoSans_400Regular.ttf', 'Noto Sans');
+    expect([ours.width, ours.height]).toEqual([literal.width, literal.height]);
   });
 
   it('places the box at its position, its pad from the edges, inside a border', async () => {
@@ -139,6 +109,7 @@ describe('text through the transform', () => {
       ['text=a%07b', /control character/],
       [`text=${'W'.repeat(190)}&text-size=400`, /over the limit of 8000000/],
       [`text=${Array(21).fill('a').join('%0A')}`, /21 lines \(predicted\), over the limit of 20/],
+      ['text=50%2F50', /contains a "\/", which a variant's key cannot hold/],
     ];
     for (const [query, message] of refusals) {
       const refusal = run(await white(50, 50), query);

@@ -5,12 +5,19 @@
 // is priced, before anything is decoded.
 
 import type { Ops } from '../../../grammar';
-import { checkText, renderText, textPrice, type TextAlign, type TextSpec } from '../text/render';
+import { checkText, renderText, TextLimitError, textPrice, type TextAlign, type TextSpec } from '../text/render';
 import { drawOver } from './composition';
 import { FREE, perMegapixel, rgba, type Step } from './context';
 
 /** CPU seconds per megapixel of the output: the text composited over it. */
 const RATES = { composite: 0.1 };
+
+/**
+ * Why a text may not hold a `/`: S3 decodes the canonical URI into the
+ * variant's key, where a `/` would start a segment, and the variant of one
+ * source could take the key of another's (`a` with `text=x/width=5` is `a/text=x`'s `width=5`).
+ */
+const SLASH = 'The text contains a "/", which a variant\'s key cannot hold: write "∕" (U+2215, division slash) instead.';
 
 /** The grammar's alignment words to the render's (Pango's `centre`). */
 const ALIGNS: { [word: string]: TextAlign } = { left: 'left', center: 'centre', right: 'right' };
@@ -34,6 +41,7 @@ export const textStep: Step = {
   price: ({ ops, outputPixels }) => {
     if (!ops.text) return FREE;
     // Refused here, before the decode: the wrap width is the one asked for (the image's may add lines, checked again when drawn).
+    if (ops.text.includes('/')) throw new TextLimitError('slash', SLASH);
     const spec = textSpecOf(ops);
     checkText(spec);
     const render = textPrice(spec);

@@ -71,7 +71,7 @@ export type TextLimit = keyof typeof TEXT_LIMITS;
 /** A spec beyond TEXT_LIMITS, or not drawable: a 400 whose message names the limit. */
 export class TextLimitError extends HttpError {
   constructor(
-    readonly limit: TextLimit | 'font' | 'control',
+    readonly limit: TextLimit | 'font' | 'control' | 'slash',
     message: string,
   ) {
     super('invalid_parameter', message);
