@@ -130,9 +130,9 @@ function paramRows(spec: ParamSpec): Row[] {
           // A name with no `=` at all: the handler reads the last character as a separator, never as a value.
           bad('bare, with no =', alias, name, NOT_CANONICAL),
         ]),
-    bad('10 KB of digits', `${alias}=${'9'.repeat(TEN_KB)}`, `${name}=${'9'.repeat(TEN_KB)}`)
-    bad('10 KB of letters', `${alias}=${'a'.repeat(TEN_KB)}`, `${name}=${'a'.repeat(TEN_KB)}`)
-    bad('a NUL', `${alias}=${valid}%00`, `${name}=${valid}%00`)
+    bad('10 KB of digits', `${alias}=${'9'.repeat(TEN_KB)}`, `${name}=${'9'.repeat(TEN_KB)}`),
+    bad('10 KB of letters', `${alias}=${'a'.repeat(TEN_KB)}`, `${name}=${'a'.repeat(TEN_KB)}`),
+    bad('a NUL', `${alias}=${valid}%00`, `${name}=${valid}%00`),
   ];
   if (alias !== name)
     rows.push(
