@@ -1,11 +1,10 @@
-// The URL parameters of the contract: one declarative record each (aliases,
-// the kind of value, its bounds or choices, whether a viewer may give it),
-// which is data (the edge function reads it from its KeyValueStore), and in
-// MATTERS the code that says when a value changes the image. The order of
-// PARAM_TABLE is the fixed order of ops in the canonical URI. Adding an operation is one record here and one step in
-// the origin's pipeline: the client's types, the edge's lookups, the
-// canonical URI and the playground's form derive from this table, and tests
-// check the README's parameter table and the form as served against it.
+// The URL parameters of the contract: one declarative record each (aliases, the kind of value, its
+// bounds or choices, whether a viewer may give it), which is data (the edge function reads it from its
+// KeyValueStore), and in MATTERS the code that says when a value changes the image. The order of
+// PARAM_TABLE is the fixed order of ops in the canonical URI. Adding an operation is one record here
+// and one step in the origin's pipeline: the client's types, the edge's lookups, the canonical URI and
+// the playground's form derive from this table, and tests check the README's parameter table and the
+// form as served against it.
 
 import {
   BOOLEANS,
@@ -18,6 +17,7 @@ import {
   type Value,
   type ValueRule,
 } from './validate';
+import type { CardGrammarOptions, CardOps } from './cards';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -102,7 +102,7 @@ export const AUTO_FALLBACK_WIDTH = 1280;
 export const SAVE_DATA_QUALITY = 40;
 
 /** The canonical operations: what a variant is made of. */
-export interface Ops {
+export interface Ops extends CardOps {
   width?: number;
   height?: number;
   fit?: Fit;
@@ -144,18 +144,6 @@ export interface Ops {
    * in a canonical URI (the edge adds the version, so a changed watermark makes new keys).
    */
   watermark?: string;
-  /**
-   * A card template the deployment names (lambda/origin/templates.ts): `<name>`
-   * as a viewer asks, `<name>.<version>` in a canonical URI, versioned by the
-   * edge like a watermark. The URL's key fills its first image slot.
-   */
-  template?: string;
-  /**
-   * The template's other slots: a JSON object of slot names to texts or source
-   * keys, its UTF-8 bytes in hex; read at the origin (a case-insensitive
-   * encoding, so the edge's `named` reader lower-cases it without harm).
-   */
-  fills?: string;
   /**
    * A text drawn on the output, after any watermark and inside any border
    * (lambda/origin/image/steps/text.ts): percent-encoded in a canonical URI;
@@ -229,7 +217,7 @@ export type ParsedParams = ViewerParams & Pick<Ops, 'accept'>;
 /** A named set of viewer parameters, e.g. `{ width: '200', height: '200', fit: 'cover' }`. */
 export type Preset = { [name: string]: string };
 
-export interface GrammarOptions {
+export interface GrammarOptions extends CardGrammarOptions {
   /** Largest width or height a request may ask for (and the output may have). */
   maxDimension: number;
   /**
@@ -243,8 +231,6 @@ export interface GrammarOptions {
   presetsOnly?: boolean;
   /** The deployment's watermarks, name to version: the edge writes `<name>.<version>` for `watermark=<name>`. */
   watermarks?: { [name: string]: string };
-  /** The deployment's card templates, name to version: the edge writes `<name>.<version>` for `template=<name>`. */
-  templates?: { [name: string]: string };
   /** What a URL without `hdr` means, which the edge writes into the canonical URI (absent: `keep`). */
   hdr?: HdrMode;
 }
@@ -356,11 +342,10 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
 export const FORM_GROUPS = ['Size', 'Format', 'Effects', 'Text'] as const;
 
 /**
- * Where the playground's form (local/emulator/playground-form.ts) shows each
- * parameter a viewer may give: its group and, beside its name after its
- * aliases, a word on its value that the rule does not say. The entries'
- * order is the form's; the control itself comes from the rule. Not the
- * grammar's data: the edge's store and bundle hold none of it.
+ * Where the playground's form (local/emulator/playground-form.ts) shows each parameter a viewer may
+ * give: its group and, beside its name after its aliases, a word on its value that the rule does not
+ * say. The entries' order is the form's; the control itself comes from the rule. Not the grammar's
+ * data: the edge's store and bundle hold none of it.
  */
 export const FORM_PLACES: { [name in keyof ViewerParams]-?: { group: (typeof FORM_GROUPS)[number]; note?: string } } = {
   width: { group: 'Size' },
