@@ -23,8 +23,6 @@ import { qualityBoundStudy } from './bench/quality-bound';
 import { maxBytesStudy } from './bench/max-bytes';
 import { cardStudy } from './bench/cards';
 import { OG_TEMPLATE } from './bounds-cards';
-import { PROJECT_ROOT } from './bench/corpus';
-import { join } from 'node:path';
 import { log, machine, progressDone, STUDY_LOG, versions } from './bench/session';
 import { settingsStudy } from './bench/settings';
 
@@ -81,8 +79,7 @@ function firstView(run: Run): Promise<string> {
 
 /** What a card's miss costs: the Open Graph card of docs/templates.md, against the resize beneath it. */
 function cards(run: Run): Promise<string> {
-  // The packaged fonts as the text tests find them.
-  process.env.TEXT_FONTS_DIR ??= join(PROJECT_ROOT, '.cache', 'fonts');
+  // The emulator the stack starts provides the packaged fonts (TEXT_FONTS_DIR), which this handler's transform processes inherit.
   return onStack(run, (stack) => {
     const config = originConfig(
       { sourceBucket: stack.emulator.sourceBucket, cacheBucket: stack.missBucket },

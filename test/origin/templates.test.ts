@@ -14,7 +14,6 @@ import { signedImageUrl } from '../../lambda/client/sign';
 import { canonicalRequest } from '../../lambda/grammar';
 import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
 import { checkTemplates, templateVersions } from '../../lib/templates';
-import { PROJECT_ROOT } from '../../lib/project-root';
 import { isNear, pixelAt } from '../support/images';
 import { createTestBuckets, listKeys, testS3Client, type TestBuckets } from '../support/s3';
 
@@ -59,8 +58,6 @@ const photo = () =>
     .toBuffer();
 
 beforeAll(async () => {
-  // The packaged fonts, as the text tests find them.
-  process.env.TEXT_FONTS_DIR ??= join(PROJECT_ROOT, '.cache', 'fonts');
   folder = await mkdtemp(join(tmpdir(), 'templates-'));
   await mkdir(join(folder, 'photos'));
   await writeFile(join(folder, 'photos', 'beach.jpg'), await photo());
