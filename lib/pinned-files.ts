@@ -23,7 +23,7 @@ export class PinnedFileError extends Error {
   override name = 'PinnedFileError';
 }
 
-export const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /** `bytes` when they are `pinned`'s size and content, else a PinnedFileError naming `what`. */
 export function verified(what: string, bytes: Buffer, pinned: PinnedFile): Buffer {

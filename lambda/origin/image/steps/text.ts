@@ -23,7 +23,7 @@ const SLASH = 'The text contains a "/", which a variant\'s key cannot hold: writ
 const ALIGNS: { [word: string]: TextAlign } = { left: 'left', center: 'centre', right: 'right' };
 
 /** What `ops` ask to be drawn; `room`, the width inside the pads, caps the wrap width (a text wraps within the image). */
-export function textSpecOf(ops: Ops, room?: number): TextSpec {
+function textSpecOf(ops: Ops, room?: number): TextSpec {
   const wrap = ops['text-width'] ?? room;
   return {
     text: ops.text as string,

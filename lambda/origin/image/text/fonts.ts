@@ -74,7 +74,7 @@ export const fontsFolder = (): string => process.env[TEXT_FONTS_ENV] || join(dir
 const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** A fontconfig configuration that knows `folder`'s fonts and no other, its cache in `cache`. */
-export function fontconfigFile(folder: string, cache: string): string {
+function fontconfigFile(folder: string, cache: string): string {
   return `<?xml version="1.0"?>
 <!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
 <fontconfig>
