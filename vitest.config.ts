@@ -49,6 +49,7 @@ function localStackTestFiles(root: string): string[] {
 
 const ALL_TESTS = 'test/**/*.test.ts';
 const SUBJECT_MODEL_SETUP = 'test/subject-model-setup.ts';
+const FONTS_SETUP = 'test/fonts-setup.ts';
 const INTEGRATION_TESTS = localStackTestFiles(fileURLToPath(new URL('.', import.meta.url)));
 
 export default defineConfig({
@@ -64,8 +65,11 @@ export default defineConfig({
     // `npx vitest run test/grammar` runs the unit project only, and so starts no LocalStack;
     // `npm test` runs both.
     projects: [
-      // Both cache the subject model and name it in SUBJECT_MODEL_FILE (test/subject-model-setup.ts).
-      { extends: true, test: { name: 'unit', include: [ALL_TESTS], exclude: INTEGRATION_TESTS, globalSetup: [SUBJECT_MODEL_SETUP] } },
+      // Both cache the subject model and the text fonts and name them in SUBJECT_MODEL_FILE and TEXT_FONTS_DIR (test/*-setup.ts).
+      {
+        extends: true,
+        test: { name: 'unit', include: [ALL_TESTS], exclude: INTEGRATION_TESTS, globalSetup: [SUBJECT_MODEL_SETUP, FONTS_SETUP] },
+      },
       {
         extends: true,
         test: {
@@ -74,7 +78,7 @@ export default defineConfig({
           // Starts one LocalStack S3 for the project and provides 's3Endpoint'.
           // Vitest puts no timeout on global setup; local/harness/localstack.ts has its own
           // (the first start installs LocalStack's venv: about a minute, up to ~3).
-          globalSetup: ['test/global-setup.ts', SUBJECT_MODEL_SETUP],
+          globalSetup: ['test/global-setup.ts', SUBJECT_MODEL_SETUP, FONTS_SETUP],
         },
       },
     ],

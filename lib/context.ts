@@ -26,6 +26,7 @@ const OWN_KEYS = {
   presetsOnly: 'true: only ?preset= is accepted (default false).',
   watermarks: 'Watermarks as JSON, e.g. {"logo":{"file":"brand/logo.png","opacity":0.8}} (default: none).',
   requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
+  templates: 'Card templates as JSON, e.g. {"og":{"width":1200,"height":630,"slots":{...}}} (docs/templates.md; default: none).',
   hdr: "What a URL without hdr does with a source's HDR gain map: keep (default) or drop.",
   dialects: "Other services' URL grammars served beside ours, comma-separated: dit, imgix, cloudflare (default: none).",
   eagerPresets: 'Presets made when a source is uploaded, comma-separated (default: none).',
@@ -107,6 +108,12 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     presetsOnly: flag(get, 'presetsOnly'),
     // Their fields are checked where the props are (lib/watermarks.ts).
     watermarks: jsonObject(get, 'watermarks', 'watermarks, e.g. {"logo":{"file":"brand/logo.png"}}') as ImageTransformerProps['watermarks'],
+    // Their fields are checked where the props are (lib/templates.ts).
+    templates: jsonObject(
+      get,
+      'templates',
+      'templates, e.g. {"og":{"width":1200,"height":630,"slots":{}}}',
+    ) as ImageTransformerProps['templates'],
     requireWatermark: jsonObject(
       get,
       'requireWatermark',

@@ -150,6 +150,7 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
         ]),
       ),
       requireWatermark: settings.requireWatermark,
+      templateDefinitions: settings.templates,
       fallbackImage:
         settings.fallbackImage && (watermarkFiles === 'packaged' ? settings.fallbackImage.file : settings.fallbackImage.source),
       ...sourceKindSettings(settings),

@@ -21,6 +21,8 @@ import { bucketNames } from './parts/buckets';
 import { resolveTable, type TableSettings } from './settings-table';
 import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkSourceBuckets } from './settings';
 import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from './watermarks';
+import { checkTemplates, templateVersions } from './templates';
+import type { TemplateDefinition } from '../lambda/origin/templates';
 
 /**
  * The origin's default concurrency cap. At 2048 MB, 50 misses at once cost at
@@ -42,6 +44,8 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings>, TableSet
   /** The watermarks, checked and versioned (their versions are also in `grammar.watermarks`). */
   readonly watermarks: PackagedWatermark[];
   readonly requireWatermark: { [prefix: string]: string };
+  /** The card templates, checked and versioned (their versions are also in `grammar.templates`). */
+  readonly templates: { [name: string]: TemplateDefinition };
   /** The dialects switched on, each once (lib/plan.ts turns them into behaviors and functions). */
   readonly dialects: DialectName[];
   readonly eagerPresets: string[];
@@ -116,8 +120,12 @@ export function resolveSettings(scope: IConstruct, props: ImageTransformerProps)
 function resolveUrls(
   props: ImageTransformerProps,
   { signing }: Pick<TableSettings, 'signing'>,
-): Pick<ResolvedSettings, 'grammar' | 'watermarks' | 'requireWatermark' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'> {
+): Pick<
+  ResolvedSettings,
+  'grammar' | 'watermarks' | 'requireWatermark' | 'templates' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'
+> {
   const watermarks = packageWatermarks(props.watermarks);
+  const templates = checkTemplates(props.templates);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
   const grammar: GrammarOptions = checkGrammar({
     maxDimension: props.maxDimension ?? DEFAULT_GRAMMAR_OPTIONS.maxDimension,
@@ -125,6 +133,7 @@ function resolveUrls(
     presets: props.presets,
     presetsOnly: props.presetsOnly,
     watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
+    templates: templateVersions(templates),
     hdr: props.hdr,
   });
   const eagerPresets = props.eagerPresets ?? [];
@@ -141,6 +150,7 @@ function resolveUrls(
     grammar,
     watermarks,
     requireWatermark,
+    templates,
     dialects: checkDialects(props.dialects ?? []),
     eagerPresets,
     eagerSigningSecret: props.eagerSigningSecret,

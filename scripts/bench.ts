@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [--iterations N] [--ops a,b] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound] [--max-bytes]`
+// `npm run bench [-- --quick] [--iterations N] [--ops a,b] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound] [--max-bytes] [--cards]`
 //
 // Runs one study of scripts/bench/ on real photos (scripts/bench/corpus.ts):
 // by default the miss study (scripts/bench/misses.ts: a miss against bare sharp
@@ -21,10 +21,12 @@ import { bundles } from './bench/processes';
 import { qualityStudy } from './bench/quality';
 import { qualityBoundStudy } from './bench/quality-bound';
 import { maxBytesStudy } from './bench/max-bytes';
+import { cardStudy } from './bench/cards';
+import { OG_TEMPLATE } from './bounds-cards';
 import { log, machine, progressDone, STUDY_LOG, versions } from './bench/session';
 import { settingsStudy } from './bench/settings';
 
-const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.map((op) => op.name).join(',')}] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound] [--max-bytes]
+const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.map((op) => op.name).join(',')}] [--quality] [--settings] [--first-view] [--auto-quality] [--quality-bound] [--max-bytes] [--cards]
   --quick          3 photos, 1 iteration, no concurrency-2 pass (a smoke test)
   --iterations N   timed passes over the corpus per op and mode (default 2)
   --ops a,b        only these operations
@@ -33,7 +35,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--iterations N] [--ops ${OPS.m
   --first-view     the first view of a negotiated AVIF instead: WebP at once, the AVIF after
   --auto-quality   quality=auto against the fixed default qualities instead: bytes, SSIMULACRA 2, SSIM, CPU
   --quality-bound  what any per-image choice of quality could save at the same mean SSIMULACRA 2 instead
-  --max-bytes      max_bytes at three caps per lossy format instead: within the cap, encodes, bytes, CPU`;
+  --max-bytes      max_bytes at three caps per lossy format instead: within the cap, encodes, bytes, CPU
+  --cards          a card's miss instead (Open Graph, photo and title), beside the plain resize it adds to`;
 
 interface Run {
   corpus: Corpus;
@@ -74,6 +77,20 @@ function firstView(run: Run): Promise<string> {
   });
 }
 
+/** What a card's miss costs: the Open Graph card of docs/templates.md, against the resize beneath it. */
+function cards(run: Run): Promise<string> {
+  // The emulator the stack starts provides the packaged fonts (TEXT_FONTS_DIR), which this handler's transform processes inherit.
+  return onStack(run, (stack) => {
+    const config = originConfig(
+      { sourceBucket: stack.emulator.sourceBucket, cacheBucket: stack.missBucket },
+      { templateDefinitions: { og: OG_TEMPLATE } },
+    );
+    const handler = createOriginHandler({ s3: stack.s3, config, log: () => {} });
+    const options = { s3: stack.s3, cacheBucket: stack.missBucket, handler, iterations: run.iterations, log, header: STUDY_LOG.header };
+    return cardStudy(run.corpus, options);
+  });
+}
+
 /** Each study by its flag (the miss study has none), with the file its report is written to. */
 const STUDIES: Record<string, { file: string; run: (run: Run) => Promise<string> }> = {
   misses: { file: 'last.md', run: misses },
@@ -89,6 +106,7 @@ const STUDIES: Record<string, { file: string; run: (run: Run) => Promise<string>
   'auto-quality': { file: 'auto-quality.md', run: (run) => autoQualityStudy(run.corpus, { ...STUDY_LOG, command: run.command }) },
   'quality-bound': { file: 'quality-bound.md', run: (run) => qualityBoundStudy(run.corpus, { ...STUDY_LOG, command: run.command }) },
   'max-bytes': { file: 'max-bytes.md', run: (run) => maxBytesStudy(run.corpus, { ...STUDY_LOG, command: run.command }) },
+  cards: { file: 'cards.md', run: cards },
 };
 
 async function main() {
@@ -102,6 +120,7 @@ async function main() {
     'auto-quality': { type: 'boolean', default: false },
     'quality-bound': { type: 'boolean', default: false },
     'max-bytes': { type: 'boolean', default: false },
+    cards: { type: 'boolean', default: false },
   });
   if (!values) return;
   const iterations = values.iterations ? Number(values.iterations) : values.quick ? 1 : 2;

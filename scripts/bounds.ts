@@ -41,7 +41,9 @@ import { joinUltraHdr } from '../test/support/ultra-hdr';
 import { cpuSecondsOf } from './bench/proc-stat';
 import { isValidation, measureValidation, peakMb, VALIDATE, VALIDATE_STRIPPING } from './bounds-validator';
 import { crowdOf, facePhotos, headOf, KNOWN_FACES } from '../test/support/face-photos';
+import { provideFonts } from '../lib/fonts';
 import { provideSubjectModel } from '../lib/subject-model';
+import { CARD_SLOT_KEYS, LARGEST_TEMPLATE, largestCardAsk, noiseJpeg, OG_TEMPLATE, ogCardAsk } from './bounds-cards';
 
 const USAGE = `usage: npm run bounds -- [--memory MB] [--budget MS] [--only NAME]
   --memory MB   the function's memory size the budgets derive from (default 2048)
@@ -66,6 +68,10 @@ interface Case {
   svg?: OriginConfig['svgPolicy'];
   /** The deployment's fallback image (fallbackImage), answered in place of the case's error. */
   fallback?: () => Promise<Buffer>;
+  /** Other sources the case's asks name (a card's image slots), by key. */
+  others?: Record<string, () => Promise<Buffer>>;
+  /** The deployment's card templates. */
+  templates?: OriginConfig['templateDefinitions'];
 }
 
 /** XML-like text that is no image, at the largest source size: the sniffer must be linear. */
@@ -342,6 +348,18 @@ const OP_CASES: Case[] = [
     ],
   },
   {
+    // The largest texts the limits allow (lambda/origin/image/text/render.ts): 200 characters, each at the largest size
+    // whose predicted area stays within TEXT_LIMITS.area, wrapped within the output, with the largest shadow or none.
+    // On the largest output the text's price makes it a 413; on 4096x4096 it is drawn.
+    name: 'ops, largest: text over a 64x64 noise JPEG enlarged',
+    make: tinyNoise,
+    asks: [
+      `${MAX},enlarge=1,text=${encodeURIComponent('鬱'.repeat(200))},text-size=105,text-shadow=64,format=jpeg`,
+      `width=4096,height=4096,enlarge=1,text=${encodeURIComponent('鬱'.repeat(200))},text-size=105,text-shadow=64,format=jpeg`,
+      `width=4096,height=4096,enlarge=1,text=${'W'.repeat(200)},text-size=140,format=jpeg`,
+    ],
+  },
+  {
     name: 'ops, largest: 8192x8192 CMYK photo',
     make: async () =>
       sharp(await photo('jpeg'))
@@ -502,6 +520,31 @@ function paddedJpeg(jpeg: Buffer, bytes: number): Buffer {
  * The upload validator on hostile uploads at the limits (scripts/bounds-validator.ts):
  * each validated as uploaded and, where it carries metadata, with its location stripped.
  */
+/** Side of the noise JPEGs of the largest card: four of them (6.5 MB each) within MAX_SOURCE_BYTES together. */
+const CARD_NOISE_SIDE = 2800;
+const CARD_CASES: Case[] = [
+  {
+    name: 'card: Open Graph (1200x630) over a 4000x4000 noise JPEG, a title of 120 characters',
+    make: () => noiseJpeg(4000),
+    templates: { og: OG_TEMPLATE },
+    asks: ['format=jpeg', 'accept=webp', NEGOTIATED].map(ogCardAsk),
+  },
+  {
+    name: 'card: the largest template (2500x1600, 4 noise images, 4 texts as long as its key allows)',
+    make: () => noiseJpeg(CARD_NOISE_SIDE),
+    others: Object.fromEntries(CARD_SLOT_KEYS.map((key) => [key, () => noiseJpeg(CARD_NOISE_SIDE)])),
+    templates: { largest: LARGEST_TEMPLATE },
+    asks: ['format=jpeg', 'format=png', 'accept=webp', NEGOTIATED].map((tail) => largestCardAsk('case-99', tail)),
+  },
+  {
+    name: 'card: the largest template over 8192x8192 noise (its images too large together)',
+    make: fullNoise,
+    others: Object.fromEntries(CARD_SLOT_KEYS.map((key) => [key, fullNoise])),
+    templates: { largest: LARGEST_TEMPLATE },
+    asks: [largestCardAsk('case-99', NEGOTIATED)],
+  },
+];
+
 const VALIDATOR_CASES: Case[] = [
   { name: 'validator: 8192x8192 JPEG photo', make: () => photo('jpeg'), asks: [VALIDATE, VALIDATE_STRIPPING] },
   {
@@ -539,6 +582,9 @@ const VALIDATOR_CASES: Case[] = [
     asks: [VALIDATE_STRIPPING],
   },
 ];
+
+/** An ask as the report prints it: a card's fills run to a kilobyte. */
+const shortAsk = (ask: string) => ask.replace(/fills=([0-9a-f]{12})[0-9a-f]+/, 'fills=$1…');
 
 /** 200: the type served; 302: a variant too large to return inline, stored and redirected to; else the error code. */
 function answerOf({ statusCode, headers, body }: FunctionUrlResponse): string {
@@ -647,8 +693,9 @@ async function main() {
   if (!Number.isInteger(timeBudgetMs) || timeBudgetMs < 1000)
     throw new UsageError(`--budget must be a whole number of ms, at least 1000, not "${args.budget}"`);
 
-  // The subject model as the tests have it, named by SUBJECT_MODEL_FILE for the origins measured.
+  // The subject model and the text fonts as the tests have them, named by SUBJECT_MODEL_FILE and TEXT_FONTS_DIR for the origins measured.
   await provideSubjectModel((line) => console.error(line));
+  await provideFonts((line) => console.error(line));
   const localStack = await startLocalStack({ log: (line) => console.error(`[localstack] ${line}`) });
   try {
     const s3 = s3Client(localStack.endpoint);
@@ -665,18 +712,29 @@ async function main() {
       ...FALLBACK_CASES,
       ...FACE_CASES,
       ...SUBJECT_CASES,
+      ...CARD_CASES,
       ...VALIDATOR_CASES,
     ]
       .filter((c) => c.name.includes(args.only))
       .entries()) {
       const key = `case-${index}`;
       await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: key, Body: await item.make() }));
+      for (const [other, make] of Object.entries(item.others ?? {}))
+        await s3.send(new PutObjectCommand({ Bucket: buckets.sourceBucket, Key: other, Body: await make() }));
       const fallbackImage = item.fallback && join(mkdtempSync(join(tmpdir(), 'bounds-fallback-')), 'fallback.png');
       if (item.fallback && fallbackImage) writeFileSync(fallbackImage, await item.fallback());
-      const config = originConfig(buckets, { memorySizeMb, timeBudgetMs, svgPolicy: item.svg ?? 'refuse', fallbackImage });
+      const config = originConfig(buckets, {
+        memorySizeMb,
+        timeBudgetMs,
+        svgPolicy: item.svg ?? 'refuse',
+        fallbackImage,
+        templateDefinitions: item.templates ?? {},
+      });
       for (const ask of item.asks) {
         const row = await measureApart({ endpoint: localStack.endpoint, config, name: item.name, key, ask });
-        console.error(`${item.name} ${ask}: ${row.status} ${row.answer} in ${row.ms.toFixed(0)} ms, peak ${row.peakMb.toFixed(0)} MB`);
+        console.error(
+          `${item.name} ${shortAsk(ask)}: ${row.status} ${row.answer} in ${row.ms.toFixed(0)} ms, peak ${row.peakMb.toFixed(0)} MB`,
+        );
         rows.push(row);
       }
     }
@@ -690,7 +748,7 @@ async function main() {
       '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
       ...rows.map(
         (row) =>
-          `| ${row.case} | \`${row.ask}\` | ${row.status} ${row.answer} | ${row.ms.toFixed(0)} | ${row.peakMb.toFixed(0)} | ${row.childCpuPlanned.toFixed(2)} | ${row.childCpuAfter.toFixed(2)} | ${row.handlerCpuAfter.toFixed(2)} | ${kept(row) ? 'yes' : '**no**'} |`,
+          `| ${row.case} | \`${shortAsk(row.ask)}\` | ${row.status} ${row.answer} | ${row.ms.toFixed(0)} | ${row.peakMb.toFixed(0)} | ${row.childCpuPlanned.toFixed(2)} | ${row.childCpuAfter.toFixed(2)} | ${row.handlerCpuAfter.toFixed(2)} | ${kept(row) ? 'yes' : '**no**'} |`,
       ),
       '',
       `${rows.filter(kept).length} of ${rows.length} cases within bounds; largest peak ${Math.max(...rows.map((r) => r.peakMb)).toFixed(0)} MB, slowest answer ${Math.max(...rows.map((r) => r.ms)).toFixed(0)} ms, most transform CPU after an invocation ${Math.max(...rows.map((r) => r.childCpuAfter)).toFixed(2)} s.`,

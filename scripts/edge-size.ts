@@ -18,13 +18,14 @@ const DOC = join(PROJECT_ROOT, 'docs', 'development.md');
 const START = '<!-- npm run edge-size: start -->';
 const END = '<!-- npm run edge-size: end -->';
 
-/** Every feature of the function on: signing (with expiry and folder grants), sizes, presets and watermarks. */
+/** Every feature of the function on: signing (with expiry and folder grants), sizes, presets, watermarks and card templates. */
 export const EVERY_FEATURE: EdgeFunctionSettings = {
   grammar: {
     maxDimension: 4096,
     sizes: [16, 32, 48, 64, 96, 128, 256, 384, 640, 750, 828, 1080, 1200, 1920, 2048, 3840],
     presets: { thumb: { width: '256', height: '256', fit: 'cover' } },
     watermarks: { logo: '1a2b3c4d' },
+    templates: { og: '5e6f7a8b' },
   },
   avif: true,
   signing: true,
@@ -37,6 +38,7 @@ const WITHOUT: { [feature: string]: (settings: EdgeFunctionSettings) => EdgeFunc
   sizes: (settings) => ({ ...settings, grammar: { ...settings.grammar, sizes: undefined } }),
   presets: (settings) => ({ ...settings, grammar: { ...settings.grammar, presets: {} } }),
   watermarks: (settings) => ({ ...settings, grammar: { ...settings.grammar, watermarks: {} } }),
+  'card templates': (settings) => ({ ...settings, grammar: { ...settings.grammar, templates: {} } }),
 };
 
 const bytes = (settings: EdgeFunctionSettings) => Buffer.byteLength(viewerRequestFunctionCode(settings), 'utf8');

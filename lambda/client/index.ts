@@ -1,5 +1,15 @@
 // The browser entry of the URL helper: unsigned URLs and srcsets, no
 // dependencies, no Node built-ins. Signed URLs: ./sign.ts (server side only).
 
-export { IMAGE_PARAM_NAMES, imageOrigin, imageQuery, imageUrl, srcset, withSignature, type GrammarOptions, type ImageParams } from './url';
+export {
+  cardParams,
+  IMAGE_PARAM_NAMES,
+  imageOrigin,
+  imageQuery,
+  imageUrl,
+  srcset,
+  withSignature,
+  type GrammarOptions,
+  type ImageParams,
+} from './url';
 export { dialectImageUrl, type UrlDialect } from './dialect-url';

@@ -183,3 +183,22 @@ export function srcset(
     .map(([url, width]) => `${url} ${width}w`)
     .join(', ');
 }
+
+/**
+ * The parameters of a card (docs/templates.md): the template's name and its
+ * fills, text slots' texts and image slots' source keys, as `fills` (the hex
+ * of their JSON, keys sorted so that one card has one URL). The URL's key
+ * fills the template's first image slot: `imageUrl(base, 'photos/beach.jpg',
+ * cardParams('og', { title: 'Summer sale' }))`, or signedImageUrl with them.
+ */
+export function cardParams(template: string, fills: { [slot: string]: string } = {}, params: ImageParams = {}): ImageParams {
+  const sorted: { [slot: string]: string } = {};
+  Object.keys(fills)
+    .sort()
+    .forEach((slot) => {
+      sorted[slot] = fills[slot] as string;
+    });
+  const bytes = new TextEncoder().encode(JSON.stringify(sorted));
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return { ...params, template, ...(Object.keys(sorted).length ? { fills: hex } : {}) };
+}

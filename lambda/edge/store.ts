@@ -39,6 +39,8 @@ export interface RefusalData {
 export interface EdgeData extends GrammarData, RefusalData {
   sizes?: number[];
   watermarks?: { [name: string]: string };
+  /** The deployment's card templates, name to version. */
+  templates?: { [name: string]: string };
   /** The deployment's `hdr` default, when it has one. */
   hdr?: HdrMode;
   /** A dialect function's own data (its names and words), which its module reads (Dialect.useData). */
@@ -65,6 +67,7 @@ export const DATA_FIELDS: { [field: string]: string } = {
   words: 'w',
   sizes: 's',
   watermarks: 'm',
+  templates: 'v',
   aliases: 'a',
   kind: 'k',
   low: 'l',
@@ -145,11 +148,13 @@ const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
  */
 export function edgeData(grammar: GrammarOptions, dialect?: object): EdgeData {
   const watermarks = grammar.watermarks && Object.keys(grammar.watermarks).length > 0 ? grammar.watermarks : undefined;
+  const templates = grammar.templates && Object.keys(grammar.templates).length > 0 ? grammar.templates : undefined;
   return {
     ...GRAMMAR_DATA,
     ...REFUSAL_DATA,
     ...(grammar.sizes ? { sizes: grammar.sizes } : {}),
     ...(watermarks ? { watermarks } : {}),
+    ...(templates ? { templates } : {}),
     ...(grammar.hdr ? { hdr: grammar.hdr } : {}),
     ...(dialect ? { dialect } : {}),
   };

@@ -234,6 +234,8 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
         watermarks: data.watermarks,
         hdr: data.hdr,
       };
+      // Only a deployment with card templates versions them (lib/edge-function.ts).
+      if (typeof EDGE_READS_TEMPLATE === 'undefined' || EDGE_READS_TEMPLATE) options.templates = data.templates;
       if (!EDGE.translating && preset != null) {
         const definition = values[PRESET_KEY_PREFIX + preset];
         if (definition == null) throw unknownPreset(preset, values[PRESET_NAMES_KEY] || '');

@@ -185,15 +185,15 @@ const snap = (name: string, value: number, sizes: number[]): number => {
 };
 
 /**
- * `<name>.<version>` for a watermark the deployment names; a version the
- * viewer wrote (a word after a `.`) is replaced. Nothing else is cut off: the
- * value is signed as written, so a value holding `,quality=30` would be the
- * signed text of `watermark=...&quality=30` without its quality.
+ * `<name>.<version>` for a watermark or template the deployment names; a
+ * version the viewer wrote (a word after a `.`) is replaced. Nothing else is
+ * cut off: the value is signed as written, so a value holding `,quality=30`
+ * would be the signed text of `watermark=...&quality=30` without its quality.
  */
-const versionedWatermark = (value: string, watermarks: { [name: string]: string }): string => {
+const versioned = (param: 'watermark' | 'template', value: string, names: { [name: string]: string }): string => {
   const name = value.replace(/\.\w*$/, '');
-  if (!hasOwn(watermarks, name)) throw invalidParameter('watermark', name, oneOf(Object.keys(watermarks).join(', '), 'watermarks'));
-  return name + '.' + watermarks[name];
+  if (!hasOwn(names, name)) throw invalidParameter(param, name, oneOf(Object.keys(names).join(', '), (param + 's') as 'templates'));
+  return name + '.' + names[name];
 };
 
 /** The ops that are sizes: `dpr` multiplies them, and the deployment's sizes bound them. */
@@ -277,9 +277,12 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   ops.format = params.format === 'auto' ? undefined : params.format;
   if (negotiation) {
     ops.accept = negotiateFormat(negotiation);
-    // Versioned with the format: a signature covers the name only, so that a changed watermark keeps signed URLs valid.
+    // Versioned with the format: a signature covers the name only, so that a changed watermark or template keeps signed URLs valid.
     if ((typeof EDGE_READS_WATERMARK === 'undefined' || EDGE_READS_WATERMARK) && ops.watermark != null)
-      ops.watermark = versionedWatermark(ops.watermark, options.watermarks || {});
+      ops.watermark = versioned('watermark', ops.watermark, options.watermarks || {});
+    // A deployment without templates leaves this out of its function (lib/edge-function.ts): its origin refuses the name.
+    if ((typeof EDGE_READS_TEMPLATE === 'undefined' || EDGE_READS_TEMPLATE) && ops.template != null && options.templates)
+      ops.template = versioned('template', ops.template, options.templates);
     // The deployment's default written out, like the version: a changed default makes new keys, and signed URLs stay valid.
     if (ops.hdr == null) ops.hdr = options.hdr;
   }
@@ -303,7 +306,13 @@ const opEntries = (ops: UnresolvedOps, params: Param[]): [string, string][] =>
 /** `width=640,accept=avif`, or `original` when there are no ops. */
 export const opsSegment = (ops: UnresolvedOps): string =>
   opEntries(ops, PARAMS)
-    .map((entry) => entry[0] + '=' + entry[1])
+    // A text is percent-encoded, so that its commas and `=` stay within its op; S3 decodes it in the variant's key.
+    .map(
+      (entry) =>
+        entry[0] +
+        '=' +
+        ((typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT) && entry[0] == 'text' ? encodeURIComponent(entry[1]) : entry[1]),
+    )
     .join(',') || ORIGINAL;
 
 export const canonicalUri = (key: string, ops: UnresolvedOps): string => encodeKeyPath(key) + '/' + opsSegment(ops);
@@ -363,18 +372,30 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
     segment === ORIGINAL
       ? []
       : // Ops are comma-separated, and a value may hold commas (`crop=0,0,0.5,0.5`): an op starts at a name and `=`.
-        segment.split(/,(?=[a-z_]+=|$)/).map((op) => {
+        // A text is percent-encoded there (opsSegment): it is read decoded, as a viewer's is.
+        segment.split(/,(?=[a-z_-]+=|$)/).map((op) => {
           const eq = op.indexOf('=');
-          return [op.slice(0, eq), op.slice(eq + 1)] as [string, string];
+          const value = op.slice(eq + 1);
+          return [op.slice(0, eq), op.slice(0, eq) === 'text' ? decodeQueryComponent(value) : value] as [string, string];
         });
   // Re-serialising refuses aliases, defaults, dpr, format=auto, `accept` beside a format
   // and any other spelling. Presets are a viewer's shorthand: a canonical URI holds their expansion.
   const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes };
   const ops = canonicalOps(parseParams(pairs, canonicalOptions, canonicalParams()).params, canonicalOptions);
-  const canonical = canonicalUri(key, ops);
+  const canonical = encodable(uri, () => canonicalUri(key, ops));
   // `auto` is resolved at the edge, never stored.
   if (canonical !== uri || ops.width === 'auto' || ops.dpr) throw notCanonical(uri);
   return { key, ops: ops as Ops, uri: canonical };
+}
+
+/** `make()`, or not canonical when it cannot percent-encode a text (a lone surrogate, which no URL's bytes decode to). */
+function encodable(uri: string, make: () => string): string {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof URIError) throw notCanonical(uri);
+    throw error;
+  }
 }
 
 function notCanonical(uri: string) {

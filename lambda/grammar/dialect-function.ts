@@ -11,11 +11,12 @@
 // Written out at each use (`typeof EDGE_DIALECT === 'undefined' || !EDGE_DIALECT`),
 // so that the bundle folds it to a constant there.
 //
-// EDGE_READS_WATERMARK, EDGE_READS_FP and EDGE_READS_DPR say whether the
-// function reads those parameters, whose code is their own (a watermark's
-// version, a point's reader, the scaling by dpr): a dialect's function reads
+// EDGE_READS_WATERMARK, EDGE_READS_TEMPLATE, EDGE_READS_FP, EDGE_READS_DPR and
+// EDGE_READS_TEXT say whether the function reads those parameters, whose code
+// is their own (a watermark's or a card template's version, a point's reader,
+// the scaling by dpr, a text's reader, encoding and `text-*` ops): a dialect's function reads
 // those its DialectModule.reads names (DIT's a watermark, imgix's and
-// Cloudflare's a focal point and dpr); the native function, and code outside
+// Cloudflare's a focal point and dpr; none a template); the native function, and code outside
 // a bundle, all of them.
 //
 // EDGE_TRANSLATED says that every native pair the function reads is written
@@ -28,8 +29,10 @@ declare global {
   const EDGE_DIALECT: boolean | undefined;
   const EDGE_HINTLESS: boolean | undefined;
   const EDGE_READS_WATERMARK: boolean | undefined;
+  const EDGE_READS_TEMPLATE: boolean | undefined;
   const EDGE_READS_FP: boolean | undefined;
   const EDGE_READS_DPR: boolean | undefined;
+  const EDGE_READS_TEXT: boolean | undefined;
   const EDGE_TRANSLATED: boolean | undefined;
 }
 

@@ -1,11 +1,10 @@
-// The URL parameters of the contract: one declarative record each (aliases,
-// the kind of value, its bounds or choices, whether a viewer may give it),
-// which is data (the edge function reads it from its KeyValueStore), and in
-// MATTERS the code that says when a value changes the image. The order of
-// PARAM_TABLE is the fixed order of ops in the canonical URI. Adding an operation is one record here and one step in
-// the origin's pipeline: the client's types, the edge's lookups, the
-// canonical URI and the playground's form derive from this table, and tests
-// check the README's parameter table and the form as served against it.
+// The URL parameters of the contract: one declarative record each (aliases, the kind of value, its
+// bounds or choices, whether a viewer may give it), which is data (the edge function reads it from its
+// KeyValueStore), and in MATTERS the code that says when a value changes the image. The order of
+// PARAM_TABLE is the fixed order of ops in the canonical URI. Adding an operation is one record here
+// and one step in the origin's pipeline: the client's types, the edge's lookups, the canonical URI and
+// the playground's form derive from this table, and tests check the README's parameter table and the
+// form as served against it.
 
 import {
   BOOLEANS,
@@ -18,6 +17,7 @@ import {
   type Value,
   type ValueRule,
 } from './validate';
+import type { CardGrammarOptions, CardOps } from './cards';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -54,6 +54,10 @@ export type Position = (typeof POSITIONS)[number];
  */
 export const CROP_STRATEGIES: Position[] = ['entropy', 'attention', 'face', 'auto'];
 
+/** Where a text's box sits on the output: the positions that place, a watermark's placements (corners, sides, centre). */
+export const TEXT_POSITIONS = /* @__PURE__ */ POSITIONS.filter((position) => CROP_STRATEGIES.indexOf(position) < 0);
+export type TextPosition = Exclude<Position, 'entropy' | 'attention' | 'face' | 'auto'>;
+
 /** Formats a canonical URI can name. Absent means "the source's own family". */
 export const OUTPUT_FORMATS = ['jpeg', 'png', 'webp', 'avif', 'gif', 'json'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -68,6 +72,13 @@ export type Rotation = 90 | 180 | 270;
 /** What of the source's EXIF, XMP and IPTC an output keeps: nothing, the copyright and credit, or all but location and serial numbers. */
 export const METADATA_MODES = ['none', 'copyright', 'keep'] as const;
 export type MetadataMode = (typeof METADATA_MODES)[number];
+
+/** The fonts a text may name: the packaged Noto Sans, regular and bold (other scripts fall back to their packaged Noto fonts). */
+export const TEXT_FONTS = ['sans', 'sans-bold'] as const;
+
+/** How a text's lines sit within its box. */
+export const TEXT_ALIGNS = ['left', 'center', 'right'] as const;
+export type TextAlignment = (typeof TEXT_ALIGNS)[number];
 
 /** What `segment` cuts out of the image: its salient subject (Cloudflare's word); the rest becomes transparent. */
 export const SEGMENTS = ['foreground'] as const;
@@ -91,7 +102,7 @@ export const AUTO_FALLBACK_WIDTH = 1280;
 export const SAVE_DATA_QUALITY = 40;
 
 /** The canonical operations: what a variant is made of. */
-export interface Ops {
+export interface Ops extends CardOps {
   width?: number;
   height?: number;
   fit?: Fit;
@@ -133,6 +144,28 @@ export interface Ops {
    * in a canonical URI (the edge adds the version, so a changed watermark makes new keys).
    */
   watermark?: string;
+  /**
+   * A text drawn on the output, after any watermark and inside any border
+   * (lambda/origin/image/steps/text.ts): percent-encoded in a canonical URI;
+   * the `text-*` ops say how, and matter only beside it.
+   */
+  text?: string;
+  /** The font's size in pixels. */
+  'text-size'?: number;
+  /** `rrggbb` or `rrggbbaa`, lower-case. */
+  'text-color'?: string;
+  /** A packaged font: `sans`, `sans-bold`; other scripts fall back to their packaged fonts. */
+  'text-font'?: (typeof TEXT_FONTS)[number];
+  /** The lines' alignment within the text's box. */
+  'text-align'?: TextAlignment;
+  /** Where the box sits on the output. */
+  'text-position'?: TextPosition;
+  /** Pixels between the box and the output's edges. */
+  'text-pad'?: number;
+  /** A dark shadow's offset (and blur) in pixels. */
+  'text-shadow'?: number;
+  /** The box's largest width in pixels: longer lines wrap. */
+  'text-width'?: number;
   /** `<width>,<rrggbb or rrggbbaa>`: pixels around the output, and their colour. */
   border?: string;
   /** `rrggbb` or `rrggbbaa`, lower-case. */
@@ -184,7 +217,7 @@ export type ParsedParams = ViewerParams & Pick<Ops, 'accept'>;
 /** A named set of viewer parameters, e.g. `{ width: '200', height: '200', fit: 'cover' }`. */
 export type Preset = { [name: string]: string };
 
-export interface GrammarOptions {
+export interface GrammarOptions extends CardGrammarOptions {
   /** Largest width or height a request may ask for (and the output may have). */
   maxDimension: number;
   /**
@@ -284,6 +317,17 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   // sharp's gamma takes exponents from 1 to 3, one way or the other.
   gamma: { kind: 'factor', low: 0.34, high: 3, none: 1 },
   watermark: { aliases: ['wm'], kind: 'named' },
+  template: { kind: 'named' },
+  fills: { kind: 'named', none: '' },
+  text: { kind: 'text', none: '' },
+  'text-size': { kind: 'integer', low: 4, high: 512, none: 48 },
+  'text-color': { kind: 'colour', none: '000000' },
+  'text-font': { kind: 'choice', choices: TEXT_FONTS, none: 'sans' },
+  'text-align': { kind: 'choice', choices: TEXT_ALIGNS, none: 'left' },
+  'text-position': { kind: 'choice', choices: TEXT_POSITIONS, none: 'center' },
+  'text-pad': { kind: 'integer', low: 0, high: 4096, none: 0 },
+  'text-shadow': { kind: 'integer', low: 0, high: 64, none: 0 },
+  'text-width': { kind: 'integer', low: 1 },
   border: { kind: 'border' },
   background: { aliases: ['bg'], kind: 'colour' },
   quality: { aliases: ['q'], kind: 'integer', low: 1, high: 100, auto: true },
@@ -295,14 +339,13 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
 };
 
 /** The groups of the playground's form, in its order. */
-export const FORM_GROUPS = ['Size', 'Format', 'Effects'] as const;
+export const FORM_GROUPS = ['Size', 'Format', 'Effects', 'Text'] as const;
 
 /**
- * Where the playground's form (local/emulator/playground-form.ts) shows each
- * parameter a viewer may give: its group and, beside its name after its
- * aliases, a word on its value that the rule does not say. The entries'
- * order is the form's; the control itself comes from the rule. Not the
- * grammar's data: the edge's store and bundle hold none of it.
+ * Where the playground's form (local/emulator/playground-form.ts) shows each parameter a viewer may
+ * give: its group and, beside its name after its aliases, a word on its value that the rule does not
+ * say. The entries' order is the form's; the control itself comes from the rule. Not the grammar's
+ * data: the edge's store and bundle hold none of it.
  */
 export const FORM_PLACES: { [name in keyof ViewerParams]-?: { group: (typeof FORM_GROUPS)[number]; note?: string } } = {
   width: { group: 'Size' },
@@ -331,9 +374,20 @@ export const FORM_PLACES: { [name in keyof ViewerParams]-?: { group: (typeof FOR
   saturation: { group: 'Effects' },
   gamma: { group: 'Effects' },
   watermark: { group: 'Effects' },
+  template: { group: 'Effects', note: 'card (docs/templates.md)' },
+  fills: { group: 'Effects', note: 'hex of a JSON object' },
   grayscale: { group: 'Effects' },
   flip: { group: 'Effects', note: 'top–bottom' },
   flop: { group: 'Effects', note: 'left–right' },
+  text: { group: 'Text' },
+  'text-size': { group: 'Text', note: 'px' },
+  'text-color': { group: 'Text' },
+  'text-font': { group: 'Text', note: 'sans, sans-bold' },
+  'text-align': { group: 'Text' },
+  'text-position': { group: 'Text' },
+  'text-pad': { group: 'Text', note: 'px from the edges' },
+  'text-shadow': { group: 'Text', note: 'px' },
+  'text-width': { group: 'Text', note: 'px, wraps' },
 };
 
 /** This code's grammar data: what the origin reads, and what a deploy writes into the edge's store. */
@@ -402,7 +456,11 @@ export const useGrammarData = (data: GrammarData): void => {
       name,
       aliases: record.aliases || [],
       read: (raw: string, options: GrammarOptions) => readValue(record, name, raw, options) as ParsedParams[keyof ParsedParams],
-      matters: (ops: Ops) => ops[name as keyof Ops] !== record.none && (!matters || matters(ops)),
+      // A `text-*` op says how a text is drawn: beside none, it changes nothing.
+      matters: (ops: Ops) =>
+        ops[name as keyof Ops] !== record.none &&
+        (!matters || matters(ops)) &&
+        (!(typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT) || !!ops.text || name.indexOf('text-') != 0),
       canonicalOnly: record.canonicalOnly,
     };
   });

@@ -23,10 +23,12 @@ export const WORDS = {
   choice: 'one of $2',
   boolean: 'true, false, 1 or 0',
   colour: 'a hex colour rgb, rrggbb or rrggbbaa',
+  text: 'no text (this URL form draws none)',
   region: 'x,y,width,height: fractions of the image, the region inside it',
   point: 'x,y: fractions of the image',
   presets: 'one of (no presets are defined)',
   watermarks: 'one of (no watermarks are defined)',
+  templates: 'one of (no templates are defined)',
   repeated: 'a single value ($0 is given more than once)',
   presetsOnly: 'no parameter but preset (this deployment serves presets only)',
   largest: 'at most $0, the largest allowed size',
@@ -94,7 +96,7 @@ export const invalidParameter = (name: string, value: string, expected: string):
   grammarError('invalid_parameter', say('invalid', name, value.length > MAX_QUOTED ? value.slice(0, MAX_QUOTED) + '…' : value, expected));
 
 /** How a value may be written: each kind's reader, named in the rules. */
-export type KindName = 'integer' | 'number' | 'factor' | 'choice' | 'boolean' | 'colour' | 'region' | 'point' | 'border' | 'named';
+export type KindName = 'integer' | 'number' | 'factor' | 'choice' | 'boolean' | 'colour' | 'region' | 'point' | 'border' | 'named' | 'text';
 
 /**
  * Reads a value: what it reads as, or undefined (NaN for a number) when the
@@ -205,12 +207,19 @@ const KINDS: { [kind in KindName]: Reader } = {
       : unread,
   /**
    * A name the deployment defines (a watermark's: `logo`, or `logo.1a2b3c4d`
-   * with its version in a canonical URI), lower-case. It is checked where the
+   * with its version in a canonical URI), lower-case; or a card's fills, hex
+   * (lower-case too, so that one text has one spelling). It is checked where the
    * names are known: at the edge in its store (canonical.ts), at the origin in
    * its definitions.
    */
   named: (_rule, _name, raw) => raw.toLowerCase(),
+  /**
+   * A viewer's text, any: the origin refuses it for its length or a control
+   * character (lambda/origin/image/text/render.ts), with the precise word the
+   * edge has no room for. The canonical URI holds it percent-encoded (canonical.ts, opsSegment).
+   */
+  text: typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT ? (_rule, _name, raw) => raw : unread,
 };
 
-/** What a parameter that names one of the deployment's presets or watermarks expects: `one of a, b`, or the word that none are defined. */
-export const oneOf = (names: string, none: 'presets' | 'watermarks') => (names ? say('choice', 0, 0, names) : say(none));
+/** What a parameter that names one of the deployment's presets, watermarks or templates expects: `one of a, b`, or the word that none are defined. */
+export const oneOf = (names: string, none: 'presets' | 'watermarks' | 'templates') => (names ? say('choice', 0, 0, names) : say(none));

@@ -36,7 +36,8 @@ export const variantPrefix = (key: string) => key + '/';
 
 /** The key of the variant `ops` of the bucket source `key`: the canonical URI as S3 decodes it, without the leading slash. */
 export function variantKey(key: string, ops: Ops): string {
-  return variantPrefix(key) + opsSegment(ops);
+  // Only a text is percent-encoded in an ops segment (a URI component); S3 decodes it.
+  return variantPrefix(key) + decodeURIComponent(opsSegment(ops));
 }
 
 /** Where the variant `ops` of the web source `key` is kept. */

@@ -9,6 +9,7 @@ import { readSourceBuckets, sourceBucketsEnvironment, type PrefixBuckets } from 
 import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
 import type { MetricsOptions } from './metrics';
 import type { WatermarkDefinition } from './watermarks';
+import type { TemplateDefinition } from './templates';
 import { bySourceSetting, SOURCE_SETTINGS } from './sources';
 import type { WebOrigin } from './web/origins';
 
@@ -76,6 +77,8 @@ export interface OriginConfig extends Limits, SourceKindSettings {
   watermarkDefinitions: Record<string, WatermarkDefinition>;
   /** Key prefixes served only with a watermark, to the watermark's name (REQUIRE_WATERMARK, JSON). */
   requireWatermark: Record<string, string>;
+  /** The card templates by name, checked (TEMPLATES, JSON; lambda/origin/templates.ts). */
+  templateDefinitions: Record<string, TemplateDefinition>;
   /** The image answered in place of a missing, unsupported or damaged source's error (FALLBACK_IMAGE, relative to the function's package); absent: none. */
   fallbackImage?: string;
 }
@@ -138,6 +141,7 @@ export function readConfig(env: Env): OriginConfig {
     failureTtlSeconds: positiveInteger(env, 'FAILURE_TTL_SECONDS', DEFAULT_FAILURE_TTL_SECONDS),
     watermarkDefinitions: packagedWatermarks(jsonObject(env, 'WATERMARKS') as Record<string, WatermarkDefinition>, env.LAMBDA_TASK_ROOT),
     requireWatermark: jsonObject(env, 'REQUIRE_WATERMARK') as Record<string, string>,
+    templateDefinitions: jsonObject(env, 'TEMPLATES') as Record<string, TemplateDefinition>,
     fallbackImage: env.FALLBACK_IMAGE ? resolve(env.LAMBDA_TASK_ROOT ?? '.', env.FALLBACK_IMAGE) : undefined,
   };
 }
@@ -184,6 +188,7 @@ export function originEnvironment(
     ...(config.svgPolicy !== DEFAULT_LIMITS.svgPolicy ? { SVG_POLICY: config.svgPolicy } : {}),
     ...(Object.keys(config.watermarkDefinitions).length ? { WATERMARKS: JSON.stringify(config.watermarkDefinitions) } : {}),
     ...(Object.keys(config.requireWatermark).length ? { REQUIRE_WATERMARK: JSON.stringify(config.requireWatermark) } : {}),
+    ...(Object.keys(config.templateDefinitions).length ? { TEMPLATES: JSON.stringify(config.templateDefinitions) } : {}),
     ...(config.fallbackImage ? { FALLBACK_IMAGE: config.fallbackImage } : {}),
     ...Object.fromEntries(
       SOURCE_SETTINGS.filter((setting) => Object.keys(config[setting.name]).length > 0).map((setting) => [
@@ -210,6 +215,7 @@ export function originConfig(
     failureTtlSeconds: DEFAULT_FAILURE_TTL_SECONDS,
     watermarkDefinitions: {},
     requireWatermark: {},
+    templateDefinitions: {},
     ...bySourceSetting(() => ({})),
     ...overrides,
   };

@@ -10,6 +10,7 @@ const ERROR_STATUSES = {
   invalid_parameter: 400,
   invalid_key: 400,
   not_canonical: 400,
+  invalid_fill: 400,
   method_not_allowed: 405,
   not_found: 404,
   watermark_required: 403,
@@ -25,6 +26,7 @@ const ERROR_STATUSES = {
   source_not_allowed: 403,
   source_unavailable: 502,
   watermark_unavailable: 503,
+  template_unavailable: 503,
   timeout: 504,
 } as const;
 
@@ -51,3 +53,26 @@ export class HttpError extends Error {
 /** A source over the byte limit, wherever it is read from (a bucket, a web origin). */
 export const sourceTooLarge = (limit: number) =>
   new HttpError('source_too_large', `The source image is larger than the ${limit}-byte limit.`);
+
+/**
+ * The definition a canonical `<name>.<version>` names (a watermark's, a
+ * template's), or a 503 `code`: the edge and this function are deployed
+ * apart, so for a moment one may know a version the other does not.
+ */
+export function deployedVersion<T extends { version: string }>(
+  canonical: string,
+  definitions: Record<string, T>,
+  code: 'watermark_unavailable' | 'template_unavailable',
+  what: string,
+): T {
+  const [name, version] = canonical.split('.') as [string, string | undefined];
+  const definition = Object.hasOwn(definitions, name) ? definitions[name] : undefined;
+  if (definition && definition.version === version) return definition;
+  // The name is the request's: quoted as briefly as the grammar quotes a value.
+  const quoted = name.length > 40 ? `${name.slice(0, 40)}…` : name;
+  throw new HttpError(
+    code,
+    `The ${what} "${quoted}" is being deployed; try again shortly.`,
+    `asked ${canonical.slice(0, 80)}, have ${definition?.version}`,
+  );
+}

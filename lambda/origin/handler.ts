@@ -8,6 +8,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { LambdaFunctionURLEvent } from 'aws-lambda';
 import type { Logger } from '../common/log';
 import { followWithAvif } from './avif-claims';
+import { cardTransformer } from './card';
 import type { OriginConfig } from './config';
 import { deadlineOf, type InvocationContext } from './deadline';
 import { answerFallback, fallbackImageOf } from './fallback';
@@ -72,7 +73,7 @@ async function serve(ctx: RequestContext): Promise<FunctionUrlResponse> {
   const fetched = await fetching;
   if ('stored' in fetched) return answerStored(ctx, fetched.stored);
   ctx.measured.sourceBytes = fetched.source.bytes.length;
-  const transform = await transformerFor(ctx, fetched.source);
+  const transform = ctx.request.ops.template ? await cardTransformer(ctx, fetched.source) : await transformerFor(ctx, fetched.source);
   const remembered = await recalled;
   let made = await makeVariant(ctx, transform, { deferAvif: ctx.request.ops.accept === 'avif', remembered });
   const known = { ...remembered, ...made.variant.searched };

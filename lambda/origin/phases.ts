@@ -28,6 +28,7 @@ import { withSourceFocus } from './source-focus';
 import type { Source, StoreOutcome, Variant } from './storage';
 import type { TransformResult } from './transform-process';
 import { checkRequiredWatermark } from './watermarks';
+import { checkCard } from './card-fills';
 
 /** The canonical request a Function URL event asks for: a GET or HEAD of a canonical URI. */
 export function parse(event: LambdaFunctionURLEvent, config: OriginConfig): CanonicalRequest {
@@ -43,9 +44,10 @@ export function parse(event: LambdaFunctionURLEvent, config: OriginConfig): Cano
   }
 }
 
-/** The deployment's rules a well-formed request must still meet: a watermark its prefix requires. */
+/** The deployment's rules a well-formed request must still meet: a watermark its prefix requires, a card's fills. */
 export function check(request: CanonicalRequest, config: OriginConfig): void {
   checkRequiredWatermark(request.key, request.ops.watermark, config.requireWatermark);
+  checkCard(request, config.templateDefinitions);
 }
 
 /** Makes a variant of the fetched source in a transform process, by the request's deadline. */

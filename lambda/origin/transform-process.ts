@@ -352,8 +352,9 @@ function answer(message: ChildAnswer | 'ready'): void {
 }
 
 async function serveTransforms(): Promise<void> {
-  const [{ transform }, { configureSharp }, { heifDecoderLoaded }] = await Promise.all([
+  const [{ transform }, { renderCard }, { configureSharp }, { heifDecoderLoaded }] = await Promise.all([
     import('./image/transform'),
+    import('./image/card'),
     import('./sharp-settings'),
     import('./image/heif'),
   ]);
@@ -379,7 +380,10 @@ async function serveTransforms(): Promise<void> {
     try {
       const source = received.subarray(0, sourceBytes);
       const mark = watermark && { ...watermark, bytes: received.subarray(sourceBytes) };
-      const { body: made, ...variant } = await transform(source, job.ops, job.limits, job.budget, { ...options, watermark: mark });
+      // A card's images are its source's bytes, one after another (card.ts).
+      const { body: made, ...variant } = options.card
+        ? await renderCard(source, job.ops, options.card, job.limits, job.budget)
+        : await transform(source, job.ops, job.limits, job.budget, { ...options, watermark: mark });
       body = made;
       result = { ok: true, variant, bodyBytes: made.length, report: report(), retire: heifDecoderLoaded() };
     } catch (error) {

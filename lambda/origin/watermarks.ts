@@ -7,7 +7,7 @@
 
 import { createHash } from 'node:crypto';
 import { CROP_STRATEGIES, POSITIONS, type Position } from '../grammar';
-import { HttpError } from './errors';
+import { deployedVersion, HttpError } from './errors';
 import { readOnce } from './packaged-file';
 
 /** Where a watermark goes on the output, and how large and opaque it is. */
@@ -92,18 +92,8 @@ export function checkRequiredWatermark(key: string, watermark: string | undefine
 export function watermarkFiles(definitions: Record<string, WatermarkDefinition>) {
   const read = new Map<string, () => Promise<Buffer>>();
   return async function watermarkImage(canonical: string): Promise<WatermarkImage> {
-    const [name, version] = canonical.split('.') as [string, string | undefined];
-    const definition = Object.hasOwn(definitions, name) ? definitions[name] : undefined;
-    // The edge and this function are deployed apart: for a moment one may know a version the other does not.
-    if (!definition || definition.version !== version) {
-      // The name is the request's: quoted as briefly as the grammar quotes a value.
-      const quoted = name.length > 40 ? `${name.slice(0, 40)}…` : name;
-      throw new HttpError(
-        'watermark_unavailable',
-        `The watermark "${quoted}" is being deployed; try again shortly.`,
-        `asked ${canonical.slice(0, 80)}, have ${definition?.version}`,
-      );
-    }
+    const definition = deployedVersion(canonical, definitions, 'watermark_unavailable', 'watermark');
+    const name = canonical.split('.')[0] as string;
     let bytes = read.get(name);
     if (!bytes) {
       bytes = readOnce(definition.file);

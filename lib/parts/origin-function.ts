@@ -23,6 +23,7 @@ import { acknowledge, wildcardFinding } from './nag';
 import { packagingCommands, type PackagedFile } from '../image-files';
 import { watermarkFiles } from '../watermarks';
 import { FACE_DETECTOR_EXTERNALS, faceDetectorCommands } from '../face-detector';
+import { fontsCommands } from '../fonts';
 import { subjectModelCommands } from '../subject-model';
 import { ORIGIN_ALIAS_NAME } from './origin-alias';
 
@@ -210,6 +211,8 @@ export function sharpBundling({ packagedFiles, models }: { packagedFiles: Packag
           'test -f package.json',
           `npm install --no-save --no-audit --no-fund --os=linux --cpu=arm64 --libc=glibc sharp@${arm64SharpVersion}`,
           ...(models ? [...faceDetectorCommands(), ...subjectModelCommands(shellQuote)] : []),
+          // The text fonts, always: no request can draw text without them.
+          ...fontsCommands(shellQuote),
           'find node_modules/@img -mindepth 1 -maxdepth 1 -name "sharp-*" ! -name "*-linux-arm64" -exec rm -rf {} +',
           'test -d node_modules/@img/sharp-linux-arm64',
           'test -d node_modules/@img/sharp-libvips-linux-arm64',

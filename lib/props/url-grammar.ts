@@ -4,6 +4,7 @@ import type { Duration, SecretValue } from 'aws-cdk-lib';
 import type { DialectName } from '../../lambda/edge/dialects/dialect';
 import type { HdrMode, Preset } from '../../lambda/grammar';
 import type { WatermarkProps } from '../watermarks';
+import type { TemplateProps } from '../../lambda/origin/templates';
 
 /** A site a key prefix is served from (see {@link ImageTransformerProps.webOrigins}). */
 export interface WebOriginProps {
@@ -64,6 +65,18 @@ export interface UrlGrammarProps {
    * @default - none
    */
   readonly requireWatermark?: { [prefix: string]: string };
+
+  /**
+   * Card templates a URL fills by name with `template=<name>` (docs/templates.md):
+   * a canvas (`width`, `height`, a `background` colour, a `source` key beneath)
+   * and up to 8 `slots`, image slots (`box`, `fit`, `position`; the URL's key
+   * fills the first) and text slots (`box`, `font`, `size` [min, max],
+   * `colour`, `align`, `maxLength`, `required`):
+   * `{ og: { width: 1200, height: 630, background: '#101828', slots: { photo: { kind: 'image', box: [0, 0, 600, 630] }, title: { kind: 'text', box: [640, 60, 500, 510], font: 'sans-bold', size: [36, 72], colour: '#ffffff' } } } }`.
+   * Checked at synth; a changed template gets a new version in every canonical URI.
+   * @default - no templates
+   */
+  readonly templates?: { [name: string]: TemplateProps };
 
   /**
    * A PNG or JPEG of the app (at most 1 MiB and 4 megapixels, 8 bits per

@@ -27,6 +27,7 @@ import { SIGNING_SECRETS_KEY } from '../../lambda/edge/store';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import type { ImageTransformerProps } from '../../lib/props';
 import type { ResolvedSettings } from '../../lib/resolved-settings';
+import { provideFonts } from '../../lib/fonts';
 import { provideSubjectModel } from '../../lib/subject-model';
 import { viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import type { WatermarkProps } from '../../lib/watermarks';
@@ -265,8 +266,9 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
     }),
   );
 
-  // The transform processes find the subject model through the environment they inherit.
+  // The transform processes find the subject model and the text fonts through the environment they inherit.
   await provideSubjectModel(log);
+  await provideFonts(log);
   // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
   const transforms = transformProcesses(availableParallelism());
   // The watermarks are read from where they are, rather than from a package folder.

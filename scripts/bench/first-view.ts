@@ -19,7 +19,7 @@ import { markdownTable, median, ms, p95, pairedRatio, ratio } from './stats';
 
 const WIDTH = 1600;
 
-interface Timed {
+export interface Timed {
   /** Until the response. */
   answerMs: number;
   /** Until the invocation ended. */
@@ -27,7 +27,7 @@ interface Timed {
   contentType: string;
 }
 
-async function invoke(handler: OriginHandler, uri: string): Promise<Timed> {
+export async function invoke(handler: OriginHandler, uri: string): Promise<Timed> {
   const start = performance.now();
   let answerMs = NaN;
   let contentType = '';

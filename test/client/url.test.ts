@@ -6,7 +6,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { imageOrigin, imageQuery, imageUrl, srcset, type ImageParams } from '../../lambda/client';
+import { cardParams, imageOrigin, imageQuery, imageUrl, srcset, type ImageParams } from '../../lambda/client';
 import {
   DEFAULT_GRAMMAR_OPTIONS,
   canonicalRequest,
@@ -284,7 +284,7 @@ describe('imageUrl', () => {
     expect(() => imageUrl(BASE, 'a.jpg', { constructor: 1 } as ImageParams)).toThrow(/Unknown image parameter "constructor"/);
     // The edge writes accept from the Accept header; a page cannot choose it.
     expect(() => imageUrl(BASE, 'a.jpg', { accept: 'avif' } as ImageParams)).toThrow(
-      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, fp, enlarge, rotate, flip, flop, trim, crop, segment, grayscale, blur, sharpen, brightness, contrast, saturation, gamma, watermark, border, background, quality, max_bytes, metadata, hdr, format, preset\.$/,
+      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, fp, enlarge, rotate, flip, flop, trim, crop, segment, grayscale, blur, sharpen, brightness, contrast, saturation, gamma, watermark, template, fills, text, text-size, text-color, text-font, text-align, text-position, text-pad, text-shadow, text-width, border, background, quality, max_bytes, metadata, hdr, format, preset\.$/,
     );
     expect(() => imageUrl(BASE, 'a.jpg', { sig: 'x' } as ImageParams)).toThrow(/signedImageUrl/);
     for (const base of [
@@ -356,5 +356,19 @@ describe('width: auto', () => {
       'https://img.example.com/photos/cat.jpg?width=300&dpr=auto',
     );
     expect(() => srcset('img.example.com', 'photos/cat.jpg', [320], { dpr: 'auto' })).toThrow(/srcset takes no dpr/);
+  });
+});
+
+describe('cardParams', () => {
+  it('names the template and writes its fills as the hex of their JSON, slots sorted', () => {
+    const params = cardParams('og', { title: 'Été 2026', logo: 'brand/logo.png' }, { format: 'webp' });
+    expect(params).toEqual({
+      format: 'webp',
+      template: 'og',
+      fills: Buffer.from(JSON.stringify({ logo: 'brand/logo.png', title: 'Été 2026' })).toString('hex'),
+    });
+    expect(imageUrl('https://images.example.com', 'photos/beach.jpg', cardParams('og'))).toBe(
+      'https://images.example.com/photos/beach.jpg?template=og',
+    );
   });
 });

@@ -48,9 +48,11 @@ describe("DIT's documented examples", () => {
 });
 
 describe('the query beside a DIT request', () => {
-  it("refuses, naming it, a native parameter whose reader DIT's functions leave out (a crop region, border, focal point, dpr, format=json)", async () => {
+  it("refuses, naming it, a native parameter whose reader DIT's functions leave out (a crop region, border, focal point, dpr, format=json, a text)", async () => {
     for (const [query, named] of [
       ['crop=0,0,0.5,0.5', 'crop'],
+      ['text=Hello', 'text'],
+      ['text-size=40', 'text-size'],
       ['border=4,000', 'border'],
       ['FP=0.5,0.5', 'fp'],
       ['width=300&dpr=2', 'dpr'],

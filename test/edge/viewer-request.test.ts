@@ -968,6 +968,7 @@ describe('rejections', () => {
     saturation: ['saturation=-1', '-1', 'a number from 0 to 10 with at most two decimals'],
     gamma: ['gamma=0.3', '0.3', 'a number from 0.34 to 3 with at most two decimals'],
     watermark: ['wm=nope', 'nope', 'one of logo'],
+    template: ['template=nope', 'nope', 'one of og'],
     border: ['border=5,red', 'red', 'a hex colour rgb, rrggbb or rrggbbaa'],
     background: ['bg=%2312345', '#12345', 'a hex colour rgb, rrggbb or rrggbbaa'],
     quality: ['q=101', '101', 'an integer from 1 to 100'],
@@ -975,17 +976,40 @@ describe('rejections', () => {
     metadata: ['metadata=all', 'all', 'one of none, copyright, keep'],
     hdr: ['hdr=sdr', 'sdr', 'one of keep, drop'],
     format: ['fm=tiff', 'tiff', `one of auto, jpeg, jpg, png, webp, avif, gif, json`],
+    'text-size': ['text-size=513', '513', 'an integer from 4 to 512'],
+    'text-color': ['text-color=white', 'white', 'a hex colour rgb, rrggbb or rrggbbaa'],
+    'text-font': ['text-font=comic', 'comic', 'one of sans, sans-bold'],
+    'text-align': ['text-align=justify', 'justify', 'one of left, center, right'],
+    'text-position': [
+      'text-position=face',
+      'face',
+      'one of center, top, right, bottom, left, top-left, top-right, bottom-left, bottom-right',
+    ],
+    'text-pad': ['text-pad=-1', '-1', 'an integer from 0 to 4096'],
+    'text-shadow': ['text-shadow=65', '65', 'an integer from 0 to 64'],
+    'text-width': ['text-width=0', '0', 'an integer from 1 to 8192'],
   };
 
+  // Read at the origin, which refuses them: a card's fills against its template (docs/templates.md), any text
+  // for its length or a control character (text-render.test.ts).
+  const readAtTheOrigin = ['fills', 'text'];
+
   it('has a refusal below for every parameter a viewer may give', () => {
-    expect(Object.keys(refusals).sort()).toEqual(VIEWER_PARAMS.map((param) => param.name as string).sort());
+    expect(Object.keys(refusals).sort()).toEqual(
+      VIEWER_PARAMS.map((param) => param.name as string)
+        .filter((name) => !readAtTheOrigin.includes(name))
+        .sort(),
+    );
   });
 
-  // The words come from the store's data, with or without watermarks in it.
-  const withStore = loadEdge({ ...ANY_SIZE, grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' } } });
+  // The words come from the store's data, with or without watermarks and templates in it.
+  const withStore = loadEdge({
+    ...ANY_SIZE,
+    grammar: { ...ANY_SIZE.grammar, watermarks: { logo: '1a2b3c4d' }, templates: { og: '5e6f7a8b' } },
+  });
   for (const [name, [query, value, allowed]] of Object.entries(refusals)) {
     it(`refuses a bad ${name} naming the parameter, the value and what is allowed, with or without watermarks in its data`, async () => {
-      for (const fn of name === 'watermark' ? [withStore] : [withStore, anySize]) {
+      for (const fn of name === 'watermark' || name === 'template' ? [withStore] : [withStore, anySize]) {
         const result = await fn.handler(viewerEvent('/a.jpg', query));
         expectError(result, 400, 'invalid_parameter');
         expect(JSON.parse(answered(result).body.data).message).toBe(`Invalid ${name} "${value}": expected ${allowed}.`);

@@ -201,13 +201,18 @@ describe('properties', () => {
     );
   });
 
-  it("negotiation adds accept exactly when the format is not explicit, and the watermark's version, nothing else", () => {
+  it("negotiation adds accept exactly when the format is not explicit, and the watermark's and template's versions, nothing else", () => {
     fc.assert(
       fc.property(key, meaning.chain(spelling), negotiation, (k, query, n) => {
         const before = canonicalRequest(encodeKeyPath(k), splitQuery(query), options).ops;
-        const { accept, watermark, ...rest } = canonicalRequest(encodeKeyPath(k), splitQuery(query), options, n).ops;
-        expect({ ...rest, ...(watermark ? { watermark: watermark.split('.')[0] } : {}) }).toEqual(before);
+        const { accept, watermark, template, ...rest } = canonicalRequest(encodeKeyPath(k), splitQuery(query), options, n).ops;
+        const named = {
+          ...(watermark ? { watermark: watermark.split('.')[0] } : {}),
+          ...(template ? { template: template.split('.')[0] } : {}),
+        };
+        expect({ ...rest, ...named }).toEqual(before);
         if (watermark) expect(watermark).toBe(`${before.watermark}.${options.watermarks![before.watermark!]}`);
+        if (template) expect(template).toBe(`${before.template}.${options.templates![before.template!]}`);
         expect(before.accept).toBeUndefined();
         if (before.format !== undefined) expect(accept).toBeUndefined();
         else if (!n.accept.includes('image/webp')) expect(accept).toBeUndefined();

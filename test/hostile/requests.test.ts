@@ -59,6 +59,8 @@ interface ParamSpec {
   emptyIsValid: boolean;
   /** The handler's answer to a value it does not read, given once. */
   badValueAtOrigin: Expected;
+  /** Where a value it does not read is refused: a text's, and a card's, pass the edge (docs/text.md, docs/templates.md). */
+  valueRefusedAt: 'edge' | 'origin';
 }
 
 /**
@@ -77,6 +79,9 @@ const PARAMS: ParamSpec[] = [
     outOfRange,
     emptyIsValid: samples.includes(''),
     badValueAtOrigin: name === 'watermark' ? WATERMARK_UNAVAILABLE : INVALID_PARAMETER,
+    // The edge reads any text, and a card's fills; a deployment without card templates (this one) leaves their
+    // names to its origin too. The origin refuses a text too long or with a control character, the rest as it does.
+    valueRefusedAt: ['text', 'fills', 'template'].includes(name) ? ('origin' as const) : ('edge' as const),
   })),
   {
     name: 'preset',
@@ -86,6 +91,7 @@ const PARAMS: ParamSpec[] = [
     outOfRange: [],
     emptyIsValid: false,
     badValueAtOrigin: INVALID_PARAMETER,
+    valueRefusedAt: 'edge',
   },
 ];
 
@@ -93,17 +99,30 @@ const enc = encodeURIComponent;
 
 function paramRows(spec: ParamSpec): Row[] {
   const { name, alias, valid } = spec;
-  const bad = (why: string, viewerQuery: string, canonicalOps: string, origin: Expected = spec.badValueAtOrigin): Row => ({
+  const bad = (
+    why: string,
+    viewerQuery: string,
+    canonicalOps: string,
+    origin: Expected = spec.badValueAtOrigin,
+    at: 'edge' | 'origin' = spec.valueRefusedAt,
+  ): Row => ({
     name: `${name}: ${why}`,
     viewer: `${OK_PATH}?${viewerQuery}`,
     canonical: `${OK_PATH}/${canonicalOps}`,
-    edge: { ...INVALID_PARAMETER, at: 'edge' },
+    edge: { ...INVALID_PARAMETER, at },
     origin,
   });
   const rows: Row[] = [
     ...spec.wrongType.map((value) => bad(`wrong type ${JSON.stringify(value)}`, `${alias}=${enc(value)}`, `${name}=${enc(value)}`)),
     ...spec.outOfRange.map((value) => bad(`out of range ${value}`, `${alias}=${enc(value)}`, `${name}=${enc(value)}`)),
-    bad('repeated with the same value', `${alias}=${valid}&${alias}=${valid}`, `${name}=${valid},${name}=${valid}`, INVALID_PARAMETER),
+    // A repeated name is the edge's refusal, whatever the parameter.
+    bad(
+      'repeated with the same value',
+      `${alias}=${valid}&${alias}=${valid}`,
+      `${name}=${valid},${name}=${valid}`,
+      INVALID_PARAMETER,
+      'edge',
+    ),
     ...(spec.emptyIsValid
       ? []
       : [
@@ -117,7 +136,13 @@ function paramRows(spec: ParamSpec): Row[] {
   ];
   if (alias !== name)
     rows.push(
-      bad('given by alias and by name', `${alias}=${valid}&${name}=${valid}`, `${name}=${valid},${name}=${valid}`, INVALID_PARAMETER),
+      bad(
+        'given by alias and by name',
+        `${alias}=${valid}&${name}=${valid}`,
+        `${name}=${valid},${name}=${valid}`,
+        INVALID_PARAMETER,
+        'edge',
+      ),
     );
   return rows;
 }

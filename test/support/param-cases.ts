@@ -123,9 +123,11 @@ const region = fc
 
 /** The watermarks the cases' deployment names. */
 const WATERMARKS = { logo: '1a2b3c4d', badge: '0f0f0f0f' };
+/** The card templates the cases' deployment names. */
+const TEMPLATES = { og: '5e6f7a8b', banner: '01234567' };
 
 /** Grammar options under which every case's value is valid. */
-export const CASE_OPTIONS: GrammarOptions = { maxDimension: 8192, watermarks: WATERMARKS };
+export const CASE_OPTIONS: GrammarOptions = { maxDimension: 8192, watermarks: WATERMARKS, templates: TEMPLATES };
 
 const BOOLEAN_CASE: Omit<ParamCase, 'outOfRange' | 'wrongType'> = {
   value: choice('0', '1'),
@@ -279,6 +281,91 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     samples: Object.keys(WATERMARKS),
     wrongType: ['nope', '__proto__'],
     outOfRange: [],
+  },
+  template: {
+    value: choice(...Object.keys(TEMPLATES)),
+    spell: anyCase,
+    noOps: [],
+    samples: Object.keys(TEMPLATES),
+    wrongType: ['nope', '__proto__'],
+    outOfRange: [],
+  },
+  // The hex of a JSON object, read at the origin: the edge only lower-cases it.
+  fills: {
+    value: fc.integer({ min: 1, max: 40 }).chain((n) => hexDigits(2 * n)),
+    spell: anyCase,
+    noOps: [''],
+    samples: ['7b227469746c65223a224869227d', '7B7D', ''],
+    wrongType: [],
+    outOfRange: [],
+  },
+  text: {
+    // Plain as a query writes it (the samples hold the odd characters); a text has no other spelling.
+    value: fc.stringMatching(/^[A-Za-z0-9._~-]{1,40}$/),
+    spell: fc.constant,
+    noOps: [''],
+    samples: ['', 'Hello', 'Hello%20World', '%3Cb%3Ex%3C%2Fb%3E%26amp%3B', '%EC%95%88%EB%85%95', 'a,width=5', '%F0%9F%98%80'],
+    // The edge reads any text: the origin refuses one too long, or with a control character (its limits: render.ts).
+    wrongType: [],
+    outOfRange: [],
+  },
+  // Each text-* op matters beside a text only: alone, any value is the original.
+  'text-size': {
+    value: integers(4, 512),
+    spell: zeroPadded,
+    noOps: ['48', '048'],
+    samples: ['4', '512'],
+    wrongType: ['big', '12px'],
+    outOfRange: ['3', '513'],
+  },
+  'text-color': {
+    value: colour,
+    spell: colourSpelling,
+    noOps: ['000000', '000'],
+    samples: ['fff', '%23FF000080'],
+    wrongType: ['red'],
+    outOfRange: ['ff'],
+  },
+  'text-font': {
+    value: choice('sans', 'sans-bold'),
+    spell: anyCase,
+    noOps: ['sans', 'SANS'],
+    samples: ['sans', 'sans-bold'],
+    wrongType: [],
+    outOfRange: [],
+  },
+  'text-align': {
+    value: choice('left', 'center', 'right'),
+    spell: anyCase,
+    noOps: ['left'],
+    samples: ['left', 'center', 'right'],
+    wrongType: ['middle', 'justify'],
+    outOfRange: [],
+  },
+  'text-position': {
+    value: choice('center', 'top', 'bottom-right', 'left'),
+    spell: anyCase,
+    noOps: ['center'],
+    samples: ['top-left', 'bottom'],
+    wrongType: ['face', 'entropy', 'auto', 'middle'],
+    outOfRange: [],
+  },
+  'text-pad': {
+    value: integers(0, 4096),
+    spell: zeroPadded,
+    noOps: ['0', '00'],
+    samples: ['0', '4096'],
+    wrongType: ['1.5', 'x'],
+    outOfRange: ['4097', '-1'],
+  },
+  'text-shadow': { value: integers(0, 64), spell: zeroPadded, noOps: ['0'], samples: ['1', '64'], wrongType: ['soft'], outOfRange: ['65'] },
+  'text-width': {
+    value: integers(1, 8192),
+    spell: zeroPadded,
+    noOps: [],
+    samples: ['1', '8192'],
+    wrongType: ['wide'],
+    outOfRange: ['0', '8193'],
   },
   border: {
     value: fc.tuple(integers(1, 4095), colour).map(([width, hex]) => `${width},${hex}`),

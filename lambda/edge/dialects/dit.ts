@@ -172,8 +172,8 @@ const THUMBOR_RULES: { [key: string]: Rule } = {
 const COLOURS = { white: 'fff', black: '000', transparent: '00000000' };
 const FORMATS = { jpg: 'jpeg' };
 
-/** The native pairs DIT's functions refuse (DitData.refused). */
-const REFUSED = '^(?:p|preset|crop|border|fp|dpr)(?==)|^(?:format|fm|f)=json$';
+/** The native pairs DIT's functions refuse (DitData.refused): a text among them, which their bundles do not read (EDGE_READS_TEXT). */
+const REFUSED = '^(?:p|preset|crop|border|fp|dpr|text(?:-[a-z]+)?)(?==)|^(?:format|fm|f)=json$';
 
 /** An operation we lack. */
 const UNSUPPORTED = 'DIT $0: not supported here.';

@@ -12,7 +12,7 @@ import { IMGIX_BOOK } from './imgix';
 import type { DialectName, EdgeGrammar } from './dialect';
 
 /** The native parameters whose code a dialect's function leaves out unless it reads them (DialectModule.reads). */
-export const NATIVE_READERS = ['watermark', 'fp', 'dpr'] as const;
+export const NATIVE_READERS = ['watermark', 'template', 'fp', 'dpr', 'text'] as const;
 
 export interface DialectModule {
   /** The module's file in this folder, without extension. */

@@ -15,6 +15,7 @@ import { iptcAfterEncode, keptMetadata, withIptc } from './metadata';
 import { applySteps, stepsCarryGainMap, type EncodedVariant } from './steps';
 import { asksGainMap, gainMapDecodes, withoutGainMap, withSourceHeld } from './gain-map';
 import type { WatermarkImage } from '../watermarks';
+import type { CardJob } from './card';
 import { HttpError } from '../errors';
 import type { FaceBox } from './faces';
 import { isCutOut } from './findings';
@@ -46,6 +47,8 @@ export interface TransformOptions {
   watermark?: WatermarkImage;
   /** What an earlier search of the source found (the handler reads the records): no search for it then. */
   remembered?: Findings;
+  /** A card to draw rather than a transform (card.ts): the source's bytes are its images'. */
+  card?: CardJob;
 }
 
 /**

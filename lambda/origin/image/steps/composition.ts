@@ -1,10 +1,10 @@
 // What is drawn with the image: the background under its transparent
 // pixels, a watermark over it, a border around it.
 
-import sharp from 'sharp';
-import type { Ops } from '../../../grammar';
+import sharp, { type Sharp } from 'sharp';
+import type { Ops, Position } from '../../../grammar';
 import { MAX_WATERMARK_PIXELS } from '../../watermarks';
-import { along, background, FREE, perMegapixel, pipelineOf, pixels, rgba, type Step } from './context';
+import { along, background, FREE, perMegapixel, pipelineOf, pixels, rgba, type Step, type StepContext } from './context';
 
 /** CPU seconds per megapixel: of the decoded image for flatten, of the output for the rest (context.ts). */
 const RATES = { flatten: 0.01, composite: 0.1, watermarkDecode: 0.1, border: 0.01 };
@@ -43,35 +43,87 @@ export const watermarkStep: Step = {
   carriesGainMap: (ops) => ops.watermark === undefined,
   firstFrameOnly: (ops) => ops.watermark !== undefined,
   async apply(image, context) {
-    const { watermark: mark, limits } = context;
+    const mark = context.watermark;
     if (!mark) return undefined;
+    const { position, margin, size, opacity } = mark.placement;
     // Drawn on the image as it stands, blurred and turned grey or not, and inside the border that follows.
-    const canvas = await pixels(image, limits);
-    const { width, height } = canvas.info;
-    const { position, margin: marginShare, size, opacity } = mark.placement;
-    const margin = Math.round(marginShare * Math.min(width, height));
-    const room = (side: number) => Math.max(1, side - 2 * margin);
-    const overlay = await sharp(mark.bytes, { limitInputPixels: MAX_WATERMARK_PIXELS })
-      .resize({ width: Math.min(room(width), Math.max(1, Math.round(size * width))), height: room(height), fit: 'inside' })
-      .toColourspace('srgb')
-      .ensureAlpha()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-    const { channels } = overlay.info;
-    for (let alpha = channels - 1; alpha < overlay.data.length; alpha += channels) {
-      overlay.data[alpha] = Math.round((overlay.data[alpha] as number) * opacity);
-    }
-    const placed = {
-      input: overlay.data,
-      raw: { width: overlay.info.width, height: overlay.info.height, channels },
-      left: margin + along(position, 'left', 'right', room(width) - overlay.info.width),
-      top: margin + along(position, 'top', 'bottom', room(height) - overlay.info.height),
-    };
-    const composited = pipelineOf(canvas).composite([placed]);
-    // Under a border, in memory again: sharp would composite after the border's extend.
-    return context.ops.border ? pipelineOf(await pixels(composited, limits)) : composited;
+    return drawOver(
+      image,
+      context,
+      position,
+      (width, height) => Math.round(margin * Math.min(width, height)),
+      async (room, width) => {
+        const overlay = await sharp(mark.bytes, { limitInputPixels: MAX_WATERMARK_PIXELS })
+          .resize({ width: Math.min(room[0], Math.max(1, Math.round(size * width))), height: room[1], fit: 'inside' })
+          .toColourspace('srgb')
+          .ensureAlpha()
+          .raw()
+          .toBuffer({ resolveWithObject: true });
+        const { channels } = overlay.info;
+        for (let alpha = channels - 1; alpha < overlay.data.length; alpha += channels) {
+          overlay.data[alpha] = Math.round((overlay.data[alpha] as number) * opacity);
+        }
+        return { data: overlay.data, width: overlay.info.width, height: overlay.info.height, channels };
+      },
+    );
   },
 };
+
+/** An image drawn over the output: raw 8-bit bands, the last its alpha (unpremultiplied). */
+export interface Overlay {
+  data: Buffer;
+  width: number;
+  height: number;
+  channels: number;
+}
+
+/**
+ * Draws an overlay (a watermark, a text) over the image as it stands, in
+ * memory: `margin` pixels from its edges, at `position` within the room left,
+ * made for that room by `make` (given the room and the image's width). An
+ * overlay larger than the room is cut to it, keeping the part `position` names.
+ */
+export async function drawOver(
+  image: Sharp,
+  context: StepContext,
+  position: Position,
+  margin: (width: number, height: number) => number,
+  make: (room: [number, number], width: number) => Promise<Overlay>,
+): Promise<Sharp> {
+  const canvas = await pixels(image, context.limits);
+  const { width, height } = canvas.info;
+  const edge = margin(width, height);
+  const room: [number, number] = [Math.max(1, width - 2 * edge), Math.max(1, height - 2 * edge)];
+  const overlay = await cutTo(await make(room, width), room, position);
+  const composited = pipelineOf(canvas).composite([
+    {
+      input: overlay.data,
+      raw: { width: overlay.width, height: overlay.height, channels: overlay.channels as 4 },
+      left: edge + along(position, 'left', 'right', room[0] - overlay.width),
+      top: edge + along(position, 'top', 'bottom', room[1] - overlay.height),
+    },
+  ]);
+  // Under a border, in memory again: sharp would composite after the border's extend.
+  return context.ops.border ? pipelineOf(await pixels(composited, context.limits)) : composited;
+}
+
+/** `overlay` within `room`: as it is when it fits, else the part of it that `position` keeps (its centre, a side, a corner). */
+async function cutTo(overlay: Overlay, room: [number, number], position: Position): Promise<Overlay> {
+  const [width, height] = [Math.min(overlay.width, room[0]), Math.min(overlay.height, room[1])];
+  if (width === overlay.width && height === overlay.height) return overlay;
+  const { data, info } = await sharp(overlay.data, {
+    raw: { width: overlay.width, height: overlay.height, channels: overlay.channels as 4 },
+  })
+    .extract({
+      left: along(position, 'left', 'right', overlay.width - width),
+      top: along(position, 'top', 'bottom', overlay.height - height),
+      width,
+      height,
+    })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels };
+}
 
 export const borderStep: Step = {
   name: 'border',

@@ -26,6 +26,7 @@ import {
 import { gainMapStep } from './hdr';
 import { fillStep, resizeStep } from './resize';
 import { segmentStep } from './segment';
+import { textStep } from './text';
 import { adjustStep, blurStep, colourStep, sharpenStep } from './tone-colour';
 
 export { borderWidth, roomFor } from './composition';
@@ -51,6 +52,7 @@ const STEPS: Step[] = [
   colourStep,
   adjustStep,
   watermarkStep,
+  textStep,
   borderStep,
   gainMapStep,
   outputStep,

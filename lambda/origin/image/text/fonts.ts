@@ -1,0 +1,111 @@
+// The fonts text is drawn with: the ones packaged with the origin, never the
+// machine's, so that the emulator and Lambda draw the same pixels. Pango finds
+// fonts through fontconfig, which reads the file FONTCONFIG_FILE names when it
+// first starts: this module writes one that lists the packaged folder alone
+// and names it before any text (or an SVG's text) is drawn in the process.
+// In Lambda the fonts sit in `fonts/` beside the bundle's entry, where the
+// construct's bundling writes them (lib/fonts.ts fetches them at synth); in a
+// checkout (tests, the emulator) TEXT_FONTS_DIR names the cached copy.
+
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The packaged fonts' folder, in the bundle (beside its entry) and in the cache. */
+export const FONTS_FOLDER = 'fonts';
+
+/** The environment variable that names the fonts' folder, overriding the bundle's. */
+export const TEXT_FONTS_ENV = 'TEXT_FONTS_DIR';
+
+/**
+ * The packaged font files: Noto Sans for Latin, Greek and Cyrillic (its bold
+ * for `sans-bold`), and the scripts it lacks, which fontconfig falls back to
+ * among these files alone. Emoji are drawn from Noto Emoji, in one colour: the text's.
+ */
+export const FONT_FILES = [
+  'NotoSans_400Regular.ttf',
+  'NotoSans_700Bold.ttf',
+  'NotoSansKR_400Regular.ttf',
+  'NotoSansJP_400Regular.ttf',
+  'NotoSansSC_400Regular.ttf',
+  'NotoSansArabic_400Regular.ttf',
+  'NotoSansArabic_700Bold.ttf',
+  'NotoEmoji_400Regular.ttf',
+] as const;
+
+/** A font as Pango names it: a family and a weight (Pango's word, e.g. `Bold`; empty: regular). */
+export interface FontFace {
+  family: string;
+  weight: string;
+}
+
+/** The font names a request may give (`text-font`) with the packaged fonts, to their face. */
+export const NAMED_FONTS: { readonly [name: string]: FontFace } = {
+  sans: { family: 'Noto Sans', weight: '' },
+  'sans-bold': { family: 'Noto Sans', weight: 'Bold' },
+};
+
+/**
+ * The families tried, in order, after the named font: the CJK fonts share
+ * code points (kana, Han) and draw them differently, so the one of the text's
+ * language comes first (Hangul: Korean; kana: Japanese; Han alone: Chinese).
+ */
+export function fallbackFamilies(text: string): string[] {
+  const first = /[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]/.test(text)
+    ? 'Noto Sans KR'
+    : /[\u3040-\u30ff\u31f0-\u31ff]/.test(text)
+      ? 'Noto Sans JP'
+      : 'Noto Sans SC';
+  const cjk = ['Noto Sans KR', 'Noto Sans JP', 'Noto Sans SC'].filter((family) => family !== first);
+  return [first, ...cjk, 'Noto Sans Arabic', 'Noto Emoji'];
+}
+
+/**
+ * This module's file: in Lambda, the CommonJS bundle (where esbuild leaves
+ * `import.meta` empty), so the bundle's entry; from the sources, the ES module itself.
+ */
+const THIS_FILE = typeof __filename === 'string' ? __filename : fileURLToPath(import.meta.url);
+
+/** The fonts' folder: TEXT_FONTS_DIR when set, else the one beside the bundle's entry. */
+export const fontsFolder = (): string => process.env[TEXT_FONTS_ENV] || join(dirname(THIS_FILE), FONTS_FOLDER);
+
+/** Escapes `text` for fontconfig's XML. */
+const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** A fontconfig configuration that knows `folder`'s fonts and no other, its cache in `cache`. */
+function fontconfigFile(folder: string, cache: string): string {
+  return `<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <dir>${xml(folder)}</dir>
+  <cachedir>${xml(cache)}</cachedir>
+</fontconfig>
+`;
+}
+
+/** The folder the configuration was written for, once written. */
+let configured: string | undefined;
+
+/**
+ * Writes the private fontconfig configuration (under the temporary folder,
+ * the only one Lambda lets a function write) and names it in FONTCONFIG_FILE,
+ * once per process: fontconfig reads it when Pango first needs a font, and
+ * never again, so this runs when the pipeline is loaded, before any text.
+ * Returns the fonts' folder.
+ */
+export function useOwnFonts(): string {
+  if (configured) return configured;
+  const folder = fontsFolder();
+  const home = join(tmpdir(), `edge-image-transformer-fontconfig-${process.getuid?.() ?? 0}`);
+  mkdirSync(join(home, 'cache'), { recursive: true });
+  // One file per process: another process writing its own never shows this one a half-written file.
+  const file = join(home, `fonts-${process.pid}.conf`);
+  writeFileSync(file, fontconfigFile(folder, join(home, 'cache')));
+  process.env.FONTCONFIG_FILE = file;
+  configured = folder;
+  return folder;
+}
+
+/** The packaged font files missing from `folder` (none: text can be drawn). */
+export const missingFonts = (folder: string): string[] => FONT_FILES.filter((file) => !existsSync(join(folder, file)));
