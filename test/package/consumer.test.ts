@@ -20,7 +20,9 @@ import { imageUrl, srcset } from '../../lambda/client';
 import { signedImageUrl } from '../../lambda/client/sign';
 import { viewerRequestFunctionCode } from '../../lib/edge-function';
 import { PROJECT_ROOT } from '../../lib/project-root';
+import { fileOf, FONT_PACKAGES, licenceFileOf } from '../../lib/fonts';
 import { MODEL_MEMBER, SUBJECT_MODEL_LICENCE_FILE, SUBJECT_MODEL_NOTICE_FILE } from '../../lib/subject-model';
+import { FONTS_FOLDER } from '../../lambda/origin/image/text/fonts';
 import { SUBJECT_MODEL_FILE } from '../../lambda/origin/image/subject-model';
 import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
 import { chromiumMissing, launchChromium } from '../browser/chromium';
@@ -293,6 +295,19 @@ describe('the packed package in a fresh CDK app', () => {
     expect(readFileSync(join(asset, SUBJECT_MODEL_NOTICE_FILE), 'utf8')).toContain('Apache License, Version 2.0');
     // The installed package's own cache, which its compiled copy of lib/subject-model.ts filled.
     expect(existsSync(join(app, 'node_modules', 'edge-image-transformer', '.cache', 'models', SUBJECT_MODEL_FILE))).toBe(true);
+  });
+
+  it('bundles the text fonts in fonts/ beside the entry, as pinned, each package with its OFL text', () => {
+    const fonts = join(originAsset(), FONTS_FOLDER);
+    for (const pkg of FONT_PACKAGES) {
+      for (const font of pkg.fonts)
+        expect(
+          createHash('sha256')
+            .update(readFileSync(join(fonts, fileOf(font))))
+            .digest('hex'),
+        ).toBe(font.sha256);
+      expect(readFileSync(join(fonts, licenceFileOf(pkg)), 'utf8')).toContain('SIL Open Font License, Version 1.1');
+    }
   });
 });
 

@@ -99,6 +99,13 @@ export const OP_CASES: OpCase[] = [
     base: { query: 'format=png' },
     notDriven: "its subject model's search does not fit this origin's budget at any side; npm run bounds drives it (its subject cases)",
   },
+  {
+    // 200 CJK characters at the largest size the render's area allows, with the largest shadow (lambda/origin/image/text/render.ts).
+    name: 'text',
+    query: enlarged(`text=${encodeURIComponent('鬱'.repeat(200))}&text-size=105&text-shadow=64&format=jpeg`),
+    source: 'tiny',
+    base: { query: enlarged('format=jpeg') },
+  },
   { name: 'border', query: 'border=64,ff0000&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
   { name: 'output', query: 'format=jpeg', source: 'noise' },
   { name: 'metadata', query: 'metadata=keep&format=jpeg', source: 'noise', base: { query: 'format=jpeg' } },
