@@ -16,7 +16,7 @@ import { queryText } from '../../grammar/canonical';
 import { decodeKeyPath } from '../../grammar/key';
 import { sameText } from '../../grammar/sign';
 import type { Dialect, DialectRequest, SignatureCheck } from './dialect';
-import { hexRules, translateByRules, type RuleBook } from './rules';
+import { hexRules, translateByRules, type Rule, type RuleBook } from './rules';
 
 // Conditions of imgix's rules: a frame turned by a quarter (`or`), under which imgix's
 // mirrors swap; a padded image (fit=fill or fillmax), whose rest fill-color, else bg,
@@ -27,6 +27,9 @@ const SOLID = 'fill=|solid';
 /** Values: an offset from -99 to 100 (-100, black or flat, is not ours); a blur radius up to 2000. */
 const OFFSET = '-?\\d\\d?|100';
 const RADIUS = '1?\\d{1,3}(\\.\\d+)?|2000';
+/** A whole number of pixels; and the rule that drops a text parameter beside no text. */
+const PIXELS = '\\d{1,4}';
+const NO_TEXT: Rule = ['.*', '', 'txt='];
 
 /**
  * imgix's rules (rules.ts), data in one place: the edge reads them from its
@@ -42,15 +45,36 @@ const RADIUS = '1?\\d{1,3}(\\.\\d+)?|2000';
  * classes refused, docs/subjects.md); auto=compress is imgix's documented quality 45 when
  * no `q` is given; bri, con and sat are offsets (0 unchanged) as our factors
  * (1 unchanged), and -100 brightness or contrast, black or flat, is not ours;
- * bg-remove is our cut-out (segment=foreground), and bg its background.
+ * bg-remove is our cut-out (segment=foreground), and bg its background;
+ * txt and its family are our text, with imgix's defaults (12 px, 10 px from
+ * the bottom right) and without what ours cannot draw alike (a line cut at
+ * txt-width, text shrunk to fit, italic, outlines).
  * Built by a call the edge's bundle drops: the store holds the book.
  */
 export const IMGIX_BOOK: RuleBook = /* @__PURE__ */ (() => ({
   title: 'imgix',
-  spellings: { width: 'w', height: 'h', f: 'fit', fillcolor: 'fill-color', orient: 'or', 'background-remove': 'bg-remove' },
+  spellings: {
+    width: 'w',
+    height: 'h',
+    f: 'fit',
+    fillcolor: 'fill-color',
+    orient: 'or',
+    'background-remove': 'bg-remove',
+    txtalign: 'txt-align',
+    txtclip: 'txt-clip',
+    txtcolor: 'txt-color',
+    'txt-clr': 'txt-color',
+    txtclr: 'txt-color',
+    txtfit: 'txt-fit',
+    txtfont: 'txt-font',
+    txtpad: 'txt-pad',
+    txtshad: 'txt-shad',
+    txtsize: 'txt-size',
+    txtwidth: 'txt-width',
+  },
   refused:
     '^([bm][a-z]?|balph|malph|mtile|ar|rect|exp|gam|high|hue|inv(ert)?|mono(chrome)?|nrs?|px|htn|sepia|shad|sharp|usm(rad)?|vib|cs|dl|dpi|lossless|chromasub|colorquant|colors|palette|prefix|page|ch|faceindex|facepad|faces|transparency|corner-radius|annotation|fp-debug|t(a|cl?|f|l|p|sh|sz|t)?|lp-blur|fps|frame|interval|reverse|skip|rott|rasterize-bypass|(blend|mark|txt|border|pad|mask|duotone|grid|pdf|max-|min-|trim.|fill-|bg-re|background-re|upscale|face-|license-plate|object-removal|rot-?type).*|.*64)$',
-  defaults: { fit: 'clip' },
+  defaults: { fit: 'clip', 'txt-size': '12', 'txt-pad': '10', 'txt-align': 'bottom,right' },
   list: 'auto',
   rules: {
     w: [
@@ -174,9 +198,40 @@ export const IMGIX_BOOK: RuleBook = /* @__PURE__ */ (() => ({
       [OFFSET + '|-100', 'saturation=factor($0)'],
       ['.*', '!offset'],
     ],
+    // Text: its parameters mean nothing without txt, as imgix ignores them then.
+    txt: [['.*', 'text=$0']],
+    'txt-size': [NO_TEXT, [PIXELS, 'text-size=$0'], ['.*', '!pixels']],
+    'txt-color': [NO_TEXT as Rule].concat(hexRules('text-color', true, []), [['.*', '!hex']]),
+    'txt-font': [NO_TEXT, ['.*italic.*', '!italic'], ['(.*,)?bold(,.*)?', 'text-font=sans-bold'], ['.*', 'text-font=sans']],
+    // Each axis alone keeps the default's other (bottom, right); the horizontal word also aligns the lines.
+    'txt-align': [
+      NO_TEXT,
+      ['(top|bottom),(left|right)', 'text-position=$1-$2&text-align=$2'],
+      ['(left|right),(top|bottom)', 'text-position=$2-$1&text-align=$1'],
+      ['(top|bottom),center|center,(top|bottom)', 'text-position=$1$2&text-align=center'],
+      ['middle,(left|right)|(left|right),middle', 'text-position=$1$2&text-align=$1$2'],
+      ['middle,center|center,middle', 'text-position=center&text-align=center'],
+      ['top|bottom', 'text-position=$0-right&text-align=right'],
+      ['left|right', 'text-position=bottom-$0&text-align=$0'],
+      ['middle', 'text-position=right&text-align=right'],
+      ['center', 'text-position=bottom&text-align=center'],
+      ['.*', '!align'],
+    ],
+    'txt-pad': [NO_TEXT, [PIXELS, 'text-pad=$0'], ['.*', '!pixels']],
+    // imgix's soft halo of strength 0 to 10, as our shadow of as many pixels.
+    'txt-shad': [NO_TEXT, ['0*(\\.0*)?', ''], ['(\\d|10)(\\.\\d*)?', 'text-shadow=$1'], ['.*', '!unsupported']],
+    'txt-width': [NO_TEXT, [PIXELS, 'text-width=$0', 'txt-fit=wrap'], [PIXELS, '!clipped', 'txt-fit='], [PIXELS, ''], ['.*', '!pixels']],
+    'txt-fit': [NO_TEXT, ['wrap', ''], ['max|wrapmax', '!shrunk']],
+    // What is cut only matters where a line is cut, which txt-width refuses.
+    'txt-clip': [['.*', '']],
   },
   why: {
     unsupported: 'not supported',
+    align: 'expected top, middle or bottom and left, center or right',
+    italic: 'italic is not among the packaged fonts',
+    clipped: 'a line cut at txt-width is not supported; txt-fit=wrap wraps it',
+    shrunk: 'text shrunk to fit is not supported (card templates shrink theirs)',
+    pixels: 'expected whole pixels',
     repeated: 'given more than once',
     relative: 'sizes relative to the source are not supported',
     fallback: 'a fallback after $1 is not supported',

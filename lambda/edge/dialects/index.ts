@@ -44,7 +44,7 @@ export const DIALECT_MODULES: { [grammar in Exclude<EdgeGrammar, 'native'>]?: Di
   // Every JSON request starts `{"`, which base64 writes `eyJ`.
   'dit-json': { file: 'dit-json', exported: 'ditJson', data: DIT_JSON_DATA, ...DIT_FUNCTION, pathPattern: '/eyJ*' },
   thumbor: { file: 'thumbor', exported: 'thumbor', data: THUMBOR_DATA, ...DIT_FUNCTION },
-  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_BOOK, reads: ['fp', 'dpr'] },
+  imgix: { file: 'imgix', exported: 'imgix', data: IMGIX_BOOK, reads: ['fp', 'dpr', 'text'] },
   cloudflare: {
     file: 'cloudflare',
     exported: 'cloudflare',

@@ -53,6 +53,12 @@ const IMGIX_AUTO = 'https://docs.imgix.com/apis/rendering/auto/auto';
 const IMGIX_FILL_MAX = 'https://docs.imgix.com/apis/rendering/fill/fill-max';
 const IMGIX_BG_REMOVE = 'https://docs.imgix.com/apis/rendering/background/bg-remove';
 const IMGIX_BG_REMOVE_FALLBACK = 'https://docs.imgix.com/apis/rendering/background/background-removal-fallback';
+const IMGIX_TXT = 'https://docs.imgix.com/apis/url/text/txt';
+const IMGIX_TXT_ALIGN = 'https://docs.imgix.com/apis/url/text/txtalign';
+const IMGIX_TXT_FONT = 'https://docs.imgix.com/apis/url/text/txtfont';
+const IMGIX_TXT_FIT = 'https://docs.imgix.com/apis/url/text/txt-fit';
+/** What imgix's txt means when nothing else is said: 12 px, 10 px from the bottom right corner. */
+const IMGIX_TXT_DEFAULTS = 'text-size=12&text-pad=10&text-position=bottom-right&text-align=right';
 const IMGIX_BLUEPRINT = 'https://github.com/imgix/imgix-blueprint#url-parameters';
 const IMGIX_PYTHON = 'https://github.com/imgix/imgix-python#signed-urls';
 
@@ -131,6 +137,64 @@ export const IMGIX_EXAMPLES: DialectExample[] = [
     source: IMGIX_BG_REMOVE_FALLBACK,
     url: '/woman.jpeg?bg-remove=true&bg-remove-fallback=true',
     refused: /^imgix bg-remove-fallback=true: a cut-out that cannot be made is an error here, never the original\.$/,
+  },
+  { source: IMGIX_TXT, url: '/photo.jpg?txt=Hello%20World!', native: '/photo.jpg?text=Hello%20World!&' + IMGIX_TXT_DEFAULTS },
+  {
+    source: IMGIX_TXT,
+    url: '/photo.jpg?txt=HELLO%20WORLD!&txt-size=62&txt-color=ff2e4357&txt-align=middle,center&txt-font=Futura%20Condensed%20Medium',
+    native:
+      '/photo.jpg?text=HELLO%20WORLD!&text-size=62&text-color=2e4357ff&text-position=center&text-align=center&text-pad=10&text-font=sans',
+  },
+  {
+    source: IMGIX_TXT,
+    url: '/photo.jpg?txt=%E4%BD%A0%E5%A5%BD&txt-size=62&txt-color=ff2e4357&txt-align=middle,center&txt-font=Futura%20Condensed%20Medium',
+    native: '/photo.jpg?text=%E4%BD%A0%E5%A5%BD&text-size=62&text-color=2e4357ff&text-position=center&text-align=center&text-pad=10',
+  },
+  {
+    source: IMGIX_TXT_ALIGN,
+    url: '/photo.jpg?txt=Hi&txt-align=top,left',
+    native: '/photo.jpg?text=Hi&text-size=12&text-pad=10&text-position=top-left',
+  },
+  {
+    source: IMGIX_TXT_ALIGN,
+    url: '/photo.jpg?txt=Hi&txt-align=top',
+    native: '/photo.jpg?text=Hi&text-size=12&text-pad=10&text-position=top-right&text-align=right',
+  },
+  {
+    source: IMGIX_TXT_ALIGN,
+    url: '/photo.jpg?txt=Hi&txt-align=center',
+    native: '/photo.jpg?text=Hi&text-size=12&text-pad=10&text-position=bottom&text-align=center',
+  },
+  {
+    source: IMGIX_TXT_ALIGN,
+    url: '/photo.jpg?txt=Hi&txt-align=top,bottom',
+    refused: /^imgix txt-align=top,bottom: expected top, middle or bottom and left, center or right\.$/,
+  },
+  { source: IMGIX_TXT_ALIGN, url: '/photo.jpg?txt-align=top,bottom', native: '/photo.jpg' },
+  {
+    source: IMGIX_TXT_FONT,
+    url: '/photo.jpg?txt=Hi&txt-font=sans-serif,bold',
+    native: '/photo.jpg?text=Hi&text-font=sans-bold&' + IMGIX_TXT_DEFAULTS,
+  },
+  {
+    source: IMGIX_TXT_FONT,
+    url: '/photo.jpg?txt=Hi&txt-font=sans-serif,bold,italic',
+    refused: /^imgix txt-font=sans-serif,bold,italic: italic is not among the packaged fonts\.$/,
+  },
+  {
+    source: IMGIX_TXT_FIT,
+    url: '/photo.jpg?txt=Hi&txt-width=300&txt-fit=max',
+    refused: /^imgix txt-fit=max: text shrunk to fit is not supported/,
+  },
+  {
+    source: IMGIX_TXT_FIT,
+    url: '/photo.jpg?txt=Hi&txt-width=300',
+    refused: /^imgix txt-width=300: a line cut at txt-width is not supported; txt-fit=wrap wraps it\.$/,
+  },
+  {
+    source: IMGIX_TXT_FIT,
+    url: '/photo.jpg?txt=Hi&txt-width=300&txt-fit=wrap',
+    native: '/photo.jpg?text=Hi&text-width=300&' + IMGIX_TXT_DEFAULTS,
   },
   { source: IMGIX_AUTO, url: '/photo.jpg?auto=compress', native: '/photo.jpg?quality=45' },
   { source: IMGIX_AUTO, url: '/photo.jpg?auto=compress&auto=format', native: '/photo.jpg?format=auto&quality=45' },
