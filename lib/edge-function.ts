@@ -112,13 +112,7 @@ const RUNTIME_SUPPORTS = {
  * with `constants` (`{ EDGE: settings }`) baked in field by field, so that
  * what a deployment does not use is left out.
  */
-export function bundleFunction(
-  entry: string,
-  exported: string,
-  constants: { [name: string]: object },
-  dialect?: DialectModule,
-  cards = true,
-): string {
+export function bundleFunction(entry: string, exported: string, constants: { [name: string]: object }, dialect?: DialectModule): string {
   const define: { [name: string]: string } = {};
   // Whether the bundle is a dialect's (lambda/grammar/dialect-function.ts).
   define.EDGE_DIALECT = String(!!dialect);
@@ -127,8 +121,6 @@ export function bundleFunction(
   NATIVE_READERS.forEach((reader) => {
     define[`EDGE_READS_${reader.toUpperCase()}`] = String(!dialect || (dialect.reads || []).indexOf(reader) >= 0);
   });
-  // A deployment without card templates has no template to version: its function leaves the code out.
-  if (!cards) define.EDGE_READS_TEMPLATE = 'false';
   Object.entries(constants).forEach(([constant, fields]) => {
     Object.entries(fields).forEach(([name, value]) => {
       define[`${constant}.${name}`] = JSON.stringify(value);
@@ -219,10 +211,9 @@ export function viewerRequestFunctionCode(settings: EdgeFunctionSettings): strin
     namedBuckets: !!(dialect && dialect.buckets),
   };
   const imports = ["import crypto from 'crypto';", "import cf from 'cloudfront';"];
-  const cards = Object.keys(settings.grammar.templates ?? {}).length > 0;
   const bundle = dialect
-    ? bundleFunction(ENTRY, 'dialectRequest', { EDGE: edge }, dialect, cards)
-    : bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge }, undefined, cards);
+    ? bundleFunction(ENTRY, 'dialectRequest', { EDGE: edge }, dialect)
+    : bundleFunction(ENTRY, 'viewerRequest', { EDGE: edge });
   const code = [...imports, bundle, wrapper(storeId, settings, dialect), ''].join('\n');
 
   checkFunctionSize(code, storeId, grammar === 'native' ? undefined : `viewer-request (${grammar})`);

@@ -280,9 +280,9 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
     // Versioned with the format: a signature covers the name only, so that a changed watermark or template keeps signed URLs valid.
     if ((typeof EDGE_READS_WATERMARK === 'undefined' || EDGE_READS_WATERMARK) && ops.watermark != null)
       ops.watermark = versioned('watermark', ops.watermark, options.watermarks || {});
-    // A deployment without templates leaves this out of its function (lib/edge-function.ts): its origin refuses the name.
-    if ((typeof EDGE_READS_TEMPLATE === 'undefined' || EDGE_READS_TEMPLATE) && ops.template != null && options.templates)
-      ops.template = versioned('template', ops.template, options.templates);
+    // A deployment without templates refuses every name here, as its origin would.
+    if ((typeof EDGE_READS_TEMPLATE === 'undefined' || EDGE_READS_TEMPLATE) && ops.template != null)
+      ops.template = versioned('template', ops.template, options.templates || {});
     // The deployment's default written out, like the version: a changed default makes new keys, and signed URLs stay valid.
     if (ops.hdr == null) ops.hdr = options.hdr;
   }

@@ -435,6 +435,8 @@ const MATTERS: { [name in keyof ParsedParams]?: (ops: Ops) => boolean } = {
   hdr: (ops) => ops.format == null || ops.format === 'jpeg',
   // Stands where `format` would, which it excludes.
   accept: (ops) => ops.format == null,
+  // A card's slots: beside no template they fill nothing.
+  fills: (ops) => ops.template != null,
 };
 
 /** Every parameter, in op order. */

@@ -218,7 +218,18 @@ const KINDS: { [kind in KindName]: Reader } = {
    * character (lambda/origin/image/text/render.ts), with the precise word the
    * edge has no room for. The canonical URI holds it percent-encoded (canonical.ts, opsSegment).
    */
-  text: typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT ? (_rule, _name, raw) => raw : unread,
+  text:
+    typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT
+      ? (_rule, name, raw) => {
+          // A lone surrogate has no UTF-8, so no canonical URI.
+          try {
+            encodeURIComponent(raw);
+          } catch {
+            throw invalidParameter(name, raw, 'text in Unicode');
+          }
+          return raw;
+        }
+      : unread,
 };
 
 /** What a parameter that names one of the deployment's presets, watermarks or templates expects: `one of a, b`, or the word that none are defined. */

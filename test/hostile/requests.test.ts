@@ -79,10 +79,11 @@ const PARAMS: ParamSpec[] = [
     outOfRange,
     emptyIsValid: samples.includes(''),
     badValueAtOrigin: name === 'watermark' ? WATERMARK_UNAVAILABLE : INVALID_PARAMETER,
-    // The edge reads any text, and a card's fills; a deployment without card templates (this one) leaves their
-    // names to its origin too. The origin refuses a text too long or with a control character, the rest as it does.
-    valueRefusedAt: ['text', 'fills', 'template'].includes(name) ? ('origin' as const) : ('edge' as const),
-  })),
+    // The edge reads any text; the origin refuses one too long or with a control character.
+    valueRefusedAt: name === 'text' ? ('origin' as const) : ('edge' as const),
+  }))
+    // Fills beside no template are no parameter, dropped at the edge; beside one, test/origin/templates.test.ts checks them.
+    .filter(({ name }) => name !== 'fills'),
   {
     name: 'preset',
     alias: 'p',

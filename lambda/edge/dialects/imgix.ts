@@ -202,7 +202,7 @@ export const IMGIX_BOOK: RuleBook = /* @__PURE__ */ (() => ({
     txt: [['.*', 'text=$0']],
     'txt-size': [NO_TEXT, [PIXELS, 'text-size=$0'], ['.*', '!pixels']],
     'txt-color': [NO_TEXT as Rule].concat(hexRules('text-color', true, []), [['.*', '!hex']]),
-    'txt-font': [NO_TEXT, ['.*italic.*', '!italic'], ['(.*,)?bold(,.*)?', 'text-font=sans-bold'], ['.*', 'text-font=sans']],
+    'txt-font': [NO_TEXT, ['[^,]*,(bold,)?italic(,bold)?', '!italic'], ['[^,]*,bold', 'text-font=sans-bold'], ['[^,]*', 'text-font=sans']],
     // Each axis alone keeps the default's other (bottom, right); the horizontal word also aligns the lines.
     'txt-align': [
       NO_TEXT,
