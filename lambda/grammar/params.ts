@@ -435,8 +435,7 @@ const MATTERS: { [name in keyof ParsedParams]?: (ops: Ops) => boolean } = {
   hdr: (ops) => ops.format == null || ops.format === 'jpeg',
   // Stands where `format` would, which it excludes.
   accept: (ops) => ops.format == null,
-  // A card's slots: beside no template they fill nothing.
-  fills: (ops) => ops.template != null,
+  fills: (ops) => ops.template != null, // a card's slots: beside no template they fill nothing
 };
 
 /** Every parameter, in op order. */
@@ -489,8 +488,7 @@ export const SIGNATURE_PARAM = 'sig';
  * parameters that give them: `sig`; `exp`, when the URL stops working (Unix
  * seconds); `prefix`, a folder whose every key the signature covers; `allow`,
  * with a prefix, the variants allowed (canonical ops segments separated by
- * spaces; absent: any). None of them enters the canonical URI or the cache key.
- */
+ * spaces; absent: any). None enters the canonical URI or the cache key. */
 export interface SignatureParams {
   sig?: string;
   exp?: string;
