@@ -24,6 +24,7 @@ import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import { OVERLAY_SLOTS } from '../lambda/grammar';
 import { DEFAULT_LIMITS, originConfig, type OriginConfig } from '../lambda/origin/config';
 import { createOriginHandler } from '../lambda/origin/handler';
 import type { FunctionUrlResponse } from '../lambda/origin/responses';
@@ -303,6 +304,9 @@ const FALLBACK_CASES: Case[] = [
   },
 ];
 
+/** Canonical ops drawing `ops` (a text, then `SLOT-*` ops) in every overlay slot: `text=...,text-size=...,text2=...`. */
+const everySlot = (ops: string) => OVERLAY_SLOTS.map((slot) => `text${slot}=${ops.replace(/SLOT/g, `text${slot}`)}`).join(',');
+
 const OP_CASES: Case[] = [
   {
     name: 'ops: 64x64 noise JPEG enlarged to 8192x8192',
@@ -357,6 +361,9 @@ const OP_CASES: Case[] = [
       `${MAX},enlarge=1,text=${encodeURIComponent('鬱'.repeat(200))},text-size=105,text-shadow=64,format=jpeg`,
       `width=4096,height=4096,enlarge=1,text=${encodeURIComponent('鬱'.repeat(200))},text-size=105,text-shadow=64,format=jpeg`,
       `width=4096,height=4096,enlarge=1,text=${'W'.repeat(200)},text-size=140,format=jpeg`,
+      // The largest text in every overlay slot at once (docs/text.md#several-overlays).
+      `width=4096,height=4096,enlarge=1,${everySlot(`${encodeURIComponent('鬱'.repeat(200))},SLOT-size=105,SLOT-shadow=64`)},format=jpeg`,
+      `width=2048,height=2048,enlarge=1,${everySlot(`${'W'.repeat(200)},SLOT-size=140`)},format=jpeg`,
     ],
   },
   {

@@ -45,7 +45,7 @@ import {
   type Preset,
 } from '../grammar/index';
 import type { CloudFrontFunctionsEvent, CloudFrontFunctionsHeaders, CloudFrontFunctionsQuerystring } from 'aws-lambda';
-import type { Dialect, DialectRequest, DialectTitle } from './dialects/dialect';
+import type { Dialect, DialectRequest, DialectTitle, NativeRequest } from './dialects/dialect';
 import { BUCKETS_KEY, PRESET_KEY_PREFIX, PRESET_NAMES_KEY, SIGNING_SECRETS_KEY, type EdgeData } from './store';
 
 /**
@@ -190,11 +190,10 @@ const answer = (event: ViewerRequestEvent, data: EdgeData, dialect?: Dialect): O
   if (EDGE.translating) dialect!.useData(data.dialect as object);
 
   return refusing<Outcome>(data, () => {
-    const viewerPairs = queryPairs(request.querystring);
-    const viewer: DialectRequest | undefined = EDGE.translating ? { uri: request.uri, pairs: viewerPairs } : undefined;
-    // The EDGE conditions are constants: what a function does not do is left out of its code.
-    const translated = EDGE.translating ? dialect!.translate(viewer!) : undefined;
-    const pairs = EDGE.translating ? translated!.pairs : viewerPairs;
+    let pairs = queryPairs(request.querystring);
+    // A dialect's request as sent, and its translation. EDGE conditions are constants: what a function does not do is left out.
+    let viewer: DialectRequest, translated: NativeRequest;
+    if (EDGE.translating) pairs = (translated = dialect!.translate((viewer = { uri: request.uri, pairs }))).pairs;
     let key = EDGE.translating ? validateKey(translated!.key) : decodeKeyPath(request.uri);
     // A dialect's URL names no preset (a declaration without a value is shorter in its code).
     let preset: string | undefined;

@@ -190,9 +190,9 @@ const snap = (name: string, value: number, sizes: number[]): number => {
  * cut off: the value is signed as written, so a value holding `,quality=30`
  * would be the signed text of `watermark=...&quality=30` without its quality.
  */
-const versioned = (param: 'watermark' | 'template', value: string, names: { [name: string]: string }): string => {
+const versioned = (param: string, value: string, names: { [name: string]: string }, what: 'watermarks' | 'templates'): string => {
   const name = value.replace(/\.\w*$/, '');
-  if (!hasOwn(names, name)) throw invalidParameter(param, name, oneOf(Object.keys(names).join(', '), (param + 's') as 'templates'));
+  if (!hasOwn(names, name)) throw invalidParameter(param, name, oneOf(Object.keys(names).join(', '), what));
   return name + '.' + names[name];
 };
 
@@ -278,11 +278,16 @@ export function canonicalOps(params: ParsedParams, options: GrammarOptions, nego
   if (negotiation) {
     ops.accept = negotiateFormat(negotiation);
     // Versioned with the format: a signature covers the name only, so that a changed watermark or template keeps signed URLs valid.
-    if ((typeof EDGE_READS_WATERMARK === 'undefined' || EDGE_READS_WATERMARK) && ops.watermark != null)
-      ops.watermark = versioned('watermark', ops.watermark, options.watermarks || {});
+    if (typeof EDGE_READS_WATERMARK === 'undefined' || EDGE_READS_WATERMARK)
+      // Every overlay slot's (`watermark`, `watermark2`...).
+      PARAMS.forEach((param) => {
+        const name = param.name;
+        if (!name.indexOf('watermark') && ops[name] != null)
+          (ops as { [name: string]: unknown })[name] = versioned(name, ops[name] as string, options.watermarks || {}, 'watermarks');
+      });
     // A deployment without templates refuses every name here, as its origin would.
     if ((typeof EDGE_READS_TEMPLATE === 'undefined' || EDGE_READS_TEMPLATE) && ops.template != null)
-      ops.template = versioned('template', ops.template, options.templates || {});
+      ops.template = versioned('template', ops.template, options.templates || {}, 'templates');
     // The deployment's default written out, like the version: a changed default makes new keys, and signed URLs stay valid.
     if (ops.hdr == null) ops.hdr = options.hdr;
   }
@@ -307,11 +312,14 @@ const opEntries = (ops: UnresolvedOps, params: Param[]): [string, string][] =>
 export const opsSegment = (ops: UnresolvedOps): string =>
   opEntries(ops, PARAMS)
     // A text is percent-encoded, so that its commas and `=` stay within its op; S3 decodes it in the variant's key.
+    // (So are the `text-*` ops' values, which encoding leaves as they are.)
     .map(
       (entry) =>
         entry[0] +
         '=' +
-        ((typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT) && entry[0] == 'text' ? encodeURIComponent(entry[1]) : entry[1]),
+        ((typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT) && !entry[0].indexOf('text')
+          ? encodeURIComponent(entry[1])
+          : entry[1]),
     )
     .join(',') || ORIGINAL;
 
@@ -372,11 +380,11 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
     segment === ORIGINAL
       ? []
       : // Ops are comma-separated, and a value may hold commas (`crop=0,0,0.5,0.5`): an op starts at a name and `=`.
-        // A text is percent-encoded there (opsSegment): it is read decoded, as a viewer's is.
-        segment.split(/,(?=[a-z_-]+=|$)/).map((op) => {
+        // A text (and its `text-*` ops) is percent-encoded there (opsSegment): it is read decoded, as a viewer's is.
+        segment.split(/,(?=[a-z][a-z0-9_-]*=|$)/).map((op) => {
           const eq = op.indexOf('=');
           const value = op.slice(eq + 1);
-          return [op.slice(0, eq), op.slice(0, eq) === 'text' ? decodeQueryComponent(value) : value] as [string, string];
+          return [op.slice(0, eq), !op.indexOf('text') ? decodeQueryComponent(value) : value] as [string, string];
         });
   // Re-serialising refuses aliases, defaults, dpr, format=auto, `accept` beside a format
   // and any other spelling. Presets are a viewer's shorthand: a canonical URI holds their expansion.

@@ -5,7 +5,9 @@
 import './dialect-function';
 export * from './canonical';
 export * from './errors';
+export * from './form';
 export * from './key';
+export * from './overlays';
 export * from './params';
 export * from './sign';
 export * from './validate';

@@ -18,6 +18,7 @@ import {
   type ValueRule,
 } from './validate';
 import type { CardGrammarOptions, CardOps } from './cards';
+import { numberedSlots, type NumberedOverlayOps, type OverlayOps } from './overlays';
 
 export const FITS = ['cover', 'contain', 'fill', 'inside', 'outside'] as const;
 export type Fit = (typeof FITS)[number];
@@ -102,7 +103,7 @@ export const AUTO_FALLBACK_WIDTH = 1280;
 export const SAVE_DATA_QUALITY = 40;
 
 /** The canonical operations: what a variant is made of. */
-export interface Ops extends CardOps {
+export interface Ops extends CardOps, OverlayOps, NumberedOverlayOps {
   width?: number;
   height?: number;
   fit?: Fit;
@@ -139,33 +140,6 @@ export interface Ops extends CardOps {
   contrast?: number;
   saturation?: number;
   gamma?: number;
-  /**
-   * A watermark the deployment names: `<name>` as a viewer asks, `<name>.<version>`
-   * in a canonical URI (the edge adds the version, so a changed watermark makes new keys).
-   */
-  watermark?: string;
-  /**
-   * A text drawn on the output, after any watermark and inside any border
-   * (lambda/origin/image/steps/text.ts): percent-encoded in a canonical URI;
-   * the `text-*` ops say how, and matter only beside it.
-   */
-  text?: string;
-  /** The font's size in pixels. */
-  'text-size'?: number;
-  /** `rrggbb` or `rrggbbaa`, lower-case. */
-  'text-color'?: string;
-  /** A packaged font: `sans`, `sans-bold`; other scripts fall back to their packaged fonts. */
-  'text-font'?: (typeof TEXT_FONTS)[number];
-  /** The lines' alignment within the text's box. */
-  'text-align'?: TextAlignment;
-  /** Where the box sits on the output. */
-  'text-position'?: TextPosition;
-  /** Pixels between the box and the output's edges. */
-  'text-pad'?: number;
-  /** A dark shadow's offset (and blur) in pixels. */
-  'text-shadow'?: number;
-  /** The box's largest width in pixels: longer lines wrap. */
-  'text-width'?: number;
   /** `<width>,<rrggbb or rrggbbaa>`: pixels around the output, and their colour. */
   border?: string;
   /** `rrggbb` or `rrggbbaa`, lower-case. */
@@ -287,8 +261,25 @@ export const coverCrop = (ops: Ops) => bothSides(ops) && effectiveFit(ops) === '
 const contained = (ops: Ops) => bothSides(ops) && ops.fit === 'contain';
 const isLossy = (format: OutputFormat | undefined) => format == null || format === 'jpeg' || format === 'webp' || format === 'avif';
 
-/** Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required. */
-const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
+const WATERMARK_RECORD: ParamRecord = { aliases: ['wm'], kind: 'named' };
+/** A text's records, the first overlay slot's; numberedSlots names them for the others. */
+const TEXT_RECORDS: { [name in Exclude<keyof OverlayOps, 'watermark'>]-?: ParamRecord } = {
+  text: { kind: 'text', none: '' },
+  'text-size': { kind: 'integer', low: 4, high: 512, none: 48 },
+  'text-color': { kind: 'colour', none: '000000' },
+  'text-font': { kind: 'choice', choices: TEXT_FONTS, none: 'sans' },
+  'text-align': { kind: 'choice', choices: TEXT_ALIGNS, none: 'left' },
+  'text-position': { kind: 'choice', choices: TEXT_POSITIONS, none: 'center' },
+  'text-pad': { kind: 'integer', low: 0, high: 4096, none: 0 },
+  'text-shadow': { kind: 'integer', low: 0, high: 64, none: 0 },
+  'text-width': { kind: 'integer', low: 1 },
+};
+
+/**
+ * Every parameter, in op order; the mapped type makes a record for each field of ParsedParams required.
+ * Made by a pure call, which the edge's bundle (reading the table from its store) drops with the spreads.
+ */
+const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = /* @__PURE__ */ (() => ({
   width: { aliases: ['w'], kind: 'integer', low: 1, auto: true },
   height: { aliases: ['h'], kind: 'integer', low: 1 },
   dpr: { kind: 'number', low: 1, high: 4, auto: true },
@@ -316,18 +307,13 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   saturation: { kind: 'factor', low: 0, high: 10, none: 1 },
   // sharp's gamma takes exponents from 1 to 3, one way or the other.
   gamma: { kind: 'factor', low: 0.34, high: 3, none: 1 },
-  watermark: { aliases: ['wm'], kind: 'named' },
+  watermark: WATERMARK_RECORD,
   template: { kind: 'named' },
   fills: { kind: 'named', none: '' },
-  text: { kind: 'text', none: '' },
-  'text-size': { kind: 'integer', low: 4, high: 512, none: 48 },
-  'text-color': { kind: 'colour', none: '000000' },
-  'text-font': { kind: 'choice', choices: TEXT_FONTS, none: 'sans' },
-  'text-align': { kind: 'choice', choices: TEXT_ALIGNS, none: 'left' },
-  'text-position': { kind: 'choice', choices: TEXT_POSITIONS, none: 'center' },
-  'text-pad': { kind: 'integer', low: 0, high: 4096, none: 0 },
-  'text-shadow': { kind: 'integer', low: 0, high: 64, none: 0 },
-  'text-width': { kind: 'integer', low: 1 },
+  ...TEXT_RECORDS,
+  .../* @__PURE__ */ (numberedSlots({ watermark: WATERMARK_RECORD, ...TEXT_RECORDS }) as {
+    [name in keyof NumberedOverlayOps]-?: ParamRecord;
+  }),
   border: { kind: 'border' },
   background: { aliases: ['bg'], kind: 'colour' },
   quality: { aliases: ['q'], kind: 'integer', low: 1, high: 100, auto: true },
@@ -336,59 +322,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   hdr: { kind: 'choice', choices: HDR_MODES, none: 'keep' },
   format: { aliases: ['fm', 'f'], kind: 'choice', choices: REQUESTED_FORMATS },
   accept: { kind: 'choice', choices: NEGOTIATED_FORMATS, canonicalOnly: true },
-};
-
-/** The groups of the playground's form, in its order. */
-export const FORM_GROUPS = ['Size', 'Format', 'Effects', 'Text'] as const;
-
-/**
- * Where the playground's form (local/emulator/playground-form.ts) shows each parameter a viewer may
- * give: its group and, beside its name after its aliases, a word on its value that the rule does not
- * say. The entries' order is the form's; the control itself comes from the rule. Not the grammar's
- * data: the edge's store and bundle hold none of it.
- */
-export const FORM_PLACES: { [name in keyof ViewerParams]-?: { group: (typeof FORM_GROUPS)[number]; note?: string } } = {
-  width: { group: 'Size' },
-  height: { group: 'Size' },
-  dpr: { group: 'Size' },
-  fit: { group: 'Size' },
-  fill: { group: 'Size' },
-  position: { group: 'Size' },
-  fp: { group: 'Size', note: 'focal point x,y' },
-  enlarge: { group: 'Size', note: 'past the source size' },
-  format: { group: 'Format' },
-  quality: { group: 'Format' },
-  max_bytes: { group: 'Format' },
-  metadata: { group: 'Format' },
-  hdr: { group: 'Format' },
-  background: { group: 'Format' },
-  blur: { group: 'Effects', note: 'σ' },
-  sharpen: { group: 'Effects', note: 'σ' },
-  rotate: { group: 'Effects' },
-  trim: { group: 'Effects', note: 'threshold' },
-  crop: { group: 'Effects' },
-  segment: { group: 'Effects', note: 'cut-out' },
-  border: { group: 'Effects' },
-  brightness: { group: 'Effects' },
-  contrast: { group: 'Effects' },
-  saturation: { group: 'Effects' },
-  gamma: { group: 'Effects' },
-  watermark: { group: 'Effects' },
-  template: { group: 'Effects', note: 'card (docs/templates.md)' },
-  fills: { group: 'Effects', note: 'hex of a JSON object' },
-  grayscale: { group: 'Effects' },
-  flip: { group: 'Effects', note: 'top–bottom' },
-  flop: { group: 'Effects', note: 'left–right' },
-  text: { group: 'Text' },
-  'text-size': { group: 'Text', note: 'px' },
-  'text-color': { group: 'Text' },
-  'text-font': { group: 'Text', note: 'sans, sans-bold' },
-  'text-align': { group: 'Text' },
-  'text-position': { group: 'Text' },
-  'text-pad': { group: 'Text', note: 'px from the edges' },
-  'text-shadow': { group: 'Text', note: 'px' },
-  'text-width': { group: 'Text', note: 'px, wraps' },
-};
+}))();
 
 /** This code's grammar data: what the origin reads, and what a deploy writes into the edge's store. */
 // Of identifiers only, so that the edge's bundle, which never uses it, can drop it (and the data with it).
@@ -453,15 +387,19 @@ export const useGrammarData = (data: GrammarData): void => {
     const name = key as keyof ParsedParams;
     const record = data.params[name] as ParamRecord;
     const matters = MATTERS[name];
+    // `text2-size`: the op's family, `text2`, and what follows it.
+    const family = name.split('-');
     return {
       name,
       aliases: record.aliases || [],
       read: (raw: string, options: GrammarOptions) => readValue(record, name, raw, options) as ParsedParams[keyof ParsedParams],
-      // A `text-*` op says how a text is drawn: beside none, it changes nothing.
+      // A `text-*` op (`text2-*` in slot 2) says how its slot's text is drawn: beside none, it changes nothing.
       matters: (ops: Ops) =>
         ops[name as keyof Ops] !== record.none &&
         (!matters || matters(ops)) &&
-        (!(typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT) || !!ops.text || name.indexOf('text-') != 0),
+        (!(typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT) ||
+          !family[1] ||
+          !!(ops as { [name: string]: unknown })[family[0] as string]),
       canonicalOnly: record.canonicalOnly,
     };
   });

@@ -27,7 +27,7 @@ import type { Sourcing } from './sourcing';
 import { withSourceFocus } from './source-focus';
 import type { Source, StoreOutcome, Variant } from './storage';
 import type { TransformResult } from './transform-process';
-import { checkRequiredWatermark } from './watermarks';
+import { checkRequiredWatermark, watermarkImages } from './watermarks';
 import { checkCard } from './card-fills';
 
 /** The canonical request a Function URL event asks for: a GET or HEAD of a canonical URI. */
@@ -46,7 +46,7 @@ export function parse(event: LambdaFunctionURLEvent, config: OriginConfig): Cano
 
 /** The deployment's rules a well-formed request must still meet: a watermark its prefix requires, a card's fills. */
 export function check(request: CanonicalRequest, config: OriginConfig): void {
-  checkRequiredWatermark(request.key, request.ops.watermark, config.requireWatermark);
+  checkRequiredWatermark(request.key, request.ops, config.requireWatermark);
   checkCard(request, config.templateDefinitions);
 }
 
@@ -69,11 +69,11 @@ export async function transformerOf(
 ): Promise<Transformer> {
   const { services, deadline } = ctx;
   const { config, transforms } = services;
-  const watermark = ops.watermark === undefined ? undefined : await services.watermarkImage(ops.watermark);
-  // A watermark's bytes travel to the transform as the source's do; the fallbacks kept stay in the handler.
-  const sourceBytes = bytes.length + (watermark?.bytes.length ?? 0);
+  const watermarks = await watermarkImages(ops, services.watermarkImage);
+  // The watermarks' bytes travel to the transform as the source's do; the fallbacks kept stay in the handler.
+  const sourceBytes = Object.values(watermarks).reduce((sum, mark) => sum + mark.bytes.length, bytes.length);
   const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, sourceBytes, services.fallbackImage?.heldBytes);
-  return (options) => transforms.run({ bytes, ops, limits, budget, options: { ...options, watermark } }, deadline.answerBy, cancel);
+  return (options) => transforms.run({ bytes, ops, limits, budget, options: { ...options, watermarks } }, deadline.answerBy, cancel);
 }
 
 /** One transform, timed as the `transform` phase; a failure that cost the invocation is remembered. */

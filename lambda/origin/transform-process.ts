@@ -55,9 +55,12 @@ export interface TransformResult {
   report: ChildReport;
 }
 
-/** A job as it crosses the IPC channel: its bytes (the source's, then the watermark's) follow on the byte socket. */
+/** A watermark as it crosses the IPC channel: its placement, and how many of the bytes that follow are its. */
+type SentWatermark = Omit<WatermarkImage, 'bytes'> & { byteLength: number };
+
+/** A job as it crosses the IPC channel: its bytes (the source's, then each watermark's in turn) follow on the byte socket. */
 interface JobMessage extends Omit<TransformJob, 'bytes' | 'options'> {
-  options: Omit<TransformOptions, 'watermark'> & { watermark?: Omit<WatermarkImage, 'bytes'> };
+  options: Omit<TransformOptions, 'watermarks'> & { watermarks?: { [op: string]: SentWatermark } };
   sourceBytes: number;
   watermarkBytes: number;
 }
@@ -160,16 +163,33 @@ function childExecArgv(entry: string): string[] {
 
 /** The job's description on the IPC channel, its bytes on the byte socket, each written once. */
 function sendJob(child: ChildProcess, { bytes, options = {}, ...job }: TransformJob): void {
-  const { watermark, ...rest } = options;
+  const { watermarks = {}, ...rest } = options;
+  const marks = Object.entries(watermarks);
+  const sent = marks.map(([op, mark]): [string, SentWatermark] => [op, { placement: mark.placement, byteLength: mark.bytes.length }]);
   const message: JobMessage = {
     ...job,
-    options: { ...rest, ...(watermark ? { watermark: { placement: watermark.placement } } : {}) },
+    options: { ...rest, ...(marks.length ? { watermarks: Object.fromEntries(sent) } : {}) },
     sourceBytes: bytes.length,
-    watermarkBytes: watermark?.bytes.length ?? 0,
+    watermarkBytes: marks.reduce((sum, [, mark]) => sum + mark.bytes.length, 0),
   };
   child.send(message);
   bytesOf(child).write(bytes);
-  if (watermark) bytesOf(child).write(watermark.bytes);
+  for (const [, mark] of marks) bytesOf(child).write(mark.bytes);
+}
+
+/** The watermarks `sent` with their bytes, which follow the source's in `received`, in turn. */
+function receivedWatermarks(
+  sent: { [op: string]: SentWatermark },
+  received: Buffer,
+  sourceBytes: number,
+): { [op: string]: WatermarkImage } {
+  let start = sourceBytes;
+  return Object.fromEntries(
+    Object.entries(sent).map(([op, { placement, byteLength }]) => {
+      start += byteLength;
+      return [op, { placement, bytes: received.subarray(start - byteLength, start) }];
+    }),
+  );
 }
 
 /**
@@ -364,7 +384,7 @@ async function serveTransforms(): Promise<void> {
   answer('ready');
   // The parent gone (its invocation environment ended, or a test run), nothing is left to serve.
   process.on('disconnect', () => process.exit(0));
-  process.on('message', async ({ sourceBytes, watermarkBytes, options: { watermark, ...options }, ...job }: JobMessage) => {
+  process.on('message', async ({ sourceBytes, watermarkBytes, options: { watermarks = {}, ...options }, ...job }: JobMessage) => {
     // The job's bytes are counted apart from its work (budgetFor): the work is measured from here.
     const received = await readExactly(bytes, sourceBytes + watermarkBytes).catch(() => undefined);
     if (!received) return; // the socket closed: the parent has gone
@@ -379,11 +399,11 @@ async function serveTransforms(): Promise<void> {
     let body: Buffer | undefined;
     try {
       const source = received.subarray(0, sourceBytes);
-      const mark = watermark && { ...watermark, bytes: received.subarray(sourceBytes) };
+      const marks = receivedWatermarks(watermarks, received, sourceBytes);
       // A card's images are its source's bytes, one after another (card.ts).
       const { body: made, ...variant } = options.card
         ? await renderCard(source, job.ops, options.card, job.limits, job.budget)
-        : await transform(source, job.ops, job.limits, job.budget, { ...options, watermark: mark });
+        : await transform(source, job.ops, job.limits, job.budget, { ...options, watermarks: marks });
       body = made;
       result = { ok: true, variant, bodyBytes: made.length, report: report(), retire: heifDecoderLoaded() };
     } catch (error) {

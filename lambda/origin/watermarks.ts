@@ -6,7 +6,7 @@
 // read once per environment and kept in memory.
 
 import { createHash } from 'node:crypto';
-import { CROP_STRATEGIES, POSITIONS, type Position } from '../grammar';
+import { CROP_STRATEGIES, inSlot, OVERLAY_SLOTS, POSITIONS, slotOps, type Ops, type Position } from '../grammar';
 import { deployedVersion, HttpError } from './errors';
 import { readOnce } from './packaged-file';
 
@@ -77,15 +77,41 @@ export function requiredWatermark(key: string, rules: Record<string, string>): {
   return prefix === undefined ? undefined : { prefix, name: rules[prefix] as string };
 }
 
-/** Throws a 403 when `key` lies under a prefix that requires a watermark and `watermark` (canonical, versioned) is not it. */
-export function checkRequiredWatermark(key: string, watermark: string | undefined, rules: Record<string, string>): void {
+/** What stands for a text among the overlays drawn: no watermark's name has a space. */
+const A_TEXT = ' text';
+
+/**
+ * Throws a 403 when `key` lies under a prefix that requires a watermark and
+ * `ops` do not draw it last: absent, or under a text or another watermark
+ * drawn after it (which could hide it).
+ */
+export function checkRequiredWatermark(key: string, ops: Ops, rules: Record<string, string>): void {
   const required = requiredWatermark(key, rules);
-  if (required && watermark?.split('.')[0] !== required.name) {
-    throw new HttpError(
-      'watermark_required',
-      `Images under "${required.prefix}" are served only with the watermark "${required.name}": add wm=${required.name} to the URL.`,
-    );
-  }
+  if (!required) return;
+  const drawn = OVERLAY_SLOTS.flatMap((slot) => {
+    const overlay = slotOps(ops, slot);
+    return [overlay.watermark?.split('.')[0], overlay.text ? A_TEXT : undefined].filter((name) => name !== undefined);
+  });
+  if (drawn[drawn.length - 1] === required.name) return;
+  const served = `Images under "${required.prefix}" are served only with the watermark "${required.name}"`;
+  throw new HttpError(
+    'watermark_required',
+    drawn.includes(required.name)
+      ? `${served} drawn over everything else: draw no text or watermark after it (a slot's text follows its watermark).`
+      : `${served}: add wm=${required.name} to the URL.`,
+  );
+}
+
+/** The images of the watermarks `ops` name, by op (`watermark`, `watermark2`...), read by `read`. */
+export async function watermarkImages(
+  ops: Ops,
+  read: (canonical: string) => Promise<WatermarkImage>,
+): Promise<{ [op: string]: WatermarkImage }> {
+  const named = OVERLAY_SLOTS.map((slot): [string, string | undefined] => [inSlot('watermark', slot), slotOps(ops, slot).watermark]);
+  const images = await Promise.all(
+    named.filter(([, canonical]) => canonical !== undefined).map(async ([op, canonical]) => [op, await read(canonical as string)] as const),
+  );
+  return Object.fromEntries(images);
 }
 
 /** Reads each watermark's file once per environment, for the version the canonical URI names. */

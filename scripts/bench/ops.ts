@@ -89,7 +89,9 @@ export function canonicalOpsOf(op: OpSpec, key: string, watermark?: BenchWaterma
 
 /** What the handler gives transform() for canonical `ops`: the watermark they name (canonicalOpsOf had it). */
 export function transformOptions(ops: Ops, watermark?: BenchWatermark): TransformOptions {
-  return ops.watermark === undefined || !watermark ? {} : { watermark: { bytes: watermark.bytes, placement: WATERMARK_PLACEMENT } };
+  return ops.watermark === undefined || !watermark
+    ? {}
+    : { watermarks: { watermark: { bytes: watermark.bytes, placement: WATERMARK_PLACEMENT } } };
 }
 
 export interface SourceFacts {

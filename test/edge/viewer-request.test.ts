@@ -12,6 +12,8 @@ import {
   AUTO_WIDTHS,
   canonicalRequest,
   isGrammarError,
+  numberedSlots,
+  OVERLAY_SLOTS,
   SAVE_DATA_QUALITY,
   signedText,
   signUri,
@@ -990,9 +992,15 @@ describe('rejections', () => {
     'text-width': ['text-width=0', '0', 'an integer from 1 to 8192'],
   };
 
+  // The numbered overlay slots' (`watermark2=nope`, `text2-size=513`...), refused as the first slot's.
+  const firstSlot = Object.fromEntries(Object.entries(refusals).filter(([name]) => /^(watermark|text-)/.test(name)));
+  for (const [name, [query, value, allowed]] of Object.entries(numberedSlots(firstSlot))) {
+    refusals[name] = [`${name}=${query.slice(query.indexOf('=') + 1)}`, value, allowed];
+  }
+
   // Read at the origin, which refuses them: a card's fills against its template (docs/templates.md), any text
   // for its length or a control character (text-render.test.ts).
-  const readAtTheOrigin = ['fills', 'text'];
+  const readAtTheOrigin = ['fills', ...OVERLAY_SLOTS.map((slot) => `text${slot}`)];
 
   it('has a refusal below for every parameter a viewer may give', () => {
     expect(Object.keys(refusals).sort()).toEqual(
@@ -1009,7 +1017,7 @@ describe('rejections', () => {
   });
   for (const [name, [query, value, allowed]] of Object.entries(refusals)) {
     it(`refuses a bad ${name} naming the parameter, the value and what is allowed, with or without watermarks in its data`, async () => {
-      for (const fn of name === 'watermark' || name === 'template' ? [withStore] : [withStore, anySize]) {
+      for (const fn of /^watermark\d?$/.test(name) || name === 'template' ? [withStore] : [withStore, anySize]) {
         const result = await fn.handler(viewerEvent('/a.jpg', query));
         expectError(result, 400, 'invalid_parameter');
         expect(JSON.parse(answered(result).body.data).message).toBe(`Invalid ${name} "${value}": expected ${allowed}.`);

@@ -241,7 +241,7 @@ describe('empty values', () => {
     // deployment with templates: one without leaves their names to its origin).
     const error = errorOf(`${name}=`, CASE_OPTIONS, { accept: '' });
     expect(error.code).toBe('invalid_parameter');
-    expect(error.message).toMatch(/^Invalid [a-z_-]+ "": expected .+\.$/);
+    expect(error.message).toMatch(/^Invalid [a-z0-9_-]+ "": expected .+\.$/);
   });
 
   it.each(['grayscale', 'flip', 'width'])('a bare %s (no "=") is a 400 too', (name) => {

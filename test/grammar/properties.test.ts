@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  OVERLAY_SLOTS,
   canonicalRequest,
   decodeKeyPath,
   encodeKeyPath,
@@ -205,14 +206,19 @@ describe('properties', () => {
     fc.assert(
       fc.property(key, meaning.chain(spelling), negotiation, (k, query, n) => {
         const before = canonicalRequest(encodeKeyPath(k), splitQuery(query), options).ops;
-        const { accept, watermark, template, ...rest } = canonicalRequest(encodeKeyPath(k), splitQuery(query), options, n).ops;
-        const named = {
-          ...(watermark ? { watermark: watermark.split('.')[0] } : {}),
-          ...(template ? { template: template.split('.')[0] } : {}),
-        };
-        expect({ ...rest, ...named }).toEqual(before);
-        if (watermark) expect(watermark).toBe(`${before.watermark}.${options.watermarks![before.watermark!]}`);
-        if (template) expect(template).toBe(`${before.template}.${options.templates![before.template!]}`);
+        const { accept, ...negotiated } = canonicalRequest(encodeKeyPath(k), splitQuery(query), options, n).ops;
+        // Every overlay slot's watermark (`watermark`, `watermark2`...) and the template carry their versions.
+        const versions: { [name: string]: { [name: string]: string } } = { template: options.templates! };
+        for (const slot of OVERLAY_SLOTS) versions[`watermark${slot}`] = options.watermarks!;
+        const named: { [name: string]: unknown } = { ...negotiated };
+        for (const [name, names] of Object.entries(versions)) {
+          const value = named[name] as string | undefined;
+          if (value === undefined) continue;
+          const asked = (before as { [name: string]: unknown })[name] as string;
+          expect(value).toBe(`${asked}.${names[asked]}`);
+          named[name] = asked;
+        }
+        expect(named).toEqual(before);
         expect(before.accept).toBeUndefined();
         if (before.format !== undefined) expect(accept).toBeUndefined();
         else if (!n.accept.includes('image/webp')) expect(accept).toBeUndefined();

@@ -69,7 +69,8 @@ let markBytes: number;
 /** The bytes the handler will hold at each side, from a small source's bytes per pixel: the memory budget counts them twice (once per process). */
 async function requestBytes({ source, query }: OpCase): Promise<RequestBytes> {
   const probe = (await makeSource(source, 256)).length;
-  const extra = query.includes('watermark') ? markBytes : 0;
+  // Each overlay slot's watermark crosses with the source.
+  const extra = (query.match(/watermark\d?=/g) ?? []).length * markBytes;
   // A tenth over the probe's rate: a source's real bytes at the side found must not exceed the estimate, or the limit moves under it.
   return source === 'tiny' ? () => probe + extra : (side) => Math.ceil((1.1 * probe * side * side) / 256 ** 2) + extra;
 }

@@ -78,9 +78,9 @@ const PARAMS: ParamSpec[] = [
     wrongType,
     outOfRange,
     emptyIsValid: samples.includes(''),
-    badValueAtOrigin: name === 'watermark' ? WATERMARK_UNAVAILABLE : INVALID_PARAMETER,
+    badValueAtOrigin: /^watermark\d?$/.test(name) ? WATERMARK_UNAVAILABLE : INVALID_PARAMETER,
     // The edge reads any text; the origin refuses one too long or with a control character.
-    valueRefusedAt: name === 'text' ? ('origin' as const) : ('edge' as const),
+    valueRefusedAt: /^text\d?$/.test(name) ? ('origin' as const) : ('edge' as const),
   }))
     // Fills beside no template are no parameter, dropped at the edge; beside one, test/origin/templates.test.ts checks them.
     .filter(({ name }) => name !== 'fills'),

@@ -6,7 +6,15 @@
 // docs.
 
 import sharp from 'sharp';
-import { canonicalRequest, DEFAULT_GRAMMAR_OPTIONS, splitQuery, type GrammarOptions, type Ops } from '../../lambda/grammar';
+import {
+  canonicalRequest,
+  DEFAULT_GRAMMAR_OPTIONS,
+  inSlot,
+  OVERLAY_SLOTS,
+  splitQuery,
+  type GrammarOptions,
+  type Ops,
+} from '../../lambda/grammar';
 import { DEFAULT_LIMITS, type Limits } from '../../lambda/origin/config';
 import {
   afterSearch,
@@ -50,6 +58,9 @@ const enlarged = (ops: string) => `width=SIDE&height=SIDE&enlarge=true&${ops}`;
 
 /** Frames of an animation case. */
 const FRAMES = 8;
+
+/** The steps of the numbered overlay slots: `watermark2`, `text2`... */
+const NUMBERED_SLOT_STEPS = OVERLAY_SLOTS.slice(1).flatMap((slot) => [inSlot('watermark', slot), inSlot('text', slot)]);
 
 export const OP_CASES: OpCase[] = [
   { name: 'orient', query: 'format=jpeg', source: 'turned', base: { query: 'format=jpeg', source: 'noise' } },
@@ -103,6 +114,23 @@ export const OP_CASES: OpCase[] = [
     // 200 CJK characters at the largest size the render's area allows, with the largest shadow (lambda/origin/image/text/render.ts).
     name: 'text',
     query: enlarged(`text=${encodeURIComponent('鬱'.repeat(200))}&text-size=105&text-shadow=64&format=jpeg`),
+    source: 'tiny',
+    base: { query: enlarged('format=jpeg') },
+  },
+  // The numbered slots' steps are the first slot's, priced alike: one case draws a watermark and a text in every slot.
+  ...NUMBERED_SLOT_STEPS.map((name) => ({
+    name,
+    query: enlarged(`${name}=${name.startsWith('text') ? 'Slot' : 'mark'}&format=jpeg`),
+    source: 'tiny' as const,
+    notDriven: "the first slot's step, priced alike: 'every overlay slot' drives it",
+  })),
+  {
+    name: 'every overlay slot',
+    query: enlarged(
+      OVERLAY_SLOTS.map((slot) => `watermark${slot}=mark&text${slot}=${encodeURIComponent('鬱'.repeat(20))}&text${slot}-size=60`).join(
+        '&',
+      ) + '&format=jpeg',
+    ),
     source: 'tiny',
     base: { query: enlarged('format=jpeg') },
   },

@@ -14,8 +14,11 @@ import {
   POSITIONS,
   PRESET_SPELLINGS,
   SIGNATURE_PARAMS,
+  numberedSlots,
   VIEWER_PARAMS,
   type GrammarOptions,
+  type NumberedOverlayOps,
+  type OverlayOps,
   type ViewerParams,
 } from '../../lambda/grammar/index';
 
@@ -138,6 +141,87 @@ const BOOLEAN_CASE: Omit<ParamCase, 'outOfRange' | 'wrongType'> = {
 
 /** A colour adjustment's factor from 0 to 10, two decimals. */
 const FACTOR_CASE: Pick<ParamCase, 'value' | 'spell'> = { value: hundredths(0, 10), spell: decimalSpelling };
+
+const WATERMARK_CASE: ParamCase = {
+  value: choice(...Object.keys(WATERMARKS)),
+  spell: anyCase,
+  noOps: [],
+  samples: Object.keys(WATERMARKS),
+  wrongType: ['nope', '__proto__'],
+  outOfRange: [],
+};
+
+/** A text's cases, the first overlay slot's; numberedSlots names them for the others. */
+const TEXT_CASES: { [name in Exclude<keyof OverlayOps, 'watermark'>]-?: ParamCase } = {
+  text: {
+    // Plain as a query writes it (the samples hold the odd characters); a text has no other spelling.
+    value: fc.stringMatching(/^[A-Za-z0-9._~-]{1,40}$/),
+    spell: fc.constant,
+    noOps: [''],
+    samples: ['', 'Hello', 'Hello%20World', '%3Cb%3Ex%3C%2Fb%3E%26amp%3B', '%EC%95%88%EB%85%95', 'a,width=5', '%F0%9F%98%80'],
+    // The edge reads any text: the origin refuses one too long, or with a control character (its limits: render.ts).
+    wrongType: [],
+    outOfRange: [],
+  },
+  // Each text-* op matters beside a text only: alone, any value is the original.
+  'text-size': {
+    value: integers(4, 512),
+    spell: zeroPadded,
+    noOps: ['48', '048'],
+    samples: ['4', '512'],
+    wrongType: ['big', '12px'],
+    outOfRange: ['3', '513'],
+  },
+  'text-color': {
+    value: colour,
+    spell: colourSpelling,
+    noOps: ['000000', '000'],
+    samples: ['fff', '%23FF000080'],
+    wrongType: ['red'],
+    outOfRange: ['ff'],
+  },
+  'text-font': {
+    value: choice('sans', 'sans-bold'),
+    spell: anyCase,
+    noOps: ['sans', 'SANS'],
+    samples: ['sans', 'sans-bold'],
+    wrongType: [],
+    outOfRange: [],
+  },
+  'text-align': {
+    value: choice('left', 'center', 'right'),
+    spell: anyCase,
+    noOps: ['left'],
+    samples: ['left', 'center', 'right'],
+    wrongType: ['middle', 'justify'],
+    outOfRange: [],
+  },
+  'text-position': {
+    value: choice('center', 'top', 'bottom-right', 'left'),
+    spell: anyCase,
+    noOps: ['center'],
+    samples: ['top-left', 'bottom'],
+    wrongType: ['face', 'entropy', 'auto', 'middle'],
+    outOfRange: [],
+  },
+  'text-pad': {
+    value: integers(0, 4096),
+    spell: zeroPadded,
+    noOps: ['0', '00'],
+    samples: ['0', '4096'],
+    wrongType: ['1.5', 'x'],
+    outOfRange: ['4097', '-1'],
+  },
+  'text-shadow': { value: integers(0, 64), spell: zeroPadded, noOps: ['0'], samples: ['1', '64'], wrongType: ['soft'], outOfRange: ['65'] },
+  'text-width': {
+    value: integers(1, 8192),
+    spell: zeroPadded,
+    noOps: [],
+    samples: ['1', '8192'],
+    wrongType: ['wide'],
+    outOfRange: ['0', '8193'],
+  },
+};
 
 /** Every parameter a viewer may give, in the grammar's order. */
 export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
@@ -274,14 +358,7 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     wrongType: ['srgb', '2.2.2'],
     outOfRange: ['0', '0.33', '3.01', '-1'],
   },
-  watermark: {
-    value: choice(...Object.keys(WATERMARKS)),
-    spell: anyCase,
-    noOps: [],
-    samples: Object.keys(WATERMARKS),
-    wrongType: ['nope', '__proto__'],
-    outOfRange: [],
-  },
+  watermark: WATERMARK_CASE,
   template: {
     value: choice(...Object.keys(TEMPLATES)),
     spell: anyCase,
@@ -299,74 +376,8 @@ export const PARAM_CASES: { [name in keyof ViewerParams]-?: ParamCase } = {
     wrongType: [],
     outOfRange: [],
   },
-  text: {
-    // Plain as a query writes it (the samples hold the odd characters); a text has no other spelling.
-    value: fc.stringMatching(/^[A-Za-z0-9._~-]{1,40}$/),
-    spell: fc.constant,
-    noOps: [''],
-    samples: ['', 'Hello', 'Hello%20World', '%3Cb%3Ex%3C%2Fb%3E%26amp%3B', '%EC%95%88%EB%85%95', 'a,width=5', '%F0%9F%98%80'],
-    // The edge reads any text: the origin refuses one too long, or with a control character (its limits: render.ts).
-    wrongType: [],
-    outOfRange: [],
-  },
-  // Each text-* op matters beside a text only: alone, any value is the original.
-  'text-size': {
-    value: integers(4, 512),
-    spell: zeroPadded,
-    noOps: ['48', '048'],
-    samples: ['4', '512'],
-    wrongType: ['big', '12px'],
-    outOfRange: ['3', '513'],
-  },
-  'text-color': {
-    value: colour,
-    spell: colourSpelling,
-    noOps: ['000000', '000'],
-    samples: ['fff', '%23FF000080'],
-    wrongType: ['red'],
-    outOfRange: ['ff'],
-  },
-  'text-font': {
-    value: choice('sans', 'sans-bold'),
-    spell: anyCase,
-    noOps: ['sans', 'SANS'],
-    samples: ['sans', 'sans-bold'],
-    wrongType: [],
-    outOfRange: [],
-  },
-  'text-align': {
-    value: choice('left', 'center', 'right'),
-    spell: anyCase,
-    noOps: ['left'],
-    samples: ['left', 'center', 'right'],
-    wrongType: ['middle', 'justify'],
-    outOfRange: [],
-  },
-  'text-position': {
-    value: choice('center', 'top', 'bottom-right', 'left'),
-    spell: anyCase,
-    noOps: ['center'],
-    samples: ['top-left', 'bottom'],
-    wrongType: ['face', 'entropy', 'auto', 'middle'],
-    outOfRange: [],
-  },
-  'text-pad': {
-    value: integers(0, 4096),
-    spell: zeroPadded,
-    noOps: ['0', '00'],
-    samples: ['0', '4096'],
-    wrongType: ['1.5', 'x'],
-    outOfRange: ['4097', '-1'],
-  },
-  'text-shadow': { value: integers(0, 64), spell: zeroPadded, noOps: ['0'], samples: ['1', '64'], wrongType: ['soft'], outOfRange: ['65'] },
-  'text-width': {
-    value: integers(1, 8192),
-    spell: zeroPadded,
-    noOps: [],
-    samples: ['1', '8192'],
-    wrongType: ['wide'],
-    outOfRange: ['0', '8193'],
-  },
+  ...TEXT_CASES,
+  ...(numberedSlots({ watermark: WATERMARK_CASE, ...TEXT_CASES }) as { [name in keyof NumberedOverlayOps]-?: ParamCase }),
   border: {
     value: fc.tuple(integers(1, 4095), colour).map(([width, hex]) => `${width},${hex}`),
     spell: borderSpelling,

@@ -16,7 +16,7 @@ import { chooseFormat, describeWork, predictBytes, predictSeconds, type Budget, 
 import { encode } from './encoders';
 import { openSource, type SourceInfo } from './input';
 import { CONTENT_TYPES, type EncodedFormat } from './output';
-import { predictedBox, renderText, textPrice, TextLimitError, type RenderedText, type TextSpec } from './text/render';
+import { FONT_LOAD, predictedBox, renderPrice, renderText, TextLimitError, type RenderedText, type TextSpec } from './text/render';
 import { transform, type TransformedVariant } from './transform';
 
 /** What the child is given to draw a card: its template, its texts, and its images in the order their bytes follow one another. */
@@ -78,12 +78,10 @@ async function partsPrice(job: CardJob, sources: Buffer[], limits: Limits): Prom
   for (const [name, text] of Object.entries(job.texts)) {
     const slot = job.template.slots[name] as TextSlot;
     const largest = largestRendered(slot, text);
-    const price = textPrice(textSpec(slot, text, largest));
-    // What a render of nothing costs: the font's load, paid once in the process, not by each render.
-    const load = textPrice(textSpec(slot, '', slot.size[0])).seconds;
+    const render = renderPrice(textSpec(slot, text, largest));
     // The search renders no size above `largest`; and once more at the smallest size when none fits.
-    seconds += load + (price.seconds - load) * (fitRenders([slot.size[0], largest]) + 1);
-    bytes = Math.max(bytes, price.bytes);
+    seconds += FONT_LOAD.seconds + render.seconds * (fitRenders([slot.size[0], largest]) + 1);
+    bytes = Math.max(bytes, render.bytes + FONT_LOAD.bytes);
   }
   return { seconds, bytes };
 }

@@ -43,8 +43,8 @@ export const AVIF_WAIT_SECONDS = 0.1;
 export interface TransformOptions {
   /** A negotiated AVIF that would keep the viewer waiting is made as WebP, marked avifDeferred. */
   deferAvif?: boolean;
-  /** The image `ops.watermark` names, read by the handler. */
-  watermark?: WatermarkImage;
+  /** The images the overlay slots' watermarks name, by op (`watermark`, `watermark2`...), read by the handler. */
+  watermarks?: { [op: string]: WatermarkImage };
   /** What an earlier search of the source found (the handler reads the records): no search for it then. */
   remembered?: Findings;
   /** A card to draw rather than a transform (card.ts): the source's bytes are its images'. */
@@ -152,7 +152,7 @@ export async function transform(
     info,
     plan,
     limits,
-    watermark: options.watermark,
+    watermarks: options.watermarks,
     metadata,
     faces,
     subject,

@@ -1,9 +1,9 @@
 // What is drawn with the image: the background under its transparent
-// pixels, a watermark over it, a border around it.
+// pixels, watermarks over it (one per overlay slot), a border around it.
 
 import sharp, { type Sharp } from 'sharp';
-import type { Ops, Position } from '../../../grammar';
-import { MAX_WATERMARK_PIXELS } from '../../watermarks';
+import { inSlot, slotOps, type Ops, type OverlaySlot, type Position } from '../../../grammar';
+import { MAX_WATERMARK_PIXELS, type WatermarkImage } from '../../watermarks';
 import { along, background, FREE, perMegapixel, pipelineOf, pixels, rgba, type Step, type StepContext } from './context';
 
 /** CPU seconds per megapixel: of the decoded image for flatten, of the output for the rest (context.ts). */
@@ -30,44 +30,53 @@ export const flattenStep: Step = {
   },
 };
 
-export const watermarkStep: Step = {
-  name: 'watermark',
-  price: ({ ops, outputPixels }) =>
-    // The image it is drawn on as pixels (under a border, the result too), the mark decoded and scaled (a first frame only).
-    ops.watermark === undefined
-      ? FREE
-      : {
-          seconds: perMegapixel(RATES.composite, outputPixels) + perMegapixel(RATES.watermarkDecode, MAX_WATERMARK_PIXELS),
-          bytes: 2 * outputPixels * 4 + 2 * MAX_WATERMARK_PIXELS * 4,
-        },
-  carriesGainMap: (ops) => ops.watermark === undefined,
-  firstFrameOnly: (ops) => ops.watermark !== undefined,
-  async apply(image, context) {
-    const mark = context.watermark;
-    if (!mark) return undefined;
-    const { position, margin, size, opacity } = mark.placement;
-    // Drawn on the image as it stands, blurred and turned grey or not, and inside the border that follows.
-    return drawOver(
-      image,
-      context,
-      position,
-      (width, height) => Math.round(margin * Math.min(width, height)),
-      async (room, width) => {
-        const overlay = await sharp(mark.bytes, { limitInputPixels: MAX_WATERMARK_PIXELS })
-          .resize({ width: Math.min(room[0], Math.max(1, Math.round(size * width))), height: room[1], fit: 'inside' })
-          .toColourspace('srgb')
-          .ensureAlpha()
-          .raw()
-          .toBuffer({ resolveWithObject: true });
-        const { channels } = overlay.info;
-        for (let alpha = channels - 1; alpha < overlay.data.length; alpha += channels) {
-          overlay.data[alpha] = Math.round((overlay.data[alpha] as number) * opacity);
-        }
-        return { data: overlay.data, width: overlay.info.width, height: overlay.info.height, channels };
-      },
-    );
-  },
+/** The watermark of overlay `slot` (`watermark`, `watermark2`...), drawn before the slot's text. */
+export const watermarkStep = (slot: OverlaySlot): Step => {
+  const op = inSlot('watermark', slot);
+  const named = (ops: Ops) => slotOps(ops, slot).watermark !== undefined;
+  return {
+    name: op,
+    price: ({ ops, outputPixels }) =>
+      // The image it is drawn on as pixels (under a border, the result too), the mark decoded and scaled (a first frame only).
+      named(ops)
+        ? {
+            seconds: perMegapixel(RATES.composite, outputPixels) + perMegapixel(RATES.watermarkDecode, MAX_WATERMARK_PIXELS),
+            bytes: 2 * outputPixels * 4 + 2 * MAX_WATERMARK_PIXELS * 4,
+          }
+        : FREE,
+    carriesGainMap: (ops) => !named(ops),
+    firstFrameOnly: named,
+    async apply(image, context) {
+      const mark = context.watermarks?.[op];
+      if (!mark) return undefined;
+      return drawWatermark(image, context, mark);
+    },
+  };
 };
+
+/** Draws `mark` on the image as it stands, blurred and turned grey or not, and inside the border that follows. */
+function drawWatermark(image: Sharp, context: StepContext, mark: WatermarkImage): Promise<Sharp> {
+  const { position, margin, size, opacity } = mark.placement;
+  return drawOver(
+    image,
+    context,
+    position,
+    (width, height) => Math.round(margin * Math.min(width, height)),
+    async (room, width) => {
+      const overlay = await sharp(mark.bytes, { limitInputPixels: MAX_WATERMARK_PIXELS })
+        .resize({ width: Math.min(room[0], Math.max(1, Math.round(size * width))), height: room[1], fit: 'inside' })
+        .toColourspace('srgb')
+        .ensureAlpha()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      const { channels } = overlay.info;
+      for (let alpha = channels - 1; alpha < overlay.data.length; alpha += channels) {
+        overlay.data[alpha] = Math.round((overlay.data[alpha] as number) * opacity);
+      }
+      return { data: overlay.data, width: overlay.info.width, height: overlay.info.height, channels };
+    },
+  );
+}
 
 /** An image drawn over the output: raw 8-bit bands, the last its alpha (unpremultiplied). */
 export interface Overlay {

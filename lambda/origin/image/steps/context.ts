@@ -17,7 +17,8 @@ export interface StepInput {
   info: SourceInfo;
   plan: OutputPlan;
   limits: Limits;
-  watermark?: WatermarkImage;
+  /** The overlay slots' watermark images, by op (`watermark`, `watermark2`...). */
+  watermarks?: { [op: string]: WatermarkImage };
   /** What of the source's metadata the output carries (metadata.ts). */
   metadata?: KeptMetadata;
   /** With `position=face`, the faces found, in fractions of the source as displayed (none found: the crop is `attention`'s). */

@@ -7,7 +7,7 @@
 // its price and helpers; this file orders them and asks them.
 
 import type { Sharp } from 'sharp';
-import type { Ops } from '../../../grammar';
+import { OVERLAY_SLOTS, type Ops } from '../../../grammar';
 import { borderStep, flattenStep, watermarkStep } from './composition';
 import { NO_MIRRORS, type EncodedVariant, type PricedWork, type Step, type StepContext, type StepInput } from './context';
 import { outputStep } from './encode';
@@ -51,8 +51,8 @@ const STEPS: Step[] = [
   sharpenStep,
   colourStep,
   adjustStep,
-  watermarkStep,
-  textStep,
+  // Each overlay slot's watermark, then its text, slot by slot.
+  ...OVERLAY_SLOTS.flatMap((slot) => [watermarkStep(slot), textStep(slot)]),
   borderStep,
   gainMapStep,
   outputStep,

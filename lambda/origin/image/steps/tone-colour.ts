@@ -1,7 +1,7 @@
 // What the steps do to the pixels' values: blur, sharpen, the colourspace
 // (grayscale or sRGB), and brightness, contrast, saturation and gamma.
 
-import type { Ops } from '../../../grammar';
+import { OVERLAY_SLOTS, slotOps, type Ops } from '../../../grammar';
 import { framesToLoad } from '../input';
 import { FREE, inMemory, perMegapixel, pipelineOf, pixels, type PricedWork, type Step } from './context';
 
@@ -34,7 +34,7 @@ const blurSeconds = (work: PricedWork) =>
 const blurredIntoMemory = (ops: Ops, frames: number) => ops.blur !== undefined && ops.sharpen !== undefined && frames === 1;
 
 /** A border follows with no watermark between, which would hold the image in memory before it. */
-const bordered = (ops: Ops) => ops.border !== undefined && ops.watermark === undefined;
+const bordered = (ops: Ops) => ops.border !== undefined && OVERLAY_SLOTS.every((slot) => slotOps(ops, slot).watermark === undefined);
 
 const adjusts = (ops: Ops) =>
   ops.brightness !== undefined || ops.contrast !== undefined || ops.saturation !== undefined || ops.gamma !== undefined;

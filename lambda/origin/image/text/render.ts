@@ -160,17 +160,22 @@ export function checkText(spec: TextSpec): void {
   }
 }
 
-/** CPU seconds per predicted megapixel (layout, rasterising, the shadow's blur), and for a font's first use in a process. */
-const RATES = { perMegapixel: 0.2, fontLoad: 0.15 };
+/** CPU seconds per predicted megapixel: layout, rasterising, the shadow's blur. */
+const SECONDS_PER_MEGAPIXEL = 0.2;
 
 /**
- * One render's price, from its prediction: the glyph mask, the RGBA image and
- * a shadow's two layers held at once (10 bytes a pixel), and the fonts Pango
- * may load (a CJK font is 5 to 11 MB; FreeType keeps its tables).
+ * The fonts' first use in a process: their load, and the tables FreeType
+ * keeps (a CJK font is 5 to 11 MB). Paid once by all of a request's texts.
  */
-export function textPrice(spec: TextSpec): Price {
+export const FONT_LOAD: Price = { seconds: 0.15, bytes: 32e6 };
+
+/**
+ * One render's price beyond the fonts' load, from its prediction: the glyph
+ * mask, the RGBA image and a shadow's two layers held at once (10 bytes a pixel).
+ */
+export function renderPrice(spec: TextSpec): Price {
   const area = predictedArea(spec);
-  return { seconds: RATES.fontLoad + (RATES.perMegapixel * area) / 1e6, bytes: 10 * area + 32e6 };
+  return { seconds: (SECONDS_PER_MEGAPIXEL * area) / 1e6, bytes: 10 * area };
 }
 
 /** `text` escaped for Pango's markup: every markup character is drawn as itself. */
