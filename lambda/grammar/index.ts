@@ -5,6 +5,7 @@
 import './dialect-function';
 export * from './canonical';
 export * from './errors';
+export * from './fonts';
 export * from './key';
 export * from './params';
 export * from './sign';

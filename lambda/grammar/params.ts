@@ -73,7 +73,7 @@ export type Rotation = 90 | 180 | 270;
 export const METADATA_MODES = ['none', 'copyright', 'keep'] as const;
 export type MetadataMode = (typeof METADATA_MODES)[number];
 
-/** The fonts a text may name: the packaged Noto Sans, regular and bold (other scripts fall back to their packaged Noto fonts). */
+/** The packaged fonts a text may name, Noto Sans regular and bold (other scripts fall back to their Noto fonts); a deployment adds its own. */
 export const TEXT_FONTS = ['sans', 'sans-bold'] as const;
 
 /** How a text's lines sit within its box. */
@@ -154,8 +154,8 @@ export interface Ops extends CardOps {
   'text-size'?: number;
   /** `rrggbb` or `rrggbbaa`, lower-case. */
   'text-color'?: string;
-  /** A packaged font: `sans`, `sans-bold`; other scripts fall back to their packaged fonts. */
-  'text-font'?: (typeof TEXT_FONTS)[number];
+  /** A packaged font, `sans` or `sans-bold`, or the deployment's own; other scripts fall back to their packaged fonts. */
+  'text-font'?: string;
   /** The lines' alignment within the text's box. */
   'text-align'?: TextAlignment;
   /** Where the box sits on the output. */
@@ -322,7 +322,7 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   text: { kind: 'text', none: '' },
   'text-size': { kind: 'integer', low: 4, high: 512, none: 48 },
   'text-color': { kind: 'colour', none: '000000' },
-  'text-font': { kind: 'choice', choices: TEXT_FONTS, none: 'sans' },
+  'text-font': { kind: 'choice', choices: TEXT_FONTS, none: 'sans', fonts: true },
   'text-align': { kind: 'choice', choices: TEXT_ALIGNS, none: 'left' },
   'text-position': { kind: 'choice', choices: TEXT_POSITIONS, none: 'center' },
   'text-pad': { kind: 'integer', low: 0, high: 4096, none: 0 },
@@ -382,7 +382,7 @@ export const FORM_PLACES: { [name in keyof ViewerParams]-?: { group: (typeof FOR
   text: { group: 'Text' },
   'text-size': { group: 'Text', note: 'px' },
   'text-color': { group: 'Text' },
-  'text-font': { group: 'Text', note: 'sans, sans-bold' },
+  'text-font': { group: 'Text', note: 'sans, sans-bold, or your own' },
   'text-align': { group: 'Text' },
   'text-position': { group: 'Text' },
   'text-pad': { group: 'Text', note: 'px from the edges' },
