@@ -73,7 +73,8 @@ export async function transformerOf(
   // A watermark's bytes travel to the transform as the source's do; the fallbacks kept stay in the handler.
   const sourceBytes = bytes.length + (watermark?.bytes.length ?? 0);
   const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, sourceBytes, services.fallbackImage?.heldBytes);
-  return (options) => transforms.run({ bytes, ops, limits, budget, options: { ...options, watermark } }, deadline.answerBy, cancel);
+  return (options) =>
+    transforms.run({ bytes, ops, limits, budget, options: { ...options, watermark, fonts: config.fonts } }, deadline.answerBy, cancel);
 }
 
 /** One transform, timed as the `transform` phase; a failure that cost the invocation is remembered. */

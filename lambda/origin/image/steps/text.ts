@@ -1,7 +1,7 @@
 // A text drawn on the output (`text` and the `text-*` ops): after any
 // watermark, inside any border, on the first frame of an animation (like a
 // watermark), in every output format. The render is text/render.ts's, with
-// the packaged fonts; its limits are 400s naming them, checked when the step
+// the packaged fonts or the deployment's own; its limits are 400s naming them, checked when the step
 // is priced, before anything is decoded.
 
 import type { Ops } from '../../../grammar';
@@ -59,7 +59,7 @@ export const textStep: Step = {
       context,
       ops['text-position'] ?? 'center',
       () => pad,
-      (room) => renderText(textSpecOf(ops, room[0])),
+      (room) => renderText({ ...textSpecOf(ops, room[0]), fonts: context.fonts }),
     );
   },
 };

@@ -133,7 +133,7 @@ export function predictedArea(spec: TextSpec): number {
   return (width + margin) * (height + margin);
 }
 
-/** Throws a TextLimitError for the first bound `spec` exceeds, before anything is drawn. */
+/** Throws a TextLimitError for the first bound `spec` exceeds, before anything is drawn (its font is checked when it is drawn). */
 export function checkText(spec: TextSpec): void {
   const { text, size } = spec;
   if (CONTROL.test(text)) throw new TextLimitError('control', 'The text contains a control character (only a line break is allowed).');
@@ -150,7 +150,6 @@ export function checkText(spec: TextSpec): void {
   if (!(lineHeight >= TEXT_LIMITS.minLineHeight && lineHeight <= TEXT_LIMITS.maxLineHeight)) {
     refuse('maxLineHeight', `The line height ${lineHeight} is outside ${TEXT_LIMITS.minLineHeight} to ${TEXT_LIMITS.maxLineHeight}.`);
   }
-  faceOfSpec(spec);
   const { lines } = predictedBox(spec);
   if (lines > TEXT_LIMITS.lines) refuse('lines', `The text makes ${lines} lines (predicted), over the limit of ${TEXT_LIMITS.lines}.`);
   const area = predictedArea(spec);
@@ -199,11 +198,10 @@ function fontDescription(spec: TextSpec, face: FontFace): string {
 }
 
 /** The glyphs' coverage: one 8-bit band, 255 inside a glyph. */
-async function glyphMask(spec: TextSpec): Promise<{ data: Buffer; width: number; height: number }> {
+async function glyphMask(spec: TextSpec, face: FontFace): Promise<{ data: Buffer; width: number; height: number }> {
   const folder = useOwnFonts();
   const missing = missingFonts(folder);
   if (missing.length) throw new HttpError('internal_error', 'The text fonts are missing.', `Missing in ${folder}: ${missing.join(', ')}`);
-  const face = faceOfSpec(spec);
   const lineHeight = spec.lineHeight ?? 1;
   const markup = lineHeight === 1 ? escapeMarkup(spec.text) : `<span line_height="${lineHeight}">${escapeMarkup(spec.text)}</span>`;
   const drawn = sharp({
@@ -274,12 +272,13 @@ async function withShadow(text: Buffer, mask: Buffer, width: number, height: num
 
 /**
  * Draws `spec`: checked against TEXT_LIMITS first (a TextLimitError, a 400,
- * naming the limit), then laid out by Pango with the packaged fonts. The
+ * naming the limit) and its font named, then laid out by Pango. The
  * result is as large as the text's box, its shadow's margin included.
  */
 export async function renderText(spec: TextSpec): Promise<RenderedText> {
   checkText(spec);
-  const mask = await glyphMask(spec);
+  // The grammar refused any other font already; a card's were checked at synth.
+  const mask = await glyphMask(spec, faceOfSpec(spec));
   const text = coloured(mask.data, spec.colour);
   const offset = shadowOf(spec);
   if (offset === 0) return { data: text, width: mask.width, height: mask.height, channels: 4 };
