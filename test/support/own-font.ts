@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fontsFolder } from '../../lambda/origin/image/text/fonts';
 
-/** The family of the font ownFont writes. */
+/** The family of the font ownFont writes by default. */
 export const OWN_FAMILY = 'Zeta Sans JP';
 
 /** The `name` table's place in a font file. */
@@ -34,9 +34,9 @@ export function renamed(font: Buffer, word: string): Buffer {
   return out;
 }
 
-/** Writes the test's own font (Noto Sans JP renamed Zeta Sans JP) into a new folder; returns its path. */
-export function ownFont(): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'own-font-')), 'ZetaSansJP.ttf');
-  writeFileSync(file, renamed(readFileSync(join(fontsFolder(), 'NotoSansJP_400Regular.ttf')), 'Zeta'));
+/** Writes a packaged font renamed (by default Noto Sans JP, then Zeta Sans JP) into a new folder; returns its path. */
+export function ownFont(packaged = 'NotoSansJP_400Regular.ttf'): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'own-font-')), packaged.replace('Noto', 'Zeta'));
+  writeFileSync(file, renamed(readFileSync(join(fontsFolder(), packaged)), 'Zeta'));
   return file;
 }
