@@ -5,6 +5,10 @@
 // and an unknown font is the same 400 at both, listing every name; a
 // deployment without the font, in the same process, still refuses it.
 
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalRequest, splitQuery, type GrammarOptions } from '../../lambda/grammar';
@@ -56,6 +60,30 @@ describe("a deployment's own font, drawn", () => {
     await expect(refusal).rejects.toBeInstanceOf(TextLimitError);
     await expect(refusal).rejects.toThrow('The font "comic" is not one of sans, sans-bold, zeta.');
     await expect(inkOf({ font: 'zeta' })).rejects.toThrow('The font "zeta" is not one of sans, sans-bold.');
+  });
+});
+
+describe("in Lambda, a deployment's own fonts' folder", () => {
+  it('is in the private fontconfig from the start: the font is drawn by its family alone, before any text names its file', () => {
+    const root = mkdtempSync(join(tmpdir(), 'own-font-task-'));
+    mkdirSync(join(root, 'text-fonts'));
+    copyFileSync(file, join(root, 'text-fonts', 'zeta'));
+    // A process of its own, as Lambda's: fontconfig reads its configuration once per process.
+    const script = `
+      const { readFileSync } = await import('node:fs');
+      const { renderText } = await import(${JSON.stringify(join(__dirname, '../../lambda/origin/image/text/render.ts'))});
+      const spec = { text: ${JSON.stringify(TEXT)}, size: 40, colour: { r: 0, g: 0, b: 0, alpha: 1 }, align: 'left' };
+      const own = await renderText({ ...spec, font: 'zeta', fonts: { zeta: { family: ${JSON.stringify(OWN_FAMILY)}, weight: '' } } });
+      const noto = await renderText({ ...spec, font: 'sans' });
+      const dirs = [...readFileSync(process.env.FONTCONFIG_FILE, 'utf8').matchAll(/<dir>([^<]*)<\\/dir>/g)].map((match) => match[1]);
+      console.log(JSON.stringify({ dirs, same: own.width === noto.width && own.data.equals(noto.data) }));`;
+    const { FONTCONFIG_FILE: _ours, ...env } = process.env;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      env: { ...env, LAMBDA_TASK_ROOT: root },
+    });
+    expect(child.status, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({ dirs: [process.env.TEXT_FONTS_DIR, join(root, 'text-fonts')], same: false });
   });
 });
 

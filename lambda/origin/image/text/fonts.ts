@@ -94,16 +94,28 @@ export const fontsFolder = (): string => process.env[TEXT_FONTS_ENV] || join(dir
 /** Escapes `text` for fontconfig's XML. */
 const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** A fontconfig configuration that knows `folder`'s fonts and no other, its cache in `cache`. */
-function fontconfigFile(folder: string, cache: string): string {
+/** A fontconfig configuration that knows `folders`' fonts and no other, its cache in `cache`. */
+function fontconfigFile(folders: string[], cache: string): string {
   return `<?xml version="1.0"?>
 <!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
 <fontconfig>
-  <dir>${xml(folder)}</dir>
-  <cachedir>${xml(cache)}</cachedir>
+${folders.map((folder) => `  <dir>${xml(folder)}</dir>\n`).join('')}  <cachedir>${xml(cache)}</cachedir>
 </fontconfig>
 `;
 }
+
+/**
+ * In Lambda, the package's folder of the deployment's own fonts, when it has
+ * some: listed from the start, every one of them is known to the process
+ * before any text, so a character no packaged font has is drawn alike
+ * whichever text came first. Elsewhere (tests, the emulator) none: the render
+ * adds a font's file where it is, when a text first names it.
+ */
+const deploymentFontsFolder = (): string[] => {
+  const root = process.env.LAMBDA_TASK_ROOT;
+  const folder = root && join(root, DEPLOYMENT_FONTS_FOLDER);
+  return folder && existsSync(folder) ? [folder] : [];
+};
 
 /** The folder the configuration was written for, once written. */
 let configured: string | undefined;
@@ -122,7 +134,7 @@ export function useOwnFonts(): string {
   mkdirSync(join(home, 'cache'), { recursive: true });
   // One file per process: another process writing its own never shows this one a half-written file.
   const file = join(home, `fonts-${process.pid}.conf`);
-  writeFileSync(file, fontconfigFile(folder, join(home, 'cache')));
+  writeFileSync(file, fontconfigFile([folder, ...deploymentFontsFolder()], join(home, 'cache')));
   process.env.FONTCONFIG_FILE = file;
   configured = folder;
   return folder;
