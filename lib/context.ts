@@ -26,6 +26,7 @@ const OWN_KEYS = {
   presetsOnly: 'true: only ?preset= is accepted (default false).',
   watermarks: 'Watermarks as JSON, e.g. {"logo":{"file":"brand/logo.png","opacity":0.8}} (default: none).',
   requireWatermark: 'Key prefixes served only with a watermark, as JSON, e.g. {"users/":"logo"} (default: none).',
+  fonts: 'Your own fonts as JSON, e.g. {"brand":{"file":"brand/Brand.ttf"}} (docs/text.md; default: the packaged ones alone).',
   templates: 'Card templates as JSON, e.g. {"og":{"width":1200,"height":630,"slots":{...}}} (docs/templates.md; default: none).',
   hdr: "What a URL without hdr does with a source's HDR gain map: keep (default) or drop.",
   dialects: "Other services' URL grammars served beside ours, comma-separated: dit, imgix, cloudflare (default: none).",
@@ -108,6 +109,8 @@ export function propsFromContext(scope: Construct, get: Lookup): ImageTransforme
     presetsOnly: flag(get, 'presetsOnly'),
     // Their fields are checked where the props are (lib/watermarks.ts).
     watermarks: jsonObject(get, 'watermarks', 'watermarks, e.g. {"logo":{"file":"brand/logo.png"}}') as ImageTransformerProps['watermarks'],
+    // Their fields are checked where the props are (lib/own-fonts.ts).
+    fonts: jsonObject(get, 'fonts', 'fonts, e.g. {"brand":{"file":"brand/Brand.ttf"}}') as ImageTransformerProps['fonts'],
     // Their fields are checked where the props are (lib/templates.ts).
     templates: jsonObject(
       get,

@@ -10,4 +10,5 @@ export { DEFAULT_ORIGIN_CONCURRENCY_CAP } from './resolved-settings';
 export type { Preset } from '../lambda/grammar';
 export type { SvgPolicy } from '../lambda/origin/config';
 export type { WatermarkProps } from './watermarks';
+export type { FontProps } from './own-fonts';
 export type { TemplateProps, ImageSlotProps, TextSlotProps } from '../lambda/origin/templates';

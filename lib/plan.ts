@@ -18,6 +18,7 @@ import { behaviorPathPattern, ownBehaviorPrefixes, sourceKindSettings, sourceRou
 import type { EdgeFunctionSettings } from './edge-function';
 import type { ResolvedSettings } from './resolved-settings';
 import { settingsFor } from './settings-table';
+import { originFonts } from './own-fonts';
 import { ImageTransformerConfigError } from './settings';
 import { FORMAT_VARY, type ViewerResponseSettings } from './viewer-response-function';
 
@@ -49,7 +50,7 @@ export interface PlanBehavior {
   grammar: EdgeGrammar;
 }
 
-/** Where the origin reads its watermarks' and fallback image's files: from the function's package (deployed), or where they are (locally). */
+/** Where the origin reads its watermarks', fonts' and fallback image's files: from the function's package (deployed), or where they are (locally). */
 export type WatermarkFiles = 'packaged' | 'source';
 
 export interface DeploymentPlan {
@@ -151,6 +152,7 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
       ),
       requireWatermark: settings.requireWatermark,
       templateDefinitions: settings.templates,
+      fonts: originFonts(settings.fonts, watermarkFiles),
       fallbackImage:
         settings.fallbackImage && (watermarkFiles === 'packaged' ? settings.fallbackImage.file : settings.fallbackImage.source),
       ...sourceKindSettings(settings),
@@ -176,5 +178,13 @@ export function deploymentPlan(settings: ResolvedSettings): DeploymentPlan {
 }
 
 function invalidationGrammar(grammar: GrammarOptions, eagerPresets: string[]): GrammarOptions {
-  return { maxDimension: grammar.maxDimension, sizes: grammar.sizes, presets: eagerPresets.length > 0 ? grammar.presets : undefined };
+  const warmed = eagerPresets.length > 0;
+  // A warmed preset may name the deployment's fonts (the environment holds their names, all the grammar reads).
+  const fonts = warmed ? grammar.fonts : undefined;
+  return {
+    maxDimension: grammar.maxDimension,
+    sizes: grammar.sizes,
+    presets: warmed ? grammar.presets : undefined,
+    ...(fonts ? { fonts } : {}),
+  };
 }

@@ -22,6 +22,7 @@ import { resolveTable, type TableSettings } from './settings-table';
 import { ImageTransformerConfigError, checkEagerPresets, checkGrammar, checkInteger, checkSourceBuckets } from './settings';
 import { checkRequireWatermark, packageWatermarks, type PackagedWatermark } from './watermarks';
 import { checkTemplates, templateVersions } from './templates';
+import { packageFonts, type PackagedFont } from './own-fonts';
 import type { TemplateDefinition } from '../lambda/origin/templates';
 
 /**
@@ -46,6 +47,8 @@ export interface ResolvedSettings extends Readonly<SourceKindSettings>, TableSet
   readonly requireWatermark: { [prefix: string]: string };
   /** The card templates, checked and versioned (their versions are also in `grammar.templates`). */
   readonly templates: { [name: string]: TemplateDefinition };
+  /** The deployment's own fonts, checked (their faces are also in `grammar.fonts`). */
+  readonly fonts: PackagedFont[];
   /** The dialects switched on, each once (lib/plan.ts turns them into behaviors and functions). */
   readonly dialects: DialectName[];
   readonly eagerPresets: string[];
@@ -122,10 +125,11 @@ function resolveUrls(
   { signing }: Pick<TableSettings, 'signing'>,
 ): Pick<
   ResolvedSettings,
-  'grammar' | 'watermarks' | 'requireWatermark' | 'templates' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'
+  'grammar' | 'watermarks' | 'requireWatermark' | 'templates' | 'fonts' | 'dialects' | 'eagerPresets' | 'eagerSigningSecret'
 > {
   const watermarks = packageWatermarks(props.watermarks);
-  const templates = checkTemplates(props.templates);
+  const fonts = packageFonts(props.fonts);
+  const templates = checkTemplates(props.templates, fonts);
   const requireWatermark = checkRequireWatermark(props.requireWatermark, watermarks);
   const grammar: GrammarOptions = checkGrammar({
     maxDimension: props.maxDimension ?? DEFAULT_GRAMMAR_OPTIONS.maxDimension,
@@ -134,6 +138,7 @@ function resolveUrls(
     presetsOnly: props.presetsOnly,
     watermarks: Object.fromEntries(watermarks.map(({ name, definition }) => [name, definition.version])),
     templates: templateVersions(templates),
+    fonts: Object.fromEntries(fonts.map(({ name, face }) => [name, face])),
     hdr: props.hdr,
   });
   const eagerPresets = props.eagerPresets ?? [];
@@ -151,6 +156,7 @@ function resolveUrls(
     watermarks,
     requireWatermark,
     templates,
+    fonts,
     dialects: checkDialects(props.dialects ?? []),
     eagerPresets,
     eagerSigningSecret: props.eagerSigningSecret,

@@ -122,6 +122,7 @@ export function checkGrammar(grammar: GrammarOptions): GrammarOptions {
   if (grammar.presetsOnly) checked.presetsOnly = true;
   if (grammar.watermarks && Object.keys(grammar.watermarks).length > 0) checked.watermarks = grammar.watermarks;
   if (grammar.templates && Object.keys(grammar.templates).length > 0) checked.templates = grammar.templates;
+  if (grammar.fonts && Object.keys(grammar.fonts).length > 0) checked.fonts = grammar.fonts;
   if (grammar.hdr !== undefined && !(HDR_MODES as readonly string[]).includes(grammar.hdr))
     fail(mustBe('hdr', HDR_MODES.join(' or '), grammar.hdr));
   if (grammar.hdr) checked.hdr = grammar.hdr;

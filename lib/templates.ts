@@ -1,5 +1,6 @@
 // Card templates at synth: each named template is checked by the origin's own
-// check (lambda/origin/templates.ts) against the packaged fonts, and
+// check (lambda/origin/templates.ts) against the packaged fonts and the
+// deployment's own, and
 // versioned. The versions go to the edge (its KeyValueStore) and the
 // definitions to the origin (its environment), from the one deploy, so the
 // canonical URIs change exactly when a template does.
@@ -7,6 +8,7 @@
 import { NAMED_FONTS } from '../lambda/origin/image/text/fonts';
 import { checkedTemplate, MAX_TEMPLATES, type TemplateDefinition } from '../lambda/origin/templates';
 import { fail } from './settings';
+import type { PackagedFont } from './own-fonts';
 
 /**
  * The most bytes the templates' JSON may take in the origin's environment:
@@ -15,10 +17,13 @@ import { fail } from './settings';
 export const MAX_TEMPLATES_JSON_BYTES = 2000;
 
 /** The templates checked and versioned, by name; throws naming the template and the field. */
-export function checkTemplates(templates: { [name: string]: unknown } = {}): { [name: string]: TemplateDefinition } {
+export function checkTemplates(
+  templates: { [name: string]: unknown } = {},
+  own: PackagedFont[] = [],
+): { [name: string]: TemplateDefinition } {
   const names = Object.keys(templates);
   if (names.length > MAX_TEMPLATES) fail(`templates: at most ${MAX_TEMPLATES} templates, not ${names.length}.`);
-  const fonts = Object.keys(NAMED_FONTS);
+  const fonts = [...Object.keys(NAMED_FONTS), ...own.map((font) => font.name)];
   const checked = Object.fromEntries(
     names.map((name) => {
       try {

@@ -36,6 +36,7 @@ import { functionUrlEvent } from '../local/emulator/function-url';
 import { startLocalStack } from '../local/harness/localstack';
 import { animatedGif, deepImage } from '../test/support/images';
 import { metadataBombJpeg, metadataBombPng } from '../test/support/metadata';
+import { ownFont } from '../test/support/own-font';
 import { gifWithFrame, layeredSvg, tiffPages, useBomb, webpFrameBeyondCanvas } from '../test/hostile/support';
 import { fakeHevcPicture, heicGrid, heicOf, heicWithMetadata, hevcPictureOf } from '../test/support/heic';
 import { joinUltraHdr } from '../test/support/ultra-hdr';
@@ -73,6 +74,8 @@ interface Case {
   others?: Record<string, () => Promise<Buffer>>;
   /** The deployment's card templates. */
   templates?: OriginConfig['templateDefinitions'];
+  /** The deployment's own fonts, their files written when the case runs. */
+  fonts?: () => OriginConfig['fonts'];
 }
 
 /** XML-like text that is no image, at the largest source size: the sniffer must be linear. */
@@ -364,6 +367,17 @@ const OP_CASES: Case[] = [
       // The largest text in every overlay slot at once (docs/text.md#several-overlays).
       `width=4096,height=4096,enlarge=1,${everySlot(`${encodeURIComponent('鬱'.repeat(200))},SLOT-size=105,SLOT-shadow=64`)},format=jpeg`,
       `width=2048,height=2048,enlarge=1,${everySlot(`${'W'.repeat(200)},SLOT-size=140`)},format=jpeg`,
+    ],
+  },
+  {
+    // The same texts in a deployment's own font (the fonts setting): the largest packaged font, Noto Sans SC (10.6 MB),
+    // renamed, which libvips loads on its first use in the process; priced as any text.
+    name: "ops, largest: text in a deployment's own font over a 64x64 noise JPEG enlarged",
+    make: tinyNoise,
+    fonts: () => ({ own: { family: 'Zeta Sans SC', weight: '', file: ownFont('NotoSansSC_400Regular.ttf') } }),
+    asks: [
+      `width=4096,height=4096,enlarge=1,text=${encodeURIComponent('鬱'.repeat(200))},text-size=105,text-font=own,text-shadow=64,format=jpeg`,
+      `width=4096,height=4096,enlarge=1,text=${'W'.repeat(200)},text-size=140,text-font=own,format=jpeg`,
     ],
   },
   {
@@ -736,6 +750,7 @@ async function main() {
         svgPolicy: item.svg ?? 'refuse',
         fallbackImage,
         templateDefinitions: item.templates ?? {},
+        fonts: item.fonts?.() ?? {},
       });
       for (const ask of item.asks) {
         const row = await measureApart({ endpoint: localStack.endpoint, config, name: item.name, key, ask });

@@ -12,7 +12,7 @@
 // the next deploy deletes (lambda/edge-data).
 
 import crypto from 'crypto';
-import { GRAMMAR_DATA, type GrammarData, type GrammarOptions, type HdrMode } from '../grammar/index';
+import { GRAMMAR_DATA, storedRecords, type GrammarData, type GrammarOptions, type HdrMode } from '../grammar/index';
 
 /** The active signing secrets, put in by the operator. */
 export const SIGNING_SECRETS_KEY = 'signing-secrets';
@@ -142,8 +142,9 @@ export function isDeploymentKey(key: string): boolean {
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 /**
- * The deployment's EdgeData: this code's grammar data, a refusal's fixed
- * parts, the sizes, watermarks and `hdr` default of `grammar`, and for a
+ * The deployment's EdgeData: this code's grammar data (its own fonts among
+ * `text-font`'s choices), a refusal's fixed parts, the sizes, watermarks and
+ * `hdr` default of `grammar`, and for a
  * dialect's function the dialect's data.
  */
 export function edgeData(grammar: GrammarOptions, dialect?: object): EdgeData {
@@ -151,6 +152,8 @@ export function edgeData(grammar: GrammarOptions, dialect?: object): EdgeData {
   const templates = grammar.templates && Object.keys(grammar.templates).length > 0 ? grammar.templates : undefined;
   return {
     ...GRAMMAR_DATA,
+    // The deployment's own fonts among the choices of the records that take them.
+    params: storedRecords(GRAMMAR_DATA.params, grammar),
     ...REFUSAL_DATA,
     ...(grammar.sizes ? { sizes: grammar.sizes } : {}),
     ...(watermarks ? { watermarks } : {}),

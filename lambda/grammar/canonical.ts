@@ -388,7 +388,7 @@ export function parseCanonicalUri(uri: string, options: GrammarOptions): Canonic
         });
   // Re-serialising refuses aliases, defaults, dpr, format=auto, `accept` beside a format
   // and any other spelling. Presets are a viewer's shorthand: a canonical URI holds their expansion.
-  const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes };
+  const canonicalOptions: GrammarOptions = { maxDimension: options.maxDimension, sizes: options.sizes, fonts: options.fonts };
   const ops = canonicalOps(parseParams(pairs, canonicalOptions, canonicalParams()).params, canonicalOptions);
   const canonical = encodable(uri, () => canonicalUri(key, ops));
   // `auto` is resolved at the edge, never stored.

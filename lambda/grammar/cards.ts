@@ -3,6 +3,8 @@
 // params.ts holds their records (data the edge's store carries, where they
 // stand in the canonical order) and their places in the playground's form.
 
+import type { FontGrammarOptions } from './fonts';
+
 /** The ops of a card. */
 export interface CardOps {
   /**
@@ -19,7 +21,8 @@ export interface CardOps {
   fills?: string;
 }
 
-export interface CardGrammarOptions {
+/** The deployment's card templates; and its own fonts, which their text slots and `text-font` may name. */
+export interface CardGrammarOptions extends FontGrammarOptions {
   /** The deployment's card templates, name to version: the edge writes `<name>.<version>` for `template=<name>`. */
   templates?: { [name: string]: string };
 }

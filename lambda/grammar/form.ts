@@ -25,7 +25,7 @@ const TEXT_PLACES: { [name in Exclude<keyof OverlayOps, 'watermark'>]-?: FormPla
   text: { group: 'Text' },
   'text-size': { group: 'Text', note: 'px' },
   'text-color': { group: 'Text' },
-  'text-font': { group: 'Text', note: 'sans, sans-bold' },
+  'text-font': { group: 'Text', note: 'sans, sans-bold, or your own' },
   'text-align': { group: 'Text' },
   'text-position': { group: 'Text' },
   'text-pad': { group: 'Text', note: 'px from the edges' },

@@ -6,6 +6,7 @@ import './dialect-function';
 export * from './canonical';
 export * from './errors';
 export * from './form';
+export * from './fonts';
 export * from './key';
 export * from './overlays';
 export * from './params';

@@ -5,7 +5,7 @@
 // `text2`, `text2-size`), their records the first slot's, renamed. A number
 // places an overlay, as the canonical URI keeps no query's order.
 
-import type { TextAlignment, TextPosition, TEXT_FONTS } from './params';
+import type { TextAlignment, TextPosition } from './params';
 
 /** The ops of one overlay slot, as the first slot names them. */
 export interface OverlayOps {
@@ -24,8 +24,8 @@ export interface OverlayOps {
   'text-size'?: number;
   /** `rrggbb` or `rrggbbaa`, lower-case. */
   'text-color'?: string;
-  /** A packaged font: `sans`, `sans-bold`; other scripts fall back to their packaged fonts. */
-  'text-font'?: (typeof TEXT_FONTS)[number];
+  /** A packaged font, `sans` or `sans-bold`, or the deployment's own; other scripts fall back to their packaged fonts. */
+  'text-font'?: string;
   /** The lines' alignment within the text's box. */
   'text-align'?: TextAlignment;
   /** Where the box sits on the output. */

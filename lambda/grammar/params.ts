@@ -74,7 +74,7 @@ export type Rotation = 90 | 180 | 270;
 export const METADATA_MODES = ['none', 'copyright', 'keep'] as const;
 export type MetadataMode = (typeof METADATA_MODES)[number];
 
-/** The fonts a text may name: the packaged Noto Sans, regular and bold (other scripts fall back to their packaged Noto fonts). */
+/** The packaged fonts a text may name, Noto Sans regular and bold (other scripts fall back to their Noto fonts); a deployment adds its own. */
 export const TEXT_FONTS = ['sans', 'sans-bold'] as const;
 
 /** How a text's lines sit within its box. */
@@ -267,7 +267,7 @@ const TEXT_RECORDS: { [name in Exclude<keyof OverlayOps, 'watermark'>]-?: ParamR
   text: { kind: 'text', none: '' },
   'text-size': { kind: 'integer', low: 4, high: 512, none: 48 },
   'text-color': { kind: 'colour', none: '000000' },
-  'text-font': { kind: 'choice', choices: TEXT_FONTS, none: 'sans' },
+  'text-font': { kind: 'choice', choices: TEXT_FONTS, none: 'sans', fonts: true },
   'text-align': { kind: 'choice', choices: TEXT_ALIGNS, none: 'left' },
   'text-position': { kind: 'choice', choices: TEXT_POSITIONS, none: 'center' },
   'text-pad': { kind: 'integer', low: 0, high: 4096, none: 0 },

@@ -8,6 +8,7 @@
 // code holds only the readers (lambda/edge/viewer-request.ts).
 
 import { grammarError, type GrammarError } from './errors';
+import { withFontChoices } from './fonts';
 import type { GrammarOptions } from './params';
 
 /**
@@ -117,6 +118,8 @@ export interface ValueRule {
   auto?: boolean;
   /** The value of the parameter given empty (`trim` alone). */
   bare?: number;
+  /** choice: the deployment's own fonts' names are choices too (fonts.ts). */
+  fonts?: boolean;
 }
 
 export type Value = string | number | boolean;
@@ -125,6 +128,8 @@ const high = (rule: ValueRule, options: GrammarOptions) => (rule.high == null ? 
 
 /** Reads one value of the parameter `name` under its rule; throws the refusal naming the parameter, the value and what is allowed. */
 export const readValue = (rule: ValueRule, name: string, raw: string, options: GrammarOptions): Value => {
+  // Not in an edge function, whose stored records hold the deployment's fonts among their choices.
+  if (typeof EDGE_DIALECT === 'undefined') rule = withFontChoices(rule, options);
   // Not in a dialect's function (dialect-function.ts).
   if ((typeof EDGE_HINTLESS === 'undefined' || !EDGE_HINTLESS) && rule.auto && raw.toLowerCase() === 'auto') return 'auto';
   if (raw === '' && rule.bare != null) return rule.bare;

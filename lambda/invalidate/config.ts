@@ -37,7 +37,7 @@ export interface InvalidateConfig {
   signingSecret?: string;
   /**
    * The deployment's grammar options, as the edge has them (MAX_DIMENSION,
-   * SIZES, PRESETS). Needed to compute what a signature covers.
+   * SIZES, PRESETS, the names of TEXT_FONTS). Needed to compute what a signature covers.
    */
   grammar: GrammarOptions;
   /**
@@ -135,6 +135,9 @@ export function readConfig(env: Env): InvalidateConfig {
     sizes: positiveIntegers(env, 'SIZES'),
     presets: presets(env),
   };
+  // A warmed preset may name the deployment's own fonts (TEXT_FONTS: their names): all the grammar reads of them.
+  const fonts = nameList(env, 'TEXT_FONTS');
+  if (fonts.length > 0) grammar.fonts = Object.fromEntries(fonts.map((name) => [name, 1]));
   const config: InvalidateConfig = {
     cacheBucket: required(env, 'CACHE_BUCKET'),
     sourceBuckets: readSourceBuckets(env, configError),
@@ -169,7 +172,7 @@ export function readConfig(env: Env): InvalidateConfig {
  * The environment readConfig reads back as `config`. Values may be CDK tokens
  * (the distribution's id and domain name, a secret), which pass through as the
  * strings they are at synth. What is unset or the default (EAGER_ACCEPTS,
- * SETTLE_MS, SIZES, PRESETS, SIGNING_SECRET) is left out; the grammar's
+ * SETTLE_MS, SIZES, PRESETS, TEXT_FONTS, SIGNING_SECRET) is left out; the grammar's
  * presetsOnly is not the Lambda's concern (warming requests name presets).
  */
 export function invalidationEnvironment(config: InvalidateConfig): Record<string, string> {
@@ -190,6 +193,7 @@ export function invalidationEnvironment(config: InvalidateConfig): Record<string
     AVIF: String(config.avif),
     ...(grammar.sizes ? { SIZES: grammar.sizes.join(',') } : {}),
     ...(grammar.presets ? { PRESETS: JSON.stringify(grammar.presets) } : {}),
+    ...(grammar.fonts ? { TEXT_FONTS: Object.keys(grammar.fonts).join(',') } : {}),
     ...(config.signingSecret ? { SIGNING_SECRET: config.signingSecret } : {}),
   };
 }

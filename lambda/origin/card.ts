@@ -50,7 +50,12 @@ export async function cardTransformer(ctx: RequestContext, source: Source): Prom
   const total = images.reduce((sum, image) => sum + image.bytes.length, 0);
   if (total > services.config.maxSourceBytes)
     throw new HttpError('source_too_large', `The card's images are larger than the ${services.config.maxSourceBytes}-byte limit together.`);
-  const job: CardJob = { template, texts: fills.texts, images: images.map(({ slot, bytes }) => ({ slot, bytes: bytes.length })) };
+  const job: CardJob = {
+    template,
+    texts: fills.texts,
+    images: images.map(({ slot, bytes }) => ({ slot, bytes: bytes.length })),
+    fonts: services.config.fonts,
+  };
   const run = await transformerOf(ctx, Buffer.concat(images.map((image) => image.bytes)), request.ops, services.config, ctx.failed);
   return (options) => run({ ...options, card: job });
 }

@@ -10,6 +10,7 @@ import { DEFAULT_GRAMMAR_OPTIONS } from '../grammar';
 import type { MetricsOptions } from './metrics';
 import type { WatermarkDefinition } from './watermarks';
 import type { TemplateDefinition } from './templates';
+import { DEPLOYMENT_FONTS_FOLDER, type DeploymentFonts, type FontFace } from './image/text/fonts';
 import { bySourceSetting, SOURCE_SETTINGS } from './sources';
 import type { WebOrigin } from './web/origins';
 
@@ -79,6 +80,11 @@ export interface OriginConfig extends Limits, SourceKindSettings {
   requireWatermark: Record<string, string>;
   /** The card templates by name, checked (TEMPLATES, JSON; lambda/origin/templates.ts). */
   templateDefinitions: Record<string, TemplateDefinition>;
+  /**
+   * The deployment's own fonts by name (TEXT_FONTS, JSON of each one's family,
+   * weight and slant; its file is its name in the package's text-fonts/).
+   */
+  fonts: DeploymentFonts;
   /** The image answered in place of a missing, unsupported or damaged source's error (FALLBACK_IMAGE, relative to the function's package); absent: none. */
   fallbackImage?: string;
 }
@@ -142,6 +148,7 @@ export function readConfig(env: Env): OriginConfig {
     watermarkDefinitions: packagedWatermarks(jsonObject(env, 'WATERMARKS') as Record<string, WatermarkDefinition>, env.LAMBDA_TASK_ROOT),
     requireWatermark: jsonObject(env, 'REQUIRE_WATERMARK') as Record<string, string>,
     templateDefinitions: jsonObject(env, 'TEMPLATES') as Record<string, TemplateDefinition>,
+    fonts: packagedFonts(jsonObject(env, 'TEXT_FONTS') as Record<string, FontFace>, env.LAMBDA_TASK_ROOT),
     fallbackImage: env.FALLBACK_IMAGE ? resolve(env.LAMBDA_TASK_ROOT ?? '.', env.FALLBACK_IMAGE) : undefined,
   };
 }
@@ -152,6 +159,17 @@ function packagedWatermarks(watermarks: Record<string, WatermarkDefinition>, roo
     Object.entries(watermarks).map(([name, definition]) => [name, { ...definition, file: resolve(root, definition.file) }]),
   );
 }
+
+/** The deployment's fonts with their files' paths in the function's package: each named by its name. */
+function packagedFonts(fonts: Record<string, FontFace>, root = '.'): DeploymentFonts {
+  return Object.fromEntries(
+    Object.entries(fonts).map(([name, face]) => [name, { ...face, file: resolve(root, DEPLOYMENT_FONTS_FOLDER, name) }]),
+  );
+}
+
+/** The fonts as TEXT_FONTS holds them: each face without its file, which the font's name names (lib/fonts-setting.ts budgets its bytes). */
+export const fontsJson = (fonts: DeploymentFonts): string =>
+  JSON.stringify(Object.fromEntries(Object.entries(fonts).map(([name, { file: _file, ...face }]) => [name, face])));
 
 /** The metrics settings beside the config (METRICS_NAMESPACE, METRICS), and the version Lambda sets. */
 export function readMetricsOptions(env: Env): MetricsOptions {
@@ -189,6 +207,7 @@ export function originEnvironment(
     ...(Object.keys(config.watermarkDefinitions).length ? { WATERMARKS: JSON.stringify(config.watermarkDefinitions) } : {}),
     ...(Object.keys(config.requireWatermark).length ? { REQUIRE_WATERMARK: JSON.stringify(config.requireWatermark) } : {}),
     ...(Object.keys(config.templateDefinitions).length ? { TEMPLATES: JSON.stringify(config.templateDefinitions) } : {}),
+    ...(Object.keys(config.fonts).length ? { TEXT_FONTS: fontsJson(config.fonts) } : {}),
     ...(config.fallbackImage ? { FALLBACK_IMAGE: config.fallbackImage } : {}),
     ...Object.fromEntries(
       SOURCE_SETTINGS.filter((setting) => Object.keys(config[setting.name]).length > 0).map((setting) => [
@@ -216,6 +235,7 @@ export function originConfig(
     watermarkDefinitions: {},
     requireWatermark: {},
     templateDefinitions: {},
+    fonts: {},
     ...bySourceSetting(() => ({})),
     ...overrides,
   };

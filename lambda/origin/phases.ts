@@ -73,7 +73,8 @@ export async function transformerOf(
   // The watermarks' bytes travel to the transform as the source's do; the fallbacks kept stay in the handler.
   const sourceBytes = Object.values(watermarks).reduce((sum, mark) => sum + mark.bytes.length, bytes.length);
   const budget = budgetFor(config.memorySizeMb, config.timeBudgetMs, sourceBytes, services.fallbackImage?.heldBytes);
-  return (options) => transforms.run({ bytes, ops, limits, budget, options: { ...options, watermarks } }, deadline.answerBy, cancel);
+  return (options) =>
+    transforms.run({ bytes, ops, limits, budget, options: { ...options, watermarks, fonts: config.fonts } }, deadline.answerBy, cancel);
 }
 
 /** One transform, timed as the `transform` phase; a failure that cost the invocation is remembered. */

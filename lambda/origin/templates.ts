@@ -71,7 +71,7 @@ export interface TextSlotProps {
   kind: 'text';
   /** [x, y, width, height] in pixels, inside the canvas: the text wraps at its width and is cut to it. */
   box: Box;
-  /** A packaged font's name, e.g. `sans` or `sans-bold`. */
+  /** A font's name: a packaged one (`sans`, `sans-bold`) or one of the deployment's own (its `fonts` setting). */
   font: string;
   /** [min, max] in pixels, at most 256 apart: drawn at the largest size at which the text fits the box. */
   size: [number, number];

@@ -22,6 +22,7 @@ import { PROJECT_FUNCTION, PROJECT_ROOT, lambdaEntry, ownLogsAndRole } from './l
 import { acknowledge, wildcardFinding } from './nag';
 import { packagingCommands, type PackagedFile } from '../image-files';
 import { watermarkFiles } from '../watermarks';
+import { fontFiles } from '../own-fonts';
 import { FACE_DETECTOR_EXTERNALS, faceDetectorCommands } from '../face-detector';
 import { fontsCommands } from '../fonts';
 import { subjectModelCommands } from '../subject-model';
@@ -33,6 +34,7 @@ export interface OriginFunctionProps extends Pick<
   | 'memorySize'
   | 'timeout'
   | 'watermarks'
+  | 'fonts'
   | 'fallbackImage'
   | 'reservedConcurrency'
   | 'provisionedConcurrency'
@@ -100,7 +102,11 @@ export function buildOriginFunction(scope: Construct, props: OriginFunctionProps
     reservedConcurrentExecutions: props.reservedConcurrency,
     environment: originEnvironment(plan.origin(buckets), plan.originMetrics),
     bundling: sharpBundling({
-      packagedFiles: [...watermarkFiles(props.watermarks), ...(props.fallbackImage ? [props.fallbackImage] : [])],
+      packagedFiles: [
+        ...watermarkFiles(props.watermarks),
+        ...fontFiles(props.fonts),
+        ...(props.fallbackImage ? [props.fallbackImage] : []),
+      ],
       models: true,
     }),
     ...props.originFunctionProps,

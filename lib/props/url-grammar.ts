@@ -4,6 +4,7 @@ import type { Duration, SecretValue } from 'aws-cdk-lib';
 import type { DialectName } from '../../lambda/edge/dialects/dialect';
 import type { HdrMode, Preset } from '../../lambda/grammar';
 import type { WatermarkProps } from '../watermarks';
+import type { FontProps } from '../own-fonts';
 import type { TemplateProps } from '../../lambda/origin/templates';
 
 /** A site a key prefix is served from (see {@link ImageTransformerProps.webOrigins}). */
@@ -77,6 +78,19 @@ export interface UrlGrammarProps {
    * @default - no templates
    */
   readonly templates?: { [name: string]: TemplateProps };
+
+  /**
+   * The deployment's own fonts, which `text-font=<name>` and a card's text
+   * slots name beside the packaged `sans` and `sans-bold`: TrueType or
+   * OpenType files of the app (not WOFF or collections), packaged with the
+   * origin function: `{ brand: { file: 'brand/Brand-Regular.ttf' } }`. A name is
+   * lower-case letters, digits and -; at most 8 fonts, 20 MiB each
+   * (docs/text.md). Checked at synth: each file's family is read from it, and
+   * must be its own. A font's changed file under the same name keeps the URIs
+   * of the variants already made: give it a new name.
+   * @default - the packaged fonts alone
+   */
+  readonly fonts?: { [name: string]: FontProps };
 
   /**
    * A PNG or JPEG of the app (at most 1 MiB and 4 megapixels, 8 bits per

@@ -15,6 +15,7 @@ import {
   type GrammarOptions,
   type ParamRecord,
   type ViewerParams,
+  withFontChoices,
 } from '../../lambda/grammar';
 
 /** Where index.html has the parameter controls. */
@@ -133,7 +134,8 @@ function parameterControls(grammar: GrammarOptions): string {
   return FORM_GROUPS.map((group) => {
     const rules = names
       .filter((name) => FORM_PLACES[name].group === group)
-      .map((name) => ({ name, rule: DATA.params[name] as ParamRecord }));
+      // The deployment's own fonts among text-font's choices, as its edge has them.
+      .map((name) => ({ name, rule: withFontChoices(DATA.params[name] as ParamRecord, grammar) }));
     const fields = rules.filter(({ rule }) => rule.kind !== 'boolean').map(({ name, rule }) => control(name, rule, grammar));
     const checks = rules.filter(({ rule }) => rule.kind === 'boolean').map(({ name, rule }) => control(name, rule, grammar));
     return [

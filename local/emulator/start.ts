@@ -271,7 +271,7 @@ async function localDistribution(options: EmulatorStartOptions, sources: LocalSo
   await provideFonts(log);
   // One Lambda environment per concurrent miss in AWS; here, one transform process per core.
   const transforms = transformProcesses(availableParallelism());
-  // The watermarks are read from where they are, rather than from a package folder.
+  // The watermarks and fonts are read from where they are, rather than from a package folder.
   const origin = plan.origin(buckets, 'source');
   const emulator = createEmulator({
     s3,

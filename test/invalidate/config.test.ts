@@ -44,6 +44,7 @@ describe('readConfig', () => {
       SETTLE_MS: '35000',
       AVIF: 'False',
       SOURCE_BUCKETS: ' {"archive/":"old-photos","press/kit/":"press"} ',
+      TEXT_FONTS: 'brand, brand-bold',
     });
     expect(config).toMatchObject({
       distributionOrigin: 'http://localhost:3000',
@@ -51,7 +52,7 @@ describe('readConfig', () => {
       eagerPresets: ['thumb', 'hero'],
       eagerAccepts: ['image/webp,*/*'],
       signingSecret: 's3cret',
-      grammar: { maxDimension: 4096, sizes: [200, 320, 640, 1600], presets: JSON.parse(PRESETS) },
+      grammar: { maxDimension: 4096, sizes: [200, 320, 640, 1600], presets: JSON.parse(PRESETS), fonts: { brand: 1, 'brand-bold': 1 } },
       avif: false,
       warmTimeoutMs: 5000,
       settleMs: 35000,
@@ -102,7 +103,7 @@ describe('the environment the construct writes for the invalidation Lambda', () 
       eagerPresets: ['thumb', 'hero'],
       eagerAccepts: ['image/webp,*/*', '*/*'],
       signingSecret: 's3cret',
-      grammar: { maxDimension: 4096, sizes: [200, 320, 640, 1600], presets: JSON.parse(PRESETS) },
+      grammar: { maxDimension: 4096, sizes: [200, 320, 640, 1600], presets: JSON.parse(PRESETS), fonts: { brand: 1 } },
       avif: false,
       warmTimeoutMs: 5000,
       settleMs: 35000,

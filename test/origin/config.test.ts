@@ -2,6 +2,7 @@
 // readers as the invalidation Lambda's (lambda/common/env.ts), so a deploy
 // with a bad value fails at startup, naming the variable, in the same words.
 
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_LIMITS,
@@ -85,6 +86,8 @@ describe('the environment the construct writes for the origin', () => {
       cacheControl: 'public, max-age=86400',
       failureTtlSeconds: 60,
       fallbackImage: '/var/task/fallback/fallback.png',
+      // Named by its name in the package, which is the working directory where LAMBDA_TASK_ROOT is unset.
+      fonts: { brand: { family: 'Brand Sans', weight: 'Bold', style: 'Italic', file: resolve('text-fonts', 'brand') } },
       webOrigins: { 'shop/': { url: 'https://shop.example.com/images/', revalidateSeconds: 3600 } },
     },
   );

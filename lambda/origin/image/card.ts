@@ -16,6 +16,7 @@ import { chooseFormat, describeWork, predictBytes, predictSeconds, type Budget, 
 import { encode } from './encoders';
 import { openSource, type SourceInfo } from './input';
 import { CONTENT_TYPES, type EncodedFormat } from './output';
+import type { DeploymentFonts } from './text/fonts';
 import { FONT_LOAD, predictedBox, renderPrice, renderText, TextLimitError, type RenderedText, type TextSpec } from './text/render';
 import { transform, type TransformedVariant } from './transform';
 
@@ -25,6 +26,8 @@ export interface CardJob {
   texts: Record<string, string>;
   /** Each image's slot (`""` for the template's source, under every slot) and its length in the job's bytes. */
   images: { slot: string; bytes: number }[];
+  /** The deployment's own fonts, which a text slot may name. */
+  fonts?: DeploymentFonts;
 }
 
 /** The slot that stands for the template's source: the whole canvas, covered. */
@@ -129,11 +132,11 @@ function largestRendered(slot: TextSlot, text: string): number {
 }
 
 /** One render at `size`, or undefined when it cannot fit: predicted far too tall, or over a text limit at that size. */
-async function renderAt(slot: TextSlot, text: string, size: number): Promise<RenderedText | undefined> {
+async function renderAt(slot: TextSlot, text: string, size: number, fonts?: DeploymentFonts): Promise<RenderedText | undefined> {
   const spec = textSpec(slot, text, size);
   if (size > slot.size[0] && !worthRendering(slot, spec)) return undefined;
   try {
-    return await renderText(spec);
+    return await renderText({ ...spec, fonts });
   } catch (error) {
     if (error instanceof TextLimitError && size > slot.size[0]) return undefined;
     throw error;
@@ -141,20 +144,20 @@ async function renderAt(slot: TextSlot, text: string, size: number): Promise<Ren
 }
 
 /** The largest size of the slot's range at which its text fits the box (or the smallest, cut to the box). */
-async function fittedText(slot: TextSlot, text: string): Promise<RenderedText> {
+async function fittedText(slot: TextSlot, text: string, fonts?: DeploymentFonts): Promise<RenderedText> {
   const [, , width, height] = slot.box;
   let [low, high] = slot.size;
   let best: RenderedText | undefined;
   while (low <= high) {
     const size = Math.floor((low + high + 1) / 2);
-    const drawn = await renderAt(slot, text, size);
+    const drawn = await renderAt(slot, text, size, fonts);
     if (drawn && drawn.width <= width && drawn.height <= height) {
       best = drawn;
       low = size + 1;
     } else high = size - 1;
   }
   // Too large even at the smallest size: drawn at it, cut to the box.
-  return best ?? ((await renderAt(slot, text, slot.size[0])) as RenderedText);
+  return best ?? ((await renderAt(slot, text, slot.size[0], fonts)) as RenderedText);
 }
 
 /** Where a drawn layer of `size` goes in `box`: a contained image centred, a text at the box's top by its alignment. */
@@ -181,7 +184,7 @@ async function textLayers(job: CardJob): Promise<OverlayOptions[]> {
   const layers: OverlayOptions[] = [];
   for (const [name, text] of Object.entries(job.texts)) {
     const slot = job.template.slots[name] as TextSlot;
-    const drawn = await fittedText(slot, text);
+    const drawn = await fittedText(slot, text, job.fonts);
     const raw = { width: drawn.width, height: drawn.height, channels: 4 as const };
     const cut = sharp(drawn.data, { raw }).extract({
       left: 0,

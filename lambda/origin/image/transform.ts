@@ -16,6 +16,7 @@ import { applySteps, stepsCarryGainMap, type EncodedVariant } from './steps';
 import { asksGainMap, gainMapDecodes, withoutGainMap, withSourceHeld } from './gain-map';
 import type { WatermarkImage } from '../watermarks';
 import type { CardJob } from './card';
+import type { DeploymentFonts } from './text/fonts';
 import { HttpError } from '../errors';
 import type { FaceBox } from './faces';
 import { isCutOut } from './findings';
@@ -49,6 +50,8 @@ export interface TransformOptions {
   remembered?: Findings;
   /** A card to draw rather than a transform (card.ts): the source's bytes are its images'. */
   card?: CardJob;
+  /** The deployment's own fonts, which a text may name. */
+  fonts?: DeploymentFonts;
 }
 
 /**
@@ -153,6 +156,7 @@ export async function transform(
     plan,
     limits,
     watermarks: options.watermarks,
+    fonts: options.fonts,
     metadata,
     faces,
     subject,

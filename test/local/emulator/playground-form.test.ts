@@ -111,6 +111,14 @@ describe('the playground form, as the emulator serves it', () => {
     expect(form.get('position')?.options?.concat('center').sort()).toEqual([...POSITIONS, ''].sort());
   });
 
+  it("offers a deployment's own fonts beside the packaged ones, each one its grammar accepts", async () => {
+    const grammar = { ...DEFAULT_GRAMMAR_OPTIONS, fonts: { brand: {}, 'brand-bold': {} } };
+    const options = controls(await servedPage(grammar)).found.get('text-font')?.options;
+    expect(options).toEqual(['', 'sans-bold', 'brand', 'brand-bold']);
+    expect(options?.filter((value) => value !== '' && !accepts(PARAMS_BY_NAME['text-font']!, value, grammar))).toEqual([]);
+    expect(form.get('text-font')?.options).toEqual(['', 'sans-bold']);
+  });
+
   it("bounds each number field as the grammar bounds the parameter, steps included, a side by the deployment's maxDimension", async () => {
     for (const grammar of [DEFAULT_GRAMMAR_OPTIONS, { maxDimension: 4000 }]) {
       const { found } = controls(await servedPage(grammar));

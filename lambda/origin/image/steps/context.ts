@@ -6,6 +6,7 @@ import sharp, { type OutputInfo, type Sharp } from 'sharp';
 import type { Ops, Position } from '../../../grammar';
 import type { Limits } from '../../config';
 import type { WatermarkImage } from '../../watermarks';
+import type { DeploymentFonts } from '../text/fonts';
 import { decodeError, type SourceInfo } from '../input';
 import type { KeptMetadata } from '../metadata';
 import type { EncodedFormat, FrameTiming, OutputPlan } from '../output';
@@ -19,6 +20,8 @@ export interface StepInput {
   limits: Limits;
   /** The overlay slots' watermark images, by op (`watermark`, `watermark2`...). */
   watermarks?: { [op: string]: WatermarkImage };
+  /** The deployment's own fonts, which `text-font` may name beside the packaged ones. */
+  fonts?: DeploymentFonts;
   /** What of the source's metadata the output carries (metadata.ts). */
   metadata?: KeptMetadata;
   /** With `position=face`, the faces found, in fractions of the source as displayed (none found: the crop is `attention`'s). */

@@ -2,7 +2,7 @@
 // `text2-*` ops in overlay slot 2...): after its slot's watermark, inside any
 // border, on the first frame of an animation (like a watermark), in every
 // output format. The render is text/render.ts's, with
-// the packaged fonts; its limits are 400s naming them, checked when the step
+// the packaged fonts or the deployment's own; its limits are 400s naming them, checked when the step
 // is priced, before anything is decoded.
 
 import { inSlot, OVERLAY_SLOTS, slotOps, type OverlayOps, type OverlaySlot } from '../../../grammar';
@@ -69,7 +69,7 @@ export const textStep = (slot: OverlaySlot): Step => {
         context,
         overlay['text-position'] ?? 'center',
         () => pad,
-        (room) => renderText(textSpecOf(overlay, room[0])),
+        (room) => renderText({ ...textSpecOf(overlay, room[0]), fonts: context.fonts }),
       );
     },
   };

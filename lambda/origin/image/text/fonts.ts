@@ -1,5 +1,7 @@
-// The fonts text is drawn with: the ones packaged with the origin, never the
-// machine's, so that the emulator and Lambda draw the same pixels. Pango finds
+// The fonts text is drawn with: the ones packaged with the origin, and a
+// deployment's own (its `fonts` setting, packaged beside them: the render adds
+// each file when it is first named), never the machine's, so that the
+// emulator and Lambda draw the same pixels. Pango finds
 // fonts through fontconfig, which reads the file FONTCONFIG_FILE names when it
 // first starts: this module writes one that lists the packaged folder alone
 // and names it before any text (or an SVG's text) is drawn in the process.
@@ -34,10 +36,16 @@ export const FONT_FILES = [
   'NotoEmoji_400Regular.ttf',
 ] as const;
 
-/** A font as Pango names it: a family and a weight (Pango's word, e.g. `Bold`; empty: regular). */
+/**
+ * A font as Pango names it: a family and a weight (Pango's word, e.g. `Bold`;
+ * empty: regular), a slant (`Italic`, `Oblique`; absent: upright), and for a
+ * deployment's own font its file, which the render adds to the fonts known.
+ */
 export interface FontFace {
   family: string;
   weight: string;
+  style?: string;
+  file?: string;
 }
 
 /** The font names a request may give (`text-font`) with the packaged fonts, to their face. */
@@ -45,6 +53,19 @@ export const NAMED_FONTS: { readonly [name: string]: FontFace } = {
   sans: { family: 'Noto Sans', weight: '' },
   'sans-bold': { family: 'Noto Sans', weight: 'Bold' },
 };
+
+/** A deployment's own fonts (the `fonts` setting) by the name a request gives, to their face and file. */
+export type DeploymentFonts = { readonly [name: string]: FontFace };
+
+/** The folder of the origin's package that holds a deployment's own fonts, each named by its name. */
+export const DEPLOYMENT_FONTS_FOLDER = 'text-fonts';
+
+/** The families of the packaged fonts: a deployment's own font may take none of them, or Pango could not tell the two apart. */
+export const PACKAGED_FAMILIES = ['Noto Sans', 'Noto Sans KR', 'Noto Sans JP', 'Noto Sans SC', 'Noto Sans Arabic', 'Noto Emoji'];
+
+/** The face `name` stands for, among the packaged fonts and `fonts`. */
+export const faceOf = (name: string, fonts: DeploymentFonts = {}): FontFace | undefined =>
+  Object.hasOwn(NAMED_FONTS, name) ? NAMED_FONTS[name] : Object.hasOwn(fonts, name) ? fonts[name] : undefined;
 
 /**
  * The families tried, in order, after the named font: the CJK fonts share
@@ -73,16 +94,28 @@ export const fontsFolder = (): string => process.env[TEXT_FONTS_ENV] || join(dir
 /** Escapes `text` for fontconfig's XML. */
 const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-/** A fontconfig configuration that knows `folder`'s fonts and no other, its cache in `cache`. */
-function fontconfigFile(folder: string, cache: string): string {
+/** A fontconfig configuration that knows `folders`' fonts and no other, its cache in `cache`. */
+function fontconfigFile(folders: string[], cache: string): string {
   return `<?xml version="1.0"?>
 <!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
 <fontconfig>
-  <dir>${xml(folder)}</dir>
-  <cachedir>${xml(cache)}</cachedir>
+${folders.map((folder) => `  <dir>${xml(folder)}</dir>\n`).join('')}  <cachedir>${xml(cache)}</cachedir>
 </fontconfig>
 `;
 }
+
+/**
+ * In Lambda, the package's folder of the deployment's own fonts, when it has
+ * some: listed from the start, every one of them is known to the process
+ * before any text, so a character no packaged font has is drawn alike
+ * whichever text came first. Elsewhere (tests, the emulator) none: the render
+ * adds a font's file where it is, when a text first names it.
+ */
+const deploymentFontsFolder = (): string[] => {
+  const root = process.env.LAMBDA_TASK_ROOT;
+  const folder = root && join(root, DEPLOYMENT_FONTS_FOLDER);
+  return folder && existsSync(folder) ? [folder] : [];
+};
 
 /** The folder the configuration was written for, once written. */
 let configured: string | undefined;
@@ -101,7 +134,7 @@ export function useOwnFonts(): string {
   mkdirSync(join(home, 'cache'), { recursive: true });
   // One file per process: another process writing its own never shows this one a half-written file.
   const file = join(home, `fonts-${process.pid}.conf`);
-  writeFileSync(file, fontconfigFile(folder, join(home, 'cache')));
+  writeFileSync(file, fontconfigFile([folder, ...deploymentFontsFolder()], join(home, 'cache')));
   process.env.FONTCONFIG_FILE = file;
   configured = folder;
   return folder;

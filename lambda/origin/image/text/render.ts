@@ -2,14 +2,15 @@
 // the card templates call. A viewer's text is text: it is escaped for Pango's
 // markup, so `<b>` and `&amp;` are drawn as written, never read as markup.
 // Pango and HarfBuzz shape it and lay it out (right to left for Arabic),
-// with the packaged fonts alone (fonts.ts). The render is bounded before it
-// starts: its area is predicted from the size, the characters and the lines,
-// and refused over TEXT_LIMITS, each refusal a 400 naming the limit.
+// with the packaged fonts and the deployment's own alone (fonts.ts). The
+// render is bounded before it starts: its area is predicted from the size,
+// the characters and the lines, and refused over TEXT_LIMITS, each refusal a
+// 400 naming the limit.
 
 import sharp from 'sharp';
 import { HttpError } from '../../errors';
 import type { Price } from '../steps/context';
-import { fallbackFamilies, missingFonts, NAMED_FONTS, useOwnFonts } from './fonts';
+import { faceOf, fallbackFamilies, missingFonts, NAMED_FONTS, useOwnFonts, type DeploymentFonts, type FontFace } from './fonts';
 
 /** A colour and its opacity: channels 0..255, alpha 0..1. */
 export interface Rgba {
@@ -25,8 +26,10 @@ export type TextAlign = 'left' | 'centre' | 'right';
 export interface TextSpec {
   /** The text as given: `\n` breaks a line; no other control character is allowed. */
   text: string;
-  /** A named font (NAMED_FONTS, or one the deployment adds with addFonts). */
+  /** A named font: a packaged one (NAMED_FONTS), or one of `fonts`. */
   font: string;
+  /** The deployment's own fonts (its `fonts` setting), beside the packaged ones. */
+  fonts?: DeploymentFonts;
   /** The font's size in pixels (its em). */
   size: number;
   colour: Rgba;
@@ -130,7 +133,7 @@ export function predictedArea(spec: TextSpec): number {
   return (width + margin) * (height + margin);
 }
 
-/** Throws a TextLimitError for the first bound `spec` exceeds, before anything is drawn. */
+/** Throws a TextLimitError for the first bound `spec` exceeds, before anything is drawn (its font is checked when it is drawn). */
 export function checkText(spec: TextSpec): void {
   const { text, size } = spec;
   if (CONTROL.test(text)) throw new TextLimitError('control', 'The text contains a control character (only a line break is allowed).');
@@ -147,8 +150,6 @@ export function checkText(spec: TextSpec): void {
   if (!(lineHeight >= TEXT_LIMITS.minLineHeight && lineHeight <= TEXT_LIMITS.maxLineHeight)) {
     refuse('maxLineHeight', `The line height ${lineHeight} is outside ${TEXT_LIMITS.minLineHeight} to ${TEXT_LIMITS.maxLineHeight}.`);
   }
-  if (NAMED_FONTS[spec.font] === undefined)
-    throw new TextLimitError('font', `The font "${spec.font}" is not one of ${Object.keys(NAMED_FONTS).join(', ')}.`);
   const { lines } = predictedBox(spec);
   if (lines > TEXT_LIMITS.lines) refuse('lines', `The text makes ${lines} lines (predicted), over the limit of ${TEXT_LIMITS.lines}.`);
   const area = predictedArea(spec);
@@ -182,15 +183,27 @@ export function renderPrice(spec: TextSpec): Price {
 export const escapeMarkup = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 
-/** Pango's description of the font, its size in points at 72 dpi (so in pixels), with the fallbacks for the text's scripts. */
-function fontDescription(spec: TextSpec): string {
-  const face = NAMED_FONTS[spec.font]!;
-  const families = [face.family, ...fallbackFamilies(spec.text)].join(',');
-  return `${families} ${face.weight} ${spec.size}`.replace(/ {2}/, ' ');
+/** The face the spec names, or a TextLimitError listing the names it may give. */
+function faceOfSpec(spec: TextSpec): FontFace {
+  const face = faceOf(spec.font, spec.fonts);
+  if (face) return face;
+  const names = [...Object.keys(NAMED_FONTS), ...Object.keys(spec.fonts ?? {})];
+  throw new TextLimitError('font', `The font "${spec.font}" is not one of ${names.join(', ')}.`);
+}
+
+/**
+ * Pango's description of the font, its size in points at 72 dpi (so in
+ * pixels), with the fallbacks for the text's scripts: Noto Sans first after a
+ * deployment's own font, for the Latin, Greek and Cyrillic it may lack.
+ */
+function fontDescription(spec: TextSpec, face: FontFace): string {
+  const own = face.family === NAMED_FONTS.sans!.family ? [] : [NAMED_FONTS.sans!.family];
+  const families = [face.family, ...own, ...fallbackFamilies(spec.text)].join(',');
+  return [families, face.weight, face.style, spec.size].filter(Boolean).join(' ');
 }
 
 /** The glyphs' coverage: one 8-bit band, 255 inside a glyph. */
-async function glyphMask(spec: TextSpec): Promise<{ data: Buffer; width: number; height: number }> {
+async function glyphMask(spec: TextSpec, face: FontFace): Promise<{ data: Buffer; width: number; height: number }> {
   const folder = useOwnFonts();
   const missing = missingFonts(folder);
   if (missing.length) throw new HttpError('internal_error', 'The text fonts are missing.', `Missing in ${folder}: ${missing.join(', ')}`);
@@ -199,7 +212,9 @@ async function glyphMask(spec: TextSpec): Promise<{ data: Buffer; width: number;
   const drawn = sharp({
     text: {
       text: markup,
-      font: fontDescription(spec),
+      font: fontDescription(spec, face),
+      // A deployment's own font: libvips adds its file to the fonts known once per process.
+      ...(face.file ? { fontfile: face.file } : {}),
       dpi: 72,
       align: spec.align,
       wrap: 'word-char',
@@ -262,12 +277,13 @@ async function withShadow(text: Buffer, mask: Buffer, width: number, height: num
 
 /**
  * Draws `spec`: checked against TEXT_LIMITS first (a TextLimitError, a 400,
- * naming the limit), then laid out by Pango with the packaged fonts. The
+ * naming the limit) and its font named, then laid out by Pango. The
  * result is as large as the text's box, its shadow's margin included.
  */
 export async function renderText(spec: TextSpec): Promise<RenderedText> {
   checkText(spec);
-  const mask = await glyphMask(spec);
+  // The grammar refused any other font already; a card's were checked at synth.
+  const mask = await glyphMask(spec, faceOfSpec(spec));
   const text = coloured(mask.data, spec.colour);
   const offset = shadowOf(spec);
   if (offset === 0) return { data: text, width: mask.width, height: mask.height, channels: 4 };
