@@ -31,6 +31,7 @@ import { provideFonts } from '../../lib/fonts';
 import { provideSubjectModel } from '../../lib/subject-model';
 import { viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import type { WatermarkProps } from '../../lib/watermarks';
+import type { TemplateProps } from '../../lambda/origin/templates';
 import { contentTypeOf } from './content-types';
 import { startDemoSite } from './demo-site';
 import { localDeployment } from './deployment';
@@ -77,7 +78,7 @@ export interface EmulatorStartOptions {
   /**
    * A deployment's settings, as `cdk deploy` takes them (context keys of lib/context.ts):
    * served as that deployment would serve them, over the emulator's own buckets. Without
-   * any, the playground's demonstration (its presets and watermark).
+   * any, the playground's demonstration (its presets, watermark and card templates).
    */
   context?: Record<string, unknown>;
   /** Tests only: how imports reach a local https server (a resolver, its certificate). Loopback is allowed, as for web origins. */
@@ -108,6 +109,34 @@ export const LOCAL_PRESETS: GrammarOptions['presets'] = {
   thumbnail: { width: '200', height: '200', fit: 'cover' },
   hero: { width: '1600', quality: '70' },
   branded: { width: '800', height: '800', fit: 'pad', background: 'f4f1ea', wm: 'logo' },
+};
+
+/**
+ * Card templates the playground demonstrates (docs/templates.md): the docs'
+ * Open Graph card with a caption, and a banner whose logo is a second image
+ * slot, which a URL's fills name.
+ */
+export const LOCAL_TEMPLATES: { [name: string]: TemplateProps } = {
+  og: {
+    width: 1200,
+    height: 630,
+    background: '#101828',
+    slots: {
+      photo: { kind: 'image', box: [0, 0, 600, 630], position: 'attention' },
+      title: { kind: 'text', box: [640, 60, 520, 440], font: 'sans-bold', size: [32, 96], colour: '#ffffff', maxLength: 120 },
+      caption: { kind: 'text', box: [640, 530, 520, 60], font: 'sans', size: [18, 28], colour: '#98a2b3', maxLength: 60, required: false },
+    },
+  },
+  banner: {
+    width: 1200,
+    height: 400,
+    background: '#000000',
+    slots: {
+      photo: { kind: 'image', box: [0, 0, 1200, 400] },
+      logo: { kind: 'image', box: [1020, 30, 150, 150], fit: 'contain' },
+      title: { kind: 'text', box: [40, 250, 900, 120], font: 'sans-bold', size: [24, 72], colour: '#ffffff', maxLength: 60 },
+    },
+  },
 };
 
 /** The sample watermark as a file, as a deployment's would be. */
@@ -215,11 +244,12 @@ interface LocalSources {
   webOrigins: Record<string, WebOrigin>;
 }
 
-/** A deployment's settings would have no demonstration: with none given, the playground shows its presets and its watermark. */
+/** A deployment's settings would have no demonstration: with none given, the playground shows its presets, watermark and cards. */
 async function demonstration(options: EmulatorStartOptions): Promise<ImageTransformerProps> {
   const given = Object.keys(options.context ?? {}).length > 0;
   return {
     presets: given ? undefined : LOCAL_PRESETS,
+    templates: given ? undefined : LOCAL_TEMPLATES,
     watermarks: options.watermarks ?? (given ? undefined : { logo: { file: await writeSampleWatermark(), opacity: 0.85 } }),
   };
 }
@@ -412,7 +442,12 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     emulator,
     s3,
     routes,
-    settings: { grammar: plan.viewerRequest.grammar, avif: plan.viewerRequest.avif, signingSecret: options.signingSecret },
+    settings: {
+      grammar: plan.viewerRequest.grammar,
+      avif: plan.viewerRequest.avif,
+      signingSecret: options.signingSecret,
+      templates: settings.templates,
+    },
     onSourceChanged: async () => {
       await Promise.all(watchers.map((watcher) => watcher.poll()));
     },
