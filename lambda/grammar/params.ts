@@ -338,8 +338,8 @@ const PARAM_TABLE: { [name in keyof ParsedParams]-?: ParamRecord } = {
   accept: { kind: 'choice', choices: NEGOTIATED_FORMATS, canonicalOnly: true },
 };
 
-/** The groups of the playground's form, in its order. */
-export const FORM_GROUPS = ['Size', 'Format', 'Effects', 'Text'] as const;
+/** The groups of the playground's form, in its order; the page's Cards section sets the Cards group's, from a template's slots. */
+export const FORM_GROUPS = ['Size', 'Format', 'Effects', 'Text', 'Cards'] as const;
 
 /**
  * Where the playground's form (local/emulator/playground-form.ts) shows each parameter a viewer may
@@ -374,8 +374,8 @@ export const FORM_PLACES: { [name in keyof ViewerParams]-?: { group: (typeof FOR
   saturation: { group: 'Effects' },
   gamma: { group: 'Effects' },
   watermark: { group: 'Effects' },
-  template: { group: 'Effects', note: 'card (docs/templates.md)' },
-  fills: { group: 'Effects', note: 'hex of a JSON object' },
+  template: { group: 'Cards', note: 'card (docs/templates.md)' },
+  fills: { group: 'Cards', note: 'hex of a JSON object' },
   grayscale: { group: 'Effects' },
   flip: { group: 'Effects', note: 'top–bottom' },
   flop: { group: 'Effects', note: 'left–right' },
