@@ -31,8 +31,8 @@ import { provideFonts } from '../../lib/fonts';
 import { provideSubjectModel } from '../../lib/subject-model';
 import { viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import type { WatermarkProps } from '../../lib/watermarks';
-import type { TemplateProps } from '../../lambda/origin/templates';
 import { contentTypeOf } from './content-types';
+import { LOCAL_TEMPLATES } from './demo-cards';
 import { startDemoSite } from './demo-site';
 import { localDeployment } from './deployment';
 import { createEmulator, type Emulator } from './emulator';
@@ -109,34 +109,6 @@ export const LOCAL_PRESETS: GrammarOptions['presets'] = {
   thumbnail: { width: '200', height: '200', fit: 'cover' },
   hero: { width: '1600', quality: '70' },
   branded: { width: '800', height: '800', fit: 'pad', background: 'f4f1ea', wm: 'logo' },
-};
-
-/**
- * Card templates the playground demonstrates (docs/templates.md): the docs'
- * Open Graph card with a caption, and a banner whose logo is a second image
- * slot, which a URL's fills name.
- */
-export const LOCAL_TEMPLATES: { [name: string]: TemplateProps } = {
-  og: {
-    width: 1200,
-    height: 630,
-    background: '#101828',
-    slots: {
-      photo: { kind: 'image', box: [0, 0, 600, 630], position: 'attention' },
-      title: { kind: 'text', box: [640, 60, 520, 440], font: 'sans-bold', size: [32, 96], colour: '#ffffff', maxLength: 120 },
-      caption: { kind: 'text', box: [640, 530, 520, 60], font: 'sans', size: [18, 28], colour: '#98a2b3', maxLength: 60, required: false },
-    },
-  },
-  banner: {
-    width: 1200,
-    height: 400,
-    background: '#000000',
-    slots: {
-      photo: { kind: 'image', box: [0, 0, 1200, 400] },
-      logo: { kind: 'image', box: [1020, 30, 150, 150], fit: 'contain' },
-      title: { kind: 'text', box: [40, 250, 900, 120], font: 'sans-bold', size: [24, 72], colour: '#ffffff', maxLength: 60 },
-    },
-  },
 };
 
 /** The sample watermark as a file, as a deployment's would be. */
