@@ -8,8 +8,8 @@ import type { ViewerParams } from './params';
 /** Where the playground's form shows a parameter (FORM_PLACES). */
 type FormPlace = { group: (typeof FORM_GROUPS)[number]; note?: string };
 
-/** The groups of the playground's form, in its order. */
-export const FORM_GROUPS = ['Size', 'Format', 'Effects', 'Text', 'Overlays 2–4'] as const;
+/** The groups of the playground's form, in its order; the page's Cards section sets the Cards group's, from a template's slots. */
+export const FORM_GROUPS = ['Size', 'Format', 'Effects', 'Text', 'Overlays 2–4', 'Cards'] as const;
 
 /** The numbered slots' places, from the first slot's: a group of their own. */
 const numberedPlaces = (first: { [name: string]: FormPlace }) => {
@@ -66,8 +66,8 @@ export const FORM_PLACES: { [name in keyof ViewerParams]-?: FormPlace } = /* @__
   saturation: { group: 'Effects' },
   gamma: { group: 'Effects' },
   watermark: { group: 'Effects' },
-  template: { group: 'Effects', note: 'card (docs/templates.md)' },
-  fills: { group: 'Effects', note: 'hex of a JSON object' },
+  template: { group: 'Cards', note: 'card (docs/templates.md)' },
+  fills: { group: 'Cards', note: 'hex of a JSON object' },
   grayscale: { group: 'Effects' },
   flip: { group: 'Effects', note: 'top–bottom' },
   flop: { group: 'Effects', note: 'left–right' },

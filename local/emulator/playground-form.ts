@@ -4,7 +4,9 @@
 // choices, a number a field with its bounds and its kind's step, a boolean a
 // checkbox, the rest a text field of what its kind reads. A new parameter
 // gets its control with no edit here; the emulator serves index.html with
-// the controls in place of CONTROLS_MARKER.
+// the controls in place of CONTROLS_MARKER. The Cards group's parameters
+// (template, fills) get none: the page's Cards section (playground/cards.js)
+// sets them from a template's slots.
 
 import {
   DATA,
@@ -20,6 +22,9 @@ import {
 
 /** Where index.html has the parameter controls. */
 const CONTROLS_MARKER = '<!-- parameter controls -->';
+
+/** The group whose parameters the page's Cards section sets, a field per slot of the template picked. */
+const CARDS_GROUP = 'Cards';
 
 type ParamName = keyof ViewerParams;
 
@@ -128,24 +133,27 @@ function control(name: ParamName, rule: ParamRecord, grammar: GrammarOptions): s
   return `<${tag} class="field${wide}"><span>${label(name, rule)}</span>${valueControl(name, rule, grammar)}</${tag}>`;
 }
 
-/** Every parameter's control, a fieldset per group: its fields, then its checkboxes. */
+/** Every parameter's control but the Cards group's, a fieldset per group: its fields, then its checkboxes. */
 function parameterControls(grammar: GrammarOptions): string {
   const names = Object.keys(FORM_PLACES) as ParamName[];
-  return FORM_GROUPS.map((group) => {
-    const rules = names
-      .filter((name) => FORM_PLACES[name].group === group)
-      // The deployment's own fonts among text-font's choices, as its edge has them.
-      .map((name) => ({ name, rule: withFontChoices(DATA.params[name] as ParamRecord, grammar) }));
-    const fields = rules.filter(({ rule }) => rule.kind !== 'boolean').map(({ name, rule }) => control(name, rule, grammar));
-    const checks = rules.filter(({ rule }) => rule.kind === 'boolean').map(({ name, rule }) => control(name, rule, grammar));
-    return [
-      `<fieldset>`,
-      `  <legend>${group}</legend>`,
-      `  <div class="fields">\n    ${fields.join('\n    ')}\n  </div>`,
-      ...(checks.length ? [`  <div class="checks">\n    ${checks.join('\n    ')}\n  </div>`] : []),
-      `</fieldset>`,
-    ].join('\n');
-  }).join('\n');
+  const groups = FORM_GROUPS.filter((group) => group !== CARDS_GROUP);
+  return groups
+    .map((group) => {
+      const rules = names
+        .filter((name) => FORM_PLACES[name].group === group)
+        // The deployment's own fonts among text-font's choices, as its edge has them.
+        .map((name) => ({ name, rule: withFontChoices(DATA.params[name] as ParamRecord, grammar) }));
+      const fields = rules.filter(({ rule }) => rule.kind !== 'boolean').map(({ name, rule }) => control(name, rule, grammar));
+      const checks = rules.filter(({ rule }) => rule.kind === 'boolean').map(({ name, rule }) => control(name, rule, grammar));
+      return [
+        `<fieldset>`,
+        `  <legend>${group}</legend>`,
+        `  <div class="fields">\n    ${fields.join('\n    ')}\n  </div>`,
+        ...(checks.length ? [`  <div class="checks">\n    ${checks.join('\n    ')}\n  </div>`] : []),
+        `</fieldset>`,
+      ].join('\n');
+    })
+    .join('\n');
 }
 
 /** index.html with the parameter controls for a deployment of `grammar` in place of its marker. */

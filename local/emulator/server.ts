@@ -21,6 +21,7 @@ import {
 } from '../../lambda/grammar';
 import { bucketObjectOf, keyOfObject, type SourceRoute } from '../../lambda/origin/sources';
 import { isUnservedKey } from '../../lambda/common/staging';
+import type { TemplateDefinition } from '../../lambda/origin/templates';
 import { contentTypeOf } from './content-types';
 import { MANAGE_PREFIX, MAX_MANAGE_BODY_BYTES, tooLargeAnswer, type ManageRoute } from './manage-route';
 import { playgroundPage } from './playground-form';
@@ -31,7 +32,19 @@ export interface PlaygroundSettings {
   avif: boolean;
   /** The secret playground URLs are signed with, when the edge checks signatures. */
   signingSecret?: string;
+  /** The deployment's card templates, checked: the page's Cards section fills their slots. */
+  templates?: { [name: string]: TemplateDefinition };
 }
+
+/** A template as the page needs it: its canvas, its source if any, and its slots in order (the first image slot is the URL's key). */
+const cardForPage = ({ width, height, source, slots }: TemplateDefinition) => ({
+  width,
+  height,
+  source,
+  slots: Object.entries(slots).map(([name, slot]) =>
+    slot.kind === 'text' ? { name, kind: slot.kind, maxLength: slot.maxLength, required: slot.required } : { name, kind: slot.kind },
+  ),
+});
 
 export interface ServerOptions {
   emulator: Emulator;
@@ -180,8 +193,9 @@ export function createEmulatorServer(options: ServerOptions): Server {
 
   async function api(request: IncomingMessage, response: ServerResponse, url: URL) {
     if (url.pathname === '/_api/config') {
-      const { grammar, avif, signingSecret } = settings;
-      return sendJson(response, 200, { ...grammar, avif, signing: Boolean(signingSecret) });
+      const { grammar, avif, signingSecret, templates = {} } = settings;
+      const cards = Object.fromEntries(Object.entries(templates).map(([name, template]) => [name, cardForPage(template)]));
+      return sendJson(response, 200, { ...grammar, avif, signing: Boolean(signingSecret), cards });
     }
     if (url.pathname === '/_api/sources' && request.method === 'GET') return sendJson(response, 200, await listSources());
     if (url.pathname.startsWith('/_api/sources/') && request.method === 'PUT') {

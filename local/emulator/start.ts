@@ -32,6 +32,7 @@ import { provideSubjectModel } from '../../lib/subject-model';
 import { viewerResponseFunctionCode } from '../../lib/viewer-response-function';
 import type { WatermarkProps } from '../../lib/watermarks';
 import { contentTypeOf } from './content-types';
+import { LOCAL_TEMPLATES } from './demo-cards';
 import { startDemoSite } from './demo-site';
 import { localDeployment } from './deployment';
 import { createEmulator, type Emulator } from './emulator';
@@ -77,7 +78,7 @@ export interface EmulatorStartOptions {
   /**
    * A deployment's settings, as `cdk deploy` takes them (context keys of lib/context.ts):
    * served as that deployment would serve them, over the emulator's own buckets. Without
-   * any, the playground's demonstration (its presets and watermark).
+   * any, the playground's demonstration (its presets, watermark and card templates).
    */
   context?: Record<string, unknown>;
   /** Tests only: how imports reach a local https server (a resolver, its certificate). Loopback is allowed, as for web origins. */
@@ -215,11 +216,12 @@ interface LocalSources {
   webOrigins: Record<string, WebOrigin>;
 }
 
-/** A deployment's settings would have no demonstration: with none given, the playground shows its presets and its watermark. */
+/** A deployment's settings would have no demonstration: with none given, the playground shows its presets, watermark and cards. */
 async function demonstration(options: EmulatorStartOptions): Promise<ImageTransformerProps> {
   const given = Object.keys(options.context ?? {}).length > 0;
   return {
     presets: given ? undefined : LOCAL_PRESETS,
+    templates: given ? undefined : LOCAL_TEMPLATES,
     watermarks: options.watermarks ?? (given ? undefined : { logo: { file: await writeSampleWatermark(), opacity: 0.85 } }),
   };
 }
@@ -412,7 +414,12 @@ export async function startEmulator(options: EmulatorStartOptions): Promise<Runn
     emulator,
     s3,
     routes,
-    settings: { grammar: plan.viewerRequest.grammar, avif: plan.viewerRequest.avif, signingSecret: options.signingSecret },
+    settings: {
+      grammar: plan.viewerRequest.grammar,
+      avif: plan.viewerRequest.avif,
+      signingSecret: options.signingSecret,
+      templates: settings.templates,
+    },
     onSourceChanged: async () => {
       await Promise.all(watchers.map((watcher) => watcher.poll()));
     },

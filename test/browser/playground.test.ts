@@ -6,7 +6,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { imageUrl, srcset } from '../../lambda/client';
+import { cardParams, imageUrl, srcset } from '../../lambda/client';
+import { signedImageUrl } from '../../lambda/client/sign';
 import { GRAMMAR_DATA, POSITIONS } from '../../lambda/grammar';
 import { startEmulator, type RunningEmulator } from '../../local/emulator/start';
 import { listKeys, putObject, testS3Client } from '../support/s3';
@@ -453,4 +454,134 @@ describe.skipIf(missing !== undefined && !CI)('the playground in Chromium', () =
     expect(await page.$$('#result-frame img')).toHaveLength(0);
     expect(await page.$$('#original-frame img')).toHaveLength(0);
   });
+
+  it("draws the demonstration's Open Graph card from the title typed, at 1200 x 630, its URL the client's cardParams", async () => {
+    const { page, errors } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
+    expect(await optionValues(page, '#card-template')).toEqual(['', 'og', 'banner']);
+    await page.selectOption('#card-template', 'og');
+    expect(await page.textContent('#card-key')).toBe(PHOTO);
+    expect(await page.getAttribute('input[data-slot=caption]', 'value')).toBe('example.com');
+
+    const first = await cardShown(page, 'A first title');
+    expect(first.size).toEqual({ width: 1200, height: 630 });
+    expect(await page.textContent('#card-url')).toBe(
+      imageUrl(emulator.url, PHOTO, cardParams('og', { title: 'A first title', caption: 'example.com' })),
+    );
+    expect((await stats(page, '#card-stats')).status).toBe('200');
+
+    const second = await cardShown(page, 'Another title, longer, over two lines of the card');
+    expect(second.size).toEqual({ width: 1200, height: 630 });
+    // The title's box (x 640 to 1160, y 60 to 500) changed; the photo's half did not.
+    expect(meanDifference(first.pixels, second.pixels, [640, 60, 520, 440])).toBeGreaterThan(5);
+    expect(meanDifference(first.pixels, second.pixels, [0, 0, 600, 630])).toBeLessThan(2);
+    expect(errors).toEqual([]);
+  });
+
+  it("fills a second image slot from the source menu, and shows the service's 400, not a broken image, for a title too long", async () => {
+    const { page, errors } = await newPage();
+    await page.goto(`${emulator.url}/`);
+    await waitForResult(page, '800 × 533 px');
+    await page.selectOption('#card-template', 'banner');
+    expect(await page.inputValue('select[data-slot=logo]')).toBe('samples/logo.png');
+    await page.selectOption('select[data-slot=logo]', 'samples/photo.webp');
+    const banner = await cardShown(page, 'Logo swapped');
+    expect(banner.size).toEqual({ width: 1200, height: 400 });
+    const fills = { logo: 'samples/photo.webp', title: 'Logo swapped' };
+    expect(await page.textContent('#card-url')).toBe(imageUrl(emulator.url, PHOTO, cardParams('banner', fills)));
+
+    // The banner's title takes 60 characters: the field counts them, the service refuses the 61st.
+    await page.fill('input[data-slot=title]', 'x'.repeat(61));
+    await page.waitForSelector('#card-frame .error', { timeout: 15_000 });
+    expect(await page.textContent('label:has(input[data-slot=title]) .count.over')).toBe('61 / 60');
+    const error = await page.textContent('#card-frame .error');
+    expect(error).toMatch(/^400 Bad Request/);
+    expect(error).toContain('invalid_fill');
+    expect(error).toContain('The slot "title" takes at most 60 characters, not 61.');
+    expect(await page.$$('#card-frame img')).toHaveLength(0);
+    expect((await stats(page, '#card-stats')).status).toBe('400');
+    expect(errors.filter((error) => !error.includes('400 (Bad Request)'))).toEqual([]);
+  });
 });
+
+describe.skipIf(missing !== undefined && !CI)('the playground of an emulator that requires signed URLs, in Chromium', () => {
+  const secret = 'playground-cards-secret';
+  let emulator: RunningEmulator;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (missing) throw new Error(missing);
+    [emulator, browser] = await Promise.all([
+      startEmulator({ s3: testS3Client(), port: 0, edgeCache: true, signingSecret: secret, log: () => {} }),
+      launchChromium(),
+    ]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await emulator?.close();
+  });
+
+  it('shows the card signed by the emulator, as signedImageUrl signs it, and the card drawn', async () => {
+    const context = await browser.newContext({ viewport: VIEWPORT });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${emulator.url}/`);
+      await page.waitForSelector('#result-image');
+      await page.selectOption('#card-template', 'og');
+      const card = await cardShown(page, 'Signed title');
+      expect(card.size).toEqual({ width: 1200, height: 630 });
+      const params = cardParams('og', { title: 'Signed title', caption: 'example.com' });
+      expect(await page.textContent('#card-url')).toBe(signedImageUrl(emulator.url, PHOTO, params, secret));
+      expect(await page.textContent('#card-call')).toContain('signedImageUrl(');
+      // Unsigned, the same card is refused at the edge.
+      expect((await fetch(imageUrl(emulator.url, PHOTO, params))).status).toBe(403);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+const optionValues = (page: Page, select: string) =>
+  page.$$eval(`${select} option`, (options) => options.map((o) => (o as unknown as { value: string }).value));
+
+/**
+ * Types `title` into the card's title field and waits for its card: the size
+ * the page's <img> decoded, and the bytes it shows decoded by sharp.
+ */
+async function cardShown(page: Page, title: string) {
+  await page.fill('input[data-slot=title]', title);
+  const shown = await page.waitForFunction(
+    (expected) => {
+      const url = document.querySelector('#card-url')?.textContent ?? '';
+      const image = document.querySelector('#card-image') as PageImage | null;
+      return url.includes(expected) && image?.complete === true && image.naturalWidth > 0 && (image.getAttribute('src') ?? '');
+    },
+    Buffer.from(JSON.stringify(title).slice(1, -1)).toString('hex'),
+    { timeout: 20_000 },
+  );
+  const src = (await shown.jsonValue()) as string;
+  const bytes = await page.evaluate(async (url) => [...new Uint8Array(await (await fetch(url)).arrayBuffer())], src);
+  const decoded = await sharp(Buffer.from(bytes)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const size = await page.$eval('#card-image', (image) => ({
+    width: (image as PageImage).naturalWidth,
+    height: (image as PageImage).naturalHeight,
+  }));
+  expect({ width: decoded.info.width, height: decoded.info.height }).toEqual(size);
+  return { size, pixels: decoded };
+}
+
+/** The mean difference per channel of two decoded images, inside `box` ([x, y, width, height]). */
+function meanDifference(
+  a: { data: Buffer; info: { width: number; channels: number } },
+  b: { data: Buffer },
+  [x, y, width, height]: [number, number, number, number],
+): number {
+  const { width: stride, channels } = a.info;
+  let sum = 0;
+  for (let row = y; row < y + height; row++) {
+    for (let i = (row * stride + x) * channels; i < (row * stride + x + width) * channels; i++) sum += Math.abs(a.data[i]! - b.data[i]!);
+  }
+  return sum / (width * height * channels);
+}

@@ -29,7 +29,8 @@ const STATUS_TEXT = {
 /** The object URL each pane shows, revoked when the pane shows another. */
 const objectUrls = { original: undefined, result: undefined };
 
-function showImage(frame, which, blob) {
+/** Shows `blob` in `frame` as the image `<which>-image`; its natural size, or undefined when this browser cannot decode it. */
+export function showImage(frame, which, blob) {
   if (objectUrls[which]) URL.revokeObjectURL(objectUrls[which]);
   const url = URL.createObjectURL(blob);
   objectUrls[which] = url;
@@ -61,7 +62,8 @@ async function serviceErrorBody(measurement) {
   return { code, message: `The response was not the JSON error body the contract promises (${contentType}).` };
 }
 
-async function showServiceError(frame, measurement) {
+/** The service's refusal in `frame`: its status, its code and its message. */
+export async function showServiceError(frame, measurement) {
   const { code, message } = await serviceErrorBody(measurement);
   const title = `${measurement.status} ${STATUS_TEXT[measurement.status] ?? ''}`.trim();
   frame.replaceChildren(errorBox(title, code, message));
@@ -119,12 +121,14 @@ async function showMetadata(frame, m) {
   return { width: metadata.width, height: metadata.height, note: '(the source, as displayed)' };
 }
 
+/** The Accept header the Preview menu chooses: this browser's <img>'s, or one without AVIF (and WebP). */
+export const previewAccept = () => ($('#accept').value === 'browser' ? page.browserAccept : $('#accept').value);
+
 export async function showResult(url, signal) {
   const frame = $('#result-frame');
   frame.classList.add('loading');
-  const accept = $('#accept').value === 'browser' ? page.browserAccept : $('#accept').value;
   try {
-    const m = await measure(url, accept, signal);
+    const m = await measure(url, previewAccept(), signal);
     const json = m.ok && m.contentType.startsWith('application/json');
     $('#json-card').hidden = !json;
     let dims;

@@ -2,10 +2,12 @@
 // result beside the `original` variant with what each cost (comparison.js),
 // the URL to copy (built with the project's own helper, lambda/client, served
 // as /_playground/client.js) and a live responsive <img srcset sizes>
-// (srcset-demo.js). This module is the page's entry: it starts the page and
-// updates every part of it when a parameter changes.
+// (srcset-demo.js), and the deployment's card templates filled in (cards.js).
+// This module is the page's entry: it starts the page and updates every part
+// of it when a parameter changes.
 
 import { imageUrl } from '/_playground/client.js';
+import { showTemplates, updateCard, wireCards } from './cards.js';
 import { showHelperError, showOriginal, showResult } from './comparison.js';
 import { $, el, errorBox, wireCopyButtons } from './dom.js';
 import { applyConfigToForm, DEFAULTS, describePreset, readHash, readParams, saveHash, wireForm, writeParams } from './form.js';
@@ -105,8 +107,9 @@ function wire() {
   for (const id of ['#widths', '#sizes-attr', '#base']) $(id).addEventListener('input', scheduleUpdate);
   wireUploads(async (key) => {
     await loadSources(key);
-    await update({ reloadOriginal: true });
+    await Promise.all([update({ reloadOriginal: true }), updateCard()]);
   });
+  wireCards();
   wireCopyButtons();
 }
 
@@ -118,6 +121,7 @@ function showFacts(config) {
     ['AVIF', config.avif ? 'on' : 'off'],
     ['signed URLs', config.signing ? 'required' : 'off'],
     ['presets', Object.keys(config.presets ?? {}).join(', ') || 'none'],
+    ['cards', Object.keys(config.cards ?? {}).join(', ') || 'none'],
   ];
   $('#facts').replaceChildren(
     'The local edge emulator: CloudFront Function → edge cache → S3 cache bucket → origin Lambda. ',
@@ -134,6 +138,7 @@ async function start() {
   $('#accept').options[0].textContent =
     `this browser's <img> (${[avif && 'AVIF', webp && 'WebP'].filter(Boolean).join(', ') || 'neither AVIF nor WebP'})`;
   applyConfigToForm(config);
+  showTemplates();
   $('#lifetime-row').hidden = !config.signing;
   showFacts(config);
 

@@ -2,7 +2,8 @@
 // parameter table: one control per parameter a viewer may give, in its group,
 // each offering only values the grammar accepts, with the same bounds (the
 // deployment's maxDimension where the rule has no upper bound). A parameter
-// the form leaves out, or a bound the controls say otherwise, fails here.
+// the form leaves out, or a bound the controls say otherwise, fails here; the
+// Cards group's (template, fills) are the page's Cards section's instead.
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -71,7 +72,9 @@ const accepts = (param: Param, value: string, grammar: GrammarOptions = DEFAULT_
   }
 };
 
-const viewerNames = () => VIEWER_PARAMS.map((param) => param.name as string);
+const inCards = (name: string) => FORM_PLACES[name as keyof typeof FORM_PLACES].group === 'Cards';
+/** The parameters the form has a control for: all a viewer may give but the Cards section's. */
+const viewerNames = () => VIEWER_PARAMS.map((param) => param.name as string).filter((name) => !inCards(name));
 
 describe('the playground form, as the emulator serves it', () => {
   let html: string;
@@ -86,6 +89,13 @@ describe('the playground form, as the emulator serves it', () => {
     expect(viewerNames().filter((name) => !form.has(name))).toEqual([]);
     expect(form.has('preset')).toBe(true);
     expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
+  });
+
+  it("leaves a card's template and fills to the Cards section, which sets them from a template's slots", () => {
+    const cards = VIEWER_PARAMS.map((param) => param.name as string).filter(inCards);
+    expect(cards.sort()).toEqual(['fills', 'template']);
+    expect(cards.filter((name) => form.has(name))).toEqual([]);
+    expect(html).toMatch(/<section[^>]* id="cards"[\s\S]*<select id="card-template"/);
   });
 
   it("puts each parameter's control in its group, and shows its aliases beside its name", () => {
