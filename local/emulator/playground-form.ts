@@ -26,6 +26,9 @@ const CONTROLS_MARKER = '<!-- parameter controls -->';
 /** The group whose parameters the page's Cards section sets, a field per slot of the template picked. */
 const CARDS_GROUP = 'Cards';
 
+/** Groups shown folded, opened on a click: many controls that most requests leave alone. */
+const FOLDED_GROUPS: string[] = ['Overlays 2–4'];
+
 type ParamName = keyof ViewerParams;
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -145,13 +148,14 @@ function parameterControls(grammar: GrammarOptions): string {
         .map((name) => ({ name, rule: withFontChoices(DATA.params[name] as ParamRecord, grammar) }));
       const fields = rules.filter(({ rule }) => rule.kind !== 'boolean').map(({ name, rule }) => control(name, rule, grammar));
       const checks = rules.filter(({ rule }) => rule.kind === 'boolean').map(({ name, rule }) => control(name, rule, grammar));
-      return [
+      const fieldset = [
         `<fieldset>`,
         `  <legend>${group}</legend>`,
         `  <div class="fields">\n    ${fields.join('\n    ')}\n  </div>`,
         ...(checks.length ? [`  <div class="checks">\n    ${checks.join('\n    ')}\n  </div>`] : []),
         `</fieldset>`,
       ].join('\n');
+      return FOLDED_GROUPS.includes(group) ? `<details class="folded"><summary>${group}</summary>\n${fieldset}\n</details>` : fieldset;
     })
     .join('\n');
 }

@@ -98,6 +98,13 @@ describe('the playground form, as the emulator serves it', () => {
     expect(html).toMatch(/<section[^>]* id="cards"[\s\S]*<select id="card-template"/);
   });
 
+  it('folds the numbered overlay slots, thirty controls most requests leave alone, under their group', () => {
+    const folded = html.match(/<details class="folded"><summary>Overlays 2–4<\/summary>([\s\S]*?)<\/details>/);
+    expect(folded).not.toBeNull();
+    for (const name of ['watermark2', 'text2', 'text3-size', 'text4-width']) expect(folded![1], name).toContain(`name="${name}"`);
+    expect(folded![1]).not.toContain('name="text-size"');
+  });
+
   it("puts each parameter's control in its group, and shows its aliases beside its name", () => {
     for (const name of viewerNames()) {
       expect(form.get(name)?.group, name).toBe(FORM_PLACES[name as keyof typeof FORM_PLACES].group);
