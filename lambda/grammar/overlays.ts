@@ -53,7 +53,7 @@ export type SlotOps<N extends string> = { [Name in keyof OverlayOps as InSlot<Na
 /** The ops of every numbered slot. */
 export type NumberedOverlayOps = SlotOps<'2'> & SlotOps<'3'> & SlotOps<'4'>;
 
-/** `name` (an op's or an alias) in `slot`: the number follows the family's name. */
+/** An op's `name` in `slot`: the number follows the family's name. */
 export const inSlot = (name: string, slot: string): string => name.replace(/^[a-z]+/, (family) => family + slot);
 
 /**
@@ -95,10 +95,3 @@ export function slotOps(ops: object, slot: OverlaySlot): OverlayOps {
   });
   return view as OverlayOps;
 }
-
-/** Whether `ops` draw any overlay: a watermark or a text in some slot. */
-export const hasOverlay = (ops: object): boolean =>
-  OVERLAY_SLOTS.some((slot) => {
-    const overlay = slotOps(ops, slot);
-    return overlay.watermark !== undefined || !!overlay.text;
-  });
