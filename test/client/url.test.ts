@@ -284,7 +284,7 @@ describe('imageUrl', () => {
     expect(() => imageUrl(BASE, 'a.jpg', { constructor: 1 } as ImageParams)).toThrow(/Unknown image parameter "constructor"/);
     // The edge writes accept from the Accept header; a page cannot choose it.
     expect(() => imageUrl(BASE, 'a.jpg', { accept: 'avif' } as ImageParams)).toThrow(
-      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, fp, enlarge, rotate, flip, flop, trim, crop, segment, grayscale, blur, sharpen, brightness, contrast, saturation, gamma, watermark, template, fills, text, text-size, text-color, text-font, text-align, text-position, text-pad, text-shadow, text-width, border, background, quality, max_bytes, metadata, hdr, format, preset\.$/,
+      /^Unknown image parameter "accept": expected one of width, height, dpr, fit, fill, position, fp, enlarge, rotate, flip, flop, trim, crop, segment, grayscale, blur, sharpen, brightness, contrast, saturation, gamma, watermark, template, fills, text, text-size, text-color, text-font, text-align, text-position, text-pad, text-shadow, text-width, watermark2, text2, text2-size, text2-color, text2-font, text2-align, text2-position, text2-pad, text2-shadow, text2-width, watermark3, text3, text3-size, text3-color, text3-font, text3-align, text3-position, text3-pad, text3-shadow, text3-width, watermark4, text4, text4-size, text4-color, text4-font, text4-align, text4-position, text4-pad, text4-shadow, text4-width, border, background, quality, max_bytes, metadata, hdr, format, preset\.$/,
     );
     expect(() => imageUrl(BASE, 'a.jpg', { sig: 'x' } as ImageParams)).toThrow(/signedImageUrl/);
     for (const base of [
