@@ -27,7 +27,7 @@ import type { Sourcing } from './sourcing';
 import { withSourceFocus } from './source-focus';
 import type { Source, StoreOutcome, Variant } from './storage';
 import type { TransformResult } from './transform-process';
-import { checkRequiredWatermark, watermarkImages } from './watermarks';
+import { checkCardImages, checkRequiredWatermark, watermarkImages } from './watermarks';
 import { checkCard } from './card-fills';
 
 /** The canonical request a Function URL event asks for: a GET or HEAD of a canonical URI. */
@@ -46,8 +46,10 @@ export function parse(event: LambdaFunctionURLEvent, config: OriginConfig): Cano
 
 /** The deployment's rules a well-formed request must still meet: a watermark its prefix requires, a card's fills. */
 export function check(request: CanonicalRequest, config: OriginConfig): void {
-  checkRequiredWatermark(request.key, request.ops, config.requireWatermark);
-  checkCard(request, config.templateDefinitions);
+  const card = checkCard(request, config.templateDefinitions);
+  // A card's URL key is one of its images; an image of any other slot is its fills'.
+  if (card) checkCardImages(Object.values(card.images), config.requireWatermark);
+  else checkRequiredWatermark(request.key, request.ops, config.requireWatermark);
 }
 
 /** Makes a variant of the fetched source in a transform process, by the request's deadline. */

@@ -102,6 +102,21 @@ export function checkRequiredWatermark(key: string, ops: Ops, rules: Record<stri
   );
 }
 
+/**
+ * Throws a 403 when a card's image slot shows a key under a prefix that
+ * requires a watermark: a card draws none, so it cannot show such an image.
+ */
+export function checkCardImages(keys: string[], rules: Record<string, string>): void {
+  for (const key of keys) {
+    const required = requiredWatermark(key, rules);
+    if (required)
+      throw new HttpError(
+        'watermark_required',
+        `Images under "${required.prefix}" are served only with the watermark "${required.name}", which a card does not draw: no card may show "${key}".`,
+      );
+  }
+}
+
 /** The images of the watermarks `ops` name, by op (`watermark`, `watermark2`...), read by `read`. */
 export async function watermarkImages(
   ops: Ops,

@@ -1,14 +1,16 @@
 // Several overlays in one request, through the real handler on LocalStack as
 // the edge rewrites a viewer's request: four slots, each a watermark then a
 // text, drawn in slot order, each where its own ops place it; a prefix that
-// requires a watermark is served only with it drawn over everything else.
+// requires a watermark is served only with it drawn over everything else,
+// and never on a card (which draws none).
 
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { canonicalRequest, splitQuery, type GrammarOptions } from '../../lambda/grammar';
+import { canonicalRequest, splitQuery, TEXT_FONTS, type GrammarOptions } from '../../lambda/grammar';
+import { checkedTemplate } from '../../lambda/origin/templates';
 import { checkedPlacement, watermarkVersion, type WatermarkDefinition, type WatermarkPlacement } from '../../lambda/origin/watermarks';
 import { isNear, pixelAt } from '../support/images';
 import { createTestOrigin, type TestOrigin } from '../support/origin';
@@ -39,8 +41,26 @@ beforeAll(async () => {
     logo: await squareMark(folder, 'logo', RED, { position: 'top-left' }),
     badge: await squareMark(folder, 'badge', BLUE, { position: 'bottom-right' }),
   };
-  grammar = { maxDimension: 8192, watermarks: { logo: definitions.logo.version, badge: definitions.badge.version } };
-  origin = await createTestOrigin('overlays', { watermarkDefinitions: definitions, requireWatermark: { 'private/': 'logo' } });
+  // A card of two photos side by side: a card draws no watermark.
+  const duo = checkedTemplate(
+    'duo',
+    {
+      width: 400,
+      height: 200,
+      slots: { left: { kind: 'image', box: [0, 0, 200, 200] }, right: { kind: 'image', box: [200, 0, 200, 200] } },
+    },
+    TEXT_FONTS,
+  );
+  grammar = {
+    maxDimension: 8192,
+    watermarks: { logo: definitions.logo.version, badge: definitions.badge.version },
+    templates: { duo: duo.version },
+  };
+  origin = await createTestOrigin('overlays', {
+    watermarkDefinitions: definitions,
+    requireWatermark: { 'private/': 'logo' },
+    templateDefinitions: { duo },
+  });
   const white = await sharp({ create: { width: 400, height: 200, channels: 3, background: WHITE } })
     .png()
     .toBuffer();
@@ -91,6 +111,23 @@ describe('several overlays through the handler', () => {
     const last = await origin.request(edgeUri('private/card.png', `${square('')}&wm=badge&watermark3=logo&format=png`));
     expect(last.status, last.body.toString('utf8', 0, 200)).toBe(200);
     expect(isNear(await pixelAt(last.body, 10, 10), RED, 10)).toBe(true);
+  });
+
+  it('shows no image of such a prefix on a card, which draws no watermark, in any slot', async () => {
+    const fills = (right: string) => Buffer.from(JSON.stringify({ right })).toString('hex');
+    const shown = await origin.request(edgeUri('card.png', `template=duo&fills=${fills('card.png')}&format=png`));
+    expect(shown.status, shown.body.toString('utf8', 0, 200)).toBe(200);
+    for (const [key, right] of [
+      ['card.png', 'private/card.png'],
+      ['private/card.png', 'card.png'],
+    ]) {
+      const refused = await origin.request(edgeUri(key!, `template=duo&fills=${fills(right!)}&format=png`));
+      expect(refused.status, `${key} beside ${right}`).toBe(403);
+      expect(JSON.parse(refused.body.toString('utf8'))).toEqual({
+        error: 'watermark_required',
+        message: `Images under "private/" are served only with the watermark "logo", which a card does not draw: no card may show "private/card.png".`,
+      });
+    }
   });
 
   it("refuses a numbered slot's text over the limits with a 400 naming the limit, and keeps no variant", async () => {
