@@ -91,7 +91,8 @@ export function slotOps(ops: object, slot: OverlaySlot): OverlayOps {
   const named = ops as { [name: string]: unknown };
   const view: { [name: string]: unknown } = {};
   SLOT_OP_NAMES.forEach((name) => {
-    if (named[inSlot(name, slot)] !== undefined) view[name] = named[inSlot(name, slot)];
+    const value = named[inSlot(name, slot)];
+    if (value !== undefined) view[name] = value;
   });
   return view as OverlayOps;
 }

@@ -93,14 +93,17 @@ export function checkRequiredWatermark(key: string, ops: Ops, rules: Record<stri
     return [overlay.watermark?.split('.')[0], overlay.text ? A_TEXT : undefined].filter((name) => name !== undefined);
   });
   if (drawn[drawn.length - 1] === required.name) return;
-  const served = `Images under "${required.prefix}" are served only with the watermark "${required.name}"`;
-  throw new HttpError(
-    'watermark_required',
+  throw watermarkRequired(
+    required,
     drawn.includes(required.name)
-      ? `${served} drawn over everything else: draw no text or watermark after it (a slot's text follows its watermark).`
-      : `${served}: add wm=${required.name} to the URL.`,
+      ? " drawn over everything else: draw no text or watermark after it (a slot's text follows its watermark)."
+      : `: add wm=${required.name} to the URL.`,
   );
 }
+
+/** The 403 of a prefix that requires a watermark, `what` saying what to do. */
+const watermarkRequired = (required: { prefix: string; name: string }, what: string) =>
+  new HttpError('watermark_required', `Images under "${required.prefix}" are served only with the watermark "${required.name}"${what}`);
 
 /**
  * Throws a 403 when a card's image slot shows a key under a prefix that
@@ -109,11 +112,7 @@ export function checkRequiredWatermark(key: string, ops: Ops, rules: Record<stri
 export function checkCardImages(keys: string[], rules: Record<string, string>): void {
   for (const key of keys) {
     const required = requiredWatermark(key, rules);
-    if (required)
-      throw new HttpError(
-        'watermark_required',
-        `Images under "${required.prefix}" are served only with the watermark "${required.name}", which a card does not draw: no card may show "${key}".`,
-      );
+    if (required) throw watermarkRequired(required, `, which a card does not draw: no card may show "${key}".`);
   }
 }
 

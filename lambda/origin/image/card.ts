@@ -15,6 +15,7 @@ import type { Box, ImageSlot, TemplateDefinition, TextSlot } from '../templates'
 import { chooseFormat, describeWork, predictBytes, predictSeconds, type Budget, type Work } from './budget';
 import { encode } from './encoders';
 import { openSource, type SourceInfo } from './input';
+import { rgba, type Rgba } from './steps/context';
 import { CONTENT_TYPES, type EncodedFormat } from './output';
 import type { DeploymentFonts } from './text/fonts';
 import { FONT_LOAD, predictedBox, renderPrice, renderText, TextLimitError, type RenderedText, type TextSpec } from './text/render';
@@ -49,10 +50,14 @@ const slotOps = ({ box, fit, position }: ImageSlot): Ops => ({
 /** Renders a fit may try: a search over the size range, halving it each time. */
 export const fitRenders = ([min, max]: [number, number]) => Math.ceil(Math.log2(max - min + 1)) + 1;
 
-const textSpec = (slot: TextSlot, text: string, size: number): TextSpec => {
-  const [r, g, b, a] = (slot.colour + (slot.colour.length === 6 ? 'ff' : '')).match(/../g)!.map((hex) => parseInt(hex, 16));
-  return { text, font: slot.font, size, colour: { r: r!, g: g!, b: b!, alpha: a! / 255 }, align: slot.align, width: slot.box[2] };
-};
+const textSpec = (slot: TextSlot, text: string, size: number): TextSpec => ({
+  text,
+  font: slot.font,
+  size,
+  colour: rgba(slot.colour),
+  align: slot.align,
+  width: slot.box[2],
+});
 
 /** The canvas as the price model sees it: its pixels, one RGBA frame. */
 const canvasInfo = ({ width, height }: TemplateDefinition): SourceInfo => ({
@@ -78,12 +83,15 @@ async function partsPrice(job: CardJob, sources: Buffer[], limits: Limits): Prom
     seconds += predictSeconds(work, info, 'png');
     bytes = Math.max(bytes, predictBytes(work, 'png'));
   }
-  for (const [name, text] of Object.entries(job.texts)) {
+  const texts = Object.entries(job.texts);
+  // The fonts' load, once for all of the card's texts (as for a request's: steps/text.ts).
+  if (texts.length) seconds += FONT_LOAD.seconds;
+  for (const [name, text] of texts) {
     const slot = job.template.slots[name] as TextSlot;
     const largest = largestRendered(slot, text);
     const render = renderPrice(textSpec(slot, text, largest));
     // The search renders no size above `largest`; and once more at the smallest size when none fits.
-    seconds += FONT_LOAD.seconds + render.seconds * (fitRenders([slot.size[0], largest]) + 1);
+    seconds += render.seconds * (fitRenders([slot.size[0], largest]) + 1);
     bytes = Math.max(bytes, render.bytes + FONT_LOAD.bytes);
   }
   return { seconds, bytes };
@@ -203,12 +211,11 @@ async function textLayers(job: CardJob): Promise<OverlayOptions[]> {
 }
 
 /** The canvas's colour; for a JPEG, over white, so that the card is opaque before its encode drops the alpha. */
-function canvasColour(background: string, format: EncodedFormat): { r: number; g: number; b: number; alpha: number } {
-  const [r, g, b, a] = (background + (background.length === 6 ? 'ff' : '')).match(/../g)!.map((hex) => parseInt(hex, 16));
-  const alpha = a! / 255;
-  if (format !== 'jpeg') return { r: r!, g: g!, b: b!, alpha };
-  const over = (channel: number) => Math.round(channel * alpha + 255 * (1 - alpha));
-  return { r: over(r!), g: over(g!), b: over(b!), alpha: 1 };
+function canvasColour(background: string, format: EncodedFormat): Rgba {
+  const colour = rgba(background);
+  if (format !== 'jpeg') return colour;
+  const over = (channel: number) => Math.round(channel * colour.alpha + 255 * (1 - colour.alpha));
+  return { r: over(colour.r), g: over(colour.g), b: over(colour.b), alpha: 1 };
 }
 
 /** Draws the card `job` describes from `bytes` (its images, one after another) and encodes it as `ops` ask, within `budget`. */

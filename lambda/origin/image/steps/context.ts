@@ -146,7 +146,8 @@ export const FREE: Price = { seconds: 0, bytes: 0 };
  */
 export const perMegapixel = (rate: number, pixels: number, frames = 1) => (rate * pixels * frames) / 1e6;
 
-type Rgba = { r: number; g: number; b: number; alpha: number };
+/** A colour and its opacity: channels 0..255, alpha 0..1. */
+export type Rgba = { r: number; g: number; b: number; alpha: number };
 
 export function rgba(hex: string): Rgba {
   const channel = (i: number) => parseInt(hex.slice(i, i + 2), 16);

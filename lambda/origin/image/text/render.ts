@@ -9,16 +9,8 @@
 
 import sharp from 'sharp';
 import { HttpError } from '../../errors';
-import type { Price } from '../steps/context';
+import type { Price, Rgba } from '../steps/context';
 import { faceOf, fallbackFamilies, missingFonts, NAMED_FONTS, useOwnFonts, type DeploymentFonts, type FontFace } from './fonts';
-
-/** A colour and its opacity: channels 0..255, alpha 0..1. */
-export interface Rgba {
-  r: number;
-  g: number;
-  b: number;
-  alpha: number;
-}
 
 export type TextAlign = 'left' | 'centre' | 'right';
 
