@@ -167,6 +167,15 @@ const fractions =
 /** A kind a dialect's function does not read (dialect-function.ts): no value. */
 const unread: Reader = () => undefined;
 
+/** `raw`, or a 400 when it has no UTF-8 (a lone surrogate): no canonical URI, nor the origin's query, could hold it. */
+const inUnicode = (name: string, raw: string): string => {
+  try {
+    encodeURIComponent(raw);
+  } catch {
+    throw invalidParameter(name, raw, 'text in Unicode');
+  }
+  return raw;
+};
 const KINDS: { [kind in KindName]: Reader } = {
   integer: bounded,
   number: bounded,
@@ -217,24 +226,13 @@ const KINDS: { [kind in KindName]: Reader } = {
    * names are known: at the edge in its store (canonical.ts), at the origin in
    * its definitions.
    */
-  named: (_rule, _name, raw) => raw.toLowerCase(),
+  named: (_rule, name, raw) => inUnicode(name, raw).toLowerCase(),
   /**
    * A viewer's text, any: the origin refuses it for its length or a control
    * character (lambda/origin/image/text/render.ts), with the precise word the
    * edge has no room for. The canonical URI holds it percent-encoded (canonical.ts, opsSegment).
    */
-  text:
-    typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT
-      ? (_rule, name, raw) => {
-          // A lone surrogate has no UTF-8, so no canonical URI.
-          try {
-            encodeURIComponent(raw);
-          } catch {
-            throw invalidParameter(name, raw, 'text in Unicode');
-          }
-          return raw;
-        }
-      : unread,
+  text: typeof EDGE_READS_TEXT === 'undefined' || EDGE_READS_TEXT ? (_rule, name, raw) => inUnicode(name, raw) : unread,
 };
 
 /** What a parameter that names one of the deployment's presets, watermarks or templates expects: `one of a, b`, or the word that none are defined. */

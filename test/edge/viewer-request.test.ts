@@ -919,6 +919,8 @@ describe('rejections', () => {
     ['/a.jpg', 'rotate=45', 'invalid_parameter', /rotate "45"/],
     ['/a.jpg', 'format=tiff', 'invalid_parameter', /format "tiff"/],
     ['/a.jpg', 'flip=yes', 'invalid_parameter', /flip "yes"/],
+    // A name without UTF-8 (a lone surrogate) could be in no query to the origin, even where it changes nothing.
+    ['/a.jpg', 'fills=\udfff', 'invalid_parameter', /Invalid fills ".": expected text in Unicode\./],
     ['/a.jpg', 'w=100&w=200', 'invalid_parameter', /more than once/],
     ['/a.jpg', 'w=100&width=200', 'invalid_parameter', /more than once/],
     ['/a.jpg', 'W=100&w=100', 'invalid_parameter', /more than once/],
